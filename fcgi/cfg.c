@@ -1,0 +1,508 @@
+/* cfg.c: the configuration file, environment overrides and --set. */
+#include "config.h"
+
+#include "cfg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define CFG_FILE_MAX (1u << 20)  /* a config file larger than this is refused */
+
+enum cfg_type { CFG_PATH, CFG_STRING, CFG_BOOL, CFG_DURATION, CFG_LEVEL, CFG_ISOLATION, CFG_LIMIT };
+
+struct cfg_key {
+    const char *name;
+    enum cfg_type type;
+    size_t offset;  /* into struct cfg; unused for CFG_LIMIT */
+};
+
+#define K(n, t, f) {n, t, offsetof(struct cfg, f)}
+static const struct cfg_key plain_keys[] = {
+    K("state_dir", CFG_PATH, state_dir),
+    K("python", CFG_PATH, python),
+    K("isolation", CFG_ISOLATION, isolation),
+    K("script_network", CFG_BOOL, script_network),
+    K("run_ttl", CFG_DURATION, run_ttl_ms),
+    K("log_level", CFG_LEVEL, log_level),
+};
+
+const char *const *cfg_keys(void)
+{
+    static const char *names[ARRAY_SIZE(plain_keys) + 32];
+    if (!names[0]) {
+        size_t n = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(plain_keys); i++)
+            names[n++] = plain_keys[i].name;
+        for (size_t i = 0; i < exec_limit_defs_n && n + 1 < ARRAY_SIZE(names); i++)
+            names[n++] = exec_limit_defs[i].key;
+        names[n] = NULL;
+    }
+    return names;
+}
+
+/* ------------------------------------------------------------ parsing */
+
+static int parse_number(const char *s, double *v, const char **rest)
+{
+    char num[64];
+    size_t n = 0;
+    bool dot = false;
+    while (isspace((unsigned char)*s))
+        s++;
+    /* Digits with at most one dot: no signs, no hex, no exponent, no "inf". */
+    for (; isdigit((unsigned char)*s) || (*s == '.' && !dot); s++) {
+        dot = dot || *s == '.';
+        if (n + 1 >= sizeof num)
+            return -EINVAL;
+        num[n++] = *s;
+    }
+    num[n] = '\0';
+    if (n == 0 || (n == 1 && dot))
+        return -EINVAL;
+    char *end;
+    errno = 0;
+    *v = strtod(num, &end);
+    if (*end || errno || !isfinite(*v))
+        return -EINVAL;
+    end = (char *)s;
+    while (isspace((unsigned char)*end))
+        end++;
+    *rest = end;
+    return 0;
+}
+
+int cfg_parse_duration(const char *s, int64_t *ms)
+{
+    double v;
+    const char *u;
+    if (parse_number(s, &v, &u) < 0)
+        return -EINVAL;
+    double mult;
+    if (!*u || !strcmp(u, "s"))
+        mult = 1000;
+    else if (!strcmp(u, "ms"))
+        mult = 1;
+    else if (!strcmp(u, "m") || !strcmp(u, "min"))
+        mult = 60000;
+    else if (!strcmp(u, "h"))
+        mult = 3600000;
+    else if (!strcmp(u, "d"))
+        mult = 86400000;
+    else
+        return -EINVAL;
+    double r = v * mult;
+    if (r > 9e15)
+        return -EINVAL;
+    *ms = (int64_t)llround(r);
+    return 0;
+}
+
+int cfg_parse_size(const char *s, uint64_t *bytes)
+{
+    double v;
+    const char *u;
+    if (parse_number(s, &v, &u) < 0)
+        return -EINVAL;
+    static const struct {
+        const char *suffix;
+        double mult;
+    } units[] = {
+        {"", 1}, {"B", 1}, {"K", 1024.0}, {"KB", 1024.0}, {"KiB", 1024.0}, {"M", 1048576.0}, {"MB", 1048576.0},
+        {"MiB", 1048576.0}, {"G", 1073741824.0}, {"GB", 1073741824.0}, {"GiB", 1073741824.0},
+        {"T", 1099511627776.0}, {"TB", 1099511627776.0}, {"TiB", 1099511627776.0},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+        if (!strcasecmp(u, units[i].suffix)) {
+            double r = v * units[i].mult;
+            if (r > 1.8e19 || (units[i].mult == 1 && v != floor(v)))
+                return -EINVAL;
+            *bytes = (uint64_t)llround(r);
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+int cfg_parse_bool(const char *s, bool *v)
+{
+    static const char *const yes[] = {"on", "true", "yes", "1"}, *const no[] = {"off", "false", "no", "0"};
+    for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+        if (!strcasecmp(s, yes[i])) {
+            *v = true;
+            return 0;
+        }
+        if (!strcasecmp(s, no[i])) {
+            *v = false;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+static int parse_count(const char *s, uint64_t *v)
+{
+    char *end;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (errno || *end)
+        return -EINVAL;
+    *v = x;
+    return 0;
+}
+
+/* An absolute path from a configured one (relative to the cwd). */
+static char *absolute(const char *p)
+{
+    if (p[0] == '/')
+        return strdup(p);
+    char cwd[PATH_MAX];
+    char *out;
+    if (!getcwd(cwd, sizeof cwd) || asprintf(&out, "%s/%s", cwd, p) < 0)
+        return NULL;
+    return out;
+}
+
+static const struct cfg_key *find_plain(const char *key)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(plain_keys); i++)
+        if (!strcmp(plain_keys[i].name, key))
+            return &plain_keys[i];
+    return NULL;
+}
+
+static void describe_range(const struct exec_limit_def *d, char *out, size_t n)
+{
+    char lo[32], hi[32];
+    if (d->unit == EXEC_UNIT_BYTES) {
+        util_human_size(d->min, lo, sizeof lo);
+        util_human_size(d->max, hi, sizeof hi);
+    } else if (d->unit == EXEC_UNIT_MS) {
+        snprintf(lo, sizeof lo, "%gs", (double)d->min / 1000.0);
+        snprintf(hi, sizeof hi, "%gs", (double)d->max / 1000.0);
+    } else {
+        snprintf(lo, sizeof lo, "%llu", (unsigned long long)d->min);
+        snprintf(hi, sizeof hi, "%llu", (unsigned long long)d->max);
+    }
+    snprintf(out, n, "%s to %s", lo, hi);
+}
+
+int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t errlen)
+{
+    const struct cfg_key *k = find_plain(key);
+    const struct exec_limit_def *lim = k ? NULL : exec_limit_find(key);
+    if (!k && !lim) {
+        snprintf(err, errlen, "unknown configuration key '%s' (runmyscript config lists them)", key);
+        return -EINVAL;
+    }
+    if (lim) {
+        uint64_t v = 0;
+        int rc;
+        const char *expect;
+        if (lim->unit == EXEC_UNIT_MS) {
+            int64_t ms;
+            rc = cfg_parse_duration(value, &ms);
+            v = (uint64_t)ms;
+            expect = "a duration such as 30, 1.5s, 500ms or 2m";
+        } else if (lim->unit == EXEC_UNIT_BYTES) {
+            rc = cfg_parse_size(value, &v);
+            expect = "a size such as 1048576, 64K, 512M or 2G";
+        } else {
+            rc = parse_count(value, &v);
+            expect = "a whole number";
+        }
+        if (rc < 0) {
+            snprintf(err, errlen, "%s = '%s': expected %s", key, value, expect);
+            return -EINVAL;
+        }
+        if ((v < lim->min || v > lim->max) && !(v == 0 && lim->min == 0)) {
+            char range[80];
+            describe_range(lim, range, sizeof range);
+            snprintf(err, errlen, "%s = '%s': out of range (%s)", key, value, range);
+            return -EINVAL;
+        }
+        exec_limit_set(&c->exec.limits, lim, v);
+        return 0;
+    }
+    char *base = (char *)c;
+    switch (k->type) {
+    case CFG_PATH:
+    case CFG_STRING: {
+        if (!*value) {
+            snprintf(err, errlen, "%s: empty value", key);
+            return -EINVAL;
+        }
+        char *v = k->type == CFG_PATH ? absolute(value) : strdup(value);
+        if (!v) {
+            snprintf(err, errlen, "%s: out of memory", key);
+            return -ENOMEM;
+        }
+        char **slot = (char **)(base + k->offset);
+        free(*slot);
+        *slot = v;
+        return 0;
+    }
+    case CFG_BOOL:
+        if (cfg_parse_bool(value, (bool *)(base + k->offset)) < 0) {
+            snprintf(err, errlen, "%s = '%s': expected on or off", key, value);
+            return -EINVAL;
+        }
+        return 0;
+    case CFG_DURATION:
+        if (cfg_parse_duration(value, (int64_t *)(base + k->offset)) < 0) {
+            snprintf(err, errlen, "%s = '%s': expected a duration such as 30, 1.5s, 2m or 24h", key, value);
+            return -EINVAL;
+        }
+        return 0;
+    case CFG_LEVEL: {
+        static const char *const levels[] = {"error", "warning", "info", "debug"};
+        for (size_t i = 0; i < ARRAY_SIZE(levels); i++)
+            if (!strcasecmp(value, levels[i])) {
+                c->log_level = (enum log_level)i;
+                return 0;
+            }
+        snprintf(err, errlen, "%s = '%s': expected error, warning, info or debug", key, value);
+        return -EINVAL;
+    }
+    case CFG_ISOLATION:
+        if (strcmp(value, "auto") && strcmp(value, "namespaces") && strcmp(value, "rlimits")) {
+            snprintf(err, errlen, "%s = '%s': expected auto, namespaces or rlimits", key, value);
+            return -EINVAL;
+        }
+        free(c->isolation);
+        c->isolation = strdup(value);
+        return c->isolation ? 0 : -ENOMEM;
+    case CFG_LIMIT:
+        break;
+    }
+    return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+static int load_file(struct cfg *c, const char *path, char *err, size_t errlen)
+{
+    cleanup_free char *text = NULL;
+    size_t len;
+    int rc = util_read_file_at(AT_FDCWD, path, CFG_FILE_MAX, &text, &len);
+    if (rc < 0) {
+        snprintf(err, errlen, "configuration file %s: %s", path, strerror(-rc));
+        return rc;
+    }
+    int lineno = 0;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        lineno++;
+        char *s = trim(line);
+        if (!*s || *s == '#' || *s == ';')
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            snprintf(err, errlen, "%s:%d: expected 'key = value'", path, lineno);
+            return -EINVAL;
+        }
+        *eq = '\0';
+        char *key = trim(s), *value = trim(eq + 1);
+        char why[300];
+        rc = cfg_set(c, key, value, why, sizeof why);
+        if (rc < 0) {
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static char *default_state_dir(void)
+{
+    char *p;
+    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    if (geteuid() == 0)
+        return strdup(LOCALSTATEDIR "/lib/runmyscript");
+    if (xdg && xdg[0] == '/')
+        return asprintf(&p, "%s/runmyscript", xdg) < 0 ? NULL : p;
+    if (home && home[0] == '/')
+        return asprintf(&p, "%s/.local/state/runmyscript", home) < 0 ? NULL : p;
+    return asprintf(&p, "/tmp/runmyscript-%d", (int)geteuid()) < 0 ? NULL : p;
+}
+
+static void apply_exec(struct cfg *c)
+{
+    c->exec.state_dir = c->state_dir;
+    c->exec.python = c->python;
+    c->exec.url_prefix = "/artifacts/";
+    c->exec.isolation = !strcmp(c->isolation, "namespaces") ? EXEC_ISOLATION_NAMESPACES
+                        : !strcmp(c->isolation, "rlimits") ? EXEC_ISOLATION_RLIMITS
+                                                           : EXEC_ISOLATION_AUTO;
+    c->exec.script_network = c->script_network;
+    c->exec.run_ttl_ms = c->run_ttl_ms;
+}
+
+int cfg_load(struct cfg *c, const char *file, const char *self, const char *const *sets, size_t nsets, char *err,
+             size_t errlen)
+{
+    int rc;
+    memset(c, 0, sizeof *c);
+    exec_limits_default(&c->exec.limits);
+    c->state_dir = default_state_dir();
+    c->python = strdup("/usr/bin/python3");
+    c->isolation = strdup("auto");
+    c->run_ttl_ms = 24LL * 3600 * 1000;
+    c->log_level = LOG_LVL_WARN;
+    if (!c->state_dir || !c->python || !c->isolation) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+
+    /* The file: explicit, $RUNMYSCRIPT_CONFIG, next to the program, SYSCONFDIR. */
+    const char *env_file = getenv("RUNMYSCRIPT_CONFIG");
+    cleanup_free char *beside = NULL;
+    if (!file && env_file && *env_file)
+        file = env_file;
+    if (!file && self && strchr(self, '/')) {
+        const char *slash = strrchr(self, '/');
+        if (asprintf(&beside, "%.*s/runmyscript.conf", (int)(slash - self), self) < 0)
+            beside = NULL;
+        if (beside && access(beside, R_OK) == 0)
+            file = beside;
+    }
+    if (!file && access(SYSCONFDIR "/runmyscript.conf", R_OK) == 0)
+        file = SYSCONFDIR "/runmyscript.conf";
+    if (file) {
+        c->config_file = strdup(file);
+        rc = load_file(c, file, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+
+    /* The environment: RUNMYSCRIPT_<KEY>. */
+    extern char **environ;
+    for (char **e = environ; *e; e++) {
+        if (strncmp(*e, "RUNMYSCRIPT_", 12))
+            continue;
+        const char *eq = strchr(*e, '=');
+        if (!eq)
+            continue;
+        char key[64];
+        size_t kl = (size_t)(eq - (*e + 12));
+        if (kl == 0 || kl >= sizeof key)
+            continue;
+        for (size_t i = 0; i < kl; i++)
+            key[i] = (char)tolower((unsigned char)(*e)[12 + i]);
+        key[kl] = '\0';
+        if (!strcmp(key, "config"))
+            continue;
+        char why[300];
+        rc = cfg_set(c, key, eq + 1, why, sizeof why);
+        if (rc < 0) {
+            snprintf(err, errlen, "environment variable %.*s: %s", (int)(eq - *e), *e, why);
+            return rc;
+        }
+    }
+
+    /* --set key=value, last. */
+    for (size_t i = 0; i < nsets; i++) {
+        const char *eq = strchr(sets[i], '=');
+        if (!eq || eq == sets[i]) {
+            snprintf(err, errlen, "--set %s: expected KEY=VALUE", sets[i]);
+            return -EINVAL;
+        }
+        char key[64];
+        size_t kl = (size_t)(eq - sets[i]);
+        if (kl >= sizeof key) {
+            snprintf(err, errlen, "--set %s: unknown configuration key", sets[i]);
+            return -EINVAL;
+        }
+        memcpy(key, sets[i], kl);
+        key[kl] = '\0';
+        char why[300];
+        rc = cfg_set(c, trim(key), eq + 1, why, sizeof why);
+        if (rc < 0) {
+            snprintf(err, errlen, "--set: %s", why);
+            return rc;
+        }
+    }
+    if (c->run_ttl_ms > 0 && c->run_ttl_ms <= c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms) {
+        snprintf(err, errlen, "run_ttl must be longer than timeout + kill_grace, or 0 to keep runs forever");
+        return -EINVAL;
+    }
+    apply_exec(c);
+    log_set_level(c->log_level);
+    return 0;
+}
+
+void cfg_free(struct cfg *c)
+{
+    free(c->config_file);
+    free(c->state_dir);
+    free(c->python);
+    free(c->isolation);
+    memset(c, 0, sizeof *c);
+}
+
+static void format_limit(const struct exec_limit_def *d, uint64_t v, char *out, size_t n)
+{
+    if (d->unit == EXEC_UNIT_MS) {
+        if (v % 1000 == 0)
+            snprintf(out, n, "%llus", (unsigned long long)(v / 1000));
+        else
+            snprintf(out, n, "%llums", (unsigned long long)v);
+    } else if (d->unit == EXEC_UNIT_BYTES) {
+        static const char *const u[] = {"", "K", "M", "G", "T"};
+        size_t i = 0;
+        while (v && v % 1024 == 0 && i + 1 < ARRAY_SIZE(u)) {
+            v /= 1024;
+            i++;
+        }
+        snprintf(out, n, "%llu%s", (unsigned long long)v, u[i]);
+    } else {
+        snprintf(out, n, "%llu", (unsigned long long)v);
+    }
+}
+
+char *cfg_dump(const struct cfg *c)
+{
+    static const char *const levels[] = {"error", "warning", "info", "debug"};
+    struct dbuf b;
+    dbuf_init(&b, 1 << 20);
+    int rc = dbuf_printf(&b, "# configuration file: %s\n", c->config_file ? c->config_file : "(none)");
+    rc = rc ? rc : dbuf_printf(&b, "state_dir = %s\n", c->state_dir);
+    rc = rc ? rc : dbuf_printf(&b, "python = %s\n", c->python);
+    rc = rc ? rc : dbuf_printf(&b, "isolation = %s\n", c->isolation);
+    rc = rc ? rc : dbuf_printf(&b, "script_network = %s\n", c->script_network ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "run_ttl = %llds\n", (long long)(c->run_ttl_ms / 1000));
+    rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", levels[c->log_level]);
+    for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
+        char v[48];
+        format_limit(&exec_limit_defs[i], exec_limit_get(&c->exec.limits, &exec_limit_defs[i]), v, sizeof v);
+        rc = dbuf_printf(&b, "%s = %s\n", exec_limit_defs[i].key, v);
+    }
+    if (rc < 0) {
+        dbuf_free(&b);
+        return NULL;
+    }
+    return dbuf_steal(&b, NULL);
+}

@@ -1,0 +1,470 @@
+/* cli.c: `runmyscript run`, the terminal front door. It reads the script and
+ * its input, calls exec_run() with a sink that prints the log live, copies
+ * the artifacts and the zip out of the state directory, and exits with the
+ * script's status (see cli.h for the table). */
+#include "config.h"
+
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cfg.h"
+#include "exec.h"
+#include "result.h"
+#include "workspace.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: runmyscript run SCRIPT|- [options]\n"
+            "\n"
+            "Runs a Python script in a throw-away sandbox and collects what it writes.\n"
+            "\n"
+            "  --input FILE|-        the input: its bytes are the file at $SCRIPT_INPUT and stdin\n"
+            "  --input-text STR      the input as text\n"
+            "  --out DIR             copy artifacts and the zip to DIR/RUNID/ (default ./runmyscript-out)\n"
+            "  --timeout SECONDS     wall time limit (default: the timeout key, 60 s)\n"
+            "  --json                print the result JSON instead of the log and the file list\n"
+            "  --config FILE         the configuration file\n"
+            "  --set KEY=VALUE       set a configuration key (repeatable; `runmyscript config` lists them)\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "Exit status: the script's exit code (128+N when killed by signal N), or\n"
+            "  %d timeout   %d memory   %d output limit   %d install failed   %d cancelled\n"
+            "  %d the service failed    %d usage   %d bad script or input   %d file not found\n"
+            "  %d cannot write --out    %d bad configuration\n",
+            CLI_EXIT_TIMEOUT, CLI_EXIT_MEMORY, CLI_EXIT_OUTPUT_LIMIT, CLI_EXIT_INSTALL_FAILED, CLI_EXIT_CANCELLED,
+            CLI_EXIT_SERVICE, CLI_EXIT_USAGE, CLI_EXIT_DATAERR, CLI_EXIT_NOINPUT, CLI_EXIT_CANTCREAT,
+            CLI_EXIT_CONFIG);
+}
+
+static void fail(const char *fmt, ...) printf_like(1, 2);
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("runmyscript: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* ---------------------------------------------------------------- sink */
+
+struct term {
+    bool tty;
+    bool at_line_start;
+    enum exec_stream last;
+};
+
+static void put(const char *s, size_t n)
+{
+    if (fwrite(s, 1, n, stdout) != n)
+        interrupted = 1; /* stdout is gone (a closed pipe): stop the run */
+}
+
+static void term_output(void *ctx, enum exec_stream stream, const char *data, size_t len)
+{
+    struct term *t = ctx;
+    static const char *const color[] = {"", "\033[31m", "\033[33m"};
+    static const char *const mark[] = {"", "[stderr] ", ""};
+    if (!t->at_line_start && stream != t->last)
+        put("\n", 1);
+    if (t->tty && color[stream][0])
+        fputs(color[stream], stdout);
+    const char *p = data, *end = data + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *stop = nl ? nl + 1 : end;
+        if (t->at_line_start || stream != t->last) {
+            if (!t->tty)
+                fputs(mark[stream], stdout);
+        }
+        put(p, (size_t)(stop - p));
+        t->at_line_start = nl != NULL;
+        t->last = stream;
+        p = stop;
+    }
+    if (t->tty && color[stream][0])
+        fputs("\033[0m", stdout);
+    fflush(stdout);
+}
+
+static bool term_cancelled(void *ctx)
+{
+    (void)ctx;
+    return interrupted != 0;
+}
+
+/* ------------------------------------------------------------- helpers */
+
+static int read_source(const char *path, size_t max, char **out, size_t *len, const char *what)
+{
+    int rc;
+    if (!strcmp(path, "-"))
+        rc = util_read_fd(0, max, out, len);
+    else
+        rc = util_read_file_at(AT_FDCWD, path, max, out, len);
+    if (rc == -E2BIG) {
+        char hs[32];
+        util_human_size(max, hs, sizeof hs);
+        fail("%s %s is larger than %s (%s)", what, path, hs, !strcmp(what, "script") ? "code_bytes" : "input_bytes");
+        return CLI_EXIT_DATAERR;
+    }
+    if (rc < 0) {
+        fail("cannot read %s %s: %s", what, path, strerror(-rc));
+        return CLI_EXIT_NOINPUT;
+    }
+    return 0;
+}
+
+/* True when dir exists and is writable, or can be created (its nearest
+ * existing ancestor is a writable directory). */
+static bool dir_writable(const char *dir, char *why, size_t whylen)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", dir);
+    for (;;) {
+        struct stat st;
+        if (stat(p, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                snprintf(why, whylen, "%.300s is not a directory", p);
+                return false;
+            }
+            if (access(p, W_OK | X_OK) < 0) {
+                snprintf(why, whylen, "%.300s is not writable: %s", p, strerror(errno));
+                return false;
+            }
+            return true;
+        }
+        if (errno != ENOENT) {
+            snprintf(why, whylen, "%.300s: %s", p, strerror(errno));
+            return false;
+        }
+        char *slash = strrchr(p, '/');
+        if (!slash)
+            return access(".", W_OK | X_OK) == 0 || (snprintf(why, whylen, ". is not writable"), false);
+        if (slash == p) {
+            p[1] = '\0';
+        } else {
+            *slash = '\0';
+        }
+    }
+}
+
+/* Copies the artifacts and the zip into out/RUNID/. 0 or -errno with the
+ * failing path in why. */
+static int copy_out(const struct exec_result *r, const char *out, char **dest, char *why, size_t whylen)
+{
+    cleanup_free char *dir = NULL;
+    if (asprintf(&dir, "%s/%s", out, r->run_id) < 0)
+        return -ENOMEM;
+    int rc = util_mkdir_p(dir, 0755);
+    if (rc < 0) {
+        snprintf(why, whylen, "%s: %s", dir, strerror(-rc));
+        return rc;
+    }
+    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cleanup_fd int ofd = open(r->output_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 || ofd < 0) {
+        snprintf(why, whylen, "%s: %s", dfd < 0 ? dir : r->output_dir, strerror(errno));
+        return -errno;
+    }
+    for (size_t i = 0; i < r->n_artifacts; i++) {
+        const char *rel = r->artifacts[i].path;
+        /* Sub-directories first. */
+        cleanup_free char *parent = strdup(rel);
+        if (!parent)
+            return -ENOMEM;
+        char *slash = strrchr(parent, '/');
+        if (slash) {
+            *slash = '\0';
+            cleanup_free char *full = NULL;
+            if (asprintf(&full, "%s/%s", dir, parent) < 0)
+                return -ENOMEM;
+            rc = util_mkdir_p(full, 0755);
+            if (rc < 0) {
+                snprintf(why, whylen, "%s: %s", full, strerror(-rc));
+                return rc;
+            }
+        }
+        cleanup_fd int src = ws_open_beneath(ofd, rel, O_RDONLY, 0);
+        if (src < 0) {
+            snprintf(why, whylen, "%s/%s: %s", r->output_dir, rel, strerror(-src));
+            return src;
+        }
+        unlinkat(dfd, rel, 0);
+        rc = util_copy_fd(src, dfd, rel);
+        if (rc < 0) {
+            snprintf(why, whylen, "%s/%s: %s", dir, rel, strerror(-rc));
+            return rc;
+        }
+    }
+    if (r->has_zip) {
+        unlinkat(dfd, "artifacts.zip", 0);
+        rc = util_copy_file(AT_FDCWD, r->zip_path, dfd, "artifacts.zip");
+        if (rc < 0) {
+            snprintf(why, whylen, "%s/artifacts.zip: %s", dir, strerror(-rc));
+            return rc;
+        }
+    }
+    *dest = steal_pointer(&dir);
+    return 0;
+}
+
+static int exit_status(const struct exec_result *r)
+{
+    switch (r->status) {
+    case EXEC_STATUS_OK:
+    case EXEC_STATUS_ERROR:
+        if (r->signal)
+            return 128 + r->signal;
+        return r->exit_code >= 0 ? r->exit_code : CLI_EXIT_SERVICE;
+    case EXEC_STATUS_TIMEOUT: return CLI_EXIT_TIMEOUT;
+    case EXEC_STATUS_MEMORY: return CLI_EXIT_MEMORY;
+    case EXEC_STATUS_OUTPUT_LIMIT: return CLI_EXIT_OUTPUT_LIMIT;
+    case EXEC_STATUS_INSTALL_FAILED: return CLI_EXIT_INSTALL_FAILED;
+    case EXEC_STATUS_CANCELLED: return CLI_EXIT_CANCELLED;
+    case EXEC_STATUS_SANDBOX_ERROR: return CLI_EXIT_SERVICE;
+    }
+    return CLI_EXIT_SERVICE;
+}
+
+static void print_summary(const struct exec_result *r, const char *dest, bool tty)
+{
+    FILE *f = stderr;
+    char hs[32];
+    fprintf(f, "%s--- %s", tty ? "\033[1m" : "", exec_status_name(r->status));
+    if (r->limit)
+        fprintf(f, " (%s)", r->limit);
+    if (r->signal)
+        fprintf(f, ", killed by signal %d", r->signal);
+    else if (r->exit_code >= 0)
+        fprintf(f, ", exit code %d", r->exit_code);
+    fprintf(f, ", %lld ms, isolation: %s, run %s%s\n", (long long)r->duration_ms, r->isolation ? r->isolation : "none",
+            r->run_id, tty ? "\033[0m" : "");
+    if (r->error)
+        fprintf(f, "error: %s\n", r->error);
+    if (r->n_artifacts == 0) {
+        fprintf(f, "no artifacts\n");
+        return;
+    }
+    fprintf(f, "artifacts (%zu) in %s/:\n", r->n_artifacts, dest ? dest : r->output_dir);
+    for (size_t i = 0; i < r->n_artifacts; i++) {
+        const struct exec_artifact *a = &r->artifacts[i];
+        util_human_size(a->size, hs, sizeof hs);
+        cleanup_free char *path = util_utf8_sanitize(a->path, strlen(a->path), NULL);
+        fprintf(f, "  %-28s %10s  %s\n", path ? path : "?", hs, a->summary);
+    }
+    if (r->has_zip)
+        fprintf(f, "  %-28s %10s  all of the above\n", "artifacts.zip", "");
+}
+
+/* ---------------------------------------------------------------- main */
+
+int cli_run(int argc, char **argv, const char *self)
+{
+    enum { OPT_INPUT = 256, OPT_INPUT_TEXT, OPT_OUT, OPT_TIMEOUT, OPT_JSON, OPT_SET, OPT_CONFIG };
+    static const struct option opts[] = {
+        {"input", required_argument, NULL, OPT_INPUT},   {"input-text", required_argument, NULL, OPT_INPUT_TEXT},
+        {"out", required_argument, NULL, OPT_OUT},       {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"json", no_argument, NULL, OPT_JSON},           {"set", required_argument, NULL, OPT_SET},
+        {"config", required_argument, NULL, OPT_CONFIG}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *input_file = NULL, *input_text = NULL, *out = NULL, *timeout = NULL, *config = NULL;
+    bool json = false;
+    cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    size_t nsets = 0;
+    int c;
+
+    if (!sets)
+        return CLI_EXIT_SERVICE;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_INPUT: input_file = optarg; break;
+        case OPT_INPUT_TEXT: input_text = optarg; break;
+        case OPT_OUT: out = optarg; break;
+        case OPT_TIMEOUT: timeout = optarg; break;
+        case OPT_JSON: json = true; break;
+        case OPT_SET: sets[nsets++] = optarg; break;
+        case OPT_CONFIG: config = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fail(optind >= argc ? "run: which script? (a file, or - for stdin)" : "run: one script at a time");
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *script_path = argv[optind];
+    if (input_file && input_text) {
+        fail("--input and --input-text: give one of them");
+        return CLI_EXIT_USAGE;
+    }
+    if (input_file && !strcmp(input_file, "-") && !strcmp(script_path, "-")) {
+        fail("the script and the input cannot both come from stdin");
+        return CLI_EXIT_USAGE;
+    }
+
+    struct cfg cfg;
+    char err[512];
+    int rc = cfg_load(&cfg, config, self, sets, nsets, err, sizeof err);
+    if (rc == 0 && timeout) {
+        char why[300];
+        rc = cfg_set(&cfg, "timeout", timeout, why, sizeof why);
+        if (rc < 0)
+            snprintf(err, sizeof err, "--timeout: %s", why);
+    }
+    if (rc < 0) {
+        fail("%s", err);
+        cfg_free(&cfg);
+        return CLI_EXIT_CONFIG;
+    }
+
+    int status = 0;
+    cleanup_free char *code = NULL, *input = NULL, *dest = NULL;
+    size_t code_len = 0, input_len = 0;
+    struct exec_result r;
+    exec_result_init(&r);
+
+    status = read_source(script_path, cfg.exec.limits.code_bytes + 1, &code, &code_len, "script");
+    if (status)
+        goto done;
+    if (input_file) {
+        status = read_source(input_file, cfg.exec.limits.input_bytes ? cfg.exec.limits.input_bytes : SIZE_MAX / 2,
+                             &input, &input_len, "input");
+        if (status)
+            goto done;
+    } else if (input_text) {
+        input = strdup(input_text);
+        input_len = strlen(input_text);
+    }
+    const char *why = NULL;
+    if (exec_check_code(code, code_len, &cfg.exec.limits, &why) < 0) {
+        fail("%s: %s", script_path, why);
+        status = CLI_EXIT_DATAERR;
+        goto done;
+    }
+    bool copy = !json || out;
+    const char *out_dir = out ? out : "runmyscript-out";
+    if (copy && !dir_writable(out_dir, err, sizeof err)) {
+        fail("--out: %s", err);
+        status = CLI_EXIT_CANTCREAT;
+        goto done;
+    }
+
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct term t = {.tty = isatty(1), .at_line_start = true, .last = EXEC_STREAM_STDOUT};
+    struct exec_sink sink = {.ctx = &t, .output = json ? NULL : term_output, .cancelled = term_cancelled};
+    struct exec_spec spec;
+    exec_spec_init(&spec, &cfg.exec);
+    spec.code = code;
+    spec.code_len = code_len;
+    spec.input = input;
+    spec.input_len = input_len;
+
+    rc = exec_run(&spec, &sink, &r);
+    if (!json && !t.at_line_start)
+        put("\n", 1);
+    fflush(stdout);
+    if (rc < 0) {
+        fail("%s", r.error ? r.error : strerror(-rc));
+        status = CLI_EXIT_SERVICE;
+        if (json) {
+            cleanup_free char *s = result_to_string(&r, false, NULL);
+            if (s)
+                printf("%s\n", s);
+        }
+        goto done;
+    }
+    if (copy && (r.n_artifacts || r.has_zip)) {
+        rc = copy_out(&r, out_dir, &dest, err, sizeof err);
+        if (rc < 0) {
+            fail("copying the artifacts to --out: %s (they are still in %s)", err, r.output_dir);
+            status = CLI_EXIT_CANTCREAT;
+            goto done;
+        }
+    }
+    if (json) {
+        cleanup_free char *s = result_to_string(&r, false, NULL);
+        if (!s) {
+            fail("out of memory");
+            status = CLI_EXIT_SERVICE;
+            goto done;
+        }
+        printf("%s\n", s);
+    } else {
+        print_summary(&r, dest, isatty(2));
+    }
+    status = exit_status(&r);
+done:
+    if (fflush(stdout) != 0 && status == 0)
+        status = CLI_EXIT_SERVICE;
+    exec_result_free(&r);
+    cfg_free(&cfg);
+    return status;
+}
+
+int cli_config(int argc, char **argv, const char *self)
+{
+    static const struct option opts[] = {
+        {"set", required_argument, NULL, 's'},
+        {"config", required_argument, NULL, 'c'},
+        {NULL, 0, NULL, 0},
+    };
+    cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    size_t nsets = 0;
+    const char *config = NULL;
+    int c;
+    if (!sets)
+        return CLI_EXIT_SERVICE;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+        if (c == 's')
+            sets[nsets++] = optarg;
+        else if (c == 'c')
+            config = optarg;
+        else
+            return CLI_EXIT_USAGE;
+    }
+    struct cfg cfg;
+    char err[512];
+    int rc = cfg_load(&cfg, config, self, sets, nsets, err, sizeof err);
+    if (rc < 0) {
+        fail("%s", err);
+        cfg_free(&cfg);
+        return CLI_EXIT_CONFIG;
+    }
+    cleanup_free char *dump = cfg_dump(&cfg);
+    cfg_free(&cfg);
+    if (!dump)
+        return CLI_EXIT_SERVICE;
+    fputs(dump, stdout);
+    return 0;
+}

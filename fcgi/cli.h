@@ -1,0 +1,30 @@
+/* cli.h: the command-line front door (`runmyscript run`, `runmyscript
+ * config`) and its exit statuses. */
+#ifndef RMS_CLI_H
+#define RMS_CLI_H
+
+/* Exit statuses besides the script's own exit code (sysexits.h where one
+ * fits; 120-125 after timeout(1)'s 124 and 125). */
+enum {
+    CLI_EXIT_USAGE = 64,          /* bad command line */
+    CLI_EXIT_DATAERR = 65,        /* the script is empty, not UTF-8, too large */
+    CLI_EXIT_NOINPUT = 66,        /* the script or input file cannot be read */
+    CLI_EXIT_CANTCREAT = 73,      /* --out cannot be written */
+    CLI_EXIT_CONFIG = 78,         /* bad configuration */
+    CLI_EXIT_INSTALL_FAILED = 120,
+    CLI_EXIT_MEMORY = 121,
+    CLI_EXIT_OUTPUT_LIMIT = 122,
+    CLI_EXIT_TIMEOUT = 124,
+    CLI_EXIT_SERVICE = 125,       /* the service itself failed: sandbox_error */
+    CLI_EXIT_CANCELLED = 130,     /* Ctrl-C, like a shell */
+};
+
+/* `runmyscript run ...`: argv[0] is "run". self: the program's path. Returns
+ * the exit status. */
+int cli_run(int argc, char **argv, const char *self);
+
+/* `runmyscript config [--config FILE] [--set K=V]...`: prints every key and
+ * its effective value. */
+int cli_config(int argc, char **argv, const char *self);
+
+#endif

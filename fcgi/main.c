@@ -1,0 +1,44 @@
+/* main.c: the program `runmyscript` and its modes. Today: `run` (the CLI)
+ * and `config`; the FastCGI server, FastCGI on stdin and CGI arrive with
+ * the MCP front door. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: runmyscript COMMAND [options]\n"
+               "\n"
+               "commands:\n"
+               "  run SCRIPT|-     run a Python script in a sandbox (runmyscript run --help)\n"
+               "  config           print the effective configuration\n"
+               "  --version        print the version\n"
+               "  --help           this help\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "run"))
+        return cli_run(argc - 1, argv + 1, argv[0]);
+    if (!strcmp(cmd, "config"))
+        return cli_config(argc - 1, argv + 1, argv[0]);
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("runmyscript %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "runmyscript: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

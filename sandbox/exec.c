@@ -1,0 +1,828 @@
+/* exec.c: exec_run(), the one executor every front door calls.
+ *
+ * A run goes: workspace (STATE/runs/RUNID, script.py, input, output/) ->
+ * environment (deps) -> the script under its limits (jail), its stdout and
+ * stderr read through two pipes into one ordered log -> artifacts and zip ->
+ * result.json. The loop that watches the script wakes on output, on the
+ * script's exit (a pidfd) and on a tick that checks the wall deadline, the
+ * output directory's size and cancellation.
+ *
+ * Stream order: chunks are logged in the order the reader gets them. With
+ * unbuffered Python that is the order of the writes, except for writes to
+ * the two streams closer together than the reader wakes up, which can come
+ * out grouped by stream. */
+#include "config.h"
+
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "artifacts.h"
+#include "deps.h"
+#include "jail.h"
+#include "result.h"
+#include "workspace.h"
+
+#define EXEC_TICK_MS 100           /* wall deadline, cancellation */
+#define EXEC_MEASURE_EVERY_MS 500  /* output directory size while running */
+#define EXEC_DRAIN_MS 2000         /* reading what is left after the end */
+
+/* --------------------------------------------------------------- limits */
+
+#define KIB 1024ull
+#define MIB (1024ull * KIB)
+#define GIB (1024ull * MIB)
+#define LIMIT(k, u, f, d, lo, hi, b) {k, u, offsetof(struct exec_limits, f), d, lo, hi, b}
+
+const struct exec_limit_def exec_limit_defs[] = {
+    LIMIT("timeout", EXEC_UNIT_MS, wall_ms, 60000, 100, 24ull * 3600 * 1000,
+          "status timeout (limit wall_time): SIGTERM to every process of the run, SIGKILL after kill_grace"),
+    LIMIT("cpu_time", EXEC_UNIT_MS, cpu_ms, 300000, 1000, 24ull * 3600 * 1000,
+          "status timeout (limit cpu_time): the kernel sends SIGXCPU, then SIGKILL a second later"),
+    LIMIT("memory", EXEC_UNIT_BYTES, memory, 2 * GIB, 64 * MIB, 1024 * GIB,
+          "status memory: allocations fail (MemoryError) or the run is killed"),
+    LIMIT("file_size", EXEC_UNIT_BYTES, file_size, 1 * GIB, 1 * MIB, 1024 * GIB,
+          "status output_limit (limit file_size): writes past it fail with EFBIG"),
+    LIMIT("open_files", EXEC_UNIT_COUNT, open_files, 1024, 32, 1048576,
+          "the script gets EMFILE; the status is the script's own"),
+    LIMIT("processes", EXEC_UNIT_COUNT, processes, 256, 8, 1000000,
+          "the script gets EAGAIN from fork; the status is the script's own"),
+    LIMIT("log_bytes", EXEC_UNIT_BYTES, log_bytes, 1 * MIB, 1 * KIB, 1 * GIB,
+          "the log is cut with a marker, logs_truncated is true, the run continues"),
+    LIMIT("output_bytes", EXEC_UNIT_BYTES, output_bytes, 1 * GIB, 1 * KIB, 1024 * GIB,
+          "status output_limit (limit output_bytes): the run is stopped, files past it are not listed"),
+    LIMIT("output_files", EXEC_UNIT_COUNT, output_files, 10000, 1, 10000000,
+          "status output_limit (limit output_files): the run is stopped, files past it are not listed"),
+    LIMIT("kill_grace", EXEC_UNIT_MS, kill_grace_ms, 2000, 0, 60000,
+          "time between SIGTERM and SIGKILL when a run is stopped"),
+    LIMIT("code_bytes", EXEC_UNIT_BYTES, code_bytes, 1 * MIB, 1 * KIB, 256 * MIB,
+          "the request is refused before anything runs (CLI exit 65, HTTP 413)"),
+    LIMIT("input_bytes", EXEC_UNIT_BYTES, input_bytes, 64 * MIB, 0, 16 * GIB,
+          "the request is refused before anything runs (CLI exit 65, HTTP 413)"),
+};
+const size_t exec_limit_defs_n = ARRAY_SIZE(exec_limit_defs);
+
+uint64_t exec_limit_get(const struct exec_limits *l, const struct exec_limit_def *d)
+{
+    const char *base = (const char *)l + d->offset;
+    if (d->unit == EXEC_UNIT_MS) {
+        int64_t v;
+        memcpy(&v, base, sizeof v);
+        return (uint64_t)v;
+    }
+    uint64_t v;
+    memcpy(&v, base, sizeof v);
+    return v;
+}
+
+void exec_limit_set(struct exec_limits *l, const struct exec_limit_def *d, uint64_t v)
+{
+    char *base = (char *)l + d->offset;
+    if (d->unit == EXEC_UNIT_MS) {
+        int64_t s = (int64_t)v;
+        memcpy(base, &s, sizeof s);
+    } else {
+        memcpy(base, &v, sizeof v);
+    }
+}
+
+void exec_limits_default(struct exec_limits *l)
+{
+    memset(l, 0, sizeof *l);
+    for (size_t i = 0; i < exec_limit_defs_n; i++)
+        exec_limit_set(l, &exec_limit_defs[i], exec_limit_defs[i].dflt);
+}
+
+const struct exec_limit_def *exec_limit_find(const char *key)
+{
+    for (size_t i = 0; i < exec_limit_defs_n; i++)
+        if (!strcmp(exec_limit_defs[i].key, key))
+            return &exec_limit_defs[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- names */
+
+const char *exec_phase_name(enum exec_phase p)
+{
+    static const char *const names[] = {"queued", "resolving", "installing", "running", "collecting", "done"};
+    return (size_t)p < ARRAY_SIZE(names) ? names[p] : "unknown";
+}
+
+const char *exec_stream_name(enum exec_stream s)
+{
+    static const char *const names[] = {"stdout", "stderr", "system"};
+    return (size_t)s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+const char *exec_status_name(enum exec_status s)
+{
+    static const char *const names[] = {"ok",        "error",          "timeout",   "memory",
+                                        "output_limit", "install_failed", "cancelled", "sandbox_error"};
+    return (size_t)s < ARRAY_SIZE(names) ? names[s] : "sandbox_error";
+}
+
+/* ------------------------------------------------------------------ log */
+
+void exec_log_init(struct exec_log *log, uint64_t limit)
+{
+    memset(log, 0, sizeof *log);
+    /* The buffer's ceiling leaves room for the marker and system lines. */
+    dbuf_init(&log->buf, (size_t)limit + 64 * 1024);
+    log->limit = limit;
+}
+
+void exec_log_free(struct exec_log *log)
+{
+    dbuf_free(&log->buf);
+    free(log->chunks);
+    memset(log, 0, sizeof *log);
+}
+
+static int log_push(struct exec_log *log, enum exec_stream stream, const char *data, size_t len)
+{
+    if (len == 0)
+        return 0;
+    /* Consecutive chunks of one stream merge: fewer, longer chunks. */
+    if (log->n_chunks && log->chunks[log->n_chunks - 1].stream == stream) {
+        int rc = dbuf_append(&log->buf, data, len);
+        if (rc < 0)
+            return rc;
+        log->chunks[log->n_chunks - 1].len += len;
+        return 0;
+    }
+    if (log->n_chunks == log->cap_chunks) {
+        size_t cap = log->cap_chunks ? log->cap_chunks * 2 : 16;
+        struct exec_chunk *c = realloc(log->chunks, cap * sizeof *c);
+        if (!c)
+            return -ENOMEM;
+        log->chunks = c;
+        log->cap_chunks = cap;
+    }
+    size_t off = log->buf.len;
+    int rc = dbuf_append(&log->buf, data, len);
+    if (rc < 0)
+        return rc;
+    log->chunks[log->n_chunks++] = (struct exec_chunk){stream, off, len};
+    return 0;
+}
+
+/* Bytes of script output in the log (system chunks do not count). */
+static uint64_t log_script_bytes(const struct exec_log *log)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < log->n_chunks; i++)
+        if (log->chunks[i].stream != EXEC_STREAM_SYSTEM)
+            n += log->chunks[i].len;
+    return n;
+}
+
+int exec_log_append(struct exec_log *log, enum exec_stream stream, const char *data, size_t len, bool *marker)
+{
+    *marker = false;
+    if (stream == EXEC_STREAM_SYSTEM) {
+        /* System lines are small and few; the buffer's slack holds them. */
+        int rc = log_push(log, stream, data, len);
+        return rc == -E2BIG ? 0 : (rc < 0 ? rc : (int)len);
+    }
+    if (log->truncated) {
+        log->dropped += len;
+        return 0;
+    }
+    uint64_t used = log_script_bytes(log);
+    size_t keep = len;
+    if (used + len > log->limit)
+        keep = (size_t)(log->limit - used);
+    int rc = log_push(log, stream, data, keep);
+    if (rc < 0)
+        return rc;
+    if (keep < len) {
+        char line[200];
+        char hs[32];
+        util_human_size(log->limit, hs, sizeof hs);
+        log->truncated = true;
+        log->dropped += len - keep;
+        int n = snprintf(line, sizeof line,
+                         "\n[runmyscript] log truncated: the output passed log_bytes (%s); "
+                         "the script keeps running, the rest of its output is discarded\n",
+                         hs);
+        rc = log_push(log, EXEC_STREAM_SYSTEM, line, (size_t)n);
+        if (rc < 0 && rc != -E2BIG)
+            return rc;
+        *marker = true;
+    }
+    return (int)keep;
+}
+
+/* -------------------------------------------------------------- results */
+
+void exec_result_init(struct exec_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->exit_code = -1;
+    r->status = EXEC_STATUS_SANDBOX_ERROR;
+    exec_log_init(&r->log, 1 * MIB);
+}
+
+void exec_result_free(struct exec_result *r)
+{
+    free(r->run_dir);
+    free(r->workdir);
+    free(r->output_dir);
+    exec_log_free(&r->log);
+    for (size_t i = 0; i < r->n_requirements; i++)
+        free(r->requirements[i]);
+    free(r->requirements);
+    for (size_t i = 0; i < r->n_artifacts; i++) {
+        free(r->artifacts[i].path);
+        free(r->artifacts[i].mime);
+        free(r->artifacts[i].summary);
+    }
+    free(r->artifacts);
+    free(r->zip_path);
+    free(r->error);
+    memset(r, 0, sizeof *r);
+}
+
+void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->cfg = cfg;
+    spec->limits = cfg->limits;
+    spec->auto_deps = true;
+}
+
+/* ------------------------------------------------------------- the run */
+
+struct run {
+    const struct exec_spec *spec;
+    const struct exec_sink *sink;
+    struct exec_result *r;
+    int run_fd;    /* the run directory */
+    int out_fd;    /* output/ */
+};
+
+static void set_error(struct exec_result *r, const char *fmt, ...) printf_like(2, 3);
+static void set_error(struct exec_result *r, const char *fmt, ...)
+{
+    va_list ap;
+    free(r->error);
+    va_start(ap, fmt);
+    if (vasprintf(&r->error, fmt, ap) < 0)
+        r->error = NULL;
+    va_end(ap);
+    r->status = EXEC_STATUS_SANDBOX_ERROR;
+}
+
+static void phase(struct run *run, enum exec_phase p, const char *detail)
+{
+    if (run->sink && run->sink->phase)
+        run->sink->phase(run->sink->ctx, p, detail);
+}
+
+static void emit(struct run *run, enum exec_stream stream, const char *data, size_t len)
+{
+    bool marker = false;
+    int kept = exec_log_append(&run->r->log, stream, data, len, &marker);
+    if (kept < 0)
+        return;
+    if (run->sink && run->sink->output) {
+        if (kept > 0)
+            run->sink->output(run->sink->ctx, stream, data, (size_t)kept);
+        if (marker) {
+            const struct exec_chunk *c = &run->r->log.chunks[run->r->log.n_chunks - 1];
+            run->sink->output(run->sink->ctx, EXEC_STREAM_SYSTEM, run->r->log.buf.data + c->off, c->len);
+        }
+    }
+}
+
+static void system_line(struct run *run, const char *fmt, ...) printf_like(2, 3);
+static void system_line(struct run *run, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    line[n] = '\0';
+    /* Start on a new line when the script's output ended mid-line. */
+    const struct exec_log *log = &run->r->log;
+    if (log->buf.len && log->buf.data[log->buf.len - 1] != '\n')
+        emit(run, EXEC_STREAM_SYSTEM, "\n", 1);
+    emit(run, EXEC_STREAM_SYSTEM, line, (size_t)n);
+}
+
+/* Makes the run directory, script.py, input and output/. */
+static int make_workspace(struct run *run)
+{
+    const struct exec_spec *spec = run->spec;
+    struct exec_result *r = run->r;
+    char *dir = NULL;
+    int rc = ws_run_create(spec->cfg->state_dir, r->run_id, &dir);
+    if (rc < 0) {
+        set_error(r, "cannot create a run directory under %s/runs: %s", spec->cfg->state_dir, strerror(-rc));
+        return rc;
+    }
+    r->run_dir = dir;
+    log_set_id(r->run_id);
+    run->run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (run->run_fd < 0) {
+        rc = -errno;
+        set_error(r, "cannot open the run directory: %s", strerror(errno));
+        return rc;
+    }
+    /* A fresh directory: plain exclusive creates, no fsync (after a crash
+     * the run is gone anyway). */
+    rc = util_write_file_new(run->run_fd, "script.py", spec->code, spec->code_len, 0644);
+    if (rc == 0)
+        rc = util_write_file_new(run->run_fd, "input", spec->input ? spec->input : "", spec->input_len, 0644);
+    if (rc < 0) {
+        set_error(r, "cannot write the script and its input into the run directory: %s", strerror(-rc));
+        return rc;
+    }
+    r->workdir = strdup(spec->workspace ? spec->workspace : dir);
+    if (!r->workdir || asprintf(&r->output_dir, "%s/output", r->workdir) < 0) {
+        r->output_dir = NULL;
+        set_error(r, "out of memory");
+        return -ENOMEM;
+    }
+    if (mkdir(r->output_dir, 0755) < 0 && errno != EEXIST) {
+        rc = -errno;
+        set_error(r, "cannot create %s: %s", r->output_dir, strerror(errno));
+        return rc;
+    }
+    run->out_fd = open(r->output_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (run->out_fd < 0) {
+        rc = -errno;
+        set_error(r, "cannot open %s: %s", r->output_dir, strerror(errno));
+        return rc;
+    }
+    return 0;
+}
+
+/* Builds the script's environment from the allowlist of DESIGN.md. */
+struct script_env {
+    char *vars[12];
+    const char *envp[13];
+};
+
+static int build_env(struct script_env *e, const struct jail_view *v, bool session)
+{
+    int n = 0;
+    memset(e, 0, sizeof *e);
+    if (asprintf(&e->vars[n++], "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", v->env_dir) < 0 ||
+        asprintf(&e->vars[n++], "HOME=%s", v->home) < 0 || asprintf(&e->vars[n++], "LANG=C.UTF-8") < 0 ||
+        asprintf(&e->vars[n++], "TMPDIR=%s", v->tmp) < 0 || asprintf(&e->vars[n++], "PYTHONUNBUFFERED=1") < 0 ||
+        asprintf(&e->vars[n++], "SCRIPT_INPUT=%s/input", v->run_dir) < 0 ||
+        asprintf(&e->vars[n++], "SCRIPT_OUTPUT=%s/output", v->workspace) < 0)
+        return -ENOMEM;
+    /* A session's script lives in the run directory; its helpers (a mounted
+     * helpers.py) live in the workspace, which must be importable too. */
+    if (session && asprintf(&e->vars[n++], "PYTHONPATH=%s", v->workspace) < 0)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++)
+        e->envp[i] = e->vars[i];
+    e->envp[n] = NULL;
+    return 0;
+}
+
+static void free_env(struct script_env *e)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(e->vars); i++)
+        free(e->vars[i]);
+}
+
+/* Reads what is available on fd into the log; returns false at EOF. */
+static bool pump(struct run *run, int fd, enum exec_stream stream)
+{
+    char buf[65536];
+    for (int i = 0; i < 16; i++) {
+        ssize_t r = read(fd, buf, sizeof buf);
+        if (r > 0) {
+            emit(run, stream, buf, (size_t)r);
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && errno == EAGAIN)
+            return true;
+        return false; /* EOF or error */
+    }
+    return true;
+}
+
+static bool cancel_requested(struct run *run)
+{
+    if (run->sink && run->sink->cancelled && run->sink->cancelled(run->sink->ctx))
+        return true;
+    /* Another process (any worker) cancels by creating RUN/cancel. */
+    return faccessat(run->run_fd, "cancel", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Why a run was stopped by us. */
+enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL };
+
+static int run_script(struct run *run, const char *env_dir)
+{
+    const struct exec_spec *spec = run->spec;
+    struct exec_result *r = run->r;
+    struct jail_mounts m = {r->run_dir, r->workdir, env_dir};
+    struct jail_view v = {0};
+    struct script_env env = {0};
+    struct jail_proc proc = {.pid = -1, .pidfd = -1};
+    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+    cleanup_fd int in_fd = -1;
+    char err[256] = "";
+    int rc;
+
+    rc = jail_prepare(&m);
+    if (rc < 0) {
+        set_error(r, "preparing the run directory: %s", strerror(-rc));
+        return rc;
+    }
+    rc = jail_view(spec->cfg->isolation, &m, &v);
+    if (rc == 0)
+        rc = build_env(&env, &v, spec->workspace != NULL);
+    if (rc < 0) {
+        set_error(r, "out of memory");
+        goto out;
+    }
+    cleanup_free char *python = deps_env_python(v.env_dir);
+    cleanup_free char *script = NULL;
+    if (!python || asprintf(&script, "%s/script.py", v.run_dir) < 0) {
+        rc = -ENOMEM;
+        set_error(r, "out of memory");
+        goto out;
+    }
+    in_fd = openat(run->run_fd, "input", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (in_fd < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
+        rc = -errno;
+        set_error(r, "setting up the script's input and output: %s", strerror(errno));
+        goto out;
+    }
+    const char *argv[] = {python, script, NULL};
+    struct jail_opts o = {
+        .mounts = &m,
+        .argv = argv,
+        .envp = env.envp,
+        .cwd = v.workspace,
+        .fd_in = in_fd,
+        .fd_out = out_pipe[1],
+        .fd_err = err_pipe[1],
+        .limits = &spec->limits,
+        .isolation = spec->cfg->isolation,
+    };
+    phase(run, EXEC_PHASE_RUNNING, NULL);
+    int64_t t0 = util_now_ms();
+    rc = jail_start(&o, &proc, err, sizeof err);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    out_pipe[1] = err_pipe[1] = -1;
+    if (rc < 0) {
+        set_error(r, "could not start the script: %s", err);
+        goto out;
+    }
+    r->isolation = proc.isolation;
+    if (util_set_nonblock(out_pipe[0]) < 0 || util_set_nonblock(err_pipe[0]) < 0) {
+        rc = -errno;
+        set_error(r, "setting up the script's output: %s", strerror(errno));
+        jail_kill_all(&proc);
+        goto out;
+    }
+
+    const struct exec_limits *lim = &spec->limits;
+    int64_t deadline = t0 + lim->wall_ms;
+    int64_t kill_at = -1;            /* SIGKILL time once SIGTERM was sent */
+    int64_t next_measure = t0 + EXEC_MEASURE_EVERY_MS;
+    int64_t drain_until = -1;        /* after the end: read what is left */
+    enum stop_reason stop = STOP_NONE;
+    bool out_open = true, err_open = true, exited = false;
+    int wstatus = 0;
+    struct rusage ru = {0};
+
+    while (out_open || err_open || !exited) {
+        int64_t now = util_now_ms();
+        if (exited && drain_until >= 0 && now >= drain_until)
+            break;
+        if (!exited && stop == STOP_NONE) {
+            const char *why = NULL;
+            if (now >= deadline) {
+                stop = STOP_WALL;
+                why = "wall";
+            } else if (cancel_requested(run)) {
+                stop = STOP_CANCEL;
+                why = "cancel";
+            } else if (now >= next_measure) {
+                uint64_t files = 0, bytes = 0;
+                next_measure = now + EXEC_MEASURE_EVERY_MS;
+                if (art_measure(run->out_fd, lim->output_files, lim->output_bytes, &files, &bytes) == 0 &&
+                    ((lim->output_files && files > lim->output_files) ||
+                     (lim->output_bytes && bytes > lim->output_bytes))) {
+                    stop = STOP_OUTPUT;
+                    r->limit = (lim->output_files && files > lim->output_files) ? "output_files" : "output_bytes";
+                    why = "output";
+                }
+            }
+            if (why) {
+                char secs[32];
+                if (stop == STOP_WALL) {
+                    snprintf(secs, sizeof secs, "%.3g s", (double)lim->wall_ms / 1000.0);
+                    system_line(run, "[runmyscript] the run passed its wall time limit (timeout = %s) and was stopped",
+                                secs);
+                } else if (stop == STOP_CANCEL) {
+                    system_line(run, "[runmyscript] the run was cancelled");
+                } else {
+                    char hs[32];
+                    if (!strcmp(r->limit, "output_bytes"))
+                        util_human_size(lim->output_bytes, hs, sizeof hs);
+                    else
+                        snprintf(hs, sizeof hs, "%llu files", (unsigned long long)lim->output_files);
+                    system_line(run, "[runmyscript] output/ passed its limit (%s = %s); the run was stopped", r->limit,
+                                hs);
+                }
+                jail_signal(&proc, SIGTERM);
+                kill_at = now + lim->kill_grace_ms;
+            }
+        }
+        if (kill_at >= 0 && now >= kill_at) {
+            jail_kill_all(&proc);
+            kill_at = -1;
+        }
+
+        struct pollfd pfd[3];
+        int np = 0, i_out = -1, i_err = -1, i_pid = -1;
+        if (out_open) {
+            i_out = np;
+            pfd[np++] = (struct pollfd){out_pipe[0], POLLIN, 0};
+        }
+        if (err_open) {
+            i_err = np;
+            pfd[np++] = (struct pollfd){err_pipe[0], POLLIN, 0};
+        }
+        if (!exited && proc.pidfd >= 0) {
+            i_pid = np;
+            pfd[np++] = (struct pollfd){proc.pidfd, POLLIN, 0};
+        }
+        int64_t wait = EXEC_TICK_MS;
+        if (!exited && stop == STOP_NONE && deadline - now < wait)
+            wait = deadline - now;
+        if (kill_at >= 0 && kill_at - now < wait)
+            wait = kill_at - now;
+        if (drain_until >= 0 && drain_until - now < wait)
+            wait = drain_until - now;
+        if (wait < 0)
+            wait = 0;
+        int pr = poll(pfd, (nfds_t)np, (int)wait);
+        if (pr < 0 && errno != EINTR) {
+            rc = -errno;
+            set_error(r, "poll: %s", strerror(errno));
+            jail_kill_all(&proc);
+            goto out;
+        }
+        /* Order within one wake-up: stdout first, then stderr. */
+        if (pr > 0 && i_out >= 0 && pfd[i_out].revents)
+            out_open = pump(run, out_pipe[0], EXEC_STREAM_STDOUT);
+        if (pr > 0 && i_err >= 0 && pfd[i_err].revents)
+            err_open = pump(run, err_pipe[0], EXEC_STREAM_STDERR);
+        if (!exited && (proc.pidfd < 0 || (pr > 0 && i_pid >= 0 && pfd[i_pid].revents))) {
+            int rr = jail_try_reap(&proc, &wstatus, &ru);
+            if (rr != 0) {
+                exited = true;
+                r->duration_ms = util_now_ms() - t0;
+                /* The first process is done: nothing of the run may stay.
+                 * What the others wrote before they died is still read. */
+                jail_kill_all(&proc);
+                discard(jail_try_reap(&proc, &wstatus, &ru)); /* kill_all reaped it */
+                drain_until = util_now_ms() + EXEC_DRAIN_MS;
+            }
+        }
+    }
+    if (!exited) {
+        jail_kill_all(&proc);
+        discard(jail_try_reap(&proc, &wstatus, &ru)); /* kill_all reaped it */
+        r->duration_ms = util_now_ms() - t0;
+    }
+
+    r->cpu_ms = (int64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 + (int64_t)ru.ru_stime.tv_sec * 1000 +
+                ru.ru_stime.tv_usec / 1000;
+    r->max_rss_kb = ru.ru_maxrss;
+    if (WIFEXITED(wstatus)) {
+        r->exit_code = WEXITSTATUS(wstatus);
+        r->signal = 0;
+    } else if (WIFSIGNALED(wstatus)) {
+        r->exit_code = -1;
+        r->signal = WTERMSIG(wstatus);
+    }
+
+    /* The status, from what we did and what the script did. */
+    if (stop == STOP_WALL) {
+        r->status = EXEC_STATUS_TIMEOUT;
+        r->limit = "wall_time";
+    } else if (stop == STOP_CANCEL) {
+        r->status = EXEC_STATUS_CANCELLED;
+    } else if (stop == STOP_OUTPUT) {
+        r->status = EXEC_STATUS_OUTPUT_LIMIT;
+    } else if (r->signal == SIGXCPU || (r->signal == SIGKILL && lim->cpu_ms > 0 && r->cpu_ms >= lim->cpu_ms)) {
+        r->status = EXEC_STATUS_TIMEOUT;
+        r->limit = "cpu_time";
+        system_line(run, "[runmyscript] the script used up its CPU time limit (cpu_time = %.3g s) and was killed",
+                    (double)lim->cpu_ms / 1000.0);
+    } else if (r->exit_code == 0) {
+        r->status = EXEC_STATUS_OK;
+    } else {
+        r->status = EXEC_STATUS_ERROR;
+    }
+    rc = 0;
+out:
+    if (proc.pid > 0 && !proc.reaped) {
+        jail_kill_all(&proc);
+    }
+    jail_proc_free(&proc);
+    for (int i = 0; i < 2; i++) {
+        if (out_pipe[i] >= 0)
+            close(out_pipe[i]);
+        if (err_pipe[i] >= 0)
+            close(err_pipe[i]);
+    }
+    free_env(&env);
+    jail_view_free(&v);
+    return rc;
+}
+
+/* A script that ran out of memory under RLIMIT_AS usually dies of a
+ * MemoryError traceback, so the fallback reads its stderr's last lines. */
+static bool died_of_memory(const struct exec_result *r)
+{
+    const struct exec_log *log = &r->log;
+    if (r->status != EXEC_STATUS_ERROR)
+        return false;
+    for (size_t i = log->n_chunks; i-- > 0;) {
+        const struct exec_chunk *c = &log->chunks[i];
+        if (c->stream == EXEC_STREAM_SYSTEM)
+            continue;
+        if (c->stream != EXEC_STREAM_STDERR)
+            return false;
+        /* The last line of the last stderr chunk. */
+        const char *s = log->buf.data + c->off;
+        size_t n = c->len;
+        while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+            n--;
+        size_t start = n;
+        while (start && s[start - 1] != '\n')
+            start--;
+        return n - start >= 11 && !strncmp(s + start, "MemoryError", 11);
+    }
+    return false;
+}
+
+/* Files written up to file_size stop there (EFBIG): one that is exactly at
+ * the limit is taken as a breach. */
+static bool hit_file_size(const struct exec_result *r, uint64_t file_size)
+{
+    for (size_t i = 0; i < r->n_artifacts; i++)
+        if (file_size && r->artifacts[i].size >= file_size)
+            return true;
+    return false;
+}
+
+static int collect(struct run *run)
+{
+    struct exec_result *r = run->r;
+    const struct exec_limits *lim = &run->spec->limits;
+    struct art_list l;
+    char err[256] = "";
+
+    phase(run, EXEC_PHASE_COLLECTING, NULL);
+    int rc = art_collect(run->out_fd, lim->output_files, lim->output_bytes, &l);
+    if (rc < 0) {
+        set_error(r, "listing output/: %s", strerror(-rc));
+        return rc;
+    }
+    r->artifacts = l.v;
+    r->n_artifacts = l.n;
+    r->artifacts_skipped = l.skipped;
+    if (l.limit && r->status != EXEC_STATUS_CANCELLED && r->status != EXEC_STATUS_TIMEOUT) {
+        if (r->status != EXEC_STATUS_OUTPUT_LIMIT)
+            system_line(run, "[runmyscript] output/ holds more than its limit (%s); files past it are not listed",
+                        l.limit);
+        r->status = EXEC_STATUS_OUTPUT_LIMIT;
+        r->limit = l.limit;
+    }
+    if (r->status == EXEC_STATUS_ERROR && hit_file_size(r, lim->file_size)) {
+        r->status = EXEC_STATUS_OUTPUT_LIMIT;
+        r->limit = "file_size";
+    }
+    if (l.n == 0)
+        return 0;
+    rc = art_zip(run->out_fd, &l, run->run_fd, "artifacts.zip", err, sizeof err);
+    if (rc < 0) {
+        /* The files are listed and reachable one by one; only the zip is
+         * missing, and it is never presented as complete. */
+        log_msg(LOG_LVL_ERROR, "zip failed: %s", err);
+        system_line(run, "[runmyscript] the zip of the artifacts could not be made: %s", err);
+        return 0;
+    }
+    r->has_zip = true;
+    if (asprintf(&r->zip_path, "%s/artifacts.zip", r->run_dir) < 0)
+        r->zip_path = NULL;
+    return 0;
+}
+
+int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **why)
+{
+    if (lim->code_bytes && len > lim->code_bytes) {
+        *why = "the script is larger than code_bytes";
+        return -E2BIG;
+    }
+    if (len == 0) {
+        *why = "the script is empty";
+        return -EINVAL;
+    }
+    if (memchr(code, '\0', len)) {
+        *why = "the script contains a NUL byte";
+        return -EINVAL;
+    }
+    if (!util_utf8_valid(code, len)) {
+        *why = "the script is not valid UTF-8";
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+{
+    struct run run = {spec, sink, r, -1, -1};
+    const char *why = NULL;
+    cleanup_free char *env_dir = NULL;
+    char err[512] = "";
+    int rc;
+
+    exec_log_free(&r->log);
+    exec_log_init(&r->log, spec->limits.log_bytes);
+    r->url_prefix = spec->cfg->url_prefix;
+    r->isolation = NULL;
+
+    rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &why);
+    if (rc == 0 && spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
+        why = "the input is larger than input_bytes";
+        rc = -E2BIG;
+    }
+    if (rc < 0) {
+        set_error(r, "%s", why);
+        return rc;
+    }
+    rc = make_workspace(&run);
+    if (rc < 0)
+        goto out;
+    ws_reap_runs(spec->cfg->state_dir, spec->cfg->run_ttl_ms);
+
+    phase(&run, EXEC_PHASE_RESOLVING, NULL);
+    rc = deps_base_env(spec->cfg->state_dir, spec->cfg->python, &env_dir, err, sizeof err);
+    if (rc < 0) {
+        set_error(r, "%s", err);
+        goto out;
+    }
+    rc = run_script(&run, env_dir);
+    if (rc < 0)
+        goto out;
+    if (r->status == EXEC_STATUS_ERROR && died_of_memory(r))
+        r->status = EXEC_STATUS_MEMORY, r->limit = "memory";
+    rc = collect(&run);
+out:
+    if (rc < 0 && r->status != EXEC_STATUS_SANDBOX_ERROR)
+        r->status = EXEC_STATUS_SANDBOX_ERROR;
+    if (rc < 0)
+        log_msg(LOG_LVL_ERROR, "run failed: %s", r->error ? r->error : strerror(-rc));
+    if (r->run_dir) {
+        int wrc = result_record(r);
+        if (wrc < 0) {
+            log_msg(LOG_LVL_ERROR, "recording the result: %s", strerror(-wrc));
+            if (rc == 0) {
+                set_error(r, "could not record the result in %s: %s", r->run_dir, strerror(-wrc));
+                rc = wrc;
+            }
+        }
+    }
+    phase(&run, EXEC_PHASE_DONE, exec_status_name(r->status));
+    if (run.out_fd >= 0)
+        close(run.out_fd);
+    if (run.run_fd >= 0)
+        close(run.run_fd);
+    log_set_id(NULL);
+    return rc;
+}

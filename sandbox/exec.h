@@ -1,0 +1,219 @@
+/* exec.h: the executor core. exec_run() is the one entry point every front
+ * door (MCP, the web page, the CLI) calls to run a script: it makes the run's
+ * workspace, prepares the Python environment, runs the script under its
+ * limits while streaming output to a sink, collects the artifacts and the
+ * zip, and fills a result. No HTTP, JSON-RPC or FastCGI in here. */
+#ifndef RMS_EXEC_H
+#define RMS_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+/* ---------------------------------------------------------------- limits */
+
+/* Every limit a run has. Each has a name, a configuration key, a default and
+ * a documented outcome when breached: see exec_limit_defs[]. 0 means
+ * "unlimited" only where the table says it may. */
+struct exec_limits {
+    int64_t wall_ms;        /* timeout: wall clock of the script */
+    int64_t cpu_ms;         /* cpu_time: CPU seconds of the script (RLIMIT_CPU) */
+    uint64_t memory;        /* memory: bytes of address space (or cgroup memory) */
+    uint64_t file_size;     /* file_size: largest file the script may write (RLIMIT_FSIZE) */
+    uint64_t open_files;    /* open_files: descriptors per process (RLIMIT_NOFILE) */
+    uint64_t processes;     /* processes: tasks of the run (RLIMIT_NPROC / pids cgroup) */
+    uint64_t log_bytes;     /* log_bytes: stdout+stderr kept in the log */
+    uint64_t output_bytes;  /* output_bytes: total bytes of output/ */
+    uint64_t output_files;  /* output_files: number of files in output/ */
+    int64_t kill_grace_ms;  /* kill_grace: SIGTERM -> SIGKILL delay at the end */
+    uint64_t code_bytes;    /* code_bytes: largest script a request may carry */
+    uint64_t input_bytes;   /* input_bytes: largest input a request may carry */
+};
+
+enum exec_limit_unit { EXEC_UNIT_MS, EXEC_UNIT_BYTES, EXEC_UNIT_COUNT };
+
+/* One row per limit: the table the config parser, the README and the tests
+ * are checked against. */
+struct exec_limit_def {
+    const char *key;         /* configuration key, also the name in results */
+    enum exec_limit_unit unit;
+    size_t offset;           /* into struct exec_limits */
+    uint64_t dflt;
+    uint64_t min, max;       /* accepted range */
+    const char *breach;      /* what happens when breached, one line */
+};
+extern const struct exec_limit_def exec_limit_defs[];
+extern const size_t exec_limit_defs_n;
+
+/* Fills l with the defaults of exec_limit_defs[]. */
+void exec_limits_default(struct exec_limits *l);
+/* Reads or writes the field of a limit by its row. */
+uint64_t exec_limit_get(const struct exec_limits *l, const struct exec_limit_def *d);
+void exec_limit_set(struct exec_limits *l, const struct exec_limit_def *d, uint64_t v);
+/* The row for key, or NULL. */
+const struct exec_limit_def *exec_limit_find(const char *key);
+
+/* ------------------------------------------------------------ the config */
+
+enum exec_isolation {
+    EXEC_ISOLATION_AUTO,       /* namespaces where the host has them, else rlimits */
+    EXEC_ISOLATION_NAMESPACES, /* refuse to run without them */
+    EXEC_ISOLATION_RLIMITS,    /* force the fallback (tests, shared hosts) */
+};
+
+/* Server-wide settings exec_run() needs; the front door fills it from the
+ * configuration file. All strings are borrowed for the life of the struct. */
+struct exec_config {
+    const char *state_dir;      /* absolute; STATE of DESIGN.md */
+    const char *python;         /* interpreter scripts run with */
+    const char *url_prefix;     /* "/artifacts/" for result URLs; NULL: no URLs */
+    enum exec_isolation isolation;
+    bool script_network;
+    struct exec_limits limits;  /* defaults for a call */
+    int64_t run_ttl_ms;         /* run directories older than this are reaped */
+};
+
+/* ------------------------------------------------------------- the spec */
+
+/* One call. Strings are borrowed for the duration of exec_run(). */
+struct exec_spec {
+    const struct exec_config *cfg;
+    const char *code;           /* the script's source, code_len bytes */
+    size_t code_len;
+    const char *input;          /* bytes for SCRIPT_INPUT and stdin; may be NULL */
+    size_t input_len;
+    struct exec_limits limits;  /* this call's limits (start from cfg->limits) */
+    const char *const *requirements; /* explicit requirement specs (next issue) */
+    size_t n_requirements;
+    bool auto_deps;
+    /* Optional session workspace (absolute path of an existing directory):
+     * the script's cwd, and its output/ is SCRIPT_OUTPUT. NULL: the run
+     * directory is the workspace. */
+    const char *workspace;
+};
+
+/* ----------------------------------------------------------- the sink */
+
+enum exec_phase {
+    EXEC_PHASE_QUEUED,
+    EXEC_PHASE_RESOLVING,
+    EXEC_PHASE_INSTALLING,
+    EXEC_PHASE_RUNNING,
+    EXEC_PHASE_COLLECTING,
+    EXEC_PHASE_DONE,
+};
+const char *exec_phase_name(enum exec_phase p);
+
+enum exec_stream {
+    EXEC_STREAM_STDOUT,
+    EXEC_STREAM_STDERR,
+    EXEC_STREAM_SYSTEM,  /* lines from runmyscript itself: limits, truncation */
+};
+const char *exec_stream_name(enum exec_stream s);
+
+/* How exec_run() talks to its front door while it works. Every callback is
+ * optional (NULL) and is called on the caller's thread. Data pointers are
+ * borrowed for the duration of the call. The result's run_id is filled
+ * before the first callback, so a callback may read it. */
+struct exec_sink {
+    void *ctx;
+    void (*phase)(void *ctx, enum exec_phase phase, const char *detail);
+    /* A chunk of the script's output as it arrives; only what the log keeps
+     * (past log_bytes the sink sees the truncation marker and nothing more). */
+    void (*output)(void *ctx, enum exec_stream stream, const char *data, size_t len);
+    void (*install_line)(void *ctx, const char *line);
+    /* Polled a few times a second while the script runs; returning true
+     * cancels the run (status "cancelled"). */
+    bool (*cancelled)(void *ctx);
+};
+
+/* ---------------------------------------------------------- the result */
+
+enum exec_status {
+    EXEC_STATUS_OK,
+    EXEC_STATUS_ERROR,          /* the script failed (non-zero exit or signal) */
+    EXEC_STATUS_TIMEOUT,        /* wall or CPU time limit */
+    EXEC_STATUS_MEMORY,         /* memory limit */
+    EXEC_STATUS_OUTPUT_LIMIT,   /* file_size, output_bytes or output_files */
+    EXEC_STATUS_INSTALL_FAILED,
+    EXEC_STATUS_CANCELLED,
+    EXEC_STATUS_SANDBOX_ERROR,  /* the service failed, not the script */
+};
+const char *exec_status_name(enum exec_status s);
+
+struct exec_chunk {
+    enum exec_stream stream;
+    size_t off, len;            /* into exec_log.buf */
+};
+
+/* The ordered log: one buffer, and the chunks in arrival order, each with
+ * its stream. */
+struct exec_log {
+    struct dbuf buf;
+    struct exec_chunk *chunks;
+    size_t n_chunks, cap_chunks;
+    uint64_t limit;             /* log_bytes */
+    uint64_t dropped;           /* bytes discarded past the limit */
+    bool truncated;
+};
+void exec_log_init(struct exec_log *log, uint64_t limit);
+void exec_log_free(struct exec_log *log);
+/* Appends a chunk, cutting it at the limit; on the first cut it appends the
+ * truncation marker (a SYSTEM chunk). Returns the number of bytes of data
+ * kept (0 .. len); *marker is set when this call added the marker. -ENOMEM
+ * on allocation failure. SYSTEM chunks are always kept. */
+int exec_log_append(struct exec_log *log, enum exec_stream stream, const char *data, size_t len,
+                    bool *marker) must_check;
+
+struct exec_artifact {
+    char *path;     /* relative to output/, raw bytes from the file system */
+    uint64_t size;
+    char *mime;
+    char *summary;
+};
+
+struct exec_result {
+    char run_id[33];            /* 32 hex digits: 128 random bits */
+    char *run_dir;              /* STATE/runs/RUNID */
+    char *workdir;              /* the script's cwd */
+    char *output_dir;           /* SCRIPT_OUTPUT */
+    enum exec_status status;
+    const char *limit;          /* key of the breached limit, or NULL */
+    int exit_code;              /* -1 when killed by a signal or never started */
+    int signal;                 /* 0, or the signal that ended the script */
+    int64_t duration_ms;        /* the script's wall time */
+    int64_t cpu_ms;             /* user + system CPU of the script */
+    int64_t max_rss_kb;
+    struct exec_log log;
+    char **requirements;        /* name==version installed (next issue) */
+    size_t n_requirements;
+    struct exec_artifact *artifacts;
+    size_t n_artifacts;
+    uint64_t artifacts_skipped; /* entries of output/ that are not artifacts */
+    bool has_zip;               /* artifacts.zip complete and published */
+    char *zip_path;
+    const char *isolation;      /* "namespaces+seccomp" or "rlimits" */
+    char *error;                /* for sandbox_error: a one-line user-facing reason */
+    const char *url_prefix;     /* copied from the config for the serializer */
+};
+void exec_result_init(struct exec_result *r);
+void exec_result_free(struct exec_result *r);
+
+/* Runs one script. Always fills r (call exec_result_init first): a script
+ * that fails is a result with its status, not an error. Returns 0 when the
+ * result is complete and recorded (result.json written), or a negative errno
+ * when the service itself failed; then r->status is SANDBOX_ERROR and
+ * r->error says why in one line. */
+int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
+
+/* Checks a script before anything is made for it: not empty, at most
+ * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with *why set to
+ * a static one-line reason a front door can show as it is. */
+int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **why) must_check;
+
+/* Initialises spec with cfg's defaults: limits copied, auto_deps on. */
+void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg);
+
+#endif

@@ -1,0 +1,177 @@
+/* result.c: the one serializer of run results. */
+#include "config.h"
+
+#include "result.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static json_object *str_or_null(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n;
+    cleanup_free char *clean = util_utf8_sanitize(s, strlen(s), &n);
+    return clean ? json_object_new_string_len(clean, (int)n) : NULL;
+}
+
+char *result_url_path(const char *path)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(path);
+    char *out = malloc(n * 3 + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        unsigned char c = *p;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+            c == '_' || c == '~' || c == '/') {
+            out[o++] = (char)c;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* The log as one string, in arrival order, sanitized. */
+static json_object *logs_json(const struct exec_log *log)
+{
+    size_t n;
+    cleanup_free char *clean = util_utf8_sanitize(log->buf.data ? log->buf.data : "", log->buf.len, &n);
+    return clean ? json_object_new_string_len(clean, (int)n) : NULL;
+}
+
+static const char *signal_name(int sig)
+{
+    static char buf[16];
+    const char *abbrev = sigabbrev_np(sig);
+    if (!abbrev)
+        return NULL;
+    snprintf(buf, sizeof buf, "SIG%s", abbrev);
+    return buf;
+}
+
+#define ADD(o, k, v)                                \
+    do {                                            \
+        json_object *v_ = (v);                      \
+        if (json_object_object_add((o), (k), v_)) { \
+            json_object_put(v_);                    \
+            goto oom;                               \
+        }                                           \
+    } while (0)
+
+json_object *result_to_json(const struct exec_result *r)
+{
+    json_object *o = json_object_new_object();
+    json_object *arts = NULL, *reqs = NULL;
+    if (!o)
+        return NULL;
+    ADD(o, "run_id", json_object_new_string(r->run_id));
+    ADD(o, "status", json_object_new_string(exec_status_name(r->status)));
+    ADD(o, "limit", r->limit ? json_object_new_string(r->limit) : NULL);
+    ADD(o, "exit_code", r->exit_code >= 0 ? json_object_new_int(r->exit_code) : NULL);
+    ADD(o, "signal", r->signal ? str_or_null(signal_name(r->signal)) : NULL);
+    ADD(o, "duration_ms", json_object_new_int64(r->duration_ms));
+    ADD(o, "cpu_ms", json_object_new_int64(r->cpu_ms));
+    ADD(o, "logs", logs_json(&r->log));
+    ADD(o, "logs_truncated", json_object_new_boolean(r->log.truncated));
+
+    reqs = json_object_new_array();
+    if (!reqs)
+        goto oom;
+    for (size_t i = 0; i < r->n_requirements; i++)
+        if (json_object_array_add(reqs, str_or_null(r->requirements[i])))
+            goto oom;
+    ADD(o, "requirements", reqs);
+    reqs = NULL;
+
+    arts = json_object_new_array();
+    if (!arts)
+        goto oom;
+    for (size_t i = 0; i < r->n_artifacts; i++) {
+        const struct exec_artifact *a = &r->artifacts[i];
+        json_object *ao = json_object_new_object();
+        if (!ao || json_object_array_add(arts, ao)) {
+            json_object_put(ao);
+            goto oom;
+        }
+        ADD(ao, "path", str_or_null(a->path));
+        ADD(ao, "size", json_object_new_int64((int64_t)a->size));
+        ADD(ao, "mime", json_object_new_string(a->mime));
+        ADD(ao, "summary", str_or_null(a->summary));
+        if (r->url_prefix) {
+            cleanup_free char *enc = result_url_path(a->path);
+            cleanup_free char *url = NULL;
+            if (!enc || asprintf(&url, "%s%s/%s", r->url_prefix, r->run_id, enc) < 0)
+                goto oom;
+            ADD(ao, "url", json_object_new_string(url));
+        }
+    }
+    ADD(o, "artifacts", arts);
+    arts = NULL;
+    if (r->has_zip && r->url_prefix) {
+        cleanup_free char *url = NULL;
+        if (asprintf(&url, "%s%s.zip", r->url_prefix, r->run_id) < 0)
+            goto oom;
+        ADD(o, "zip_url", json_object_new_string(url));
+    } else {
+        ADD(o, "zip_url", NULL);
+    }
+    ADD(o, "zip", r->has_zip ? str_or_null(r->zip_path) : NULL);
+    ADD(o, "artifacts_skipped", json_object_new_int64((int64_t)r->artifacts_skipped));
+    ADD(o, "workdir", str_or_null(r->workdir));
+    ADD(o, "isolation", r->isolation ? json_object_new_string(r->isolation) : NULL);
+    ADD(o, "error", str_or_null(r->error));
+    return o;
+oom:
+    json_object_put(arts);
+    json_object_put(reqs);
+    json_object_put(o);
+    return NULL;
+}
+
+char *result_to_string(const struct exec_result *r, bool pretty, size_t *len)
+{
+    json_object *o = result_to_json(r);
+    if (!o)
+        return NULL;
+    int flags = JSON_C_TO_STRING_NOSLASHESCAPE | (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+                                                          : JSON_C_TO_STRING_PLAIN);
+    size_t n;
+    const char *s = json_object_to_json_string_length(o, flags, &n);
+    char *copy = s ? strndup(s, n) : NULL;
+    if (len)
+        *len = n;
+    json_object_put(o);
+    return copy;
+}
+
+int result_record(const struct exec_result *r)
+{
+    if (!r->run_dir)
+        return -EINVAL;
+    cleanup_fd int dfd = open(r->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    /* The log is a plain copy for people (result.json carries it too, and
+     * its fsync + rename is what publishes the run). */
+    unlinkat(dfd, "log", 0);
+    int rc = util_write_file_new(dfd, "log", r->log.buf.data ? r->log.buf.data : "", r->log.buf.len, 0644);
+    if (rc < 0)
+        return rc;
+    size_t n;
+    cleanup_free char *json = result_to_string(r, false, &n);
+    if (!json)
+        return -ENOMEM;
+    return util_write_file_atomic(dfd, "result.json", json, n, 0644);
+}

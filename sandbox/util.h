@@ -1,0 +1,125 @@
+/* util.h: small helpers every module uses: cleanup attributes, bounded
+ * buffers, careful I/O, the one log function, UTF-8 and time helpers.
+ * Nothing here knows about runs, HTTP or JSON-RPC. */
+#ifndef RMS_UTIL_H
+#define RMS_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define must_check __attribute__((warn_unused_result))
+#define printf_like(f, a) __attribute__((format(printf, f, a)))
+/* Drops a must_check result on purpose; the call site says why. */
+#define discard(x)               \
+    do {                         \
+        long discard_rc_ = (x);  \
+        (void)discard_rc_;       \
+    } while (0)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* --- cleanup attributes (after bubblewrap's utils.h) --- */
+void util__free_ptr(void *p);
+void util__close_fd(int *fd);
+void util__fclose(void *f);
+void util__closedir(void *d);
+#define cleanup_free __attribute__((cleanup(util__free_ptr)))
+#define cleanup_fd __attribute__((cleanup(util__close_fd)))
+#define cleanup_file __attribute__((cleanup(util__fclose)))
+#define cleanup_dir __attribute__((cleanup(util__closedir)))
+
+/* Hand ownership out of a cleanup variable: returns *pp and sets it to NULL. */
+static inline void *util__steal(void *pp)
+{
+    void **p = pp;
+    void *v = *p;
+    *p = NULL;
+    return v;
+}
+#define steal_pointer(pp) util__steal(pp)
+static inline int steal_fd(int *fd)
+{
+    int v = *fd;
+    *fd = -1;
+    return v;
+}
+
+/* --- logging: one function, the run or request id on every line --- */
+enum log_level { LOG_LVL_ERROR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
+/* Sets the id printed on every following line of this process ("-" when
+ * NULL); the string is copied. */
+void log_set_id(const char *id);
+/* Sets the threshold; lines above it are dropped. Default: LOG_LVL_WARN. */
+void log_set_level(enum log_level lvl);
+/* Writes one line to stderr: "runmyscript[pid] LEVEL id: message". Bytes
+ * outside printable ASCII in the formatted message are escaped, so text a
+ * client sent can be logged without forging lines. */
+void log_msg(enum log_level lvl, const char *fmt, ...) printf_like(2, 3);
+
+/* --- bounded growable buffer (after curl's dynbuf) --- */
+struct dbuf {
+    char *data;  /* always NUL-terminated when non-NULL */
+    size_t len;
+    size_t cap;
+    size_t max;  /* ceiling: appends past it fail with -E2BIG */
+};
+void dbuf_init(struct dbuf *b, size_t max);
+void dbuf_free(struct dbuf *b);
+/* Appends; returns 0, -ENOMEM, or -E2BIG when len + n would pass max (then
+ * nothing is appended). */
+int dbuf_append(struct dbuf *b, const void *p, size_t n) must_check;
+int dbuf_printf(struct dbuf *b, const char *fmt, ...) printf_like(2, 3) must_check;
+/* Returns the data (caller frees) and resets the buffer. */
+char *dbuf_steal(struct dbuf *b, size_t *len);
+
+/* --- I/O --- */
+/* write() all of buf, retrying EINTR and short writes. 0 or -errno. */
+int util_write_all(int fd, const void *buf, size_t n) must_check;
+/* Reads a whole fd into a new buffer (NUL-terminated, caller frees), failing
+ * with -E2BIG past max bytes. 0 or -errno. */
+int util_read_fd(int fd, size_t max, char **out, size_t *len) must_check;
+/* Reads a file relative to dirfd (AT_FDCWD for paths) without following a
+ * final symlink. Same contract as util_read_fd. */
+int util_read_file_at(int dirfd, const char *path, size_t max, char **out, size_t *len) must_check;
+/* Writes data to dirfd/name atomically: a temporary name in the same
+ * directory, fsync, rename over name. A reader sees the old file or the
+ * whole new one, never a part. 0 or -errno (the temporary is removed). */
+int util_write_file_atomic(int dirfd, const char *name, const void *data, size_t n, mode_t mode) must_check;
+/* Creates dirfd/name (which must not exist, and is never a symlink) holding
+ * data; no fsync: for files that mean nothing after a crash. 0 or -errno. */
+int util_write_file_new(int dirfd, const char *name, const void *data, size_t n, mode_t mode) must_check;
+/* Removes dirfd/name and everything under it without following symlinks.
+ * 0 or -errno of the first failure (it carries on past failures). */
+int util_rm_rf_at(int dirfd, const char *name) must_check;
+/* mkdir -p with mode for each missing component. 0 or -errno. */
+int util_mkdir_p(const char *path, mode_t mode) must_check;
+/* Copies src (a regular file, not followed if a symlink) to dst, creating
+ * dst exclusively. 0 or -errno. */
+int util_copy_file(int src_dirfd, const char *src, int dst_dirfd, const char *dst) must_check;
+/* The same from an open file (read from offset 0 with pread). */
+int util_copy_fd(int in, int dst_dirfd, const char *dst) must_check;
+/* Sets O_NONBLOCK / FD_CLOEXEC. 0 or -errno. */
+int util_set_nonblock(int fd) must_check;
+
+/* --- text --- */
+/* True when s[0..n) is valid UTF-8 (no overlongs, no surrogates). */
+bool util_utf8_valid(const char *s, size_t n);
+/* Returns a copy of s[0..n) with each invalid UTF-8 sequence and each NUL
+ * replaced by U+FFFD (caller frees), or NULL on ENOMEM. */
+char *util_utf8_sanitize(const char *s, size_t n, size_t *out_len);
+/* Lower-case hex of n bytes into out (2n+1 bytes). */
+void util_hex(const unsigned char *p, size_t n, char *out);
+/* Formats a byte count for people: "812 B", "4.2 KiB", "3.0 MiB". */
+void util_human_size(uint64_t n, char *out, size_t outlen);
+
+/* --- time --- */
+int64_t util_now_ms(void);      /* CLOCK_MONOTONIC in ms */
+int64_t util_wall_ms(void);     /* CLOCK_REALTIME in ms */
+
+/* --- randomness --- */
+/* Fills buf from getrandom(2), retrying EINTR and short reads. 0 or -errno. */
+int util_random(void *buf, size_t n) must_check;
+
+#endif

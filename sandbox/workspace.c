@@ -1,0 +1,208 @@
+/* workspace.c: run directories, ids, path safety and reaping. */
+#include "config.h"
+
+#include "workspace.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifdef HAVE_LINUX_OPENAT2_H
+#include <linux/openat2.h>
+#endif
+
+int ws_new_id(char out[WS_ID_LEN + 1])
+{
+    unsigned char raw[WS_ID_LEN / 2];
+    int rc = util_random(raw, sizeof raw);
+    if (rc < 0)
+        return rc;
+    util_hex(raw, sizeof raw, out);
+    return 0;
+}
+
+bool ws_id_valid(const char *s)
+{
+    size_t i;
+    for (i = 0; i < WS_ID_LEN; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return s[i] == '\0';
+}
+
+int ws_init_state(const char *state_dir)
+{
+    static const char *const subs[] = {"runs", "sessions", "envs", "cache"};
+    int rc = util_mkdir_p(state_dir, 0755);
+    if (rc < 0)
+        return rc;
+    cleanup_fd int dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
+        if (mkdirat(dfd, subs[i], 0755) < 0 && errno != EEXIST)
+            return -errno;
+    return 0;
+}
+
+char *ws_run_path(const char *state_dir, const char *id)
+{
+    char *p;
+    if (!ws_id_valid(id)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (asprintf(&p, "%s/runs/%s", state_dir, id) < 0)
+        return NULL;
+    return p;
+}
+
+int ws_run_create(const char *state_dir, char id[WS_ID_LEN + 1], char **run_dir)
+{
+    int rc = ws_init_state(state_dir);
+    if (rc < 0)
+        return rc;
+    /* 128 random bits do not collide in practice; EEXIST is still handled
+     * rather than assumed away. */
+    for (int tries = 0; tries < 4; tries++) {
+        rc = ws_new_id(id);
+        if (rc < 0)
+            return rc;
+        cleanup_free char *p = ws_run_path(state_dir, id);
+        if (!p)
+            return -ENOMEM;
+        if (mkdir(p, 0700) == 0) {
+            *run_dir = steal_pointer(&p);
+            return 0;
+        }
+        if (errno != EEXIST)
+            return -errno;
+    }
+    return -EEXIST;
+}
+
+bool ws_rel_path_ok(const char *rel)
+{
+    size_t n = strlen(rel);
+    if (n == 0 || n > 1024 || rel[0] == '/')
+        return false;
+    const char *comp = rel;
+    for (const char *p = rel;; p++) {
+        if (*p == '/' || *p == '\0') {
+            size_t len = (size_t)(p - comp);
+            if (len == 0)
+                return false;
+            if ((len == 1 && comp[0] == '.') || (len == 2 && comp[0] == '.' && comp[1] == '.'))
+                return false;
+            if (*p == '\0')
+                break;
+            comp = p + 1;
+        }
+    }
+    return true;
+}
+
+static int open_beneath_walk(int dirfd, const char *rel, int flags, mode_t mode)
+{
+    char buf[1025];
+    size_t n = strlen(rel);
+    if (n >= sizeof buf)
+        return -ENAMETOOLONG;
+    memcpy(buf, rel, n + 1);
+    int cur = dirfd;
+    char *comp = buf;
+    for (;;) {
+        char *slash = strchr(comp, '/');
+        if (!slash)
+            break;
+        *slash = '\0';
+        int next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        if (cur != dirfd)
+            close(cur);
+        if (next < 0)
+            return e == ENOTDIR ? -ELOOP : -e;
+        cur = next;
+        comp = slash + 1;
+    }
+    int fd = openat(cur, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+    int e = errno;
+    if (cur != dirfd)
+        close(cur);
+    return fd < 0 ? -e : fd;
+}
+
+int ws_open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
+{
+    if (!ws_rel_path_ok(rel))
+        return -EINVAL;
+#if defined(HAVE_LINUX_OPENAT2_H) && defined(SYS_openat2)
+    struct open_how how = {
+        .flags = (uint64_t)(flags | O_CLOEXEC),
+        .mode = (flags & O_CREAT) ? mode : 0,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
+    if (fd >= 0)
+        return (int)fd;
+    if (errno != ENOSYS && errno != EPERM)
+        return -errno;
+    /* ENOSYS: an old kernel; EPERM: a seccomp filter that denies openat2. */
+#endif
+    return open_beneath_walk(dirfd, rel, flags, mode);
+}
+
+int ws_reap_runs(const char *state_dir, int64_t ttl_ms)
+{
+    char path[4096];
+    struct stat st;
+    if (ttl_ms <= 0)
+        return 0;
+    if ((size_t)snprintf(path, sizeof path, "%s/runs", state_dir) >= sizeof path)
+        return -ENAMETOOLONG;
+    cleanup_fd int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    int64_t now = util_wall_ms();
+    /* At most one scan a minute: the stamp's mtime says when the last began. */
+    if (fstatat(dfd, ".reaped", &st, 0) == 0 &&
+        now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < 60000)
+        return 0;
+    int sfd = openat(dfd, ".reaped", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (sfd >= 0) {
+        futimens(sfd, NULL);
+        close(sfd);
+    }
+    int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0)
+        return -errno;
+    cleanup_dir DIR *d = fdopendir(dup);
+    if (!d) {
+        close(dup);
+        return -errno;
+    }
+    rewinddir(d); /* the offset is shared with dfd */
+    int removed = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!ws_id_valid(de->d_name))
+            continue;
+        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+            continue;
+        int64_t age = now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000);
+        if (age < ttl_ms)
+            continue;
+        /* The directory's mtime moves when the run writes its result; the
+         * configuration keeps run_ttl above the largest wall limit, so a
+         * directory this old belongs to no run in progress. */
+        if (util_rm_rf_at(dfd, de->d_name) == 0)
+            removed++;
+    }
+    return removed;
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# What output/ holds: symlinks, FIFOs and hard links shared with files
+# outside are neither followed nor listed nor zipped; nested and odd names
+# come back intact; the zip is whole.
+. "$top_srcdir/tests/lib/tap.sh"
+T=$TEST_TMP
+echo "outside secret" >$T/outside.txt
+
+cat >$T/traps.py <<PY
+import os
+out = os.environ["SCRIPT_OUTPUT"]
+os.symlink("/etc/passwd", os.path.join(out, "passwd"))
+os.symlink("/etc", os.path.join(out, "etc"))
+os.mkfifo(os.path.join(out, "fifo"))
+os.link("$T/outside.txt", os.path.join(out, "hardlink"))
+os.makedirs(os.path.join(out, "plots", "deep"))
+open(os.path.join(out, "plots", "deep", "data.json"), "w").write('{"a": [1, 2]}')
+open(os.path.join(out, "a file with spaces.txt"), "w").write("one\\ntwo\\n")
+open(os.path.join(out, "caf\u00e9.md"), "w").write("# caf\u00e9\\n")
+open(os.path.join(out, "pair-1"), "w").write("shared\\n")
+os.link(os.path.join(out, "pair-1"), os.path.join(out, "plots", "pair-2"))
+print("set up")
+PY
+run_json $T/traps.json $T/traps.py --out $T/out
+is "$(jget $T/traps.json 'r["status"]')" ok "status ok"
+is "$(jget $T/traps.json '[a["path"] for a in r["artifacts"]]')" \
+    '["a file with spaces.txt", "caf\u00e9.md", "pair-1", "plots/deep/data.json", "plots/pair-2"]' \
+    "listed: regular files only, hard links within output/ kept"
+is "$(jget $T/traps.json 'r["artifacts_skipped"]')" 4 "skipped: two symlinks, the FIFO, the hard link to a file outside"
+is "$(jget $T/traps.json 'r["artifacts"][3]["summary"]')" "JSON object with 1 key" "nested JSON summarised"
+id=$(jget $T/traps.json 'r["run_id"]')
+zip=$T/out/$id/artifacts.zip
+unzip -tq "$zip" >/dev/null 2>&1
+ok $? "the zip passes unzip -t"
+is "$(unzip -Z1 "$zip" | LC_ALL=C sort | tr '\n' '|')" "a file with spaces.txt|café.md|pair-1|plots/deep/data.json|plots/pair-2|" \
+    "the zip holds exactly the listed files"
+unzip -Z1 "$zip" | grep -qE '^/|\.\./|passwd|fifo|hardlink|^etc'
+ok $((! $?)) "no absolute, .., symlink, FIFO or outside entries in the zip"
+! unzip -p "$zip" 2>/dev/null | grep -q "outside secret\|root:"
+ok $? "no byte of /etc/passwd or of the outside file in the zip"
+"$PYTHON3" - "$zip" <<'PY'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None
+for i in z.infolist():
+    assert not i.filename.startswith("/") and ".." not in i.filename.split("/")
+    assert (i.external_attr >> 28) != 0o12  # no symlink entries
+PY
+ok $? "Python's zipfile: no absolute, .. or symlink entries"
+cmp -s "$T/out/$id/plots/deep/data.json" <(printf '{"a": [1, 2]}')
+ok $? "--out keeps nested paths and bytes"
+[ -f "$T/out/$id/a file with spaces.txt" ] && [ -f "$T/out/$id/café.md" ]
+ok $? "--out keeps odd names"
+[ ! -e "$T/out/$id/passwd" ] && [ ! -e "$T/out/$id/hardlink" ]
+ok $? "--out holds none of the skipped entries"
+is "$(cat $T/outside.txt)" "outside secret" "the outside file is untouched"
+is "$(jget $T/traps.json '[a["url"] for a in r["artifacts"]][0]')" "/artifacts/$id/a%20file%20with%20spaces.txt" "URLs are percent-encoded"
+
+printf 'print("nothing to see")\n' >$T/none.py
+run_json $T/none.json $T/none.py --out $T/out2
+is "$(jget $T/none.json 'r["artifacts"]')" "[]" "no artifacts"
+is "$(jget $T/none.json 'r["zip_url"]')" null "and no zip"
+[ ! -e $T/out2 ]
+ok $? "--out is not created when there is nothing to copy"
+
+done_testing

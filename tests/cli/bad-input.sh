@@ -1,0 +1,79 @@
+#!/bin/bash
+# Bad input: a clear one-line error, a distinct exit code, no crash, no
+# half-written result presented as complete.
+. "$top_srcdir/tests/lib/tap.sh"
+T=$TEST_TMP
+R=$RUNMYSCRIPT
+
+expect() { # expect CODE MESSAGE-PART DESCRIPTION -- ARGS...
+    local code=$1 msg=$2 desc=$3
+    shift 4
+    local rc=0
+    "$R" "$@" >$T/stdout 2>$T/stderr || rc=$?
+    is "$rc" "$code" "$desc: exit $code"
+    like "$(head -n1 $T/stderr)" "$msg" "$desc: says '$msg'"
+    ! grep -qi "sanitizer\|segmentation\|core dumped" $T/stderr
+    ok $? "$desc: no crash"
+}
+runs_made() { ls "$RUNMYSCRIPT_STATE_DIR/runs" 2>/dev/null | grep -c '^[0-9a-f]\{32\}$'; }
+
+: >$T/empty.py
+printf 'print("\xff")\n' >$T/latin1.py
+printf 'print(1)\n' >$T/ok.py
+before=$(runs_made)
+expect 65 "the script is empty" "an empty script" -- run $T/empty.py
+expect 65 "not valid UTF-8" "a non-UTF-8 script" -- run $T/latin1.py
+is "$(runs_made)" "$before" "bad scripts make no run directory"
+expect 66 "cannot read script" "a missing script" -- run $T/missing.py
+expect 66 "cannot read input" "a missing --input file" -- run $T/ok.py --input $T/missing.json
+echo x >$T/afile
+expect 73 "--out" "an --out below a file" -- run $T/ok.py --out $T/afile/sub
+expect 78 "unknown configuration key 'bogus'" "an unknown --set key" -- run $T/ok.py --set bogus=1
+expect 78 "--set bogus" "a --set without =" -- run $T/ok.py --set bogus
+expect 78 "--timeout" "a bad --timeout" -- run $T/ok.py --timeout soon
+expect 78 "out of range" "a --timeout out of range" -- run $T/ok.py --timeout 0
+expect 64 "which script" "no script" -- run
+expect 64 "one script at a time" "two scripts" -- run $T/ok.py $T/ok.py
+expect 64 "unrecognized option" "an unknown option" -- run $T/ok.py --frobnicate
+expect 64 "give one of them" "--input and --input-text" -- run $T/ok.py --input $T/ok.py --input-text x
+expect 64 "both come from stdin" "script and input both on stdin" -- run - --input -
+head -c 3000 /dev/zero | tr '\0' '#' >$T/large.py
+expect 65 "code_bytes" "a script over code_bytes" -- run $T/large.py --set code_bytes=1K
+expect 64 "unknown command" "an unknown command" -- frobnicate
+RUNMYSCRIPT_TIMEOUT=forever "$R" run $T/ok.py >/dev/null 2>$T/stderr
+is "$?" 78 "a bad RUNMYSCRIPT_ variable: exit 78"
+like "$(cat $T/stderr)" "RUNMYSCRIPT_TIMEOUT" "and names the variable"
+"$R" run $T/ok.py --config $T/nope.conf >/dev/null 2>$T/stderr
+is "$?" 78 "a missing --config file: exit 78"
+"$R" run $T/ok.py --set python=/nonexistent/python3 >/dev/null 2>$T/stderr
+is "$?" 125 "a python that does not exist: the service failed, exit 125"
+like "$(cat $T/stderr)" "/nonexistent/python3" "and says which"
+
+# A full disk under the state directory: a 1 MiB tmpfs in a private mount
+# namespace (root only), filled before the run.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+    mkdir -p $T/full
+    unshare --mount --propagation private bash -c '
+        mount -t tmpfs -o size=1m tmpfs "$1" || exit 99
+        export RUNMYSCRIPT_STATE_DIR="$1"
+        "$2" run "$3" >/dev/null 2>&1           # makes the base environment
+        dd if=/dev/zero of="$1/filler" bs=4k >/dev/null 2>&1
+        rc=0
+        "$2" run "$3" --json >"$4/full.json" 2>"$4/full.err" || rc=$?
+        echo $rc >"$4/full.rc"
+        # Nothing published as complete: no result.json without its run.
+        for d in "$1"/runs/*/; do
+            [ -f "$d/result.json" ] && [ ! -f "$d/log" ] && echo "half: $d" >>"$4/half"
+        done
+        ls "$1"/runs/*/.result.json.*.tmp 2>/dev/null >>"$4/half"
+        exit 0' - $T/full "$R" $T/ok.py $T
+    is "$(cat $T/full.rc 2>/dev/null)" 125 "a full state disk: exit 125"
+    like "$(cat $T/full.err 2>/dev/null)" "No space left on device" "a full state disk: says so in one line"
+    [ ! -s $T/half ]
+    ok $? "a full state disk: no half-written result"
+else
+    skip "the full-disk case needs root and unshare for a private tmpfs"
+    skip "(same)"
+    skip "(same)"
+fi
+done_testing

@@ -1,0 +1,54 @@
+#!/bin/bash
+# The log: stdout and stderr in order with their streams, the log_bytes cap
+# and its marker, binary output, output without newlines.
+. "$top_srcdir/tests/lib/tap.sh"
+T=$TEST_TMP
+
+cat >$T/inter.py <<'PY'
+import sys, time
+for i in range(1, 6):
+    print("out", i, flush=True)
+    time.sleep(0.02)
+    print("err", i, file=sys.stderr, flush=True)
+    time.sleep(0.02)
+PY
+run_json $T/inter.json $T/inter.py
+want=$(printf 'out 1\nerr 1\nout 2\nerr 2\nout 3\nerr 3\nout 4\nerr 4\nout 5\nerr 5\n')
+is "$(jget $T/inter.json 'r["logs"]')" "$want" "stdout and stderr interleave in order"
+"$RUNMYSCRIPT" run $T/inter.py >$T/inter.txt 2>/dev/null
+is "$(cat $T/inter.txt)" "$(printf 'out 1\n[stderr] err 1\nout 2\n[stderr] err 2\nout 3\n[stderr] err 3\nout 4\n[stderr] err 4\nout 5\n[stderr] err 5\n')" \
+    "the CLI marks the stderr lines"
+
+cat >$T/flood.py <<'PY'
+import os, sys
+line = "y" * 99 + "\n"
+for i in range(50000):          # 5 MB
+    sys.stdout.write(line)
+sys.stdout.flush()
+open(os.path.join(os.environ["SCRIPT_OUTPUT"], "after.txt"), "w").write("still running\n")
+PY
+run_json $T/flood.json $T/flood.py
+is "$(jget $T/flood.json 'r["status"]')" ok "a flood of output: the run continues to the end"
+is "$(jget $T/flood.json 'r["logs_truncated"]')" true "logs_truncated"
+like "$(jget $T/flood.json 'r["logs"]')" "[runmyscript] log truncated: the output passed log_bytes (1.0 MiB)" "the marker is in the log"
+is "$(jget $T/flood.json 'len(r["logs"].encode()) < 1048576 + 300')" true "the log is cut near 1 MiB"
+is "$(jget $T/flood.json '[a["path"] for a in r["artifacts"]]')" '["after.txt"]' "the script ran on after the cut"
+run_json $T/small.json $T/flood.py --set log_bytes=1K
+is "$(jget $T/small.json 'len(r["logs"].split("\n[runmyscript]")[0])')" 1024 "log_bytes=1K keeps exactly 1024 bytes of output"
+like "$(jget $T/small.json 'r["logs"]')" "log_bytes (1.0 KiB)" "and names the limit"
+
+printf 'import sys\nsys.stdout.buffer.write(b"bin:\\xff\\xfe\\x00\\x80 end")\nsys.stdout.flush()\n' >$T/binary.py
+run_json $T/binary.json $T/binary.py
+ok $? "binary output"
+is "$(jget $T/binary.json 'r["logs"]')" "bin:$(printf '\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd') end" \
+    "non-UTF-8 bytes become U+FFFD in valid JSON"
+id=$(jget $T/binary.json 'r["run_id"]')
+is "$(od -An -tx1 "$RUNMYSCRIPT_STATE_DIR/runs/$id/log" | tr -d ' \n')" "62696e3afffe008020656e64" "the log file keeps the raw bytes"
+
+printf 'print("no newline", end="")\n' >$T/nonl.py
+run_json $T/nonl.json $T/nonl.py
+is "$(jget $T/nonl.json 'r["logs"]')" "no newline" "output without a newline"
+"$RUNMYSCRIPT" run $T/nonl.py >$T/nonl.txt 2>/dev/null
+is "$(cat $T/nonl.txt)" "no newline" "the CLI ends the last line for the terminal"
+
+done_testing

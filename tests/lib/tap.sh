@@ -1,0 +1,87 @@
+# tap.sh: TAP helpers for the shell test drivers. Source it; call done_testing
+# at the end. Every test gets its own temporary directory and state dir,
+# removed on exit.
+set -u
+TAP_N=0
+TAP_FAILED=0
+: "${RUNMYSCRIPT:?RUNMYSCRIPT must point at the built program}"
+PYTHON3=${PYTHON3:-/usr/bin/python3}
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rms-test.XXXXXX")
+chmod 755 "$TEST_TMP"
+export RUNMYSCRIPT_STATE_DIR="$TEST_TMP/state"
+unset RUNMYSCRIPT_CONFIG
+cleanup_tmp() { rm -rf "$TEST_TMP"; }
+trap cleanup_tmp EXIT
+
+ok() { # ok RC DESCRIPTION...
+    local rc=$1
+    shift
+    TAP_N=$((TAP_N + 1))
+    if [ "$rc" -eq 0 ]; then
+        echo "ok $TAP_N - $*"
+    else
+        echo "not ok $TAP_N - $*"
+        TAP_FAILED=$((TAP_FAILED + 1))
+    fi
+}
+is() { # is GOT WANT DESCRIPTION...
+    local got=$1 want=$2
+    shift 2
+    if [ "$got" = "$want" ]; then
+        ok 0 "$*"
+    else
+        ok 1 "$*"
+        printf '#   got:  %s\n#   want: %s\n' "$got" "$want"
+    fi
+}
+like() { # like GOT SUBSTRING DESCRIPTION...
+    local got=$1 want=$2
+    shift 2
+    case "$got" in
+    *"$want"*) ok 0 "$*" ;;
+    *) ok 1 "$*"; printf '#   got:  %s\n#   want (inside): %s\n' "$got" "$want" ;;
+    esac
+}
+skip() { # skip REASON: one skipped test
+    TAP_N=$((TAP_N + 1))
+    echo "ok $TAP_N # SKIP $*"
+}
+diag() { printf '# %s\n' "$*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+done_testing() {
+    echo "1..$TAP_N"
+    [ "$TAP_FAILED" -eq 0 ]
+}
+
+# jget FILE EXPR: evaluates a Python expression on the JSON in FILE (bound to
+# r) and prints the result (JSON for lists/dicts/None/bools).
+jget() {
+    "$PYTHON3" - "$1" "$2" <<'PY'
+import json, sys
+with open(sys.argv[1], encoding="utf-8") as f:
+    r = json.load(f)
+v = eval(sys.argv[2], {"r": r})
+print(v if isinstance(v, str) else json.dumps(v))
+PY
+}
+
+# run_json OUTFILE ARGS...: runs `runmyscript run ARGS --json` into OUTFILE,
+# sets RC to its exit status.
+run_json() {
+    local out=$1
+    shift
+    RC=0
+    "$RUNMYSCRIPT" run "$@" --json >"$out" 2>"$out.err" || RC=$?
+}
+
+# no_process_of RUN_ID: true when no process has the run directory in its
+# command line or as its cwd (the run left nothing behind).
+no_process_of() {
+    local id=$1 p
+    for p in /proc/[0-9]*; do
+        [ "$p" = "/proc/$$" ] && continue
+        if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "$id"; then return 1; fi
+        case "$(readlink "$p/cwd" 2>/dev/null)" in *"$id"*) return 1 ;; esac
+    done
+    return 0
+}

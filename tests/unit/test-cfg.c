@@ -1,0 +1,150 @@
+/* test-cfg.c: the configuration file, environment and --set. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cfg.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/rms-test-cfg-XXXXXX";
+
+static const char *write_conf(const char *name, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void test_units(void)
+{
+    int64_t ms;
+    uint64_t b;
+    bool v;
+    ok(cfg_parse_duration("60", &ms) == 0 && ms == 60000, "60 is seconds");
+    ok(cfg_parse_duration("1.5s", &ms) == 0 && ms == 1500, "1.5s");
+    ok(cfg_parse_duration("250ms", &ms) == 0 && ms == 250, "250ms");
+    ok(cfg_parse_duration("2m", &ms) == 0 && ms == 120000, "2m");
+    ok(cfg_parse_duration("1h", &ms) == 0 && ms == 3600000, "1h");
+    ok(cfg_parse_duration("-1", &ms) < 0, "no negative durations");
+    ok(cfg_parse_duration("10x", &ms) < 0, "unknown unit");
+    ok(cfg_parse_duration("", &ms) < 0, "empty");
+    ok(cfg_parse_duration("nan", &ms) < 0, "nan");
+    ok(cfg_parse_size("1048576", &b) == 0 && b == 1048576, "bytes");
+    ok(cfg_parse_size("64K", &b) == 0 && b == 65536, "64K");
+    ok(cfg_parse_size("1.5M", &b) == 0 && b == 1572864, "1.5M");
+    ok(cfg_parse_size("2GiB", &b) == 0 && b == 2147483648ull, "2GiB");
+    ok(cfg_parse_size("2gb", &b) == 0 && b == 2147483648ull, "units are case-insensitive");
+    ok(cfg_parse_size("1.5", &b) < 0, "no fractional bytes");
+    ok(cfg_parse_size("0x10", &b) < 0, "no hex");
+    ok(cfg_parse_size("99999999999T", &b) < 0, "overflow");
+    ok(cfg_parse_bool("on", &v) == 0 && v, "on");
+    ok(cfg_parse_bool("OFF", &v) == 0 && !v, "OFF");
+    ok(cfg_parse_bool("maybe", &v) < 0, "maybe");
+}
+
+static void test_load(void)
+{
+    struct cfg c;
+    char err[512];
+    const char *f = write_conf("a.conf", "# comment\n\nstate_dir = /tmp/rms-state-x\n"
+                                         "timeout = 5\nmemory=512M\n  log_bytes = 2K  \n"
+                                         "script_network = on\nisolation = rlimits\n");
+    unsetenv("RUNMYSCRIPT_TIMEOUT");
+    is_int(cfg_load(&c, f, NULL, NULL, 0, err, sizeof err), 0, "a file loads");
+    is_str(c.state_dir, "/tmp/rms-state-x", "state_dir");
+    is_int(c.exec.limits.wall_ms, 5000, "timeout");
+    is_int((long long)c.exec.limits.memory, 512ll << 20, "memory");
+    is_int((long long)c.exec.limits.log_bytes, 2048, "log_bytes with spaces around");
+    ok(c.exec.script_network, "script_network");
+    ok(c.exec.isolation == EXEC_ISOLATION_RLIMITS, "isolation");
+    is_str(c.exec.state_dir, "/tmp/rms-state-x", "the exec config points at the value");
+    cfg_free(&c);
+
+    setenv("RUNMYSCRIPT_TIMEOUT", "7", 1);
+    is_int(cfg_load(&c, f, NULL, NULL, 0, err, sizeof err), 0, "with the environment");
+    is_int(c.exec.limits.wall_ms, 7000, "the environment beats the file");
+    cfg_free(&c);
+    const char *sets[] = {"timeout=9", "python=/usr/bin/python3"};
+    is_int(cfg_load(&c, f, NULL, sets, 2, err, sizeof err), 0, "with --set");
+    is_int(c.exec.limits.wall_ms, 9000, "--set beats the environment");
+    cfg_free(&c);
+    unsetenv("RUNMYSCRIPT_TIMEOUT");
+
+    const char *bad_sets[] = {"bogus=1"};
+    ok(cfg_load(&c, f, NULL, bad_sets, 1, err, sizeof err) < 0, "an unknown --set key fails");
+    ok(strstr(err, "unknown configuration key 'bogus'") != NULL, "and says so: %s", err);
+    cfg_free(&c);
+    const char *bad_val[] = {"memory=lots"};
+    ok(cfg_load(&c, f, NULL, bad_val, 1, err, sizeof err) < 0, "a bad value fails");
+    ok(strstr(err, "memory = 'lots'") != NULL, "and names it: %s", err);
+    cfg_free(&c);
+    const char *range[] = {"timeout=0"};
+    ok(cfg_load(&c, f, NULL, range, 1, err, sizeof err) < 0, "a value out of range fails");
+    ok(strstr(err, "out of range") != NULL, "and says so: %s", err);
+    cfg_free(&c);
+
+    f = write_conf("b.conf", "timeout = 5\nwhat is this\n");
+    ok(cfg_load(&c, f, NULL, NULL, 0, err, sizeof err) < 0, "a line without = fails");
+    ok(strstr(err, "b.conf:2:") != NULL, "with file and line: %s", err);
+    cfg_free(&c);
+    f = write_conf("c.conf", "nope = 1\n");
+    ok(cfg_load(&c, f, NULL, NULL, 0, err, sizeof err) < 0, "an unknown key in a file fails");
+    ok(strstr(err, "c.conf:1:") != NULL, "with file and line: %s", err);
+    cfg_free(&c);
+    ok(cfg_load(&c, "/nonexistent/x.conf", NULL, NULL, 0, err, sizeof err) < 0, "a missing explicit file fails");
+    cfg_free(&c);
+    setenv("RUNMYSCRIPT_NOPE", "1", 1);
+    ok(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err) < 0, "an unknown RUNMYSCRIPT_ variable fails");
+    ok(strstr(err, "RUNMYSCRIPT_NOPE") != NULL, "and names it: %s", err);
+    cfg_free(&c);
+    unsetenv("RUNMYSCRIPT_NOPE");
+
+    /* RUNMYSCRIPT_CONFIG finds the file; a relative state_dir becomes absolute. */
+    f = write_conf("d.conf", "state_dir = rel/state\n");
+    setenv("RUNMYSCRIPT_CONFIG", f, 1);
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "RUNMYSCRIPT_CONFIG");
+    ok(c.state_dir[0] == '/' && strstr(c.state_dir, "/rel/state"), "relative paths become absolute: %s",
+       c.state_dir);
+    cfg_free(&c);
+    unsetenv("RUNMYSCRIPT_CONFIG");
+
+    /* Next to the program. */
+    write_conf("runmyscript.conf", "timeout = 3\n");
+    char self[300];
+    snprintf(self, sizeof self, "%s/runmyscript.cgi", dir);
+    is_int(cfg_load(&c, NULL, self, NULL, 0, err, sizeof err), 0, "the file next to the program");
+    is_int(c.exec.limits.wall_ms, 3000, "is read");
+    cfg_free(&c);
+
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "no file at all");
+    char *dump = cfg_dump(&c);
+    ok(dump && strstr(dump, "timeout = 60s\n") && strstr(dump, "log_bytes = 1M\n") && strstr(dump, "memory = 2G\n"),
+       "cfg_dump shows the defaults");
+    int keys = 0;
+    for (const char *const *k = cfg_keys(); *k; k++) {
+        char pat[80];
+        snprintf(pat, sizeof pat, "\n%s = ", *k);
+        keys += strstr(dump, pat) != NULL;
+    }
+    int nkeys = 0;
+    for (const char *const *k = cfg_keys(); *k; k++)
+        nkeys++;
+    is_int(keys, nkeys, "cfg_dump shows every key");
+    free(dump);
+    cfg_free(&c);
+}
+
+int main(void)
+{
+    ok(mkdtemp(dir) != NULL, "temporary directory");
+    test_units();
+    test_load();
+    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
+    return tap_done();
+}

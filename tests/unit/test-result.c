@@ -1,0 +1,73 @@
+/* test-result.c: the result JSON: its shape, UTF-8 safety, URLs. */
+#include "config.h"
+
+#include <json-c/json.h>
+#include <stdlib.h>
+
+#include "result.h"
+#include "tap.h"
+
+int main(void)
+{
+    struct exec_result r;
+    bool marker;
+    exec_result_init(&r);
+    strcpy(r.run_id, "0123456789abcdef0123456789abcdef");
+    r.status = EXEC_STATUS_OK;
+    r.exit_code = 0;
+    r.duration_ms = 12;
+    r.isolation = "rlimits";
+    r.url_prefix = "/artifacts/";
+    (void)exec_log_append(&r.log, EXEC_STREAM_STDOUT, "ok \xff\xfe\n", 6, &marker);
+    r.artifacts = calloc(2, sizeof *r.artifacts);
+    r.artifacts[0] = (struct exec_artifact){strdup("plots/a b.png"), 10, strdup("image/png"), strdup("PNG image 1x1")};
+    r.artifacts[1] = (struct exec_artifact){strdup("bad\xff.txt"), 3, strdup("text/plain"), strdup("text, 1 line")};
+    r.n_artifacts = 2;
+    r.has_zip = true;
+
+    size_t n;
+    char *s = result_to_string(&r, false, &n);
+    ok(s != NULL, "serialises");
+    json_object *o = json_tokener_parse(s);
+    ok(o != NULL, "the output parses as JSON");
+    ok(util_utf8_valid(s, n), "the output is valid UTF-8 although the log was not");
+    const char *keys[] = {"run_id", "status", "exit_code", "signal", "duration_ms", "logs", "logs_truncated",
+                          "requirements", "artifacts", "zip_url", "workdir", "isolation"};
+    int have = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        have += json_object_object_get_ex(o, keys[i], NULL);
+    is_int(have, (long long)(sizeof keys / sizeof keys[0]), "every key of DESIGN.md");
+    json_object *v;
+    json_object_object_get_ex(o, "status", &v);
+    is_str(json_object_get_string(v), "ok", "status");
+    json_object_object_get_ex(o, "signal", &v);
+    ok(v == NULL, "signal is null");
+    json_object_object_get_ex(o, "zip_url", &v);
+    is_str(json_object_get_string(v), "/artifacts/0123456789abcdef0123456789abcdef.zip", "zip_url");
+    json_object_object_get_ex(o, "artifacts", &v);
+    json_object *a0 = json_object_array_get_idx(v, 0), *a1 = json_object_array_get_idx(v, 1), *u;
+    json_object_object_get_ex(a0, "url", &u);
+    is_str(json_object_get_string(u), "/artifacts/0123456789abcdef0123456789abcdef/plots/a%20b.png",
+           "artifact URL, percent-encoded");
+    json_object_object_get_ex(a1, "url", &u);
+    is_str(json_object_get_string(u), "/artifacts/0123456789abcdef0123456789abcdef/bad%FF.txt",
+           "a non-UTF-8 name keeps its bytes in the URL");
+    json_object_object_get_ex(a1, "path", &u);
+    is_str(json_object_get_string(u), "bad\xef\xbf\xbd.txt", "and shows U+FFFD in the path");
+    json_object_put(o);
+    free(s);
+
+    r.status = EXEC_STATUS_ERROR;
+    r.exit_code = -1;
+    r.signal = 9;
+    s = result_to_string(&r, false, &n);
+    o = json_tokener_parse(s);
+    json_object_object_get_ex(o, "signal", &v);
+    is_str(json_object_get_string(v), "SIGKILL", "a signal by name");
+    json_object_object_get_ex(o, "exit_code", &v);
+    ok(v == NULL, "exit_code null when signalled");
+    json_object_put(o);
+    free(s);
+    exec_result_free(&r);
+    return tap_done();
+}

@@ -1,0 +1,116 @@
+/* test-util.c: bounded buffers, UTF-8, sha256, sizes, atomic writes. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include "tap.h"
+#include "util.h"
+
+static void test_dbuf(void)
+{
+    struct dbuf b;
+    dbuf_init(&b, 10);
+    is_int(dbuf_append(&b, "hello", 5), 0, "dbuf appends under its ceiling");
+    is_int(dbuf_append(&b, "world", 5), 0, "dbuf appends up to its ceiling");
+    is_int(dbuf_append(&b, "!", 1), -E2BIG, "dbuf refuses past its ceiling");
+    is_int((long long)b.len, 10, "a refused append leaves the length");
+    is_str(b.data, "helloworld", "the data is NUL-terminated");
+    dbuf_free(&b);
+    dbuf_init(&b, 100);
+    is_int(dbuf_printf(&b, "%d-%s", 42, "x"), 0, "dbuf_printf");
+    is_str(b.data, "42-x", "dbuf_printf formats");
+    dbuf_free(&b);
+}
+
+static void test_utf8(void)
+{
+    ok(util_utf8_valid("h\xc3\xa9llo", 6), "valid 2-byte UTF-8");
+    ok(util_utf8_valid("\xf0\x9f\x98\x80", 4), "valid 4-byte UTF-8");
+    ok(!util_utf8_valid("\xff", 1), "0xff is not UTF-8");
+    ok(!util_utf8_valid("\xc0\xaf", 2), "an overlong encoding is not UTF-8");
+    ok(!util_utf8_valid("\xed\xa0\x80", 3), "a surrogate is not UTF-8");
+    ok(!util_utf8_valid("\xe2\x82", 2), "a cut sequence is not UTF-8");
+    size_t n;
+    char *s = util_utf8_sanitize("a\xff" "b\0c", 5, &n);
+    is_str(s, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c", "sanitize replaces bad bytes and NUL with U+FFFD");
+    free(s);
+}
+
+static void test_sha256(void)
+{
+    char hex[65];
+    sha256_hex("", 0, hex);
+    is_str(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "sha256 of nothing");
+    sha256_hex("abc", 3, hex);
+    is_str(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "sha256 of abc");
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    sha256_hex(two, strlen(two), hex);
+    is_str(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1", "sha256 of two blocks");
+    /* A million 'a's fed in odd-sized pieces. */
+    struct sha256 c;
+    unsigned char d[32];
+    char a[997];
+    memset(a, 'a', sizeof a);
+    sha256_init(&c);
+    size_t left = 1000000;
+    while (left) {
+        size_t n = left < sizeof a ? left : sizeof a;
+        sha256_update(&c, a, n);
+        left -= n;
+    }
+    sha256_final(&c, d);
+    util_hex(d, 32, hex);
+    is_str(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", "sha256 of a million a");
+}
+
+static void test_human(void)
+{
+    char b[32];
+    util_human_size(812, b, sizeof b);
+    is_str(b, "812 B", "bytes");
+    util_human_size(4300, b, sizeof b);
+    is_str(b, "4.2 KiB", "KiB");
+    util_human_size(3u << 20, b, sizeof b);
+    is_str(b, "3.0 MiB", "MiB");
+}
+
+static void test_files(void)
+{
+    char dir[] = "/tmp/rms-test-util-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "temporary directory");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    is_int(util_write_file_atomic(dfd, "f", "data", 4, 0644), 0, "atomic write");
+    char *text = NULL;
+    size_t len = 0;
+    is_int(util_read_file_at(dfd, "f", 100, &text, &len), 0, "read back");
+    is_str(text, "data", "the atomic write holds the data");
+    free(text);
+    is_int(util_read_file_at(dfd, "f", 3, &text, &len), -E2BIG, "reading past max fails");
+    ok(symlinkat("/etc/passwd", dfd, "link") == 0, "symlink made");
+    is_int(util_read_file_at(dfd, "link", 1 << 20, &text, &len), -ELOOP, "reads do not follow a final symlink");
+    is_int(util_write_file_atomic(dfd, "link", "x", 1, 0644), 0, "an atomic write over a symlink...");
+    struct stat st;
+    ok(fstatat(dfd, "link", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode),
+       "...replaces the link, it does not write through it");
+    ok(mkdirat(dfd, "d", 0755) == 0 && mkdirat(dfd, "d/e", 0755) == 0, "nested dirs");
+    ok(symlinkat("/etc", dfd, "d/e/etc") == 0, "a symlink to /etc inside");
+    is_int(util_rm_rf_at(AT_FDCWD, dir), 0, "rm -rf of the tree");
+    ok(access("/etc/passwd", F_OK) == 0, "rm -rf did not follow the symlink");
+    ok(access(dir, F_OK) < 0, "the tree is gone");
+    close(dfd);
+}
+
+int main(void)
+{
+    test_dbuf();
+    test_utf8();
+    test_sha256();
+    test_human();
+    test_files();
+    return tap_done();
+}

@@ -1,0 +1,134 @@
+/* test-workspace.c: ids, run directories and path safety. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "workspace.h"
+
+static int cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static void test_ids(void)
+{
+    enum { N = 20000 };
+    char(*ids)[WS_ID_LEN + 1] = calloc(N, sizeof *ids);
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        if (ws_new_id(ids[i]) < 0 || !ws_id_valid(ids[i]))
+            bad++;
+    is_int(bad, 0, "20000 ids are 32 lower-case hex digits");
+    qsort(ids, N, sizeof *ids, cmp);
+    int dup = 0;
+    for (int i = 1; i < N; i++)
+        dup += !strcmp(ids[i - 1], ids[i]);
+    is_int(dup, 0, "and all different");
+    /* Every hex digit shows up in every position over many ids: the bits are random. */
+    int positions_ok = 0;
+    for (int p = 0; p < WS_ID_LEN; p++) {
+        int seen[16] = {0}, kinds = 0;
+        for (int i = 0; i < N; i++) {
+            char c = ids[i][p];
+            seen[c <= '9' ? c - '0' : c - 'a' + 10] = 1;
+        }
+        for (int k = 0; k < 16; k++)
+            kinds += seen[k];
+        positions_ok += kinds == 16;
+    }
+    is_int(positions_ok, WS_ID_LEN, "each position takes all 16 digits");
+    free(ids);
+    ok(!ws_id_valid("0123456789abcdef0123456789abcde"), "31 digits is not an id");
+    ok(!ws_id_valid("0123456789abcdef0123456789abcdef0"), "33 digits is not an id");
+    ok(!ws_id_valid("0123456789ABCDEF0123456789abcdef"), "upper case is not an id");
+    ok(!ws_id_valid("../../../../etc/passwd/aaaaaaaaaa"), "a path is not an id");
+    ok(ws_run_path("/s", "../x") == NULL, "ws_run_path refuses a non-id");
+}
+
+static void test_rel_paths(void)
+{
+    ok(ws_rel_path_ok("a.png"), "a plain name");
+    ok(ws_rel_path_ok("plots/a.png"), "a nested name");
+    ok(ws_rel_path_ok("..a/b..c"), "dots inside names are fine");
+    ok(!ws_rel_path_ok(""), "empty");
+    ok(!ws_rel_path_ok("/etc/passwd"), "absolute");
+    ok(!ws_rel_path_ok(".."), "..");
+    ok(!ws_rel_path_ok("../x"), "../x");
+    ok(!ws_rel_path_ok("a/../../x"), "a/../../x");
+    ok(!ws_rel_path_ok("a/./b"), "a/./b");
+    ok(!ws_rel_path_ok("a//b"), "a//b");
+    ok(!ws_rel_path_ok("a/"), "a trailing slash");
+    char longp[1100];
+    memset(longp, 'a', sizeof longp - 1);
+    longp[sizeof longp - 1] = '\0';
+    ok(!ws_rel_path_ok(longp), "over 1024 bytes");
+}
+
+static void test_open_beneath(void)
+{
+    char dir[] = "/tmp/rms-test-ws-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "temporary directory");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    ok(mkdirat(dfd, "sub", 0755) == 0, "sub");
+    int fd = openat(dfd, "sub/file", O_WRONLY | O_CREAT, 0644);
+    ok(fd >= 0 && write(fd, "x", 1) == 1, "sub/file");
+    close(fd);
+    ok(symlinkat("/etc", dfd, "etc") == 0, "symlink etc -> /etc");
+    ok(symlinkat("/etc/passwd", dfd, "sub/pw") == 0, "symlink sub/pw -> /etc/passwd");
+    ok(symlinkat("sub", dfd, "alias") == 0, "relative symlink alias -> sub");
+
+    fd = ws_open_beneath(dfd, "sub/file", O_RDONLY, 0);
+    ok(fd >= 0, "opens a file beneath");
+    if (fd >= 0)
+        close(fd);
+    is_int(ws_open_beneath(dfd, "etc/passwd", O_RDONLY, 0) < 0, 1, "refuses a symlinked directory");
+    is_int(ws_open_beneath(dfd, "sub/pw", O_RDONLY, 0) < 0, 1, "refuses a final symlink");
+    is_int(ws_open_beneath(dfd, "alias/file", O_RDONLY, 0) < 0, 1, "refuses even a symlink that stays inside");
+    is_int(ws_open_beneath(dfd, "../etc/passwd", O_RDONLY, 0), -EINVAL, "refuses ..");
+    is_int(ws_open_beneath(dfd, "/etc/passwd", O_RDONLY, 0), -EINVAL, "refuses an absolute path");
+    fd = ws_open_beneath(dfd, "sub/new", O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ok(fd >= 0, "creates a new file beneath");
+    if (fd >= 0)
+        close(fd);
+    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
+    close(dfd);
+}
+
+static void test_runs(void)
+{
+    char dir[] = "/tmp/rms-test-state-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "state directory");
+    char id[WS_ID_LEN + 1], id2[WS_ID_LEN + 1];
+    char *p = NULL, *p2 = NULL;
+    is_int(ws_run_create(dir, id, &p), 0, "a run directory");
+    is_int(ws_run_create(dir, id2, &p2), 0, "another");
+    ok(strcmp(id, id2) != 0, "with different ids");
+    struct stat st;
+    ok(stat(p, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700, "mode 0700");
+    char *q = ws_run_path(dir, id);
+    is_str(q, p, "ws_run_path finds it");
+    free(q);
+    /* Reaping: age one run past the TTL. */
+    struct timespec old[2] = {{.tv_sec = 1000}, {.tv_sec = 1000}};
+    ok(utimensat(AT_FDCWD, p, old, 0) == 0, "age a run");
+    is_int(ws_reap_runs(dir, 3600 * 1000), 1, "reaping removes the old run only");
+    ok(access(p, F_OK) < 0 && access(p2, F_OK) == 0, "the old one is gone, the new one stays");
+    is_int(ws_reap_runs(dir, 3600 * 1000), 0, "a second scan within a minute does nothing");
+    free(p);
+    free(p2);
+    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
+}
+
+int main(void)
+{
+    test_ids();
+    test_rel_paths();
+    test_open_beneath();
+    test_runs();
+    return tap_done();
+}
