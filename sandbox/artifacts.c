@@ -89,16 +89,9 @@ static void walk_free(struct walk *w)
  * top). keep_paths is false when only counting. */
 static int walk_dir(struct walk *w, int dirfd, const char *prefix, int depth, bool keep_paths)
 {
-    int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0)
+    cleanup_dir DIR *d = util_opendir_at(dirfd);
+    if (!d)
         return -errno;
-    cleanup_dir DIR *d = fdopendir(dup);
-    if (!d) {
-        close(dup);
-        return -errno;
-    }
-    /* dup() shares the offset with dirfd: start from the top every time. */
-    rewinddir(d);
     struct dirent *de;
     while (!w->stopped && (de = readdir(d))) {
         const char *name = de->d_name;

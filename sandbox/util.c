@@ -351,6 +351,22 @@ int util_copy_file(int src_dirfd, const char *src, int dst_dirfd, const char *ds
     return util_copy_fd(in, dst_dirfd, dst);
 }
 
+DIR *util_opendir_at(int dirfd)
+{
+    int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0)
+        return NULL;
+    DIR *d = fdopendir(dup);
+    if (!d) {
+        int e = errno;
+        close(dup);
+        errno = e;
+        return NULL;
+    }
+    rewinddir(d);
+    return d;
+}
+
 int util_set_nonblock(int fd)
 {
     int fl = fcntl(fd, F_GETFL);

@@ -4,6 +4,7 @@
 #ifndef RMS_UTIL_H
 #define RMS_UTIL_H
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -100,6 +101,10 @@ int util_mkdir_p(const char *path, mode_t mode) must_check;
 int util_copy_file(int src_dirfd, const char *src, int dst_dirfd, const char *dst) must_check;
 /* The same from an open file (read from offset 0 with pread). */
 int util_copy_fd(int in, int dst_dirfd, const char *dst) must_check;
+/* A directory stream over the directory open at dirfd (borrowed: the stream
+ * has its own duplicate, rewound to the start, since a dup shares the
+ * offset). NULL with errno on failure. Close it with closedir. */
+DIR *util_opendir_at(int dirfd);
 /* Sets O_NONBLOCK / FD_CLOEXEC. 0 or -errno. */
 int util_set_nonblock(int fd) must_check;
 

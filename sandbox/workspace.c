@@ -179,15 +179,9 @@ int ws_reap_runs(const char *state_dir, int64_t ttl_ms)
         futimens(sfd, NULL);
         close(sfd);
     }
-    int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0)
+    cleanup_dir DIR *d = util_opendir_at(dfd);
+    if (!d)
         return -errno;
-    cleanup_dir DIR *d = fdopendir(dup);
-    if (!d) {
-        close(dup);
-        return -errno;
-    }
-    rewinddir(d); /* the offset is shared with dfd */
     int removed = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
