@@ -16,7 +16,12 @@
 
 #define CFG_FILE_MAX (1u << 20)  /* a config file larger than this is refused */
 
-enum cfg_type { CFG_PATH, CFG_STRING, CFG_BOOL, CFG_DURATION, CFG_LEVEL, CFG_ISOLATION, CFG_LIMIT };
+/* CFG_OPTSTRING: a string that may be empty (empty: unset, NULL). CFG_SECRET:
+ * the same, never printed by cfg_dump. */
+enum cfg_type {
+    CFG_PATH, CFG_STRING, CFG_OPTSTRING, CFG_SECRET, CFG_BOOL, CFG_DURATION, CFG_LEVEL, CFG_ISOLATION,
+    CFG_COUNT, CFG_SIZE, CFG_LIMIT,
+};
 
 struct cfg_key {
     const char *name;
@@ -32,6 +37,29 @@ static const struct cfg_key plain_keys[] = {
     K("script_network", CFG_BOOL, script_network),
     K("run_ttl", CFG_DURATION, run_ttl_ms),
     K("log_level", CFG_LEVEL, log_level),
+    K("workers", CFG_COUNT, workers),
+    K("session_ttl", CFG_DURATION, session_ttl_ms),
+    K("drain_grace", CFG_DURATION, drain_grace_ms),
+    K("request_bytes", CFG_SIZE, request_bytes),
+    K("max_sessions", CFG_COUNT, max_sessions),
+    K("image_inline_bytes", CFG_SIZE, image_inline_bytes),
+    K("preview_bytes", CFG_SIZE, preview_bytes),
+    K("auth_token", CFG_SECRET, auth_token),
+    K("allowed_hosts", CFG_STRING, allowed_hosts),
+    K("public_url", CFG_OPTSTRING, public_url),
+    K("test_fixture_tools", CFG_BOOL, test_fixture_tools),
+};
+
+/* Ranges of the count and size keys: a value outside is an error. */
+static const struct {
+    const char *key;
+    uint64_t min, max;
+} ranges[] = {
+    {"workers", 0, 1024},
+    {"request_bytes", 4096, 16ull << 30},
+    {"max_sessions", 1, 1000000},
+    {"image_inline_bytes", 0, 64ull << 20},
+    {"preview_bytes", 256, 16ull << 20},
 };
 
 const char *const *cfg_keys(void)
@@ -255,6 +283,36 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
         *slot = v;
         return 0;
     }
+    case CFG_OPTSTRING:
+    case CFG_SECRET: {
+        char *v = NULL;
+        if (*value && !(v = strdup(value))) {
+            snprintf(err, errlen, "%s: out of memory", key);
+            return -ENOMEM;
+        }
+        char **slot = (char **)(base + k->offset);
+        free(*slot);
+        *slot = v;
+        return 0;
+    }
+    case CFG_COUNT:
+    case CFG_SIZE: {
+        uint64_t v;
+        int rc = k->type == CFG_COUNT ? parse_count(value, &v) : cfg_parse_size(value, &v);
+        if (rc < 0) {
+            snprintf(err, errlen, "%s = '%s': expected %s", key, value,
+                     k->type == CFG_COUNT ? "a whole number" : "a size such as 1048576, 64K, 512M or 2G");
+            return -EINVAL;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(ranges); i++)
+            if (!strcmp(ranges[i].key, key) && (v < ranges[i].min || v > ranges[i].max)) {
+                snprintf(err, errlen, "%s = '%s': out of range (%llu to %llu)", key, value,
+                         (unsigned long long)ranges[i].min, (unsigned long long)ranges[i].max);
+                return -EINVAL;
+            }
+        *(uint64_t *)(base + k->offset) = v;
+        return 0;
+    }
     case CFG_BOOL:
         if (cfg_parse_bool(value, (bool *)(base + k->offset)) < 0) {
             snprintf(err, errlen, "%s = '%s': expected on or off", key, value);
@@ -372,7 +430,13 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->isolation = strdup("auto");
     c->run_ttl_ms = 24LL * 3600 * 1000;
     c->log_level = LOG_LVL_WARN;
-    if (!c->state_dir || !c->python || !c->isolation) {
+    c->session_ttl_ms = 3600LL * 1000;
+    c->request_bytes = 96ull << 20;
+    c->max_sessions = 1000;
+    c->image_inline_bytes = 512ull << 10;
+    c->preview_bytes = 8ull << 10;
+    c->allowed_hosts = strdup("localhost,127.0.0.1,[::1]");
+    if (!c->state_dir || !c->python || !c->isolation || !c->allowed_hosts) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -460,7 +524,29 @@ void cfg_free(struct cfg *c)
     free(c->state_dir);
     free(c->python);
     free(c->isolation);
+    free(c->auth_token);
+    free(c->allowed_hosts);
+    free(c->public_url);
     memset(c, 0, sizeof *c);
+}
+
+unsigned cfg_workers(const struct cfg *c)
+{
+    if (c->workers)
+        return (unsigned)c->workers;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    if (n > 64)
+        n = 64;
+    return 4 + 4 * (unsigned)n;
+}
+
+int64_t cfg_drain_grace_ms(const struct cfg *c)
+{
+    if (c->drain_grace_ms > 0)
+        return c->drain_grace_ms;
+    return c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms + 5000;
 }
 
 static void format_limit(const struct exec_limit_def *d, uint64_t v, char *out, size_t n)
@@ -495,6 +581,17 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "script_network = %s\n", c->script_network ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "run_ttl = %llds\n", (long long)(c->run_ttl_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", levels[c->log_level]);
+    rc = rc ? rc : dbuf_printf(&b, "workers = %llu\n", (unsigned long long)c->workers);
+    rc = rc ? rc : dbuf_printf(&b, "session_ttl = %llds\n", (long long)(c->session_ttl_ms / 1000));
+    rc = rc ? rc : dbuf_printf(&b, "drain_grace = %llds\n", (long long)(c->drain_grace_ms / 1000));
+    rc = rc ? rc : dbuf_printf(&b, "request_bytes = %llu\n", (unsigned long long)c->request_bytes);
+    rc = rc ? rc : dbuf_printf(&b, "max_sessions = %llu\n", (unsigned long long)c->max_sessions);
+    rc = rc ? rc : dbuf_printf(&b, "image_inline_bytes = %llu\n", (unsigned long long)c->image_inline_bytes);
+    rc = rc ? rc : dbuf_printf(&b, "preview_bytes = %llu\n", (unsigned long long)c->preview_bytes);
+    rc = rc ? rc : dbuf_printf(&b, "auth_token = %s\n", c->auth_token ? "(set)" : "");
+    rc = rc ? rc : dbuf_printf(&b, "allowed_hosts = %s\n", c->allowed_hosts);
+    rc = rc ? rc : dbuf_printf(&b, "public_url = %s\n", c->public_url ? c->public_url : "");
+    rc = rc ? rc : dbuf_printf(&b, "test_fixture_tools = %s\n", c->test_fixture_tools ? "on" : "off");
     for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
         char v[48];
         format_limit(&exec_limit_defs[i], exec_limit_get(&c->exec.limits, &exec_limit_defs[i]), v, sizeof v);

@@ -20,8 +20,26 @@ struct cfg {
     bool script_network;
     int64_t run_ttl_ms;
     enum log_level log_level;
+    /* The HTTP front doors (serve, FastCGI on stdin, CGI). */
+    uint64_t workers;             /* FastCGI workers of `serve`; 0: auto (cfg_workers) */
+    int64_t session_ttl_ms;       /* idle MCP sessions older than this are reaped */
+    int64_t drain_grace_ms;       /* SIGTERM: in-flight requests get this long; 0: auto */
+    uint64_t request_bytes;       /* largest request body (HTTP 413 past it) */
+    uint64_t max_sessions;        /* open MCP sessions at once (HTTP 503 past it) */
+    uint64_t image_inline_bytes;  /* image artifacts up to this many bytes in all are sent inline */
+    uint64_t preview_bytes;       /* preview_file shows this many bytes at most */
+    char *auth_token;             /* bearer token for /mcp and /api/; NULL: none */
+    char *allowed_hosts;          /* Host and Origin host names allowed (comma-separated) */
+    char *public_url;             /* base of artifact links; NULL: from the request */
+    bool test_fixture_tools;      /* test only: the conformance suite's fixture tools */
     struct exec_config exec;  /* points into the strings above */
 };
+
+/* The number of FastCGI workers `serve` starts: the workers key, or when it
+ * is 0, 4 + 4 x the online CPUs (see README "Serving"). */
+unsigned cfg_workers(const struct cfg *c);
+/* The drain grace: drain_grace, or when 0, timeout + kill_grace + 5 s. */
+int64_t cfg_drain_grace_ms(const struct cfg *c);
 
 /* Loads the configuration. file: an explicit file (must exist), or NULL to
  * look for $RUNMYSCRIPT_CONFIG, then runmyscript.conf next to the program

@@ -1,12 +1,15 @@
-/* main.c: the program `runmyscript` and its modes. Today: `run` (the CLI)
- * and `config`; the FastCGI server, FastCGI on stdin and CGI arrive with
- * the MCP front door. */
+/* main.c: the program `runmyscript` and its modes: `run` (the CLI),
+ * `config`, `serve` (the pre-forked FastCGI server), and with no command:
+ * FastCGI on stdin when fd 0 is a listening socket (spawn-fcgi and other
+ * process managers), CGI when a web server set GATEWAY_INTERFACE. */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "server.h"
 
 static void usage(FILE *f)
 {
@@ -14,20 +17,30 @@ static void usage(FILE *f)
                "\n"
                "commands:\n"
                "  run SCRIPT|-     run a Python script in a sandbox (runmyscript run --help)\n"
+               "  serve            serve MCP and the web API over FastCGI (runmyscript serve --help)\n"
                "  config           print the effective configuration\n"
                "  --version        print the version\n"
-               "  --help           this help\n");
+               "  --help           this help\n"
+               "\n"
+               "With no command, runmyscript serves FastCGI on stdin when that is a listening\n"
+               "socket, and one CGI request when GATEWAY_INTERFACE is set.\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
+        if (server_stdin_is_fastcgi())
+            return server_fastcgi_stdin(argv[0]);
+        if (getenv("GATEWAY_INTERFACE"))
+            return server_cgi(argv[0]);
         usage(stderr);
         return CLI_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "run"))
         return cli_run(argc - 1, argv + 1, argv[0]);
+    if (!strcmp(cmd, "serve"))
+        return server_serve(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "config"))
         return cli_config(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {

@@ -1,0 +1,437 @@
+/* app.c: routes, the shared checks, /artifacts/, /healthz and /api/run. */
+#include "config.h"
+
+#include "app.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "artifacts.h"
+#include "deps.h"
+#include "exec.h"
+#include "mcp.h"
+#include "result.h"
+#include "workspace.h"
+
+#define APP_JSON_DEPTH 16  /* /api/run bodies are flat objects */
+
+/* ------------------------------------------------------------ helpers */
+
+bool app_host_allowed(const struct cfg *cfg, const char *name)
+{
+    const char *list = cfg->allowed_hosts ? cfg->allowed_hosts : "";
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        while (*p == ',' || *p == ' ' || *p == '\t')
+            p++;
+        size_t len = strcspn(p, ", \t");
+        if ((len == 1 && *p == '*') || (len == n && len && !strncasecmp(p, name, n)))
+            return true;
+        p += len;
+    }
+    return false;
+}
+
+char *app_base64(const unsigned char *p, size_t n, size_t *out_len)
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    if (n > (SIZE_MAX / 4) * 3 - 3)
+        return NULL;
+    size_t o = 0, len = (n + 2) / 3 * 4;
+    char *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+        out[o++] = tbl[v >> 18];
+        out[o++] = tbl[(v >> 12) & 63];
+        out[o++] = tbl[(v >> 6) & 63];
+        out[o++] = tbl[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+        out[o++] = tbl[v >> 18];
+        out[o++] = tbl[(v >> 12) & 63];
+        out[o++] = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
+        out[o++] = '=';
+    }
+    out[o] = '\0';
+    if (out_len)
+        *out_len = o;
+    return out;
+}
+
+void app_base_url(const struct app *app, const struct http_req *req, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    if (app->cfg->public_url) {
+        snprintf(out, outlen, "%s", app->cfg->public_url);
+        size_t n = strlen(out);
+        while (n && out[n - 1] == '/')
+            out[--n] = '\0';
+        return;
+    }
+    const char *host = http_header(req, "Host");
+    char name[256];
+    if (!host || http_host_name(host, name, sizeof name) < 0)
+        return;
+    const char *scheme = http_param(req, "REQUEST_SCHEME");
+    const char *https = http_param(req, "HTTPS");
+    if (!scheme || (strcmp(scheme, "http") && strcmp(scheme, "https")))
+        scheme = (https && *https && strcasecmp(https, "off")) ? "https" : "http";
+    snprintf(out, outlen, "%s://%s", scheme, host);
+}
+
+static void send_text_error(struct http_resp *resp, int status, const char *message)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "error", json_object_new_string(message));
+    discard(http_send_json(resp, status, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)));
+    json_object_put(o);
+}
+
+/* The checks every dynamic route shares. Returns true when the request may
+ * go on; otherwise the response is sent. For /mcp the body is a JSON-RPC
+ * error without an id, as the MCP SDKs answer. */
+static bool guard(const struct app *app, struct http_req *req, struct http_resp *resp, bool jsonrpc, bool auth)
+{
+    char name[256];
+    const char *host = http_header(req, "Host");
+    const char *origin = http_header(req, "Origin");
+    const char *why = NULL;
+    int status = 403;
+
+    /* DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still
+     * sends Host: evil.example, and a browser always sends its Origin. */
+    if (host && (http_host_name(host, name, sizeof name) < 0 || !app_host_allowed(app->cfg, name)))
+        why = "Forbidden: Host not allowed";
+    if (!why && origin) {
+        const char *auth_part = strstr(origin, "://");
+        char authority[256];
+        if (!auth_part || strlen(auth_part + 3) >= sizeof authority) {
+            why = "Forbidden: Origin not allowed";
+        } else {
+            snprintf(authority, sizeof authority, "%s", auth_part + 3);
+            authority[strcspn(authority, "/")] = '\0';
+            if (http_host_name(authority, name, sizeof name) < 0 || !app_host_allowed(app->cfg, name))
+                why = "Forbidden: Origin not allowed";
+        }
+    }
+    if (!why && auth && app->cfg->auth_token) {
+        const char *h = http_header(req, "Authorization");
+        const char *tok = NULL;
+        if (h && !strncasecmp(h, "Bearer ", 7)) {
+            tok = h + 7;
+            while (*tok == ' ')
+                tok++;
+        }
+        /* Constant time in the token's length: no early exit on a mismatch. */
+        const char *want = app->cfg->auth_token;
+        size_t wn = strlen(want), tn = tok ? strlen(tok) : 0;
+        unsigned diff = tok ? (unsigned)(wn ^ tn) : 1;
+        for (size_t i = 0; i < wn; i++)
+            diff |= (unsigned char)want[i] ^ (unsigned char)(tok && i < tn ? tok[i] : 0);
+        if (diff) {
+            status = 401;
+            why = "Unauthorized: a valid bearer token is required";
+            discard(http_add_header(resp, "WWW-Authenticate", "Bearer realm=\"runmyscript\"%s",
+                                    tok ? ", error=\"invalid_token\"" : ""));
+        }
+    }
+    if (!why)
+        return true;
+    log_msg(LOG_LVL_INFO, "%d %s %s: %s", status, req->method, req->path, why);
+    if (jsonrpc) {
+        char body[256];
+        snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"%s\"},\"id\":null}",
+                 why);
+        discard(http_send_json(resp, status, body));
+    } else {
+        send_text_error(resp, status, why);
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------- /artifacts/ */
+
+static void artifacts(const struct app *app, struct http_req *req, struct http_resp *resp)
+{
+    const char *rest = req->path + strlen("/artifacts/");
+    char run_id[WS_ID_LEN + 1];
+    const char *rel = NULL;
+    bool zip = false;
+
+    if (strcmp(req->method, "GET") && strcmp(req->method, "HEAD")) {
+        discard(http_add_header(resp, "Allow", "GET, HEAD"));
+        send_text_error(resp, 405, "use GET");
+        return;
+    }
+    size_t idn = strcspn(rest, "/.");
+    if (idn != WS_ID_LEN) {
+        send_text_error(resp, 404, "no such run");
+        return;
+    }
+    memcpy(run_id, rest, WS_ID_LEN);
+    run_id[WS_ID_LEN] = '\0';
+    if (!ws_id_valid(run_id)) {
+        send_text_error(resp, 404, "no such run");
+        return;
+    }
+    if (!strcmp(rest + WS_ID_LEN, ".zip"))
+        zip = true;
+    else if (rest[WS_ID_LEN] == '/' && ws_rel_path_ok(rest + WS_ID_LEN + 1))
+        rel = rest + WS_ID_LEN + 1;
+    else {
+        send_text_error(resp, 404, "no such file");
+        return;
+    }
+
+    cleanup_free char *run_dir = ws_run_path(app->cfg->state_dir, run_id);
+    cleanup_fd int dfd = run_dir ? open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    struct stat st;
+    /* Only finished runs: result.json is what publishes one. */
+    if (dfd < 0 || fstatat(dfd, "result.json", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        send_text_error(resp, 404, "no such run (or it has not finished, or it was removed)");
+        return;
+    }
+    if (zip) {
+        if (fstatat(dfd, "artifacts.zip", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) {
+            send_text_error(resp, 404, "this run has no zip (it wrote no files)");
+            return;
+        }
+        discard(http_add_header(resp, "X-Accel-Redirect", "%s%s/artifacts.zip", APP_ACCEL_PREFIX, run_id));
+        discard(http_add_header(resp, "Content-Disposition", "attachment; filename=\"%s.zip\"", run_id));
+        discard(http_send(resp, 200, "application/zip", "", 0));
+        return;
+    }
+    cleanup_fd int ofd = openat(dfd, "output", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    cleanup_fd int fd = ofd >= 0 ? ws_open_beneath(ofd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0) : -ENOENT;
+    /* A regular file with no other name: a hard link to a file outside
+     * output/ is never an artifact (artifacts.c), so it is not served. */
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        send_text_error(resp, 404, "no such file in this run's output");
+        return;
+    }
+    unsigned char head[4096];
+    ssize_t hn = pread(fd, head, sizeof head, 0);
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
+    const char *mime = art_mime(head, hn > 0 ? (size_t)hn : 0, base);
+    cleanup_free char *enc = result_url_path(rel);
+    cleanup_free char *enc_base = result_url_path(base);
+    if (!enc || !enc_base) {
+        send_text_error(resp, 500, "out of memory");
+        return;
+    }
+    discard(http_add_header(resp, "X-Accel-Redirect", "%s%s/output/%s", APP_ACCEL_PREFIX, run_id, enc));
+    /* Inline for what a browser shows safely; the rest downloads. Never
+     * inline HTML or SVG from a script: it would run on our origin. */
+    bool inline_ok = !strncmp(mime, "image/", 6) && strcmp(mime, "image/svg+xml");
+    inline_ok = inline_ok || !strcmp(mime, "text/plain") || !strcmp(mime, "text/csv") ||
+                !strcmp(mime, "application/json") || !strcmp(mime, "application/pdf");
+    discard(http_add_header(resp, "Content-Disposition", "%s; filename*=UTF-8''%s",
+                            inline_ok ? "inline" : "attachment", enc_base));
+    discard(http_add_header(resp, "X-Content-Type-Options", "nosniff"));
+    discard(http_add_header(resp, "Content-Security-Policy", "sandbox; default-src 'none'"));
+    char ct[128];
+    snprintf(ct, sizeof ct, "%s%s", mime, !strncmp(mime, "text/", 5) ? "; charset=utf-8" : "");
+    discard(http_send(resp, 200, ct, "", 0));
+}
+
+/* --------------------------------------------------------------- /healthz */
+
+static json_object *python_info(const struct cfg *cfg)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "path", json_object_new_string(cfg->python));
+    char err[256];
+    cleanup_free char *env_dir = NULL;
+    cleanup_free char *text = NULL;
+    size_t len;
+    json_object *version = NULL;
+    if (deps_base_env(cfg->state_dir, cfg->python, &env_dir, err, sizeof err) == 0) {
+        cleanup_free char *cfgfile = NULL;
+        if (asprintf(&cfgfile, "%s/pyvenv.cfg", env_dir) >= 0 &&
+            util_read_file_at(AT_FDCWD, cfgfile, 65536, &text, &len) == 0) {
+            for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+                if (!strncmp(line, "version", 7)) {
+                    char *eq = strchr(line, '=');
+                    if (eq) {
+                        eq++;
+                        while (*eq == ' ')
+                            eq++;
+                        if (util_utf8_valid(eq, strlen(eq)))
+                            version = json_object_new_string(eq);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    json_object_object_add(o, "version", version);
+    return o;
+}
+
+static void healthz(const struct app *app, struct http_req *req, struct http_resp *resp)
+{
+    (void)req;
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "status", json_object_new_string("ok"));
+    json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
+    json_object_object_add(o, "mode", json_object_new_string(app->mode));
+    json_object_object_add(o, "isolation", json_object_new_string(app->cfg->isolation));
+    json_object_object_add(o, "python", python_info(app->cfg));
+    /* The dependency installer arrives with the deps work; until then
+     * requirements are accepted and not installed, and this says so. */
+    json_object_object_add(o, "installer", NULL);
+    json_object *w = json_object_new_object();
+    if (app->workers) {
+        json_object_object_add(w, "busy", json_object_new_int((int)__atomic_load_n(&app->workers->busy, __ATOMIC_RELAXED)));
+        json_object_object_add(w, "total", json_object_new_int((int)app->workers->total));
+    } else {
+        json_object_object_add(w, "busy", json_object_new_int(1));
+        json_object_object_add(w, "total", json_object_new_int(1));
+    }
+    json_object_object_add(o, "workers", w);
+    discard(http_add_header(resp, "Cache-Control", "no-store"));
+    discard(http_send_json(resp, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)));
+    json_object_put(o);
+}
+
+/* --------------------------------------------------------------- /api/run */
+
+/* The minimal JSON form of /api/run: {"code": ..., "input": ..., "timeout":
+ * seconds} in, the result JSON out (HTTP 500 for sandbox_error). The web
+ * page's form (multipart, live log over SSE) is the web-page issue's. */
+static void api_run(const struct app *app, struct http_req *req, struct http_resp *resp)
+{
+    const struct cfg *cfg = app->cfg;
+    if (strcmp(req->method, "POST")) {
+        discard(http_add_header(resp, "Allow", "POST"));
+        send_text_error(resp, 405, "use POST with a JSON body {\"code\": ..., \"input\": ...}");
+        return;
+    }
+    const char *ct = http_header(req, "Content-Type");
+    if (!ct || strncasecmp(ct, "application/json", 16) || (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
+        send_text_error(resp, 415, "Content-Type must be application/json");
+        return;
+    }
+    cleanup_free char *body = NULL;
+    size_t len = 0;
+    int rc = http_read_body(req, (size_t)cfg->request_bytes, &body, &len);
+    if (rc == -E2BIG) {
+        send_text_error(resp, 413, "the request is larger than request_bytes");
+        return;
+    }
+    if (rc < 0) {
+        send_text_error(resp, 400, "cannot read the request body");
+        return;
+    }
+    json_tokener *tok = json_tokener_new_ex(APP_JSON_DEPTH);
+    if (!tok) {
+        send_text_error(resp, 500, "out of memory");
+        return;
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    json_object *in = json_tokener_parse_ex(tok, body, (int)len);
+    bool complete = json_tokener_get_error(tok) == json_tokener_success && tok->char_offset == (int)len;
+    json_tokener_free(tok);
+    json_object *code = NULL, *input = NULL, *timeout = NULL;
+    if (!complete || !json_object_is_type(in, json_type_object) ||
+        !json_object_object_get_ex(in, "code", &code) || !json_object_is_type(code, json_type_string)) {
+        json_object_put(in);
+        send_text_error(resp, 400, "expected a JSON object with a string \"code\"");
+        return;
+    }
+    if (json_object_object_get_ex(in, "input", &input) && !json_object_is_type(input, json_type_string) &&
+        !json_object_is_type(input, json_type_null)) {
+        json_object_put(in);
+        send_text_error(resp, 400, "\"input\" must be a string");
+        return;
+    }
+    struct exec_spec spec;
+    exec_spec_init(&spec, &cfg->exec);
+    if (json_object_object_get_ex(in, "timeout", &timeout) && !json_object_is_type(timeout, json_type_null)) {
+        double s = json_object_get_double(timeout);
+        if (!(json_object_is_type(timeout, json_type_int) || json_object_is_type(timeout, json_type_double)) ||
+            !(s > 0) || s * 1000 > (double)cfg->exec.limits.wall_ms) {
+            json_object_put(in);
+            send_text_error(resp, 400, "\"timeout\" must be seconds, above 0 and at most the server's timeout");
+            return;
+        }
+        spec.limits.wall_ms = (int64_t)(s * 1000) < 100 ? 100 : (int64_t)(s * 1000);
+    }
+    spec.code = json_object_get_string(code);
+    spec.code_len = (size_t)json_object_get_string_len(code);
+    if (input && json_object_is_type(input, json_type_string)) {
+        spec.input = json_object_get_string(input);
+        spec.input_len = (size_t)json_object_get_string_len(input);
+    }
+    const char *why = NULL;
+    rc = exec_check_code(spec.code, spec.code_len, &spec.limits, &why);
+    if (rc == 0 && spec.limits.input_bytes && spec.input_len > spec.limits.input_bytes) {
+        rc = -E2BIG;
+        why = "the input is larger than input_bytes";
+    }
+    if (rc < 0) {
+        json_object_put(in);
+        send_text_error(resp, rc == -E2BIG ? 413 : 400, why);
+        return;
+    }
+    struct exec_result r;
+    exec_result_init(&r);
+    rc = exec_run(&spec, NULL, &r);
+    json_object_put(in);
+    size_t n;
+    cleanup_free char *json = result_to_string(&r, false, &n);
+    if (!json)
+        send_text_error(resp, 500, "out of memory");
+    else
+        discard(http_send(resp, rc < 0 ? 500 : 200, "application/json", json, n));
+    exec_result_free(&r);
+}
+
+/* ----------------------------------------------------------------- routes */
+
+void app_handle(const struct app *app, struct http_io *io)
+{
+    struct http_req req;
+    struct http_resp resp;
+    http_req_init(&req, io);
+    http_resp_init(&resp, io);
+    log_set_id(req.id);
+
+    if (!req.path_ok) {
+        send_text_error(&resp, 400, "bad request path");
+    } else if (!strcmp(req.path, "/mcp")) {
+        if (guard(app, &req, &resp, true, true))
+            mcp_handle(app, &req, &resp);
+    } else if (!strncmp(req.path, "/api/", 5)) {
+        if (guard(app, &req, &resp, false, true)) {
+            if (!strcmp(req.path, "/api/run"))
+                api_run(app, &req, &resp);
+            else
+                send_text_error(&resp, 404, "no such API");
+        }
+    } else if (!strncmp(req.path, "/artifacts/", 11)) {
+        if (guard(app, &req, &resp, false, false))
+            artifacts(app, &req, &resp);
+    } else if (!strcmp(req.path, "/healthz")) {
+        if (guard(app, &req, &resp, false, false))
+            healthz(app, &req, &resp);
+    } else {
+        send_text_error(&resp, 404, "not found");
+    }
+    if (!resp.started)
+        send_text_error(&resp, 500, "no response");
+    http_resp_free(&resp);
+    log_set_id(NULL);
+}

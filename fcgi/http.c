@@ -1,0 +1,443 @@
+/* http.c: requests and responses over FCGX streams or CGI's stdin/stdout. */
+#include "config.h"
+
+#include "http.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcgiapp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* ------------------------------------------------------------ transports */
+
+struct fcgx_ctx {
+    FCGX_Stream *in, *out;
+};
+
+static ssize_t fcgx_read(void *ctx, char *buf, size_t n)
+{
+    struct fcgx_ctx *c = ctx;
+    int want = n > 1 << 30 ? 1 << 30 : (int)n;
+    int r = FCGX_GetStr(buf, want, c->in);
+    if (r < 0 || (r == 0 && FCGX_GetError(c->in)))
+        return -EIO;
+    return r;
+}
+
+static int fcgx_write(void *ctx, const char *buf, size_t n)
+{
+    struct fcgx_ctx *c = ctx;
+    while (n > 0) {
+        int chunk = n > 1 << 30 ? 1 << 30 : (int)n;
+        if (FCGX_PutStr(buf, chunk, c->out) != chunk)
+            return -EPIPE;
+        buf += chunk;
+        n -= (size_t)chunk;
+    }
+    return 0;
+}
+
+static int fcgx_flush(void *ctx)
+{
+    struct fcgx_ctx *c = ctx;
+    return FCGX_FFlush(c->out) < 0 ? -EPIPE : 0;
+}
+
+void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp)
+{
+    /* One request at a time per process: the context can be static. */
+    static struct fcgx_ctx c;
+    c.in = in;
+    c.out = out;
+    *io = (struct http_io){&c, fcgx_read, fcgx_write, fcgx_flush, envp};
+}
+
+static ssize_t cgi_read(void *ctx, char *buf, size_t n)
+{
+    (void)ctx;
+    for (;;) {
+        ssize_t r = read(0, buf, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        return r < 0 ? -errno : r;
+    }
+}
+
+static int cgi_write(void *ctx, const char *buf, size_t n)
+{
+    (void)ctx;
+    return util_write_all(1, buf, n);
+}
+
+static int cgi_flush(void *ctx)
+{
+    (void)ctx;
+    return 0; /* writes go straight to the fd */
+}
+
+void http_io_cgi(struct http_io *io)
+{
+    *io = (struct http_io){NULL, cgi_read, cgi_write, cgi_flush, environ};
+}
+
+/* ---------------------------------------------------------------- request */
+
+const char *http_param(const struct http_req *req, const char *name)
+{
+    size_t n = strlen(name);
+    for (char **e = req->io->envp; e && *e; e++)
+        if (!strncmp(*e, name, n) && (*e)[n] == '=')
+            return *e + n + 1;
+    return NULL;
+}
+
+const char *http_header(const struct http_req *req, const char *name)
+{
+    char var[128];
+    if (!strcasecmp(name, "Content-Type"))
+        return http_param(req, "CONTENT_TYPE");
+    if (!strcasecmp(name, "Content-Length"))
+        return http_param(req, "CONTENT_LENGTH");
+    size_t n = strlen(name);
+    if (n + 6 > sizeof var)
+        return NULL;
+    memcpy(var, "HTTP_", 5);
+    for (size_t i = 0; i < n; i++)
+        var[5 + i] = name[i] == '-' ? '_' : (char)toupper((unsigned char)name[i]);
+    var[5 + n] = '\0';
+    return http_param(req, var);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int http_pct_decode(const char *s, size_t n, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '%') {
+            if (i + 2 >= n)
+                return -EINVAL;
+            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+            if (h < 0 || l < 0)
+                return -EINVAL;
+            c = (char)(h * 16 + l);
+            if (c == '\0')
+                return -EINVAL;
+            i += 2;
+        } else if (c == '\0') {
+            return -EINVAL;
+        }
+        if (o + 1 >= outlen)
+            return -EINVAL;
+        out[o++] = c;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+void http_req_init(struct http_req *req, struct http_io *io)
+{
+    memset(req, 0, sizeof *req);
+    req->io = io;
+    req->method = http_param(req, "REQUEST_METHOD");
+    if (!req->method || !*req->method)
+        req->method = "GET";
+    unsigned char rnd[6];
+    if (util_random(rnd, sizeof rnd) == 0)
+        util_hex(rnd, sizeof rnd, req->id);
+    else
+        snprintf(req->id, sizeof req->id, "req");
+    const char *uri = http_param(req, "REQUEST_URI");
+    if (!uri || !*uri)
+        uri = http_param(req, "SCRIPT_NAME"); /* some CGI servers: no REQUEST_URI */
+    if (!uri)
+        uri = "/";
+    size_t n = strcspn(uri, "?#");
+    req->path_ok = http_pct_decode(uri, n, req->path, sizeof req->path) == 0;
+    if (!req->path_ok)
+        req->path[0] = '\0';
+}
+
+int http_read_body(struct http_req *req, size_t max, char **out, size_t *len)
+{
+    const char *cl = http_param(req, "CONTENT_LENGTH");
+    unsigned long long want = 0;
+    bool known = cl && *cl;
+    if (known) {
+        char *end;
+        errno = 0;
+        if (!isdigit((unsigned char)cl[0]))
+            return -EINVAL;
+        want = strtoull(cl, &end, 10);
+        if (errno || *end)
+            return -EINVAL;
+        if (want > max)
+            return -E2BIG;
+    }
+    struct dbuf b;
+    dbuf_init(&b, max);
+    char chunk[65536];
+    for (;;) {
+        size_t ask = sizeof chunk;
+        if (known) {
+            if (b.len >= want)
+                break;
+            if (want - b.len < ask)
+                ask = (size_t)(want - b.len);
+        }
+        ssize_t r = req->io->read(req->io->ctx, chunk, ask);
+        if (r < 0) {
+            dbuf_free(&b);
+            return (int)r;
+        }
+        if (r == 0)
+            break;
+        int rc = dbuf_append(&b, chunk, (size_t)r);
+        if (rc < 0) {
+            dbuf_free(&b);
+            return rc;
+        }
+    }
+    if (known && b.len < want) {
+        dbuf_free(&b);
+        return -EIO;
+    }
+    *out = dbuf_steal(&b, len);
+    return *out ? 0 : -ENOMEM;
+}
+
+/* --------------------------------------------------------------- response */
+
+const char *http_reason(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 409: return "Conflict";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    default: return "Unknown";
+    }
+}
+
+void http_resp_init(struct http_resp *resp, struct http_io *io)
+{
+    memset(resp, 0, sizeof *resp);
+    resp->io = io;
+    dbuf_init(&resp->headers, HTTP_HEADERS_MAX);
+}
+
+void http_resp_free(struct http_resp *resp)
+{
+    dbuf_free(&resp->headers);
+}
+
+int http_add_header(struct http_resp *resp, const char *name, const char *fmt, ...)
+{
+    char value[2048];
+    va_list ap;
+    if (resp->started)
+        return 0;
+    va_start(ap, fmt);
+    int n = vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof value)
+        return -E2BIG;
+    if (strpbrk(value, "\r\n"))
+        return -EINVAL;
+    return dbuf_printf(&resp->headers, "%s: %s\r\n", name, value);
+}
+
+static int out(struct http_resp *resp, const char *data, size_t len)
+{
+    if (resp->failed)
+        return -EPIPE;
+    int rc = resp->io->write(resp->io->ctx, data, len);
+    if (rc < 0)
+        resp->failed = true;
+    resp->last_write_ms = util_now_ms();
+    return rc;
+}
+
+static int write_head(struct http_resp *resp, int status, const char *content_type, const size_t *length)
+{
+    char line[256];
+    if (resp->started)
+        return -EALREADY;
+    resp->started = true;
+    resp->status = status;
+    int n = snprintf(line, sizeof line, "Status: %d %s\r\n", status, http_reason(status));
+    int rc = out(resp, line, (size_t)n);
+    if (rc == 0 && content_type) {
+        n = snprintf(line, sizeof line, "Content-Type: %s\r\n", content_type);
+        rc = out(resp, line, (size_t)n);
+    }
+    if (rc == 0 && length) {
+        n = snprintf(line, sizeof line, "Content-Length: %zu\r\n", *length);
+        rc = out(resp, line, (size_t)n);
+    }
+    if (rc == 0 && resp->headers.len)
+        rc = out(resp, resp->headers.data, resp->headers.len);
+    if (rc == 0)
+        rc = out(resp, "\r\n", 2);
+    return rc;
+}
+
+int http_send(struct http_resp *resp, int status, const char *content_type, const char *body, size_t len)
+{
+    int rc = write_head(resp, status, content_type, &len);
+    if (rc == 0 && len)
+        rc = out(resp, body, len);
+    return rc;
+}
+
+int http_send_json(struct http_resp *resp, int status, const char *json)
+{
+    return http_send(resp, status, "application/json", json, strlen(json));
+}
+
+int http_start(struct http_resp *resp, int status, const char *content_type)
+{
+    int rc = write_head(resp, status, content_type, NULL);
+    return rc ? rc : http_flush(resp);
+}
+
+int http_write(struct http_resp *resp, const char *data, size_t len)
+{
+    return out(resp, data, len);
+}
+
+int http_flush(struct http_resp *resp)
+{
+    if (resp->failed)
+        return -EPIPE;
+    int rc = resp->io->flush(resp->io->ctx);
+    if (rc < 0)
+        resp->failed = true;
+    return rc;
+}
+
+int http_sse_start(struct http_resp *resp)
+{
+    int rc = http_add_header(resp, "Cache-Control", "no-cache, no-transform");
+    if (rc == 0)
+        rc = http_add_header(resp, "X-Accel-Buffering", "no");
+    if (rc < 0)
+        return rc;
+    return http_start(resp, 200, "text/event-stream");
+}
+
+int http_sse_event(struct http_resp *resp, const char *json, size_t len, bool flush)
+{
+    int rc = out(resp, "event: message\ndata: ", 21);
+    if (rc == 0)
+        rc = out(resp, json, len);
+    if (rc == 0)
+        rc = out(resp, "\n\n", 2);
+    if (rc == 0 && flush)
+        rc = http_flush(resp);
+    return rc;
+}
+
+int http_sse_comment(struct http_resp *resp, const char *text)
+{
+    char line[128];
+    int n = snprintf(line, sizeof line, ": %s\n\n", text);
+    if (n < 0 || (size_t)n >= sizeof line)
+        return -EINVAL;
+    int rc = out(resp, line, (size_t)n);
+    return rc ? rc : http_flush(resp);
+}
+
+/* ------------------------------------------------------------------ text */
+
+int http_host_name(const char *host, char *out_, size_t outlen)
+{
+    size_t n = 0;
+    const char *p = host;
+    if (!*p)
+        return -EINVAL;
+    if (*p == '[') {
+        const char *close = strchr(p, ']');
+        if (!close)
+            return -EINVAL;
+        for (const char *q = p + 1; q < close; q++)
+            if (!isxdigit((unsigned char)*q) && *q != ':' && *q != '.')
+                return -EINVAL;
+        n = (size_t)(close - p) + 1;
+        p = close + 1;
+    } else {
+        while (p[n] && p[n] != ':') {
+            unsigned char c = (unsigned char)p[n];
+            if (!isalnum(c) && c != '-' && c != '.' && c != '_')
+                return -EINVAL;
+            n++;
+        }
+        if (n == 0)
+            return -EINVAL;
+        p += n;
+    }
+    if (*p == ':') {
+        p++;
+        if (!*p)
+            return -EINVAL;
+        for (; *p; p++)
+            if (!isdigit((unsigned char)*p))
+                return -EINVAL;
+    } else if (*p) {
+        return -EINVAL;
+    }
+    if (n + 1 > outlen)
+        return -EINVAL;
+    for (size_t i = 0; i < n; i++)
+        out_[i] = (char)tolower((unsigned char)host[i]);
+    out_[n] = '\0';
+    return 0;
+}
+
+bool http_accepts(const char *accept, const char *type)
+{
+    const char *slash = strchr(type, '/');
+    size_t major = slash ? (size_t)(slash - type) : strlen(type);
+    for (const char *p = accept; p && *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        size_t n = strcspn(p, ",;");
+        size_t e = n;
+        while (e && (p[e - 1] == ' ' || p[e - 1] == '\t'))
+            e--;
+        if ((e == strlen(type) && !strncasecmp(p, type, e)) || (e == 3 && !strncmp(p, "*/*", 3)) ||
+            (e == major + 2 && !strncasecmp(p, type, major) && !strncmp(p + major, "/*", 2)))
+            return true;
+        p += n;
+        p += strcspn(p, ","); /* skip parameters */
+    }
+    return false;
+}

@@ -1,0 +1,112 @@
+/* http.h: one HTTP request and its response as a FastCGI or CGI program
+ * sees them: CGI-style variables, a body to read, and a response of
+ * CGI-style headers ("Status: 200 OK") and a body, written in one piece or
+ * streamed as server-sent events. The transport (FCGX streams, or stdin and
+ * stdout for CGI) hides behind struct http_io. */
+#ifndef RMS_HTTP_H
+#define RMS_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+#define HTTP_HEADERS_MAX 8192   /* bytes of response headers we build */
+#define HTTP_PATH_MAX 2048      /* bytes of a decoded request path */
+
+/* The transport. read returns bytes read, 0 at the end of the body, or
+ * -errno; write and flush return 0 or -errno. envp: the request's
+ * variables, NAME=value strings, NULL-terminated (borrowed). */
+struct http_io {
+    void *ctx;
+    ssize_t (*read)(void *ctx, char *buf, size_t n);
+    int (*write)(void *ctx, const char *buf, size_t n);
+    int (*flush)(void *ctx);
+    char **envp;
+};
+
+/* A transport over FCGX streams (in, out: FCGX_Stream *), or over fd 0 and
+ * fd 1 with the process environment (CGI). */
+void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp);
+void http_io_cgi(struct http_io *io);
+
+struct http_req {
+    struct http_io *io;
+    const char *method;        /* REQUEST_METHOD, "GET" when missing */
+    char path[HTTP_PATH_MAX];  /* decoded path of REQUEST_URI, no query */
+    bool path_ok;              /* false: undecodable (%00, bad escapes, too long) */
+    char id[13];               /* request id for log lines */
+};
+
+/* Fills req from io's variables. */
+void http_req_init(struct http_req *req, struct http_io *io);
+
+/* A CGI variable (borrowed) or NULL. */
+const char *http_param(const struct http_req *req, const char *name);
+/* A request header by its HTTP name ("Mcp-Session-Id" reads
+ * HTTP_MCP_SESSION_ID; "Content-Type" and "Content-Length" read the CGI
+ * variables of those names). Borrowed, or NULL. */
+const char *http_header(const struct http_req *req, const char *name);
+
+/* Reads the whole body into *out (NUL-terminated, caller frees). -E2BIG when
+ * CONTENT_LENGTH or the bytes that arrive pass max (then nothing more is
+ * read), -EINVAL for a bad CONTENT_LENGTH, -EIO when the body ends short. */
+int http_read_body(struct http_req *req, size_t max, char **out, size_t *len) must_check;
+
+struct http_resp {
+    struct http_io *io;
+    struct dbuf headers;  /* "Name: value\r\n" lines added so far */
+    int status;           /* sent, once started */
+    bool started;         /* the headers are written */
+    bool failed;          /* a write failed: the client is gone */
+    int64_t last_write_ms;
+};
+
+void http_resp_init(struct http_resp *resp, struct http_io *io);
+void http_resp_free(struct http_resp *resp);
+
+/* Adds a header to send. Values with CR, LF or NUL are refused (-EINVAL);
+ * -E2BIG past HTTP_HEADERS_MAX. Ignored (0) once the response started. */
+int http_add_header(struct http_resp *resp, const char *name, const char *fmt, ...) printf_like(3, 4);
+
+/* Sends a whole response: status, the added headers, Content-Type when not
+ * NULL, Content-Length, and the body. 0 or -errno (resp->failed is set). */
+int http_send(struct http_resp *resp, int status, const char *content_type, const char *body, size_t len);
+/* A JSON body. */
+int http_send_json(struct http_resp *resp, int status, const char *json);
+
+/* Starts a streamed response (no Content-Length) and flushes the headers. */
+int http_start(struct http_resp *resp, int status, const char *content_type);
+/* Writes part of a started body; flush pushes it out now. */
+int http_write(struct http_resp *resp, const char *data, size_t len);
+int http_flush(struct http_resp *resp);
+
+/* Starts a server-sent-event stream (text/event-stream, no caching, no
+ * proxy buffering). */
+int http_sse_start(struct http_resp *resp);
+/* One event "event: message" whose data is one line of JSON (the caller
+ * guarantees no newline in it; compact JSON has none). No event ids: we do
+ * not replay, so a client must not try to resume. flush: push it out now. */
+int http_sse_event(struct http_resp *resp, const char *json, size_t len, bool flush);
+/* A comment line, which clients ignore: keeps proxies from timing out. */
+int http_sse_comment(struct http_resp *resp, const char *text);
+
+/* The reason phrase of a status code. */
+const char *http_reason(int status);
+
+/* Percent-decodes s[0..n) into out (outlen bytes with the NUL). Refuses
+ * %00, bad escapes and overlong results (-EINVAL). '+' stays '+'. */
+int http_pct_decode(const char *s, size_t n, char *out, size_t outlen) must_check;
+
+/* The host name of a Host header or of an Origin's authority: lower-cased,
+ * port dropped, brackets of an IPv6 literal kept. 0, or -EINVAL for a value
+ * that is not a plain host[:port]. */
+int http_host_name(const char *host, char *out, size_t outlen) must_check;
+
+/* True when the comma-separated media ranges of an Accept header list
+ * type (case-insensitive, parameters ignored; "* / *" and "type/ *" match). */
+bool http_accepts(const char *accept, const char *type);
+
+#endif

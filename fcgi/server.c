@@ -1,0 +1,572 @@
+/* server.c: `serve`, FastCGI on stdin, and CGI.
+ *
+ * Theory of operation of `serve`: the parent binds the socket, maps a page
+ * of counters shared with its children, and forks N workers. Each worker
+ * loops on FCGX_Accept_r (the kernel hands each connection to one of them)
+ * and serves one request at a time, so a long tools/call stream holds one
+ * worker and the others keep serving; nginx queues connections beyond N in
+ * the listen backlog. Workers keep nothing between requests (state is on
+ * disk), so the parent may replace any of them at any time:
+ *   - a worker that dies is restarted (after a pause if they die fast);
+ *   - SIGHUP re-reads the configuration, then starts new workers with it
+ *     and asks the old ones to finish what they serve and exit;
+ *   - SIGTERM or SIGINT drains: workers finish their request and exit; after
+ *     drain_grace those still busy get SIGINT, which cancels their runs (the
+ *     run is stopped, the client gets the result with status cancelled);
+ *     kill_grace + 5 s later what is left gets SIGKILL.
+ * Workers block SIGTERM while they serve a request and take it only in
+ * accept, which it interrupts (FCGI_FAIL_ACCEPT_ON_INTR); the parent sends
+ * it again every half second so that one arriving just before accept is not
+ * lost. */
+#include "config.h"
+
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcgiapp.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "cfg.h"
+#include "cli.h"
+#include "mcp.h"
+#include "workspace.h"
+
+#define SERVER_BACKLOG 1024
+#define SERVER_MAX_WORKERS 1024
+#define SERVER_TICK_MS 500        /* parent: re-send signals, reap, check */
+#define SERVER_REAP_EVERY_MS 60000
+
+static volatile sig_atomic_t got_term, got_hup, got_chld, cancel_all;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    got_term = 1;
+    FCGX_ShutdownPending();
+}
+
+static void on_hup(int sig)
+{
+    (void)sig;
+    got_hup = 1;
+}
+
+static void on_chld(int sig)
+{
+    (void)sig;
+    got_chld = 1;
+}
+
+static void on_cancel_all(int sig)
+{
+    (void)sig;
+    cancel_all = 1;
+}
+
+static void set_handler(int sig, void (*fn)(int), bool restart)
+{
+    struct sigaction sa = {.sa_handler = fn, .sa_flags = restart ? SA_RESTART : 0};
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
+
+static void fail(const char *fmt, ...) printf_like(1, 2);
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("runmyscript: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* ------------------------------------------------------------ one worker */
+
+/* The request loop over the FastCGI socket lfd, until SIGTERM. */
+static int worker_loop(const struct app *app, int lfd)
+{
+    FCGX_Request req;
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    if (FCGX_Init() != 0 || FCGX_InitRequest(&req, lfd, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
+        log_msg(LOG_LVL_ERROR, "FastCGI: cannot initialise the library");
+        return CLI_EXIT_SERVICE;
+    }
+    while (!got_term) {
+        sigprocmask(SIG_UNBLOCK, &term, NULL);
+        int rc = got_term ? -EINTR : FCGX_Accept_r(&req);
+        sigprocmask(SIG_BLOCK, &term, NULL);
+        if (rc < 0) {
+            if (got_term)
+                break;
+            if (rc == -EINTR || rc == -ECONNABORTED)
+                continue;
+            log_msg(LOG_LVL_ERROR, "FastCGI accept: %s", rc > -4096 ? strerror(-rc) : "protocol error");
+            usleep(100000);
+            continue;
+        }
+        if (app->workers)
+            __atomic_add_fetch(&app->workers->busy, 1, __ATOMIC_RELAXED);
+        struct http_io io;
+        http_io_fcgx(&io, req.in, req.out, req.envp);
+        app_handle(app, &io);
+        FCGX_Finish_r(&req);
+        if (app->workers)
+            __atomic_sub_fetch(&app->workers->busy, 1, __ATOMIC_RELAXED);
+    }
+    FCGX_Free(&req, 1);
+    return 0;
+}
+
+static void worker_signals(void)
+{
+    /* SIGTERM: stop after the request (it is blocked while one is served).
+     * SIGINT: cancel the runs in progress now. */
+    set_handler(SIGTERM, on_term, false);
+    set_handler(SIGINT, on_cancel_all, true);
+    set_handler(SIGHUP, SIG_IGN, false);
+    set_handler(SIGCHLD, SIG_DFL, false);
+    set_handler(SIGPIPE, SIG_IGN, false);
+}
+
+/* ------------------------------------------------------------- listening */
+
+static int listen_on(const char *spec, char *err, size_t errlen)
+{
+    int fd = -1;
+    if (!strncmp(spec, "unix:", 5)) {
+        const char *path = spec + 5;
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if (!*path || strlen(path) >= sizeof sa.sun_path) {
+            snprintf(err, errlen, "--listen %s: the socket path is empty or too long", spec);
+            return -EINVAL;
+        }
+        strcpy(sa.sun_path, path);
+        struct stat st;
+        /* A socket left by an earlier run is replaced; anything else is not. */
+        if (lstat(path, &st) == 0) {
+            if (!S_ISSOCK(st.st_mode)) {
+                snprintf(err, errlen, "--listen %s: exists and is not a socket", spec);
+                return -EEXIST;
+            }
+            unlink(path);
+        }
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, SERVER_BACKLOG) < 0) {
+            int e = errno;
+            snprintf(err, errlen, "--listen %s: %s", spec, strerror(e));
+            if (fd >= 0)
+                close(fd);
+            return -e;
+        }
+        /* nginx's workers run as another user: the socket's directory is
+         * what guards it (README "Serving"). */
+        chmod(path, 0666);
+        return fd;
+    }
+    char host[256];
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec || !colon[1] || (size_t)(colon - spec) >= sizeof host) {
+        snprintf(err, errlen, "--listen %s: expected unix:PATH or HOST:PORT", spec);
+        return -EINVAL;
+    }
+    memcpy(host, spec, (size_t)(colon - spec));
+    host[colon - spec] = '\0';
+    if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+        memmove(host, host + 1, strlen(host));
+        host[strlen(host) - 1] = '\0';
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai;
+    int grc = getaddrinfo(host, colon + 1, &hints, &ai);
+    if (grc != 0) {
+        snprintf(err, errlen, "--listen %s: %s", spec, gai_strerror(grc));
+        return -EINVAL;
+    }
+    int e = 0;
+    for (struct addrinfo *a = ai; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            e = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, SERVER_BACKLOG) == 0)
+            break;
+        e = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    if (fd < 0) {
+        snprintf(err, errlen, "--listen %s: %s", spec, strerror(e));
+        return -e;
+    }
+    return fd;
+}
+
+/* ------------------------------------------------------------ the parent */
+
+struct worker {
+    pid_t pid;
+    unsigned gen;        /* the configuration generation it runs */
+    bool stopping;       /* asked to finish and exit */
+};
+
+struct supervisor {
+    struct cfg cfg;
+    struct app app;
+    int lfd;
+    struct worker *w;
+    unsigned n, want;
+    unsigned gen;
+    const char *config_file, *self;
+    const char **sets;
+    size_t nsets;
+    int64_t start_times[8]; /* of recent restarts: a crash loop pauses */
+    size_t n_starts;
+};
+
+static pid_t spawn(struct supervisor *s)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        log_msg(LOG_LVL_ERROR, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        worker_signals();
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        got_term = got_hup = got_chld = cancel_all = 0;
+        _exit(worker_loop(&s->app, s->lfd));
+    }
+    return pid;
+}
+
+static void fill(struct supervisor *s)
+{
+    unsigned live = 0;
+    for (unsigned i = 0; i < s->n; i++)
+        if (s->w[i].pid > 0 && !s->w[i].stopping)
+            live++;
+    for (unsigned i = 0; i < s->n && live < s->want; i++) {
+        if (s->w[i].pid > 0)
+            continue;
+        /* More than 8 starts within 5 s: a crash loop; slow down. */
+        int64_t now = util_now_ms();
+        if (s->n_starts == ARRAY_SIZE(s->start_times) && now - s->start_times[0] < 5000) {
+            log_msg(LOG_LVL_ERROR, "workers keep dying; waiting a second before the next start");
+            sleep(1);
+        }
+        if (s->n_starts == ARRAY_SIZE(s->start_times)) {
+            memmove(s->start_times, s->start_times + 1, sizeof s->start_times - sizeof s->start_times[0]);
+            s->n_starts--;
+        }
+        s->start_times[s->n_starts++] = util_now_ms();
+        pid_t pid = spawn(s);
+        if (pid < 0)
+            break;
+        s->w[i] = (struct worker){pid, s->gen, false};
+        live++;
+    }
+    s->app.workers->total = s->want;
+}
+
+static void reap(struct supervisor *s)
+{
+    int st;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        for (unsigned i = 0; i < s->n; i++) {
+            if (s->w[i].pid != pid)
+                continue;
+            if (!s->w[i].stopping && !got_term) {
+                if (WIFSIGNALED(st))
+                    log_msg(LOG_LVL_ERROR, "worker %d died of signal %d; starting another", (int)pid, WTERMSIG(st));
+                else
+                    log_msg(LOG_LVL_ERROR, "worker %d exited (%d); starting another", (int)pid, WEXITSTATUS(st));
+            }
+            s->w[i].pid = 0;
+        }
+    }
+}
+
+static unsigned alive(const struct supervisor *s)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->n; i++)
+        if (s->w[i].pid > 0)
+            n++;
+    return n;
+}
+
+static void signal_all(struct supervisor *s, int sig, bool only_stopping)
+{
+    for (unsigned i = 0; i < s->n; i++)
+        if (s->w[i].pid > 0 && (!only_stopping || s->w[i].stopping))
+            kill(s->w[i].pid, sig);
+}
+
+static void reload(struct supervisor *s)
+{
+    struct cfg fresh;
+    char err[512];
+    int rc = cfg_load(&fresh, s->config_file, s->self, s->sets, s->nsets, err, sizeof err);
+    if (rc < 0) {
+        log_msg(LOG_LVL_ERROR, "SIGHUP: the configuration has an error, keeping the old one: %s", err);
+        cfg_free(&fresh);
+        return;
+    }
+    /* Workers forked from now on copy the new configuration; the old ones
+     * finish their request and go (they hold their own copy). */
+    cfg_free(&s->cfg);
+    s->cfg = fresh;
+    s->gen++;
+    for (unsigned i = 0; i < s->n; i++)
+        if (s->w[i].pid > 0)
+            s->w[i].stopping = true;
+    signal_all(s, SIGTERM, true);
+    log_msg(LOG_LVL_WARN, "SIGHUP: configuration re-read; replacing the workers");
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: runmyscript serve --listen unix:PATH|HOST:PORT [--workers N] [--config FILE]\n"
+               "                         [--set KEY=VALUE]...\n"
+               "\n"
+               "Serves MCP (/mcp), /api/run, /artifacts/ and /healthz over FastCGI, for nginx.\n"
+               "  --listen      the FastCGI socket: a Unix socket path, or HOST:PORT\n"
+               "  --workers N   worker processes (default: the workers key; 0 there means 4 + 4 per CPU)\n"
+               "Signals: SIGTERM/SIGINT drain and exit, SIGHUP re-reads the configuration.\n");
+}
+
+int server_serve(int argc, char **argv, const char *self)
+{
+    static const struct option opts[] = {
+        {"listen", required_argument, NULL, 'l'}, {"workers", required_argument, NULL, 'w'},
+        {"config", required_argument, NULL, 'c'}, {"set", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    struct supervisor s = {.lfd = -1, .self = self};
+    const char *listen_spec = NULL, *workers = NULL;
+    cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    int c;
+    if (!sets)
+        return CLI_EXIT_SERVICE;
+    s.sets = sets;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': listen_spec = optarg; break;
+        case 'w': workers = optarg; break;
+        case 'c': s.config_file = optarg; break;
+        case 's': sets[s.nsets++] = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return CLI_EXIT_USAGE;
+        }
+    }
+    if (!listen_spec || optind != argc) {
+        fail(listen_spec ? "serve: unexpected argument '%s'" : "serve: --listen is required%s",
+             listen_spec ? argv[optind] : "");
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    /* --workers N is --set workers=N: one rule for its range. */
+    char wset[64];
+    if (workers) {
+        snprintf(wset, sizeof wset, "workers=%s", workers);
+        sets[s.nsets++] = wset;
+    }
+    char err[512];
+    if (cfg_load(&s.cfg, s.config_file, self, sets, s.nsets, err, sizeof err) < 0) {
+        fail("%s", err);
+        cfg_free(&s.cfg);
+        return CLI_EXIT_CONFIG;
+    }
+    int rc = ws_init_state(s.cfg.state_dir);
+    if (rc < 0) {
+        fail("state directory %s: %s", s.cfg.state_dir, strerror(-rc));
+        cfg_free(&s.cfg);
+        return CLI_EXIT_CONFIG;
+    }
+    s.lfd = listen_on(listen_spec, err, sizeof err);
+    if (s.lfd < 0) {
+        fail("%s", err);
+        cfg_free(&s.cfg);
+        return CLI_EXIT_CONFIG;
+    }
+    /* The counters live in a shared page that every worker inherits. */
+    struct app_workers *shared =
+        mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) {
+        fail("mmap: %s", strerror(errno));
+        close(s.lfd);
+        cfg_free(&s.cfg);
+        return CLI_EXIT_SERVICE;
+    }
+    memset(shared, 0, sizeof *shared);
+    s.n = SERVER_MAX_WORKERS * 2; /* room for old workers draining after SIGHUP */
+    s.w = calloc(s.n, sizeof *s.w);
+    if (!s.w) {
+        close(s.lfd);
+        cfg_free(&s.cfg);
+        return CLI_EXIT_SERVICE;
+    }
+    s.app = (struct app){.cfg = &s.cfg, .workers = shared, .mode = "serve", .cancel_all = &cancel_all};
+    s.want = cfg_workers(&s.cfg);
+
+    sigset_t mask, old;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGCHLD);
+    set_handler(SIGTERM, on_term, false);
+    set_handler(SIGINT, on_term, false);
+    set_handler(SIGHUP, on_hup, false);
+    set_handler(SIGCHLD, on_chld, false);
+    set_handler(SIGPIPE, SIG_IGN, false);
+    sigprocmask(SIG_BLOCK, &mask, &old);
+
+    fill(&s);
+    log_msg(LOG_LVL_WARN, "serving on %s with %u workers (state %s)", listen_spec, s.want, s.cfg.state_dir);
+    fprintf(stderr, "runmyscript: serving FastCGI on %s with %u workers\n", listen_spec, s.want);
+    int64_t next_reap = util_now_ms();
+    int64_t drain_until = -1, kill_at = -1;
+    for (;;) {
+        /* Signals are blocked except inside ppoll: none is lost. */
+        struct timespec ts = {0, SERVER_TICK_MS * 1000000L};
+        ppoll(NULL, 0, &ts, &old);
+        if (got_chld) {
+            got_chld = 0;
+            reap(&s);
+        }
+        int64_t now = util_now_ms();
+        if (got_term) {
+            if (drain_until < 0) {
+                drain_until = now + cfg_drain_grace_ms(&s.cfg);
+                log_msg(LOG_LVL_WARN, "stopping: draining %u workers (at most %llds)", alive(&s),
+                        (long long)(cfg_drain_grace_ms(&s.cfg) / 1000));
+            }
+            if (!alive(&s))
+                break;
+            signal_all(&s, SIGTERM, false); /* again: one may have missed it (see top) */
+            if (kill_at < 0 && now >= drain_until) {
+                log_msg(LOG_LVL_WARN, "drain grace over: cancelling the runs of %u workers", alive(&s));
+                signal_all(&s, SIGINT, false);
+                kill_at = now + s.cfg.exec.limits.kill_grace_ms + 5000;
+            }
+            if (kill_at >= 0 && now >= kill_at) {
+                signal_all(&s, SIGKILL, false);
+                kill_at = now + 1000000;
+            }
+            continue;
+        }
+        if (got_hup) {
+            got_hup = 0;
+            reload(&s);
+            s.want = cfg_workers(&s.cfg);
+        }
+        signal_all(&s, SIGTERM, true);
+        fill(&s);
+        if (now >= next_reap) {
+            /* Sessions idle past session_ttl, and runs past run_ttl. */
+            discard(mcp_reap_sessions(&s.cfg, false));
+            ws_reap_runs(s.cfg.state_dir, s.cfg.run_ttl_ms);
+            next_reap = now + SERVER_REAP_EVERY_MS;
+        }
+    }
+    if (!strncmp(listen_spec, "unix:", 5))
+        unlink(listen_spec + 5);
+    close(s.lfd);
+    free(s.w);
+    munmap(shared, sizeof *shared);
+    cfg_free(&s.cfg);
+    fprintf(stderr, "runmyscript: stopped\n");
+    return 0;
+}
+
+/* ---------------------------------------------------- one-process modes */
+
+bool server_stdin_is_fastcgi(void)
+{
+    /* FCGX_IsCGI() asks the same question (getpeername on fd 0 fails with
+     * ENOTCONN for a listening socket) but initialises the library too. */
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof sa;
+    int type = 0;
+    socklen_t tl = sizeof type;
+    if (getsockopt(0, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM)
+        return false;
+    return getpeername(0, (struct sockaddr *)&sa, &len) < 0 && errno == ENOTCONN;
+}
+
+static int load(struct cfg *c, const char *self)
+{
+    char err[512];
+    if (cfg_load(c, NULL, self, NULL, 0, err, sizeof err) < 0) {
+        fail("%s", err);
+        return CLI_EXIT_CONFIG;
+    }
+    return 0;
+}
+
+int server_fastcgi_stdin(const char *self)
+{
+    struct cfg c;
+    int rc = load(&c, self);
+    if (rc) {
+        cfg_free(&c);
+        return rc;
+    }
+    struct app app = {.cfg = &c, .workers = NULL, .mode = "fastcgi", .cancel_all = &cancel_all};
+    worker_signals();
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, NULL);
+    rc = worker_loop(&app, 0);
+    cfg_free(&c);
+    return rc;
+}
+
+int server_cgi(const char *self)
+{
+    struct cfg c;
+    int rc = load(&c, self);
+    if (rc) {
+        /* Still an HTTP answer: the web server shows it, not a bare 500. */
+        printf("Status: 500 Internal Server Error\r\nContent-Type: application/json\r\n\r\n"
+               "{\"error\":\"runmyscript: bad configuration (see the server's error log)\"}");
+        cfg_free(&c);
+        return rc;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    struct app app = {.cfg = &c, .workers = NULL, .mode = "cgi", .cancel_all = &cancel_all};
+    set_handler(SIGTERM, on_cancel_all, true);
+    struct http_io io;
+    http_io_cgi(&io);
+    app_handle(&app, &io);
+    cfg_free(&c);
+    return 0;
+}

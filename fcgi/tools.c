@@ -1,0 +1,981 @@
+/* tools.c: the MCP tools. run_code and run_my_script call exec_run with a
+ * sink that turns phases into progress notifications and output lines into
+ * log notifications; list_dir and preview_file read the session's
+ * workspace beneath its directory fd, following no symlink. A script that
+ * fails, and arguments that are wrong, come back as results with isError
+ * (SEP-1303: the model reads the reason and corrects itself). */
+#include "config.h"
+
+#include "tools.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "artifacts.h"
+#include "exec.h"
+#include "result.h"
+#include "workspace.h"
+
+#define TOOLS_LINKS_MAX 100         /* resource_link blocks in one result */
+#define TOOLS_TEXT_ARTIFACTS_MAX 50 /* artifacts listed in the text block */
+#define TOOLS_LOG_LINE_MAX 4096     /* a longer line goes out in pieces */
+
+/* ------------------------------------------------------------- the table */
+
+static const char instructions[] =
+    "runmyscript runs self-contained Python 3 scripts in a throw-away sandbox and returns the log and every "
+    "file the script wrote.\n"
+    "- Use run_code for work in steps: each call runs in this session's workspace, so files written by one "
+    "call (in the current directory) are there for the next. Use run_my_script for a one-off run in a fresh, "
+    "empty directory.\n"
+    "- Write result files (plots, CSV, JSON, images, reports) into the directory named by the environment "
+    "variable SCRIPT_OUTPUT: each one comes back as an artifact with a download link, a MIME type and a "
+    "one-line summary, and all of them as one zip. Small images also come back inline.\n"
+    "- Pass data with the input argument (run_code) or user_input (run_my_script): the script reads it from "
+    "the file at os.environ['SCRIPT_INPUT'] (and from stdin).\n"
+    "- Scripts have no network access. Only the Python standard library is available on this server for now: "
+    "requirements are recorded but not installed yet.\n"
+    "- A failing script (exception, non-zero exit, timeout, memory or output limit) returns isError true with "
+    "the status and the full log: read the traceback, fix the code and call again.\n"
+    "- list_dir and preview_file look at the session's workspace (for example list_dir('output')) without "
+    "running code.";
+
+const char *tools_instructions(void)
+{
+    return instructions;
+}
+
+static const char run_output_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"run_id\":{\"type\":\"string\",\"description\":\"128-bit random id of the run\"},"
+    "\"status\":{\"type\":\"string\",\"description\":\"ok, error (the script failed), timeout, memory, "
+    "output_limit, install_failed, cancelled, or sandbox_error (the service failed)\"},"
+    "\"limit\":{\"type\":[\"string\",\"null\"],\"description\":\"the limit that was crossed\"},"
+    "\"exit_code\":{\"type\":[\"integer\",\"null\"]},"
+    "\"signal\":{\"type\":[\"string\",\"null\"]},"
+    "\"duration_ms\":{\"type\":\"integer\"},"
+    "\"cpu_ms\":{\"type\":\"integer\"},"
+    "\"logs\":{\"type\":\"string\",\"description\":\"stdout and stderr in the order they arrived\"},"
+    "\"logs_truncated\":{\"type\":\"boolean\"},"
+    "\"requirements\":{\"type\":\"array\",\"items\":{\"type\":[\"string\",\"null\"]}},"
+    "\"artifacts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"path\":{\"type\":[\"string\",\"null\"]},\"size\":{\"type\":\"integer\"},\"mime\":{\"type\":\"string\"},"
+    "\"summary\":{\"type\":[\"string\",\"null\"]},\"url\":{\"type\":\"string\"}},"
+    "\"required\":[\"path\",\"size\",\"mime\"]}},"
+    "\"zip_url\":{\"type\":[\"string\",\"null\"]},"
+    "\"zip\":{\"type\":[\"string\",\"null\"]},"
+    "\"artifacts_skipped\":{\"type\":\"integer\"},"
+    "\"workdir\":{\"type\":[\"string\",\"null\"]},"
+    "\"isolation\":{\"type\":[\"string\",\"null\"]},"
+    "\"error\":{\"type\":[\"string\",\"null\"]}},"
+    "\"required\":[\"run_id\",\"status\",\"logs\",\"artifacts\"]}";
+
+static const char run_code_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"code\":{\"type\":\"string\",\"description\":\"The complete Python 3 script, with all its imports. "
+    "It runs in the session's workspace (the current directory). Read input from the file at "
+    "os.environ['SCRIPT_INPUT']; write every result file into os.environ['SCRIPT_OUTPUT'].\"},"
+    "\"requirements\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":128,"
+    "\"description\":\"Third-party packages as pip requirement specifiers, e.g. [\\\"pandas\\\", "
+    "\\\"numpy==1.26.4\\\"]. Recorded with the run; this server does not install packages yet, so only the "
+    "standard library can be imported.\"},"
+    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"url\":{\"type\":\"string\"},\"mountPath\":{\"type\":\"string\"}},\"required\":[\"url\",\"mountPath\"]},"
+    "\"description\":\"Remote files to download into the workspace before the run. Not supported by this "
+    "server yet: leave it out and pass data with input instead.\"},"
+    "\"input\":{\"type\":\"string\",\"description\":\"Data for the script (JSON, CSV, text, base64): the file "
+    "at SCRIPT_INPUT holds exactly these bytes, and so does stdin.\"},"
+    "\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"Wall-clock limit in seconds; "
+    "the default and the maximum is the server's limit.\"}},"
+    "\"required\":[\"code\"],\"additionalProperties\":false}";
+
+static const char run_my_script_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"code\":{\"type\":\"string\",\"description\":\"The complete Python 3 script, with all its imports. Read "
+    "the input from the file at os.environ['SCRIPT_INPUT']; write every output file into "
+    "os.environ['SCRIPT_OUTPUT'].\"},"
+    "\"user_input\":{\"type\":\"string\",\"description\":\"Input for the script: plain text, JSON, Markdown or "
+    "base64 (an image, say). It is the content of the file at SCRIPT_INPUT (and stdin); empty when left "
+    "out.\"}},"
+    "\"required\":[\"code\"],\"additionalProperties\":false}";
+
+static const char list_dir_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"dir_path\":{\"type\":\"string\",\"description\":\"A folder relative to the session's workspace: '' or '.' "
+    "for its top, 'output' for the files run_code scripts wrote to SCRIPT_OUTPUT. No absolute paths, no "
+    "'..'.\"}},\"additionalProperties\":false}";
+
+static const char list_dir_output[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"path\":{\"type\":\"string\"},"
+    "\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\",\"description\":\"file, directory, symlink or "
+    "other\"},\"size\":{\"type\":\"integer\"}},\"required\":[\"name\",\"type\"]}},"
+    "\"truncated\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"entries\",\"truncated\"]}";
+
+static const char preview_file_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"relative_path\":{\"type\":\"string\",\"description\":\"A file relative to the session's workspace, e.g. "
+    "'output/result.csv'. No absolute paths, no '..', no symbolic links.\"}},"
+    "\"required\":[\"relative_path\"],\"additionalProperties\":false}";
+
+static const char preview_file_output[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},\"mime\":{\"type\":\"string\"},"
+    "\"binary\":{\"type\":\"boolean\"},\"truncated\":{\"type\":\"boolean\"},"
+    "\"text\":{\"type\":[\"string\",\"null\"]}},"
+    "\"required\":[\"path\",\"size\",\"mime\",\"binary\",\"truncated\"]}";
+
+static const char empty_input[] = "{\"type\":\"object\",\"properties\":{}}";
+
+struct tool_def {
+    const char *name, *title, *description;
+    const char *input, *output; /* JSON Schema text; output may be NULL */
+    bool read_only;
+    bool fixture;               /* test_fixture_tools only */
+};
+
+static const struct tool_def defs[] = {
+    {"run_code", "Run Python code",
+     "Run a self-contained Python 3 script in a throw-away sandbox and get back its log and every file it "
+     "wrote. The script runs in this session's workspace (the current directory), which persists between "
+     "calls of the session, so work can go in steps. Write result files into the folder named by the "
+     "environment variable SCRIPT_OUTPUT: each comes back as an artifact with a download link, a MIME type "
+     "and a one-line summary (small images also inline), plus a zip of them all. Pass data with input: the "
+     "script reads it from the file at os.environ['SCRIPT_INPUT'] (and stdin). No network access. A script "
+     "that fails returns isError true with the status and the full log (the traceback): fix the code and "
+     "call again.",
+     run_code_input, run_output_schema, false, false},
+    {"run_my_script", "Run my script",
+     "Run a self-contained Python 3 script in a fresh, empty sandbox (nothing persists between calls), "
+     "Run My Script style: user_input becomes the file at os.environ['SCRIPT_INPUT'], every file the script "
+     "writes into os.environ['SCRIPT_OUTPUT'] comes back as an artifact with a link and a summary, plus a zip "
+     "of them all, and the log holds stdout and stderr. No network access. A failing script returns isError "
+     "true with the full log.",
+     run_my_script_input, run_output_schema, false, false},
+    {"list_dir", "List workspace files",
+     "List the files and folders of this session's workspace, where run_code scripts run and leave their "
+     "files (output/ holds what they wrote to SCRIPT_OUTPUT). dir_path is relative to the workspace; "
+     "symbolic links are listed, never followed.",
+     list_dir_input, list_dir_output, true, false},
+    {"preview_file", "Preview a workspace file",
+     "Show the start of a text file in this session's workspace (the first preview_bytes, 8 KiB by default; "
+     "a longer file is cut with a note saying so). For a binary file it gives the size and type instead. "
+     "relative_path is relative to the workspace, e.g. 'output/result.csv'.",
+     preview_file_input, preview_file_output, true, false},
+    /* The conformance suite's fixtures (test_fixture_tools = on only). */
+    {"test_simple_text", NULL, "Test fixture: returns a simple text block.", empty_input, NULL, true, true},
+    {"test_image_content", NULL, "Test fixture: returns a 1x1 PNG image block.", empty_input, NULL, true, true},
+    {"test_audio_content", NULL, "Test fixture: returns a short WAV audio block.", empty_input, NULL, true, true},
+    {"test_embedded_resource", NULL, "Test fixture: returns an embedded text resource.", empty_input, NULL, true,
+     true},
+    {"test_multiple_content_types", NULL, "Test fixture: returns text, image and resource blocks.", empty_input,
+     NULL, true, true},
+    {"test_tool_with_logging", NULL, "Test fixture: sends three log notifications, then a result.", empty_input,
+     NULL, true, true},
+    {"test_tool_with_progress", NULL, "Test fixture: sends progress 0, 50, 100 of 100, then a result.",
+     empty_input, NULL, true, true},
+    {"test_error_handling", NULL, "Test fixture: always returns a tool error (isError true).", empty_input, NULL,
+     true, true},
+};
+
+json_object *tools_list(const struct cfg *cfg, const char *version)
+{
+    json_object *arr = json_object_new_array();
+    bool new_fields = strcmp(version, "2025-06-18") >= 0; /* title, outputSchema */
+    for (size_t i = 0; i < ARRAY_SIZE(defs); i++) {
+        const struct tool_def *d = &defs[i];
+        if (d->fixture && !cfg->test_fixture_tools)
+            continue;
+        json_object *t = json_object_new_object();
+        json_object_object_add(t, "name", json_object_new_string(d->name));
+        if (d->title && new_fields)
+            json_object_object_add(t, "title", json_object_new_string(d->title));
+        json_object_object_add(t, "description", json_object_new_string(d->description));
+        json_object *in = json_tokener_parse(d->input);
+        if (!strcmp(d->name, "run_code")) {
+            /* The timeout's maximum is the server's. */
+            json_object *props, *timeout;
+            if (json_object_object_get_ex(in, "properties", &props) &&
+                json_object_object_get_ex(props, "timeout", &timeout))
+                json_object_object_add(timeout, "maximum",
+                                       json_object_new_double((double)cfg->exec.limits.wall_ms / 1000.0));
+        }
+        json_object_object_add(t, "inputSchema", in);
+        if (d->output && new_fields)
+            json_object_object_add(t, "outputSchema", json_tokener_parse(d->output));
+        json_object *ann = json_object_new_object();
+        json_object_object_add(ann, "readOnlyHint", json_object_new_boolean(d->read_only));
+        json_object_object_add(ann, "destructiveHint", json_object_new_boolean(false));
+        json_object_object_add(ann, "idempotentHint", json_object_new_boolean(d->read_only));
+        json_object_object_add(ann, "openWorldHint", json_object_new_boolean(false));
+        json_object_object_add(t, "annotations", ann);
+        json_object_array_add(arr, t);
+    }
+    return arr;
+}
+
+/* ---------------------------------------------------------------- results */
+
+static json_object *text_block(const char *s, size_t n)
+{
+    json_object *b = json_object_new_object();
+    json_object_object_add(b, "type", json_object_new_string("text"));
+    json_object_object_add(b, "text", json_object_new_string_len(s, (int)n));
+    return b;
+}
+
+/* A result: content [text], isError; steals structured (may be NULL). */
+static json_object *simple_result(const char *text, bool is_error, json_object *structured)
+{
+    json_object *r = json_object_new_object();
+    json_object *content = json_object_new_array();
+    json_object_array_add(content, text_block(text, strlen(text)));
+    json_object_object_add(r, "content", content);
+    if (structured)
+        json_object_object_add(r, "structuredContent", structured);
+    json_object_object_add(r, "isError", json_object_new_boolean(is_error));
+    return r;
+}
+
+static json_object *arg_error(const char *fmt, ...) printf_like(1, 2);
+static json_object *arg_error(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return simple_result(msg, true, NULL);
+}
+
+/* Unknown arguments are refused with the list of known ones: a model that
+ * misspelled one learns it at once. */
+static json_object *check_known(json_object *args, const char *const *known, const char *tool)
+{
+    if (!args)
+        return NULL;
+    json_object_object_foreach(args, k, v)
+    {
+        (void)v;
+        bool ok = false;
+        for (const char *const *p = known; *p; p++)
+            ok = ok || !strcmp(*p, k);
+        if (!ok) {
+            char list[256] = "";
+            for (const char *const *p = known; *p; p++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", p == known ? "" : ", ", *p);
+            return arg_error("%s: unknown argument '%.100s' (it takes: %s)", tool, k, list);
+        }
+    }
+    return NULL;
+}
+
+static json_object *get_arg(json_object *args, const char *key)
+{
+    json_object *v = NULL;
+    if (args && json_object_object_get_ex(args, key, &v) && !json_object_is_type(v, json_type_null))
+        return v;
+    return NULL;
+}
+
+/* Appends text to b cut to fit (a cut UTF-8 sequence becomes U+FFFD later). */
+static void put_text(struct dbuf *b, const char *s, size_t n)
+{
+    size_t room = b->max > b->len ? b->max - b->len : 0;
+    discard(dbuf_append(b, s, n < room ? n : room));
+}
+
+static void summary_text(struct mcp_call *c, const struct exec_result *r, struct dbuf *b)
+{
+    char hs[32];
+    discard(dbuf_printf(b, "status: %s", exec_status_name(r->status)));
+    if (r->limit)
+        discard(dbuf_printf(b, " (limit %s)", r->limit));
+    if (r->signal)
+        discard(dbuf_printf(b, ", killed by signal %d", r->signal));
+    else if (r->exit_code >= 0)
+        discard(dbuf_printf(b, ", exit code %d", r->exit_code));
+    discard(dbuf_printf(b, ", %lld ms, run %s\n", (long long)r->duration_ms, r->run_id));
+    if (r->error)
+        discard(dbuf_printf(b, "error: %s\n", r->error));
+    if (r->n_requirements == 0 && r->status != EXEC_STATUS_SANDBOX_ERROR) {
+        /* nothing */
+    }
+    const struct exec_log *log = &r->log;
+    discard(dbuf_printf(b, "--- log%s ---\n", r->log.truncated ? " (truncated at log_bytes)" : ""));
+    if (log->buf.len <= TOOLS_TEXT_LOG_MAX) {
+        put_text(b, log->buf.data ? log->buf.data : "", log->buf.len);
+    } else {
+        /* The start (where the problem often begins) and the end (the
+         * traceback); the whole log is in structuredContent.logs. */
+        size_t head = TOOLS_TEXT_LOG_MAX / 4, tail = TOOLS_TEXT_LOG_MAX - head;
+        put_text(b, log->buf.data, head);
+        discard(dbuf_printf(b, "\n[... %zu bytes left out here; structuredContent.logs has them all ...]\n",
+                            log->buf.len - head - tail));
+        put_text(b, log->buf.data + log->buf.len - tail, tail);
+    }
+    if (b->len && b->data[b->len - 1] != '\n')
+        discard(dbuf_append(b, "\n", 1));
+    if (r->n_artifacts == 0) {
+        discard(dbuf_printf(b, "--- no artifacts (files written to SCRIPT_OUTPUT come back here) ---\n"));
+        return;
+    }
+    discard(dbuf_printf(b, "--- artifacts (%zu) ---\n", r->n_artifacts));
+    for (size_t i = 0; i < r->n_artifacts && i < TOOLS_TEXT_ARTIFACTS_MAX; i++) {
+        const struct exec_artifact *a = &r->artifacts[i];
+        cleanup_free char *enc = result_url_path(a->path);
+        util_human_size(a->size, hs, sizeof hs);
+        discard(dbuf_printf(b, "%s  %s  %s  %s/artifacts/%s/%s\n", a->path, hs, a->summary ? a->summary : "",
+                            c->base_url, r->run_id, enc ? enc : ""));
+    }
+    if (r->n_artifacts > TOOLS_TEXT_ARTIFACTS_MAX)
+        discard(dbuf_printf(b, "... and %zu more (structuredContent.artifacts lists them all)\n",
+                            r->n_artifacts - TOOLS_TEXT_ARTIFACTS_MAX));
+    if (r->has_zip)
+        discard(dbuf_printf(b, "all as one zip: %s/artifacts/%s.zip\n", c->base_url, r->run_id));
+}
+
+static bool inline_image(const char *mime)
+{
+    return !strcmp(mime, "image/png") || !strcmp(mime, "image/jpeg") || !strcmp(mime, "image/gif") ||
+           !strcmp(mime, "image/webp");
+}
+
+static json_object *run_result(struct mcp_call *c, const struct exec_result *r)
+{
+    const struct cfg *cfg = c->app->cfg;
+    json_object *res = json_object_new_object();
+    json_object *content = json_object_new_array();
+
+    struct dbuf b;
+    dbuf_init(&b, TOOLS_TEXT_LOG_MAX + 16384);
+    summary_text(c, r, &b);
+    size_t tn;
+    cleanup_free char *text = util_utf8_sanitize(b.data ? b.data : "", b.len, &tn);
+    dbuf_free(&b);
+    if (text)
+        json_object_array_add(content, text_block(text, tn));
+
+    /* Small images inline, within one budget for the whole result. */
+    cleanup_free char *out_dir = NULL;
+    if (asprintf(&out_dir, "%s/output", r->run_dir) < 0)
+        out_dir = NULL;
+    cleanup_fd int ofd = out_dir ? open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    uint64_t budget = cfg->image_inline_bytes;
+    for (size_t i = 0; ofd >= 0 && i < r->n_artifacts; i++) {
+        const struct exec_artifact *a = &r->artifacts[i];
+        if (!inline_image(a->mime) || a->size == 0 || a->size > budget)
+            continue;
+        cleanup_fd int fd = ws_open_beneath(ofd, a->path, O_RDONLY | O_NONBLOCK, 0);
+        cleanup_free char *data = NULL;
+        size_t n;
+        if (fd < 0 || util_read_fd(fd, (size_t)a->size, &data, &n) < 0)
+            continue;
+        cleanup_free char *b64 = app_base64((const unsigned char *)data, n, NULL);
+        if (!b64)
+            continue;
+        budget -= n;
+        json_object *img = json_object_new_object();
+        json_object_object_add(img, "type", json_object_new_string("image"));
+        json_object_object_add(img, "data", json_object_new_string(b64));
+        json_object_object_add(img, "mimeType", json_object_new_string(a->mime));
+        json_object_array_add(content, img);
+    }
+
+    /* resource_link exists from 2025-06-18 on; links need an absolute base. */
+    if (strcmp(c->version, "2025-06-18") >= 0 && c->base_url[0]) {
+        size_t links = 0;
+        for (size_t i = 0; i < r->n_artifacts && links < TOOLS_LINKS_MAX; i++, links++) {
+            const struct exec_artifact *a = &r->artifacts[i];
+            cleanup_free char *enc = result_url_path(a->path);
+            cleanup_free char *uri = NULL;
+            cleanup_free char *name = util_utf8_sanitize(a->path, strlen(a->path), NULL);
+            if (!enc || !name || asprintf(&uri, "%s/artifacts/%s/%s", c->base_url, r->run_id, enc) < 0)
+                continue;
+            json_object *l = json_object_new_object();
+            json_object_object_add(l, "type", json_object_new_string("resource_link"));
+            json_object_object_add(l, "uri", json_object_new_string(uri));
+            json_object_object_add(l, "name", json_object_new_string(name));
+            json_object_object_add(l, "mimeType", json_object_new_string(a->mime));
+            json_object_object_add(l, "size", json_object_new_int64((int64_t)a->size));
+            if (a->summary) {
+                cleanup_free char *sum = util_utf8_sanitize(a->summary, strlen(a->summary), NULL);
+                if (sum)
+                    json_object_object_add(l, "description", json_object_new_string(sum));
+            }
+            json_object_array_add(content, l);
+        }
+        if (r->has_zip) {
+            cleanup_free char *uri = NULL;
+            if (asprintf(&uri, "%s/artifacts/%s.zip", c->base_url, r->run_id) >= 0) {
+                json_object *l = json_object_new_object();
+                json_object_object_add(l, "type", json_object_new_string("resource_link"));
+                json_object_object_add(l, "uri", json_object_new_string(uri));
+                json_object_object_add(l, "name", json_object_new_string("artifacts.zip"));
+                json_object_object_add(l, "mimeType", json_object_new_string("application/zip"));
+                json_object_object_add(l, "description", json_object_new_string("all artifacts of the run"));
+                json_object_array_add(content, l);
+            }
+        }
+    }
+    json_object_object_add(res, "content", content);
+    json_object_object_add(res, "structuredContent", result_to_json(r));
+    json_object_object_add(res, "isError", json_object_new_boolean(r->status != EXEC_STATUS_OK));
+    return res;
+}
+
+/* ------------------------------------------------------------- the runs */
+
+struct run_ctx {
+    struct mcp_call *call;
+    struct exec_result *r;
+    bool recorded;
+    struct dbuf line[3];  /* the partial line of each stream */
+};
+
+static const enum mcp_level stream_level[] = {MCP_LOG_INFO, MCP_LOG_WARNING, MCP_LOG_NOTICE};
+static const char *const stream_logger[] = {"stdout", "stderr", "runmyscript"};
+
+static void emit_line(struct run_ctx *x, enum exec_stream s)
+{
+    struct dbuf *b = &x->line[s];
+    size_t n = b->len;
+    while (n && (b->data[n - 1] == '\n' || b->data[n - 1] == '\r'))
+        n--;
+    mcp_call_log(x->call, stream_level[s], stream_logger[s], b->data ? b->data : "", n);
+    b->len = 0;
+}
+
+static void on_output(void *ctx, enum exec_stream s, const char *data, size_t len)
+{
+    struct run_ctx *x = ctx;
+    if ((size_t)s >= ARRAY_SIZE(x->line))
+        return;
+    struct dbuf *b = &x->line[s];
+    while (len) {
+        const char *nl = memchr(data, '\n', len);
+        size_t take = nl ? (size_t)(nl - data) + 1 : len;
+        if (take > TOOLS_LOG_LINE_MAX - b->len)
+            take = TOOLS_LOG_LINE_MAX - b->len;
+        discard(dbuf_append(b, data, take)); /* fits: the buffer's max is the line max */
+        data += take;
+        len -= take;
+        if (b->len >= TOOLS_LOG_LINE_MAX || b->data[b->len - 1] == '\n')
+            emit_line(x, s);
+    }
+}
+
+static void on_phase(void *ctx, enum exec_phase p, const char *detail)
+{
+    static const char *const what[] = {"queued", "resolving the environment", "installing requirements",
+                                       "running", "collecting artifacts", "done"};
+    struct run_ctx *x = ctx;
+    if (!x->recorded && x->r->run_id[0]) {
+        x->recorded = true;
+        mcp_call_set_run(x->call, x->r->run_id);
+    }
+    if (p == EXEC_PHASE_DONE || p == EXEC_PHASE_COLLECTING)
+        for (size_t s = 0; s < ARRAY_SIZE(x->line); s++)
+            if (x->line[s].len)
+                emit_line(x, (enum exec_stream)s);
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s%s%s", (size_t)p < ARRAY_SIZE(what) ? what[p] : "working", detail ? ": " : "",
+             detail ? detail : "");
+    mcp_call_progress(x->call, (double)p, (double)EXEC_PHASE_DONE, msg);
+}
+
+static bool on_cancelled(void *ctx)
+{
+    struct run_ctx *x = ctx;
+    return mcp_call_cancelled(x->call);
+}
+
+static int run(struct mcp_call *c, const char *code, size_t code_len, const char *input, size_t input_len,
+               const char *const *reqs, size_t n_reqs, int64_t wall_ms, bool in_session, json_object **result)
+{
+    const struct cfg *cfg = c->app->cfg;
+    struct exec_spec spec;
+    exec_spec_init(&spec, &cfg->exec);
+    spec.code = code;
+    spec.code_len = code_len;
+    spec.input = input;
+    spec.input_len = input_len;
+    spec.requirements = reqs;
+    spec.n_requirements = n_reqs;
+    if (wall_ms > 0)
+        spec.limits.wall_ms = wall_ms;
+    cleanup_free char *workspace = NULL;
+    if (in_session && asprintf(&workspace, "%s/workspace", c->session_dir) < 0)
+        return -ENOMEM;
+    spec.workspace = workspace;
+
+    const char *why = NULL;
+    int rc = exec_check_code(code, code_len, &spec.limits, &why);
+    if (rc == 0 && spec.limits.input_bytes && input_len > spec.limits.input_bytes) {
+        rc = -E2BIG;
+        why = "the input is larger than input_bytes";
+    }
+    if (rc < 0) {
+        *result = arg_error("%s; nothing was run", why);
+        return 0;
+    }
+    if (mcp_call_client_cancelled(c))
+        return -ECANCELED;
+
+    struct exec_result r;
+    struct run_ctx x = {.call = c, .r = &r};
+    for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
+        dbuf_init(&x.line[i], TOOLS_LOG_LINE_MAX);
+    struct exec_sink sink = {
+        .ctx = &x, .phase = on_phase, .output = on_output, .cancelled = on_cancelled,
+    };
+    exec_result_init(&r);
+    mcp_call_progress(c, (double)EXEC_PHASE_QUEUED, (double)EXEC_PHASE_DONE, "queued");
+    rc = exec_run(&spec, &sink, &r);
+    for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
+        dbuf_free(&x.line[i]);
+    if (r.status == EXEC_STATUS_CANCELLED && mcp_call_client_cancelled(c)) {
+        rc = -ECANCELED;
+    } else if (rc < 0) {
+        *result = result_to_json(&r);
+        log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id, r.error ? r.error : strerror(-rc));
+    } else {
+        *result = run_result(c, &r);
+        log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r.run_id, exec_status_name(r.status),
+                (long long)r.duration_ms);
+    }
+    exec_result_free(&r);
+    return rc;
+}
+
+static int run_code(struct mcp_call *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"code", "requirements", "files", "input", "timeout", NULL};
+    const struct cfg *cfg = c->app->cfg;
+    if ((*result = check_known(args, known, "run_code")))
+        return 0;
+    json_object *code = get_arg(args, "code"), *reqs = get_arg(args, "requirements"), *files = get_arg(args, "files"),
+                *input = get_arg(args, "input"), *timeout = get_arg(args, "timeout");
+    if (!code || !json_object_is_type(code, json_type_string)) {
+        *result = arg_error("run_code: code (a string holding the whole Python script) is required");
+        return 0;
+    }
+    if (files && (!json_object_is_type(files, json_type_array) || json_object_array_length(files) > 0)) {
+        *result = arg_error("run_code: files (remote file mounts) is not supported by this server yet; nothing "
+                            "was run. Leave files out and pass the data with input (the script reads it from "
+                            "the file at SCRIPT_INPUT), or embed it in the code.");
+        return 0;
+    }
+    if (input && !json_object_is_type(input, json_type_string)) {
+        *result = arg_error("run_code: input must be a string (JSON, CSV, text or base64)");
+        return 0;
+    }
+    int64_t wall_ms = 0;
+    if (timeout) {
+        double s = json_object_get_double(timeout);
+        double max = (double)cfg->exec.limits.wall_ms / 1000.0;
+        if ((!json_object_is_type(timeout, json_type_int) && !json_object_is_type(timeout, json_type_double)) ||
+            !(s > 0) || s > max) {
+            *result = arg_error("run_code: timeout must be a number of seconds above 0 and at most %g (the "
+                                "server's limit)",
+                                max);
+            return 0;
+        }
+        wall_ms = (int64_t)(s * 1000.0);
+        if (wall_ms < 100)
+            wall_ms = 100;
+    }
+    size_t n_reqs = 0;
+    cleanup_free const char **req_v = NULL;
+    if (reqs) {
+        if (!json_object_is_type(reqs, json_type_array)) {
+            *result = arg_error("run_code: requirements must be a list of strings such as [\"pandas\"]");
+            return 0;
+        }
+        n_reqs = json_object_array_length(reqs);
+        if (n_reqs > TOOLS_MAX_REQUIREMENTS) {
+            *result = arg_error("run_code: at most %d requirements", TOOLS_MAX_REQUIREMENTS);
+            return 0;
+        }
+        req_v = calloc(n_reqs + 1, sizeof *req_v);
+        if (!req_v)
+            return -ENOMEM;
+        for (size_t i = 0; i < n_reqs; i++) {
+            json_object *e = json_object_array_get_idx(reqs, i);
+            const char *s = json_object_get_string(e);
+            size_t len = (size_t)json_object_get_string_len(e);
+            bool ok = json_object_is_type(e, json_type_string) && len > 0 && len <= TOOLS_REQUIREMENT_MAX;
+            for (size_t k = 0; ok && k < len; k++)
+                ok = (unsigned char)s[k] >= 0x20 && s[k] != 0x7f;
+            if (!ok) {
+                *result = arg_error("run_code: requirements[%zu] must be a requirement specifier such as "
+                                    "\"numpy==1.26.4\" (1 to %d printable characters)",
+                                    i, TOOLS_REQUIREMENT_MAX);
+                return 0;
+            }
+            req_v[i] = s;
+        }
+    }
+    return run(c, json_object_get_string(code), (size_t)json_object_get_string_len(code),
+               input ? json_object_get_string(input) : NULL, input ? (size_t)json_object_get_string_len(input) : 0,
+               req_v, n_reqs, wall_ms, true, result);
+}
+
+static int run_my_script(struct mcp_call *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"code", "user_input", NULL};
+    if ((*result = check_known(args, known, "run_my_script")))
+        return 0;
+    json_object *code = get_arg(args, "code"), *input = get_arg(args, "user_input");
+    if (!code || !json_object_is_type(code, json_type_string)) {
+        *result = arg_error("run_my_script: code (a string holding the whole Python script) is required");
+        return 0;
+    }
+    if (input && !json_object_is_type(input, json_type_string)) {
+        *result = arg_error("run_my_script: user_input must be a string (text, JSON, Markdown or base64)");
+        return 0;
+    }
+    return run(c, json_object_get_string(code), (size_t)json_object_get_string_len(code),
+               input ? json_object_get_string(input) : NULL, input ? (size_t)json_object_get_string_len(input) : 0,
+               NULL, 0, 0, false, result);
+}
+
+/* ------------------------------------------------------- the workspace */
+
+static int open_workspace(struct mcp_call *c)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/workspace", c->session_dir);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+/* "", ".", "./" and trailing slashes: the path as ws_rel_path_ok wants it
+ * ("" for the top). Copies into out. */
+static void normalise(const char *in, char *out, size_t outlen)
+{
+    while (in[0] == '.' && in[1] == '/')
+        in += 2;
+    snprintf(out, outlen, "%s", in);
+    size_t n = strlen(out);
+    while (n && out[n - 1] == '/')
+        out[--n] = '\0';
+    if (!strcmp(out, "."))
+        out[0] = '\0';
+}
+
+static const char *open_error(int rc)
+{
+    switch (-rc) {
+    case ENOENT: return "there is no such file or folder";
+    case ELOOP: return "it is (or passes through) a symbolic link, which is never followed";
+    case EXDEV: return "it leads out of the workspace";
+    case ENOTDIR: return "a part of it is not a folder";
+    case EINVAL: return "it must be relative to the workspace, without '..' or empty parts";
+    case EACCES: return "permission denied";
+    default: return strerror(-rc);
+    }
+}
+
+struct entry {
+    char *name;
+    const char *type;
+    int64_t size;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+    return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
+}
+
+static int list_dir(struct mcp_call *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"dir_path", NULL};
+    if ((*result = check_known(args, known, "list_dir")))
+        return 0;
+    json_object *dp = get_arg(args, "dir_path");
+    if (dp && !json_object_is_type(dp, json_type_string)) {
+        *result = arg_error("list_dir: dir_path must be a string");
+        return 0;
+    }
+    char rel[1100];
+    normalise(dp ? json_object_get_string(dp) : "", rel, sizeof rel);
+    cleanup_fd int ws = open_workspace(c);
+    if (ws < 0)
+        return ws;
+    cleanup_fd int dfd = -1;
+    if (!rel[0])
+        dfd = fcntl(ws, F_DUPFD_CLOEXEC, 0);
+    else if (!ws_rel_path_ok(rel))
+        dfd = -EINVAL;
+    else
+        dfd = ws_open_beneath(ws, rel, O_RDONLY | O_DIRECTORY, 0);
+    if (dfd < 0) {
+        *result = arg_error("list_dir: cannot list '%s': %s", rel[0] ? rel : ".", open_error(dfd));
+        return 0;
+    }
+    cleanup_dir DIR *d = util_opendir_at(dfd);
+    if (!d)
+        return -errno;
+    struct entry *v = NULL;
+    size_t n = 0, cap = 0;
+    bool truncated = false;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        if (n == TOOLS_LIST_DIR_MAX) {
+            truncated = true;
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct entry *nv = realloc(v, cap * sizeof *nv);
+            if (!nv)
+                break;
+            v = nv;
+        }
+        struct stat st;
+        struct entry *e = &v[n];
+        e->size = -1;
+        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        e->type = S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "directory" : S_ISLNK(st.st_mode) ? "symlink" : "other";
+        if (S_ISREG(st.st_mode))
+            e->size = (int64_t)st.st_size;
+        e->name = util_utf8_sanitize(de->d_name, strlen(de->d_name), NULL);
+        if (e->name)
+            n++;
+    }
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_entry);
+    json_object *sc = json_object_new_object();
+    json_object *entries = json_object_new_array();
+    struct dbuf b;
+    dbuf_init(&b, 1 << 20);
+    discard(dbuf_printf(&b, "workspace/%s: %zu entr%s%s\n", rel, n, n == 1 ? "y" : "ies",
+                        truncated ? " (more not shown)" : ""));
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "name", json_object_new_string(v[i].name));
+        json_object_object_add(e, "type", json_object_new_string(v[i].type));
+        if (v[i].size >= 0)
+            json_object_object_add(e, "size", json_object_new_int64(v[i].size));
+        json_object_array_add(entries, e);
+        char hs[32] = "";
+        if (v[i].size >= 0)
+            util_human_size((uint64_t)v[i].size, hs, sizeof hs);
+        discard(dbuf_printf(&b, "%s%s  %s\n", v[i].name, !strcmp(v[i].type, "directory") ? "/" : "",
+                            v[i].size >= 0 ? hs : v[i].type));
+        free(v[i].name);
+    }
+    free(v);
+    json_object_object_add(sc, "path", json_object_new_string(rel));
+    json_object_object_add(sc, "entries", entries);
+    json_object_object_add(sc, "truncated", json_object_new_boolean(truncated));
+    cleanup_free char *text = dbuf_steal(&b, NULL);
+    *result = simple_result(text ? text : "", false, sc);
+    return 0;
+}
+
+static int preview_file(struct mcp_call *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"relative_path", NULL};
+    const struct cfg *cfg = c->app->cfg;
+    if ((*result = check_known(args, known, "preview_file")))
+        return 0;
+    json_object *rp = get_arg(args, "relative_path");
+    if (!rp || !json_object_is_type(rp, json_type_string)) {
+        *result = arg_error("preview_file: relative_path (a file relative to the workspace) is required");
+        return 0;
+    }
+    char rel[1100];
+    normalise(json_object_get_string(rp), rel, sizeof rel);
+    cleanup_fd int ws = open_workspace(c);
+    if (ws < 0)
+        return ws;
+    cleanup_fd int fd = ws_rel_path_ok(rel) ? ws_open_beneath(ws, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0) : -EINVAL;
+    struct stat st;
+    if (fd < 0) {
+        *result = arg_error("preview_file: cannot open '%s': %s", rel, open_error(fd));
+        return 0;
+    }
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode)) {
+        *result = arg_error("preview_file: '%s' is %s, not a file%s", rel,
+                            S_ISDIR(st.st_mode) ? "a folder" : "a special file",
+                            S_ISDIR(st.st_mode) ? " (list_dir lists it)" : "");
+        return 0;
+    }
+    size_t cap = (size_t)cfg->preview_bytes;
+    cleanup_free unsigned char *buf = malloc(cap + 1);
+    if (!buf)
+        return -ENOMEM;
+    size_t got = 0;
+    while (got < cap) {
+        ssize_t r = pread(fd, buf + got, cap - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    bool truncated = (uint64_t)st.st_size > got;
+    const char *base = strrchr(rel, '/');
+    const char *mime = art_mime(buf, got, base ? base + 1 : rel);
+    /* Text: valid UTF-8 with no NUL, except a sequence cut at the end. */
+    size_t check = got;
+    if (truncated) {
+        size_t back = 0;
+        while (back < 3 && back < check && (buf[check - 1 - back] & 0xc0) == 0x80)
+            back++;
+        if (back < check && buf[check - 1 - back] >= 0xc0)
+            check -= back + 1;
+    }
+    bool binary = memchr(buf, '\0', got) != NULL || !util_utf8_valid((const char *)buf, check);
+    char hs[32], ps[32];
+    util_human_size((uint64_t)st.st_size, hs, sizeof hs);
+    util_human_size(got, ps, sizeof ps);
+    json_object *sc = json_object_new_object();
+    json_object_object_add(sc, "path", json_object_new_string(rel));
+    json_object_object_add(sc, "size", json_object_new_int64((int64_t)st.st_size));
+    json_object_object_add(sc, "mime", json_object_new_string(mime));
+    json_object_object_add(sc, "binary", json_object_new_boolean(binary));
+    json_object_object_add(sc, "truncated", json_object_new_boolean(truncated));
+    struct dbuf b;
+    dbuf_init(&b, cap + 4096);
+    if (binary) {
+        json_object_object_add(sc, "text", NULL);
+        discard(dbuf_printf(&b, "%s: a binary file (%s, %s); not shown", rel, mime, hs));
+    } else {
+        json_object_object_add(sc, "text", json_object_new_string_len((const char *)buf, (int)check));
+        discard(dbuf_append(&b, buf, check));
+        if (truncated)
+            discard(dbuf_printf(&b, "\n[truncated: this shows the first %s of %s; the file is %s]", ps, hs, rel));
+    }
+    cleanup_free char *text = dbuf_steal(&b, NULL);
+    *result = simple_result(text ? text : "", false, sc);
+    return 0;
+}
+
+/* ------------------------------------------------------------- fixtures */
+
+/* The conformance suite's fixtures: the names, content and notification
+ * counts its tools-call scenarios check. */
+static const char fixture_png[] =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+static const char fixture_wav[] = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+static json_object *media_block(const char *type, const char *data, const char *mime)
+{
+    json_object *b = json_object_new_object();
+    json_object_object_add(b, "type", json_object_new_string(type));
+    json_object_object_add(b, "data", json_object_new_string(data));
+    json_object_object_add(b, "mimeType", json_object_new_string(mime));
+    return b;
+}
+
+static json_object *resource_block(const char *uri, const char *mime, const char *text)
+{
+    json_object *b = json_object_new_object(), *r = json_object_new_object();
+    json_object_object_add(b, "type", json_object_new_string("resource"));
+    json_object_object_add(r, "uri", json_object_new_string(uri));
+    json_object_object_add(r, "mimeType", json_object_new_string(mime));
+    json_object_object_add(r, "text", json_object_new_string(text));
+    json_object_object_add(b, "resource", r);
+    return b;
+}
+
+static json_object *content_result(json_object *content)
+{
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "content", content);
+    return r;
+}
+
+static void pause_ms(struct mcp_call *c, int ms)
+{
+    int64_t end = util_now_ms() + ms;
+    while (util_now_ms() < end) {
+        usleep(10000);
+        discard(mcp_call_cancelled(c)); /* pushes out what is buffered */
+    }
+}
+
+static int fixture(struct mcp_call *c, const char *name, json_object **result)
+{
+    json_object *content = json_object_new_array();
+    if (!strcmp(name, "test_simple_text")) {
+        const char *t = "This is a simple text response for testing.";
+        json_object_array_add(content, text_block(t, strlen(t)));
+    } else if (!strcmp(name, "test_image_content")) {
+        json_object_array_add(content, media_block("image", fixture_png, "image/png"));
+    } else if (!strcmp(name, "test_audio_content")) {
+        json_object_array_add(content, media_block("audio", fixture_wav, "audio/wav"));
+    } else if (!strcmp(name, "test_embedded_resource")) {
+        json_object_array_add(content, resource_block("test://embedded-resource", "text/plain",
+                                                      "This is an embedded resource content."));
+    } else if (!strcmp(name, "test_multiple_content_types")) {
+        const char *t = "Multiple content types test:";
+        json_object_array_add(content, text_block(t, strlen(t)));
+        json_object_array_add(content, media_block("image", fixture_png, "image/png"));
+        json_object_array_add(content, resource_block("test://mixed-content-resource", "application/json",
+                                                      "{\"test\":\"data\",\"value\":123}"));
+    } else if (!strcmp(name, "test_tool_with_logging")) {
+        static const char *const msgs[] = {"Tool execution started", "Tool processing data",
+                                           "Tool execution completed"};
+        for (size_t i = 0; i < ARRAY_SIZE(msgs); i++) {
+            if (i)
+                pause_ms(c, 50);
+            mcp_call_log(c, MCP_LOG_INFO, "fixture", msgs[i], strlen(msgs[i]));
+        }
+        const char *t = "Tool with logging executed successfully";
+        json_object_array_add(content, text_block(t, strlen(t)));
+    } else if (!strcmp(name, "test_tool_with_progress")) {
+        for (int p = 0; p <= 100; p += 50) {
+            char msg[64];
+            if (p)
+                pause_ms(c, 50);
+            snprintf(msg, sizeof msg, "Completed step %d of 100", p);
+            mcp_call_progress(c, p, 100, msg);
+        }
+        const char *t = "Tool with progress executed successfully";
+        json_object_array_add(content, text_block(t, strlen(t)));
+    } else if (!strcmp(name, "test_error_handling")) {
+        json_object_put(content);
+        *result = simple_result("This tool intentionally returns an error for testing", true, NULL);
+        return 0;
+    } else {
+        json_object_put(content);
+        return -ENOENT;
+    }
+    *result = content_result(content);
+    return 0;
+}
+
+/* ------------------------------------------------------------- dispatch */
+
+int tools_call(struct mcp_call *call, const char *name, json_object *args, json_object **result)
+{
+    *result = NULL;
+    if (!strcmp(name, "run_code"))
+        return run_code(call, args, result);
+    if (!strcmp(name, "run_my_script"))
+        return run_my_script(call, args, result);
+    if (!strcmp(name, "list_dir"))
+        return list_dir(call, args, result);
+    if (!strcmp(name, "preview_file"))
+        return preview_file(call, args, result);
+    if (call->app->cfg->test_fixture_tools && !strncmp(name, "test_", 5))
+        return fixture(call, name, result);
+    return -ENOENT;
+}
