@@ -259,6 +259,116 @@ out:
     return rc;
 }
 
+/* ------------------------------------------------------------- snapshot */
+
+/* Copies n bytes of in to out; copy_file_range first, read/write where the
+ * kernel or the file systems refuse it. Returns the bytes copied or -errno. */
+static int64_t copy_bytes(int in, int out, uint64_t n)
+{
+    uint64_t done = 0;
+    bool plain = false;
+    char buf[65536];
+    while (done < n) {
+        size_t want = n - done > (1u << 30) ? (1u << 30) : (size_t)(n - done);
+        ssize_t r;
+        if (!plain) {
+            loff_t off_in = (loff_t)done, off_out = (loff_t)done;
+            r = copy_file_range(in, &off_in, out, &off_out, want, 0);
+            if (r < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
+                          errno == EPERM)) {
+                plain = true;
+                continue;
+            }
+        } else {
+            r = pread(in, buf, want < sizeof buf ? want : sizeof buf, (off_t)done);
+            if (r > 0) {
+                int rc = util_write_all(out, buf, (size_t)r);
+                if (rc < 0)
+                    return rc;
+            }
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            break; /* the file shrank */
+        done += (uint64_t)r;
+    }
+    return (int64_t)done;
+}
+
+/* Opens (creating) the directory of rel beneath dstfd; returns an fd and
+ * sets *base to the last component. */
+static int snapshot_parent(int dstfd, const char *rel, const char **base)
+{
+    char buf[ART_MAX_PATH + 1];
+    if (strlen(rel) > ART_MAX_PATH)
+        return -ENAMETOOLONG;
+    strcpy(buf, rel);
+    int cur = fcntl(dstfd, F_DUPFD_CLOEXEC, 0);
+    if (cur < 0)
+        return -errno;
+    char *comp = buf;
+    for (char *slash; (slash = strchr(comp, '/')); comp = slash + 1) {
+        *slash = '\0';
+        if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST) {
+            int e = errno;
+            close(cur);
+            return -e;
+        }
+        int next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        close(cur);
+        if (next < 0)
+            return -e;
+        cur = next;
+    }
+    *base = rel + (comp - buf);
+    return cur;
+}
+
+int art_snapshot(int outfd, struct art_list *l, int dstfd, char *err, size_t errlen)
+{
+    size_t o = 0;
+    int rc = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        struct exec_artifact *a = &l->v[i];
+        cleanup_fd int in = rc == 0 ? ws_open_beneath(outfd, a->path, O_RDONLY | O_NONBLOCK, 0) : -1;
+        struct stat st;
+        if (rc < 0 || in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+            if (rc == 0)
+                l->skipped++; /* gone or replaced since the walk */
+            free(a->path);
+            free(a->mime);
+            free(a->summary);
+            continue;
+        }
+        const char *base = NULL;
+        cleanup_fd int dir = snapshot_parent(dstfd, a->path, &base);
+        cleanup_fd int out = dir >= 0 ? openat(dir, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
+                                      : dir;
+        int64_t copied = out >= 0 ? copy_bytes(in, out, a->size) : -errno;
+        if (out < 0 && dir < 0)
+            copied = dir;
+        if (copied >= 0 && close(steal_fd(&out)) < 0)
+            copied = -errno;
+        if (copied < 0) {
+            rc = (int)copied;
+            snprintf(err, errlen, "copying %s into the run directory: %s", a->path, strerror(-rc));
+            free(a->path);
+            free(a->mime);
+            free(a->summary);
+            continue;
+        }
+        l->bytes -= a->size - (uint64_t)copied;
+        a->size = (uint64_t)copied;
+        l->v[o++] = *a;
+    }
+    l->n = o;
+    return rc;
+}
+
 /* ------------------------------------------------------------ sniffing */
 
 static bool has_prefix(const unsigned char *h, size_t n, const char *magic, size_t mlen)

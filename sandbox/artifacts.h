@@ -32,6 +32,16 @@ int art_collect(int outfd, uint64_t max_files, uint64_t max_bytes, struct art_li
  * its stop value (0: no stop). Used while a script runs. 0 or -errno. */
 int art_measure(int outfd, uint64_t stop_files, uint64_t stop_bytes, uint64_t *files, uint64_t *bytes) must_check;
 
+/* Copies the listed files, read beneath outfd, to the same relative paths
+ * beneath dstfd (an empty directory), byte for byte up to their listed
+ * size (copy_file_range, so a file system that can share extents does).
+ * For a session's runs, whose output/ the next run may rewrite: the copy
+ * is what the run's URLs and zip serve. An entry gone or replaced since
+ * the walk is dropped from l (l->skipped counts it); a shorter file keeps
+ * what it has (its size is updated). 0, or -errno with a reason in err when
+ * a copy cannot be written (a full disk). */
+int art_snapshot(int outfd, struct art_list *l, int dstfd, char *err, size_t errlen) must_check;
+
 /* The MIME type of a file from its first bytes (head, n of them; pass at
  * least 4 KiB where the file has them) and then its name. Static string. */
 const char *art_mime(const unsigned char *head, size_t n, const char *name);

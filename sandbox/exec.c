@@ -729,7 +729,30 @@ static int collect(struct run *run)
     }
     if (l.n == 0)
         return 0;
-    rc = art_zip(run->out_fd, &l, run->run_fd, "artifacts.zip", err, sizeof err);
+    /* A session's output/ is shared by its runs, and the next one may
+     * rewrite a file this one listed: the run keeps a copy in its own
+     * output/, which its URLs and its zip serve. */
+    cleanup_fd int snap_fd = -1;
+    int zip_src = run->out_fd;
+    if (run->spec->workspace) {
+        if (mkdirat(run->run_fd, "output", 0755) < 0 ||
+            (snap_fd = openat(run->run_fd, "output", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+            rc = -errno;
+            set_error(r, "creating the run's copy of output/: %s", strerror(errno));
+            return rc;
+        }
+        rc = art_snapshot(run->out_fd, &l, snap_fd, err, sizeof err);
+        r->n_artifacts = l.n;
+        r->artifacts_skipped = l.skipped;
+        if (rc < 0) {
+            set_error(r, "%s", err);
+            return rc;
+        }
+        if (l.n == 0)
+            return 0;
+        zip_src = snap_fd;
+    }
+    rc = art_zip(zip_src, &l, run->run_fd, "artifacts.zip", err, sizeof err);
     if (rc < 0) {
         /* The files are listed and reachable one by one; only the zip is
          * missing, and it is never presented as complete. */

@@ -1,7 +1,12 @@
-/* test-exec.c: the ordered log and its cap, the limit table, script checks. */
+/* test-exec.c: the ordered log and its cap, the limit table, script checks,
+ * and session runs keeping their own copy of what they produced. */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "exec.h"
 #include "tap.h"
@@ -73,8 +78,73 @@ static void test_check(void)
     ok(strstr(why, "code_bytes") != NULL, "names code_bytes");
 }
 
+static char *slurp(const char *dir, const char *rel)
+{
+    char path[4096];
+    char *text = NULL;
+    size_t len;
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    if (util_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) < 0)
+        return NULL;
+    return text;
+}
+
+/* Two runs in one session workspace rewrite the same output file: each run
+ * directory keeps what its own run wrote (its URLs and zip serve that). */
+static void test_session_snapshot(void)
+{
+    char tmp[] = "/tmp/rms-test-exec-XXXXXX";
+    char state[300], ws[300];
+    if (!mkdtemp(tmp)) {
+        ok(0, "mkdtemp");
+        return;
+    }
+    snprintf(state, sizeof state, "%s/state", tmp);
+    snprintf(ws, sizeof ws, "%s/workspace", tmp);
+    mkdir(ws, 0755);
+    struct exec_config cfg = {.state_dir = state, .python = "/usr/bin/python3", .url_prefix = "/artifacts/",
+                              .isolation = EXEC_ISOLATION_AUTO};
+    exec_limits_default(&cfg.limits);
+    const char *code[] = {
+        "import os\nd = os.environ['SCRIPT_OUTPUT']\nopen(d + '/a.txt', 'w').write('one')\n"
+        "os.makedirs(d + '/sub', exist_ok=True)\nopen(d + '/sub/b.txt', 'w').write('bee')\n",
+        "import os\nopen(os.environ['SCRIPT_OUTPUT'] + '/a.txt', 'w').write('second run')\n",
+    };
+    struct exec_result r[2];
+    for (int i = 0; i < 2; i++) {
+        struct exec_spec spec;
+        exec_spec_init(&spec, &cfg);
+        spec.code = code[i];
+        spec.code_len = strlen(code[i]);
+        spec.workspace = ws;
+        exec_result_init(&r[i]);
+        is_int(exec_run(&spec, NULL, &r[i]), 0, "session run %d ran", i + 1);
+        is_int(r[i].status, EXEC_STATUS_OK, "session run %d ok", i + 1);
+    }
+    char *a1 = slurp(r[0].run_dir, "output/a.txt"), *b1 = slurp(r[0].run_dir, "output/sub/b.txt");
+    char *a2 = slurp(r[1].run_dir, "output/a.txt"), *b2 = slurp(r[1].run_dir, "output/sub/b.txt");
+    char *aw = slurp(ws, "output/a.txt");
+    is_str(a1, "one", "run 1 keeps its own a.txt after run 2 rewrote it");
+    is_str(b1, "bee", "run 1 keeps nested files");
+    is_str(a2, "second run", "run 2 has its a.txt");
+    is_str(b2, "bee", "run 2 lists what output/ still holds from before");
+    is_str(aw, "second run", "the workspace holds the latest");
+    is_int((long long)r[0].n_artifacts, 2, "run 1 lists two artifacts");
+    ok(r[0].n_artifacts == 2 && r[0].artifacts[0].size == 3, "run 1's listed size is its own");
+    ok(r[0].has_zip && r[1].has_zip, "both runs have a zip");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "unzip -p %s/artifacts.zip a.txt 2>/dev/null | grep -qx one", r[0].run_dir);
+    is_int(system(cmd), 0, "run 1's zip holds run 1's a.txt");
+    free(a1), free(b1), free(a2), free(b2), free(aw);
+    exec_result_free(&r[0]);
+    exec_result_free(&r[1]);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    discard(system(cmd));
+}
+
 int main(void)
 {
+    test_session_snapshot();
     test_log();
     test_limits();
     test_check();
