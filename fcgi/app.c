@@ -94,7 +94,7 @@ static void send_text_error(struct http_resp *resp, int status, const char *mess
 {
     json_object *o = json_object_new_object();
     json_object_object_add(o, "error", json_object_new_string(message));
-    discard(http_send_json(resp, status, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)));
+    discard(http_send_json(resp, status, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
     json_object_put(o);
 }
 
@@ -225,13 +225,19 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
     const char *base = strrchr(rel, '/');
     base = base ? base + 1 : rel;
     const char *mime = art_mime(head, hn > 0 ? (size_t)hn : 0, base);
-    cleanup_free char *enc = result_url_path(rel);
     cleanup_free char *enc_base = result_url_path(base);
-    if (!enc || !enc_base) {
+    if (!enc_base) {
         send_text_error(resp, 500, "out of memory");
         return;
     }
-    discard(http_add_header(resp, "X-Accel-Redirect", "%s%s/output/%s", APP_ACCEL_PREFIX, run_id, enc));
+    /* nginx takes X-Accel-Redirect as a path as it is (no percent-decoding)
+     * and splits it at '?': a name nginx cannot take, and any name when we
+     * run without nginx (accel off), is sent from here. */
+    bool accel = strcspn(rel, "?%#\\") == strlen(rel);
+    for (const unsigned char *q = (const unsigned char *)rel; *q && accel; q++)
+        accel = *q >= 0x20 && *q < 0x7f;
+    if (accel)
+        discard(http_add_header(resp, "X-Accel-Redirect", "%s%s/output/%s", APP_ACCEL_PREFIX, run_id, rel));
     /* Inline for what a browser shows safely; the rest downloads. Never
      * inline HTML or SVG from a script: it would run on our origin. */
     bool inline_ok = !strncmp(mime, "image/", 6) && strcmp(mime, "image/svg+xml");
@@ -243,7 +249,23 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
     discard(http_add_header(resp, "Content-Security-Policy", "sandbox; default-src 'none'"));
     char ct[128];
     snprintf(ct, sizeof ct, "%s%s", mime, !strncmp(mime, "text/", 5) ? "; charset=utf-8" : "");
-    discard(http_send(resp, 200, ct, "", 0));
+    if (accel) {
+        discard(http_send(resp, 200, ct, "", 0));
+        return;
+    }
+    if (http_add_header(resp, "Content-Length", "%lld", (long long)st.st_size) < 0 || http_start(resp, 200, ct) < 0)
+        return;
+    if (!strcmp(req->method, "HEAD"))
+        return;
+    char buf[65536];
+    for (off_t off = 0; off < st.st_size;) {
+        ssize_t r = pread(fd, buf, sizeof buf, off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0 || http_write(resp, buf, (size_t)r) < 0)
+            break; /* the file shrank or the client left: the length tells it */
+        off += r;
+    }
 }
 
 /* --------------------------------------------------------------- /healthz */
@@ -302,7 +324,7 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     }
     json_object_object_add(o, "workers", w);
     discard(http_add_header(resp, "Cache-Control", "no-store"));
-    discard(http_send_json(resp, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)));
+    discard(http_send_json(resp, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
     json_object_put(o);
 }
 

@@ -918,7 +918,7 @@ static void post(struct post *p)
     }
     if (kind == MSG_REQUEST && !strcmp(method, "initialize")) {
         const char *sid = http_header(p->req, "Mcp-Session-Id");
-        struct session old;
+        struct session old = {0};
         if (sid && *sid && session_load(cfg, sid, &old) == 0) {
             session_free(&old);
             json_object *e = rpc_error(id, -32600, "Invalid Request: this session is already initialized", NULL);

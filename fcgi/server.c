@@ -450,7 +450,6 @@ int server_serve(int argc, char **argv, const char *self)
 
     fill(&s);
     log_msg(LOG_LVL_WARN, "serving on %s with %u workers (state %s)", listen_spec, s.want, s.cfg.state_dir);
-    fprintf(stderr, "runmyscript: serving FastCGI on %s with %u workers\n", listen_spec, s.want);
     int64_t next_reap = util_now_ms();
     int64_t drain_until = -1, kill_at = -1;
     for (;;) {
@@ -502,7 +501,7 @@ int server_serve(int argc, char **argv, const char *self)
     free(s.w);
     munmap(shared, sizeof *shared);
     cfg_free(&s.cfg);
-    fprintf(stderr, "runmyscript: stopped\n");
+    log_msg(LOG_LVL_WARN, "stopped");
     return 0;
 }
 
