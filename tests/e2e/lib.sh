@@ -3,7 +3,7 @@
 # both started here and stopped by pid when the test exits. Source it after
 # tap.sh.
 #
-#   stack_start serve|cgi      then $BASE is http://127.0.0.1:PORT
+#   stack_start serve|cgi|stdin  then $BASE is http://127.0.0.1:PORT
 #   STACK_CONF="key = value\n..."  extra configuration lines (set before)
 #   STACK_WORKERS=N            workers of serve (default 4)
 NGINX=${NGINX:-/usr/sbin/nginx}
@@ -12,9 +12,12 @@ STACK_PIDS=""
 T=$TEST_TMP
 
 stack_stop() {
-    local p
+    local p kids
     for p in $STACK_PIDS; do
-        kill -TERM "$p" 2>/dev/null
+        # fcgiwrap's children do not follow their parent: stop them by pid.
+        kids=""
+        [ "$(ps -o comm= -p "$p" 2>/dev/null)" = fcgiwrap ] && kids=$(pgrep -P "$p" 2>/dev/null | tr '\n' ' ')
+        kill -TERM "$p" $kids 2>/dev/null
     done
     for p in $STACK_PIDS; do
         # wait only works for our own children, which these are.
@@ -57,17 +60,24 @@ stack_start() {
     mkdir -p "$PREFIX/tmp" "$T/state"
     CONF=$T/runmyscript.conf
     printf 'state_dir = %s\nlog_level = info\n%b\n' "$T/state" "${STACK_CONF:-}" >"$CONF"
-    if [ "$mode" = cgi ]; then
+    if [ "$mode" = stdin ]; then
+        # FastCGI on stdin: spawn-fcgi binds the socket and starts the
+        # program with it as fd 0 (-n: in the foreground, so its pid is ours).
+        need spawn-fcgi
+        fcgi=$T/spawn.sock
+        RUNMYSCRIPT_CONFIG=$CONF spawn-fcgi -n -s "$fcgi" -- "$RUNMYSCRIPT" >/dev/null 2>"$T/serve.log" &
+        STACK_PIDS="$STACK_PIDS $!"
+    elif [ "$mode" = cgi ]; then
         need "$FCGIWRAP"
         fcgi=$T/fcgiwrap.sock
-        "$FCGIWRAP" -c 4 -s "unix:$fcgi" 2>"$T/fcgiwrap.log" &
+        "$FCGIWRAP" -c 4 -s "unix:$fcgi" >/dev/null 2>"$T/fcgiwrap.log" &
         STACK_PIDS="$STACK_PIDS $!"
         # fcgiwrap hands the CGI program exactly the FastCGI parameters.
         extra="fastcgi_param SCRIPT_FILENAME $RUNMYSCRIPT; fastcgi_param RUNMYSCRIPT_CONFIG $CONF;"
     else
         fcgi=$T/fcgi.sock
         "$RUNMYSCRIPT" serve --listen "unix:$fcgi" --config "$CONF" --workers "${STACK_WORKERS:-4}" \
-            2>"$T/serve.log" &
+            >/dev/null 2>"$T/serve.log" &
         SERVE_PID=$!
         STACK_PIDS="$STACK_PIDS $SERVE_PID"
     fi
@@ -80,7 +90,7 @@ stack_start() {
         "STATE=$T/state" "MAX_BODY=${STACK_MAX_BODY:-96m}" "USER_LINE=$user_line" "CONFDIR=$PREFIX" \
         "EXTRA_PARAMS=$extra"
     cp "$top_srcdir/nginx/fastcgi-params.conf" "$PREFIX/"
-    "$NGINX" -p "$PREFIX" -c "$PREFIX/nginx.conf" -g 'daemon off;' 2>"$T/nginx.log" &
+    "$NGINX" -p "$PREFIX" -c "$PREFIX/nginx.conf" -g 'daemon off;' >/dev/null 2>"$T/nginx.log" &
     STACK_PIDS="$STACK_PIDS $!"
     BASE=http://127.0.0.1:$PORT
     wait_for curl -sf "$BASE/healthz" || {

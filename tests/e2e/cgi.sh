@@ -1,0 +1,92 @@
+#!/bin/bash
+# The other two ways to run the same program: CGI (nginx + fcgiwrap start
+# runmyscript once per request) and FastCGI on stdin (spawn-fcgi hands it
+# the socket). The MCP and /api/run cases again: sessions live on disk, so
+# one-shot processes serve them just the same.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/e2e/lib.sh"
+
+mcp_cases() { # mcp_cases MODE
+    local mode=$1
+    curl -sS -o "$T/b" "$BASE/healthz"
+    is "$(jb 'r["mode"]')" "$mode" "$mode: /healthz says the mode"
+    init 2025-11-25
+    is "$STATUS" 202 "$mode: initialize, initialized"
+    [[ "$SID" =~ ^[0-9a-f]{32}$ ]]
+    ok $? "$mode: a session id"
+    local H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
+    post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${H[@]}"
+    is "$(jb 'len(r["result"]["tools"])')" 4 "$mode: tools/list"
+    post '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import os, sys\nprint(\"out\")\nprint(\"err\", file=sys.stderr)\nopen(os.environ[\"SCRIPT_OUTPUT\"] + \"/f.txt\", \"w\").write(\"via '$mode'\")"},"_meta":{"progressToken":3}}}' "${H[@]}"
+    like "$(header Content-Type)" text/event-stream "$mode: tools/call streams"
+    is "$(jb '[m["params"]["data"] for m in msgs if m.get("method") == "notifications/message"]')" '["out", "err"]' \
+        "$mode: log notifications"
+    is "$(jb 'len([m for m in msgs if m.get("method") == "notifications/progress"])')" 5 "$mode: progress notifications"
+    is "$(jb 'r["result"]["structuredContent"]["status"]')" ok "$mode: the result"
+    local url
+    url=$(jb '[c["uri"] for c in r["result"]["content"] if c["type"] == "resource_link"][0]')
+    is "$(curl -sS "$url")" "via $mode" "$mode: the artifact downloads"
+    post '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"preview_file","arguments":{"relative_path":"output/f.txt"}}}' "${H[@]}"
+    is "$(jb 'r["result"]["structuredContent"]["text"]')" "via $mode" "$mode: preview_file in the session's workspace"
+    post '{"jsonrpc":"2.0","id":5,"method":"ping"}' "${H[@]}" -H "Origin: http://evil.example.com"
+    is "$STATUS" 403 "$mode: a foreign Origin is 403"
+    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X DELETE "${H[@]}" "$BASE/mcp")
+    is "$STATUS" 200 "$mode: DELETE"
+    post '{"jsonrpc":"2.0","id":6,"method":"ping"}' "${H[@]}"
+    is "$STATUS" 404 "$mode: then 404"
+    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+        -d '{"code":"import sys\nprint(sys.stdin.read()[::-1])","input":"olleh"}' "$BASE/api/run")
+    is "$STATUS/$(jb 'r["status"], r["logs"]')" '200/["ok", "hello\n"]' "$mode: /api/run"
+    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d '{"code":""}' "$BASE/api/run")
+    is "$STATUS" 400 "$mode: /api/run with an empty script: 400"
+}
+
+if [ -x "${FCGIWRAP:-/usr/sbin/fcgiwrap}" ]; then
+    stack_start cgi || { ok 1 "the CGI server starts"; done_testing; exit 1; }
+    mcp_cases cgi
+
+    # Cancel: the call's CGI process and the cancel's are two processes.
+    init 2025-11-25
+    H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID")
+    post '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import time\ntime.sleep(60)"},"_meta":{"progressToken":7}}}' "${H[@]}" &
+    CURL=$!
+    wait_for grep -q '"message":"running"' "$T/b"
+    STATUS=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' "${H[@]}" \
+        --data-binary '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}' "$BASE/mcp")
+    is "$STATUS" 202 "cgi: notifications/cancelled from another process"
+    wait $CURL
+    is "$(jb '[m for m in msgs if m.get("id") == 7]')" "[]" "cgi: no result for the cancelled call"
+    stack_stop
+else
+    skip "fcgiwrap is not installed (./quickstart test installs it): no CGI cases"
+fi
+
+if command -v spawn-fcgi >/dev/null 2>&1; then
+    stack_start stdin || { ok 1 "the FastCGI-on-stdin server starts"; done_testing; exit 1; }
+    mcp_cases fastcgi
+    stack_stop
+else
+    skip "spawn-fcgi is not installed (./quickstart test installs it): no FastCGI-on-stdin cases"
+fi
+
+# CGI straight from the shell, no web server: the one-shot mode's own rules.
+cgi() { # cgi BODY VAR=VALUE...: one CGI request; the response in $T/cgi.out
+    local body=$1
+    shift
+    printf '%s' "$body" | env -i PATH=/usr/bin:/bin RUNMYSCRIPT_STATE_DIR="$T/state2" GATEWAY_INTERFACE=CGI/1.1 \
+        REQUEST_METHOD=POST REQUEST_URI=/mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#body} \
+        HTTP_HOST=localhost "HTTP_ACCEPT=application/json" "$@" "$RUNMYSCRIPT" >"$T/cgi.out" 2>"$T/cgi.err"
+}
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}'
+cgi "$INIT" RUNMYSCRIPT_MAX_SESSIONS=2
+head -1 "$T/cgi.out" | grep -q '^Status: 200 OK'
+ok $? "direct CGI: initialize"
+cgi "$INIT" RUNMYSCRIPT_MAX_SESSIONS=2
+cgi "$INIT" RUNMYSCRIPT_MAX_SESSIONS=2
+like "$(head -1 "$T/cgi.out")" "Status: 503" "past max_sessions: 503"
+cgi "$INIT" RUNMYSCRIPT_TIMEOUT=nonsense
+like "$(head -1 "$T/cgi.out")" "Status: 500" "a bad configuration: an HTTP 500, not a crash"
+like "$(cat "$T/cgi.err")" "timeout" "and the reason on stderr (the web server's error log)"
+cgi "$INIT" REQUEST_URI=/nowhere
+like "$(head -1 "$T/cgi.out")" "Status: 404" "an unknown route: 404"
+done_testing

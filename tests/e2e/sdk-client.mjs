@@ -1,0 +1,162 @@
+// sdk-client.mjs: runmyscript's MCP server driven by the official TypeScript
+// SDK client (@modelcontextprotocol/sdk, pinned in tests/package.json), as an
+// agent would: connect, list the tools, run_code with a progress token and
+// logging, download an artifact through its resource_link, run_my_script
+// with the seed example, cancel a call, end the session. Prints TAP.
+//
+//   MCP_URL=http://127.0.0.1:PORT/mcp STATE_DIR=... TOP=... node sdk-client.mjs
+import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const url = new URL(process.env.MCP_URL);
+const stateDir = process.env.STATE_DIR;
+const top = process.env.TOP;
+
+let n = 0;
+let failed = 0;
+function ok(cond, name, extra) {
+  n++;
+  if (!cond) failed++;
+  console.log(`${cond ? '' : 'not '}ok ${n} - ${name}`);
+  if (!cond && extra !== undefined) console.log(`#   ${JSON.stringify(extra)?.slice(0, 2000)}`);
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function main() {
+  const client = new Client({ name: 'runmyscript-e2e', version: '1.0.0' }, { capabilities: {} });
+  const logs = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (m) => logs.push(m.params));
+  const transport = new StreamableHTTPClientTransport(url);
+  await client.connect(transport);
+  ok(true, 'connect: initialize and notifications/initialized');
+  ok(client.getServerVersion()?.name === 'runmyscript', 'serverInfo.name', client.getServerVersion());
+  const caps = client.getServerCapabilities();
+  ok(caps?.tools && caps?.logging, 'capabilities: tools and logging', caps);
+  ok(transport.protocolVersion === '2025-11-25', 'negotiated 2025-11-25', transport.protocolVersion);
+  ok(/^[0-9a-f]{32}$/.test(transport.sessionId ?? ''), 'a session id', transport.sessionId);
+  ok((client.getInstructions() ?? '').includes('SCRIPT_OUTPUT'), 'instructions');
+
+  await client.setLoggingLevel('debug');
+  ok(true, 'logging/setLevel debug');
+
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name);
+  ok(JSON.stringify(names) === JSON.stringify(['run_code', 'run_my_script', 'list_dir', 'preview_file']), 'tools/list', names);
+  ok(tools.every((t) => t.description && t.inputSchema?.type === 'object' && t.outputSchema), 'descriptions and schemas');
+
+  // run_code with progress and logging; the SDK checks structuredContent
+  // against the outputSchema it cached from tools/list.
+  const progress = [];
+  const code = [
+    'import os, sys',
+    'print("first line")',
+    'print("a warning", file=sys.stderr)',
+    'out = os.environ["SCRIPT_OUTPUT"]',
+    'with open(os.path.join(out, "squares.csv"), "w") as f:',
+    '    f.write("n,square\\n" + "".join(f"{i},{i*i}\\n" for i in range(10)))',
+    'print("last line")',
+  ].join('\n');
+  const res = await client.callTool({ name: 'run_code', arguments: { code } }, undefined, {
+    onprogress: (p) => progress.push(p),
+    resetTimeoutOnProgress: true,
+    timeout: 120_000,
+  });
+  const sc = res.structuredContent;
+  ok(res.isError === false && sc?.status === 'ok', 'run_code: ok', sc);
+  ok(progress.length >= 4, `progress notifications (${progress.length})`, progress);
+  ok(progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress), 'progress increases', progress);
+  ok(JSON.stringify(progress.map((p) => p.message)) ===
+     JSON.stringify(['queued', 'resolving the environment', 'running', 'collecting artifacts', 'done: ok']),
+     'progress names the phases', progress.map((p) => p.message));
+  const mine = logs.filter((l) => l.logger === 'stdout' || l.logger === 'stderr');
+  ok(JSON.stringify(mine.map((l) => [l.level, l.data])) ===
+     JSON.stringify([['info', 'first line'], ['warning', 'a warning'], ['info', 'last line']]),
+     'log notifications: stdout at info, stderr at warning, in order', mine);
+  ok(sc?.logs === 'first line\na warning\nlast line\n', 'structuredContent.logs', sc?.logs);
+  ok(JSON.stringify(sc?.artifacts?.map((a) => [a.path, a.mime, a.summary])) ===
+     JSON.stringify([['squares.csv', 'text/csv', 'CSV, 10 rows x 2 columns; header: n, square']]), 'the artifact, typed and summarised', sc?.artifacts);
+  const link = res.content.find((c) => c.type === 'resource_link' && c.name === 'squares.csv');
+  ok(link?.uri?.startsWith(`${url.origin}/artifacts/${sc?.run_id}/`), 'a resource_link with the HTTP URL', link);
+  const dl = link ? await fetch(link.uri) : null;
+  const body = dl ? await dl.text() : '';
+  ok(dl?.status === 200 && body.startsWith('n,square\n0,0\n1,1\n') && body.endsWith('9,81\n'), 'the artifact downloads through its resource_link', body.slice(0, 80));
+  ok(dl?.headers.get('content-type')?.startsWith('text/csv'), 'with its MIME type', dl?.headers.get('content-type'));
+  const zipLink = res.content.find((c) => c.type === 'resource_link' && c.name === 'artifacts.zip');
+  const zip = zipLink ? Buffer.from(await (await fetch(zipLink.uri)).arrayBuffer()) : Buffer.alloc(0);
+  ok(zip.subarray(0, 4).toString('latin1') === 'PK\x03\x04', 'the zip downloads', zipLink);
+
+  // run_my_script with the seed example. The seed script needs PIL, which
+  // the server cannot install until the dependency work lands; this is its
+  // standard-library twin (tests/fixtures/scripts/seed-stdlib.py): the same
+  // input, contract and output file.
+  const seedCode = readFileSync(`${top}/tests/fixtures/scripts/seed-stdlib.py`, 'utf8');
+  const seedInput = readFileSync(`${top}/tests/fixtures/seeds/run_my_script_test_input.json`, 'utf8');
+  const seed = await client.callTool({ name: 'run_my_script', arguments: { code: seedCode, user_input: seedInput } });
+  const ss = seed.structuredContent;
+  ok(seed.isError === false && ss?.status === 'ok', 'run_my_script (seed, stdlib variant): ok', ss);
+  ok(ss?.logs?.includes('Image flipped and saved as flipped.png.'), 'the seed\'s log line', ss?.logs);
+  const png = ss?.artifacts?.find((a) => a.path === 'flipped.png');
+  ok(png?.mime === 'image/png' && png?.summary === 'PNG image 256x256', 'flipped.png, a 256x256 PNG', png);
+  const img = seed.content.find((c) => c.type === 'image');
+  ok(img?.mimeType === 'image/png' && Buffer.from(img.data, 'base64').length === png?.size, 'the image inline', img?.mimeType);
+  const pngLink = seed.content.find((c) => c.type === 'resource_link' && c.name === 'flipped.png');
+  const pngBytes = pngLink ? Buffer.from(await (await fetch(pngLink.uri)).arrayBuffer()) : Buffer.alloc(0);
+  ok(img && pngBytes.equals(Buffer.from(img.data, 'base64')), 'the download is the same PNG');
+
+  // A failing script is a result, not an exception.
+  const bad = await client.callTool({ name: 'run_code', arguments: { code: 'import nonexistent_module_xyz' } });
+  ok(bad.isError === true && bad.structuredContent?.status === 'error' &&
+     bad.structuredContent.logs.includes('ModuleNotFoundError'), 'a failing script: isError with the traceback', bad.structuredContent);
+
+  // Files persist in the session's workspace; list_dir and preview_file see them.
+  await client.callTool({ name: 'run_code', arguments: { code: 'open("notes.md", "w").write("# notes\\nkept\\n")' } });
+  const ls = await client.callTool({ name: 'list_dir', arguments: {} });
+  ok(ls.structuredContent?.entries?.some((e) => e.name === 'notes.md' && e.type === 'file'), 'list_dir sees the file', ls.structuredContent);
+  const pv = await client.callTool({ name: 'preview_file', arguments: { relative_path: 'notes.md' } });
+  ok(pv.structuredContent?.text === '# notes\nkept\n', 'preview_file shows it', pv.structuredContent);
+
+  // Cancel: the SDK sends notifications/cancelled when the signal aborts; the
+  // server stops the run and sends no result.
+  const before = new Set(readdirSync(`${stateDir}/runs`));
+  const ac = new AbortController();
+  let rejected = null;
+  const slow = client.callTool({ name: 'run_code', arguments: { code: 'import time\ntime.sleep(60)' } }, undefined, {
+    signal: ac.signal,
+    onprogress: (p) => { if (p.message === 'running') ac.abort('changed my mind'); },
+  }).catch((e) => { rejected = e; });
+  await slow;
+  ok(rejected !== null, 'the cancelled call rejects on the client', String(rejected));
+  let status = null;
+  for (let i = 0; i < 200 && status !== 'cancelled'; i++) {
+    await sleep(100);
+    for (const id of readdirSync(`${stateDir}/runs`)) {
+      if (before.has(id) || !/^[0-9a-f]{32}$/.test(id)) continue;
+      const f = `${stateDir}/runs/${id}/result.json`;
+      if (existsSync(f)) status = JSON.parse(readFileSync(f, 'utf8')).status;
+    }
+  }
+  ok(status === 'cancelled', 'the server stopped the run (status cancelled)', status);
+
+  // End the session: DELETE, then the id is gone.
+  const sid = transport.sessionId;
+  await transport.terminateSession();
+  ok(transport.sessionId === undefined, 'terminateSession');
+  const after = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'ping' }),
+  });
+  ok(after.status === 404, 'the ended session is 404', after.status);
+  ok(!existsSync(`${stateDir}/sessions/${sid}`), 'its workspace is removed');
+  await client.close();
+}
+
+try {
+  await main();
+} catch (e) {
+  ok(false, `unexpected exception: ${e?.stack ?? e}`);
+}
+console.log(`1..${n}`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,171 @@
+/* test-http.c: the HTTP helpers the front doors rely on: percent-decoding,
+ * Host and Origin names, Accept matching, the host allowlist, base64, the
+ * body reader's limit, and the response writer's framing. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "app.h"
+#include "http.h"
+#include "mcp.h"
+#include "tap.h"
+
+/* A transport over memory. */
+struct mem {
+    const char *in;
+    size_t in_len, in_off;
+    struct dbuf out;
+};
+
+static ssize_t mem_read(void *ctx, char *buf, size_t n)
+{
+    struct mem *m = ctx;
+    size_t left = m->in_len - m->in_off;
+    if (n > left)
+        n = left;
+    if (n > 7)
+        n = 7; /* short reads on purpose */
+    memcpy(buf, m->in + m->in_off, n);
+    m->in_off += n;
+    return (ssize_t)n;
+}
+
+static int mem_write(void *ctx, const char *buf, size_t n)
+{
+    struct mem *m = ctx;
+    return dbuf_append(&m->out, buf, n);
+}
+
+static int mem_flush(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static void test_decode(void)
+{
+    char out[32];
+    ok(http_pct_decode("/a%20b/c%C3%A9", 14, out, sizeof out) == 0 && !strcmp(out, "/a b/c\xc3\xa9"), "percent-decoding");
+    ok(http_pct_decode("/x%00y", 6, out, sizeof out) == -EINVAL, "%%00 is refused");
+    ok(http_pct_decode("/x%2", 4, out, sizeof out) == -EINVAL, "a cut escape is refused");
+    ok(http_pct_decode("/x%zz", 5, out, sizeof out) == -EINVAL, "a bad escape is refused");
+    ok(http_pct_decode("a+b", 3, out, sizeof out) == 0 && !strcmp(out, "a+b"), "+ stays +");
+    ok(http_pct_decode("0123456789", 10, out, 8) == -EINVAL, "too long for the buffer");
+}
+
+static void test_hosts(void)
+{
+    char n[64];
+    ok(http_host_name("LocalHost:8080", n, sizeof n) == 0 && !strcmp(n, "localhost"), "Host: port dropped, lower case");
+    ok(http_host_name("[::1]:9", n, sizeof n) == 0 && !strcmp(n, "[::1]"), "IPv6 literal kept in brackets");
+    ok(http_host_name("127.0.0.1", n, sizeof n) == 0 && !strcmp(n, "127.0.0.1"), "no port");
+    ok(http_host_name("evil.com@127.0.0.1", n, sizeof n) < 0, "userinfo is no host");
+    ok(http_host_name("a b", n, sizeof n) < 0, "spaces are no host");
+    ok(http_host_name("host:", n, sizeof n) < 0, "an empty port");
+    ok(http_host_name("host:80x", n, sizeof n) < 0, "a bad port");
+    ok(http_host_name("", n, sizeof n) < 0, "empty");
+
+    struct cfg c = {0};
+    char list1[] = "localhost, 127.0.0.1,[::1]", list2[] = "*";
+    c.allowed_hosts = list1;
+    ok(app_host_allowed(&c, "localhost") && app_host_allowed(&c, "127.0.0.1") && app_host_allowed(&c, "[::1]"),
+       "the default names are allowed");
+    ok(!app_host_allowed(&c, "evil.example.com") && !app_host_allowed(&c, "localhost.evil") &&
+           !app_host_allowed(&c, "127.0.0"),
+       "others are not, nor prefixes");
+    c.allowed_hosts = list2;
+    ok(app_host_allowed(&c, "anything.example"), "* allows any");
+}
+
+static void test_accept(void)
+{
+    ok(http_accepts("application/json, text/event-stream", "text/event-stream"), "a list");
+    ok(http_accepts("text/event-stream;q=0.9, application/json", "application/json"), "parameters ignored");
+    ok(http_accepts("*/*", "application/json"), "*/*");
+    ok(http_accepts("text/*", "text/event-stream"), "text/*");
+    ok(!http_accepts("text/html", "application/json"), "no match");
+    ok(!http_accepts("application/jsonx", "application/json"), "no prefix match");
+}
+
+static void test_base64(void)
+{
+    static const struct {
+        const char *in, *out;
+    } v[] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"foobar", "Zm9vYmFy"}};
+    int good = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+        char *b = app_base64((const unsigned char *)v[i].in, strlen(v[i].in), NULL);
+        good += b && !strcmp(b, v[i].out);
+        free(b);
+    }
+    is_int(good, (long long)ARRAY_SIZE(v), "base64: RFC 4648 test vectors");
+}
+
+static void test_body_and_response(void)
+{
+    char e1[] = "REQUEST_METHOD=POST", e2[] = "REQUEST_URI=/mcp?x=1", e3[] = "CONTENT_LENGTH=26",
+         e4[] = "HTTP_MCP_SESSION_ID=abc", e5[] = "CONTENT_TYPE=application/json";
+    char *env[] = {e1, e2, e3, e4, e5, NULL};
+    struct mem m = {.in = "{\"jsonrpc\":\"2.0\",\"id\":1}\n", .in_len = 26};
+    dbuf_init(&m.out, 1 << 16);
+    struct http_io io = {&m, mem_read, mem_write, mem_flush, env};
+    struct http_req req;
+    http_req_init(&req, &io);
+    is_str(req.path, "/mcp", "the path without the query");
+    is_str(http_header(&req, "Mcp-Session-Id"), "abc", "a header by its HTTP name");
+    is_str(http_header(&req, "content-type"), "application/json", "Content-Type from CONTENT_TYPE");
+    char *body = NULL;
+    size_t len = 0;
+    is_int(http_read_body(&req, 25, &body, &len), -E2BIG, "CONTENT_LENGTH past the limit: -E2BIG, nothing read");
+    is_int((long long)m.in_off, 0, "nothing was read");
+    is_int(http_read_body(&req, 26, &body, &len), 0, "at the limit: read");
+    is_int((long long)len, 26, "the whole body, over short reads");
+    free(body);
+    char *env2[] = {e1, NULL}; /* no CONTENT_LENGTH: read to the end, bounded */
+    struct mem m2 = {.in = "0123456789", .in_len = 10};
+    struct http_io io2 = {&m2, mem_read, mem_write, mem_flush, env2};
+    struct http_req req2;
+    http_req_init(&req2, &io2);
+    is_int(http_read_body(&req2, 9, &body, &len), -E2BIG, "no CONTENT_LENGTH: the bytes that arrive are bounded");
+
+    struct http_resp resp;
+    http_resp_init(&resp, &io);
+    ok(http_add_header(&resp, "X-Bad", "a\r\nInjected: yes") == -EINVAL, "CR/LF in a header value is refused");
+    ok(http_add_header(&resp, "Mcp-Session-Id", "%s", "abc") == 0, "a header");
+    is_int(http_send_json(&resp, 404, "{}"), 0, "a response");
+    is_str(m.out.data, "Status: 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+                       "Mcp-Session-Id: abc\r\n\r\n{}",
+           "CGI-style framing");
+    http_resp_free(&resp);
+
+    dbuf_free(&m.out);
+    dbuf_init(&m.out, 1 << 16);
+    http_resp_init(&resp, &io);
+    ok(http_sse_start(&resp) == 0 && http_sse_event(&resp, "{\"a\":1}", 7, true) == 0, "an SSE stream");
+    ok(strstr(m.out.data, "Content-Type: text/event-stream\r\n") && strstr(m.out.data, "X-Accel-Buffering: no\r\n") &&
+           strstr(m.out.data, "\r\n\r\nevent: message\ndata: {\"a\":1}\n\n") && !strstr(m.out.data, "\nid:"),
+       "SSE: headers, one message event, no id");
+    http_resp_free(&resp);
+    dbuf_free(&m.out);
+}
+
+static void test_versions(void)
+{
+    ok(mcp_version_supported("2025-03-26") && mcp_version_supported("2025-06-18") &&
+           mcp_version_supported("2025-11-25"),
+       "the three revisions");
+    ok(!mcp_version_supported("2024-11-05") && !mcp_version_supported("2025-11-25x"), "no others");
+    is_str(mcp_level_name(MCP_LOG_WARNING), "warning", "level names");
+}
+
+int main(void)
+{
+    test_decode();
+    test_hosts();
+    test_accept();
+    test_base64();
+    test_body_and_response();
+    test_versions();
+    return tap_done();
+}
