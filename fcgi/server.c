@@ -241,8 +241,8 @@ struct supervisor {
     const char *config_file, *self;
     const char **sets;
     size_t nsets;
-    int64_t start_times[8]; /* of recent restarts: a crash loop pauses */
-    size_t n_starts;
+    int64_t deaths[8];      /* times of the last unplanned deaths: a crash loop pauses */
+    size_t n_deaths;
 };
 
 static pid_t spawn(struct supervisor *s)
@@ -272,17 +272,12 @@ static void fill(struct supervisor *s)
     for (unsigned i = 0; i < s->n && live < s->want; i++) {
         if (s->w[i].pid > 0)
             continue;
-        /* More than 8 starts within 5 s: a crash loop; slow down. */
-        int64_t now = util_now_ms();
-        if (s->n_starts == ARRAY_SIZE(s->start_times) && now - s->start_times[0] < 5000) {
+        /* Eight unplanned deaths within 5 s: a crash loop; slow down. */
+        if (s->n_deaths == ARRAY_SIZE(s->deaths) && util_now_ms() - s->deaths[0] < 5000) {
             log_msg(LOG_LVL_ERROR, "workers keep dying; waiting a second before the next start");
             sleep(1);
+            s->n_deaths = 0;
         }
-        if (s->n_starts == ARRAY_SIZE(s->start_times)) {
-            memmove(s->start_times, s->start_times + 1, sizeof s->start_times - sizeof s->start_times[0]);
-            s->n_starts--;
-        }
-        s->start_times[s->n_starts++] = util_now_ms();
         pid_t pid = spawn(s);
         if (pid < 0)
             break;
@@ -301,6 +296,11 @@ static void reap(struct supervisor *s)
             if (s->w[i].pid != pid)
                 continue;
             if (!s->w[i].stopping && !got_term) {
+                if (s->n_deaths == ARRAY_SIZE(s->deaths)) {
+                    memmove(s->deaths, s->deaths + 1, sizeof s->deaths - sizeof s->deaths[0]);
+                    s->n_deaths--;
+                }
+                s->deaths[s->n_deaths++] = util_now_ms();
                 if (WIFSIGNALED(st))
                     log_msg(LOG_LVL_ERROR, "worker %d died of signal %d; starting another", (int)pid, WTERMSIG(st));
                 else
