@@ -144,6 +144,10 @@ post '[{"jsonrpc":"2.0","id":"b1","method":"ping"}]' "${H[@]}"
 is "$STATUS/$(jb 'r["error"]["code"]')" "400/-32600" "a batch on a 2025-11-25 session: 400, -32600"
 post '[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}]' "${A[@]}"
 is "$STATUS" 400 "initialize inside a batch: 400"
+post "$("$PYTHON3" -c 'import json; print(json.dumps([{"jsonrpc":"2.0","id":i,"method":"ping"} for i in range(65)]))')" "${H03[@]}"
+is "$STATUS/$(jb 'r["error"]["code"]')" "413/-32600" "a batch past MCP_BATCH_MAX (64): refused"
+post "$("$PYTHON3" -c 'import json; print(json.dumps([{"jsonrpc":"2.0","id":i,"method":"ping"} for i in range(64)]))')" "${H03[@]}"
+is "$(jb 'len(r)')" 64 "a batch of 64: 64 answers"
 
 # --- run_code over SSE, progress and logging
 CODE='import os, sys\nprint(\"hello from stdout\")\nprint(\"careful\", file=sys.stderr)\nopen(os.path.join(os.environ[\"SCRIPT_OUTPUT\"], \"result.txt\"), \"w\").write(\"forty-two\")\nopen(\"kept.txt\", \"w\").write(\"for later calls\")'
@@ -210,6 +214,12 @@ post '{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"name":"run_code"
 is "$(jb 'r["result"]["structuredContent"]["status"]')" ok "requirements are accepted (passed to the executor)"
 post '{"jsonrpc":"2.0","id":36,"method":"tools/call","params":{"name":"run_code","arguments":{"code":""}}}' "${H[@]}"
 like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "empty" "an empty script: isError"
+post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":37,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["pkg%d" % i for i in range(129)]}}}))')" "${H[@]}"
+like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "at most 128 requirements" "129 requirements (past TOOLS_MAX_REQUIREMENTS): isError"
+post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["x" * 257]}}}))')" "${H[@]}"
+like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "requirements[0]" "a requirement of 257 bytes (past TOOLS_REQUIREMENT_MAX): isError"
+post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":39,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["x" * 256] + ["p%d" % i for i in range(127)]}}}))')" "${H[@]}"
+is "$(jb 'r["result"]["isError"]')" false "128 requirements, one of 256 bytes: accepted"
 
 # --- images: inline under image_inline_bytes (4K here), a link above
 IMG='import base64, os, zlib, struct\ndef png(w, h):\n    raw = b\"\".join(b\"\\x00\" + os.urandom(w * 3) for _ in range(h))\n    c = lambda t, d: struct.pack(\">I\", len(d)) + t + d + struct.pack(\">I\", zlib.crc32(t + d))\n    return b\"\\x89PNG\\r\\n\\x1a\\n\" + c(b\"IHDR\", struct.pack(\">IIBBBBB\", w, h, 8, 2, 0, 0, 0)) + c(b\"IDAT\", zlib.compress(raw)) + c(b\"IEND\", b\"\")\nd = os.environ[\"SCRIPT_OUTPUT\"]\nopen(d + \"/small.png\", \"wb\").write(png(4, 4))\nopen(d + \"/big.png\", \"wb\").write(png(64, 64))'
@@ -225,12 +235,18 @@ is "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/artifacts/$RUN/nope.txt")" 
 is "$(curl -sS -o /dev/null -w '%{http_code}' --path-as-is "$BASE/artifacts/$RUN/%2e%2e/result.json")" 404 "%2e%2e: 404"
 is "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/_runmyscript/runs/$RUN/output/result.txt")" 404 \
     "the internal location is not reachable from outside"
+is "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/artifacts/$RUN/$("$PYTHON3" -c 'print("a/" * 1100)')x")" 400 \
+    "a request path past HTTP_PATH_MAX (2 KiB): 400"
 post '{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import os\nos.symlink(\"/etc/passwd\", os.environ[\"SCRIPT_OUTPUT\"] + \"/pw\")\nos.symlink(\"/etc/passwd\", \"escape\")\nopen(\"big.txt\", \"w\").write(\"line\\n\" * 5000)\nopen(\"bin.dat\", \"wb\").write(bytes(range(256)))"}}}' "${H[@]}"
 RUN2=$(jb 'r["result"]["structuredContent"]["run_id"]')
 is "$(jb '"pw" in [a["path"] for a in r["result"]["structuredContent"]["artifacts"]]')" false "a symlink in output/ is no artifact"
 is "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/artifacts/$RUN2/pw")" 404 "and its URL is 404"
 
 # --- list_dir and preview_file
+post '{"jsonrpc":"2.0","id":49,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import os\nos.makedirs(\"many\")\nfor i in range(1005): open(\"many/f%04d\" % i, \"w\").close()"}}}' "${H[@]}"
+post '{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"list_dir","arguments":{"dir_path":"many"}}}' "${H[@]}"
+is "$(jb 'len(r["result"]["structuredContent"]["entries"]), r["result"]["structuredContent"]["truncated"]')" '[1000, true]' \
+    "list_dir of 1005 files: TOOLS_LIST_DIR_MAX (1000) and truncated"
 post '{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"list_dir","arguments":{"dir_path":"output"}}}' "${H[@]}"
 is "$(jb '[e["name"] for e in r["result"]["structuredContent"]["entries"]]')" '["big.png", "pw", "result.txt", "small.png"]' \
     "list_dir output: the files"
