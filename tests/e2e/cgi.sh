@@ -19,7 +19,7 @@ mcp_cases() { # mcp_cases MODE
     is "$(jb 'len(r["result"]["tools"])')" 4 "$mode: tools/list"
     post '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import os, sys\nprint(\"out\")\nprint(\"err\", file=sys.stderr)\nopen(os.environ[\"SCRIPT_OUTPUT\"] + \"/f.txt\", \"w\").write(\"via '$mode'\")"},"_meta":{"progressToken":3}}}' "${H[@]}"
     like "$(header Content-Type)" text/event-stream "$mode: tools/call streams"
-    is "$(jb '[m["params"]["data"] for m in msgs if m.get("method") == "notifications/message"]')" '["out", "err"]' \
+    is "$(jb 'sorted(m["params"]["data"] for m in msgs if m.get("method") == "notifications/message")')" '["err", "out"]' \
         "$mode: log notifications"
     is "$(jb 'len([m for m in msgs if m.get("method") == "notifications/progress"])')" 5 "$mode: progress notifications"
     is "$(jb 'r["result"]["structuredContent"]["status"]')" ok "$mode: the result"

@@ -163,8 +163,8 @@ is "$(jb 'all(m["params"]["progressToken"] == "tok-20" for m in msgs if m.get("m
     "progress: the request's token"
 is "$(jb '[m["params"]["progress"] for m in msgs if m.get("method") == "notifications/progress"] == sorted(set(m["params"]["progress"] for m in msgs if m.get("method") == "notifications/progress"))')" \
     true "progress: strictly increasing"
-is "$(jb '[(m["params"]["level"], m["params"]["data"]) for m in msgs if m.get("method") == "notifications/message"]')" \
-    '[["info", "hello from stdout"], ["warning", "careful"]]' "logging: stdout at info, stderr at warning"
+is "$(jb 'sorted((m["params"]["level"], m["params"]["logger"], m["params"]["data"]) for m in msgs if m.get("method") == "notifications/message")')" \
+    '[["info", "stdout", "hello from stdout"], ["warning", "stderr", "careful"]]' "logging: stdout at info, stderr at warning"
 is "$(jb 'msgs.index(r) == len(msgs) - 1 and r["id"] == 20')" true "the result comes last"
 is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]["status"]')" '[false, "ok"]' "run_code: ok"
 RUN=$(jb 'r["result"]["structuredContent"]["run_id"]')
