@@ -16,7 +16,7 @@
 
 #define CFG_FILE_MAX (1u << 20)  /* a config file larger than this is refused */
 
-enum cfg_type { CFG_PATH, CFG_STRING, CFG_BOOL, CFG_DURATION, CFG_LEVEL, CFG_ISOLATION, CFG_LIMIT };
+enum cfg_type { CFG_PATH, CFG_STRING, CFG_BOOL, CFG_DURATION, CFG_LEVEL, CFG_ISOLATION, CFG_UINT, CFG_LIMIT };
 
 struct cfg_key {
     const char *name;
@@ -29,7 +29,10 @@ static const struct cfg_key plain_keys[] = {
     K("state_dir", CFG_PATH, state_dir),
     K("python", CFG_PATH, python),
     K("isolation", CFG_ISOLATION, isolation),
+    K("require_isolation", CFG_BOOL, require_isolation),
     K("script_network", CFG_BOOL, script_network),
+    K("uid_base", CFG_UINT, uid_base),
+    K("uid_count", CFG_UINT, uid_count),
     K("run_ttl", CFG_DURATION, run_ttl_ms),
     K("log_level", CFG_LEVEL, log_level),
 };
@@ -285,6 +288,15 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
         free(c->isolation);
         c->isolation = strdup(value);
         return c->isolation ? 0 : -ENOMEM;
+    case CFG_UINT: {
+        uint64_t v;
+        if (parse_count(value, &v) < 0 || v > UINT32_MAX) {
+            snprintf(err, errlen, "%s = '%s': expected a whole number below 2^32", key, value);
+            return -EINVAL;
+        }
+        *(uint64_t *)(base + k->offset) = v;
+        return 0;
+    }
     case CFG_LIMIT:
         break;
     }
@@ -357,7 +369,10 @@ static void apply_exec(struct cfg *c)
     c->exec.isolation = !strcmp(c->isolation, "namespaces") ? EXEC_ISOLATION_NAMESPACES
                         : !strcmp(c->isolation, "rlimits") ? EXEC_ISOLATION_RLIMITS
                                                            : EXEC_ISOLATION_AUTO;
+    c->exec.require_isolation = c->require_isolation;
     c->exec.script_network = c->script_network;
+    c->exec.uid_base = (uint32_t)c->uid_base;
+    c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
 }
 
@@ -371,6 +386,9 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->python = strdup("/usr/bin/python3");
     c->isolation = strdup("auto");
     c->run_ttl_ms = 24LL * 3600 * 1000;
+    c->require_isolation = true;
+    c->uid_base = 800000;
+    c->uid_count = 1024;
     c->log_level = LOG_LVL_WARN;
     if (!c->state_dir || !c->python || !c->isolation) {
         snprintf(err, errlen, "out of memory");
@@ -445,6 +463,14 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
             return rc;
         }
     }
+    if (!strcmp(c->isolation, "rlimits") && c->require_isolation) {
+        snprintf(err, errlen, "isolation = rlimits runs scripts without namespaces: it needs require_isolation = off");
+        return -EINVAL;
+    }
+    if (c->uid_base == 0 || c->uid_count == 0 || c->uid_base + c->uid_count >= UINT32_MAX) {
+        snprintf(err, errlen, "uid_base and uid_count must be above 0, and uid_base + uid_count below 2^32 - 1");
+        return -EINVAL;
+    }
     if (c->run_ttl_ms > 0 && c->run_ttl_ms <= c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms) {
         snprintf(err, errlen, "run_ttl must be longer than timeout + kill_grace, or 0 to keep runs forever");
         return -EINVAL;
@@ -492,7 +518,10 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "state_dir = %s\n", c->state_dir);
     rc = rc ? rc : dbuf_printf(&b, "python = %s\n", c->python);
     rc = rc ? rc : dbuf_printf(&b, "isolation = %s\n", c->isolation);
+    rc = rc ? rc : dbuf_printf(&b, "require_isolation = %s\n", c->require_isolation ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "script_network = %s\n", c->script_network ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "uid_base = %llu\n", (unsigned long long)c->uid_base);
+    rc = rc ? rc : dbuf_printf(&b, "uid_count = %llu\n", (unsigned long long)c->uid_count);
     rc = rc ? rc : dbuf_printf(&b, "run_ttl = %llds\n", (long long)(c->run_ttl_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", levels[c->log_level]);
     for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
