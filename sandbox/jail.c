@@ -448,6 +448,8 @@ static int drop_caps_after_setuid(void)
 
 /* ----------------------------------------------------------- the probe */
 
+static char *v2_own_dir(void);
+
 void jail_probe(struct jail_caps *c)
 {
     memset(c, 0, sizeof *c);
@@ -480,30 +482,42 @@ void jail_probe(struct jail_caps *c)
     c->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && seccomp_api_get() >= 1;
     c->cgroup_v1_memory = c->root && access("/sys/fs/cgroup/memory/cgroup.procs", W_OK) == 0;
     c->cgroup_v1_pids = c->root && access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0;
-    /* A delegated v2 cgroup: ours, writable, with memory and pids on offer. */
-    cleanup_free char *cg = NULL;
-    size_t n;
-    if (util_read_file_at(AT_FDCWD, "/proc/self/cgroup", 65536, &cg, &n) == 0) {
-        char *line = strstr(cg, "0::");
-        if (line && (line == cg || line[-1] == '\n')) {
-            char *end = strchr(line, '\n');
-            if (end)
-                *end = '\0';
-            char path[PATH_MAX];
-            const char *mnt = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 ? "/sys/fs/cgroup"
-                                                                                     : "/sys/fs/cgroup/unified";
-            snprintf(path, sizeof path, "%s%s/cgroup.controllers", mnt, line + 3);
-            cleanup_free char *ctl = NULL;
-            if (util_read_file_at(AT_FDCWD, path, 4096, &ctl, &n) == 0 && strstr(ctl, "memory") &&
-                strstr(ctl, "pids")) {
-                snprintf(path, sizeof path, "%s%s", mnt, line + 3);
-                c->cgroup_v2 = access(path, W_OK) == 0;
-            }
-        }
-    }
+    /* A delegated v2 cgroup: ours, writable, memory and pids enabled below. */
+    cleanup_free char *v2 = v2_own_dir();
+    c->cgroup_v2 = v2 != NULL;
 }
 
 /* ------------------------------------------------------------ cgroups */
+
+/* This process's cgroup v2 directory when it is delegated to us: writable,
+ * with memory and pids enabled for its children (cgroup.subtree_control).
+ * Caller frees; NULL otherwise. */
+static char *v2_own_dir(void)
+{
+    cleanup_free char *cg = NULL;
+    size_t n;
+    if (util_read_file_at(AT_FDCWD, "/proc/self/cgroup", 65536, &cg, &n) < 0)
+        return NULL;
+    char *line = strstr(cg, "0::");
+    if (!line || (line != cg && line[-1] != '\n'))
+        return NULL;
+    char *end = strchr(line, '\n');
+    if (end)
+        *end = '\0';
+    const char *mnt = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified";
+    char *dir;
+    if (asprintf(&dir, "%s%s", mnt, line + 3) < 0)
+        return NULL;
+    char path[PATH_MAX];
+    cleanup_free char *ctl = NULL;
+    snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
+    if (access(dir, W_OK) < 0 || util_read_file_at(AT_FDCWD, path, 4096, &ctl, &n) < 0 || !strstr(ctl, "memory") ||
+        !strstr(ctl, "pids")) {
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
 
 /* The directory of this process's cgroup in a v1 hierarchy (caller frees). */
 static char *v1_own_dir(const char *controller)
@@ -563,10 +577,45 @@ static char *cg_make(const char *controller, const char *tag)
     return dir;
 }
 
+/* cgroup v2, delegated: one directory with memory.max and pids.max. */
+static bool cg_setup_v2(struct jail_proc *p, const struct jail_opts *o)
+{
+    char v[32];
+    cleanup_free char *own = v2_own_dir();
+    char *dir;
+    if (!own || asprintf(&dir, "%s/rms-%s", own, o->tag) < 0)
+        return false;
+    if (mkdir(dir, 0755) < 0) {
+        free(dir);
+        return false;
+    }
+    int rc = 0;
+    if (o->limits->memory > 0) {
+        snprintf(v, sizeof v, "%llu", (unsigned long long)o->limits->memory);
+        rc = write_text(dir, "memory.max", v);
+        if (rc == 0)
+            discard(write_text(dir, "memory.swap.max", "0")); /* absent without swap */
+    }
+    if (rc == 0 && o->limits->processes > 0) {
+        snprintf(v, sizeof v, "%llu", (unsigned long long)o->limits->processes + 1);
+        rc = write_text(dir, "pids.max", v);
+    }
+    if (rc < 0) {
+        rmdir(dir);
+        free(dir);
+        return false;
+    }
+    p->cg_v2 = true;
+    p->cg_memory = dir;
+    return true;
+}
+
 static void cg_setup(struct jail_proc *p, const struct jail_opts *o)
 {
     char v[32];
-    if (geteuid() != 0 || !o->tag)
+    if (!o->tag)
+        return;
+    if (cg_setup_v2(p, o) || geteuid() != 0)
         return;
     if (o->limits->memory > 0 && (p->cg_memory = cg_make("memory", o->tag))) {
         snprintf(v, sizeof v, "%llu", (unsigned long long)o->limits->memory);
@@ -1000,6 +1049,11 @@ static void build_root(struct ns_ctx *c)
     snprintf(p, sizeof p, "%s/dev/shm", R);
     must(mkdir(p, 01777) == 0, efd, STAGE_DEV);
     must(mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) == 0, efd, STAGE_DEV);
+    /* /dev itself read-only: unprivileged, init and the script share a uid,
+     * and the tmpfs would be the script's to write. */
+    snprintf(p, sizeof p, "%s/dev", R);
+    must(mount(NULL, p, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, "size=64k,mode=755") == 0, efd,
+         STAGE_DEV);
 
     /* /tmp, private and bounded; HOME lives there. */
     snprintf(p, sizeof p, "%s/tmp", R);
@@ -1232,10 +1286,10 @@ static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char
                 return rc;
             }
         }
-        cg_setup(p, o);
     } else {
         p->host_uid = geteuid();
     }
+    cg_setup(p, o);
     bool memory_by_cgroup = p->cg_memory != NULL;
     /* RLIMIT_NPROC is counted per user namespace (Linux 5.14+): a fresh one
      * starts at zero. */
@@ -1661,7 +1715,10 @@ int jail_kill_all(struct jail_proc *p)
 
 void jail_finish(struct jail_proc *p)
 {
-    if (p->cg_memory) {
+    if (p->cg_v2 && p->cg_memory) {
+        p->memory_breached = p->memory_breached || cg_read_key(p->cg_memory, "memory.events", "oom_kill") > 0;
+        p->pids_breached = p->pids_breached || cg_read_key(p->cg_memory, "pids.events", "max") > 0;
+    } else if (p->cg_memory) {
         /* oom_kill (Linux 4.13+) counts kills; failcnt counts allocations
          * that hit the limit and had to reclaim or fail. */
         long long kills = cg_read_key(p->cg_memory, "memory.oom_control", "oom_kill");

@@ -15,7 +15,7 @@ unset RUNMYSCRIPT_CONFIG
 if [ "${RMS_ISOLATION:-}" = rlimits ]; then
     export RUNMYSCRIPT_ISOLATION=rlimits RUNMYSCRIPT_REQUIRE_ISOLATION=off
 fi
-cleanup_tmp() { rm -rf "$TEST_TMP"; }
+cleanup_tmp() { [ -n "${KEEP_TEST_TMP:-}" ] || rm -rf "$TEST_TMP"; }
 trap cleanup_tmp EXIT
 
 ok() { # ok RC DESCRIPTION...
