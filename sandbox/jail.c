@@ -55,6 +55,7 @@
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <net/if.h>
+#include <poll.h>
 #include <grp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -1742,4 +1743,101 @@ void jail_proc_free(struct jail_proc *p)
     if (p->status_fd >= 0)
         close(p->status_fd);
     p->pidfd = p->status_fd = -1;
+}
+
+/* ------------------------------------------------------------ tools */
+
+static void tool_lines(const struct jail_tool *t, struct dbuf *pending, bool flush)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < pending->len; i++) {
+        if (pending->data[i] == '\n') {
+            pending->data[i] = '\0';
+            t->line(t->ctx, pending->data + start);
+            start = i + 1;
+        }
+    }
+    if (flush && start < pending->len) {
+        t->line(t->ctx, pending->data + start);
+        start = pending->len;
+    }
+    if (pending->data) {
+        memmove(pending->data, pending->data + start, pending->len - start);
+        pending->len -= start;
+        pending->data[pending->len] = '\0';
+    }
+}
+
+int jail_run_tool(const struct jail_tool *t, int *wstatus, char **output, char *err, size_t errlen)
+{
+    struct jail_opts o = t->o;
+    struct jail_proc p;
+    int outp[2] = {-1, -1};
+    cleanup_fd int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (nul < 0 || pipe2(outp, O_CLOEXEC) < 0) {
+        snprintf(err, errlen, "setting up the tool's output: %s", strerror(errno));
+        return -errno;
+    }
+    o.fd_in = nul;
+    o.fd_out = outp[1];
+    o.fd_err = outp[1];
+    int rc = jail_start(&o, &p, err, errlen);
+    close(outp[1]);
+    if (rc < 0) {
+        close(outp[0]);
+        jail_proc_free(&p);
+        return rc;
+    }
+    struct dbuf buf, pending;
+    dbuf_init(&buf, t->max_output);
+    dbuf_init(&pending, 1 << 20);
+    int64_t deadline = util_now_ms() + t->timeout_ms;
+    bool timed_out = false;
+    char chunk[8192];
+    for (;;) {
+        int64_t left = deadline - util_now_ms();
+        if (left <= 0 && !timed_out) {
+            jail_kill_all(&p);
+            timed_out = true;
+        }
+        struct pollfd pfd = {outp[0], POLLIN, 0};
+        int pr = poll(&pfd, 1, timed_out ? 1000 : (int)(left > 1000 ? 1000 : left));
+        if (pr < 0 && errno != EINTR)
+            break;
+        if (pr <= 0)
+            continue;
+        ssize_t r = read(outp[0], chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break; /* EOF: every process of the tool is gone or closed it */
+        discard(dbuf_append(&buf, chunk, (size_t)r)); /* past max_output: dropped */
+        if (t->line) {
+            if (dbuf_append(&pending, chunk, (size_t)r) < 0)
+                tool_lines(t, &pending, true);
+            else
+                tool_lines(t, &pending, false);
+        }
+    }
+    close(outp[0]);
+    if (t->line)
+        tool_lines(t, &pending, true);
+    dbuf_free(&pending);
+    /* The output closed: the tool is done, or about to be. Give it a moment
+     * to exit on its own (in the namespaces, init must still report the
+     * status), then whatever is left of it goes. */
+    struct rusage ru;
+    int64_t until = util_now_ms() + 2000;
+    int reaped;
+    while ((reaped = jail_try_reap(&p, wstatus, &ru)) == 0 && util_now_ms() < until) {
+        struct pollfd pfd = {p.pidfd, POLLIN, 0};
+        if (p.pidfd < 0 || poll(&pfd, 1, 50) < 0)
+            usleep(10000);
+    }
+    jail_kill_all(&p);
+    if (reaped <= 0 && jail_try_reap(&p, wstatus, &ru) < 0)
+        *wstatus = SIGKILL & 0x7f;
+    jail_proc_free(&p);
+    *output = dbuf_steal(&buf, NULL);
+    return timed_out ? -ETIMEDOUT : 0;
 }

@@ -122,4 +122,21 @@ void jail_finish(struct jail_proc *p);
 /* Closes what jail_start opened (calls jail_finish if needed). */
 void jail_proc_free(struct jail_proc *p);
 
+/* A trusted tool (the package installer) run to completion in the jail:
+ * the same namespaces as a script, with the binds given (its environment
+ * directory and cache), usually with the network. */
+struct jail_tool {
+    struct jail_opts o;        /* fd_in/fd_out/fd_err are ignored: stdin is
+                                * /dev/null, stdout and stderr one pipe */
+    int64_t timeout_ms;        /* killed (SIGKILL) past this */
+    size_t max_output;         /* bytes kept in *output; the rest is dropped */
+    void (*line)(void *ctx, const char *line); /* each output line, optional */
+    void *ctx;
+};
+
+/* Runs t to its end. 0 with *wstatus (and *output, caller frees) when it
+ * ran, -ETIMEDOUT when it was killed for time (*wstatus and *output set
+ * too), or -errno with a reason in err when it could not start. */
+int jail_run_tool(const struct jail_tool *t, int *wstatus, char **output, char *err, size_t errlen) must_check;
+
 #endif
