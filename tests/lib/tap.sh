@@ -6,7 +6,9 @@ TAP_N=0
 TAP_FAILED=0
 : "${RUNMYSCRIPT:?RUNMYSCRIPT must point at the built program}"
 PYTHON3=${PYTHON3:-/usr/bin/python3}
-TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rms-test.XXXXXX")
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rms-test.XXXXXX") || exit 99
+# Every file a test writes goes below TEST_TMP: never let it be empty.
+case "$TEST_TMP" in /?*/rms-test.*) ;; *) echo "Bail out! no temporary directory ($TEST_TMP)"; exit 99 ;; esac
 chmod 755 "$TEST_TMP"
 export RUNMYSCRIPT_STATE_DIR="$TEST_TMP/state"
 unset RUNMYSCRIPT_CONFIG
