@@ -16,6 +16,7 @@
 #include "artifacts.h"
 #include "deps.h"
 #include "exec.h"
+#include "jail.h"
 #include "mcp.h"
 #include "result.h"
 #include "workspace.h"
@@ -302,6 +303,24 @@ static json_object *python_info(const struct cfg *cfg)
     return o;
 }
 
+/* What runs get here: the jail's probe (a forked child tries the
+ * namespaces), once per process, and the configuration's choice. */
+static const char *isolation_level(const struct cfg *cfg)
+{
+    static struct jail_caps caps;
+    static bool probed;
+    if (!probed) {
+        jail_probe(&caps);
+        probed = true;
+    }
+    if (caps.userns && caps.seccomp && cfg->exec.isolation != EXEC_ISOLATION_RLIMITS)
+        return "namespaces+seccomp";
+    if (cfg->exec.isolation == EXEC_ISOLATION_RLIMITS ||
+        (!cfg->exec.require_isolation && cfg->exec.isolation == EXEC_ISOLATION_AUTO))
+        return "rlimits";
+    return "none: runs are refused (require_isolation = on and no namespaces here)";
+}
+
 static void healthz(const struct app *app, struct http_req *req, struct http_resp *resp)
 {
     (void)req;
@@ -309,7 +328,8 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(o, "status", json_object_new_string("ok"));
     json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
     json_object_object_add(o, "mode", json_object_new_string(app->mode));
-    json_object_object_add(o, "isolation", json_object_new_string(app->cfg->isolation));
+    json_object_object_add(o, "isolation", json_object_new_string(isolation_level(app->cfg)));
+    json_object_object_add(o, "isolation_config", json_object_new_string(app->cfg->isolation));
     json_object_object_add(o, "python", python_info(app->cfg));
     /* The dependency installer arrives with the deps work; until then
      * requirements are accepted and not installed, and this says so. */

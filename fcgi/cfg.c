@@ -17,10 +17,10 @@
 #define CFG_FILE_MAX (1u << 20)  /* a config file larger than this is refused */
 
 /* CFG_OPTSTRING: a string that may be empty (empty: unset, NULL). CFG_SECRET:
- * the same, never printed by cfg_dump. */
+ * the same, never printed by cfg_dump. CFG_COUNT and CFG_SIZE: ranges[]. */
 enum cfg_type {
     CFG_PATH, CFG_STRING, CFG_OPTSTRING, CFG_SECRET, CFG_BOOL, CFG_DURATION, CFG_LEVEL, CFG_ISOLATION,
-    CFG_COUNT, CFG_SIZE, CFG_LIMIT,
+    CFG_UINT, CFG_COUNT, CFG_SIZE, CFG_LIMIT,
 };
 
 struct cfg_key {
@@ -34,7 +34,10 @@ static const struct cfg_key plain_keys[] = {
     K("state_dir", CFG_PATH, state_dir),
     K("python", CFG_PATH, python),
     K("isolation", CFG_ISOLATION, isolation),
+    K("require_isolation", CFG_BOOL, require_isolation),
     K("script_network", CFG_BOOL, script_network),
+    K("uid_base", CFG_UINT, uid_base),
+    K("uid_count", CFG_UINT, uid_count),
     K("run_ttl", CFG_DURATION, run_ttl_ms),
     K("log_level", CFG_LEVEL, log_level),
     K("workers", CFG_COUNT, workers),
@@ -343,6 +346,15 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
         free(c->isolation);
         c->isolation = strdup(value);
         return c->isolation ? 0 : -ENOMEM;
+    case CFG_UINT: {
+        uint64_t v;
+        if (parse_count(value, &v) < 0 || v > UINT32_MAX) {
+            snprintf(err, errlen, "%s = '%s': expected a whole number below 2^32", key, value);
+            return -EINVAL;
+        }
+        *(uint64_t *)(base + k->offset) = v;
+        return 0;
+    }
     case CFG_LIMIT:
         break;
     }
@@ -415,7 +427,10 @@ static void apply_exec(struct cfg *c)
     c->exec.isolation = !strcmp(c->isolation, "namespaces") ? EXEC_ISOLATION_NAMESPACES
                         : !strcmp(c->isolation, "rlimits") ? EXEC_ISOLATION_RLIMITS
                                                            : EXEC_ISOLATION_AUTO;
+    c->exec.require_isolation = c->require_isolation;
     c->exec.script_network = c->script_network;
+    c->exec.uid_base = (uint32_t)c->uid_base;
+    c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
 }
 
@@ -429,6 +444,9 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->python = strdup("/usr/bin/python3");
     c->isolation = strdup("auto");
     c->run_ttl_ms = 24LL * 3600 * 1000;
+    c->require_isolation = true;
+    c->uid_base = 800000;
+    c->uid_count = 1024;
     c->log_level = LOG_LVL_WARN;
     c->session_ttl_ms = 3600LL * 1000;
     c->request_bytes = 96ull << 20;
@@ -509,6 +527,14 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
             return rc;
         }
     }
+    if (!strcmp(c->isolation, "rlimits") && c->require_isolation) {
+        snprintf(err, errlen, "isolation = rlimits runs scripts without namespaces: it needs require_isolation = off");
+        return -EINVAL;
+    }
+    if (c->uid_base == 0 || c->uid_count == 0 || c->uid_base + c->uid_count >= UINT32_MAX) {
+        snprintf(err, errlen, "uid_base and uid_count must be above 0, and uid_base + uid_count below 2^32 - 1");
+        return -EINVAL;
+    }
     if (c->run_ttl_ms > 0 && c->run_ttl_ms <= c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms) {
         snprintf(err, errlen, "run_ttl must be longer than timeout + kill_grace, or 0 to keep runs forever");
         return -EINVAL;
@@ -578,7 +604,10 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "state_dir = %s\n", c->state_dir);
     rc = rc ? rc : dbuf_printf(&b, "python = %s\n", c->python);
     rc = rc ? rc : dbuf_printf(&b, "isolation = %s\n", c->isolation);
+    rc = rc ? rc : dbuf_printf(&b, "require_isolation = %s\n", c->require_isolation ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "script_network = %s\n", c->script_network ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "uid_base = %llu\n", (unsigned long long)c->uid_base);
+    rc = rc ? rc : dbuf_printf(&b, "uid_count = %llu\n", (unsigned long long)c->uid_count);
     rc = rc ? rc : dbuf_printf(&b, "run_ttl = %llds\n", (long long)(c->run_ttl_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", levels[c->log_level]);
     rc = rc ? rc : dbuf_printf(&b, "workers = %llu\n", (unsigned long long)c->workers);

@@ -19,6 +19,7 @@ static void usage(FILE *f)
                "  run SCRIPT|-     run a Python script in a sandbox (runmyscript run --help)\n"
                "  serve            serve MCP and the web API over FastCGI (runmyscript serve --help)\n"
                "  config           print the effective configuration\n"
+               "  check-sandbox    print what isolation this host supports\n"
                "  --version        print the version\n"
                "  --help           this help\n"
                "\n"
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
         return server_serve(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "config"))
         return cli_config(argc - 1, argv + 1, argv[0]);
+    if (!strcmp(cmd, "check-sandbox"))
+        return cli_check_sandbox(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         printf("runmyscript %s\n", PACKAGE_VERSION);
         return 0;

@@ -44,7 +44,8 @@ static void test_limits(void)
     is_int(l.wall_ms, 60000, "timeout defaults to 60 s");
     is_int((long long)l.log_bytes, 1 << 20, "log_bytes defaults to 1 MiB");
     const char *keys[] = {"timeout", "cpu_time", "memory", "file_size", "open_files", "processes",
-                          "log_bytes", "output_bytes", "output_files", "kill_grace", "code_bytes", "input_bytes"};
+                          "log_bytes", "output_bytes", "output_files", "kill_grace", "tmp_bytes", "tmp_files",
+                          "code_bytes", "input_bytes"};
     int found = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const struct exec_limit_def *d = exec_limit_find(keys[i]);
@@ -103,7 +104,9 @@ static void test_session_snapshot(void)
     snprintf(ws, sizeof ws, "%s/workspace", tmp);
     mkdir(ws, 0755);
     struct exec_config cfg = {.state_dir = state, .python = "/usr/bin/python3", .url_prefix = "/artifacts/",
-                              .isolation = EXEC_ISOLATION_AUTO};
+                              .isolation = EXEC_ISOLATION_AUTO,
+                              /* the jail where the host has it, else the fallback */
+                              .require_isolation = false, .uid_base = 800000, .uid_count = 1024};
     exec_limits_default(&cfg.limits);
     const char *code[] = {
         "import os\nd = os.environ['SCRIPT_OUTPUT']\nopen(d + '/a.txt', 'w').write('one')\n"
