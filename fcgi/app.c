@@ -163,6 +163,25 @@ static bool guard(const struct app *app, struct http_req *req, struct http_resp 
 
 /* ---------------------------------------------------------- /artifacts/ */
 
+/* Sends the open file fd as the body (when nginx does not: accel_redirect
+ * off, or a name it cannot take). */
+static void send_file(struct http_req *req, struct http_resp *resp, int fd, const struct stat *st, const char *ct)
+{
+    if (http_add_header(resp, "Content-Length", "%lld", (long long)st->st_size) < 0 || http_start(resp, 200, ct) < 0)
+        return;
+    if (!strcmp(req->method, "HEAD"))
+        return;
+    char buf[65536];
+    for (off_t off = 0; off < st->st_size;) {
+        ssize_t r = pread(fd, buf, sizeof buf, off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0 || http_write(resp, buf, (size_t)r) < 0)
+            break; /* the file shrank or the client left: the length tells it */
+        off += r;
+    }
+}
+
 static void artifacts(const struct app *app, struct http_req *req, struct http_resp *resp)
 {
     const char *rest = req->path + strlen("/artifacts/");
@@ -204,13 +223,18 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
         return;
     }
     if (zip) {
-        if (fstatat(dfd, "artifacts.zip", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) {
+        cleanup_fd int zfd = openat(dfd, "artifacts.zip", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (zfd < 0 || fstat(zfd, &st) < 0 || !S_ISREG(st.st_mode)) {
             send_text_error(resp, 404, "this run has no zip (it wrote no files)");
             return;
         }
-        discard(http_add_header(resp, "X-Accel-Redirect", "%s%s/artifacts.zip", APP_ACCEL_PREFIX, run_id));
         discard(http_add_header(resp, "Content-Disposition", "attachment; filename=\"%s.zip\"", run_id));
-        discard(http_send(resp, 200, "application/zip", "", 0));
+        if (app->cfg->accel_redirect) {
+            discard(http_add_header(resp, "X-Accel-Redirect", "%s%s/artifacts.zip", APP_ACCEL_PREFIX, run_id));
+            discard(http_send(resp, 200, "application/zip", "", 0));
+        } else {
+            send_file(req, resp, zfd, &st, "application/zip");
+        }
         return;
     }
     cleanup_fd int ofd = openat(dfd, "output", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -234,7 +258,7 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
     /* nginx takes X-Accel-Redirect as a path as it is (no percent-decoding)
      * and splits it at '?': a name nginx cannot take, and any name when we
      * run without nginx (accel off), is sent from here. */
-    bool accel = strcspn(rel, "?%#\\") == strlen(rel);
+    bool accel = app->cfg->accel_redirect && strcspn(rel, "?%#\\") == strlen(rel);
     for (const unsigned char *q = (const unsigned char *)rel; *q && accel; q++)
         accel = *q >= 0x20 && *q < 0x7f;
     if (accel)
@@ -254,19 +278,7 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
         discard(http_send(resp, 200, ct, "", 0));
         return;
     }
-    if (http_add_header(resp, "Content-Length", "%lld", (long long)st.st_size) < 0 || http_start(resp, 200, ct) < 0)
-        return;
-    if (!strcmp(req->method, "HEAD"))
-        return;
-    char buf[65536];
-    for (off_t off = 0; off < st.st_size;) {
-        ssize_t r = pread(fd, buf, sizeof buf, off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0 || http_write(resp, buf, (size_t)r) < 0)
-            break; /* the file shrank or the client left: the length tells it */
-        off += r;
-    }
+    send_file(req, resp, fd, &st, ct);
 }
 
 /* --------------------------------------------------------------- /healthz */

@@ -50,6 +50,7 @@ static const struct cfg_key plain_keys[] = {
     K("auth_token", CFG_SECRET, auth_token),
     K("allowed_hosts", CFG_STRING, allowed_hosts),
     K("public_url", CFG_OPTSTRING, public_url),
+    K("accel_redirect", CFG_BOOL, accel_redirect),
     K("test_fixture_tools", CFG_BOOL, test_fixture_tools),
 };
 
@@ -454,6 +455,7 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->image_inline_bytes = 512ull << 10;
     c->preview_bytes = 8ull << 10;
     c->allowed_hosts = strdup("localhost,127.0.0.1,[::1]");
+    c->accel_redirect = true;
     if (!c->state_dir || !c->python || !c->isolation || !c->allowed_hosts) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
@@ -620,6 +622,7 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "auth_token = %s\n", c->auth_token ? "(set)" : "");
     rc = rc ? rc : dbuf_printf(&b, "allowed_hosts = %s\n", c->allowed_hosts);
     rc = rc ? rc : dbuf_printf(&b, "public_url = %s\n", c->public_url ? c->public_url : "");
+    rc = rc ? rc : dbuf_printf(&b, "accel_redirect = %s\n", c->accel_redirect ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "test_fixture_tools = %s\n", c->test_fixture_tools ? "on" : "off");
     for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
         char v[48];

@@ -33,6 +33,7 @@ struct cfg {
     char *auth_token;             /* bearer token for /mcp and /api/; NULL: none */
     char *allowed_hosts;          /* Host and Origin host names allowed (comma-separated) */
     char *public_url;             /* base of artifact links; NULL: from the request */
+    bool accel_redirect;          /* nginx sends artifacts (X-Accel-Redirect); off: we do */
     bool test_fixture_tools;      /* test only: the conformance suite's fixture tools */
     struct exec_config exec;  /* points into the strings above */
 };

@@ -89,4 +89,21 @@ like "$(head -1 "$T/cgi.out")" "Status: 500" "a bad configuration: an HTTP 500, 
 like "$(cat "$T/cgi.err")" "timeout" "and the reason on stderr (the web server's error log)"
 cgi "$INIT" REQUEST_URI=/nowhere
 like "$(head -1 "$T/cgi.out")" "Status: 404" "an unknown route: 404"
+
+# Artifacts: X-Accel-Redirect for nginx, or the bytes themselves with
+# accel_redirect = off (where nginx's user cannot read the runs).
+cgi "$INIT"
+SID=$(grep -i '^Mcp-Session-Id:' "$T/cgi.out" | cut -d' ' -f2 | tr -d '\r')
+cgi '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import os\nopen(os.environ[\"SCRIPT_OUTPUT\"] + \"/out.txt\", \"w\").write(\"direct bytes\")"}}}' \
+    "HTTP_MCP_SESSION_ID=$SID"
+RUN=$(sed '1,/^\r$/d' "$T/cgi.out" | "$PYTHON3" -c 'import json, sys; print(json.load(sys.stdin)["result"]["structuredContent"]["run_id"])')
+cgi '' REQUEST_METHOD=GET "REQUEST_URI=/artifacts/$RUN/out.txt"
+like "$(cat "$T/cgi.out")" "X-Accel-Redirect: /_runmyscript/runs/$RUN/output/out.txt" "accel_redirect on: X-Accel-Redirect"
+is "$(sed '1,/^\r$/d' "$T/cgi.out")" "" "and no body"
+cgi '' REQUEST_METHOD=GET "REQUEST_URI=/artifacts/$RUN/out.txt" RUNMYSCRIPT_ACCEL_REDIRECT=off
+is "$(sed '1,/^\r$/d' "$T/cgi.out")" "direct bytes" "accel_redirect off: the bytes from runmyscript"
+like "$(cat "$T/cgi.out")" "Content-Length: 12" "with their length"
+cgi '' REQUEST_METHOD=GET "REQUEST_URI=/artifacts/$RUN.zip" RUNMYSCRIPT_ACCEL_REDIRECT=off
+sed '1,/^\r$/d' "$T/cgi.out" >"$T/direct.zip"
+is "$(unzip -p "$T/direct.zip" out.txt)" "direct bytes" "and the zip"
 done_testing
