@@ -340,6 +340,17 @@ is "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/healthz")" 200 "and the ser
 ! grep -qi "alert\|crit\|emerg" "$PREFIX/error.log"
 ok $? "nginx logged no critical error"
 
+# --- SIGHUP re-reads the configuration and replaces the workers
+OLD_WORKERS=$(pgrep -P "$SERVE_PID" | sort | tr '\n' ' ')
+post '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}' "${A[@]}" -H "Host: reloaded.test"
+is "$STATUS" 403 "before SIGHUP: Host reloaded.test is not allowed"
+printf 'allowed_hosts = localhost,127.0.0.1,[::1],reloaded.test\n' >>"$CONF"
+kill -HUP "$SERVE_PID"
+wait_for bash -c "[ \"\$(pgrep -P $SERVE_PID | sort | tr '\n' ' ')\" != '$OLD_WORKERS' ] && [ \$(pgrep -P $SERVE_PID | wc -l) -eq 4 ]"
+ok $? "SIGHUP: the workers are replaced"
+post '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}' "${A[@]}" -H "Host: reloaded.test"
+is "$STATUS" 200 "after SIGHUP: the new allowed_hosts holds"
+
 # --- SIGTERM drains: a call in flight finishes and is answered
 post '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}' "${A[@]}"
 SID4=$(header Mcp-Session-Id)
