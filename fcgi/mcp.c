@@ -279,7 +279,10 @@ static int session_create(const struct cfg *cfg, const char *version, json_objec
             s->dir = NULL;
             return -ENOMEM;
         }
-        if (mkdir(s->dir, 0700) == 0)
+        /* 0711: the fallback runs a script as a uid of its own, which must
+         * pass through to workspace/; the id is the capability, and the
+         * files that say something (session.json, calls/, ...) are 0600/0700. */
+        if (mkdir(s->dir, 0711) == 0 && chmod(s->dir, 0711) == 0)
             break;
         if (errno != EEXIST)
             return -errno;

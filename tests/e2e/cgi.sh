@@ -90,6 +90,15 @@ like "$(cat "$T/cgi.err")" "timeout" "and the reason on stderr (the web server's
 cgi "$INIT" REQUEST_URI=/nowhere
 like "$(head -1 "$T/cgi.out")" "Status: 404" "an unknown route: 404"
 
+# A session run in the fallback (as root: a uid of its own, which must reach
+# the session's workspace).
+cgi "$INIT" RUNMYSCRIPT_ISOLATION=rlimits RUNMYSCRIPT_REQUIRE_ISOLATION=off
+SID=$(grep -i '^Mcp-Session-Id:' "$T/cgi.out" | cut -d' ' -f2 | tr -d '\r')
+cgi '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"open(\"here.txt\", \"w\").write(\"x\")\nprint(\"fallback\")"}}}' \
+    "HTTP_MCP_SESSION_ID=$SID" RUNMYSCRIPT_ISOLATION=rlimits RUNMYSCRIPT_REQUIRE_ISOLATION=off
+is "$(sed '1,/^\r$/d' "$T/cgi.out" | "$PYTHON3" -c 'import json, sys; r = json.load(sys.stdin)["result"]["structuredContent"]; print(r["status"], r["isolation"], r["logs"].strip())')" \
+    "ok rlimits fallback" "a session run in the rlimits fallback"
+
 # Artifacts: X-Accel-Redirect for nginx, or the bytes themselves with
 # accel_redirect = off (where nginx's user cannot read the runs).
 cgi "$INIT"
