@@ -60,7 +60,7 @@ int ws_init_state(const char *state_dir)
         struct stat st;
         if (fstatat(dfd, subs[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
             st.st_uid == geteuid() && (st.st_mode & 07777) != subs[i].mode)
-            fchmodat(dfd, subs[i].name, subs[i].mode, 0);
+            discard(fchmodat(dfd, subs[i].name, subs[i].mode, 0)); /* best effort */
     }
     return 0;
 }
