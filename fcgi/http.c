@@ -261,7 +261,7 @@ void http_resp_free(struct http_resp *resp)
 
 int http_add_header(struct http_resp *resp, const char *name, const char *fmt, ...)
 {
-    char value[2048];
+    char value[4096];
     va_list ap;
     if (resp->started)
         return 0;

@@ -303,8 +303,22 @@ static int session_create(const struct cfg *cfg, const char *version, json_objec
     json_object_object_add(s->doc, "version", json_object_new_string(version));
     json_object_object_add(s->doc, "log_level", json_object_new_string("debug"));
     json_object_object_add(s->doc, "created_ms", json_object_new_int64(util_wall_ms()));
-    if (client)
-        json_object_object_add(s->doc, "client", json_object_get(client));
+    /* The client's name and version, each cut to MCP_CLIENT_FIELD_MAX bytes:
+     * what the client sends must not grow session.json past what
+     * session_load reads (MCP_SESSION_FILE_MAX). */
+    json_object *v = NULL, *c = client ? json_object_new_object() : NULL;
+    static const char *const fields[] = {"name", "version"};
+    for (size_t i = 0; c && i < ARRAY_SIZE(fields); i++) {
+        if (!json_object_object_get_ex(client, fields[i], &v) || !json_object_is_type(v, json_type_string))
+            continue;
+        size_t n = (size_t)json_object_get_string_len(v);
+        cleanup_free char *clean = util_utf8_sanitize(json_object_get_string(v),
+                                                      n > MCP_CLIENT_FIELD_MAX ? MCP_CLIENT_FIELD_MAX : n, &n);
+        if (clean)
+            json_object_object_add(c, fields[i], json_object_new_string_len(clean, (int)n));
+    }
+    if (c)
+        json_object_object_add(s->doc, "client", c);
     /* session.json last: a directory without it is not a session yet. */
     return session_write(s);
 }

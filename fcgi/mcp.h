@@ -24,6 +24,7 @@
 #define MCP_JSON_DEPTH 64          /* nesting of a request body */
 #define MCP_BATCH_MAX 64           /* messages in one 2025-03-26 batch */
 #define MCP_SESSION_FILE_MAX 65536 /* bytes of session.json */
+#define MCP_CLIENT_FIELD_MAX 256   /* bytes of clientInfo.name and .version kept in it */
 #define MCP_KEEPALIVE_MS 15000     /* SSE comment after this much silence */
 #define MCP_LATEST "2025-11-25"
 

@@ -52,6 +52,14 @@ is "$STATUS/$(jb 'r["result"]["protocolVersion"]')" "200/2025-11-25" "initialize
 post '{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}' "${H[@]}"
 is "$STATUS/$(jb 'r["error"]["code"]')" "400/-32600" "initialize again on a live session: 400, -32600"
 
+# A huge clientInfo does not grow session.json (MCP_CLIENT_FIELD_MAX).
+post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"n" * 60000,"version":"1","extra":"e" * 1000}}}))')" "${A[@]}"
+BIG_SID=$(header Mcp-Session-Id)
+post '{"jsonrpc":"2.0","id":2,"method":"ping"}' -H "$ACCEPT_BOTH" -H "$AUTH" -H "Mcp-Session-Id: $BIG_SID"
+is "$STATUS" 200 "a 60 KB clientInfo: the session works"
+[ "$(stat -c %s "$T/state/sessions/$BIG_SID/session.json")" -lt 1024 ]
+ok $? "and session.json keeps 256 bytes of the name"
+
 # --- requests
 post '{"jsonrpc":"2.0","id":"p1","method":"ping"}' "${H[@]}"
 is "$STATUS/$(jb 'r')" '200/{"jsonrpc": "2.0", "id": "p1", "result": {}}' "ping: {} with the id's type kept"
