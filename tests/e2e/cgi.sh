@@ -69,6 +69,14 @@ else
     skip "spawn-fcgi is not installed (./quickstart test installs it): no FastCGI-on-stdin cases"
 fi
 
+# serve on a TCP socket instead of a Unix one.
+stack_start tcp || { ok 1 "serve --listen 127.0.0.1:PORT starts"; done_testing; exit 1; }
+init 2025-11-25
+post '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(6 * 7)"}}}' \
+    -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID"
+is "$(jb 'r["result"]["structuredContent"]["logs"]')" "42" "serve --listen 127.0.0.1:PORT: a run through nginx"
+stack_stop
+
 # CGI straight from the shell, no web server: the one-shot mode's own rules.
 cgi() { # cgi BODY VAR=VALUE...: one CGI request; the response in $T/cgi.out
     local body=$1

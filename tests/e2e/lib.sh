@@ -3,7 +3,8 @@
 # both started here and stopped by pid when the test exits. Source it after
 # tap.sh.
 #
-#   stack_start serve|cgi|stdin  then $BASE is http://127.0.0.1:PORT
+#   stack_start serve|tcp|cgi|stdin  then $BASE is http://127.0.0.1:PORT
+#                              (tcp: serve --listen 127.0.0.1:PORT)
 #   STACK_CONF="key = value\n..."  extra configuration lines (set before)
 #   STACK_WORKERS=N            workers of serve (default 4)
 NGINX=${NGINX:-/usr/sbin/nginx}
@@ -75,18 +76,30 @@ stack_start() {
         # fcgiwrap hands the CGI program exactly the FastCGI parameters.
         extra="fastcgi_param SCRIPT_FILENAME $RUNMYSCRIPT; fastcgi_param RUNMYSCRIPT_CONFIG $CONF;"
     else
-        fcgi=$T/fcgi.sock
-        "$RUNMYSCRIPT" serve --listen "unix:$fcgi" --config "$CONF" --workers "${STACK_WORKERS:-4}" \
+        local listen
+        if [ "$mode" = tcp ]; then
+            fcgi=127.0.0.1:$(free_port)
+            listen=$fcgi
+        else
+            fcgi=$T/fcgi.sock
+            listen=unix:$fcgi
+        fi
+        "$RUNMYSCRIPT" serve --listen "$listen" --config "$CONF" --workers "${STACK_WORKERS:-4}" \
             >/dev/null 2>"$T/serve.log" &
         SERVE_PID=$!
         STACK_PIDS="$STACK_PIDS $SERVE_PID"
     fi
-    wait_for test -S "$fcgi" || { diag "the FastCGI socket did not appear"; return 1; }
+    if [ "$mode" = tcp ]; then
+        wait_for grep -q "serving on" "$T/serve.log" || { diag "serve did not start"; return 1; }
+    else
+        wait_for test -S "$fcgi" || { diag "the FastCGI socket did not appear"; return 1; }
+        fcgi=unix:$fcgi
+    fi
     PORT=$(free_port)
     local user_line=""
     [ "$(id -u)" = 0 ] && user_line="user root;"
     "$top_srcdir/nginx/render" "$top_srcdir/nginx/dev.conf.in" "$PREFIX/nginx.conf" \
-        "PREFIX=$PREFIX" "LISTEN=127.0.0.1:$PORT" "WWW=$top_srcdir/www" "FASTCGI=unix:$fcgi" \
+        "PREFIX=$PREFIX" "LISTEN=127.0.0.1:$PORT" "WWW=$top_srcdir/www" "FASTCGI=$fcgi" \
         "STATE=$T/state" "MAX_BODY=${STACK_MAX_BODY:-96m}" "USER_LINE=$user_line" "CONFDIR=$PREFIX" \
         "EXTRA_PARAMS=$extra"
     cp "$top_srcdir/nginx/fastcgi-params.conf" "$PREFIX/"
