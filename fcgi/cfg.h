@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "exec.h"
+#include "fetch.h"
 #include "util.h"
 
 struct cfg {
@@ -22,7 +23,10 @@ struct cfg {
     uint64_t uid_base, uid_count;
     int64_t run_ttl_ms;
     enum log_level log_level;
+    char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
+    struct fetch_allow fetch_allow;
     struct exec_config exec;  /* points into the strings above */
+    struct fetch_config fetch; /* limits, and allow pointing at fetch_allow */
 };
 
 /* Loads the configuration. file: an explicit file (must exist), or NULL to

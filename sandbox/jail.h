@@ -27,6 +27,11 @@ const char *jail_mode_name(enum jail_mode m); /* "namespaces+seccomp", "rlimits"
 enum {
     JAIL_BIND_RW = 1,        /* writable (default: read-only) */
     JAIL_BIND_OPTIONAL = 2,  /* skip it when the host path is missing */
+    /* The host path's last component and the target inside are reached
+     * without following a symlink, and the target must already exist: for
+     * a directory a script can write (mounts/ of a session's workspace),
+     * where a symlink swapped in would move the bind elsewhere. */
+    JAIL_BIND_NOFOLLOW = 4,
 };
 struct jail_bind {
     const char *host;    /* absolute */
