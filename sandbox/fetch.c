@@ -885,7 +885,7 @@ static int transfer_error(const struct curl_api *c, CURL *h, struct xfer *x, CUR
         return -ELOOP;
     case CURLE_UNSUPPORTED_PROTOCOL:
         snprintf(err, errlen, "%s %s: a redirect to a scheme other than http or https was refused", verb, shown);
-        return -EINVAL;
+        return -EPROTONOSUPPORT;
     case CURLE_URL_MALFORMAT:
         snprintf(err, errlen, "%s %s%s: not a valid URL", verb, shown, eff_shown);
         return -EINVAL;

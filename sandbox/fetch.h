@@ -142,7 +142,9 @@ struct fetch_file {
  *   -EDQUOT     mount_files
  *   -ETIMEDOUT  fetch_connect_timeout or fetch_timeout
  *   -ELOOP      more than fetch_redirects redirects, or a symlink in a path
- *   -EPROTO     the server answered with an HTTP error status (>= 400)
+ *   -EPROTO     the server answered with an HTTP error status (>= 400), or
+ *               a redirect with fetch_redirects = 0
+ *   -EPROTONOSUPPORT  a redirect to a scheme other than http or https
  *   -EHOSTUNREACH, -ECONNREFUSED, -EIO  the network or the server failed
  *   -ENOSYS     libcurl cannot be loaded
  *   other       the local file system (-ENOSPC, -EISDIR, ...)
