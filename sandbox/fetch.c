@@ -75,7 +75,7 @@ const struct exec_limit_def fetch_limit_defs[] = {
           "the transfer fails when it takes longer, redirects included; nothing is left"),
     LIMIT("fetch_redirects", EXEC_UNIT_COUNT, redirects, 5, 0, 50,
           "the transfer fails at the redirect past it"),
-    LIMIT("mount_files", EXEC_UNIT_COUNT, mount_files, 1000, 1, 1000000,
+    LIMIT("mount_files", EXEC_UNIT_COUNT, mount_files, 1000, 1, 10000,
           "mount_file into a new path of the session is refused"),
     LIMIT("mount_bytes", EXEC_UNIT_BYTES, mount_bytes, 1 * GIB, 1 * KIB, 1024 * GIB,
           "the mount fails (mid-stream if need be) when the session's mounted files would pass it"),
@@ -850,7 +850,8 @@ static int transfer_error(const struct curl_api *c, CURL *h, struct xfer *x, CUR
     const char *msg = x->errbuf[0] ? x->errbuf : c->easy_strerror(e);
     const struct fetch_limits *l = &x->cfg->limits;
 
-    if (x->refused && (e == CURLE_COULDNT_CONNECT || e == CURLE_OPERATION_TIMEDOUT)) {
+    /* Every address refused: libcurl says it could not connect. */
+    if (x->refused && e == CURLE_COULDNT_CONNECT) {
         snprintf(err, errlen, "%s %s%s: refused: %s; only public addresses are fetched unless fetch_allow lists them",
                  verb, shown, eff_shown, x->refused_what);
         return -EACCES;
@@ -1172,11 +1173,6 @@ int fetch_to_memory(const struct fetch_config *cfg, const char *url, uint64_t ma
         return rc;
     }
     file_result(&x, "", out);
-    if (!b.data && dbuf_append(&b, "", 0) < 0) {
-        dbuf_free(&b);
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
     *data = dbuf_steal(&b, len);
     if (!*data) {
         snprintf(err, errlen, "out of memory");
@@ -1500,7 +1496,7 @@ int fetch_mount(const struct fetch_config *cfg, const char *session_dir, const c
     const char *cap = "fetch_bytes";
     if (room < max) {
         max = room;
-        cap = "mount_bytes (what is left of it in this session)";
+        cap = "what is left of mount_bytes in this session";
     }
     json_object_put(root);
     root = NULL;

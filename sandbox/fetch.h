@@ -19,7 +19,9 @@
 
 #define FETCH_URL_MAX 8192         /* bytes of a URL we accept (and of a redirect's target) */
 #define FETCH_ALLOW_MAX 256        /* entries of fetch_allow */
-#define FETCH_RECORD_MAX (16u << 20) /* bytes of a session's mounts record */
+#define FETCH_RECORD_MAX (32u << 20) /* bytes of a session's mounts record: 10000
+                                      * entries (mount_files' ceiling) of at most
+                                      * ~2 KiB each */
 #define FETCH_ERR_MAX 512          /* a good size for the err buffers below */
 #define FETCH_MOUNTS_DIR "mounts"  /* in a session's workspace: mounted files */
 
