@@ -302,10 +302,12 @@ int cli_fetch_status(int rc)
 }
 
 /* Makes DIR and DIR/workspace (a session for the CLI) and returns DIR's
- * absolute path (caller frees), or NULL with a reason in why. */
+ * absolute path (caller frees), or NULL with a reason in why. 0711: the
+ * rlimits fallback, run as root, runs scripts as a uid of their own that
+ * must pass through DIR to reach the workspace. */
 static char *session_make(const char *dir, char *why, size_t whylen)
 {
-    int rc = util_mkdir_p(dir, 0700);
+    int rc = util_mkdir_p(dir, 0711);
     char *abs = rc == 0 ? realpath(dir, NULL) : NULL;
     if (!abs) {
         snprintf(why, whylen, "--session %s: %s", dir, strerror(rc < 0 ? -rc : errno));

@@ -422,8 +422,10 @@ static bool mounts_dir(const char *workdir, bool make)
  * /work/mounts, the environment at /env, and for a session run (whose
  * workspace is not its run directory) the run directory read-only at /job.
  * HOME and TMPDIR on the private /tmp. In the fallback: the host's paths,
- * and the files of mounts/ made read-only (chmod a-w: a speed bump only,
- * the script has the server's uid there). */
+ * and the files of mounts/ made read-only (chmod a-w). As root, mounts/
+ * keeps the server's uid (jail_opts.chown_keep) while the rest of the
+ * workspace becomes the run's, so that holds; run unprivileged, the
+ * fallback's script has the server's uid and could put the bits back. */
 static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_result *r, const char *env_dir,
                        bool session)
 {
@@ -450,10 +452,6 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
              * workspace is the script's to rearrange between runs. */
             l->binds[l->n_binds++] = (struct jail_bind){l->mounts, "/work/" FETCH_MOUNTS_DIR, JAIL_BIND_NOFOLLOW};
         }
-        /* As root, the run's own host uid must be able to write. */
-        l->chown[l->n_chown++] = r->run_dir;
-        if (session)
-            l->chown[l->n_chown++] = r->workdir;
     } else {
         work = r->workdir;
         job = r->run_dir;
@@ -469,6 +467,10 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
                 log_msg(LOG_LVL_WARN, "making mounts/ read-only: %s", strerror(-rc));
         }
     }
+    /* As root, the run's own host uid must be able to write (both modes). */
+    l->chown[l->n_chown++] = r->run_dir;
+    if (session)
+        l->chown[l->n_chown++] = r->workdir;
     int n = 0;
     if (asprintf(&l->vars[n++], "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", env) < 0 ||
         asprintf(&l->vars[n++], "HOME=%s", home) < 0 || asprintf(&l->vars[n++], "LANG=C.UTF-8") < 0 ||
@@ -575,6 +577,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
             .uid_count = cfg->uid_count,
             .chown_paths = l.chown,
             .n_chown_paths = l.n_chown,
+            .chown_keep = FETCH_MOUNTS_DIR,
         };
         rc = jail_start(&o, proc, err, sizeof err);
         layout_free(&l);

@@ -1460,6 +1460,18 @@ int fetch_mount(const struct fetch_config *cfg, const char *session_dir, const c
         goto out;
     }
 
+    /* mounts/ is made by the server (here, or before a session run) and
+     * kept its own: one owned by anyone else was put there by a script (the
+     * rlimits fallback as root lets a script rename the real one away), and
+     * writing into it would hand the script our files to change. */
+    struct stat mst;
+    if (fstat(mfd, &mst) < 0 || mst.st_uid != geteuid()) {
+        rc = -EPERM;
+        snprintf(err, errlen, "mount %s: workspace/mounts/ does not belong to the server (a script replaced it?)",
+                 shown);
+        goto out;
+    }
+
     /* Phase 1, under the lock: is it there already, and what may it weigh? */
     lock = lock_session(sfd);
     if (lock < 0 || (rc = record_read(sfd, &root, &mounts)) < 0) {

@@ -149,6 +149,7 @@ struct fetch_file {
  *   -EPROTONOSUPPORT  a redirect to a scheme other than http or https
  *   -EHOSTUNREACH, -ECONNREFUSED, -EIO  the network or the server failed
  *   -ENOSYS     libcurl cannot be loaded
+ *   -EPERM      (fetch_mount) workspace/mounts/ is not the server's
  *   other       the local file system (-ENOSPC, -EISDIR, ...)
  * No function ever leaves a partial file under a final name. */
 

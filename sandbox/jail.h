@@ -57,6 +57,11 @@ struct jail_opts {
      * followed. */
     const char *const *chown_paths;
     size_t n_chown_paths;
+    /* A name directly under each chown path that keeps its owner, with all
+     * below it (NULL: none): a session's mounts/, the server's and
+     * read-only, so that the rlimits fallback's script, a uid of its own
+     * when we are root, cannot write it either. */
+    const char *chown_keep;
 };
 
 /* A started run. */

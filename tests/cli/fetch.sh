@@ -403,28 +403,40 @@ ok $? "the mount's query string is nowhere in the output"
 
 # The rlimits fallback cannot bind mounts/ read-only: it takes the write bits
 # off its files before the run (a speed bump: the script has our uid there).
-cat >$T/append.py <<'PY'
+cat >$T/mode.py <<'PY'
 import os
-p = "mounts/data/small.bin"
-print("R mode %o" % (os.stat(p).st_mode & 0o777))
-try:
-    open(p, "ab").close()
-    print("R append succeeded")
-except OSError as e:
-    print("R append failed", e.errno)
+print("R mode %o" % (os.stat("mounts/data/small.bin").st_mode & 0o777))
 PY
 chmod 644 $S6/workspace/mounts/data/small.bin
 RC=0
 RUNMYSCRIPT_ISOLATION=rlimits RUNMYSCRIPT_REQUIRE_ISOLATION=off \
-    "$RMS" run $T/append.py --session $S6 --json >$T/append.json 2>$T/append.err || RC=$?
-is "$RC:$(jget $T/append.json 'r["isolation"]')" "0:rlimits" "a run of the session in the rlimits fallback"
-like "$(jget $T/append.json 'r["logs"]')" "R mode 444" "the fallback took the write bits off the mounted file first"
+    "$RMS" run $T/mode.py --session $S6 --json >$T/mode.json 2>$T/mode.err || RC=$?
+is "$RC:$(jget $T/mode.json 'r["isolation"]')" "0:rlimits" "a run of the session in the rlimits fallback"
+like "$(jget $T/mode.json 'r["logs"]')" "R mode 444" "the fallback took the write bits off the mounted file first"
 if [ "$(id -u)" = 0 ]; then
-    skip "as root the fallback's script is root, whom permission bits do not bind"
+    # As root the fallback's script has a uid of its own, and mounts/ stays
+    # the server's: permissions refuse what the read-only bind refuses in
+    # the jail. The workspace itself is the script's, so it can move
+    # mounts/ away; a mount into the one it makes instead is refused.
+    RC=0
+    RUNMYSCRIPT_ISOLATION=rlimits RUNMYSCRIPT_REQUIRE_ISOLATION=off \
+        "$RMS" run $T/tamper.py --session $S6 --json >$T/tamper2.json 2>$T/tamper2.err || RC=$?
+    LOGS=$(jget $T/tamper2.json 'r["logs"]')
+    for a in append create unlink rename mkdir symlink; do
+        like "$LOGS" "R $a failed 13" "the fallback as root: $a in mounts/ fails with EACCES"
+    done
+    like "$LOGS" "R chmod failed 1" "the fallback as root: chmod fails with EPERM (not the owner)"
+    is "$(sha $S6/workspace/mounts-gone/data/small.bin)" "$(sha $F/data/small.bin)" "the file is unchanged"
+    like "$LOGS" "R move-mounts succeeded" "(the script can rename mounts/ itself: the workspace is its own)"
+    mkdir $S6/workspace/mounts && chown "$(stat -c %u $S6/workspace/output)" $S6/workspace/mounts
+    fetch --session $S6 $U/data/small.bin data/small.bin
+    is $RC 66 "a mounts/ that is not the server's is refused"
+    like "$ERR" "does not belong to the server" "says so"
+    rmdir $S6/workspace/mounts && mv $S6/workspace/mounts-gone $S6/workspace/mounts
 else
-    like "$(jget $T/append.json 'r["logs"]')" "R append failed" "its append fails"
+    skip "the fallback run unprivileged shares the server's uid: read-only cannot be enforced (README)"
 fi
-is "$(sha $S6/workspace/mounts/data/small.bin)" "$(sha $F/data/small.bin)" "the file is unchanged"
+is "$(sha $S6/workspace/mounts/data/small.bin)" "$(sha $F/data/small.bin)" "the mounted file is unchanged"
 
 # --- uploads ---
 mkdir -p $S6/workspace/output/plots
