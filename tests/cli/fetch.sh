@@ -52,6 +52,24 @@ server {
 }
 EOF
 fi
+# https with a certificate nobody trusts: verification must refuse it.
+has_tls=0
+if command -v openssl >/dev/null; then
+    mkdir -p $T/tls
+    if openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+        -keyout $T/tls/key.pem -out $T/tls/cert.pem >/dev/null 2>&1; then
+        has_tls=1
+        cat >>$T/servers.conf <<EOF
+server {
+    listen 127.0.0.1:@PORT5@ ssl;
+    ssl_certificate $T/tls/cert.pem;
+    ssl_certificate_key $T/tls/key.pem;
+    access_log @PREFIX@/logs/tls.log;
+    root @PREFIX@/files;
+}
+EOF
+    fi
+fi
 nginx_start $T/servers.conf
 F=$NGINX_PREFIX/files
 mkdir -p $F/data $F/slow $F/chunked $F/many $NGINX_PREFIX/dav
@@ -264,6 +282,19 @@ else
     skip "no IPv6 loopback on this host"
     skip "no IPv6 loopback on this host"
     skip "no IPv6 loopback on this host"
+fi
+
+# --- https: the certificate is verified ---
+if [ $has_tls = 1 ]; then
+    fetch "https://127.0.0.1:$PORT5/data/small.bin?sig=SECRET" $T/dl/tls.bin --set fetch_allow=127.0.0.1:$PORT5
+    is $RC 66 "https with a self-signed certificate: refused"
+    like "$ERR" "fetch https://127.0.0.1:$PORT5/data/small.bin: SSL certificate problem" "by certificate verification"
+    [[ "$ERR" != *SECRET* ]] && [ ! -e $T/dl/tls.bin ] && [ ! -s $NGINX_PREFIX/logs/tls.log ]
+    ok $? "no request was sent, nothing written, no query in the error"
+else
+    skip "openssl cannot make a test certificate here"
+    skip "openssl cannot make a test certificate here"
+    skip "openssl cannot make a test certificate here"
 fi
 
 # --- sessions: mounts ---

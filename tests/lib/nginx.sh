@@ -37,7 +37,7 @@ nginx_stop() {
 }
 
 # nginx_start SERVERS_FILE: starts nginx with the http{} servers in the file;
-# fills NGINX_PREFIX and PORT1..PORT4. Skips the whole test (with the reason)
+# fills NGINX_PREFIX and PORT1..PORT5. Skips the whole test (with the reason)
 # when there is no nginx; bails out when it is there and does not start.
 nginx_start() {
     [ -x "$NGINX" ] || skip_all "nginx is not installed (quickstart installs it; apt-get install nginx)"
@@ -45,7 +45,7 @@ nginx_start() {
     mkdir -p "$NGINX_PREFIX/tmp" "$NGINX_PREFIX/logs"
     local tries=0
     while :; do
-        read -r PORT1 PORT2 PORT3 PORT4 <<<"$(free_ports 4)"
+        read -r PORT1 PORT2 PORT3 PORT4 PORT5 <<<"$(free_ports 5)"
         {
             cat <<EOF
 daemon off;
@@ -65,7 +65,7 @@ http {
     sendfile off;
 EOF
             sed -e "s|@PREFIX@|$NGINX_PREFIX|g" -e "s|@PORT1@|$PORT1|g" -e "s|@PORT2@|$PORT2|g" \
-                -e "s|@PORT3@|$PORT3|g" -e "s|@PORT4@|$PORT4|g" "$1"
+                -e "s|@PORT3@|$PORT3|g" -e "s|@PORT4@|$PORT4|g" -e "s|@PORT5@|$PORT5|g" "$1"
             echo "}"
         } >"$NGINX_PREFIX/nginx.conf"
         "$NGINX" -p "$NGINX_PREFIX" -e "$NGINX_PREFIX/logs/error.log" -c "$NGINX_PREFIX/nginx.conf" \
