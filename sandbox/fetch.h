@@ -17,7 +17,8 @@
 #include "exec.h"
 #include "util.h"
 
-#define FETCH_URL_MAX 8192         /* bytes of a URL we accept (and of a redirect's target) */
+#define FETCH_URL_MAX 8192         /* bytes of a URL we accept (a redirect's Location is
+                                    * bounded by libcurl's header limit, 100 KiB) */
 #define FETCH_ALLOW_MAX 256        /* entries of fetch_allow */
 #define FETCH_RECORD_MAX (32u << 20) /* bytes of a session's mounts record: 10000
                                       * entries (mount_files' ceiling) of at most
