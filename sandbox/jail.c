@@ -721,11 +721,11 @@ static int take_uid(const struct jail_opts *o, struct jail_proc *p, char *err, s
 
 /* chown -R without following symlinks; keep, directly under the top, is
  * left as it is. */
-static int chown_tree(int dirfd, const char *name, uid_t uid, int depth, const char *keep)
+static int chown_tree(int dirfd, const char *name, uid_t uid, gid_t gid, int depth, const char *keep)
 {
     if (depth == 1 && keep && !strcmp(name, keep))
         return 0;
-    if (fchownat(dirfd, name, uid, uid, AT_SYMLINK_NOFOLLOW) < 0)
+    if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
         return -errno;
     struct stat st;
     if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) || depth > 64)
@@ -741,11 +741,33 @@ static int chown_tree(int dirfd, const char *name, uid_t uid, int depth, const c
     while ((de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        int r = chown_tree(fd, de->d_name, uid, depth + 1, keep);
+        int r = chown_tree(fd, de->d_name, uid, gid, depth + 1, keep);
         if (r < 0 && rc == 0)
             rc = r;
     }
     return rc;
+}
+
+/* Gives the run's paths to its uid for the run; jail_finish takes them back
+ * before the uid is released, so that a later run that gets the same uid
+ * owns nothing of this one's. chown_keep is left to the server both ways. */
+static int give_paths(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen)
+{
+    p->given = calloc(o->n_chown_paths + 1, sizeof *p->given);
+    if (!p->given)
+        return -ENOMEM;
+    if (o->chown_keep && !(p->given_keep = strdup(o->chown_keep)))
+        return -ENOMEM;
+    for (size_t i = 0; i < o->n_chown_paths; i++) {
+        if (!(p->given[i] = strdup(o->chown_paths[i])))
+            return -ENOMEM;
+        int rc = chown_tree(AT_FDCWD, o->chown_paths[i], p->host_uid, p->host_uid, 0, o->chown_keep);
+        if (rc < 0) {
+            snprintf(err, errlen, "giving %s to the sandbox uid: %s", o->chown_paths[i], strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
 }
 
 /* ------------------------------------------------- the namespace init */
@@ -1347,13 +1369,9 @@ static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char
         rc = take_uid(o, p, err, errlen);
         if (rc < 0)
             return rc;
-        for (size_t i = 0; i < o->n_chown_paths; i++) {
-            rc = chown_tree(AT_FDCWD, o->chown_paths[i], p->host_uid, 0, o->chown_keep);
-            if (rc < 0) {
-                snprintf(err, errlen, "giving %s to the sandbox uid: %s", o->chown_paths[i], strerror(-rc));
-                return rc;
-            }
-        }
+        rc = give_paths(o, p, err, errlen);
+        if (rc < 0)
+            return rc;
     } else {
         p->host_uid = geteuid();
     }
@@ -1513,13 +1531,9 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
         int rc = take_uid(o, p, err, errlen);
         if (rc < 0)
             return rc;
-        for (size_t i = 0; i < o->n_chown_paths; i++) {
-            rc = chown_tree(AT_FDCWD, o->chown_paths[i], p->host_uid, 0, o->chown_keep);
-            if (rc < 0) {
-                snprintf(err, errlen, "giving %s to the sandbox uid: %s", o->chown_paths[i], strerror(-rc));
-                return rc;
-            }
-        }
+        rc = give_paths(o, p, err, errlen);
+        if (rc < 0)
+            return rc;
         uid = p->host_uid;
     }
     /* RLIMIT_NPROC counts every process of the uid, not just the run's. */
@@ -1822,6 +1836,17 @@ void jail_finish(struct jail_proc *p)
         p->pids_breached = p->pids_breached || cg_read_key(p->cg_pids, "pids.events", "max") > 0;
     cg_remove(&p->cg_memory);
     cg_remove(&p->cg_pids);
+    for (size_t i = 0; p->given && p->given[i]; i++) {
+        int rc = chown_tree(AT_FDCWD, p->given[i], geteuid(), getegid(), 0, p->given_keep);
+        if (rc < 0 && rc != -ENOENT)
+            log_msg(LOG_LVL_ERROR, "taking back %s from uid %u: %s", p->given[i], (unsigned)p->host_uid,
+                    strerror(-rc));
+        free(p->given[i]);
+    }
+    free(p->given);
+    p->given = NULL;
+    free(p->given_keep);
+    p->given_keep = NULL;
     if (p->uid_lock >= 0) {
         close(p->uid_lock);
         p->uid_lock = -1;

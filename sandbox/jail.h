@@ -74,6 +74,8 @@ struct jail_proc {
     int wstatus;          /* the script's, valid once reaped */
     struct rusage ru;     /* of the run's processes */
     int uid_lock;         /* held for the run: its host uid is ours */
+    char **given;         /* paths chowned to host_uid, taken back at the end */
+    char *given_keep;     /* jail_opts.chown_keep, left alone both ways */
     uid_t host_uid;
     char *cg_memory;      /* cgroup v1/v2 directories made for the run, or NULL */
     char *cg_pids;
