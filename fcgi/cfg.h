@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "exec.h"
+#include "fetch.h"
 #include "util.h"
 
 struct cfg {
@@ -35,7 +36,10 @@ struct cfg {
     char *public_url;             /* base of artifact links; NULL: from the request */
     bool accel_redirect;          /* nginx sends artifacts (X-Accel-Redirect); off: we do */
     bool test_fixture_tools;      /* test only: the conformance suite's fixture tools */
+    char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
+    struct fetch_allow fetch_allow;
     struct exec_config exec;  /* points into the strings above */
+    struct fetch_config fetch; /* limits, and allow pointing at fetch_allow */
 };
 
 /* The number of FastCGI workers `serve` starts: the workers key, or when it

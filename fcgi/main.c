@@ -18,6 +18,8 @@ static void usage(FILE *f)
                "commands:\n"
                "  run SCRIPT|-     run a Python script in a sandbox (runmyscript run --help)\n"
                "  serve            serve MCP and the web API over FastCGI (runmyscript serve --help)\n"
+               "  fetch URL DEST   download a file (or mount it into a session: --session DIR)\n"
+               "  upload FILE URL  HTTP PUT a file (or a session's output file: --session DIR)\n"
                "  config           print the effective configuration\n"
                "  check-sandbox    print what isolation this host supports\n"
                "  --version        print the version\n"
@@ -42,6 +44,10 @@ int main(int argc, char **argv)
         return cli_run(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "serve"))
         return server_serve(argc - 1, argv + 1, argv[0]);
+    if (!strcmp(cmd, "fetch"))
+        return cli_fetch(argc - 1, argv + 1, argv[0]);
+    if (!strcmp(cmd, "upload"))
+        return cli_upload(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "config"))
         return cli_config(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "check-sandbox"))
