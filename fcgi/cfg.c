@@ -16,7 +16,18 @@
 
 #define CFG_FILE_MAX (1u << 20)  /* a config file larger than this is refused */
 
-enum cfg_type { CFG_PATH, CFG_STRING, CFG_BOOL, CFG_DURATION, CFG_LEVEL, CFG_ISOLATION, CFG_LIMIT };
+enum cfg_type {
+    CFG_PATH,
+    CFG_STRING,
+    CFG_OPTSTRING, /* may be empty ("none" means empty too) */
+    CFG_BOOL,
+    CFG_DURATION,
+    CFG_SIZE,
+    CFG_LEVEL,
+    CFG_ISOLATION,
+    CFG_INSTALLER,
+    CFG_LIMIT,
+};
 
 struct cfg_key {
     const char *name;
@@ -32,6 +43,15 @@ static const struct cfg_key plain_keys[] = {
     K("script_network", CFG_BOOL, script_network),
     K("run_ttl", CFG_DURATION, run_ttl_ms),
     K("log_level", CFG_LEVEL, log_level),
+    K("data_dir", CFG_PATH, data_dir),
+    K("installer", CFG_INSTALLER, installer),
+    K("index_url", CFG_STRING, index_url),
+    K("extra_index_url", CFG_OPTSTRING, extra_index_url),
+    K("find_links", CFG_OPTSTRING, find_links),
+    K("only_binary", CFG_BOOL, only_binary),
+    K("auto_deps", CFG_BOOL, auto_deps),
+    K("requirement_urls", CFG_BOOL, requirement_urls),
+    K("env_cache_size", CFG_SIZE, env_cache_size),
 };
 
 const char *const *cfg_keys(void)
@@ -239,6 +259,17 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
     }
     char *base = (char *)c;
     switch (k->type) {
+    case CFG_OPTSTRING: {
+        char *v = strdup(!strcmp(value, "none") ? "" : value);
+        if (!v) {
+            snprintf(err, errlen, "%s: out of memory", key);
+            return -ENOMEM;
+        }
+        char **slot = (char **)(base + k->offset);
+        free(*slot);
+        *slot = v;
+        return 0;
+    }
     case CFG_PATH:
     case CFG_STRING: {
         if (!*value) {
@@ -258,6 +289,12 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
     case CFG_BOOL:
         if (cfg_parse_bool(value, (bool *)(base + k->offset)) < 0) {
             snprintf(err, errlen, "%s = '%s': expected on or off", key, value);
+            return -EINVAL;
+        }
+        return 0;
+    case CFG_SIZE:
+        if (cfg_parse_size(value, (uint64_t *)(base + k->offset)) < 0) {
+            snprintf(err, errlen, "%s = '%s': expected a size such as 0, 512M or 10G", key, value);
             return -EINVAL;
         }
         return 0;
@@ -285,6 +322,14 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
         free(c->isolation);
         c->isolation = strdup(value);
         return c->isolation ? 0 : -ENOMEM;
+    case CFG_INSTALLER:
+        if (strcmp(value, "auto") && strcmp(value, "uv") && strcmp(value, "pip")) {
+            snprintf(err, errlen, "%s = '%s': expected auto, uv or pip", key, value);
+            return -EINVAL;
+        }
+        free(c->installer);
+        c->installer = strdup(value);
+        return c->installer ? 0 : -ENOMEM;
     case CFG_LIMIT:
         break;
     }
@@ -359,6 +404,18 @@ static void apply_exec(struct cfg *c)
                                                            : EXEC_ISOLATION_AUTO;
     c->exec.script_network = c->script_network;
     c->exec.run_ttl_ms = c->run_ttl_ms;
+    c->exec.auto_deps = c->auto_deps;
+    struct deps_config *d = &c->exec.deps;
+    d->data_dir = c->data_dir;
+    d->installer = !strcmp(c->installer, "uv") ? DEPS_INSTALLER_UV
+                   : !strcmp(c->installer, "pip") ? DEPS_INSTALLER_PIP
+                                                  : DEPS_INSTALLER_AUTO;
+    d->index_url = !strcmp(c->index_url, "default") ? NULL : c->index_url;
+    d->extra_index_url = *c->extra_index_url ? c->extra_index_url : NULL;
+    d->find_links = *c->find_links ? c->find_links : NULL;
+    d->only_binary = c->only_binary;
+    d->requirement_urls = c->requirement_urls;
+    d->cache_bytes = c->env_cache_size;
 }
 
 int cfg_load(struct cfg *c, const char *file, const char *self, const char *const *sets, size_t nsets, char *err,
@@ -372,7 +429,16 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->isolation = strdup("auto");
     c->run_ttl_ms = 24LL * 3600 * 1000;
     c->log_level = LOG_LVL_WARN;
-    if (!c->state_dir || !c->python || !c->isolation) {
+    c->data_dir = strdup(PKGDATADIR);
+    c->installer = strdup("auto");
+    c->index_url = strdup("default");
+    c->extra_index_url = strdup("");
+    c->find_links = strdup("");
+    c->only_binary = true;
+    c->auto_deps = true;
+    c->env_cache_size = 10ull << 30;
+    if (!c->state_dir || !c->python || !c->isolation || !c->data_dir || !c->installer || !c->index_url ||
+        !c->extra_index_url || !c->find_links) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -460,6 +526,11 @@ void cfg_free(struct cfg *c)
     free(c->state_dir);
     free(c->python);
     free(c->isolation);
+    free(c->data_dir);
+    free(c->installer);
+    free(c->index_url);
+    free(c->extra_index_url);
+    free(c->find_links);
     memset(c, 0, sizeof *c);
 }
 
@@ -495,6 +566,19 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "script_network = %s\n", c->script_network ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "run_ttl = %llds\n", (long long)(c->run_ttl_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", levels[c->log_level]);
+    rc = rc ? rc : dbuf_printf(&b, "data_dir = %s\n", c->data_dir);
+    rc = rc ? rc : dbuf_printf(&b, "installer = %s\n", c->installer);
+    rc = rc ? rc : dbuf_printf(&b, "index_url = %s\n", c->index_url);
+    rc = rc ? rc : dbuf_printf(&b, "extra_index_url = %s\n", *c->extra_index_url ? c->extra_index_url : "none");
+    rc = rc ? rc : dbuf_printf(&b, "find_links = %s\n", *c->find_links ? c->find_links : "none");
+    rc = rc ? rc : dbuf_printf(&b, "only_binary = %s\n", c->only_binary ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "auto_deps = %s\n", c->auto_deps ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "requirement_urls = %s\n", c->requirement_urls ? "on" : "off");
+    if (rc == 0) {
+        char sz[48];
+        format_limit(&(struct exec_limit_def){.unit = EXEC_UNIT_BYTES}, c->env_cache_size, sz, sizeof sz);
+        rc = dbuf_printf(&b, "env_cache_size = %s\n", sz);
+    }
     for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
         char v[48];
         format_limit(&exec_limit_defs[i], exec_limit_get(&c->exec.limits, &exec_limit_defs[i]), v, sizeof v);

@@ -20,6 +20,15 @@ struct cfg {
     bool script_network;
     int64_t run_ttl_ms;
     enum log_level log_level;
+    char *data_dir;           /* holds import-names.tsv */
+    char *installer;          /* auto | uv | pip */
+    char *index_url;          /* default | none | URL */
+    char *extra_index_url;    /* "" or URLs */
+    char *find_links;         /* "" or directories/URLs */
+    bool only_binary;
+    bool auto_deps;
+    bool requirement_urls;
+    uint64_t env_cache_size;  /* bytes; 0: no cap */
     struct exec_config exec;  /* points into the strings above */
 };
 
