@@ -1,0 +1,3 @@
+#!/bin/bash
+. "$top_srcdir/tests/lib/tap.sh"
+skip_all "not written yet"
