@@ -258,6 +258,9 @@ static int parse_info(char *text, struct deps_python *info)
     return header && info->version && info->platform && info->stdlib.n >= 10 ? 0 : -EINVAL;
 }
 
+static int ask_python(const char *state_dir, const char *python, const char *cache, struct deps_python *info,
+                      char *err, size_t errlen);
+
 int deps_python_info(const char *state_dir, const char *python, struct deps_python *info, char *err,
                      size_t errlen)
 {
@@ -282,9 +285,14 @@ int deps_python_info(const char *state_dir, const char *python, struct deps_pyth
         info->version = info->platform = info->pip_runner = NULL;
         deps_strv_free(&info->stdlib);
     }
-    free(text);
-    text = NULL;
+    return ask_python(state_dir, python, cache, info, err, errlen);
+}
 
+/* Asks the interpreter and caches the answer. */
+static int ask_python(const char *state_dir, const char *python, const char *cache, struct deps_python *info,
+                      char *err, size_t errlen)
+{
+    int rc;
     const char *argv[] = {python, "-I", "-c", info_script, NULL};
     cleanup_free char *out = NULL;
     int st = 0;
@@ -618,7 +626,7 @@ static void args_free(struct args *a)
  * as `pip --python ENV/bin/python3 install` does, minus its first start:
  * that command only re-runs pip's own __pip-runner__.py under the target
  * interpreter, which is what we run directly (0.3 s saved per build). */
-static int installer_args(const struct deps_config *cfg, const struct deps_python *info, const char *uv,
+static int installer_args(const struct deps_config *cfg, const char *pip_runner, const char *uv,
                           const char *state_dir, const char *env_dir, const struct deps_set *set, struct args *a)
 {
     cleanup_free char *py = deps_env_python(env_dir), *cache = NULL;
@@ -633,15 +641,18 @@ static int installer_args(const struct deps_config *cfg, const struct deps_pytho
         for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(head); i++)
             rc = arg(a, head[i]);
     } else {
-        const char *head[] = {py, "-I", info->pip_runner, "install", "--isolated", "--disable-pip-version-check",
+        const char *head[] = {py, "-I", pip_runner, "install", "--isolated", "--disable-pip-version-check",
                               "--no-input", "--no-color", "--progress-bar", "off", "--root-user-action=ignore",
                               "--no-warn-script-location", "--cache-dir", cache};
         rc = 0;
         for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(head); i++)
             rc = arg(a, head[i]);
     }
-    if (rc == 0 && cfg->only_binary)
-        rc = arg(a, "--only-binary") ?: arg(a, ":all:");
+    if (rc == 0 && cfg->only_binary) {
+        rc = arg(a, "--only-binary");
+        if (rc == 0)
+            rc = arg(a, ":all:");
+    }
     if (rc == 0 && cfg->index_url && !strcmp(cfg->index_url, "none"))
         rc = arg(a, "--no-index");
     else if (rc == 0 && cfg->index_url)
@@ -655,7 +666,7 @@ static int installer_args(const struct deps_config *cfg, const struct deps_pytho
         rc = arg(a, "--");
     for (size_t i = 0; rc == 0 && i < set->n; i++)
         rc = arg(a, set->v[i].spec);
-    return rc ?: args_finish(a);
+    return rc < 0 ? rc : args_finish(a);
 }
 
 /* Runs the installer for the environment being built at env_dir.
@@ -835,7 +846,8 @@ static int write_manifest(int dirfd, const struct deps_set *set, const struct de
 
 /* Builds the environment for set at tmp (which does not exist yet). */
 static int build_env(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
-                     const char *base_env, const char *uv, const struct deps_set *set, int64_t install_ms,
+                     const char *base_env, const char *uv, const char *pip_runner, const struct deps_set *set,
+                     int64_t install_ms,
                      const struct deps_install_io *io, const char *tmp, struct deps_env *e, char *err,
                      size_t errlen)
 {
@@ -864,7 +876,7 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
         return rc;
     }
     struct args a = {0};
-    rc = installer_args(cfg, info, uv, state_dir, tmp, set, &a);
+    rc = installer_args(cfg, pip_runner, uv, state_dir, tmp, set, &a);
     if (rc < 0) {
         args_free(&a);
         return rc;
@@ -891,7 +903,7 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && (!out || !*out)) {
-            snprintf(err, errlen, "could not run the installer (%s)", uv ? uv : info->pip_runner);
+            snprintf(err, errlen, "could not run the installer (%s)", uv ? uv : pip_runner);
             return -ENOEXEC;
         }
         e->failed = failed_requirement(out, set);
@@ -952,7 +964,22 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
             return -ENOENT;
         }
     }
-    if (!uv && !info->pip_runner) {
+    /* pip as the interpreter's facts found it; when they found none (or it
+     * is gone), the interpreter is asked again: python3-pip may have been
+     * installed or upgraded since. Only builds get here. */
+    cleanup_free char *runner = NULL;
+    const char *pip_runner = info->pip_runner;
+    if (!uv && (!pip_runner || access(pip_runner, R_OK) < 0)) {
+        struct deps_python fresh = {0};
+        cleanup_free char *cache = NULL;
+        if (asprintf(&cache, "%s/cache/python-%s.info", state_dir, info->key) < 0)
+            return -ENOMEM;
+        if (ask_python(state_dir, info->path, cache, &fresh, err, errlen) == 0 && fresh.pip_runner)
+            runner = steal_pointer(&fresh.pip_runner);
+        deps_python_free(&fresh);
+        pip_runner = runner;
+    }
+    if (!uv && !pip_runner) {
         snprintf(err, errlen, "%s has no pip (pip 22.3 or later, e.g. Debian's python3-pip) and uv is not on PATH",
                  info->path);
         return -ENOENT;
@@ -1015,7 +1042,7 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
     cleanup_free char *tmp = NULL;
     if (asprintf(&tmp, "%s/envs/.tmp-%s-%.8s", state_dir, e->key, id) < 0)
         return -ENOMEM;
-    rc = build_env(cfg, state_dir, info, base_env, uv, set, install_ms, io, tmp, e, err, errlen);
+    rc = build_env(cfg, state_dir, info, base_env, uv, pip_runner, set, install_ms, io, tmp, e, err, errlen);
     if (rc < 0) {
         discard(remove_env(AT_FDCWD, tmp));
         return rc;
