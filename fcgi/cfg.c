@@ -26,6 +26,7 @@ enum cfg_type {
     CFG_LEVEL,
     CFG_ISOLATION,
     CFG_INSTALLER,
+    CFG_UINT,
     CFG_LIMIT,
 };
 
@@ -40,7 +41,10 @@ static const struct cfg_key plain_keys[] = {
     K("state_dir", CFG_PATH, state_dir),
     K("python", CFG_PATH, python),
     K("isolation", CFG_ISOLATION, isolation),
+    K("require_isolation", CFG_BOOL, require_isolation),
     K("script_network", CFG_BOOL, script_network),
+    K("uid_base", CFG_UINT, uid_base),
+    K("uid_count", CFG_UINT, uid_count),
     K("run_ttl", CFG_DURATION, run_ttl_ms),
     K("log_level", CFG_LEVEL, log_level),
     K("data_dir", CFG_PATH, data_dir),
@@ -330,6 +334,15 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
         free(c->installer);
         c->installer = strdup(value);
         return c->installer ? 0 : -ENOMEM;
+    case CFG_UINT: {
+        uint64_t v;
+        if (parse_count(value, &v) < 0 || v > UINT32_MAX) {
+            snprintf(err, errlen, "%s = '%s': expected a whole number below 2^32", key, value);
+            return -EINVAL;
+        }
+        *(uint64_t *)(base + k->offset) = v;
+        return 0;
+    }
     case CFG_LIMIT:
         break;
     }
@@ -402,7 +415,10 @@ static void apply_exec(struct cfg *c)
     c->exec.isolation = !strcmp(c->isolation, "namespaces") ? EXEC_ISOLATION_NAMESPACES
                         : !strcmp(c->isolation, "rlimits") ? EXEC_ISOLATION_RLIMITS
                                                            : EXEC_ISOLATION_AUTO;
+    c->exec.require_isolation = c->require_isolation;
     c->exec.script_network = c->script_network;
+    c->exec.uid_base = (uint32_t)c->uid_base;
+    c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
     c->exec.auto_deps = c->auto_deps;
     struct deps_config *d = &c->exec.deps;
@@ -428,6 +444,9 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->python = strdup("/usr/bin/python3");
     c->isolation = strdup("auto");
     c->run_ttl_ms = 24LL * 3600 * 1000;
+    c->require_isolation = true;
+    c->uid_base = 800000;
+    c->uid_count = 1024;
     c->log_level = LOG_LVL_WARN;
     c->data_dir = strdup(PKGDATADIR);
     c->installer = strdup("auto");
@@ -511,6 +530,14 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
             return rc;
         }
     }
+    if (!strcmp(c->isolation, "rlimits") && c->require_isolation) {
+        snprintf(err, errlen, "isolation = rlimits runs scripts without namespaces: it needs require_isolation = off");
+        return -EINVAL;
+    }
+    if (c->uid_base == 0 || c->uid_count == 0 || c->uid_base + c->uid_count >= UINT32_MAX) {
+        snprintf(err, errlen, "uid_base and uid_count must be above 0, and uid_base + uid_count below 2^32 - 1");
+        return -EINVAL;
+    }
     if (c->run_ttl_ms > 0 && c->run_ttl_ms <= c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms) {
         snprintf(err, errlen, "run_ttl must be longer than timeout + kill_grace, or 0 to keep runs forever");
         return -EINVAL;
@@ -563,7 +590,10 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "state_dir = %s\n", c->state_dir);
     rc = rc ? rc : dbuf_printf(&b, "python = %s\n", c->python);
     rc = rc ? rc : dbuf_printf(&b, "isolation = %s\n", c->isolation);
+    rc = rc ? rc : dbuf_printf(&b, "require_isolation = %s\n", c->require_isolation ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "script_network = %s\n", c->script_network ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "uid_base = %llu\n", (unsigned long long)c->uid_base);
+    rc = rc ? rc : dbuf_printf(&b, "uid_count = %llu\n", (unsigned long long)c->uid_count);
     rc = rc ? rc : dbuf_printf(&b, "run_ttl = %llds\n", (long long)(c->run_ttl_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", levels[c->log_level]);
     rc = rc ? rc : dbuf_printf(&b, "data_dir = %s\n", c->data_dir);

@@ -17,7 +17,9 @@ struct cfg {
     char *state_dir;
     char *python;
     char *isolation;          /* auto | namespaces | rlimits */
+    bool require_isolation;
     bool script_network;
+    uint64_t uid_base, uid_count;
     int64_t run_ttl_ms;
     enum log_level log_level;
     char *data_dir;           /* holds import-names.tsv */

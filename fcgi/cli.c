@@ -19,6 +19,7 @@
 
 #include "cfg.h"
 #include "exec.h"
+#include "jail.h"
 #include "result.h"
 #include "workspace.h"
 
@@ -611,4 +612,66 @@ int cli_config(int argc, char **argv, const char *self)
         return CLI_EXIT_SERVICE;
     fputs(dump, stdout);
     return 0;
+}
+
+int cli_check_sandbox(int argc, char **argv, const char *self)
+{
+    static const struct option opts[] = {
+        {"set", required_argument, NULL, 's'},
+        {"config", required_argument, NULL, 'c'},
+        {NULL, 0, NULL, 0},
+    };
+    cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    size_t nsets = 0;
+    const char *config = NULL;
+    int c;
+    if (!sets)
+        return CLI_EXIT_SERVICE;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+        if (c == 's')
+            sets[nsets++] = optarg;
+        else if (c == 'c')
+            config = optarg;
+        else
+            return CLI_EXIT_USAGE;
+    }
+    struct cfg cfg;
+    char err[512];
+    if (cfg_load(&cfg, config, self, sets, nsets, err, sizeof err) < 0) {
+        fail("%s", err);
+        cfg_free(&cfg);
+        return CLI_EXIT_CONFIG;
+    }
+    struct jail_caps caps;
+    jail_probe(&caps);
+    const char *yes = "yes", *no = "no";
+    printf("running as:            %s\n", caps.root ? "root (each run gets a uid of its own)" : "an unprivileged user");
+    printf("user namespaces:       %s%s%s\n", caps.userns ? yes : no, caps.userns ? "" : " - ", caps.userns_error);
+    printf("pid namespace:         %s\n", caps.userns ? yes : no);
+    printf("network namespace:     %s\n", caps.userns ? yes : no);
+    printf("seccomp:               %s\n", caps.seccomp ? yes : no);
+    printf("cgroup v1 memory:      %s\n", caps.cgroup_v1_memory ? yes : no);
+    printf("cgroup v1 pids:        %s\n", caps.cgroup_v1_pids ? yes : no);
+    printf("cgroup v2 (delegated): %s\n", caps.cgroup_v2 ? yes : no);
+    bool ns = caps.userns && caps.seccomp && cfg.exec.isolation != EXEC_ISOLATION_RLIMITS;
+    bool mem_cg = caps.cgroup_v1_memory, pid_cg = caps.cgroup_v1_pids;
+    printf("limits enforced:       wall time (we stop the run), cpu time (RLIMIT_CPU), memory (%s), "
+           "processes (%s), file size (RLIMIT_FSIZE), open files (RLIMIT_NOFILE), /tmp size (%s), output (we watch)\n",
+           ns && mem_cg ? "cgroup memory.limit_in_bytes" : "RLIMIT_AS",
+           ns && pid_cg ? "cgroup pids.max" : ns ? "RLIMIT_NPROC in the user namespace" : "RLIMIT_NPROC, not for root",
+           ns ? "tmpfs size" : "not limited: TMPDIR is in the run directory");
+    int status = 0;
+    if (ns) {
+        printf("runs get:              isolation namespaces+seccomp\n");
+    } else if (cfg.exec.isolation == EXEC_ISOLATION_RLIMITS || (!cfg.exec.require_isolation &&
+                                                                cfg.exec.isolation == EXEC_ISOLATION_AUTO)) {
+        printf("runs get:              isolation rlimits (the fallback: %s)\n",
+               cfg.exec.isolation == EXEC_ISOLATION_RLIMITS ? "isolation = rlimits" : "require_isolation = off");
+    } else {
+        printf("runs get:              nothing: runs are refused (require_isolation = on and no namespaces here)\n");
+        status = 1;
+    }
+    cfg_free(&cfg);
+    return status;
 }

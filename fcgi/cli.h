@@ -27,4 +27,9 @@ int cli_run(int argc, char **argv, const char *self);
  * its effective value. */
 int cli_config(int argc, char **argv, const char *self);
 
+/* `runmyscript check-sandbox [--config FILE] [--set K=V]...`: prints what
+ * this host supports and the isolation runs will get. Exits 0 when runs can
+ * happen, 1 when they would be refused. */
+int cli_check_sandbox(int argc, char **argv, const char *self);
+
 #endif

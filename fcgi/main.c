@@ -15,6 +15,7 @@ static void usage(FILE *f)
                "commands:\n"
                "  run SCRIPT|-     run a Python script in a sandbox (runmyscript run --help)\n"
                "  config           print the effective configuration\n"
+               "  check-sandbox    print what isolation this host supports\n"
                "  --version        print the version\n"
                "  --help           this help\n");
 }
@@ -30,6 +31,8 @@ int main(int argc, char **argv)
         return cli_run(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "config"))
         return cli_config(argc - 1, argv + 1, argv[0]);
+    if (!strcmp(cmd, "check-sandbox"))
+        return cli_check_sandbox(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         printf("runmyscript %s\n", PACKAGE_VERSION);
         return 0;

@@ -69,6 +69,10 @@ const struct exec_limit_def exec_limit_defs[] = {
           "status output_limit (limit output_files): the run is stopped, files past it are not listed"),
     LIMIT("kill_grace", EXEC_UNIT_MS, kill_grace_ms, 2000, 0, 60000,
           "time between SIGTERM and SIGKILL when a run is stopped"),
+    LIMIT("tmp_bytes", EXEC_UNIT_BYTES, tmp_bytes, 256 * MIB, 1 * MIB, 64 * GIB,
+          "writes to /tmp or /dev/shm fail with ENOSPC; the status is the script's own (namespaces mode)"),
+    LIMIT("tmp_files", EXEC_UNIT_COUNT, tmp_files, 65536, 64, 100000000,
+          "creating files in /tmp or /dev/shm fails with ENOSPC; the status is the script's own"),
     LIMIT("code_bytes", EXEC_UNIT_BYTES, code_bytes, 1 * MIB, 1 * KIB, 256 * MIB,
           "the request is refused before anything runs (CLI exit 65, HTTP 413)"),
     LIMIT("input_bytes", EXEC_UNIT_BYTES, input_bytes, 64 * MIB, 0, 16 * GIB,
@@ -393,36 +397,82 @@ static int make_workspace(struct run *run)
     return 0;
 }
 
-/* Builds the script's environment from the allowlist of DESIGN.md. */
-struct script_env {
-    char *vars[12];
+/* Where things are as the script sees them, for one isolation mode. */
+struct layout {
+    char *vars[12];               /* the environment, from DESIGN.md's allowlist */
     const char *envp[13];
+    char *python, *script, *cwd;
+    struct jail_bind binds[3];
+    size_t n_binds;
+    const char *chown[2];
+    size_t n_chown;
 };
 
-static int build_env(struct script_env *e, const struct jail_view *v, bool session)
+static void layout_free(struct layout *l)
 {
-    int n = 0;
-    memset(e, 0, sizeof *e);
-    if (asprintf(&e->vars[n++], "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", v->env_dir) < 0 ||
-        asprintf(&e->vars[n++], "HOME=%s", v->home) < 0 || asprintf(&e->vars[n++], "LANG=C.UTF-8") < 0 ||
-        asprintf(&e->vars[n++], "TMPDIR=%s", v->tmp) < 0 || asprintf(&e->vars[n++], "PYTHONUNBUFFERED=1") < 0 ||
-        asprintf(&e->vars[n++], "SCRIPT_INPUT=%s/input", v->run_dir) < 0 ||
-        asprintf(&e->vars[n++], "SCRIPT_OUTPUT=%s/output", v->workspace) < 0)
-        return -ENOMEM;
-    /* A session's script lives in the run directory; its helpers (a mounted
-     * helpers.py) live in the workspace, which must be importable too. */
-    if (session && asprintf(&e->vars[n++], "PYTHONPATH=%s", v->workspace) < 0)
-        return -ENOMEM;
-    for (int i = 0; i < n; i++)
-        e->envp[i] = e->vars[i];
-    e->envp[n] = NULL;
-    return 0;
+    for (size_t i = 0; i < ARRAY_SIZE(l->vars); i++)
+        free(l->vars[i]);
+    free(l->python);
+    free(l->script);
+    free(l->cwd);
+    memset(l, 0, sizeof *l);
 }
 
-static void free_env(struct script_env *e)
+/* In the namespaces: the workspace at /work, the environment at /env, and
+ * for a session run (whose workspace is not its run directory) the run
+ * directory read-only at /job. HOME and TMPDIR on the private /tmp. In the
+ * fallback: the host's paths. */
+static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_result *r, const char *env_dir,
+                       bool session)
 {
-    for (size_t i = 0; i < ARRAY_SIZE(e->vars); i++)
-        free(e->vars[i]);
+    const char *work, *job, *env, *home, *tmp;
+    char hbuf[4096], tbuf[4096];
+    memset(l, 0, sizeof *l);
+    if (mode == JAIL_MODE_NAMESPACES) {
+        work = "/work";
+        job = session ? "/job" : "/work";
+        env = "/env";
+        home = "/tmp/home";
+        tmp = "/tmp";
+        l->binds[l->n_binds++] = (struct jail_bind){r->workdir, "/work", JAIL_BIND_RW};
+        if (session)
+            l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
+        l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
+        /* As root, the run's own host uid must be able to write. */
+        l->chown[l->n_chown++] = r->run_dir;
+        if (session)
+            l->chown[l->n_chown++] = r->workdir;
+    } else {
+        work = r->workdir;
+        job = r->run_dir;
+        env = env_dir;
+        snprintf(hbuf, sizeof hbuf, "%s/home", r->run_dir);
+        snprintf(tbuf, sizeof tbuf, "%s/tmp", r->run_dir);
+        home = hbuf;
+        tmp = tbuf;
+    }
+    int n = 0;
+    if (asprintf(&l->vars[n++], "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", env) < 0 ||
+        asprintf(&l->vars[n++], "HOME=%s", home) < 0 || asprintf(&l->vars[n++], "LANG=C.UTF-8") < 0 ||
+        asprintf(&l->vars[n++], "TMPDIR=%s", tmp) < 0 || asprintf(&l->vars[n++], "PYTHONUNBUFFERED=1") < 0 ||
+        asprintf(&l->vars[n++], "SCRIPT_INPUT=%s/input", job) < 0 ||
+        asprintf(&l->vars[n++], "SCRIPT_OUTPUT=%s/output", work) < 0)
+        goto oom;
+    /* A session's script lives in the run directory; its helpers (a mounted
+     * helpers.py) live in the workspace, which must be importable too. */
+    if (session && asprintf(&l->vars[n++], "PYTHONPATH=%s", work) < 0)
+        goto oom;
+    for (int i = 0; i < n; i++)
+        l->envp[i] = l->vars[i];
+    l->envp[n] = NULL;
+    l->python = deps_env_python(env);
+    l->cwd = strdup(work);
+    if (!l->python || !l->cwd || asprintf(&l->script, "%s/script.py", job) < 0)
+        goto oom;
+    return 0;
+oom:
+    layout_free(l);
+    return -ENOMEM;
 }
 
 /* Reads what is available on fd into the log; returns false at EOF. */
@@ -455,67 +505,106 @@ static bool cancel_requested(struct run *run)
 /* Why a run was stopped by us. */
 enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL };
 
+/* Set once a start found that this host cannot make the namespaces, so
+ * that later runs of this process go straight to the fallback. */
+static bool namespaces_unavailable;
+
+/* Starts the script in the mode the config and the host allow. */
+static int start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_proc *proc)
+{
+    const struct exec_spec *spec = run->spec;
+    const struct exec_config *cfg = spec->cfg;
+    struct exec_result *r = run->r;
+    enum jail_mode mode = jail_mode_for(cfg->isolation);
+    char err[256] = "";
+    int rc;
+
+    /* The fallback is taken only when the config allows it: isolation =
+     * auto and require_isolation = off. */
+    bool may_fall_back = cfg->isolation == EXEC_ISOLATION_AUTO && !cfg->require_isolation;
+    if (mode == JAIL_MODE_NAMESPACES && namespaces_unavailable && may_fall_back)
+        mode = JAIL_MODE_RLIMITS;
+    for (;;) {
+        struct layout l;
+        if (mode == JAIL_MODE_RLIMITS) {
+            rc = jail_prepare_rlimits(r->run_dir);
+            if (rc < 0) {
+                set_error(r, "preparing the run directory: %s", strerror(-rc));
+                return rc;
+            }
+        }
+        rc = layout_make(&l, mode, r, env_dir, spec->workspace != NULL);
+        if (rc < 0) {
+            set_error(r, "out of memory");
+            return rc;
+        }
+        const char *argv[] = {l.python, l.script, NULL};
+        struct jail_opts o = {
+            .mode = mode,
+            .binds = l.binds,
+            .n_binds = l.n_binds,
+            .argv = argv,
+            .envp = l.envp,
+            .cwd = l.cwd,
+            .fd_in = in_fd,
+            .fd_out = out_w,
+            .fd_err = err_w,
+            .limits = &spec->limits,
+            .network = cfg->script_network,
+            .state_dir = cfg->state_dir,
+            .tag = r->run_id,
+            .uid_base = cfg->uid_base,
+            .uid_count = cfg->uid_count,
+            .chown_paths = l.chown,
+            .n_chown_paths = l.n_chown,
+        };
+        rc = jail_start(&o, proc, err, sizeof err);
+        layout_free(&l);
+        if (rc == 0) {
+            r->isolation = jail_mode_name(mode);
+            return 0;
+        }
+        if (mode == JAIL_MODE_NAMESPACES && proc->unavailable) {
+            namespaces_unavailable = true;
+            if (!may_fall_back) {
+                set_error(r,
+                          "this host cannot isolate runs (%s) and require_isolation is on; "
+                          "set require_isolation = off to run with the rlimits fallback",
+                          err);
+                return rc;
+            }
+            log_msg(LOG_LVL_WARN, "no namespaces here (%s): running with the rlimits fallback", err);
+            mode = JAIL_MODE_RLIMITS;
+            continue;
+        }
+        set_error(r, "could not start the script: %s", err);
+        return rc;
+    }
+}
+
 static int run_script(struct run *run, const char *env_dir)
 {
     const struct exec_spec *spec = run->spec;
     struct exec_result *r = run->r;
-    struct jail_mounts m = {r->run_dir, r->workdir, env_dir};
-    struct jail_view v = {0};
-    struct script_env env = {0};
-    struct jail_proc proc = {.pid = -1, .pidfd = -1};
+    struct jail_proc proc = {.pid = -1, .pidfd = -1, .status_fd = -1, .uid_lock = -1};
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
     cleanup_fd int in_fd = -1;
-    char err[256] = "";
     int rc;
 
-    rc = jail_prepare(&m);
-    if (rc < 0) {
-        set_error(r, "preparing the run directory: %s", strerror(-rc));
-        return rc;
-    }
-    rc = jail_view(spec->cfg->isolation, &m, &v);
-    if (rc == 0)
-        rc = build_env(&env, &v, spec->workspace != NULL);
-    if (rc < 0) {
-        set_error(r, "out of memory");
-        goto out;
-    }
-    cleanup_free char *python = deps_env_python(v.env_dir);
-    cleanup_free char *script = NULL;
-    if (!python || asprintf(&script, "%s/script.py", v.run_dir) < 0) {
-        rc = -ENOMEM;
-        set_error(r, "out of memory");
-        goto out;
-    }
     in_fd = openat(run->run_fd, "input", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (in_fd < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
         rc = -errno;
         set_error(r, "setting up the script's input and output: %s", strerror(errno));
         goto out;
     }
-    const char *argv[] = {python, script, NULL};
-    struct jail_opts o = {
-        .mounts = &m,
-        .argv = argv,
-        .envp = env.envp,
-        .cwd = v.workspace,
-        .fd_in = in_fd,
-        .fd_out = out_pipe[1],
-        .fd_err = err_pipe[1],
-        .limits = &spec->limits,
-        .isolation = spec->cfg->isolation,
-    };
     phase(run, EXEC_PHASE_RUNNING, NULL);
-    int64_t t0 = util_now_ms();
-    rc = jail_start(&o, &proc, err, sizeof err);
+    rc = start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], &proc);
     close(out_pipe[1]);
     close(err_pipe[1]);
     out_pipe[1] = err_pipe[1] = -1;
-    if (rc < 0) {
-        set_error(r, "could not start the script: %s", err);
+    if (rc < 0)
         goto out;
-    }
-    r->isolation = proc.isolation;
+    int64_t t0 = util_now_ms();
     if (util_set_nonblock(out_pipe[0]) < 0 || util_set_nonblock(err_pipe[0]) < 0) {
         rc = -errno;
         set_error(r, "setting up the script's output: %s", strerror(errno));
@@ -647,7 +736,9 @@ static int run_script(struct run *run, const char *env_dir)
         r->signal = WTERMSIG(wstatus);
     }
 
-    /* The status, from what we did and what the script did. */
+    /* The cgroups' counters, then the status from what we did and what the
+     * script did. */
+    jail_finish(&proc);
     if (stop == STOP_WALL) {
         r->status = EXEC_STATUS_TIMEOUT;
         r->limit = "wall_time";
@@ -660,10 +751,18 @@ static int run_script(struct run *run, const char *env_dir)
         r->limit = "cpu_time";
         system_line(run, "[runmyscript] the script used up its CPU time limit (cpu_time = %.3g s) and was killed",
                     (double)lim->cpu_ms / 1000.0);
+    } else if (proc.memory_breached) {
+        r->status = EXEC_STATUS_MEMORY;
+        r->limit = "memory";
+        char hs[32];
+        util_human_size(lim->memory, hs, sizeof hs);
+        system_line(run, "[runmyscript] the run used up its memory limit (memory = %s)", hs);
     } else if (r->exit_code == 0) {
         r->status = EXEC_STATUS_OK;
     } else {
         r->status = EXEC_STATUS_ERROR;
+        if (proc.pids_breached)
+            r->limit = "processes";
     }
     rc = 0;
 out:
@@ -677,8 +776,6 @@ out:
         if (err_pipe[i] >= 0)
             close(err_pipe[i]);
     }
-    free_env(&env);
-    jail_view_free(&v);
     return rc;
 }
 

@@ -29,6 +29,8 @@ struct exec_limits {
     uint64_t output_bytes;  /* output_bytes: total bytes of output/ */
     uint64_t output_files;  /* output_files: number of files in output/ */
     int64_t kill_grace_ms;  /* kill_grace: SIGTERM -> SIGKILL delay at the end */
+    uint64_t tmp_bytes;     /* tmp_bytes: size of the private /tmp and /dev/shm (jail) */
+    uint64_t tmp_files;     /* tmp_files: inodes of each */
     uint64_t code_bytes;    /* code_bytes: largest script a request may carry */
     uint64_t input_bytes;   /* input_bytes: largest input a request may carry */
     int64_t install_ms;     /* install_time: wall clock of the installer */
@@ -72,7 +74,9 @@ struct exec_config {
     const char *python;         /* interpreter scripts run with */
     const char *url_prefix;     /* "/artifacts/" for result URLs; NULL: no URLs */
     enum exec_isolation isolation;
+    bool require_isolation;     /* refuse to run without the namespaces */
     bool script_network;
+    uint32_t uid_base, uid_count; /* host uids for runs when we are root */
     struct exec_limits limits;  /* defaults for a call */
     int64_t run_ttl_ms;         /* run directories older than this are reaped */
     struct deps_config deps;    /* installer, index, import map, env cache */

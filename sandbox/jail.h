@@ -1,80 +1,142 @@
-/* jail.h: starting a script's process tree under its limits, signalling all
- * of it, and tearing all of it down. This module is the only place that
- * forks the script, sets its rlimits, and (with the namespaces) mounts,
- * pivots and installs seccomp filters. */
+/* jail.h: starting a run's process tree isolated and under its limits,
+ * signalling all of it, and tearing all of it down. This module is the only
+ * place that calls clone, unshare, mount, pivot_root or seccomp.
+ *
+ * Two modes. "namespaces+seccomp": new user, mount, PID, IPC, UTS, network
+ * (and cgroup) namespaces, a fresh read-only root with only what Python
+ * needs, an unprivileged uid, no capabilities, a seccomp filter, cgroup
+ * memory and pids limits where the host has them. "rlimits": the fallback
+ * for hosts without user namespaces: rlimits, a session of its own, a clean
+ * environment, no_new_privs. */
 #ifndef RMS_JAIL_H
 #define RMS_JAIL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
 #include "exec.h"
 
-/* Where things are on the host. Borrowed strings. */
-struct jail_mounts {
-    const char *run_dir;    /* STATE/runs/RUNID: script.py, input */
-    const char *workspace;  /* cwd of the script, read-write (output/ inside) */
-    const char *env_dir;    /* the Python environment (read-only) */
-};
+#define JAIL_UID 1000   /* the sandbox user's uid and gid inside */
 
-/* The same places as the script sees them. Paths are owned by the struct
- * (jail_view_free). */
-struct jail_view {
-    char *run_dir;
-    char *workspace;
-    char *env_dir;
-    char *home;
-    char *tmp;
+enum jail_mode { JAIL_MODE_NAMESPACES, JAIL_MODE_RLIMITS };
+const char *jail_mode_name(enum jail_mode m); /* "namespaces+seccomp", "rlimits" */
+
+/* A directory or file of the host made visible inside (namespaces mode). */
+enum {
+    JAIL_BIND_RW = 1,        /* writable (default: read-only) */
+    JAIL_BIND_OPTIONAL = 2,  /* skip it when the host path is missing */
+};
+struct jail_bind {
+    const char *host;    /* absolute */
+    const char *inside;  /* absolute */
+    unsigned flags;
 };
 
 struct jail_opts {
-    const struct jail_mounts *mounts;
-    const char *const *argv;      /* argv[0] is an absolute path inside the view */
+    enum jail_mode mode;
+    const struct jail_bind *binds;  /* namespaces mode only */
+    size_t n_binds;
+    const char *const *argv;        /* argv[0] absolute (as seen inside) */
     const char *const *envp;
-    const char *cwd;              /* inside the view */
-    int fd_in, fd_out, fd_err;    /* become 0, 1, 2 of the script */
+    const char *cwd;                /* as seen inside */
+    int fd_in, fd_out, fd_err;      /* become 0, 1, 2 */
     const struct exec_limits *limits;
-    enum exec_isolation isolation;
+    bool network;                   /* keep the host's network (installs; script_network) */
+    const char *state_dir;          /* uid slots and the root mount point live here */
+    const char *tag;                /* names the run's cgroups (a run id) */
+    uint32_t uid_base, uid_count;   /* host uids for runs when we are root */
+    /* Host paths whose ownership moves to the run's uid before it starts
+     * (root only: the workspace a run writes). Recursive, no symlink
+     * followed. */
+    const char *const *chown_paths;
+    size_t n_chown_paths;
 };
 
 /* A started run. */
 struct jail_proc {
-    pid_t pid;            /* the script's first process */
-    int pidfd;            /* readable when it has exited; -1 when unsupported */
+    enum jail_mode mode;
+    pid_t pid;            /* rlimits: the script; namespaces: its init (pid 1 inside) */
+    int pidfd;            /* readable when pid has exited; -1 when unsupported */
+    int status_fd;        /* namespaces: the init reports the script's exit here */
     bool reaped;
-    int wstatus;          /* valid once reaped */
-    struct rusage ru;
-    const char *isolation;  /* "rlimits" or "namespaces+seccomp" */
+    int wstatus;          /* the script's, valid once reaped */
+    struct rusage ru;     /* of the run's processes */
+    int uid_lock;         /* held for the run: its host uid is ours */
+    uid_t host_uid;
+    char *cg_memory;      /* cgroup v1/v2 directories made for the run, or NULL */
+    char *cg_pids;
+    bool cg_v2;
+    bool memory_breached; /* filled by jail_finish() */
+    bool pids_breached;
+    bool unavailable;     /* jail_start failed because the host cannot make
+                           * the namespaces (or has no seccomp), not because
+                           * of this run: the fallback may be used */
 };
 
-/* Computes the paths the script sees for mounts under the given isolation. 0
- * or -ENOMEM. */
-int jail_view(enum exec_isolation isolation, const struct jail_mounts *m, struct jail_view *v) must_check;
-void jail_view_free(struct jail_view *v);
+/* What this host supports, for check-sandbox and the mode decision. */
+struct jail_caps {
+    bool userns;          /* user+mount+pid+net+ipc+uts namespaces can be made */
+    char userns_error[128];
+    bool seccomp;
+    bool cgroup_v1_memory, cgroup_v1_pids;  /* writable v1 hierarchies (root) */
+    bool cgroup_v2;       /* a delegated v2 cgroup with memory and pids */
+    bool root;
+};
 
-/* Creates on the host what the view needs before the start (home and tmp
- * directories under the run directory). 0 or -errno. */
-int jail_prepare(const struct jail_mounts *m) must_check;
+/* Probes the host (forks a child that tries the namespaces). */
+void jail_probe(struct jail_caps *c);
 
-/* Starts the script. On failure returns -errno and writes a one-line reason
- * into err (errlen bytes); nothing is left running. */
+/* The mode a run asks for: namespaces unless the isolation config forces
+ * the fallback. Whether the host allows them, jail_start finds out (and
+ * says so in jail_proc.unavailable). */
+enum jail_mode jail_mode_for(enum exec_isolation isolation);
+
+/* Creates on the host what the rlimits mode needs before the start (home
+ * and tmp directories under run_dir). 0 or -errno. */
+int jail_prepare_rlimits(const char *run_dir) must_check;
+
+/* Starts the run. On failure returns -errno and writes a one-line reason
+ * into err; nothing is left running. */
 int jail_start(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen) must_check;
 
 /* Sends sig to every process of the run. 0 or -errno. */
 int jail_signal(struct jail_proc *p, int sig);
 
-/* Non-blocking reap of the first process: 1 and *wstatus, *ru filled when it
- * has exited, 0 while it runs, -errno on error. */
+/* Non-blocking: 1 and *wstatus, *ru filled once the script has exited (in
+ * namespaces mode: once the whole namespace is gone), 0 while it runs,
+ * -errno on error. */
 int jail_try_reap(struct jail_proc *p, int *wstatus, struct rusage *ru) must_check;
 
-/* Kills every process of the run that is still there (SIGKILL, after
- * stopping the tree so that nothing forks in between) and reaps them (the
- * first process's status is kept for jail_try_reap). Safe to call more than
- * once. Returns how many processes other than the first it killed. */
+/* Kills every process of the run that is still there and reaps them; the
+ * script's status is kept for jail_try_reap. Safe to call more than once.
+ * Returns how many processes besides the first it killed (rlimits mode;
+ * namespaces mode returns 0: the kernel kills the namespace). */
 int jail_kill_all(struct jail_proc *p);
 
-/* Closes what jail_start opened. */
+/* After the run: reads the cgroups' breach counters into p, removes the
+ * cgroups, releases the uid. */
+void jail_finish(struct jail_proc *p);
+
+/* Closes what jail_start opened (calls jail_finish if needed). */
 void jail_proc_free(struct jail_proc *p);
+
+/* A trusted tool (the package installer) run to completion in the jail:
+ * the same namespaces as a script, with the binds given (its environment
+ * directory and cache), usually with the network. */
+struct jail_tool {
+    struct jail_opts o;        /* fd_in/fd_out/fd_err are ignored: stdin is
+                                * /dev/null, stdout and stderr one pipe */
+    int64_t timeout_ms;        /* killed (SIGKILL) past this */
+    size_t max_output;         /* bytes kept in *output; the rest is dropped */
+    void (*line)(void *ctx, const char *line); /* each output line, optional */
+    void *ctx;
+};
+
+/* Runs t to its end. 0 with *wstatus (and *output, caller frees) when it
+ * ran, -ETIMEDOUT when it was killed for time (*wstatus and *output set
+ * too), or -errno with a reason in err when it could not start. */
+int jail_run_tool(const struct jail_tool *t, int *wstatus, char **output, char *err, size_t errlen) must_check;
 
 #endif

@@ -177,6 +177,24 @@ int util_write_all(int fd, const void *buf, size_t n)
     return 0;
 }
 
+int util_read_exact(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            return -EPIPE;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
 int util_read_fd(int fd, size_t max, char **out, size_t *len)
 {
     struct dbuf b;

@@ -78,6 +78,9 @@ char *dbuf_steal(struct dbuf *b, size_t *len);
 /* --- I/O --- */
 /* write() all of buf, retrying EINTR and short writes. 0 or -errno. */
 int util_write_all(int fd, const void *buf, size_t n) must_check;
+/* read() exactly n bytes, retrying EINTR and short reads. 0, -EPIPE at an
+ * early EOF, or -errno. */
+int util_read_exact(int fd, void *buf, size_t n) must_check;
 /* Reads a whole fd into a new buffer (NUL-terminated, caller frees), failing
  * with -E2BIG past max bytes. 0 or -errno. */
 int util_read_fd(int fd, size_t max, char **out, size_t *len) must_check;

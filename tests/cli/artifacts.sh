@@ -6,13 +6,16 @@
 T=$TEST_TMP
 echo "outside secret" >$T/outside.txt
 
+# The hard link shares a file of the workspace outside output/ (the only
+# place outside output/ the jail lets a script link from).
 cat >$T/traps.py <<PY
 import os
 out = os.environ["SCRIPT_OUTPUT"]
 os.symlink("/etc/passwd", os.path.join(out, "passwd"))
 os.symlink("/etc", os.path.join(out, "etc"))
 os.mkfifo(os.path.join(out, "fifo"))
-os.link("$T/outside.txt", os.path.join(out, "hardlink"))
+open("outside.txt", "w").write("outside secret\\n")
+os.link("outside.txt", os.path.join(out, "hardlink"))
 os.makedirs(os.path.join(out, "plots", "deep"))
 open(os.path.join(out, "plots", "deep", "data.json"), "w").write('{"a": [1, 2]}')
 open(os.path.join(out, "a file with spaces.txt"), "w").write("one\\ntwo\\n")

@@ -101,21 +101,26 @@ is "$(env_dirs $LRU)" "$e2 " "the next build evicts the least recently used one"
 [ ! -e "$LRU/envs/.$e1.lock" ]
 ok $? "and its lock file"
 # A run holds e2 while e3 is built.
-cat >$T/hold.py <<PY
+# The script says it holds by writing output/holding, and waits for the
+# test to create "release" in its workspace (the jail shows it nothing else
+# of the host).
+cat >$T/hold.py <<'PY'
 import os, time
-open("$T/holding", "w").close()
-while not os.path.exists("$T/release"):
+open(os.path.join(os.environ["SCRIPT_OUTPUT"], "holding"), "w").close()
+while not os.path.exists("release"):
     time.sleep(0.05)
 print("released")
 PY
 "$RUNMYSCRIPT" run $T/hold.py "${CAP[@]}" --with rms-gamma-dist --json >$T/h.json 2>$T/h.err &
 H=$!
-wait_until test -e $T/holding
+holding() { ls $LRU/runs/*/output/holding >/dev/null 2>&1; }
+wait_until holding
 ok $? "a run is using $e2"
+hold_dir=$(dirname "$(dirname "$(ls $LRU/runs/*/output/holding | head -1)")")
 run_json $T/e3.json $T/ok.py "${CAP[@]}" --with 'rms-alpha==1.0'
 e3=$(jget $T/e3.json 'r["env"]')
 is "$(env_dirs $LRU)" "$(printf '%s\n' $e2 $e3 | sort | tr '\n' ' ')" "an environment in use is not evicted"
-touch $T/release
+touch $hold_dir/release
 wait $H
 is "$?" 0 "the holding run ends well"
 like "$(jget $T/h.json 'r["logs"]')" "released" "with its environment intact"

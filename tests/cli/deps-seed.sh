@@ -63,13 +63,22 @@ import os, sys
 import PIL
 print("PREFIX", sys.prefix)
 print("PIL", os.path.dirname(PIL.__file__))
-print("WRITABLE", os.access(PIL.__file__, os.W_OK) if os.geteuid() else "root")
+try:
+    open(PIL.__file__, "a").close()
+    print("WRITABLE", True)
+except OSError:
+    print("WRITABLE", False)
 PY
 run_json $T/where.json $T/where.py
 logs=$(jget $T/where.json 'r["logs"]')
 is "$(jget $T/where.json 'r["env_cache"]')" hit "another script importing PIL hits the same environment"
-is "$(echo "$logs" | sed -n 's/^PREFIX //p')" "$envdir" "sys.prefix is the environment"
-like "$(echo "$logs" | sed -n 's/^PIL //p')" "$envdir/lib/" "PIL is imported from it"
+seen=$envdir
+[ "$(jget $T/where.json 'r["isolation"]')" = "namespaces+seccomp" ] && seen=/env
+is "$(echo "$logs" | sed -n 's/^PREFIX //p')" "$seen" "sys.prefix is the environment ($seen as the script sees it)"
+like "$(echo "$logs" | sed -n 's/^PIL //p')" "$seen/lib/" "PIL is imported from it"
+[ "$(jget $T/where.json 'r["isolation"]')" = "namespaces+seccomp" ] && \
+    like "$logs" "WRITABLE False" "the environment is read-only to the script" || \
+    skip "the read-only mount is the jail's (this run: $(jget $T/where.json 'r["isolation"]'))"
 
 # --- stdlib only: no environment, ever ---
 export RUNMYSCRIPT_STATE_DIR=$T/state2

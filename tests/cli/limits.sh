@@ -4,29 +4,33 @@
 . "$top_srcdir/tests/lib/tap.sh"
 T=$TEST_TMP
 
-check_gone() { # check_gone JSON DESCRIPTION
-    local id
-    id=$(jget "$1" 'r["run_id"]')
-    no_process_of "$id"
-    ok $? "$2: no process of the run is left"
+# Each script marks its processes with a token (see tap.sh) so that the
+# test can look for leftovers from outside the namespaces.
+script() { # script FILE TOKEN: writes the marker line, then stdin, to FILE
+    { mark_py "$2"; cat; } >"$1"
 }
 
 # --- wall time ---
-printf 'while True:\n    pass\n' >$T/spin.py
+tok=$(new_token)
+printf 'while True:\n    pass\n' | script $T/spin.py $tok
 run_json $T/spin.json $T/spin.py --timeout 1
 is "$RC" 124 "a busy loop: exit 124 at the wall limit"
 is "$(jget $T/spin.json 'r["status"]')" timeout "status timeout"
 is "$(jget $T/spin.json 'r["limit"]')" wall_time "limit wall_time"
 like "$(jget $T/spin.json 'r["logs"]')" "wall time limit (timeout = 1 s)" "the log says why it stopped"
-check_gone $T/spin.json "busy loop"
+no_process_named $tok
+ok $? "busy loop: no process of the run is left"
 
-printf 'import time\nprint("sleeping", flush=True)\ntime.sleep(1000)\n' >$T/sleep.py
+tok=$(new_token)
+printf 'import time\nprint("sleeping", flush=True)\ntime.sleep(1000)\n' | script $T/sleep.py $tok
 run_json $T/sleep.json $T/sleep.py --timeout 1
 is "$(jget $T/sleep.json 'r["status"]')" timeout "time.sleep(1000) is stopped at the wall limit"
 is "$(jget $T/sleep.json 'r["signal"]')" SIGTERM "by SIGTERM first"
-check_gone $T/sleep.json "sleep"
+no_process_named $tok
+ok $? "sleep: no process of the run is left"
 
-cat >$T/stubborn.py <<'PY'
+tok=$(new_token)
+script $T/stubborn.py $tok <<'PY'
 import signal, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 print("ignoring SIGTERM", flush=True)
@@ -35,40 +39,52 @@ PY
 run_json $T/stubborn.json $T/stubborn.py --timeout 1 --set kill_grace=500ms
 is "$(jget $T/stubborn.json 'r["status"]')" timeout "a script that ignores SIGTERM is still stopped"
 is "$(jget $T/stubborn.json 'r["signal"]')" SIGKILL "by SIGKILL after kill_grace"
-check_gone $T/stubborn.json "SIGTERM ignored"
+no_process_named $tok
+ok $? "SIGTERM ignored: no process of the run is left"
 
-# --- a daemon: fork, setsid, fork; the first process returns at once ---
-cat >$T/daemon.py <<'PY'
+# --- a daemon: fork, setsid, fork; the first process returns at once. The
+# daemon beats (appends to a file) until it dies: after the run the file
+# must stop growing. ---
+daemon() { # daemon FILE TOKEN PARENT_SLEEP
+    script "$1" "$2" <<PY
 import os, sys, time
 out = os.environ["SCRIPT_OUTPUT"]
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        with open(os.path.join(out, "daemon.pid"), "w") as f:
-            f.write(str(os.getpid()))
-        time.sleep(1000)
+        while True:
+            with open(os.path.join(out, "beat"), "a") as f:
+                f.write("x")
+            time.sleep(0.02)
     os._exit(0)
-time.sleep(0.5)
+time.sleep($3)
 print("parent done")
 PY
+}
+beats() { stat -c %s "$1" 2>/dev/null || echo 0; }
+tok=$(new_token)
+daemon $T/daemon.py $tok 0.5
 run_json $T/daemon.json $T/daemon.py --timeout 20
 is "$(jget $T/daemon.json 'r["status"]')" ok "the daemonising script finishes"
-id=$(jget $T/daemon.json 'r["run_id"]')
-dpid=$(cat "$RUNMYSCRIPT_STATE_DIR/runs/$id/output/daemon.pid" 2>/dev/null)
-[ -n "$dpid" ]
-ok $? "the daemon wrote its pid ($dpid)"
-[ -n "$dpid" ] && ! kill -0 "$dpid" 2>/dev/null
-ok $? "the double-forked daemon did not survive the run"
-check_gone $T/daemon.json "daemon"
+beat=$RUNMYSCRIPT_STATE_DIR/runs/$(jget $T/daemon.json 'r["run_id"]')/output/beat
+b1=$(beats "$beat")
+[ "$b1" -gt 0 ]
+ok $? "the daemon was beating ($b1 beats)"
+sleep 0.3
+is "$(beats "$beat")" "$b1" "the double-forked daemon did not survive the run"
+no_process_named $tok
+ok $? "daemon: no process of the run is left"
 
-# The same daemon while the first process keeps running into the wall limit.
-sed 's/time.sleep(0.5)/time.sleep(1000)/' $T/daemon.py >$T/daemon2.py
+tok=$(new_token)
+daemon $T/daemon2.py $tok 1000
 run_json $T/daemon2.json $T/daemon2.py --timeout 1
-id=$(jget $T/daemon2.json 'r["run_id"]')
-dpid=$(cat "$RUNMYSCRIPT_STATE_DIR/runs/$id/output/daemon.pid" 2>/dev/null)
 is "$(jget $T/daemon2.json 'r["status"]')" timeout "daemon + timeout: status timeout"
-[ -n "$dpid" ] && ! kill -0 "$dpid" 2>/dev/null
-ok $? "the daemon is gone after the timeout too"
+beat=$RUNMYSCRIPT_STATE_DIR/runs/$(jget $T/daemon2.json 'r["run_id"]')/output/beat
+b1=$(beats "$beat")
+sleep 0.3
+is "$(beats "$beat")" "$b1" "the daemon is gone after the timeout too"
+no_process_named $tok
+ok $? "daemon + timeout: no process of the run is left"
 
 # --- CPU time ---
 run_json $T/cpu.json $T/spin.py --timeout 30 --set cpu_time=1
@@ -130,8 +146,10 @@ PY
 run_json $T/fds.json $T/fds.py --set open_files=64
 like "$(jget $T/fds.json 'r["logs"]')" "EMFILE" "open_files: the script gets EMFILE"
 
-# --- processes: RLIMIT_NPROC binds only an unprivileged uid ---
-cat >$T/forks.py <<'PY'
+# --- processes: RLIMIT_NPROC (counted per user namespace), or the pids
+# cgroup when we are root ---
+tok=$(new_token)
+script $T/forks.py $tok <<'PY'
 import os, time
 n = 0
 try:
@@ -151,7 +169,8 @@ if [ "$(id -u)" = 0 ]; then
         RUNMYSCRIPT_STATE_DIR=$T/nobody-state setpriv --reuid=65534 --regid=65534 --clear-groups \
             "$RUNMYSCRIPT" run $T/forks.py --set processes=16 --json >$T/forks.json 2>$T/forks.err
         like "$(jget $T/forks.json 'r["logs"]')" "fork failed after" "processes: fork fails past the limit (as nobody)"
-        check_gone $T/forks.json "forks"
+        no_process_named $tok
+        ok $? "forks: no process of the run is left"
     else
         skip "running as root and setpriv is missing: RLIMIT_NPROC does not bind root"
         skip "(same)"
@@ -159,7 +178,8 @@ if [ "$(id -u)" = 0 ]; then
 else
     run_json $T/forks.json $T/forks.py --set processes=16
     like "$(jget $T/forks.json 'r["logs"]')" "fork failed after" "processes: fork fails past the limit"
-    check_gone $T/forks.json "forks"
+    no_process_named $tok
+    ok $? "forks: no process of the run is left"
 fi
 
 done_testing

@@ -10,7 +10,12 @@ TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rms-test.XXXXXX")
 chmod 755 "$TEST_TMP"
 export RUNMYSCRIPT_STATE_DIR="$TEST_TMP/state"
 unset RUNMYSCRIPT_CONFIG
-cleanup_tmp() { rm -rf "$TEST_TMP"; }
+# The CLI suites run twice: in the namespace jail (the default) and, through
+# the *-rlimits.sh wrappers, in the rlimits fallback.
+if [ "${RMS_ISOLATION:-}" = rlimits ]; then
+    export RUNMYSCRIPT_ISOLATION=rlimits RUNMYSCRIPT_REQUIRE_ISOLATION=off
+fi
+cleanup_tmp() { [ -n "${KEEP_TEST_TMP:-}" ] || rm -rf "$TEST_TMP"; }
 trap cleanup_tmp EXIT
 
 ok() { # ok RC DESCRIPTION...
@@ -74,14 +79,17 @@ run_json() {
     "$RUNMYSCRIPT" run "$@" --json >"$out" 2>"$out.err" || RC=$?
 }
 
-# no_process_of RUN_ID: true when no process has the run directory in its
-# command line or as its cwd (the run left nothing behind).
-no_process_of() {
-    local id=$1 p
-    for p in /proc/[0-9]*; do
-        [ "$p" = "/proc/$$" ] && continue
-        if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "$id"; then return 1; fi
-        case "$(readlink "$p/cwd" 2>/dev/null)" in *"$id"*) return 1 ;; esac
+# Marking a script's processes so that a test can look for them from
+# outside, whatever the namespaces: `new_token` prints a fresh name, and
+# `mark_py TOKEN` prints a line of Python that gives the process (and every
+# child it forks) that name (prctl PR_SET_NAME). `no_process_named TOKEN`
+# is true when no process on the machine carries it.
+new_token() { printf 'rms%s' "$(od -An -N5 -tx1 /dev/urandom | tr -d ' \n')"; }
+mark_py() { printf 'import ctypes; ctypes.CDLL(None).prctl(15, b"%s", 0, 0, 0)\n' "$1"; }
+no_process_named() {
+    local p
+    for p in /proc/[0-9]*/comm; do
+        [ "$(cat "$p" 2>/dev/null)" = "$1" ] && return 1
     done
     return 0
 }

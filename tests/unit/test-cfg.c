@@ -54,9 +54,9 @@ static void test_load(void)
     char err[512];
     const char *f = write_conf("a.conf", "# comment\n\nstate_dir = /tmp/rms-state-x\n"
                                          "timeout = 5\nmemory=512M\n  log_bytes = 2K  \n"
-                                         "script_network = on\nisolation = rlimits\n");
+                                         "script_network = on\nisolation = rlimits\nrequire_isolation = off\n");
     unsetenv("RUNMYSCRIPT_TIMEOUT");
-    is_int(cfg_load(&c, f, NULL, NULL, 0, err, sizeof err), 0, "a file loads");
+    is_int(cfg_load(&c, f, NULL, NULL, 0, err, sizeof err), 0, "a file loads (%s)", err);
     is_str(c.state_dir, "/tmp/rms-state-x", "state_dir");
     is_int(c.exec.limits.wall_ms, 5000, "timeout");
     is_int((long long)c.exec.limits.memory, 512ll << 20, "memory");
@@ -87,6 +87,14 @@ static void test_load(void)
     const char *range[] = {"timeout=0"};
     ok(cfg_load(&c, f, NULL, range, 1, err, sizeof err) < 0, "a value out of range fails");
     ok(strstr(err, "out of range") != NULL, "and says so: %s", err);
+    cfg_free(&c);
+
+    const char *contra[] = {"isolation=rlimits", "require_isolation=on"};
+    ok(cfg_load(&c, NULL, NULL, contra, 2, err, sizeof err) < 0, "isolation = rlimits with require_isolation = on fails");
+    ok(strstr(err, "require_isolation = off") != NULL, "and says what to do: %s", err);
+    cfg_free(&c);
+    const char *uids[] = {"uid_count=0"};
+    ok(cfg_load(&c, NULL, NULL, uids, 1, err, sizeof err) < 0, "uid_count = 0 fails");
     cfg_free(&c);
 
     f = write_conf("b.conf", "timeout = 5\nwhat is this\n");

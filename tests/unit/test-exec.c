@@ -40,8 +40,8 @@ static void test_limits(void)
     is_int(l.install_ms, 300000, "install_time defaults to 300 s");
     is_int((long long)l.log_bytes, 1 << 20, "log_bytes defaults to 1 MiB");
     const char *keys[] = {"timeout", "cpu_time", "memory", "file_size", "open_files", "processes",
-                          "log_bytes", "output_bytes", "output_files", "kill_grace", "code_bytes", "input_bytes",
-                          "install_time"};
+                          "log_bytes", "output_bytes", "output_files", "kill_grace", "tmp_bytes", "tmp_files",
+                          "code_bytes", "input_bytes", "install_time"};
     int found = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const struct exec_limit_def *d = exec_limit_find(keys[i]);
