@@ -818,16 +818,6 @@ int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len
     }
     if (rc < 0)
         goto out;
-    if (mods.n == 0)
-        goto out;
-    if (asprintf(&map_path, "%s/import-names.tsv", cfg->data_dir) < 0) {
-        map_path = NULL;
-        rc = -ENOMEM;
-        goto out;
-    }
-    rc = deps_map_load(map_path, &map, why, whylen);
-    if (rc < 0)
-        goto out;
     for (size_t i = 0; i < mods.n; i++) {
         const char *mod = mods.v[i];
         if (deps_python_is_stdlib(info, mod))
@@ -837,6 +827,21 @@ int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len
             local = local_dirs[k] && dir_has_module(local_dirs[k], mod);
         if (local || (have_env && env_has_module(have_env, info, mod)))
             continue;
+        /* The map is read only when an import needs it: a script of the
+         * standard library never does. */
+        if (!map_path) {
+            if (asprintf(&map_path, "%s/import-names.tsv", cfg->data_dir) < 0) {
+                map_path = NULL;
+                rc = -ENOMEM;
+                goto out;
+            }
+            rc = deps_map_load(map_path, &map, why, whylen);
+            if (rc < 0) {
+                size_t n = strlen(why);
+                snprintf(why + n, whylen - n, " (configuration key data_dir; make install puts it there)");
+                goto out;
+            }
+        }
         const char *dist = deps_map_lookup(&map, mod);
         char *name = deps_normalize_name(dist, strlen(dist));
         if (!name) {

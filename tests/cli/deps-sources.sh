@@ -148,6 +148,15 @@ is "$(jget $T/f3.json 'r["failed_requirement"]')" nosuchpkg "a distribution the 
 is "$?" 120 "the terminal view exits 120"
 like "$(cat $T/f4.err)" "--- install_failed" "and its summary says install_failed"
 
+# --- the import map is read only when an import needs it ---
+printf 'import os, json\nprint(json.dumps(os.sep))\n' >$T/std.py
+run_json $T/nomap1.json $T/std.py --set data_dir=$T/nowhere
+is "$(jget $T/nomap1.json 'r["status"]')" ok "a stdlib-only script runs without the map"
+run_json $T/nomap2.json $T/beta.py --set data_dir=$T/nowhere
+is "$(jget $T/nomap2.json 'r["status"]')" sandbox_error "an import that needs the map, without it: the service's error"
+like "$(jget $T/nomap2.json 'r["error"]')" "$T/nowhere/import-names.tsv" "naming the file"
+like "$(jget $T/nomap2.json 'r["error"]')" "data_dir" "and the key"
+
 # --- the installer: uv when it is on PATH (a stand-in here, uv is not
 # installable on these machines), pip otherwise ---
 mkdir -p $T/bin
