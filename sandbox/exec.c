@@ -40,6 +40,7 @@
 #define EXEC_MEASURE_EVERY_MS 500  /* output directory size while running */
 #define EXEC_DRAIN_MS 2000         /* reading what is left after the end */
 #define EXEC_INSTALL_LOG_MAX (256 * 1024) /* bytes of installer output kept in the result */
+#define EXEC_INSTALL_TAIL_LINES 10        /* of them, shown in the log when an install fails */
 
 /* --------------------------------------------------------------- limits */
 
@@ -997,6 +998,20 @@ failed:
         free(r->error);
         r->error = strdup(err);
         system_line(run, "[runmyscript] %s", err);
+        /* The installer's last lines, for a reader of the log alone. */
+        const struct dbuf *il = &run->install_log;
+        size_t start = il->len, lines = 0;
+        while (start > 0 && lines <= EXEC_INSTALL_TAIL_LINES)
+            if (il->data[--start] == '\n')
+                lines++;
+        if (start > 0 || lines > EXEC_INSTALL_TAIL_LINES)
+            start++;
+        for (size_t i = start; i < il->len;) {
+            const char *nl = memchr(il->data + i, '\n', il->len - i);
+            size_t n = nl ? (size_t)(nl - (il->data + i)) : il->len - i;
+            system_line(run, "[install] %.*s", (int)n, il->data + i);
+            i += n + 1;
+        }
         return 0;
     }
     set_error(r, "%s", *err ? err : strerror(-rc));

@@ -135,6 +135,8 @@ is "$(jget $T/f.json 'r["failed_requirement"]')" rms-broken "failed_requirement:
 like "$(jget $T/f.json 'r["error"]')" "rms-missing" "error: the installer's reason (rms-missing is missing)"
 like "$(jget $T/f.json 'r["install_log"]')" "No matching distribution found for rms-missing" "install_log: its output"
 like "$(jget $T/f.json 'r["logs"]')" "[runmyscript] installing rms-broken failed" "the log says so"
+like "$(jget $T/f.json 'r["logs"]')" "[install] ERROR: No matching distribution found for rms-missing" \
+    "with the installer's last lines"
 case "$(jget $T/f.json 'r["logs"]')" in *"SCRIPT RAN"*) ok 1 "the script did not run" ;; *) ok 0 "the script did not run" ;; esac
 is "$(jget $T/f.json 'r["exit_code"]')" null "exit_code null"
 is "$(jget $T/f.json 'r["env_cache"]')" none "env_cache none"
