@@ -36,7 +36,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: runmyscript run SCRIPT|- [options]\n"
             "\n"
-            "Runs a Python script in a throw-away sandbox and collects what it writes.\n"
+            "Runs a Python script in a throw-away sandbox, installs the packages it imports\n"
+            "(each set once, reused read-only), and collects what it writes.\n"
             "\n"
             "  --input FILE|-        the input: its bytes are the file at $SCRIPT_INPUT and stdin\n"
             "  --input-text STR      the input as text\n"
@@ -53,7 +54,7 @@ static void usage(FILE *f)
             "\n"
             "Exit status: the script's exit code (128+N when killed by signal N), or\n"
             "  %d timeout   %d memory   %d output limit   %d install failed   %d cancelled\n"
-            "  %d the service failed    %d usage   %d bad script or input   %d file not found\n"
+            "  %d the service failed    %d usage   %d bad script, input or requirement   %d file not found\n"
             "  %d cannot write --out    %d bad configuration\n",
             CLI_EXIT_TIMEOUT, CLI_EXIT_MEMORY, CLI_EXIT_OUTPUT_LIMIT, CLI_EXIT_INSTALL_FAILED, CLI_EXIT_CANCELLED,
             CLI_EXIT_SERVICE, CLI_EXIT_USAGE, CLI_EXIT_DATAERR, CLI_EXIT_NOINPUT, CLI_EXIT_CANTCREAT,

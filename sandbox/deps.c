@@ -373,12 +373,15 @@ static int add_size(int parent, const char *name, const struct stat *st, void *c
     return 0;
 }
 
+/* Read-only for everyone, readable by everyone whatever the umask was: a
+ * run's own uid (the jail's) must read what the server's installed. */
 static int set_readonly(int parent, const char *name, const struct stat *st, void *ctx)
 {
     (void)ctx;
     if (S_ISLNK(st->st_mode))
         return 0; /* chmod would follow it */
-    return fchmodat(parent, name, st->st_mode & 07555 & ~(mode_t)0222, 0) < 0 ? -errno : 0;
+    mode_t mode = S_ISDIR(st->st_mode) || (st->st_mode & 0111) ? 0555 : 0444;
+    return fchmodat(parent, name, mode, 0) < 0 ? -errno : 0;
 }
 
 static int set_writable(int parent, const char *name, const struct stat *st, void *ctx)
