@@ -439,10 +439,6 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         if (session)
             l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
         l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
-        /* As root, the run's own host uid must be able to write. */
-        l->chown[l->n_chown++] = r->run_dir;
-        if (session)
-            l->chown[l->n_chown++] = r->workdir;
     } else {
         work = r->workdir;
         job = r->run_dir;
@@ -452,6 +448,10 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         home = hbuf;
         tmp = tbuf;
     }
+    /* As root, the run's own host uid must be able to write (both modes). */
+    l->chown[l->n_chown++] = r->run_dir;
+    if (session)
+        l->chown[l->n_chown++] = r->workdir;
     int n = 0;
     if (asprintf(&l->vars[n++], "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", env) < 0 ||
         asprintf(&l->vars[n++], "HOME=%s", home) < 0 || asprintf(&l->vars[n++], "LANG=C.UTF-8") < 0 ||

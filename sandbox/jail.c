@@ -1438,8 +1438,25 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
         snprintf(err, errlen, "cannot become a child subreaper: %s", strerror(errno));
         return -errno;
     }
-    /* RLIMIT_NPROC counts every process of the uid; root is exempt. */
-    uint64_t have = (o->limits->processes > 0 && getuid() != 0) ? count_uid_processes(getuid()) : 0;
+    /* As root, the script still never runs as root: it gets a uid of its
+     * own, as in the namespaces, and the workspace becomes its. */
+    bool root_user = geteuid() == 0;
+    uid_t uid = getuid();
+    if (root_user) {
+        int rc = take_uid(o, p, err, errlen);
+        if (rc < 0)
+            return rc;
+        for (size_t i = 0; i < o->n_chown_paths; i++) {
+            rc = chown_tree(AT_FDCWD, o->chown_paths[i], p->host_uid, 0);
+            if (rc < 0) {
+                snprintf(err, errlen, "giving %s to the sandbox uid: %s", o->chown_paths[i], strerror(-rc));
+                return rc;
+            }
+        }
+        uid = p->host_uid;
+    }
+    /* RLIMIT_NPROC counts every process of the uid, not just the run's. */
+    uint64_t have = o->limits->processes > 0 ? count_uid_processes(uid) : 0;
     size_t nrows = build_rlimits(o->limits, false, have, rows);
 
     if (pipe2(pipefd, O_CLOEXEC) < 0) {
@@ -1462,6 +1479,8 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
             child_fail(efd, STAGE_SETSID);
         efd = setup_fds(efd, o->fd_in, o->fd_out, o->fd_err);
         apply_rlimits(efd, rows, nrows);
+        if (root_user && (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
+            child_fail(efd, STAGE_IDS);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
             child_fail(efd, STAGE_NNP);
         if (chdir(o->cwd) < 0)
@@ -1480,6 +1499,13 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
             ;
         p->reaped = true;
         format_child_error(&ce, err, errlen);
+        if (root_user && ce.err == EACCES) {
+            size_t n = strlen(err);
+            snprintf(err + n, errlen - n,
+                     " (the fallback runs scripts as uid %u: every directory above the state directory must be "
+                     "searchable by it)",
+                     (unsigned)uid);
+        }
         return ce.err ? -ce.err : -EIO;
     }
     p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);

@@ -2,7 +2,7 @@
 # What output/ holds: symlinks, FIFOs and hard links shared with files
 # outside are neither followed nor listed nor zipped; nested and odd names
 # come back intact; the zip is whole.
-. "$top_srcdir/tests/lib/tap.sh"
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 T=$TEST_TMP
 echo "outside secret" >$T/outside.txt
 

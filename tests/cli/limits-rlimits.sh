@@ -1,3 +1,3 @@
 #!/bin/bash
 # The limits suite again, in the rlimits fallback.
-RMS_ISOLATION=rlimits . "$top_srcdir/tests/cli/limits.sh"
+RMS_ISOLATION=rlimits . "${top_srcdir:?run me through make check, or set top_srcdir}/tests/cli/limits.sh"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Every run limit, crossed: the run is contained, the status names it, and no
 # process of the run survives.
-. "$top_srcdir/tests/lib/tap.sh"
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 T=$TEST_TMP
 
 # Each script marks its processes with a token (see tap.sh) so that the

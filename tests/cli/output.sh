@@ -1,7 +1,7 @@
 #!/bin/bash
 # The log: stdout and stderr in order with their streams, the log_bytes cap
 # and its marker, binary output, output without newlines.
-. "$top_srcdir/tests/lib/tap.sh"
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 T=$TEST_TMP
 
 cat >$T/inter.py <<'PY'

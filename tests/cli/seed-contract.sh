@@ -3,7 +3,7 @@
 # a file holding the input (also on stdin), SCRIPT_OUTPUT an empty directory
 # whose files come back as artifacts, a clean environment, no inherited fds,
 # only the standard library, exit codes passed through.
-. "$top_srcdir/tests/lib/tap.sh"
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 S=$top_srcdir/tests/fixtures
 T=$TEST_TMP
 

@@ -11,7 +11,7 @@
 # the workspace removed at once, bombs capped (a fork bomb stops at 2000
 # processes, a memory bomb at 3 GiB), network traffic only to a listener the
 # test runs on 127.0.0.1.
-. "$top_srcdir/tests/lib/tap.sh"
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 T=$TEST_TMP
 unset RUNMYSCRIPT_ISOLATION RUNMYSCRIPT_REQUIRE_ISOLATION
 export RUNMYSCRIPT_ISOLATION=namespaces
