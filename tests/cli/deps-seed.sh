@@ -4,7 +4,7 @@
 # environment, imported from it, and flipped.png is the input mirrored.
 # The second run is a cache hit on the same directory; a stdlib-only
 # script never creates an environment.
-. "$top_srcdir/tests/lib/tap.sh"
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 S=$top_srcdir/tests/fixtures
 T=$TEST_TMP
 ST=$RUNMYSCRIPT_STATE_DIR

@@ -4,7 +4,9 @@
 # distribution, invalid or smuggling requirements are refused before
 # anything runs, a failed install is install_failed with the requirement
 # that failed and the script not run; the installer choice (uv or pip).
-. "$top_srcdir/tests/lib/tap.sh"
+# Runs in the jail where the host has it, in the rlimits fallback elsewhere.
+RMS_JAIL_OPTIONAL=1
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 T=$TEST_TMP
 ST=$RUNMYSCRIPT_STATE_DIR
 [ -f "$WHEELHOUSE/.stamp" ] || skip_all "no wheelhouse (make check builds it)"
