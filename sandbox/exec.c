@@ -4,9 +4,8 @@
  * block) -> workspace (STATE/runs/RUNID, script.py, input, output/) ->
  * environment (deps: imports detected, the environment for the set found
  * or built once, held for the run) -> the script under its limits (jail),
- * its stdout and
- * stderr read through two pipes into one ordered log -> artifacts and zip ->
- * result.json. The loop that watches the script wakes on output, on the
+ * its stdout and stderr read through two pipes into one ordered log ->
+ * artifacts and zip -> result.json. The loop that watches the script wakes on output, on the
  * script's exit (a pidfd) and on a tick that checks the wall deadline, the
  * output directory's size and cancellation.
  *
