@@ -152,6 +152,19 @@ is "$(jget $T/f3.json 'r["failed_requirement"]')" nosuchpkg "a distribution the 
 is "$?" 120 "the terminal view exits 120"
 like "$(cat $T/f4.err)" "--- install_failed" "and its summary says install_failed"
 
+# --- console scripts of installed packages run (their shebang survives the
+# rename into place, and the jail's /env) ---
+cat >$T/cli.py <<'PY'
+import shutil, subprocess
+print("WHICH", shutil.which("rms-alpha"))
+print("OUT", subprocess.run(["rms-alpha"], capture_output=True, text=True).stdout.strip())
+PY
+run_json $T/cli.json $T/cli.py --with rms-alpha
+is "$RC" 0 "a script that runs a package's console script"
+like "$(jget $T/cli.json 'r["logs"]')" "OUT alpha says hello to the command line" "the console script works"
+key=$(jget $T/cli.json 'r["env"]')
+is "$(head -1 $ST/envs/$key/bin/rms-alpha)" "#!/usr/bin/env python3" "its shebang names no build directory"
+
 # --- the import map is read only when an import needs it ---
 printf 'import os, json\nprint(json.dumps(os.sep))\n' >$T/std.py
 run_json $T/nomap1.json $T/std.py --set data_dir=$T/nowhere
