@@ -28,6 +28,7 @@ enum cfg_type {
     CFG_INSTALLER,
     CFG_UINT,
     CFG_LIMIT,
+    CFG_ALLOW,
 };
 
 struct cfg_key {
@@ -47,6 +48,7 @@ static const struct cfg_key plain_keys[] = {
     K("uid_count", CFG_UINT, uid_count),
     K("run_ttl", CFG_DURATION, run_ttl_ms),
     K("log_level", CFG_LEVEL, log_level),
+    K("fetch_allow", CFG_ALLOW, fetch_allow_text),
     K("data_dir", CFG_PATH, data_dir),
     K("installer", CFG_INSTALLER, installer),
     K("index_url", CFG_STRING, index_url),
@@ -60,13 +62,15 @@ static const struct cfg_key plain_keys[] = {
 
 const char *const *cfg_keys(void)
 {
-    static const char *names[ARRAY_SIZE(plain_keys) + 32];
+    static const char *names[ARRAY_SIZE(plain_keys) + 64];
     if (!names[0]) {
         size_t n = 0;
         for (size_t i = 0; i < ARRAY_SIZE(plain_keys); i++)
             names[n++] = plain_keys[i].name;
         for (size_t i = 0; i < exec_limit_defs_n && n + 1 < ARRAY_SIZE(names); i++)
             names[n++] = exec_limit_defs[i].key;
+        for (size_t i = 0; i < fetch_limit_defs_n && n + 1 < ARRAY_SIZE(names); i++)
+            names[n++] = fetch_limit_defs[i].key;
         names[n] = NULL;
     }
     return names;
@@ -228,6 +232,9 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
 {
     const struct cfg_key *k = find_plain(key);
     const struct exec_limit_def *lim = k ? NULL : exec_limit_find(key);
+    const struct exec_limit_def *flim = k || lim ? NULL : fetch_limit_find(key);
+    if (!lim)
+        lim = flim;
     if (!k && !lim) {
         snprintf(err, errlen, "unknown configuration key '%s' (runmyscript config lists them)", key);
         return -EINVAL;
@@ -258,7 +265,10 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
             snprintf(err, errlen, "%s = '%s': out of range (%s)", key, value, range);
             return -EINVAL;
         }
-        exec_limit_set(&c->exec.limits, lim, v);
+        if (flim)
+            fetch_limit_set(&c->fetch.limits, flim, v);
+        else
+            exec_limit_set(&c->exec.limits, lim, v);
         return 0;
     }
     char *base = (char *)c;
@@ -343,6 +353,26 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
         *(uint64_t *)(base + k->offset) = v;
         return 0;
     }
+    case CFG_ALLOW: {
+        struct fetch_allow a;
+        char why[200];
+        int rc = fetch_allow_parse(value, &a, why, sizeof why);
+        if (rc < 0) {
+            snprintf(err, errlen, "%s", why);
+            return rc;
+        }
+        char *text = strdup(value);
+        if (!text) {
+            fetch_allow_free(&a);
+            snprintf(err, errlen, "%s: out of memory", key);
+            return -ENOMEM;
+        }
+        fetch_allow_free(&c->fetch_allow);
+        free(c->fetch_allow_text);
+        c->fetch_allow = a;
+        c->fetch_allow_text = text;
+        return 0;
+    }
     case CFG_LIMIT:
         break;
     }
@@ -420,6 +450,7 @@ static void apply_exec(struct cfg *c)
     c->exec.uid_base = (uint32_t)c->uid_base;
     c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
+    c->fetch.allow = &c->fetch_allow;
     c->exec.auto_deps = c->auto_deps;
     struct deps_config *d = &c->exec.deps;
     d->data_dir = c->data_dir;
@@ -440,6 +471,8 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     int rc;
     memset(c, 0, sizeof *c);
     exec_limits_default(&c->exec.limits);
+    fetch_config_init(&c->fetch);
+    c->fetch_allow_text = strdup("");
     c->state_dir = default_state_dir();
     c->python = strdup("/usr/bin/python3");
     c->isolation = strdup("auto");
@@ -456,8 +489,8 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->only_binary = true;
     c->auto_deps = true;
     c->env_cache_size = 10ull << 30;
-    if (!c->state_dir || !c->python || !c->isolation || !c->data_dir || !c->installer || !c->index_url ||
-        !c->extra_index_url || !c->find_links) {
+    if (!c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->data_dir || !c->installer ||
+        !c->index_url || !c->extra_index_url || !c->find_links) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -553,6 +586,8 @@ void cfg_free(struct cfg *c)
     free(c->state_dir);
     free(c->python);
     free(c->isolation);
+    free(c->fetch_allow_text);
+    fetch_allow_free(&c->fetch_allow);
     free(c->data_dir);
     free(c->installer);
     free(c->index_url);
@@ -613,6 +648,12 @@ char *cfg_dump(const struct cfg *c)
         char v[48];
         format_limit(&exec_limit_defs[i], exec_limit_get(&c->exec.limits, &exec_limit_defs[i]), v, sizeof v);
         rc = dbuf_printf(&b, "%s = %s\n", exec_limit_defs[i].key, v);
+    }
+    rc = rc ? rc : dbuf_printf(&b, "fetch_allow = %s\n", c->fetch_allow_text ? c->fetch_allow_text : "");
+    for (size_t i = 0; rc == 0 && i < fetch_limit_defs_n; i++) {
+        char v[48];
+        format_limit(&fetch_limit_defs[i], fetch_limit_get(&c->fetch.limits, &fetch_limit_defs[i]), v, sizeof v);
+        rc = dbuf_printf(&b, "%s = %s\n", fetch_limit_defs[i].key, v);
     }
     if (rc < 0) {
         dbuf_free(&b);

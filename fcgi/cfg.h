@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "exec.h"
+#include "fetch.h"
 #include "util.h"
 
 struct cfg {
@@ -31,7 +32,10 @@ struct cfg {
     bool auto_deps;
     bool requirement_urls;
     uint64_t env_cache_size;  /* bytes; 0: no cap */
+    char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
+    struct fetch_allow fetch_allow;
     struct exec_config exec;  /* points into the strings above */
+    struct fetch_config fetch; /* limits, and allow pointing at fetch_allow */
 };
 
 /* Loads the configuration. file: an explicit file (must exist), or NULL to

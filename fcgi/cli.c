@@ -19,6 +19,7 @@
 
 #include "cfg.h"
 #include "exec.h"
+#include "fetch.h"
 #include "jail.h"
 #include "result.h"
 #include "workspace.h"
@@ -41,6 +42,9 @@ static void usage(FILE *f)
             "\n"
             "  --input FILE|-        the input: its bytes are the file at $SCRIPT_INPUT and stdin\n"
             "  --input-text STR      the input as text\n"
+            "  --input-url URL       the input downloaded from URL (http/https; fetch_* limits and input_bytes)\n"
+            "  --session DIR         run in DIR/workspace (made when missing), kept across runs\n"
+            "  --mount PATH=URL      with --session: download URL to mounts/PATH first (repeatable)\n"
             "  --out DIR             copy artifacts and the zip to DIR/RUNID/ (default ./runmyscript-out)\n"
             "  --timeout SECONDS     wall time limit (default: the timeout key, 60 s)\n"
             "  --with SPEC           a requirement (PEP 508, e.g. 'pillow>=9'; repeatable)\n"
@@ -55,10 +59,11 @@ static void usage(FILE *f)
             "Exit status: the script's exit code (128+N when killed by signal N), or\n"
             "  %d timeout   %d memory   %d output limit   %d install failed   %d cancelled\n"
             "  %d the service failed    %d usage   %d bad script, input or requirement   %d file not found\n"
-            "  %d cannot write --out    %d bad configuration\n",
+            "  %d cannot write --out    %d bad configuration\n"
+            "  --input-url and --mount: %d bad URL or path, %d over a size limit, %d could not be fetched\n",
             CLI_EXIT_TIMEOUT, CLI_EXIT_MEMORY, CLI_EXIT_OUTPUT_LIMIT, CLI_EXIT_INSTALL_FAILED, CLI_EXIT_CANCELLED,
             CLI_EXIT_SERVICE, CLI_EXIT_USAGE, CLI_EXIT_DATAERR, CLI_EXIT_NOINPUT, CLI_EXIT_CANTCREAT,
-            CLI_EXIT_CONFIG);
+            CLI_EXIT_CONFIG, CLI_EXIT_USAGE, CLI_EXIT_DATAERR, CLI_EXIT_NOINPUT);
 }
 
 static void fail(const char *fmt, ...) printf_like(1, 2);
@@ -351,6 +356,240 @@ static void print_summary(const struct exec_result *r, const char *dest, bool tt
         fprintf(f, "  %-28s %10s  all of the above\n", "artifacts.zip", "");
 }
 
+/* ---------------------------------------------------------- fetching */
+
+int cli_fetch_status(int rc)
+{
+    switch (rc) {
+    case -EINVAL: return CLI_EXIT_USAGE;
+    case -EFBIG:
+    case -EDQUOT: return CLI_EXIT_DATAERR;
+    case -ENOSPC:
+    case -EROFS:
+    case -EISDIR:
+    case -ENAMETOOLONG: return CLI_EXIT_CANTCREAT;
+    case -ENOSYS:
+    case -ENOMEM: return CLI_EXIT_SERVICE;
+    default: return CLI_EXIT_NOINPUT;
+    }
+}
+
+/* Makes DIR and DIR/workspace (a session for the CLI) and returns DIR's
+ * absolute path (caller frees), or NULL with a reason in why. 0711: the
+ * rlimits fallback, run as root, runs scripts as a uid of their own that
+ * must pass through DIR to reach the workspace. */
+static char *session_make(const char *dir, char *why, size_t whylen)
+{
+    int rc = util_mkdir_p(dir, 0711);
+    char *abs = rc == 0 ? realpath(dir, NULL) : NULL;
+    if (!abs) {
+        snprintf(why, whylen, "--session %s: %s", dir, strerror(rc < 0 ? -rc : errno));
+        return NULL;
+    }
+    cleanup_fd int dfd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || (mkdirat(dfd, "workspace", 0755) < 0 && errno != EEXIST)) {
+        snprintf(why, whylen, "--session %s: %s", dir, strerror(errno));
+        free(abs);
+        return NULL;
+    }
+    return abs;
+}
+
+static void print_json(json_object *o)
+{
+    if (!o) {
+        fail("out of memory");
+        return;
+    }
+    printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+}
+
+/* Splits a host path into its directory (opened, following symlinks: the
+ * CLI's user names it) and its last component. */
+static int open_parent(const char *path, const char **name, char *why, size_t whylen)
+{
+    const char *slash = strrchr(path, '/');
+    cleanup_free char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    *name = slash ? slash + 1 : path;
+    if (!dir)
+        return -ENOMEM;
+    if (!**name) {
+        snprintf(why, whylen, "%s: a file name is needed, not a directory", path);
+        return -EINVAL;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(why, whylen, "%s: %s", dir, strerror(e));
+        return -e;
+    }
+    return fd;
+}
+
+/* Options shared by fetch and upload. */
+struct xfer_args {
+    const char *session, *config;
+    const char **sets;
+    size_t nsets;
+    const char *pos[2];
+};
+
+static int xfer_args(int argc, char **argv, const char *cmd, const char *names, struct xfer_args *a)
+{
+    static const struct option opts[] = {
+        {"session", required_argument, NULL, 'S'}, {"set", required_argument, NULL, 's'},
+        {"config", required_argument, NULL, 'c'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c, npos = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': a->session = optarg; break;
+        case 's': a->sets[a->nsets++] = optarg; break;
+        case 'c': a->config = optarg; break;
+        case 'h':
+            printf("usage: runmyscript %s %s [--session DIR] [--config FILE] [--set KEY=VALUE]...\n", cmd, names);
+            return 0;
+        default: return CLI_EXIT_USAGE;
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (npos == 2) {
+            fail("%s: expected %s", cmd, names);
+            return CLI_EXIT_USAGE;
+        }
+        a->pos[npos++] = argv[i];
+    }
+    if (npos != 2) {
+        fail("%s: expected %s", cmd, names);
+        return CLI_EXIT_USAGE;
+    }
+    return -1;
+}
+
+int cli_fetch(int argc, char **argv, const char *self)
+{
+    cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    if (!sets)
+        return CLI_EXIT_SERVICE;
+    struct xfer_args a = {.sets = sets};
+    int status = xfer_args(argc, argv, "fetch", "URL DEST", &a);
+    if (status >= 0)
+        return status;
+    struct cfg cfg;
+    char err[FETCH_ERR_MAX];
+    if (cfg_load(&cfg, a.config, self, a.sets, a.nsets, err, sizeof err) < 0) {
+        fail("%s", err);
+        cfg_free(&cfg);
+        return CLI_EXIT_CONFIG;
+    }
+    const char *url = a.pos[0], *dest = a.pos[1];
+    int rc;
+    status = 0;
+    if (a.session) {
+        cleanup_free char *sdir = session_make(a.session, err, sizeof err);
+        if (!sdir) {
+            fail("%s", err);
+            status = CLI_EXIT_CANTCREAT;
+            goto out;
+        }
+        struct fetch_mount m;
+        rc = fetch_mount(&cfg.fetch, sdir, url, dest, &m, err, sizeof err);
+        if (rc < 0) {
+            fail("%s", err);
+            status = cli_fetch_status(rc);
+            goto out;
+        }
+        json_object *o = result_mount_json(&m);
+        if (o)
+            json_object_object_add(o, "reused", json_object_new_boolean(m.reused));
+        print_json(o);
+        fetch_mount_free(&m);
+    } else {
+        const char *name;
+        cleanup_fd int dfd = open_parent(dest, &name, err, sizeof err);
+        if (dfd < 0) {
+            fail("%s", err);
+            status = dfd == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_CANTCREAT;
+            goto out;
+        }
+        struct fetch_file f;
+        rc = fetch_download(&cfg.fetch, url, dfd, name, 0, NULL, &f, err, sizeof err);
+        if (rc < 0) {
+            fail("%s", err);
+            status = cli_fetch_status(rc);
+            goto out;
+        }
+        json_object *o = json_object_new_object();
+        if (o) {
+            json_object_object_add(o, "path", json_object_new_string(dest));
+            json_object_object_add(o, "bytes", json_object_new_int64((int64_t)f.bytes));
+            json_object_object_add(o, "sha256", json_object_new_string(f.sha256));
+            json_object_object_add(o, "mime", json_object_new_string(f.mime));
+        }
+        print_json(o);
+    }
+out:
+    cfg_free(&cfg);
+    if (fflush(stdout) != 0 && status == 0)
+        status = CLI_EXIT_SERVICE;
+    return status;
+}
+
+int cli_upload(int argc, char **argv, const char *self)
+{
+    cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    if (!sets)
+        return CLI_EXIT_SERVICE;
+    struct xfer_args a = {.sets = sets};
+    int status = xfer_args(argc, argv, "upload", "FILE URL", &a);
+    if (status >= 0)
+        return status;
+    struct cfg cfg;
+    char err[FETCH_ERR_MAX];
+    if (cfg_load(&cfg, a.config, self, a.sets, a.nsets, err, sizeof err) < 0) {
+        fail("%s", err);
+        cfg_free(&cfg);
+        return CLI_EXIT_CONFIG;
+    }
+    const char *file = a.pos[0], *url = a.pos[1];
+    struct fetch_upload_result u;
+    int rc;
+    status = 0;
+    if (a.session) {
+        cleanup_free char *sdir = realpath(a.session, NULL);
+        if (!sdir) {
+            fail("--session %s: %s", a.session, strerror(errno));
+            status = CLI_EXIT_NOINPUT;
+            goto out;
+        }
+        rc = fetch_persist(&cfg.fetch, sdir, file, url, &u, err, sizeof err);
+    } else {
+        const char *name;
+        cleanup_fd int dfd = open_parent(file, &name, err, sizeof err);
+        if (dfd < 0) {
+            fail("%s", err);
+            status = dfd == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_NOINPUT;
+            goto out;
+        }
+        rc = fetch_upload(&cfg.fetch, url, dfd, name, &u, err, sizeof err);
+    }
+    if (rc < 0) {
+        fail("%s", err);
+        /* A local file that cannot be read is "cannot read the input" too. */
+        status = cli_fetch_status(rc);
+        goto out;
+    }
+    print_json(result_upload_json(&u));
+out:
+    cfg_free(&cfg);
+    if (fflush(stdout) != 0 && status == 0)
+        status = CLI_EXIT_SERVICE;
+    return status;
+}
+
 /* ---------------------------------------------------------------- main */
 
 int cli_run(int argc, char **argv, const char *self)
@@ -358,29 +597,36 @@ int cli_run(int argc, char **argv, const char *self)
     enum {
         OPT_INPUT = 256,
         OPT_INPUT_TEXT,
+        OPT_INPUT_URL,
         OPT_OUT,
         OPT_TIMEOUT,
         OPT_JSON,
         OPT_SET,
         OPT_CONFIG,
+        OPT_SESSION,
+        OPT_MOUNT,
         OPT_WITH,
         OPT_AUTO_DEPS,
         OPT_NO_AUTO_DEPS,
     };
     static const struct option opts[] = {
         {"input", required_argument, NULL, OPT_INPUT},   {"input-text", required_argument, NULL, OPT_INPUT_TEXT},
+        {"input-url", required_argument, NULL, OPT_INPUT_URL},
         {"out", required_argument, NULL, OPT_OUT},       {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"json", no_argument, NULL, OPT_JSON},           {"set", required_argument, NULL, OPT_SET},
-        {"config", required_argument, NULL, OPT_CONFIG}, {"help", no_argument, NULL, 'h'},
+        {"config", required_argument, NULL, OPT_CONFIG}, {"session", required_argument, NULL, OPT_SESSION},
+        {"mount", required_argument, NULL, OPT_MOUNT},   {"help", no_argument, NULL, 'h'},
         {"with", required_argument, NULL, OPT_WITH},     {"requirements", required_argument, NULL, 'r'},
         {"auto-deps", no_argument, NULL, OPT_AUTO_DEPS}, {"no-auto-deps", no_argument, NULL, OPT_NO_AUTO_DEPS},
         {NULL, 0, NULL, 0},
     };
-    const char *input_file = NULL, *input_text = NULL, *out = NULL, *timeout = NULL, *config = NULL;
+    const char *input_file = NULL, *input_text = NULL, *input_url = NULL, *out = NULL, *timeout = NULL,
+               *config = NULL, *session = NULL;
     bool json = false;
     int auto_deps = -1; /* -1: the configuration's */
     cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    size_t nsets = 0;
+    cleanup_free const char **mounts = calloc((size_t)argc + 1, sizeof *mounts);
+    size_t nsets = 0, nmounts = 0;
     /* --with and -r, in the order given (earlier wins per distribution). */
     struct req_arg {
         bool file;
@@ -390,13 +636,16 @@ int cli_run(int argc, char **argv, const char *self)
     size_t n_req_args = 0;
     int c;
 
-    if (!sets || !req_args)
+    if (!sets || !mounts || !req_args)
         return CLI_EXIT_SERVICE;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hr:", opts, NULL)) != -1) {
         switch (c) {
         case OPT_INPUT: input_file = optarg; break;
         case OPT_INPUT_TEXT: input_text = optarg; break;
+        case OPT_INPUT_URL: input_url = optarg; break;
+        case OPT_SESSION: session = optarg; break;
+        case OPT_MOUNT: mounts[nmounts++] = optarg; break;
         case OPT_OUT: out = optarg; break;
         case OPT_TIMEOUT: timeout = optarg; break;
         case OPT_JSON: json = true; break;
@@ -416,9 +665,19 @@ int cli_run(int argc, char **argv, const char *self)
         return CLI_EXIT_USAGE;
     }
     const char *script_path = argv[optind];
-    if (input_file && input_text) {
-        fail("--input and --input-text: give one of them");
+    if (!!input_file + !!input_text + !!input_url > 1) {
+        fail("--input, --input-text and --input-url: give one of them");
         return CLI_EXIT_USAGE;
+    }
+    if (nmounts && !session) {
+        fail("--mount needs --session DIR (the mounted files live in its workspace)");
+        return CLI_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < nmounts; i++) {
+        if (!strchr(mounts[i], '=') || mounts[i][0] == '=') {
+            fail("--mount %s: expected PATH=URL", mounts[i]);
+            return CLI_EXIT_USAGE;
+        }
     }
     if (input_file && !strcmp(input_file, "-") && !strcmp(script_path, "-")) {
         fail("the script and the input cannot both come from stdin");
@@ -441,7 +700,7 @@ int cli_run(int argc, char **argv, const char *self)
     }
 
     int status = 0;
-    cleanup_free char *code = NULL, *input = NULL, *dest = NULL;
+    cleanup_free char *code = NULL, *input = NULL, *dest = NULL, *sdir = NULL, *workspace = NULL;
     size_t code_len = 0, input_len = 0;
     struct exec_result r;
     exec_result_init(&r);
@@ -483,6 +742,18 @@ int cli_run(int argc, char **argv, const char *self)
     } else if (input_text) {
         input = strdup(input_text);
         input_len = strlen(input_text);
+    } else if (input_url) {
+        /* Through the same code and limits as mount_file, and no larger
+         * than input_bytes. */
+        struct fetch_file f;
+        char ferr[FETCH_ERR_MAX];
+        rc = fetch_to_memory(&cfg.fetch, input_url, cfg.exec.limits.input_bytes, "input_bytes", &input, &input_len,
+                             &f, ferr, sizeof ferr);
+        if (rc < 0) {
+            fail("--input-url: %s", ferr);
+            status = cli_fetch_status(rc);
+            goto done;
+        }
     }
     const char *why = NULL;
     if (exec_check_code(code, code_len, &cfg.exec.limits, &why) < 0) {
@@ -496,6 +767,37 @@ int cli_run(int argc, char **argv, const char *self)
         fail("--out: %s", err);
         status = CLI_EXIT_CANTCREAT;
         goto done;
+    }
+
+    if (session) {
+        sdir = session_make(session, err, sizeof err);
+        if (!sdir || asprintf(&workspace, "%s/workspace", sdir) < 0) {
+            workspace = NULL;
+            fail("%s", sdir ? "out of memory" : err);
+            status = CLI_EXIT_CANTCREAT;
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < nmounts; i++) {
+        /* PATH=URL: the first '=' ends the path (a URL's query has more). */
+        const char *eq = strchr(mounts[i], '=');
+        cleanup_free char *path = strndup(mounts[i], (size_t)(eq - mounts[i]));
+        struct fetch_mount m;
+        char ferr[FETCH_ERR_MAX];
+        if (!path) {
+            status = CLI_EXIT_SERVICE;
+            goto done;
+        }
+        rc = fetch_mount(&cfg.fetch, sdir, eq + 1, path, &m, ferr, sizeof ferr);
+        if (rc < 0) {
+            fail("--mount: %s", ferr);
+            status = cli_fetch_status(rc);
+            goto done;
+        }
+        if (!json)
+            fprintf(stderr, "[runmyscript] %s %s (%llu bytes, sha256 %.12s...)\n", m.reused ? "kept" : "mounted",
+                    m.mounted_as, (unsigned long long)m.bytes, m.sha256);
+        fetch_mount_free(&m);
     }
 
     struct sigaction sa = {.sa_handler = on_signal};
@@ -519,6 +821,7 @@ int cli_run(int argc, char **argv, const char *self)
     spec.code_len = code_len;
     spec.input = input;
     spec.input_len = input_len;
+    spec.workspace = workspace;
     spec.requirements = reqs;
     spec.n_requirements = n_reqs;
     if (auto_deps >= 0)

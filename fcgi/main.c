@@ -14,6 +14,8 @@ static void usage(FILE *f)
                "\n"
                "commands:\n"
                "  run SCRIPT|-     run a Python script in a sandbox (runmyscript run --help)\n"
+               "  fetch URL DEST   download a file (or mount it into a session: --session DIR)\n"
+               "  upload FILE URL  HTTP PUT a file (or a session's output file: --session DIR)\n"
                "  config           print the effective configuration\n"
                "  check-sandbox    print what isolation this host supports\n"
                "  --version        print the version\n"
@@ -29,6 +31,10 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "run"))
         return cli_run(argc - 1, argv + 1, argv[0]);
+    if (!strcmp(cmd, "fetch"))
+        return cli_fetch(argc - 1, argv + 1, argv[0]);
+    if (!strcmp(cmd, "upload"))
+        return cli_upload(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "config"))
         return cli_config(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "check-sandbox"))

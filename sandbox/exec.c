@@ -31,6 +31,7 @@
 
 #include "artifacts.h"
 #include "deps.h"
+#include "fetch.h"
 #include "jail.h"
 #include "result.h"
 #include "workspace.h"
@@ -402,8 +403,9 @@ struct layout {
     char *vars[12];               /* the environment, from DESIGN.md's allowlist */
     const char *envp[13];
     char *python, *script, *cwd;
-    struct jail_bind binds[3];
+    struct jail_bind binds[4];
     size_t n_binds;
+    char *mounts;                 /* host path of the workspace's mounts/ */
     const char *chown[2];
     size_t n_chown;
 };
@@ -415,19 +417,40 @@ static void layout_free(struct layout *l)
     free(l->python);
     free(l->script);
     free(l->cwd);
+    free(l->mounts);
     memset(l, 0, sizeof *l);
 }
 
-/* In the namespaces: the workspace at /work, the environment at /env, and
- * for a session run (whose workspace is not its run directory) the run
- * directory read-only at /job. HOME and TMPDIR on the private /tmp. In the
- * fallback: the host's paths. */
+/* mounts/ of the workspace (mount_file's files) is read-only to scripts.
+ * A session's workspace always gets one, so that a script can never own a
+ * writable mounts/ into which a later mount_file would write. Returns true
+ * when the workspace has it as a real directory (not a symlink). */
+static bool mounts_dir(const char *workdir, bool make)
+{
+    cleanup_fd int wfd = open(workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (wfd < 0)
+        return false;
+    if (make && mkdirat(wfd, FETCH_MOUNTS_DIR, 0755) < 0 && errno != EEXIST)
+        log_msg(LOG_LVL_WARN, "cannot make %s/%s: %s", workdir, FETCH_MOUNTS_DIR, strerror(errno));
+    struct stat st;
+    return fstatat(wfd, FETCH_MOUNTS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* In the namespaces: the workspace at /work, its mounts/ read-only over
+ * /work/mounts, the environment at /env, and for a session run (whose
+ * workspace is not its run directory) the run directory read-only at /job.
+ * HOME and TMPDIR on the private /tmp. In the fallback: the host's paths,
+ * and the files of mounts/ made read-only (chmod a-w). As root, mounts/
+ * keeps the server's uid (jail_opts.chown_keep) while the rest of the
+ * workspace becomes the run's, so that holds; run unprivileged, the
+ * fallback's script has the server's uid and could put the bits back. */
 static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_result *r, const char *env_dir,
                        bool session)
 {
     const char *work, *job, *env, *home, *tmp;
     char hbuf[4096], tbuf[4096];
     memset(l, 0, sizeof *l);
+    bool has_mounts = mounts_dir(r->workdir, session);
     if (mode == JAIL_MODE_NAMESPACES) {
         work = "/work";
         job = session ? "/job" : "/work";
@@ -438,6 +461,15 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         if (session)
             l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
         l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
+        if (has_mounts) {
+            if (asprintf(&l->mounts, "%s/%s", r->workdir, FETCH_MOUNTS_DIR) < 0) {
+                l->mounts = NULL;
+                goto oom;
+            }
+            /* Read-only, and neither end reached through a symlink: the
+             * workspace is the script's to rearrange between runs. */
+            l->binds[l->n_binds++] = (struct jail_bind){l->mounts, "/work/" FETCH_MOUNTS_DIR, JAIL_BIND_NOFOLLOW};
+        }
     } else {
         work = r->workdir;
         job = r->run_dir;
@@ -446,6 +478,12 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         snprintf(tbuf, sizeof tbuf, "%s/tmp", r->run_dir);
         home = hbuf;
         tmp = tbuf;
+        if (has_mounts) {
+            cleanup_fd int wfd = open(r->workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int rc = wfd < 0 ? -errno : fetch_mounts_chmod_ro(wfd);
+            if (rc < 0)
+                log_msg(LOG_LVL_WARN, "making mounts/ read-only: %s", strerror(-rc));
+        }
     }
     /* As root, the run's own host uid must be able to write (both modes). */
     l->chown[l->n_chown++] = r->run_dir;
@@ -557,6 +595,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
             .uid_count = cfg->uid_count,
             .chown_paths = l.chown,
             .n_chown_paths = l.n_chown,
+            .chown_keep = FETCH_MOUNTS_DIR,
         };
         rc = jail_start(&o, proc, err, sizeof err);
         layout_free(&l);
@@ -933,9 +972,15 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
     *env_dir = NULL;
     bool declared = set->n > 0;
     if (spec->auto_deps) {
-        const char *local[] = {r->run_dir, spec->workspace};
-        rc = deps_detect(&cfg->deps, spec->code, spec->code_len, info, local, spec->workspace ? 2 : 1, base, set,
-                         err, sizeof err);
+        /* A module of the script's own (helpers.py beside it, in the
+         * session's workspace, or a file mount_file put in its mounts/)
+         * is not something to install. */
+        cleanup_free char *mounts = NULL;
+        if (spec->workspace && asprintf(&mounts, "%s/mounts", spec->workspace) < 0)
+            mounts = NULL;
+        const char *local[] = {r->run_dir, spec->workspace, mounts};
+        rc = deps_detect(&cfg->deps, spec->code, spec->code_len, info, local, ARRAY_SIZE(local), base, set, err,
+                         sizeof err);
         if (rc < 0) {
             set_error(r, "finding what the script imports: %s", *err ? err : strerror(-rc));
             return rc;

@@ -76,6 +76,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "workspace.h"
+
 #define JAIL_ROOT_SIZE "8m"          /* the root tmpfs holds only directories and /etc */
 
 const char *jail_mode_name(enum jail_mode m)
@@ -717,10 +719,13 @@ static int take_uid(const struct jail_opts *o, struct jail_proc *p, char *err, s
     return -EAGAIN;
 }
 
-/* chown -R without following symlinks. */
-static int chown_tree(int dirfd, const char *name, uid_t uid, int depth)
+/* chown -R without following symlinks; keep, directly under the top, is
+ * left as it is. */
+static int chown_tree(int dirfd, const char *name, uid_t uid, gid_t gid, int depth, const char *keep)
 {
-    if (fchownat(dirfd, name, uid, uid, AT_SYMLINK_NOFOLLOW) < 0)
+    if (depth == 1 && keep && !strcmp(name, keep))
+        return 0;
+    if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
         return -errno;
     struct stat st;
     if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) || depth > 64)
@@ -736,11 +741,33 @@ static int chown_tree(int dirfd, const char *name, uid_t uid, int depth)
     while ((de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        int r = chown_tree(fd, de->d_name, uid, depth + 1);
+        int r = chown_tree(fd, de->d_name, uid, gid, depth + 1, keep);
         if (r < 0 && rc == 0)
             rc = r;
     }
     return rc;
+}
+
+/* Gives the run's paths to its uid for the run; jail_finish takes them back
+ * before the uid is released, so that a later run that gets the same uid
+ * owns nothing of this one's. chown_keep is left to the server both ways. */
+static int give_paths(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen)
+{
+    p->given = calloc(o->n_chown_paths + 1, sizeof *p->given);
+    if (!p->given)
+        return -ENOMEM;
+    if (o->chown_keep && !(p->given_keep = strdup(o->chown_keep)))
+        return -ENOMEM;
+    for (size_t i = 0; i < o->n_chown_paths; i++) {
+        if (!(p->given[i] = strdup(o->chown_paths[i])))
+            return -ENOMEM;
+        int rc = chown_tree(AT_FDCWD, o->chown_paths[i], p->host_uid, p->host_uid, 0, o->chown_keep);
+        if (rc < 0) {
+            snprintf(err, errlen, "giving %s to the sandbox uid: %s", o->chown_paths[i], strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
 }
 
 /* ------------------------------------------------- the namespace init */
@@ -752,6 +779,7 @@ struct plan_item {
     char inside[PATH_MAX];  /* absolute */
     char link[PATH_MAX];    /* symlink target */
     bool is_dir;
+    bool nofollow;          /* JAIL_BIND_NOFOLLOW */
     unsigned long extra;    /* MS_RDONLY, MS_NOSUID, ... added to what is locked */
 };
 
@@ -832,6 +860,52 @@ static int bind_fd(int fd, const char *target, bool is_dir, unsigned long extra)
     return mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | extra | locked_flags(target), NULL);
 }
 
+/* The same for a JAIL_BIND_NOFOLLOW bind: the target, root + inside, must
+ * exist and is reached beneath root without following any symlink (a
+ * script may have made one where a directory was); the bind and the
+ * remount then go through /proc/self/fd, never through the name again. */
+static int bind_fd_beneath(int fd, const char *root, const char *inside, bool is_dir, unsigned long extra)
+{
+    char src[64], dst[64];
+    int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rfd < 0)
+        return -1;
+    const char *rel = inside;
+    while (*rel == '/')
+        rel++;
+    int t = ws_open_beneath(rfd, rel, O_PATH | (is_dir ? O_DIRECTORY : 0), 0);
+    struct stat st;
+    if (t < 0 || fstat(t, &st) < 0 || (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
+        if (t >= 0)
+            close(t);
+        close(rfd);
+        errno = t < 0 ? -t : ENOTDIR;
+        return -1;
+    }
+    snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
+    snprintf(dst, sizeof dst, "/proc/self/fd/%d", t);
+    int rc = mount(src, dst, NULL, MS_BIND | MS_REC, NULL);
+    close(t);
+    if (rc < 0) {
+        close(rfd);
+        return -1;
+    }
+    /* Opened again, the path now crosses into the new mount: its root is
+     * what the remount must name. */
+    t = ws_open_beneath(rfd, rel, O_PATH | (is_dir ? O_DIRECTORY : 0), 0);
+    close(rfd);
+    if (t < 0) {
+        errno = -t;
+        return -1;
+    }
+    snprintf(dst, sizeof dst, "/proc/self/fd/%d", t);
+    rc = mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | extra | locked_flags(dst), NULL);
+    int e = errno;
+    close(t);
+    errno = e;
+    return rc;
+}
+
 /* Closes every descriptor but those in keep. */
 static void close_all_except(const int *keep, size_t n)
 {
@@ -897,15 +971,15 @@ static void plan_free(struct ns_ctx *c)
 }
 
 /* Adds a bind of host at inside. Missing host paths fail unless optional. */
-static int plan_bind(struct ns_ctx *c, const char *host, const char *inside, unsigned long extra, bool optional,
-                     char *err, size_t errlen)
+static int plan_bind_at(struct ns_ctx *c, const char *host, const char *inside, unsigned long extra, bool optional,
+                        bool nofollow, char *err, size_t errlen)
 {
     if (c->n_plan == PLAN_MAX) {
         snprintf(err, errlen, "(too many)");
         return -E2BIG;
     }
     struct plan_item *it = &c->plan[c->n_plan];
-    it->fd = open(host, O_PATH | O_CLOEXEC);
+    it->fd = open(host, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
     struct stat st;
     if (it->fd < 0 || fstat(it->fd, &st) < 0) {
         int e = errno;
@@ -916,12 +990,25 @@ static int plan_bind(struct ns_ctx *c, const char *host, const char *inside, uns
         snprintf(err, errlen, "%s", host);
         return -e;
     }
+    if (S_ISLNK(st.st_mode)) {
+        /* O_PATH|O_NOFOLLOW opened the symlink itself. */
+        close(it->fd);
+        snprintf(err, errlen, "%s (a symlink)", host);
+        return -ELOOP;
+    }
     it->is_dir = S_ISDIR(st.st_mode);
+    it->nofollow = nofollow;
     it->extra = extra;
     it->link[0] = '\0';
     snprintf(it->inside, sizeof it->inside, "%s", inside);
     c->n_plan++;
     return 0;
+}
+
+static int plan_bind(struct ns_ctx *c, const char *host, const char *inside, unsigned long extra, bool optional,
+                     char *err, size_t errlen)
+{
+    return plan_bind_at(c, host, inside, extra, optional, false, err, errlen);
 }
 
 static int plan_link(struct ns_ctx *c, const char *target, const char *inside)
@@ -983,8 +1070,9 @@ static int plan_make(struct ns_ctx *c, char *err, size_t errlen)
     /* The caller's: the workspace, the environment, ... */
     for (size_t i = 0; rc == 0 && i < o->n_binds; i++) {
         const struct jail_bind *b = &o->binds[i];
-        rc = plan_bind(c, b->host, b->inside, MS_NOSUID | MS_NODEV | ((b->flags & JAIL_BIND_RW) ? 0 : MS_RDONLY),
-                       b->flags & JAIL_BIND_OPTIONAL, err, errlen);
+        rc = plan_bind_at(c, b->host, b->inside,
+                          MS_NOSUID | MS_NODEV | ((b->flags & JAIL_BIND_RW) ? 0 : MS_RDONLY),
+                          b->flags & JAIL_BIND_OPTIONAL, b->flags & JAIL_BIND_NOFOLLOW, err, errlen);
     }
     if (rc < 0)
         plan_free(c);
@@ -1015,7 +1103,8 @@ static void build_root(struct ns_ctx *c)
         if (it->fd < 0) {
             if (symlink(it->link, p) < 0)
                 child_fail_what(efd, STAGE_ROOT, it->inside);
-        } else if (bind_fd(it->fd, p, it->is_dir, it->extra) < 0) {
+        } else if (it->nofollow ? bind_fd_beneath(it->fd, R, it->inside, it->is_dir, it->extra) < 0
+                                : bind_fd(it->fd, p, it->is_dir, it->extra) < 0) {
             child_fail_what(efd, STAGE_BIND, it->inside);
         }
     }
@@ -1280,13 +1369,9 @@ static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char
         rc = take_uid(o, p, err, errlen);
         if (rc < 0)
             return rc;
-        for (size_t i = 0; i < o->n_chown_paths; i++) {
-            rc = chown_tree(AT_FDCWD, o->chown_paths[i], p->host_uid, 0);
-            if (rc < 0) {
-                snprintf(err, errlen, "giving %s to the sandbox uid: %s", o->chown_paths[i], strerror(-rc));
-                return rc;
-            }
-        }
+        rc = give_paths(o, p, err, errlen);
+        if (rc < 0)
+            return rc;
     } else {
         p->host_uid = geteuid();
     }
@@ -1446,13 +1531,9 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
         int rc = take_uid(o, p, err, errlen);
         if (rc < 0)
             return rc;
-        for (size_t i = 0; i < o->n_chown_paths; i++) {
-            rc = chown_tree(AT_FDCWD, o->chown_paths[i], p->host_uid, 0);
-            if (rc < 0) {
-                snprintf(err, errlen, "giving %s to the sandbox uid: %s", o->chown_paths[i], strerror(-rc));
-                return rc;
-            }
-        }
+        rc = give_paths(o, p, err, errlen);
+        if (rc < 0)
+            return rc;
         uid = p->host_uid;
     }
     /* RLIMIT_NPROC counts every process of the uid, not just the run's. */
@@ -1755,6 +1836,17 @@ void jail_finish(struct jail_proc *p)
         p->pids_breached = p->pids_breached || cg_read_key(p->cg_pids, "pids.events", "max") > 0;
     cg_remove(&p->cg_memory);
     cg_remove(&p->cg_pids);
+    for (size_t i = 0; p->given && p->given[i]; i++) {
+        int rc = chown_tree(AT_FDCWD, p->given[i], geteuid(), getegid(), 0, p->given_keep);
+        if (rc < 0 && rc != -ENOENT)
+            log_msg(LOG_LVL_ERROR, "taking back %s from uid %u: %s", p->given[i], (unsigned)p->host_uid,
+                    strerror(-rc));
+        free(p->given[i]);
+    }
+    free(p->given);
+    p->given = NULL;
+    free(p->given_keep);
+    p->given_keep = NULL;
     if (p->uid_lock >= 0) {
         close(p->uid_lock);
         p->uid_lock = -1;

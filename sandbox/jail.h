@@ -27,6 +27,11 @@ const char *jail_mode_name(enum jail_mode m); /* "namespaces+seccomp", "rlimits"
 enum {
     JAIL_BIND_RW = 1,        /* writable (default: read-only) */
     JAIL_BIND_OPTIONAL = 2,  /* skip it when the host path is missing */
+    /* The host path's last component and the target inside are reached
+     * without following a symlink, and the target must already exist: for
+     * a directory a script can write (mounts/ of a session's workspace),
+     * where a symlink swapped in would move the bind elsewhere. */
+    JAIL_BIND_NOFOLLOW = 4,
 };
 struct jail_bind {
     const char *host;    /* absolute */
@@ -52,6 +57,11 @@ struct jail_opts {
      * followed. */
     const char *const *chown_paths;
     size_t n_chown_paths;
+    /* A name directly under each chown path that keeps its owner, with all
+     * below it (NULL: none): a session's mounts/, the server's and
+     * read-only, so that the rlimits fallback's script, a uid of its own
+     * when we are root, cannot write it either. */
+    const char *chown_keep;
 };
 
 /* A started run. */
@@ -64,6 +74,8 @@ struct jail_proc {
     int wstatus;          /* the script's, valid once reaped */
     struct rusage ru;     /* of the run's processes */
     int uid_lock;         /* held for the run: its host uid is ours */
+    char **given;         /* paths chowned to host_uid, taken back at the end */
+    char *given_keep;     /* jail_opts.chown_keep, left alone both ways */
     uid_t host_uid;
     char *cg_memory;      /* cgroup v1/v2 directories made for the run, or NULL */
     char *cg_pids;

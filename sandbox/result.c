@@ -144,6 +144,34 @@ oom:
     return NULL;
 }
 
+json_object *result_mount_json(const struct fetch_mount *m)
+{
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    ADD(o, "mounted_as", str_or_null(m->mounted_as));
+    ADD(o, "bytes", json_object_new_int64((int64_t)m->bytes));
+    ADD(o, "sha256", json_object_new_string(m->sha256));
+    ADD(o, "mime", json_object_new_string(m->mime ? m->mime : "application/octet-stream"));
+    return o;
+oom:
+    json_object_put(o);
+    return NULL;
+}
+
+json_object *result_upload_json(const struct fetch_upload_result *u)
+{
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    ADD(o, "uploaded_bytes", json_object_new_int64((int64_t)u->uploaded_bytes));
+    ADD(o, "status", json_object_new_int64(u->status));
+    return o;
+oom:
+    json_object_put(o);
+    return NULL;
+}
+
 char *result_to_string(const struct exec_result *r, bool pretty, size_t *len)
 {
     json_object *o = result_to_json(r);

@@ -38,16 +38,30 @@ bool ws_id_valid(const char *s)
 
 int ws_init_state(const char *state_dir)
 {
-    static const char *const subs[] = {"runs", "sessions", "envs", "cache"};
+    /* runs/ and sessions/ can be passed through (a run in the fallback, as
+     * another uid, reaches its own directory) but not listed: their ids are
+     * the capabilities. */
+    static const struct {
+        const char *name;
+        mode_t mode;
+    } subs[] = {{"runs", 0711}, {"sessions", 0711}, {"envs", 0755}, {"cache", 0700}};
     int rc = util_mkdir_p(state_dir, 0755);
     if (rc < 0)
         return rc;
     cleanup_fd int dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return -errno;
-    for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
-        if (mkdirat(dfd, subs[i], 0755) < 0 && errno != EEXIST)
+    for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
+        if (mkdirat(dfd, subs[i].name, subs[i].mode) == 0)
+            continue;
+        if (errno != EEXIST)
             return -errno;
+        /* A state directory made by an older version: tighten it. */
+        struct stat st;
+        if (fstatat(dfd, subs[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+            st.st_uid == geteuid() && (st.st_mode & 07777) != subs[i].mode)
+            discard(fchmodat(dfd, subs[i].name, subs[i].mode, 0)); /* best effort */
+    }
     return 0;
 }
 

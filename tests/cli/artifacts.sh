@@ -66,4 +66,34 @@ is "$(jget $T/none.json 'r["zip_url"]')" null "and no zip"
 [ ! -e $T/out2 ]
 ok $? "--out is not created when there is nothing to copy"
 
+# A later run cannot read an earlier run's files (in the jail it cannot see
+# them; in the fallback they are no longer its uid's, and runs/ cannot be
+# listed).
+cat >$T/secret.py <<'PY'
+import os
+open(os.path.join(os.environ["SCRIPT_OUTPUT"], "secret.txt"), "w").write("earlier run's secret\n")
+PY
+run_json $T/secret.json $T/secret.py
+sid=$(jget $T/secret.json 'r["run_id"]')
+cat >$T/peek.py <<PY
+import os
+for p in ["$RUNMYSCRIPT_STATE_DIR/runs/$sid/output/secret.txt", "$RUNMYSCRIPT_STATE_DIR/runs"]:
+    try:
+        if os.path.isdir(p):
+            print("R listed", os.listdir(p))
+        else:
+            print("R read", open(p).read().strip())
+    except OSError as e:
+        print("R refused", e.errno)
+PY
+run_json $T/peek.json $T/peek.py
+! grep -q "R read\|R listed" <<<"$(jget $T/peek.json 'r["logs"]')"
+ok $? "a later run can neither read an earlier run's files nor list the runs"
+if [ "$(id -u)" = 0 ]; then
+    is "$(stat -c %u "$RUNMYSCRIPT_STATE_DIR/runs/$sid" "$RUNMYSCRIPT_STATE_DIR/runs/$sid/output/secret.txt" | sort -u)" 0 \
+        "after the run its files belong to the server again, not to the run's uid"
+else
+    skip "run uids are given and taken back only when the server is root"
+fi
+
 done_testing

@@ -165,6 +165,24 @@ like "$(jget $T/cli.json 'r["logs"]')" "OUT alpha says hello to the command line
 key=$(jget $T/cli.json 'r["env"]')
 is "$(head -1 $ST/envs/$key/bin/rms-alpha)" "#!/usr/bin/env python3" "its shebang names no build directory"
 
+# --- a session's own modules are not installed ---
+mkdir -p $T/sess/workspace/mounts $T/sess/workspace/mypkg
+printf 'def hi():\n    return "helpers here"\n' >$T/sess/workspace/helpers.py
+: >$T/sess/workspace/mypkg/__init__.py
+printf 'X = "mounted"\n' >$T/sess/workspace/mounts/mounted_mod.py
+cat >$T/own.py <<'PY'
+import sys
+import helpers, mypkg
+sys.path.insert(0, "mounts")
+import mounted_mod
+print(helpers.hi(), mounted_mod.X)
+PY
+run_json $T/own.json $T/own.py --session $T/sess
+is "$RC" 0 "helpers.py, a package and a mounted module of the session's workspace"
+is "$(jget $T/own.json 'r["env_cache"]')" none "need no environment"
+is "$(jget $T/own.json 'r["install_log"]')" null "and no installer"
+like "$(jget $T/own.json 'r["logs"]')" "helpers here mounted" "the script imported them"
+
 # --- the import map is read only when an import needs it ---
 printf 'import os, json\nprint(json.dumps(os.sep))\n' >$T/std.py
 run_json $T/nomap1.json $T/std.py --set data_dir=$T/nowhere
