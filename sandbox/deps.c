@@ -676,8 +676,12 @@ static int installer_args(const struct deps_config *cfg, const char *pip_runner,
  *
  * THE ONE PLACE an installer runs. Today it runs as a trusted helper
  * (proc_run: clean environment, own process group, time limit); the jail
- * issue routes this call through the jail (namespaces, seccomp, network
- * on, env_dir and cache_dir the only writable places). */
+ * issue routes this call through jail_run_tool (namespaces, seccomp,
+ * network on, env_dir and cache_dir the only writable places). argv and
+ * envp name host paths (env_dir's python, pip's runner under /usr, the
+ * cache and HOME under STATE/cache, file:// find_links directories): bound
+ * at the same paths inside, they need no rewriting, and fix_shebangs()
+ * still finds env_dir in the scripts the installer writes. */
 static int deps__run_installer(const char *const *argv, const char *const *envp, const char *env_dir,
                                const char *cache_dir, int64_t timeout_ms, const struct deps_install_io *io,
                                char **out, int *wstatus)
