@@ -195,7 +195,8 @@ static void test_walk_and_zip(const char *root)
     is_int((long long)files, 2, "stops once past the stop value");
 
     /* A zip that cannot be completed is not left behind. */
-    struct exec_artifact ghost = {.path = "does-not-exist", .size = 1, .mime = "text/plain", .summary = "x"};
+    char gpath[] = "does-not-exist", gmime[] = "text/plain", gsum[] = "x";
+    struct exec_artifact ghost = {.path = gpath, .size = 1, .mime = gmime, .summary = gsum};
     struct art_list gl = {.v = &ghost, .n = 1};
     ok(art_zip(ofd, &gl, zfd, "broken.zip", err, sizeof err) < 0, "a zip of a missing file fails: %s", err);
     ok(faccessat(zfd, "broken.zip", F_OK, 0) < 0, "and no broken.zip exists");

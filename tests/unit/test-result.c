@@ -18,7 +18,7 @@ int main(void)
     r.duration_ms = 12;
     r.isolation = "rlimits";
     r.url_prefix = "/artifacts/";
-    (void)exec_log_append(&r.log, EXEC_STREAM_STDOUT, "ok \xff\xfe\n", 6, &marker);
+    is_int(exec_log_append(&r.log, EXEC_STREAM_STDOUT, "ok \xff\xfe\n", 6, &marker), 6, "a chunk of output");
     r.artifacts = calloc(2, sizeof *r.artifacts);
     r.artifacts[0] = (struct exec_artifact){strdup("plots/a b.png"), 10, strdup("image/png"), strdup("PNG image 1x1")};
     r.artifacts[1] = (struct exec_artifact){strdup("bad\xff.txt"), 3, strdup("text/plain"), strdup("text, 1 line")};
