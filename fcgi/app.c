@@ -73,7 +73,7 @@ char *app_base64(const unsigned char *p, size_t n, size_t *out_len)
 void app_base_url(const struct app *app, const struct http_req *req, char *out, size_t outlen)
 {
     out[0] = '\0';
-    if (app->cfg->public_url) {
+    if (app->cfg->public_url && *app->cfg->public_url) {
         snprintf(out, outlen, "%s", app->cfg->public_url);
         size_t n = strlen(out);
         while (n && out[n - 1] == '/')
@@ -333,6 +333,26 @@ static const char *isolation_level(const struct cfg *cfg)
     return "none: runs are refused (require_isolation = on and no namespaces here)";
 }
 
+/* The installer runs will use: the installer key, and for auto what deps
+ * picks (uv when it is on the server's PATH, else pip). */
+static const char *installer_name(const struct cfg *cfg)
+{
+    if (cfg->installer && strcmp(cfg->installer, "auto"))
+        return cfg->installer;
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : ""; *p;) {
+        size_t n = strcspn(p, ":");
+        char cand[4096];
+        if (n && (size_t)snprintf(cand, sizeof cand, "%.*s/uv", (int)n, p) < sizeof cand &&
+            access(cand, X_OK) == 0)
+            return "uv";
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return "pip";
+}
+
 static void healthz(const struct app *app, struct http_req *req, struct http_resp *resp)
 {
     (void)req;
@@ -343,9 +363,7 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(o, "isolation", json_object_new_string(isolation_level(app->cfg)));
     json_object_object_add(o, "isolation_config", json_object_new_string(app->cfg->isolation));
     json_object_object_add(o, "python", python_info(app->cfg));
-    /* The dependency installer arrives with the deps work; until then
-     * requirements are accepted and not installed, and this says so. */
-    json_object_object_add(o, "installer", NULL);
+    json_object_object_add(o, "installer", json_object_new_string(installer_name(app->cfg)));
     json_object *w = json_object_new_object();
     if (app->workers) {
         json_object_object_add(w, "busy", json_object_new_int((int)__atomic_load_n(&app->workers->busy, __ATOMIC_RELAXED)));
@@ -438,6 +456,13 @@ static void api_run(const struct app *app, struct http_req *req, struct http_res
     if (rc < 0) {
         json_object_put(in);
         send_text_error(resp, rc == -E2BIG ? 413 : 400, why);
+        return;
+    }
+    char rwhy[512] = "";
+    rc = exec_check_requirements(&spec, rwhy, sizeof rwhy);
+    if (rc < 0) {
+        json_object_put(in);
+        send_text_error(resp, rc == -EINVAL ? 400 : 500, rwhy);
         return;
     }
     struct exec_result r;

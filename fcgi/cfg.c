@@ -16,11 +16,23 @@
 
 #define CFG_FILE_MAX (1u << 20)  /* a config file larger than this is refused */
 
-/* CFG_OPTSTRING: a string that may be empty (empty: unset, NULL). CFG_SECRET:
- * the same, never printed by cfg_dump. CFG_COUNT and CFG_SIZE: ranges[]. */
+/* CFG_SECRET: a string that may be empty (then NULL), never printed by
+ * cfg_dump. CFG_COUNT and CFG_SIZE: checked against ranges[] when listed. */
 enum cfg_type {
-    CFG_PATH, CFG_STRING, CFG_OPTSTRING, CFG_SECRET, CFG_BOOL, CFG_DURATION, CFG_LEVEL, CFG_ISOLATION,
-    CFG_UINT, CFG_COUNT, CFG_SIZE, CFG_LIMIT, CFG_ALLOW,
+    CFG_PATH,
+    CFG_STRING,
+    CFG_OPTSTRING, /* may be empty ("none" means empty too) */
+    CFG_SECRET,
+    CFG_BOOL,
+    CFG_DURATION,
+    CFG_SIZE,
+    CFG_COUNT,
+    CFG_LEVEL,
+    CFG_ISOLATION,
+    CFG_INSTALLER,
+    CFG_UINT,
+    CFG_LIMIT,
+    CFG_ALLOW,
 };
 
 struct cfg_key {
@@ -53,6 +65,15 @@ static const struct cfg_key plain_keys[] = {
     K("accel_redirect", CFG_BOOL, accel_redirect),
     K("test_fixture_tools", CFG_BOOL, test_fixture_tools),
     K("fetch_allow", CFG_ALLOW, fetch_allow_text),
+    K("data_dir", CFG_PATH, data_dir),
+    K("installer", CFG_INSTALLER, installer),
+    K("index_url", CFG_STRING, index_url),
+    K("extra_index_url", CFG_OPTSTRING, extra_index_url),
+    K("find_links", CFG_OPTSTRING, find_links),
+    K("only_binary", CFG_BOOL, only_binary),
+    K("auto_deps", CFG_BOOL, auto_deps),
+    K("requirement_urls", CFG_BOOL, requirement_urls),
+    K("env_cache_size", CFG_SIZE, env_cache_size),
 };
 
 /* Ranges of the count and size keys: a value outside is an error. */
@@ -280,6 +301,17 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
     }
     char *base = (char *)c;
     switch (k->type) {
+    case CFG_OPTSTRING: {
+        char *v = strdup(!strcmp(value, "none") ? "" : value);
+        if (!v) {
+            snprintf(err, errlen, "%s: out of memory", key);
+            return -ENOMEM;
+        }
+        char **slot = (char **)(base + k->offset);
+        free(*slot);
+        *slot = v;
+        return 0;
+    }
     case CFG_PATH:
     case CFG_STRING: {
         if (!*value) {
@@ -296,7 +328,6 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
         *slot = v;
         return 0;
     }
-    case CFG_OPTSTRING:
     case CFG_SECRET: {
         char *v = NULL;
         if (*value && !(v = strdup(value))) {
@@ -356,6 +387,14 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
         free(c->isolation);
         c->isolation = strdup(value);
         return c->isolation ? 0 : -ENOMEM;
+    case CFG_INSTALLER:
+        if (strcmp(value, "auto") && strcmp(value, "uv") && strcmp(value, "pip")) {
+            snprintf(err, errlen, "%s = '%s': expected auto, uv or pip", key, value);
+            return -EINVAL;
+        }
+        free(c->installer);
+        c->installer = strdup(value);
+        return c->installer ? 0 : -ENOMEM;
     case CFG_UINT: {
         uint64_t v;
         if (parse_count(value, &v) < 0 || v > UINT32_MAX) {
@@ -463,6 +502,18 @@ static void apply_exec(struct cfg *c)
     c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
     c->fetch.allow = &c->fetch_allow;
+    c->exec.auto_deps = c->auto_deps;
+    struct deps_config *d = &c->exec.deps;
+    d->data_dir = c->data_dir;
+    d->installer = !strcmp(c->installer, "uv") ? DEPS_INSTALLER_UV
+                   : !strcmp(c->installer, "pip") ? DEPS_INSTALLER_PIP
+                                                  : DEPS_INSTALLER_AUTO;
+    d->index_url = !strcmp(c->index_url, "default") ? NULL : c->index_url;
+    d->extra_index_url = *c->extra_index_url ? c->extra_index_url : NULL;
+    d->find_links = *c->find_links ? c->find_links : NULL;
+    d->only_binary = c->only_binary;
+    d->requirement_urls = c->requirement_urls;
+    d->cache_bytes = c->env_cache_size;
 }
 
 int cfg_load(struct cfg *c, const char *file, const char *self, const char *const *sets, size_t nsets, char *err,
@@ -488,7 +539,16 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->preview_bytes = 8ull << 10;
     c->allowed_hosts = strdup("localhost,127.0.0.1,[::1]");
     c->accel_redirect = true;
-    if (!c->state_dir || !c->python || !c->isolation || !c->allowed_hosts || !c->fetch_allow_text) {
+    c->data_dir = strdup(PKGDATADIR);
+    c->installer = strdup("auto");
+    c->index_url = strdup("default");
+    c->extra_index_url = strdup("");
+    c->find_links = strdup("");
+    c->only_binary = true;
+    c->auto_deps = true;
+    c->env_cache_size = 10ull << 30;
+    if (!c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir || !c->installer ||
+        !c->index_url || !c->extra_index_url || !c->find_links) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -589,6 +649,11 @@ void cfg_free(struct cfg *c)
     free(c->public_url);
     free(c->fetch_allow_text);
     fetch_allow_free(&c->fetch_allow);
+    free(c->data_dir);
+    free(c->installer);
+    free(c->index_url);
+    free(c->extra_index_url);
+    free(c->find_links);
     memset(c, 0, sizeof *c);
 }
 
@@ -658,6 +723,19 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "public_url = %s\n", c->public_url ? c->public_url : "");
     rc = rc ? rc : dbuf_printf(&b, "accel_redirect = %s\n", c->accel_redirect ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "test_fixture_tools = %s\n", c->test_fixture_tools ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "data_dir = %s\n", c->data_dir);
+    rc = rc ? rc : dbuf_printf(&b, "installer = %s\n", c->installer);
+    rc = rc ? rc : dbuf_printf(&b, "index_url = %s\n", c->index_url);
+    rc = rc ? rc : dbuf_printf(&b, "extra_index_url = %s\n", *c->extra_index_url ? c->extra_index_url : "none");
+    rc = rc ? rc : dbuf_printf(&b, "find_links = %s\n", *c->find_links ? c->find_links : "none");
+    rc = rc ? rc : dbuf_printf(&b, "only_binary = %s\n", c->only_binary ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "auto_deps = %s\n", c->auto_deps ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "requirement_urls = %s\n", c->requirement_urls ? "on" : "off");
+    if (rc == 0) {
+        char sz[48];
+        format_limit(&(struct exec_limit_def){.unit = EXEC_UNIT_BYTES}, c->env_cache_size, sz, sizeof sz);
+        rc = dbuf_printf(&b, "env_cache_size = %s\n", sz);
+    }
     for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
         char v[48];
         format_limit(&exec_limit_defs[i], exec_limit_get(&c->exec.limits, &exec_limit_defs[i]), v, sizeof v);

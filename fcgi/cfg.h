@@ -36,6 +36,15 @@ struct cfg {
     char *public_url;             /* base of artifact links; NULL: from the request */
     bool accel_redirect;          /* nginx sends artifacts (X-Accel-Redirect); off: we do */
     bool test_fixture_tools;      /* test only: the conformance suite's fixture tools */
+    char *data_dir;           /* holds import-names.tsv */
+    char *installer;          /* auto | uv | pip */
+    char *index_url;          /* default | none | URL */
+    char *extra_index_url;    /* "" or URLs */
+    char *find_links;         /* "" or directories/URLs */
+    bool only_binary;
+    bool auto_deps;
+    bool requirement_urls;
+    uint64_t env_cache_size;  /* bytes; 0: no cap */
     char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
     struct fetch_allow fetch_allow;
     struct exec_config exec;  /* points into the strings above */

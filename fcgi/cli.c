@@ -37,7 +37,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: runmyscript run SCRIPT|- [options]\n"
             "\n"
-            "Runs a Python script in a throw-away sandbox and collects what it writes.\n"
+            "Runs a Python script in a throw-away sandbox, installs the packages it imports\n"
+            "(each set once, reused read-only), and collects what it writes.\n"
             "\n"
             "  --input FILE|-        the input: its bytes are the file at $SCRIPT_INPUT and stdin\n"
             "  --input-text STR      the input as text\n"
@@ -46,6 +47,10 @@ static void usage(FILE *f)
             "  --mount PATH=URL      with --session: download URL to mounts/PATH first (repeatable)\n"
             "  --out DIR             copy artifacts and the zip to DIR/RUNID/ (default ./runmyscript-out)\n"
             "  --timeout SECONDS     wall time limit (default: the timeout key, 60 s)\n"
+            "  --with SPEC           a requirement (PEP 508, e.g. 'pillow>=9'; repeatable)\n"
+            "  -r, --requirements FILE  requirements, one per line (# comments; no options)\n"
+            "  --no-auto-deps        do not install what the script's imports need\n"
+            "  --auto-deps           do (the default, unless the auto_deps key is off)\n"
             "  --json                print the result JSON instead of the log and the file list\n"
             "  --config FILE         the configuration file\n"
             "  --set KEY=VALUE       set a configuration key (repeatable; `runmyscript config` lists them)\n"
@@ -53,7 +58,7 @@ static void usage(FILE *f)
             "\n"
             "Exit status: the script's exit code (128+N when killed by signal N), or\n"
             "  %d timeout   %d memory   %d output limit   %d install failed   %d cancelled\n"
-            "  %d the service failed    %d usage   %d bad script or input   %d file not found\n"
+            "  %d the service failed    %d usage   %d bad script, input or requirement   %d file not found\n"
             "  %d cannot write --out    %d bad configuration\n"
             "  --input-url and --mount: %d bad URL or path, %d over a size limit, %d could not be fetched\n",
             CLI_EXIT_TIMEOUT, CLI_EXIT_MEMORY, CLI_EXIT_OUTPUT_LIMIT, CLI_EXIT_INSTALL_FAILED, CLI_EXIT_CANCELLED,
@@ -76,6 +81,7 @@ static void fail(const char *fmt, ...)
 
 struct term {
     bool tty;
+    bool err_tty;
     bool at_line_start;
     enum exec_stream last;
 };
@@ -119,7 +125,68 @@ static bool term_cancelled(void *ctx)
     return interrupted != 0;
 }
 
+static void term_phase(void *ctx, enum exec_phase phase, const char *detail)
+{
+    struct term *t = ctx;
+    if (phase != EXEC_PHASE_INSTALLING)
+        return;
+    cleanup_free char *clean = util_utf8_sanitize(detail ? detail : "", detail ? strlen(detail) : 0, NULL);
+    fprintf(stderr, "%s[runmyscript] installing %s%s\n", t->err_tty ? "\033[2m" : "", clean ? clean : "",
+            t->err_tty ? "\033[0m" : "");
+}
+
+static void term_install_line(void *ctx, const char *line)
+{
+    struct term *t = ctx;
+    cleanup_free char *clean = util_utf8_sanitize(line, strlen(line), NULL);
+    fprintf(stderr, "%s[install] %s%s\n", t->err_tty ? "\033[2m" : "", clean ? clean : "",
+            t->err_tty ? "\033[0m" : "");
+}
+
 /* ------------------------------------------------------------- helpers */
+
+#define CLI_REQ_FILE_MAX (1u << 20) /* bytes of a -r file */
+
+/* Adds the requirements of a requirements.txt (blank lines and comments
+ * skipped; every other line is one requirement, checked later like
+ * --with) to reqs. The text is kept in *keep (caller frees). */
+static int read_requirements(const char *path, char **keep, const char ***reqs, size_t *n, size_t *cap)
+{
+    size_t len;
+    int rc = util_read_file_at(AT_FDCWD, path, CLI_REQ_FILE_MAX, keep, &len);
+    if (rc < 0) {
+        fail("cannot read the requirements file %s: %s", path, strerror(-rc));
+        return rc == -E2BIG ? CLI_EXIT_DATAERR : CLI_EXIT_NOINPUT;
+    }
+    for (char *line = *keep, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        /* A comment is '#' at the start or after a blank. */
+        for (char *h = line; (h = strchr(h, '#')); h++)
+            if (h == line || h[-1] == ' ' || h[-1] == '\t') {
+                *h = '\0';
+                break;
+            }
+        char *e = line + strlen(line);
+        while (e > line && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+            *--e = '\0';
+        while (*line == ' ' || *line == '\t')
+            line++;
+        if (!*line)
+            continue;
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 16;
+            const char **v = realloc(*reqs, nc * sizeof *v);
+            if (!v)
+                return CLI_EXIT_SERVICE;
+            *reqs = v;
+            *cap = nc;
+        }
+        (*reqs)[(*n)++] = line;
+    }
+    return 0;
+}
 
 static int read_source(const char *path, size_t max, char **out, size_t *len, const char *what)
 {
@@ -268,6 +335,12 @@ static void print_summary(const struct exec_result *r, const char *dest, bool tt
             r->run_id, tty ? "\033[0m" : "");
     if (r->error)
         fprintf(f, "error: %s\n", r->error);
+    if (r->n_requirements) {
+        fprintf(f, "environment (%s):", exec_env_cache_name(r->env_cache));
+        for (size_t i = 0; i < r->n_requirements; i++)
+            fprintf(f, " %s", r->requirements[i]);
+        fputc('\n', f);
+    }
     if (r->n_artifacts == 0) {
         fprintf(f, "no artifacts\n");
         return;
@@ -522,8 +595,19 @@ out:
 int cli_run(int argc, char **argv, const char *self)
 {
     enum {
-        OPT_INPUT = 256, OPT_INPUT_TEXT, OPT_INPUT_URL, OPT_OUT, OPT_TIMEOUT, OPT_JSON, OPT_SET, OPT_CONFIG,
-        OPT_SESSION, OPT_MOUNT,
+        OPT_INPUT = 256,
+        OPT_INPUT_TEXT,
+        OPT_INPUT_URL,
+        OPT_OUT,
+        OPT_TIMEOUT,
+        OPT_JSON,
+        OPT_SET,
+        OPT_CONFIG,
+        OPT_SESSION,
+        OPT_MOUNT,
+        OPT_WITH,
+        OPT_AUTO_DEPS,
+        OPT_NO_AUTO_DEPS,
     };
     static const struct option opts[] = {
         {"input", required_argument, NULL, OPT_INPUT},   {"input-text", required_argument, NULL, OPT_INPUT_TEXT},
@@ -532,20 +616,30 @@ int cli_run(int argc, char **argv, const char *self)
         {"json", no_argument, NULL, OPT_JSON},           {"set", required_argument, NULL, OPT_SET},
         {"config", required_argument, NULL, OPT_CONFIG}, {"session", required_argument, NULL, OPT_SESSION},
         {"mount", required_argument, NULL, OPT_MOUNT},   {"help", no_argument, NULL, 'h'},
+        {"with", required_argument, NULL, OPT_WITH},     {"requirements", required_argument, NULL, 'r'},
+        {"auto-deps", no_argument, NULL, OPT_AUTO_DEPS}, {"no-auto-deps", no_argument, NULL, OPT_NO_AUTO_DEPS},
         {NULL, 0, NULL, 0},
     };
     const char *input_file = NULL, *input_text = NULL, *input_url = NULL, *out = NULL, *timeout = NULL,
                *config = NULL, *session = NULL;
     bool json = false;
+    int auto_deps = -1; /* -1: the configuration's */
     cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     cleanup_free const char **mounts = calloc((size_t)argc + 1, sizeof *mounts);
     size_t nsets = 0, nmounts = 0;
+    /* --with and -r, in the order given (earlier wins per distribution). */
+    struct req_arg {
+        bool file;
+        const char *s;
+    };
+    cleanup_free struct req_arg *req_args = calloc((size_t)argc + 1, sizeof *req_args);
+    size_t n_req_args = 0;
     int c;
 
-    if (!sets || !mounts)
+    if (!sets || !mounts || !req_args)
         return CLI_EXIT_SERVICE;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hr:", opts, NULL)) != -1) {
         switch (c) {
         case OPT_INPUT: input_file = optarg; break;
         case OPT_INPUT_TEXT: input_text = optarg; break;
@@ -557,6 +651,10 @@ int cli_run(int argc, char **argv, const char *self)
         case OPT_JSON: json = true; break;
         case OPT_SET: sets[nsets++] = optarg; break;
         case OPT_CONFIG: config = optarg; break;
+        case OPT_WITH: req_args[n_req_args++] = (struct req_arg){false, optarg}; break;
+        case 'r': req_args[n_req_args++] = (struct req_arg){true, optarg}; break;
+        case OPT_AUTO_DEPS: auto_deps = 1; break;
+        case OPT_NO_AUTO_DEPS: auto_deps = 0; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return CLI_EXIT_USAGE;
         }
@@ -606,6 +704,32 @@ int cli_run(int argc, char **argv, const char *self)
     size_t code_len = 0, input_len = 0;
     struct exec_result r;
     exec_result_init(&r);
+    const char **reqs = NULL;
+    size_t n_reqs = 0, cap_reqs = 0;
+    char **req_texts = calloc(n_req_args + 1, sizeof *req_texts);
+    if (!req_texts) {
+        status = CLI_EXIT_SERVICE;
+        goto done;
+    }
+    for (size_t i = 0; i < n_req_args; i++) {
+        if (req_args[i].file) {
+            status = read_requirements(req_args[i].s, &req_texts[i], &reqs, &n_reqs, &cap_reqs);
+            if (status)
+                goto done;
+            continue;
+        }
+        if (n_reqs == cap_reqs) {
+            size_t nc = cap_reqs ? cap_reqs * 2 : 16;
+            const char **v = realloc(reqs, nc * sizeof *v);
+            if (!v) {
+                status = CLI_EXIT_SERVICE;
+                goto done;
+            }
+            reqs = v;
+            cap_reqs = nc;
+        }
+        reqs[n_reqs++] = req_args[i].s;
+    }
 
     status = read_source(script_path, cfg.exec.limits.code_bytes + 1, &code, &code_len, "script");
     if (status)
@@ -683,8 +807,14 @@ int cli_run(int argc, char **argv, const char *self)
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct term t = {.tty = isatty(1), .at_line_start = true, .last = EXEC_STREAM_STDOUT};
-    struct exec_sink sink = {.ctx = &t, .output = json ? NULL : term_output, .cancelled = term_cancelled};
+    struct term t = {.tty = isatty(1), .err_tty = isatty(2), .at_line_start = true, .last = EXEC_STREAM_STDOUT};
+    struct exec_sink sink = {
+        .ctx = &t,
+        .output = json ? NULL : term_output,
+        .phase = json ? NULL : term_phase,
+        .install_line = json ? NULL : term_install_line,
+        .cancelled = term_cancelled,
+    };
     struct exec_spec spec;
     exec_spec_init(&spec, &cfg.exec);
     spec.code = code;
@@ -692,6 +822,17 @@ int cli_run(int argc, char **argv, const char *self)
     spec.input = input;
     spec.input_len = input_len;
     spec.workspace = workspace;
+    spec.requirements = reqs;
+    spec.n_requirements = n_reqs;
+    if (auto_deps >= 0)
+        spec.auto_deps = auto_deps;
+    char why_req[1024];
+    rc = exec_check_requirements(&spec, why_req, sizeof why_req);
+    if (rc == -EINVAL) {
+        fail("%s", why_req);
+        status = CLI_EXIT_DATAERR;
+        goto done;
+    }
 
     rc = exec_run(&spec, &sink, &r);
     if (!json && !t.at_line_start)
@@ -730,6 +871,10 @@ int cli_run(int argc, char **argv, const char *self)
 done:
     if (fflush(stdout) != 0 && status == 0)
         status = CLI_EXIT_SERVICE;
+    for (size_t i = 0; req_texts && i < n_req_args; i++)
+        free(req_texts[i]);
+    free(req_texts);
+    free(reqs);
     exec_result_free(&r);
     cfg_free(&cfg);
     return status;

@@ -40,8 +40,11 @@ static const char instructions[] =
     "one-line summary, and all of them as one zip. Small images also come back inline.\n"
     "- Pass data with the input argument (run_code) or user_input (run_my_script): the script reads it from "
     "the file at os.environ['SCRIPT_INPUT'] (and from stdin).\n"
-    "- Scripts have no network access. Only the Python standard library is available on this server for now: "
-    "requirements are recorded but not installed yet.\n"
+    "- Third-party packages: list them in requirements (run_code), or just import them: the server detects "
+    "imports (and a PEP 723 `# /// script` block) and installs what is missing once, then reuses the cached "
+    "environment. A package that cannot be installed returns status install_failed with the installer's "
+    "reason.\n"
+    "- Scripts have no network access while they run.\n"
     "- A failing script (exception, non-zero exit, timeout, memory or output limit) returns isError true with "
     "the status and the full log: read the traceback, fix the code and call again.\n"
     "- list_dir and preview_file look at the session's workspace (for example list_dir('output')) without "
@@ -65,6 +68,10 @@ static const char run_output_schema[] =
     "\"logs\":{\"type\":\"string\",\"description\":\"stdout and stderr in the order they arrived\"},"
     "\"logs_truncated\":{\"type\":\"boolean\"},"
     "\"requirements\":{\"type\":\"array\",\"items\":{\"type\":[\"string\",\"null\"]}},"
+    "\"env_cache\":{\"type\":\"string\",\"description\":\"none, hit or built\"},"
+    "\"env\":{\"type\":[\"string\",\"null\"]},"
+    "\"install_log\":{\"type\":[\"string\",\"null\"]},"
+    "\"failed_requirement\":{\"type\":[\"string\",\"null\"]},"
     "\"artifacts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"path\":{\"type\":[\"string\",\"null\"]},\"size\":{\"type\":\"integer\"},\"mime\":{\"type\":\"string\"},"
     "\"summary\":{\"type\":[\"string\",\"null\"]},\"url\":{\"type\":\"string\"}},"
@@ -82,10 +89,11 @@ static const char run_code_input[] =
     "\"code\":{\"type\":\"string\",\"description\":\"The complete Python 3 script, with all its imports. "
     "It runs in the session's workspace (the current directory). Read input from the file at "
     "os.environ['SCRIPT_INPUT']; write every result file into os.environ['SCRIPT_OUTPUT'].\"},"
-    "\"requirements\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":128,"
-    "\"description\":\"Third-party packages as pip requirement specifiers, e.g. [\\\"pandas\\\", "
-    "\\\"numpy==1.26.4\\\"]. Recorded with the run; this server does not install packages yet, so only the "
-    "standard library can be imported.\"},"
+    "\"requirements\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":64,"
+    "\"description\":\"Third-party packages as PEP 508 requirement specifiers, e.g. [\\\"pandas\\\", "
+    "\\\"numpy==1.26.4\\\"] (no pip options, paths or URLs). Optional: imports the script makes are "
+    "detected and installed too. Installed once into a cached environment; the result's requirements list "
+    "what the environment holds.\"},"
     "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"url\":{\"type\":\"string\"},\"mountPath\":{\"type\":\"string\"}},\"required\":[\"url\",\"mountPath\"]},"
     "\"description\":\"Remote files to download into the workspace before the run. Not supported by this "
@@ -149,16 +157,17 @@ static const struct tool_def defs[] = {
      "calls of the session, so work can go in steps. Write result files into the folder named by the "
      "environment variable SCRIPT_OUTPUT: each comes back as an artifact with a download link, a MIME type "
      "and a one-line summary (small images also inline), plus a zip of them all. Pass data with input: the "
-     "script reads it from the file at os.environ['SCRIPT_INPUT'] (and stdin). No network access. A script "
-     "that fails returns isError true with the status and the full log (the traceback): fix the code and "
-     "call again.",
+     "script reads it from the file at os.environ['SCRIPT_INPUT'] (and stdin). Third-party packages are "
+     "installed from requirements and from the script's imports (cached between calls). No network access "
+     "while the script runs. A script that fails returns isError true with the status and the full log (the "
+     "traceback): fix the code and call again.",
      run_code_input, run_output_schema, false, false},
     {"run_my_script", "Run my script",
      "Run a self-contained Python 3 script in a fresh, empty sandbox (nothing persists between calls), "
      "Run My Script style: user_input becomes the file at os.environ['SCRIPT_INPUT'], every file the script "
      "writes into os.environ['SCRIPT_OUTPUT'] comes back as an artifact with a link and a summary, plus a zip "
-     "of them all, and the log holds stdout and stderr. No network access. A failing script returns isError "
-     "true with the full log.",
+     "of them all, and the log holds stdout and stderr. Packages the script imports are installed (cached). "
+     "No network access while it runs. A failing script returns isError true with the full log.",
      run_my_script_input, run_output_schema, false, false},
     {"list_dir", "List workspace files",
      "List the files and folders of this session's workspace, where run_code scripts run and leave their "
@@ -492,6 +501,12 @@ static void on_phase(void *ctx, enum exec_phase p, const char *detail)
     mcp_call_progress(x->call, (double)p, (double)EXEC_PHASE_DONE, msg);
 }
 
+static void on_install_line(void *ctx, const char *line)
+{
+    struct run_ctx *x = ctx;
+    mcp_call_log(x->call, MCP_LOG_INFO, "installer", line, strlen(line));
+}
+
 static bool on_cancelled(void *ctx)
 {
     struct run_ctx *x = ctx;
@@ -527,6 +542,18 @@ static int run(struct mcp_call *c, const char *code, size_t code_len, const char
         *result = arg_error("%s; nothing was run", why);
         return 0;
     }
+    /* Requirements (the list and a PEP 723 block) are checked before
+     * anything is made: a refusal is the caller's to fix. */
+    char rwhy[512] = "";
+    rc = exec_check_requirements(&spec, rwhy, sizeof rwhy);
+    if (rc == -EINVAL) {
+        *result = arg_error("%s; nothing was run", rwhy);
+        return 0;
+    }
+    if (rc < 0) {
+        log_msg(LOG_LVL_ERROR, "checking requirements: %s", rwhy);
+        return rc;
+    }
     if (mcp_call_client_cancelled(c))
         return -ECANCELED;
 
@@ -535,7 +562,8 @@ static int run(struct mcp_call *c, const char *code, size_t code_len, const char
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_init(&x.line[i], TOOLS_LOG_LINE_MAX);
     struct exec_sink sink = {
-        .ctx = &x, .phase = on_phase, .output = on_output, .cancelled = on_cancelled,
+        .ctx = &x, .phase = on_phase, .output = on_output, .install_line = on_install_line,
+        .cancelled = on_cancelled,
     };
     exec_result_init(&r);
     mcp_call_progress(c, (double)EXEC_PHASE_QUEUED, (double)EXEC_PHASE_DONE, "queued");

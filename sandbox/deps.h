@@ -1,11 +1,193 @@
-/* deps.h: the Python environment a script runs with. For now: the base
- * environment, a virtual environment made once per interpreter with
- * --without-pip, so that scripts see the standard library and nothing else
- * (no user site, no Debian dist-packages). */
+/* deps.h: the Python environment a script runs with, and how it is found.
+ *
+ * Requirements come from three sources, earlier ones winning for the same
+ * distribution: the caller's explicit list, the script's PEP 723 block, and
+ * the script's imports (a tokenizer, the import-name map, minus the
+ * standard library, the workspace's own modules and what the base
+ * environment already has). Each distinct set is installed once into an
+ * environment under STATE/envs/KEY, built in a temporary directory, renamed
+ * into place when complete, read-only from then on, and shared by every
+ * later run that needs the same set. A size cap evicts the least recently
+ * used environments that no run holds. */
 #ifndef RMS_DEPS_H
 #define RMS_DEPS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "util.h"
+
+#define DEPS_SPEC_MAX 512        /* bytes of one requirement string */
+#define DEPS_MAX_REQUIREMENTS 64 /* requirements of one run, all sources */
+#define DEPS_MAX_IMPORTS 256     /* distinct top-level imports one script may list */
+#define DEPS_MAP_MAX (1u << 20)  /* bytes of import-names.tsv */
+
+/* --------------------------------------------------------- configuration */
+
+enum deps_installer {
+    DEPS_INSTALLER_AUTO, /* uv when it is on PATH, else pip */
+    DEPS_INSTALLER_UV,
+    DEPS_INSTALLER_PIP,
+};
+
+/* Server-wide settings (config keys of the same names). Strings are
+ * borrowed for the life of the struct. */
+struct deps_config {
+    const char *data_dir;        /* data_dir: holds import-names.tsv */
+    enum deps_installer installer;
+    const char *index_url;       /* NULL: the installer's default; "none": no index */
+    const char *extra_index_url; /* NULL, or URLs separated by spaces */
+    const char *find_links;      /* NULL, or directories/URLs separated by spaces */
+    bool only_binary;            /* wheels only: no setup.py runs at install time */
+    bool requirement_urls;       /* allow `name @ URL` direct references */
+    uint64_t cache_bytes;        /* env_cache_size: 0 means no cap */
+};
+
+/* ------------------------------------------------------- requirements */
+
+/* PEP 503 normalisation of a project name: runs of -_. become one '-',
+ * lower case. Returns a new string (caller frees) or NULL on ENOMEM. */
+char *deps_normalize_name(const char *name, size_t len);
+
+/* Checks one requirement string: a PEP 508 requirement (name, extras,
+ * version specifiers, environment marker), nothing else. Refused: installer
+ * options (anything starting with '-'), local paths, URLs and `name @ URL`
+ * (unless allow_direct), control characters, more than DEPS_SPEC_MAX bytes.
+ * On success *name (PEP 503 normalised) and *canon (the requirement in a
+ * canonical spelling: normalised name, sorted extras, no blanks in the
+ * specifiers) are new strings (caller frees; either may be NULL to skip).
+ * On refusal returns -EINVAL with a one-line reason in why. */
+int deps_check_requirement(const char *spec, bool allow_direct, char **name, char **canon, char *why,
+                           size_t whylen) must_check;
+
+/* Whether version ("3.11.2") satisfies a PEP 440 specifier set such as
+ * ">=3.8, <4" or "==3.11.*". 1 yes, 0 no, -EINVAL when the specifiers do
+ * not parse. */
+int deps_version_satisfies(const char *version, const char *specifiers) must_check;
+
+/* ------------------------------------------------------ the script's text */
+
+/* A list of strings (owned). */
+struct deps_strv {
+    char **v;
+    size_t n, cap;
+};
+void deps_strv_free(struct deps_strv *s);
+int deps_strv_push(struct deps_strv *s, const char *str, size_t len) must_check;
+bool deps_strv_has(const struct deps_strv *s, const char *str);
+
+/* The top-level module names a Python source imports, in order of first
+ * appearance, each once: `import a.b as c, d` gives a and d, `from a.b
+ * import c` gives a, relative imports give nothing. A real tokenizer:
+ * comments, strings of every kind (prefixed, triple-quoted, f-strings with
+ * nested quotes), line continuations and brackets are honoured, and an
+ * import counts only at the start of a statement (a line, after ';' or
+ * after the ':' of a one-line block). Dynamic imports (__import__,
+ * importlib) are not seen. Appends to out; at most DEPS_MAX_IMPORTS names
+ * (-E2BIG past that). 0, -E2BIG or -ENOMEM. */
+int deps_scan_imports(const char *code, size_t len, struct deps_strv *out) must_check;
+
+/* A PEP 723 `# /// script` block. */
+struct deps_meta {
+    bool present;              /* the script has a `script` block */
+    bool has_dependencies;     /* it has a dependencies key */
+    struct deps_strv dependencies;
+    char *requires_python;     /* NULL when absent */
+};
+void deps_meta_free(struct deps_meta *m);
+/* Reads the script's PEP 723 `script` block, if any, as the PEP says
+ * (comment lines from `# /// script` to `# ///`, TOML inside; a subset of
+ * TOML: top-level keys with string and array-of-string values, other
+ * values and tables skipped). Two script blocks, an unterminated block or
+ * a malformed dependencies value give -EINVAL with a reason in why. */
+int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *why, size_t whylen) must_check;
+
+/* ----------------------------------------------------- the import map */
+
+/* The import name -> distribution map (data_dir/import-names.tsv: sorted
+ * IMPORT<TAB>DIST lines after '#' comments). */
+struct deps_map {
+    char *text;    /* the file, its lines cut in place */
+    const char **imports;
+    const char **dists;
+    size_t n;
+};
+/* Loads and checks the file (sorted, unique, one tab per line). 0, -errno,
+ * or -EINVAL with the line in why. deps_map_free() in every case. */
+int deps_map_load(const char *path, struct deps_map *m, char *why, size_t whylen) must_check;
+void deps_map_free(struct deps_map *m);
+/* The distribution for an import name (borrowed), or the name itself when
+ * the map does not list it. */
+const char *deps_map_lookup(const struct deps_map *m, const char *import);
+
+/* ----------------------------------------------------- the interpreter */
+
+/* What runmyscript needs to know about an interpreter, asked once and kept
+ * in STATE/cache/python-KEY.info (KEY: the interpreter's real path and file
+ * identity, so an upgrade asks again). */
+struct deps_python {
+    char key[17];
+    char *path;         /* as configured */
+    char *version;      /* "3.11.2" */
+    char *platform;     /* sysconfig.get_platform() */
+    char *pip_runner;   /* pip's __pip-runner__.py for this python, or NULL */
+    struct deps_strv stdlib; /* sys.stdlib_module_names + builtins, sorted */
+};
+int deps_python_info(const char *state_dir, const char *python, struct deps_python *info, char *err,
+                     size_t errlen) must_check;
+void deps_python_free(struct deps_python *info);
+bool deps_python_is_stdlib(const struct deps_python *info, const char *module);
+
+/* ------------------------------------------------------------ resolving */
+
+enum deps_source { DEPS_SRC_EXPLICIT, DEPS_SRC_SCRIPT, DEPS_SRC_IMPORT };
+
+struct deps_req {
+    char *name;    /* PEP 503 normalised distribution name */
+    char *spec;    /* canonical requirement handed to the installer */
+    enum deps_source source;
+    char *module;  /* DEPS_SRC_IMPORT: the import it was found from */
+};
+
+/* A set of requirements, at most one per distribution. */
+struct deps_set {
+    struct deps_req *v;
+    size_t n, cap;
+};
+void deps_set_free(struct deps_set *s);
+
+/* The declared requirements: the explicit list, then the PEP 723 block
+ * (whose requires-python is checked against info->version when info is
+ * not NULL). Every string is checked with deps_check_requirement. Fills
+ * set (earlier wins per distribution) and *meta_present. -EINVAL with a
+ * one-line reason (naming the requirement) when something is refused. */
+int deps_declared(const struct deps_config *cfg, const char *const *explicit_reqs, size_t n_explicit,
+                  const char *code, size_t code_len, const struct deps_python *info, struct deps_set *set,
+                  char *why, size_t whylen) must_check;
+
+/* Adds what the imports need to set, for distributions it does not hold
+ * yet: each import that is not in the standard library, not a module in
+ * one of local_dirs (NAME.py, NAME/, NAME.*.so) and not importable from
+ * have_env (an environment directory, may be NULL), mapped to its
+ * distribution. 0, -E2BIG (too many), -ENOMEM, or -errno from the map. */
+int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len, const struct deps_python *info,
+                const char *const *local_dirs, size_t n_local, const char *have_env, struct deps_set *set,
+                char *why, size_t whylen) must_check;
+
+/* Drops from set the detected requirements whose module env_dir already
+ * provides (used after the declared requirements are installed: a declared
+ * distribution may provide a module under another name). */
+void deps_drop_provided(struct deps_set *set, const struct deps_python *info, const char *env_dir);
+
+/* Copies in into out (empty), only the declared requirements (explicit,
+ * PEP 723) when declared_only. 0 or -ENOMEM. */
+int deps_set_copy(const struct deps_set *in, bool declared_only, struct deps_set *out) must_check;
+
+/* "pillow, rms-beta": the names of a set for messages (caller frees). */
+char *deps_set_names(const struct deps_set *set);
+
+/* ---------------------------------------------------- the environments */
 
 /* Returns in *env_dir (caller frees) the base environment for python under
  * STATE/envs, making it first if needed. Concurrent callers wait for one
@@ -16,5 +198,47 @@ int deps_base_env(const char *state_dir, const char *python, char **env_dir, cha
 
 /* The interpreter inside an environment directory (caller frees). */
 char *deps_env_python(const char *env_dir);
+
+/* An environment in use by a run. While it is held (a shared lock on its
+ * directory) eviction leaves it alone. */
+struct deps_env {
+    char key[33];
+    char *dir;            /* STATE/envs/KEY */
+    int fd;               /* the directory, holding the shared lock */
+    bool built;           /* this call built it (else a cache hit) */
+    struct deps_strv installed;  /* name==version, what it holds */
+    char *failed;         /* on install failure: the requirement that failed, or NULL */
+    bool timed_out;       /* on install failure: install_ms passed */
+};
+void deps_env_init(struct deps_env *e);
+/* Releases the lock and frees. */
+void deps_env_release(struct deps_env *e);
+
+struct deps_install_io {
+    /* Each line of the installer's output as it comes; may be NULL. */
+    void (*line)(void *ctx, const char *line);
+    /* Called once before the installer starts, with the names it installs;
+     * not called on a cache hit. May be NULL. */
+    void (*installing)(void *ctx, const char *names);
+    void *ctx;
+};
+
+/* Gets the environment for set: a cache hit, or a build (one per key at a
+ * time; others wait and then hit). base_env is the interpreter's base
+ * environment (the new one starts as a copy of it). install_ms bounds the
+ * installer. Returns 0 with *e filled and held; -EPROTO when the
+ * installer failed or timed out (e->failed, e->timed_out, and the reason
+ * in err: the installer's last line); other -errno when the service failed
+ * (reason in err). After a build it evicts least recently used
+ * environments past cfg->cache_bytes. */
+int deps_env_get(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+                 const char *base_env, const struct deps_set *set, int64_t install_ms,
+                 const struct deps_install_io *io, struct deps_env *e, char *err, size_t errlen) must_check;
+
+/* Evicts least recently used environments (never base ones, never one a
+ * run holds, never keep_key) until the total is at most cap bytes, and
+ * removes what killed builds left behind. Returns the number evicted or
+ * -errno. */
+int deps_evict(const char *state_dir, uint64_t cap, const char *keep_key);
 
 #endif

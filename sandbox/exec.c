@@ -1,9 +1,11 @@
 /* exec.c: exec_run(), the one executor every front door calls.
  *
- * A run goes: workspace (STATE/runs/RUNID, script.py, input, output/) ->
- * environment (deps) -> the script under its limits (jail), its stdout and
- * stderr read through two pipes into one ordered log -> artifacts and zip ->
- * result.json. The loop that watches the script wakes on output, on the
+ * A run goes: requirements checked (deps: the explicit list, the PEP 723
+ * block) -> workspace (STATE/runs/RUNID, script.py, input, output/) ->
+ * environment (deps: imports detected, the environment for the set found
+ * or built once, held for the run) -> the script under its limits (jail),
+ * its stdout and stderr read through two pipes into one ordered log ->
+ * artifacts and zip -> result.json. The loop that watches the script wakes on output, on the
  * script's exit (a pidfd) and on a tick that checks the wall deadline, the
  * output directory's size and cancellation.
  *
@@ -37,6 +39,8 @@
 #define EXEC_TICK_MS 100           /* wall deadline, cancellation */
 #define EXEC_MEASURE_EVERY_MS 500  /* output directory size while running */
 #define EXEC_DRAIN_MS 2000         /* reading what is left after the end */
+#define EXEC_INSTALL_LOG_MAX (256 * 1024) /* bytes of installer output kept in the result */
+#define EXEC_INSTALL_TAIL_LINES 10        /* of them, shown in the log when an install fails */
 
 /* --------------------------------------------------------------- limits */
 
@@ -74,6 +78,9 @@ const struct exec_limit_def exec_limit_defs[] = {
           "the request is refused before anything runs (CLI exit 65, HTTP 413)"),
     LIMIT("input_bytes", EXEC_UNIT_BYTES, input_bytes, 64 * MIB, 0, 16 * GIB,
           "the request is refused before anything runs (CLI exit 65, HTTP 413)"),
+    LIMIT("install_time", EXEC_UNIT_MS, install_ms, 300000, 1000, 24ull * 3600 * 1000,
+          "status install_failed (limit install_time): the installer is killed, nothing is published, "
+          "the script does not run"),
 };
 const size_t exec_limit_defs_n = ARRAY_SIZE(exec_limit_defs);
 
@@ -122,6 +129,12 @@ const char *exec_phase_name(enum exec_phase p)
 {
     static const char *const names[] = {"queued", "resolving", "installing", "running", "collecting", "done"};
     return (size_t)p < ARRAY_SIZE(names) ? names[p] : "unknown";
+}
+
+const char *exec_env_cache_name(enum exec_env_cache c)
+{
+    static const char *const names[] = {"none", "hit", "built"};
+    return (size_t)c < ARRAY_SIZE(names) ? names[c] : "unknown";
 }
 
 const char *exec_stream_name(enum exec_stream s)
@@ -248,6 +261,8 @@ void exec_result_free(struct exec_result *r)
     for (size_t i = 0; i < r->n_requirements; i++)
         free(r->requirements[i]);
     free(r->requirements);
+    free(r->install_log);
+    free(r->failed_requirement);
     for (size_t i = 0; i < r->n_artifacts; i++) {
         free(r->artifacts[i].path);
         free(r->artifacts[i].mime);
@@ -264,7 +279,7 @@ void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
     memset(spec, 0, sizeof *spec);
     spec->cfg = cfg;
     spec->limits = cfg->limits;
-    spec->auto_deps = true;
+    spec->auto_deps = cfg->auto_deps;
 }
 
 /* ------------------------------------------------------------- the run */
@@ -275,6 +290,9 @@ struct run {
     struct exec_result *r;
     int run_fd;    /* the run directory */
     int out_fd;    /* output/ */
+    struct dbuf install_log;
+    bool install_log_cut;
+    bool installer_ran;
 };
 
 static void set_error(struct exec_result *r, const char *fmt, ...) printf_like(2, 3);
@@ -902,6 +920,171 @@ static int collect(struct run *run)
     return 0;
 }
 
+/* ---------------------------------------------------------- requirements */
+
+/* The interpreter's facts and the declared requirements (the explicit
+ * list, the PEP 723 block), checked. -EINVAL: refused, why says why;
+ * another -errno: the service failed. */
+static int check_deps(const struct exec_spec *spec, struct deps_python *info, struct deps_set *set, char *why,
+                      size_t whylen)
+{
+    const struct exec_config *cfg = spec->cfg;
+    int rc = deps_python_info(cfg->state_dir, cfg->python, info, why, whylen);
+    if (rc < 0)
+        return rc == -EINVAL ? -EIO : rc;
+    return deps_declared(&cfg->deps, spec->requirements, spec->n_requirements, spec->code, spec->code_len, info,
+                         set, why, whylen);
+}
+
+int exec_check_requirements(const struct exec_spec *spec, char *why, size_t whylen)
+{
+    struct deps_python info;
+    struct deps_set set = {0};
+    int rc = check_deps(spec, &info, &set, why, whylen);
+    deps_set_free(&set);
+    deps_python_free(&info);
+    return rc;
+}
+
+static void on_install_line(void *ctx, const char *line)
+{
+    struct run *run = ctx;
+    size_t n = strlen(line);
+    if (!run->install_log_cut) {
+        if (run->install_log.len + n + 1 > EXEC_INSTALL_LOG_MAX) {
+            static const char cut[] = "[runmyscript] the installer's output is cut here (256 KiB)\n";
+            run->install_log_cut = true;
+            discard(dbuf_append(&run->install_log, cut, sizeof cut - 1)); /* the buffer has room for it */
+        } else if (dbuf_append(&run->install_log, line, n) < 0 || dbuf_append(&run->install_log, "\n", 1) < 0) {
+            run->install_log_cut = true;
+        }
+    }
+    if (run->sink && run->sink->install_line)
+        run->sink->install_line(run->sink->ctx, line);
+}
+
+static void on_installing(void *ctx, const char *names)
+{
+    struct run *run = ctx;
+    run->installer_ran = true;
+    phase(run, EXEC_PHASE_INSTALLING, names);
+}
+
+static bool has_detected(const struct deps_set *set)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (set->v[i].source == DEPS_SRC_IMPORT)
+            return true;
+    return false;
+}
+
+/* Finds the environment of the run: the base one when the script needs
+ * nothing past the standard library, else the one for its requirements,
+ * from the cache or built now, held in env for the run. An installer that
+ * fails is the run's status (install_failed; then 0 and *env_dir NULL). */
+static int prepare_env(struct run *run, const struct deps_python *info, struct deps_set *set, const char *base,
+                       struct deps_env *env, const char **env_dir)
+{
+    const struct exec_spec *spec = run->spec;
+    const struct exec_config *cfg = spec->cfg;
+    struct exec_result *r = run->r;
+    struct deps_install_io io = {on_install_line, on_installing, run};
+    char err[1024] = "";
+    int rc = 0;
+
+    *env_dir = NULL;
+    bool declared = set->n > 0;
+    if (spec->auto_deps) {
+        /* A module of the script's own (helpers.py beside it, in the
+         * session's workspace, or a file mount_file put in its mounts/)
+         * is not something to install. */
+        cleanup_free char *mounts = NULL;
+        if (spec->workspace && asprintf(&mounts, "%s/mounts", spec->workspace) < 0)
+            mounts = NULL;
+        const char *local[] = {r->run_dir, spec->workspace, mounts};
+        rc = deps_detect(&cfg->deps, spec->code, spec->code_len, info, local, ARRAY_SIZE(local), base, set, err,
+                         sizeof err);
+        if (rc < 0) {
+            set_error(r, "finding what the script imports: %s", *err ? err : strerror(-rc));
+            return rc;
+        }
+    }
+    if (declared && has_detected(set)) {
+        /* The declared requirements first: one of them may provide an
+         * imported module under another name, and then that import needs
+         * nothing more. */
+        struct deps_set only = {0};
+        rc = deps_set_copy(set, true, &only);
+        if (rc == 0)
+            rc = deps_env_get(&cfg->deps, cfg->state_dir, info, base, &only, spec->limits.install_ms, &io, env, err,
+                              sizeof err);
+        deps_set_free(&only);
+        if (rc < 0)
+            goto failed;
+        deps_drop_provided(set, info, env->dir);
+        if (!has_detected(set))
+            goto done;
+        deps_env_release(env);
+    }
+    if (set->n == 0) {
+        r->env_cache = EXEC_ENV_NONE;
+        *env_dir = base;
+        return 0;
+    }
+    {
+        cleanup_free char *names = deps_set_names(set);
+        log_msg(LOG_LVL_INFO, "requirements: %s", names ? names : "?");
+    }
+    rc = deps_env_get(&cfg->deps, cfg->state_dir, info, base, set, spec->limits.install_ms, &io, env, err, sizeof err);
+    if (rc < 0)
+        goto failed;
+done:
+    r->env_cache = env->built ? EXEC_ENV_BUILT : EXEC_ENV_HIT;
+    memcpy(r->env_key, env->key, sizeof r->env_key);
+    r->requirements = calloc(env->installed.n + 1, sizeof *r->requirements);
+    if (!r->requirements) {
+        set_error(r, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < env->installed.n; i++) {
+        r->requirements[i] = strdup(env->installed.v[i]);
+        if (!r->requirements[i]) {
+            set_error(r, "out of memory");
+            return -ENOMEM;
+        }
+        r->n_requirements++;
+    }
+    *env_dir = env->dir;
+    return 0;
+failed:
+    if (rc == -EPROTO) {
+        /* The installer failed: the run's status, not the service's. */
+        r->status = EXEC_STATUS_INSTALL_FAILED;
+        r->limit = env->timed_out ? "install_time" : NULL;
+        r->failed_requirement = env->failed ? strdup(env->failed) : NULL;
+        free(r->error);
+        r->error = strdup(err);
+        system_line(run, "[runmyscript] %s", err);
+        /* The installer's last lines, for a reader of the log alone. */
+        const struct dbuf *il = &run->install_log;
+        size_t start = il->len, lines = 0;
+        while (start > 0 && lines <= EXEC_INSTALL_TAIL_LINES)
+            if (il->data[--start] == '\n')
+                lines++;
+        if (start > 0 || lines > EXEC_INSTALL_TAIL_LINES)
+            start++;
+        for (size_t i = start; i < il->len;) {
+            const char *nl = memchr(il->data + i, '\n', il->len - i);
+            size_t n = nl ? (size_t)(nl - (il->data + i)) : il->len - i;
+            system_line(run, "[install] %.*s", (int)n, il->data + i);
+            i += n + 1;
+        }
+        return 0;
+    }
+    set_error(r, "%s", *err ? err : strerror(-rc));
+    return rc;
+}
+
 int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **why)
 {
     if (lim->code_bytes && len > lim->code_bytes) {
@@ -925,11 +1108,18 @@ int exec_check_code(const char *code, size_t len, const struct exec_limits *lim,
 
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
-    struct run run = {spec, sink, r, -1, -1};
+    struct run run = {spec, sink, r, -1, -1, {0}, false, false};
     const char *why = NULL;
-    cleanup_free char *env_dir = NULL;
-    char err[512] = "";
+    cleanup_free char *base_env = NULL;
+    const char *env_dir = NULL;
+    struct deps_python info = {0};
+    struct deps_set set = {0};
+    struct deps_env env;
+    char err[1024] = "";
     int rc;
+
+    deps_env_init(&env);
+    dbuf_init(&run.install_log, EXEC_INSTALL_LOG_MAX + 128);
 
     exec_log_free(&r->log);
     exec_log_init(&r->log, spec->limits.log_bytes);
@@ -943,7 +1133,13 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
     }
     if (rc < 0) {
         set_error(r, "%s", why);
-        return rc;
+        goto refused;
+    }
+    /* Refused requirements are refused before anything is made. */
+    rc = check_deps(spec, &info, &set, err, sizeof err);
+    if (rc < 0) {
+        set_error(r, "%s", err);
+        goto refused;
     }
     rc = make_workspace(&run);
     if (rc < 0)
@@ -951,11 +1147,19 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
     ws_reap_runs(spec->cfg->state_dir, spec->cfg->run_ttl_ms);
 
     phase(&run, EXEC_PHASE_RESOLVING, NULL);
-    rc = deps_base_env(spec->cfg->state_dir, spec->cfg->python, &env_dir, err, sizeof err);
+    rc = deps_base_env(spec->cfg->state_dir, spec->cfg->python, &base_env, err, sizeof err);
     if (rc < 0) {
         set_error(r, "%s", err);
         goto out;
     }
+    rc = prepare_env(&run, &info, &set, base_env, &env, &env_dir);
+    if (run.installer_ran) {
+        r->install_log = dbuf_steal(&run.install_log, NULL);
+        if (!r->install_log)
+            r->install_log = strdup("");
+    }
+    if (rc < 0 || !env_dir)
+        goto out; /* the service failed, or the install did */
     rc = run_script(&run, env_dir);
     if (rc < 0)
         goto out;
@@ -983,5 +1187,10 @@ out:
     if (run.run_fd >= 0)
         close(run.run_fd);
     log_set_id(NULL);
+refused:
+    deps_env_release(&env); /* the run is over: eviction may take it */
+    deps_set_free(&set);
+    deps_python_free(&info);
+    dbuf_free(&run.install_log);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deps.h"
 #include "util.h"
 
 /* ---------------------------------------------------------------- limits */
@@ -32,6 +33,7 @@ struct exec_limits {
     uint64_t tmp_files;     /* tmp_files: inodes of each */
     uint64_t code_bytes;    /* code_bytes: largest script a request may carry */
     uint64_t input_bytes;   /* input_bytes: largest input a request may carry */
+    int64_t install_ms;     /* install_time: wall clock of the installer */
 };
 
 enum exec_limit_unit { EXEC_UNIT_MS, EXEC_UNIT_BYTES, EXEC_UNIT_COUNT };
@@ -77,6 +79,8 @@ struct exec_config {
     uint32_t uid_base, uid_count; /* host uids for runs when we are root */
     struct exec_limits limits;  /* defaults for a call */
     int64_t run_ttl_ms;         /* run directories older than this are reaped */
+    struct deps_config deps;    /* installer, index, import map, env cache */
+    bool auto_deps;             /* default of exec_spec.auto_deps */
 };
 
 /* ------------------------------------------------------------- the spec */
@@ -89,9 +93,11 @@ struct exec_spec {
     const char *input;          /* bytes for SCRIPT_INPUT and stdin; may be NULL */
     size_t input_len;
     struct exec_limits limits;  /* this call's limits (start from cfg->limits) */
-    const char *const *requirements; /* explicit requirement specs (next issue) */
+    /* Explicit requirement strings (PEP 508), winning over the script's
+     * PEP 723 block and its imports for the same distribution. */
+    const char *const *requirements;
     size_t n_requirements;
-    bool auto_deps;
+    bool auto_deps;             /* find requirements from the imports too */
     /* Optional session workspace (absolute path of an existing directory):
      * the script's cwd, and its output/ is SCRIPT_OUTPUT. NULL: the run
      * directory is the workspace. */
@@ -127,6 +133,8 @@ struct exec_sink {
     /* A chunk of the script's output as it arrives; only what the log keeps
      * (past log_bytes the sink sees the truncation marker and nothing more). */
     void (*output)(void *ctx, enum exec_stream stream, const char *data, size_t len);
+    /* Each line of the installer's output, while an environment is built
+     * (the phase is "installing", its detail the requirements). */
     void (*install_line)(void *ctx, const char *line);
     /* Polled a few times a second while the script runs; returning true
      * cancels the run (status "cancelled"). */
@@ -178,6 +186,14 @@ struct exec_artifact {
     char *summary;
 };
 
+/* Where the run's environment came from. */
+enum exec_env_cache {
+    EXEC_ENV_NONE,   /* standard library only: the base environment */
+    EXEC_ENV_HIT,    /* an environment built before */
+    EXEC_ENV_BUILT,  /* built for this run */
+};
+const char *exec_env_cache_name(enum exec_env_cache c);
+
 struct exec_result {
     char run_id[33];            /* 32 hex digits: 128 random bits */
     char *run_dir;              /* STATE/runs/RUNID */
@@ -191,15 +207,19 @@ struct exec_result {
     int64_t cpu_ms;             /* user + system CPU of the script */
     int64_t max_rss_kb;
     struct exec_log log;
-    char **requirements;        /* name==version installed (next issue) */
+    char **requirements;        /* name==version: what the environment holds */
     size_t n_requirements;
+    enum exec_env_cache env_cache;
+    char env_key[33];           /* the environment's key, "" for none */
+    char *install_log;          /* the installer's output when it ran, or NULL */
+    char *failed_requirement;   /* install_failed: the requirement that failed, or NULL */
     struct exec_artifact *artifacts;
     size_t n_artifacts;
     uint64_t artifacts_skipped; /* entries of output/ that are not artifacts */
     bool has_zip;               /* artifacts.zip complete and published */
     char *zip_path;
     const char *isolation;      /* "namespaces+seccomp" or "rlimits" */
-    char *error;                /* for sandbox_error: a one-line user-facing reason */
+    char *error;                /* sandbox_error, install_failed: a one-line user-facing reason */
     const char *url_prefix;     /* copied from the config for the serializer */
 };
 void exec_result_init(struct exec_result *r);
@@ -217,7 +237,17 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
  * a static one-line reason a front door can show as it is. */
 int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **why) must_check;
 
-/* Initialises spec with cfg's defaults: limits copied, auto_deps on. */
+/* Checks a call's requirements before anything is made for it: the
+ * explicit list and the script's PEP 723 block are valid PEP 508
+ * requirements with no installer options, paths or URLs (unless the
+ * configuration allows direct references), and the block's requires-python
+ * matches the interpreter. 0; -EINVAL with a one-line reason in why (show
+ * it as it is: the request is refused); another -errno when the service
+ * cannot tell (the interpreter is missing), reason in why. exec_run()
+ * checks the same and returns -EINVAL without a result on a refusal. */
+int exec_check_requirements(const struct exec_spec *spec, char *why, size_t whylen) must_check;
+
+/* Initialises spec with cfg's defaults: limits copied, auto_deps from cfg. */
 void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg);
 
 #endif

@@ -27,10 +27,11 @@ static void emit_lines(struct dbuf *pending, void (*line_cb)(void *, const char 
         line_cb(ctx, pending->data + start);
         start = pending->len;
     }
+    if (!pending->data)
+        return; /* nothing came yet (a helper killed before its first byte) */
     memmove(pending->data, pending->data + start, pending->len - start);
     pending->len -= start;
-    if (pending->data)
-        pending->data[pending->len] = '\0';
+    pending->data[pending->len] = '\0';
 }
 
 int proc_run(const char *const *argv, const char *const *envp, int64_t timeout_ms, size_t max_out, char **out,

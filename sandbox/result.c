@@ -94,6 +94,10 @@ json_object *result_to_json(const struct exec_result *r)
             goto oom;
     ADD(o, "requirements", reqs);
     reqs = NULL;
+    ADD(o, "env_cache", json_object_new_string(exec_env_cache_name(r->env_cache)));
+    ADD(o, "env", r->env_key[0] ? json_object_new_string(r->env_key) : NULL);
+    ADD(o, "install_log", str_or_null(r->install_log));
+    ADD(o, "failed_requirement", str_or_null(r->failed_requirement));
 
     arts = json_object_new_array();
     if (!arts)

@@ -64,7 +64,10 @@ except ImportError:
     print("PIL", "absent")
 PY
 exec 7</dev/null
-RMS_CANARY=secret-canary PYTHONPATH=/usr/lib/python3/dist-packages run_json $T/env.json $T/env.py --input-text 'hello input'
+# --no-auto-deps: the script's `import PIL` would otherwise install pillow,
+# and this checks that the system python's PIL does not leak in.
+RMS_CANARY=secret-canary PYTHONPATH=/usr/lib/python3/dist-packages run_json $T/env.json $T/env.py --input-text 'hello input' \
+    --no-auto-deps
 exec 7<&-
 logs=$(jget $T/env.json 'r["logs"]')
 is "$(echo "$logs" | sed -n 's/^KEYS //p')" "HOME LANG PATH PYTHONUNBUFFERED SCRIPT_INPUT SCRIPT_OUTPUT TMPDIR" "the environment is the allowlist"

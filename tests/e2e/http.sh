@@ -218,16 +218,27 @@ post '{"jsonrpc":"2.0","id":33,"method":"tools/call","params":{"name":"run_code"
 like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "not supported" "files: a clear isError until remote files land"
 post '{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"run_code","arguments":{"cod":"print(1)"}}}' "${H[@]}"
 like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "unknown argument 'cod'" "a misspelt argument: isError naming it"
-post '{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(2)","requirements":["pillow==9.4.0"]}}}' "${H[@]}"
-is "$(jb 'r["result"]["structuredContent"]["status"]')" ok "requirements are accepted (passed to the executor)"
+if [ -n "${WHEELHOUSE:-}" ] && ls "$WHEELHOUSE"/rms_alpha-1.0-*.whl >/dev/null 2>&1; then
+    post '{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import rms_alpha\nprint(2)","requirements":["rms_alpha==1.0"]},"_meta":{"progressToken":35}}}' "${H[@]}"
+    is "$(jb 'r["result"]["structuredContent"]["status"], r["result"]["structuredContent"]["requirements"]')" '["ok", ["rms-alpha==1.0"]]' \
+        "requirements are installed (from the test wheelhouse)"
+    like "$(jb '[m["params"]["message"] for m in msgs if m.get("method") == "notifications/progress"]')" "installing requirements" \
+        "progress: the installing phase"
+else
+    skip "no test wheelhouse (make check builds it): the install case"
+    skip "no test wheelhouse: the installing phase"
+fi
 post '{"jsonrpc":"2.0","id":36,"method":"tools/call","params":{"name":"run_code","arguments":{"code":""}}}' "${H[@]}"
 like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "empty" "an empty script: isError"
-post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":37,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["pkg%d" % i for i in range(129)]}}}))')" "${H[@]}"
-like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "at most 128 requirements" "129 requirements (past TOOLS_MAX_REQUIREMENTS): isError"
-post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["x" * 257]}}}))')" "${H[@]}"
-like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "requirements[0]" "a requirement of 257 bytes (past TOOLS_REQUIREMENT_MAX): isError"
-post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":39,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["x" * 256] + ["p%d" % i for i in range(127)]}}}))')" "${H[@]}"
-is "$(jb 'r["result"]["isError"]')" false "128 requirements, one of 256 bytes: accepted"
+post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":37,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["pkg%d" % i for i in range(65)]}}}))')" "${H[@]}"
+like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "at most 64 requirements" "65 requirements (past TOOLS_MAX_REQUIREMENTS): isError"
+post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["x" * 513]}}}))')" "${H[@]}"
+like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "requirements[0]" "a requirement of 513 bytes (past TOOLS_REQUIREMENT_MAX): isError"
+post '{"jsonrpc":"2.0","id":39,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["--index-url=http://evil/"]}}}' "${H[@]}"
+like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "nothing was run" "an installer option as a requirement: refused before anything runs"
+post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":39,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["no-such-package-%d" % i for i in range(64)]}}}))')" "${H[@]}"
+is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]["status"]')" '[true, "install_failed"]' \
+    "64 requirements pass the checks; none is in the wheelhouse: install_failed, a result with isError"
 
 # --- images: inline under image_inline_bytes (4K here), a link above
 IMG='import base64, os, zlib, struct\ndef png(w, h):\n    raw = b\"\".join(b\"\\x00\" + os.urandom(w * 3) for _ in range(h))\n    c = lambda t, d: struct.pack(\">I\", len(d)) + t + d + struct.pack(\">I\", zlib.crc32(t + d))\n    return b\"\\x89PNG\\r\\n\\x1a\\n\" + c(b\"IHDR\", struct.pack(\">IIBBBBB\", w, h, 8, 2, 0, 0, 0)) + c(b\"IDAT\", zlib.compress(raw)) + c(b\"IEND\", b\"\")\nd = os.environ[\"SCRIPT_OUTPUT\"]\nopen(d + \"/small.png\", \"wb\").write(png(4, 4))\nopen(d + \"/big.png\", \"wb\").write(png(64, 64))'

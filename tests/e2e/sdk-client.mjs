@@ -109,10 +109,34 @@ async function main() {
   const pngBytes = pngLink ? Buffer.from(await (await fetch(pngLink.uri)).arrayBuffer()) : Buffer.alloc(0);
   ok(img && pngBytes.equals(Buffer.from(img.data, 'base64')), 'the download is the same PNG');
 
+  // The seed itself, with PIL: the server detects the import and installs
+  // pillow from the test wheelhouse (make check builds it from Debian's
+  // python3-pil; no package index is reached).
+  if (process.env.HAVE_PILLOW === '1') {
+    const realCode = readFileSync(`${top}/tests/fixtures/seeds/run_my_script_test.py`, 'utf8');
+    const phases = [];
+    const real = await client.callTool({ name: 'run_my_script', arguments: { code: realCode, user_input: seedInput } },
+      undefined, { onprogress: (p) => phases.push(p.message), resetTimeoutOnProgress: true, timeout: 300_000 });
+    const rs = real.structuredContent;
+    ok(real.isError === false && rs?.status === 'ok', 'run_my_script with the seed script itself (PIL): ok', rs?.error ?? rs?.logs);
+    ok(rs?.requirements?.some((r) => r.startsWith('pillow==')), 'pillow was detected and installed', rs?.requirements);
+    ok(phases.some((m) => m?.startsWith('installing requirements')) || rs?.env_cache === 'hit', 'the installing phase (or a cached environment)', phases);
+    const fp = rs?.artifacts?.find((a) => a.path === 'flipped.png');
+    ok(fp?.summary === 'PNG image 256x256', 'flipped.png, 256x256', fp);
+  } else {
+    n++;
+    console.log(`ok ${n} # SKIP no pillow in the test wheelhouse (python3-pil missing): the PIL seed is not run`);
+  }
+
   // A failing script is a result, not an exception.
-  const bad = await client.callTool({ name: 'run_code', arguments: { code: 'import nonexistent_module_xyz' } });
+  const bad = await client.callTool({ name: 'run_code', arguments: { code: 'raise ValueError("no good")' } });
   ok(bad.isError === true && bad.structuredContent?.status === 'error' &&
-     bad.structuredContent.logs.includes('ModuleNotFoundError'), 'a failing script: isError with the traceback', bad.structuredContent);
+     bad.structuredContent.logs.includes('ValueError: no good'), 'a failing script: isError with the traceback', bad.structuredContent);
+  // An import nothing provides: the server tries to install it; that fails.
+  const missing = await client.callTool({ name: 'run_code', arguments: { code: 'import nonexistent_module_xyz' } });
+  ok(missing.isError === true && missing.structuredContent?.status === 'install_failed' &&
+     missing.structuredContent.failed_requirement === 'nonexistent-module-xyz',
+     'an uninstallable import: install_failed, isError, the requirement named', missing.structuredContent);
 
   // Files persist in the session's workspace; list_dir and preview_file see them.
   await client.callTool({ name: 'run_code', arguments: { code: 'open("notes.md", "w").write("# notes\\nkept\\n")' } });

@@ -10,4 +10,8 @@ NODE=$MODULES/.bin/node
 [ -x "$NODE" ] || NODE=node
 need "$NODE"
 stack_start serve || { ok 1 "the server starts"; done_testing; exit 1; }
-MCP_URL=$BASE/mcp STATE_DIR=$T/state TOP=$top_srcdir "$NODE" "$top_srcdir/tests/e2e/sdk-client.mjs"
+HAVE_PILLOW=0
+if [ -n "${WHEELHOUSE:-}" ] && ls "$WHEELHOUSE"/pillow-*.whl >/dev/null 2>&1; then
+    HAVE_PILLOW=1
+fi
+MCP_URL=$BASE/mcp STATE_DIR=$T/state TOP=$top_srcdir HAVE_PILLOW=$HAVE_PILLOW "$NODE" "$top_srcdir/tests/e2e/sdk-client.mjs"

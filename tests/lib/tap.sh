@@ -105,3 +105,19 @@ no_process_named() {
     done
     return 0
 }
+
+# wait_until CMD...: polls CMD every 50 ms until it succeeds; gives up
+# after 120 s (a guard against a hang, not a timing assertion).
+wait_until() {
+    local i
+    for ((i = 0; i < 2400; i++)); do
+        "$@" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# env_dirs STATE: the published dependency environments (32-hex names).
+env_dirs() {
+    ls "$1/envs" 2>/dev/null | grep -E '^[0-9a-f]{32}$' | sort | tr '\n' ' '
+}

@@ -148,11 +148,52 @@ static void test_load(void)
     cfg_free(&c);
 }
 
+/* The keys of the dependencies issue. */
+static void test_deps_keys(void)
+{
+    struct cfg c;
+    char err[512];
+    const char *sets[] = {"installer=pip", "index_url=none", "extra_index_url=none", "find_links=file:///w /x",
+                          "only_binary=off", "auto_deps=off", "requirement_urls=on", "env_cache_size=512M",
+                          "install_time=90", "data_dir=/opt/rms-data"};
+    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every dependency key sets");
+    const struct deps_config *d = &c.exec.deps;
+    ok(d->installer == DEPS_INSTALLER_PIP, "installer pip");
+    is_str(d->index_url, "none", "index_url none (offline)");
+    ok(d->extra_index_url == NULL, "extra_index_url none is no URL");
+    is_str(d->find_links, "file:///w /x", "find_links, a list");
+    ok(!d->only_binary && !c.exec.auto_deps && d->requirement_urls, "the switches");
+    is_int((long long)d->cache_bytes, 512ll << 20, "env_cache_size 512M");
+    is_int(c.exec.limits.install_ms, 90000, "install_time 90 s");
+    is_str(d->data_dir, "/opt/rms-data", "data_dir");
+    cfg_free(&c);
+    const char *defaults[] = {"index_url=default", "installer=auto", "extra_index_url=", "find_links=none"};
+    is_int(cfg_load(&c, NULL, NULL, defaults, ARRAY_SIZE(defaults), err, sizeof err), 0, "the defaults by name");
+    ok(c.exec.deps.index_url == NULL && c.exec.deps.find_links == NULL && c.exec.deps.extra_index_url == NULL,
+       "index_url default is the installer's own; empty lists are none");
+    ok(c.exec.deps.installer == DEPS_INSTALLER_AUTO && c.exec.deps.only_binary && c.exec.auto_deps,
+       "installer auto, only_binary and auto_deps on by default");
+    is_int((long long)c.exec.deps.cache_bytes, 10ll << 30, "env_cache_size defaults to 10G");
+    cfg_free(&c);
+    const char *bad[] = {"installer=conda"};
+    ok(cfg_load(&c, NULL, NULL, bad, 1, err, sizeof err) < 0 && strstr(err, "auto, uv or pip"),
+       "installer = conda is refused: %s", err);
+    cfg_free(&c);
+    const char *bad2[] = {"env_cache_size=lots"};
+    ok(cfg_load(&c, NULL, NULL, bad2, 1, err, sizeof err) < 0, "a bad size is refused: %s", err);
+    cfg_free(&c);
+    const char *bad3[] = {"install_time=0.5"};
+    ok(cfg_load(&c, NULL, NULL, bad3, 1, err, sizeof err) < 0 && strstr(err, "out of range"),
+       "install_time below its minimum: %s", err);
+    cfg_free(&c);
+}
+
 int main(void)
 {
     ok(mkdtemp(dir) != NULL, "temporary directory");
     test_units();
     test_load();
+    test_deps_keys();
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
     return tap_done();
 }

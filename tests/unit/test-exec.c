@@ -42,10 +42,11 @@ static void test_limits(void)
     struct exec_limits l;
     exec_limits_default(&l);
     is_int(l.wall_ms, 60000, "timeout defaults to 60 s");
+    is_int(l.install_ms, 300000, "install_time defaults to 300 s");
     is_int((long long)l.log_bytes, 1 << 20, "log_bytes defaults to 1 MiB");
     const char *keys[] = {"timeout", "cpu_time", "memory", "file_size", "open_files", "processes",
                           "log_bytes", "output_bytes", "output_files", "kill_grace", "tmp_bytes", "tmp_files",
-                          "code_bytes", "input_bytes"};
+                          "code_bytes", "input_bytes", "install_time"};
     int found = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const struct exec_limit_def *d = exec_limit_find(keys[i]);
@@ -155,5 +156,8 @@ int main(void)
            !strcmp(exec_status_name(EXEC_STATUS_SANDBOX_ERROR), "sandbox_error") &&
            !strcmp(exec_status_name(EXEC_STATUS_INSTALL_FAILED), "install_failed"),
        "status names of DESIGN.md");
+    ok(!strcmp(exec_env_cache_name(EXEC_ENV_NONE), "none") && !strcmp(exec_env_cache_name(EXEC_ENV_HIT), "hit") &&
+           !strcmp(exec_env_cache_name(EXEC_ENV_BUILT), "built"),
+       "env_cache names: none, hit, built");
     return tap_done();
 }

@@ -66,6 +66,38 @@ int main(void)
     is_str(json_object_get_string(v), "SIGKILL", "a signal by name");
     json_object_object_get_ex(o, "exit_code", &v);
     ok(v == NULL, "exit_code null when signalled");
+    json_object_object_get_ex(o, "env_cache", &v);
+    is_str(json_object_get_string(v), "none", "env_cache none by default");
+    ok(json_object_object_get_ex(o, "install_log", &v) && v == NULL, "install_log null when no installer ran");
+    ok(json_object_object_get_ex(o, "failed_requirement", &v) && v == NULL, "failed_requirement null");
+    ok(json_object_object_get_ex(o, "env", &v) && v == NULL, "env null");
+    json_object_put(o);
+    free(s);
+
+    /* An install that failed. */
+    r.status = EXEC_STATUS_INSTALL_FAILED;
+    r.requirements = calloc(1, sizeof *r.requirements);
+    r.requirements[0] = strdup("pillow==9.4.0");
+    r.n_requirements = 1;
+    r.env_cache = EXEC_ENV_BUILT;
+    strcpy(r.env_key, "00112233445566778899aabbccddeeff");
+    r.install_log = strdup("ERROR: No matching distribution found for rms-missing\xff\n");
+    r.failed_requirement = strdup("rms-broken");
+    s = result_to_string(&r, false, &n);
+    o = json_tokener_parse(s);
+    json_object_object_get_ex(o, "status", &v);
+    is_str(json_object_get_string(v), "install_failed", "status install_failed");
+    json_object_object_get_ex(o, "requirements", &v);
+    is_str(json_object_get_string(json_object_array_get_idx(v, 0)), "pillow==9.4.0", "requirements");
+    json_object_object_get_ex(o, "env_cache", &v);
+    is_str(json_object_get_string(v), "built", "env_cache built");
+    json_object_object_get_ex(o, "env", &v);
+    is_str(json_object_get_string(v), "00112233445566778899aabbccddeeff", "env: the key");
+    json_object_object_get_ex(o, "failed_requirement", &v);
+    is_str(json_object_get_string(v), "rms-broken", "failed_requirement");
+    json_object_object_get_ex(o, "install_log", &v);
+    is_str(json_object_get_string(v), "ERROR: No matching distribution found for rms-missing\xef\xbf\xbd\n",
+           "install_log, made valid UTF-8");
     json_object_put(o);
     free(s);
     exec_result_free(&r);

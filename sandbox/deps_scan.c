@@ -1,0 +1,765 @@
+/* deps_scan.c: reading a script's source for what it needs: the top-level
+ * modules its import statements name (a tokenizer, not a line regex), and
+ * its PEP 723 `# /// script` block (a small TOML subset).
+ *
+ * The tokenizer knows just enough Python to find statement starts: strings
+ * of every kind (so an "import x" inside one is text), comments, line
+ * continuations, bracket depth (a newline inside brackets does not end a
+ * statement), ';' and the ':' of a one-line block. It never fails on bad
+ * syntax: the interpreter reports that when the script runs. */
+#include "config.h"
+
+#include "deps.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- strv */
+
+void deps_strv_free(struct deps_strv *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+int deps_strv_push(struct deps_strv *s, const char *str, size_t len)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        char **v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        s->v = v;
+        s->cap = cap;
+    }
+    char *copy = strndup(str, len);
+    if (!copy)
+        return -ENOMEM;
+    s->v[s->n++] = copy;
+    return 0;
+}
+
+bool deps_strv_has(const struct deps_strv *s, const char *str)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], str))
+            return true;
+    return false;
+}
+
+/* -------------------------------------------------------- the tokenizer */
+
+enum tok_kind { TOK_EOF, TOK_NEWLINE, TOK_NAME, TOK_OP, TOK_STRING, TOK_NUMBER };
+
+struct tok {
+    enum tok_kind kind;
+    const char *p;  /* the token's text (not for strings) */
+    size_t len;
+};
+
+struct lex {
+    const char *s;
+    size_t n, i;
+    int depth;          /* ( [ { nesting */
+    bool have_pending;  /* one token of look-back, for the import parser */
+    struct tok pending;
+};
+
+static bool is_name_start(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+}
+
+static bool is_name_char(unsigned char c)
+{
+    return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+static bool is_prefix_char(char c)
+{
+    return strchr("rRbBuUfF", c) != NULL && c != '\0';
+}
+
+static void scan_string(struct lex *lx, bool raw, bool fmt);
+
+/* Inside an f-string's replacement field: an expression up to the '}' that
+ * closes it (nested brackets and strings honoured), with its optional !conv
+ * and :format spec (which may hold replacement fields itself). lx->i is just
+ * past the '{'. */
+static void scan_fexpr(struct lex *lx)
+{
+    int depth = 0;
+    while (lx->i < lx->n) {
+        char c = lx->s[lx->i];
+        if (c == '\'' || c == '"') {
+            scan_string(lx, false, false);
+            continue;
+        }
+        if (is_prefix_char(c)) {
+            /* A prefixed string (f"{x + f'{y}'}") or a name. */
+            size_t j = lx->i;
+            while (j < lx->n && j - lx->i < 3 && is_prefix_char(lx->s[j]))
+                j++;
+            if (j < lx->n && j - lx->i <= 2 && (lx->s[j] == '\'' || lx->s[j] == '"') &&
+                (lx->i == 0 || !is_name_char((unsigned char)lx->s[lx->i - 1]))) {
+                bool raw = false, f = false;
+                for (size_t k = lx->i; k < j; k++) {
+                    raw = raw || lx->s[k] == 'r' || lx->s[k] == 'R';
+                    f = f || lx->s[k] == 'f' || lx->s[k] == 'F';
+                }
+                lx->i = j;
+                scan_string(lx, raw, f);
+                continue;
+            }
+        }
+        if (c == '(' || c == '[' || c == '{') {
+            depth++;
+        } else if (c == ')' || c == ']') {
+            if (depth > 0)
+                depth--;
+        } else if (c == '}') {
+            if (depth == 0) {
+                lx->i++;
+                return;
+            }
+            depth--;
+        } else if (c == '#') {
+            /* A comment inside a multi-line replacement field (3.12). */
+            while (lx->i < lx->n && lx->s[lx->i] != '\n')
+                lx->i++;
+            continue;
+        } else if (depth == 0 && c == ':') {
+            /* The format spec: literal text and nested fields up to '}'. */
+            lx->i++;
+            while (lx->i < lx->n && lx->s[lx->i] != '}') {
+                if (lx->s[lx->i] == '{') {
+                    lx->i++;
+                    scan_fexpr(lx);
+                } else if (lx->s[lx->i] == '\n') {
+                    return; /* malformed: let the string's own end rules decide */
+                } else {
+                    lx->i++;
+                }
+            }
+            if (lx->i < lx->n)
+                lx->i++;
+            return;
+        } else if (depth == 0 && c == '!' && lx->i + 1 < lx->n && lx->s[lx->i + 1] != '=') {
+            lx->i++; /* !r, !s, !a: what follows is the name of the conversion */
+        }
+        lx->i++;
+    }
+}
+
+/* A string literal; lx->i is on its opening quote. Ends just past the
+ * closing quote, or at the end of the line for an unterminated one-line
+ * string, or at the end of the source. */
+static void scan_string(struct lex *lx, bool raw, bool fmt)
+{
+    char q = lx->s[lx->i];
+    bool triple = lx->i + 2 < lx->n && lx->s[lx->i + 1] == q && lx->s[lx->i + 2] == q;
+    lx->i += triple ? 3 : 1;
+    while (lx->i < lx->n) {
+        char c = lx->s[lx->i];
+        if (c == '\\') {
+            /* Even in a raw string a backslash keeps the next quote (and a
+             * newline) inside the string. */
+            (void)raw;
+            lx->i += 2;
+            continue;
+        }
+        if (c == '\n' && !triple)
+            return; /* unterminated: the line ends it */
+        if (c == q) {
+            if (!triple) {
+                lx->i++;
+                return;
+            }
+            if (lx->i + 2 < lx->n && lx->s[lx->i + 1] == q && lx->s[lx->i + 2] == q) {
+                lx->i += 3;
+                return;
+            }
+        }
+        if (fmt && c == '{') {
+            if (lx->i + 1 < lx->n && lx->s[lx->i + 1] == '{') {
+                lx->i += 2;
+                continue;
+            }
+            lx->i++;
+            scan_fexpr(lx);
+            continue;
+        }
+        lx->i++;
+    }
+    if (lx->i > lx->n)
+        lx->i = lx->n;
+}
+
+static void next_token(struct lex *lx, struct tok *t)
+{
+    if (lx->have_pending) {
+        *t = lx->pending;
+        lx->have_pending = false;
+        return;
+    }
+    const char *s = lx->s;
+    for (;;) {
+        if (lx->i >= lx->n) {
+            *t = (struct tok){TOK_EOF, s + lx->n, 0};
+            return;
+        }
+        char c = s[lx->i];
+        if (c == ' ' || c == '\t' || c == '\f' || c == '\r' || c == '\v') {
+            lx->i++;
+        } else if (c == '#') {
+            while (lx->i < lx->n && s[lx->i] != '\n')
+                lx->i++;
+        } else if (c == '\\') {
+            /* A continuation joins the next line; a stray backslash is a
+             * syntax error the interpreter reports, skipped here. */
+            lx->i++;
+            if (lx->i < lx->n && s[lx->i] == '\r')
+                lx->i++;
+            if (lx->i < lx->n && s[lx->i] == '\n')
+                lx->i++;
+        } else if (c == '\n') {
+            lx->i++;
+            if (lx->depth == 0) {
+                *t = (struct tok){TOK_NEWLINE, s + lx->i - 1, 1};
+                return;
+            }
+        } else {
+            break;
+        }
+    }
+    size_t start = lx->i;
+    char c = s[start];
+    if (is_name_start((unsigned char)c)) {
+        size_t j = start;
+        while (j < lx->n && is_name_char((unsigned char)s[j]))
+            j++;
+        /* A string prefix: one or two of rbuf right before a quote. */
+        if (j < lx->n && (s[j] == '\'' || s[j] == '"') && j - start <= 2) {
+            bool prefix = true, raw = false, fmt = false;
+            for (size_t k = start; k < j; k++) {
+                prefix = prefix && is_prefix_char(s[k]);
+                raw = raw || s[k] == 'r' || s[k] == 'R';
+                fmt = fmt || s[k] == 'f' || s[k] == 'F';
+            }
+            if (prefix) {
+                lx->i = j;
+                scan_string(lx, raw, fmt);
+                *t = (struct tok){TOK_STRING, s + start, lx->i - start};
+                return;
+            }
+        }
+        lx->i = j;
+        *t = (struct tok){TOK_NAME, s + start, j - start};
+        return;
+    }
+    if (c == '\'' || c == '"') {
+        scan_string(lx, false, false);
+        *t = (struct tok){TOK_STRING, s + start, lx->i - start};
+        return;
+    }
+    if ((c >= '0' && c <= '9') || (c == '.' && start + 1 < lx->n && s[start + 1] >= '0' && s[start + 1] <= '9')) {
+        size_t j = start;
+        while (j < lx->n && (is_name_char((unsigned char)s[j]) || s[j] == '.')) {
+            if ((s[j] == 'e' || s[j] == 'E') && j + 1 < lx->n && (s[j + 1] == '+' || s[j + 1] == '-'))
+                j++;
+            j++;
+        }
+        lx->i = j;
+        *t = (struct tok){TOK_NUMBER, s + start, j - start};
+        return;
+    }
+    if (c == '(' || c == '[' || c == '{')
+        lx->depth++;
+    else if ((c == ')' || c == ']' || c == '}') && lx->depth > 0)
+        lx->depth--;
+    lx->i++;
+    /* ':=' is one operator: only a bare ':' can start a one-line block. */
+    if (c == ':' && lx->i < lx->n && s[lx->i] == '=')
+        lx->i++;
+    *t = (struct tok){TOK_OP, s + start, lx->i - start};
+}
+
+static bool tok_is(const struct tok *t, enum tok_kind k, const char *text)
+{
+    return t->kind == k && t->len == strlen(text) && !memcmp(t->p, text, t->len);
+}
+
+static void push_back(struct lex *lx, const struct tok *t)
+{
+    lx->pending = *t;
+    lx->have_pending = true;
+}
+
+/* A module name worth recording: ASCII only (a distribution name is). */
+static int record(struct deps_strv *out, const struct tok *t)
+{
+    for (size_t i = 0; i < t->len; i++)
+        if ((unsigned char)t->p[i] >= 0x80)
+            return 0;
+    char name[256];
+    if (t->len >= sizeof name)
+        return 0;
+    memcpy(name, t->p, t->len);
+    name[t->len] = '\0';
+    if (deps_strv_has(out, name))
+        return 0;
+    if (out->n >= DEPS_MAX_IMPORTS)
+        return -E2BIG;
+    return deps_strv_push(out, name, t->len);
+}
+
+/* After `import`: dotted names with optional `as NAME`, separated by
+ * commas. The token that ends the statement is pushed back. */
+static int parse_import(struct lex *lx, struct deps_strv *out)
+{
+    struct tok t;
+    for (;;) {
+        next_token(lx, &t);
+        if (t.kind != TOK_NAME) {
+            push_back(lx, &t);
+            return 0;
+        }
+        int rc = record(out, &t);
+        if (rc < 0)
+            return rc;
+        /* The rest of the dotted name, then `as NAME`. */
+        for (;;) {
+            next_token(lx, &t);
+            if (tok_is(&t, TOK_OP, ".")) {
+                next_token(lx, &t);
+                if (t.kind != TOK_NAME) {
+                    push_back(lx, &t);
+                    return 0;
+                }
+                continue;
+            }
+            break;
+        }
+        if (tok_is(&t, TOK_NAME, "as")) {
+            next_token(lx, &t);
+            if (t.kind != TOK_NAME) {
+                push_back(lx, &t);
+                return 0;
+            }
+            next_token(lx, &t);
+        }
+        if (!tok_is(&t, TOK_OP, ",")) {
+            push_back(lx, &t);
+            return 0;
+        }
+    }
+}
+
+/* After `from`: leading dots make it relative (skipped); otherwise the
+ * first name of the module is recorded. The rest of the statement is left
+ * to the main loop, which never takes the `import` in it for a statement. */
+static int parse_from(struct lex *lx, struct deps_strv *out)
+{
+    struct tok t;
+    next_token(lx, &t);
+    if (tok_is(&t, TOK_OP, ".")) {
+        push_back(lx, &t);
+        return 0; /* relative: the script's own package */
+    }
+    if (t.kind != TOK_NAME) {
+        push_back(lx, &t);
+        return 0;
+    }
+    return record(out, &t);
+}
+
+int deps_scan_imports(const char *code, size_t len, struct deps_strv *out)
+{
+    struct lex lx = {.s = code, .n = len};
+    bool stmt_start = true;
+    /* A UTF-8 byte order mark is not a token. */
+    if (len >= 3 && !memcmp(code, "\xef\xbb\xbf", 3))
+        lx.i = 3;
+    for (;;) {
+        struct tok t;
+        next_token(&lx, &t);
+        if (t.kind == TOK_EOF)
+            return 0;
+        if (t.kind == TOK_NEWLINE) {
+            stmt_start = true;
+            continue;
+        }
+        if (stmt_start && t.kind == TOK_NAME) {
+            int rc = 0;
+            if (tok_is(&t, TOK_NAME, "import"))
+                rc = parse_import(&lx, out);
+            else if (tok_is(&t, TOK_NAME, "from"))
+                rc = parse_from(&lx, out);
+            if (rc < 0)
+                return rc;
+            stmt_start = false;
+            continue;
+        }
+        /* ';' ends a statement; a ':' outside brackets may open a one-line
+         * block (`if x: import y`, `try: import z`). Elsewhere a ':' is an
+         * annotation or a lambda, and neither can be followed by an import
+         * statement, so treating those as a start changes nothing. */
+        stmt_start = lx.depth == 0 && (tok_is(&t, TOK_OP, ";") || tok_is(&t, TOK_OP, ":"));
+    }
+}
+
+/* ------------------------------------------------------------ PEP 723 */
+
+void deps_meta_free(struct deps_meta *m)
+{
+    deps_strv_free(&m->dependencies);
+    free(m->requires_python);
+    memset(m, 0, sizeof *m);
+}
+
+struct toml {
+    const char *s;
+    size_t n, i;
+    char *why;
+    size_t whylen;
+};
+
+static void toml_ws(struct toml *t, bool newlines)
+{
+    while (t->i < t->n) {
+        char c = t->s[t->i];
+        if (c == ' ' || c == '\t' || (newlines && (c == '\n' || c == '\r'))) {
+            t->i++;
+        } else if (c == '#' && newlines) {
+            while (t->i < t->n && t->s[t->i] != '\n')
+                t->i++;
+        } else {
+            break;
+        }
+    }
+}
+
+static int toml_fail(struct toml *t, const char *what)
+{
+    int line = 1;
+    for (size_t k = 0; k < t->i && k < t->n; k++)
+        line += t->s[k] == '\n';
+    snprintf(t->why, t->whylen, "the script's PEP 723 block, line %d of the block: %s", line, what);
+    return -EINVAL;
+}
+
+/* A TOML string at t->i (basic, literal, or their multi-line forms) into a
+ * new string (caller frees). */
+static int toml_string(struct toml *t, char **out)
+{
+    struct dbuf b;
+    dbuf_init(&b, DEPS_SPEC_MAX * 4);
+    char q = t->s[t->i];
+    bool multi = t->i + 2 < t->n && t->s[t->i + 1] == q && t->s[t->i + 2] == q;
+    t->i += multi ? 3 : 1;
+    if (multi && t->i < t->n && t->s[t->i] == '\n')
+        t->i++; /* a newline right after the opening quotes is trimmed */
+    int rc = 0;
+    for (;;) {
+        if (t->i >= t->n || (!multi && t->s[t->i] == '\n')) {
+            rc = toml_fail(t, "unterminated string");
+            break;
+        }
+        char c = t->s[t->i];
+        if (c == q && (!multi || (t->i + 2 < t->n && t->s[t->i + 1] == q && t->s[t->i + 2] == q))) {
+            t->i += multi ? 3 : 1;
+            break;
+        }
+        if (c == '\\' && q == '"') {
+            char e = t->i + 1 < t->n ? t->s[t->i + 1] : '\0', v = 0;
+            switch (e) {
+            case '"': v = '"'; break;
+            case '\\': v = '\\'; break;
+            case 'b': v = '\b'; break;
+            case 't': v = '\t'; break;
+            case 'n': v = '\n'; break;
+            case 'f': v = '\f'; break;
+            case 'r': v = '\r'; break;
+            default: break;
+            }
+            t->i += 2;
+            if (v) {
+                rc = dbuf_append(&b, &v, 1);
+            } else if (multi && (e == '\n' || e == ' ' || e == '\t' || e == '\r')) {
+                /* A line-ending backslash trims the whitespace that follows. */
+                while (t->i < t->n && t->s[t->i] && strchr(" \t\r\n", t->s[t->i]))
+                    t->i++;
+            } else {
+                /* \uXXXX and \UXXXXXXXX never appear in a valid requirement. */
+                rc = toml_fail(t, "unsupported escape in a string");
+            }
+            if (rc < 0)
+                break;
+            continue;
+        }
+        rc = dbuf_append(&b, &c, 1);
+        if (rc < 0) {
+            rc = rc == -E2BIG ? toml_fail(t, "string too long") : rc;
+            break;
+        }
+        t->i++;
+    }
+    if (rc < 0) {
+        dbuf_free(&b);
+        return rc;
+    }
+    *out = dbuf_steal(&b, NULL);
+    if (!*out)
+        *out = strdup("");
+    return *out ? 0 : -ENOMEM;
+}
+
+/* Skips a value this reader does not need (numbers, booleans, dates,
+ * arrays and inline tables of anything), honouring strings and nesting. */
+static int toml_skip_value(struct toml *t)
+{
+    int depth = 0;
+    while (t->i < t->n) {
+        char c = t->s[t->i];
+        if (c == '"' || c == '\'') {
+            char *junk = NULL;
+            int rc = toml_string(t, &junk);
+            free(junk);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        if (c == '[' || c == '{') {
+            depth++;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        } else if (c == '#') {
+            while (t->i < t->n && t->s[t->i] != '\n')
+                t->i++;
+            continue;
+        } else if (c == '\n' && depth == 0) {
+            return 0;
+        }
+        t->i++;
+        if (depth == 0 && (c == ']' || c == '}'))
+            return 0;
+    }
+    return depth == 0 ? 0 : toml_fail(t, "unterminated array or table");
+}
+
+static int toml_string_array(struct toml *t, struct deps_strv *out)
+{
+    t->i++; /* '[' */
+    for (;;) {
+        toml_ws(t, true);
+        if (t->i >= t->n)
+            return toml_fail(t, "unterminated array");
+        if (t->s[t->i] == ']') {
+            t->i++;
+            return 0;
+        }
+        if (t->s[t->i] != '"' && t->s[t->i] != '\'')
+            return toml_fail(t, "dependencies must be an array of strings");
+        char *v = NULL;
+        int rc = toml_string(t, &v);
+        if (rc < 0)
+            return rc;
+        if (out->n >= DEPS_MAX_REQUIREMENTS) {
+            free(v);
+            return toml_fail(t, "too many dependencies");
+        }
+        rc = deps_strv_push(out, v, strlen(v));
+        free(v);
+        if (rc < 0)
+            return rc;
+        toml_ws(t, true);
+        if (t->i < t->n && t->s[t->i] == ',') {
+            t->i++;
+            continue;
+        }
+        toml_ws(t, true);
+        if (t->i < t->n && t->s[t->i] == ']') {
+            t->i++;
+            return 0;
+        }
+        return toml_fail(t, "expected ',' or ']' in the dependencies array");
+    }
+}
+
+static int parse_toml(const char *text, size_t len, struct deps_meta *m, char *why, size_t whylen)
+{
+    struct toml t = {text, len, 0, why, whylen};
+    bool in_root = true;
+    while (t.i < t.n) {
+        toml_ws(&t, true);
+        if (t.i >= t.n)
+            break;
+        char c = t.s[t.i];
+        if (c == '[') {
+            /* A table: keys after it are not the script's. */
+            in_root = false;
+            while (t.i < t.n && t.s[t.i] != '\n')
+                t.i++;
+            continue;
+        }
+        /* A key: bare, quoted or dotted. */
+        char key[64];
+        size_t kl = 0;
+        bool dotted = false;
+        if (c == '"' || c == '\'') {
+            char *k = NULL;
+            int rc = toml_string(&t, &k);
+            if (rc < 0)
+                return rc;
+            snprintf(key, sizeof key, "%s", k);
+            kl = strlen(key);
+            free(k);
+        } else {
+            while (t.i < t.n && ((t.s[t.i] && strchr("-_.", t.s[t.i])) || (t.s[t.i] >= 'a' && t.s[t.i] <= 'z') ||
+                                 (t.s[t.i] >= 'A' && t.s[t.i] <= 'Z') || (t.s[t.i] >= '0' && t.s[t.i] <= '9'))) {
+                dotted = dotted || t.s[t.i] == '.';
+                if (kl + 1 < sizeof key)
+                    key[kl++] = t.s[t.i];
+                t.i++;
+            }
+            key[kl] = '\0';
+        }
+        toml_ws(&t, false);
+        if (kl == 0 || t.i >= t.n || t.s[t.i] != '=')
+            return toml_fail(&t, "expected 'key = value'");
+        t.i++;
+        toml_ws(&t, false);
+        if (t.i >= t.n)
+            return toml_fail(&t, "a key without a value");
+        int rc;
+        if (in_root && !dotted && !strcmp(key, "dependencies")) {
+            if (m->has_dependencies)
+                return toml_fail(&t, "dependencies is given twice");
+            if (t.s[t.i] != '[')
+                return toml_fail(&t, "dependencies must be an array of strings");
+            m->has_dependencies = true;
+            rc = toml_string_array(&t, &m->dependencies);
+        } else if (in_root && !dotted && !strcmp(key, "requires-python")) {
+            if (m->requires_python)
+                return toml_fail(&t, "requires-python is given twice");
+            if (t.s[t.i] != '"' && t.s[t.i] != '\'')
+                return toml_fail(&t, "requires-python must be a string");
+            rc = toml_string(&t, &m->requires_python);
+        } else {
+            rc = toml_skip_value(&t);
+        }
+        if (rc < 0)
+            return rc;
+        toml_ws(&t, false);
+        if (t.i < t.n && t.s[t.i] == '#')
+            toml_ws(&t, true);
+        else if (t.i < t.n && t.s[t.i] != '\n' && t.s[t.i] != '\r')
+            return toml_fail(&t, "unexpected text after a value");
+    }
+    return 0;
+}
+
+/* One line of the source: [p, p+len) without its line ending. */
+struct line {
+    const char *p;
+    size_t len;
+};
+
+static bool next_line(const char *code, size_t n, size_t *pos, struct line *l)
+{
+    if (*pos >= n)
+        return false;
+    const char *start = code + *pos;
+    const char *nl = memchr(start, '\n', n - *pos);
+    size_t len = nl ? (size_t)(nl - start) : n - *pos;
+    *pos += len + (nl ? 1 : 0);
+    if (len && start[len - 1] == '\r')
+        len--;
+    *l = (struct line){start, len};
+    return true;
+}
+
+static bool line_is(const struct line *l, const char *text)
+{
+    return l->len == strlen(text) && !memcmp(l->p, text, l->len);
+}
+
+/* "# /// TYPE" with TYPE in [a-zA-Z0-9-]+: the type, else NULL. */
+static bool block_open(const struct line *l, struct line *type)
+{
+    if (l->len < 8 || memcmp(l->p, "# /// ", 6))
+        return false;
+    for (size_t i = 6; i < l->len; i++) {
+        char c = l->p[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'))
+            return false;
+    }
+    *type = (struct line){l->p + 6, l->len - 6};
+    return true;
+}
+
+static bool comment_line(const struct line *l)
+{
+    return (l->len == 1 && l->p[0] == '#') || (l->len >= 2 && l->p[0] == '#' && l->p[1] == ' ');
+}
+
+int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *why, size_t whylen)
+{
+    size_t pos = 0;
+    struct line l;
+    memset(m, 0, sizeof *m);
+    while (next_line(code, len, &pos, &l)) {
+        struct line type;
+        if (!block_open(&l, &type))
+            continue;
+        /* The block runs to the last "# ///" of the comment lines that
+         * follow (PEP 723: the content is every comment line before it). */
+        size_t scan = pos, end_at = 0, body_start = pos, body_end = 0;
+        bool closed = false;
+        struct line c;
+        while (next_line(code, len, &scan, &c) && comment_line(&c)) {
+            if (line_is(&c, "# ///")) {
+                closed = true;
+                body_end = (size_t)(c.p - code);
+                end_at = scan;
+            }
+        }
+        bool script = type.len == 6 && !memcmp(type.p, "script", 6);
+        if (!closed) {
+            if (script) {
+                snprintf(why, whylen, "the script's PEP 723 block (# /// script) has no closing '# ///' line");
+                return -EINVAL;
+            }
+            continue;
+        }
+        pos = end_at;
+        if (!script)
+            continue;
+        if (m->present) {
+            snprintf(why, whylen, "the script has two PEP 723 script blocks");
+            return -EINVAL;
+        }
+        m->present = true;
+        /* The TOML: each line without its "# " or "#". */
+        struct dbuf toml;
+        dbuf_init(&toml, len + 1);
+        size_t bp = body_start;
+        int rc = 0;
+        while (rc == 0 && bp < body_end && next_line(code, body_end, &bp, &c)) {
+            size_t skip = c.len >= 2 ? 2 : 1;
+            rc = dbuf_append(&toml, c.p + skip, c.len - skip);
+            if (rc == 0)
+                rc = dbuf_append(&toml, "\n", 1);
+        }
+        if (rc == 0)
+            rc = parse_toml(toml.data ? toml.data : "", toml.len, m, why, whylen);
+        dbuf_free(&toml);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,421 @@
+/* test-deps.c: the import tokenizer on tricky sources, the PEP 723 block,
+ * PEP 508 checks (and what they refuse), PEP 503 names, requires-python
+ * matching, the import map, and merging the sources. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "deps.h"
+#include "tap.h"
+
+/* The imports of src, joined with spaces. */
+static char *imports(const char *src)
+{
+    struct deps_strv v = {0};
+    static char buf[4096];
+    buf[0] = '\0';
+    if (deps_scan_imports(src, strlen(src), &v) < 0) {
+        deps_strv_free(&v);
+        return strcpy(buf, "(error)");
+    }
+    for (size_t i = 0; i < v.n; i++) {
+        if (i)
+            strcat(buf, " ");
+        strcat(buf, v.v[i]);
+    }
+    deps_strv_free(&v);
+    return buf;
+}
+
+static void test_scan(void)
+{
+    is_str(imports("import numpy\n"), "numpy", "a plain import");
+    is_str(imports("import a.b as c, d\n"), "a d", "import a.b as c, d: top-level names only");
+    is_str(imports("from a.b import c\n"), "a", "from a.b import c");
+    is_str(imports("from . import x\nfrom .mod import y\nfrom ..pkg.sub import z\nfrom ... import w\n"), "",
+           "relative imports are skipped");
+    is_str(imports("import os, sys\nimport os\n"), "os sys", "each name once, in order");
+    is_str(imports("def f():\n    import inner\n    if x:\n        import deeper\n"), "inner deeper",
+           "imports inside functions and conditionals");
+    is_str(imports("try:\n    import ujson as json\nexcept ImportError:\n    import json\n"), "ujson json",
+           "both arms of a try");
+    is_str(imports("if x: import oneline\nelse: import other\n"), "oneline other",
+           "one-line blocks after ':'");
+    is_str(imports("x = 1; import semi; y = 2; from semi2 import q\n"), "semi semi2", "after ';'");
+    is_str(imports("# import commented\nimport real  # import trailing\n"), "real", "comments are not code");
+    is_str(imports("s = 'import single'\nt = \"from dq import x\"\n"), "", "imports inside strings");
+    is_str(imports("doc = \"\"\"\nimport tripled\nfrom tri import x\n\"\"\"\nimport after\n"), "after",
+           "triple-quoted strings over several lines");
+    is_str(imports("d = '''\nimport a\n''' ; import b\n"), "b", "a statement after a triple-quoted string");
+    is_str(imports("s = r'\\'\nimport raw_next\n"), "raw_next",
+           "a raw string's backslash keeps the quote in; the unterminated string ends with its line");
+    is_str(imports("s = r'a\\\\'\nimport after_raw\n"), "after_raw", "a raw string ending in a backslash pair");
+    is_str(imports("s = rb'import x' + Br\"import y\" + u'import z'\nimport ok\n"), "ok", "prefixed strings");
+    is_str(imports("s = f\"{x!r:>{width}} import no\"\nimport yes\n"), "yes", "f-string with conversion and spec");
+    is_str(imports("s = f\"{d['import']} {f'{g(\"import q\")}'}\"\nimport nested\n"), "nested",
+           "nested quotes inside f-string fields");
+    is_str(imports("s = f\"{a[\"k\"]} import no\"\nimport py312\n"), "py312",
+           "same-quote nesting (Python 3.12 f-strings)");
+    is_str(imports("s = f'{{import literal}}'\nimport brace\n"), "brace", "doubled braces are text");
+    is_str(imports("import \\\n    contd\n"), "contd", "a backslash continuation joins the next line");
+    is_str(imports("x = (1,\nimport_ := 2)\nimport real\n"), "real", "a newline inside brackets is no statement");
+    is_str(imports("foo(\n  1)\nimport after_paren\n"), "after_paren", "brackets close");
+    is_str(imports("m = __import__('hidden')\nimportlib.import_module('dyn')\n"), "",
+           "__import__ and importlib are not import statements");
+    is_str(imports("obj.import_x = 1\nimportant = 2\nfrom_ = 3\nx.from_y()\n"), "",
+           "names that start with import/from are names");
+    is_str(imports("raise E from None\ny = (yield from g)\n"), "", "from inside raise/yield is no import");
+    is_str(imports("print('x', end='') ; import after_print\n"), "after_print", "import after a call and ';'");
+    is_str(imports("lambda: 0\nclass A: import in_class\n"), "in_class", "after a class header");
+    is_str(imports("x: int = 3\nimport after_annot\n"), "after_annot", "annotations");
+    is_str(imports("if (n := 10) > 5: import walrus\n"), "walrus", "':=' is not a block colon, ':' is");
+    is_str(imports("d = {'a': 1}\nimport after_dict\n"), "after_dict", "dict colons");
+    is_str(imports("\xef\xbb\xbfimport bom\n"), "bom", "a byte order mark");
+    is_str(imports("import café\nimport ok2\n"), "ok2", "non-ASCII module names are no distribution");
+    is_str(imports("s = 'unterminated\nimport next_line\n"), "next_line", "an unterminated string ends at the line");
+    is_str(imports("import a.b.c as d, e.f\nfrom g.h import (i,\n  j)\nimport k\n"), "a e g k",
+           "a parenthesised from-list");
+    is_str(imports("x = 1.5e-3; import num\n"), "num", "numbers with exponents");
+    is_str(imports("import\n"), "", "a bare import");
+    is_str(imports("s = '''never closed\nimport inside\n"), "", "an unterminated triple-quoted string");
+    is_str(imports("if x:\n\timport tabbed\r\nimport crlf\r\n"), "tabbed crlf", "tabs and CRLF");
+
+    /* The limit. */
+    struct dbuf b;
+    dbuf_init(&b, 1 << 20);
+    for (int i = 0; i <= DEPS_MAX_IMPORTS; i++)
+        discard(dbuf_printf(&b, "import m%d\n", i));
+    struct deps_strv v = {0};
+    is_int(deps_scan_imports(b.data, b.len, &v), -E2BIG, "more than DEPS_MAX_IMPORTS names is -E2BIG");
+    deps_strv_free(&v);
+    dbuf_free(&b);
+}
+
+static void test_meta(void)
+{
+    char why[512] = "";
+    struct deps_meta m;
+    const char *src = "#!/usr/bin/env python3\n"
+                      "# /// script\n"
+                      "# requires-python = \">=3.8\"\n"
+                      "# dependencies = [\n"
+                      "#   \"requests<3\",  # a comment\n"
+                      "#   'rich',\n"
+                      "# ]\n"
+                      "# [tool.x]\n"
+                      "# dependencies = [\"not-this\"]\n"
+                      "# ///\n"
+                      "import requests\n";
+    is_int(deps_read_meta(src, strlen(src), &m, why, sizeof why), 0, "a PEP 723 block reads");
+    ok(m.present && m.has_dependencies, "present, with dependencies");
+    is_int((long long)m.dependencies.n, 2, "two dependencies (a table's keys are not the script's)");
+    if (m.dependencies.n == 2) {
+        is_str(m.dependencies.v[0], "requests<3", "first");
+        is_str(m.dependencies.v[1], "rich", "second (literal string)");
+    }
+    is_str(m.requires_python, ">=3.8", "requires-python");
+    deps_meta_free(&m);
+
+    const char *none = "# // script\n#/// script\nimport x\n";
+    is_int(deps_read_meta(none, strlen(none), &m, why, sizeof why), 0, "no block");
+    ok(!m.present, "not present");
+    deps_meta_free(&m);
+
+    const char *two = "# /// script\n# dependencies = []\n# ///\n# /// script\n# dependencies = []\n# ///\n";
+    is_int(deps_read_meta(two, strlen(two), &m, why, sizeof why), -EINVAL, "two script blocks are an error");
+    deps_meta_free(&m);
+    const char *open_ = "# /// script\n# dependencies = []\nimport x\n";
+    is_int(deps_read_meta(open_, strlen(open_), &m, why, sizeof why), -EINVAL, "an unclosed block is an error");
+    ok(strstr(why, "closing") != NULL, "saying so: %s", why);
+    deps_meta_free(&m);
+    const char *bad = "# /// script\n# dependencies = \"requests\"\n# ///\n";
+    is_int(deps_read_meta(bad, strlen(bad), &m, why, sizeof why), -EINVAL, "dependencies that is not an array");
+    deps_meta_free(&m);
+    const char *other = "# /// pyproject\n# x = 1\n# ///\n\n# /// script\n# dependencies = [\"a\",]\n# ///\n";
+    is_int(deps_read_meta(other, strlen(other), &m, why, sizeof why), 0, "another block type is skipped");
+    ok(m.present && m.dependencies.n == 1, "and the script block still found, trailing comma fine");
+    deps_meta_free(&m);
+    const char *last = "# /// script\n# dependencies = [\"a\"]\n# ///\n# more = 1\n# ///\nx = 1\n";
+    /* PEP 723: the last "# ///" of the comment lines closes the block, so
+     * the first one is content (and not TOML). */
+    is_int(deps_read_meta(last, strlen(last), &m, why, sizeof why), -EINVAL, "the last '# ///' closes the block");
+    deps_meta_free(&m);
+}
+
+static void test_check(void)
+{
+    char why[600];
+    char *name = NULL, *canon = NULL;
+    static const struct {
+        const char *in, *name, *canon;
+    } good[] = {
+        {"requests", "requests", "requests"},
+        {"Pillow>=9", "pillow", "pillow>=9"},
+        {"  PyYAML == 6.0.1 ", "pyyaml", "pyyaml==6.0.1"},
+        {"rms_gamma.dist", "rms-gamma-dist", "rms-gamma-dist"},
+        {"a__b--c", "a-b-c", "a-b-c"},
+        {"requests[socks, Security]>=2.0,<3", "requests", "requests[security,socks]>=2.0,<3"},
+        {"foo (>=1.0, <2)", "foo", "foo>=1.0,<2"},
+        {"numpy==1.26.*", "numpy", "numpy==1.26.*"},
+        {"x~=1.4.2", "x", "x~=1.4.2"},
+        {"x===weird", "x", "x===weird"},
+        {"tomli; python_version < \"3.11\"", "tomli", "tomli; python_version < \"3.11\""},
+        {"pywin32>=300 ; sys_platform=='win32' and (platform_machine == 'x86' or extra == 'a')", "pywin32",
+         "pywin32>=300; sys_platform == 'win32' and (platform_machine == 'x86' or extra == 'a')"},
+        {"a; 'linux' in sys_platform", "a", "a; 'linux' in sys_platform"},
+        {"a; os_name not  in 'nt'", "a", "a; os_name not in 'nt'"},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+        int rc = deps_check_requirement(good[i].in, false, &name, &canon, why, sizeof why);
+        is_int(rc, 0, "accepted: %s", good[i].in);
+        if (rc == 0) {
+            is_str(name, good[i].name, "  name of %s", good[i].in);
+            is_str(canon, good[i].canon, "  canonical %s", good[i].in);
+        } else {
+            diag("%s", why);
+        }
+        free(name);
+        free(canon);
+        name = canon = NULL;
+    }
+    static const struct {
+        const char *in, *why;
+    } bad[] = {
+        {"--index-url=http://127.0.0.1/simple", "installer options"},
+        {"-e git+https://127.0.0.1/x.git", "installer options"},
+        {"-r other.txt", "installer options"},
+        {"--extra-index-url http://127.0.0.1/", "installer options"},
+        {"./local/pkg", "local paths"},
+        {"/abs/path/pkg.whl", "local paths"},
+        {"~/pkg", "local paths"},
+        {"pkg/sub", "local paths"},
+        {"https://127.0.0.1/x.whl", "URLs"},
+        {"file:///tmp/x.whl", "URLs"},
+        {"x @ https://127.0.0.1/x.whl", "direct references"},
+        {"x[extra] @ file:///tmp/x.whl", "direct references"},
+        {"", "empty"},
+        {"requests\n--index-url x", "control character"},
+        {"requests >= ", "without a version"},
+        {"requests foo", "version operator"},
+        {"requests==1.0 extra", "unexpected text"},
+        {"requests; bogus_var == '1'", "unknown marker variable"},
+        {"requests; python_version", "comparison"},
+        {"_under", "project name"},
+        {"req[", "extra"},
+        {"x; (python_version > '3'", "')'"},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        why[0] = '\0';
+        int rc = deps_check_requirement(bad[i].in, false, &name, &canon, why, sizeof why);
+        is_int(rc, -EINVAL, "refused: '%s'", bad[i].in);
+        ok(strstr(why, bad[i].why) != NULL, "  because: %s", why);
+        if (rc == 0) {
+            free(name);
+            free(canon);
+        }
+        name = canon = NULL;
+    }
+    char longspec[DEPS_SPEC_MAX + 10];
+    memset(longspec, 'a', sizeof longspec - 1);
+    longspec[sizeof longspec - 1] = '\0';
+    is_int(deps_check_requirement(longspec, false, NULL, NULL, why, sizeof why), -EINVAL,
+           "a requirement past DEPS_SPEC_MAX is refused");
+    is_int(deps_check_requirement("x @ https://127.0.0.1/x.whl", true, &name, &canon, why, sizeof why), 0,
+           "a direct reference when allowed");
+    is_str(canon, "x @ https://127.0.0.1/x.whl", "  its canonical form");
+    free(name);
+    free(canon);
+    is_int(deps_check_requirement("x @ https://127.0.0.1/x.whl; python_version>'3'", true, NULL, NULL, why,
+                                  sizeof why),
+           -EINVAL, "a marker glued to a URL is refused (PEP 508)");
+    is_int(deps_check_requirement("x @ notaurl", true, NULL, NULL, why, sizeof why), -EINVAL,
+           "a direct reference needs a URL");
+}
+
+static void test_normalize(void)
+{
+    static const struct {
+        const char *in, *out;
+    } v[] = {
+        {"Pillow", "pillow"}, {"python_dateutil", "python-dateutil"}, {"Foo.Bar--baz__Q", "foo-bar-baz-q"},
+        {"a-_.-b", "a-b"},    {"zope.interface", "zope-interface"},  {"x", "x"},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+        char *n = deps_normalize_name(v[i].in, strlen(v[i].in));
+        is_str(n, v[i].out, "PEP 503: %s", v[i].in);
+        free(n);
+    }
+}
+
+static void test_versions(void)
+{
+    static const struct {
+        const char *have, *spec;
+        int want;
+    } v[] = {
+        {"3.11.2", ">=3.8", 1},        {"3.11.2", ">=3.12", 0},       {"3.11.2", "<3.11", 0},
+        {"3.11.2", ">=3.8, <4", 1},    {"3.11.2", "==3.11.*", 1},     {"3.11.2", "==3.10.*", 0},
+        {"3.11.2", "!=3.11.*", 0},     {"3.11.2", "~=3.10", 1},       {"3.11.2", "~=3.11.3", 0},
+        {"3.11.2", "~=3.11.0", 1},     {"3.11.2", "==3.11", 0},       {"3.11.0", "==3.11", 1},
+        {"3.11.2", ">3.11", 1},        {"3.11.2", "<=3.11.2", 1},     {"3.11.2", "===3.11.2", 1},
+        {"3.11.2", ">=3.8,<3.9", 0},   {"3.11.2", "> 3.7 ,!= 3.9.*", 1},
+        {"3.11.2", "", -EINVAL},       {"3.11.2", "3.8", -EINVAL},    {"3.11.2", ">=x", -EINVAL},
+        {"3.11.2", "~=3", -EINVAL},    {"3.11.2", ">=3.*", -EINVAL},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+        is_int(deps_version_satisfies(v[i].have, v[i].spec), v[i].want, "%s against '%s'", v[i].have, v[i].spec);
+}
+
+static void test_map(const char *srcdir, const char *tmp)
+{
+    char path[4096], why[512] = "";
+    struct deps_map m;
+    snprintf(path, sizeof path, "%s/data/import-names.tsv", srcdir);
+    int rc = deps_map_load(path, &m, why, sizeof why);
+    is_int(rc, 0, "the shipped import map loads: %s", why);
+    ok(m.n >= 150, "it has at least 150 mappings (%zu)", m.n);
+    static const struct {
+        const char *imp, *dist;
+    } v[] = {
+        {"PIL", "pillow"},          {"cv2", "opencv-python"},       {"sklearn", "scikit-learn"},
+        {"yaml", "PyYAML"},         {"bs4", "beautifulsoup4"},      {"skimage", "scikit-image"},
+        {"dateutil", "python-dateutil"}, {"dotenv", "python-dotenv"}, {"Crypto", "pycryptodome"},
+        {"docx", "python-docx"},    {"pptx", "python-pptx"},        {"fitz", "PyMuPDF"},
+        {"jwt", "PyJWT"},           {"serial", "pyserial"},         {"numpy", "numpy"},
+        {"rms_gamma", "rms_gamma"}, {"AAAA", "AAAA"},               {"zzzz", "zzzz"},
+    };
+    for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(v); i++)
+        is_str(deps_map_lookup(&m, v[i].imp), v[i].dist, "map: %s", v[i].imp);
+    deps_map_free(&m);
+
+    /* A broken map is an error, never a silent guess. */
+    snprintf(path, sizeof path, "%s/bad.tsv", tmp);
+    FILE *f = fopen(path, "w");
+    fputs("# header\nb\tB\na\tA\n", f);
+    fclose(f);
+    is_int(deps_map_load(path, &m, why, sizeof why), -EINVAL, "an unsorted map is refused");
+    ok(strstr(why, "bad.tsv:3") != NULL, "naming the line: %s", why);
+    deps_map_free(&m);
+    f = fopen(path, "w");
+    fputs("a b\n", f);
+    fclose(f);
+    is_int(deps_map_load(path, &m, why, sizeof why), -EINVAL, "a line without a tab is refused");
+    deps_map_free(&m);
+}
+
+/* A fake interpreter: its stdlib list is all that deps_detect reads. */
+static void fake_info(struct deps_python *info)
+{
+    static const char *const std[] = {"__future__", "json", "os", "sys"};
+    memset(info, 0, sizeof *info);
+    info->path = strdup("/usr/bin/python3");
+    info->version = strdup("3.11.2");
+    info->platform = strdup("linux-x86_64");
+    for (size_t i = 0; i < ARRAY_SIZE(std); i++)
+        discard(deps_strv_push(&info->stdlib, std[i], strlen(std[i])));
+}
+
+static char *set_str(const struct deps_set *s)
+{
+    static char buf[2048];
+    buf[0] = '\0';
+    for (size_t i = 0; i < s->n; i++) {
+        static const char *const src[] = {"explicit", "script", "import"};
+        size_t n = strlen(buf);
+        snprintf(buf + n, sizeof buf - n, "%s%s(%s)", i ? " " : "", s->v[i].spec, src[s->v[i].source]);
+    }
+    return buf;
+}
+
+static void test_merge(const char *srcdir, const char *tmp)
+{
+    struct deps_python info;
+    fake_info(&info);
+    char data[4096], why[600] = "";
+    snprintf(data, sizeof data, "%s/data", srcdir);
+    struct deps_config cfg = {.data_dir = data, .only_binary = true};
+    const char *code = "# /// script\n"
+                       "# dependencies = [\"pillow>=9\", \"rms-beta\"]\n"
+                       "# ///\n"
+                       "import PIL, yaml, os, json, helpers, pkgdir, rms_beta, rms_alpha\n"
+                       "from __future__ import annotations\n";
+    const char *explicit_reqs[] = {"Pillow==9.4.0", "rms_alpha"};
+    struct deps_set set = {0};
+    int rc = deps_declared(&cfg, explicit_reqs, 2, code, strlen(code), &info, &set, why, sizeof why);
+    is_int(rc, 0, "declared: explicit + PEP 723 (%s)", why);
+    is_str(set_str(&set), "pillow==9.4.0(explicit) rms-alpha(explicit) rms-beta(script)",
+           "explicit wins over PEP 723 for pillow");
+    /* A workspace with a helpers.py and a package directory. */
+    char ws[4096], p[4200];
+    snprintf(ws, sizeof ws, "%s/ws", tmp);
+    mkdir(ws, 0755);
+    snprintf(p, sizeof p, "%s/helpers.py", ws);
+    FILE *f = fopen(p, "w");
+    fclose(f);
+    snprintf(p, sizeof p, "%s/pkgdir", ws);
+    mkdir(p, 0755);
+    const char *local[] = {ws};
+    rc = deps_detect(&cfg, code, strlen(code), &info, local, 1, NULL, &set, why, sizeof why);
+    is_int(rc, 0, "detect (%s)", why);
+    is_str(set_str(&set), "pillow==9.4.0(explicit) rms-alpha(explicit) rms-beta(script) pyyaml(import)",
+           "detection adds only what is missing: stdlib, workspace modules and declared ones are dropped");
+    deps_set_free(&set);
+
+    const char *explicit_bad[] = {"ok", "--index-url=x"};
+    rc = deps_declared(&cfg, explicit_bad, 2, "", 0, &info, &set, why, sizeof why);
+    is_int(rc, -EINVAL, "an option among the explicit requirements refuses the call");
+    ok(strstr(why, "installer options") != NULL, "  %s", why);
+    deps_set_free(&set);
+    const char *smuggle = "# /// script\n# dependencies = [\"x @ https://127.0.0.1/x.whl\"]\n# ///\n";
+    rc = deps_declared(&cfg, NULL, 0, smuggle, strlen(smuggle), &info, &set, why, sizeof why);
+    is_int(rc, -EINVAL, "a URL in the PEP 723 block is refused");
+    ok(strstr(why, "PEP 723") != NULL, "  naming the block: %s", why);
+    deps_set_free(&set);
+    const char *newer = "# /// script\n# requires-python = \">=3.99\"\n# ///\n";
+    rc = deps_declared(&cfg, NULL, 0, newer, strlen(newer), &info, &set, why, sizeof why);
+    is_int(rc, -EINVAL, "requires-python that the interpreter does not meet");
+    ok(strstr(why, ">=3.99") && strstr(why, "3.11.2"), "  a clear error: %s", why);
+    deps_set_free(&set);
+
+    /* A detected import that a declared distribution provides. */
+    snprintf(p, sizeof p, "%s/env/lib/python3.11/site-packages/rms_gamma", tmp);
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", p);
+    ok(system(cmd) == 0, "a fake environment");
+    const char *gamma = "import rms_gamma, other\n";
+    const char *g_reqs[] = {"rms-gamma-dist"};
+    rc = deps_declared(&cfg, g_reqs, 1, gamma, strlen(gamma), &info, &set, why, sizeof why);
+    if (rc == 0)
+        rc = deps_detect(&cfg, gamma, strlen(gamma), &info, NULL, 0, NULL, &set, why, sizeof why);
+    is_str(set_str(&set), "rms-gamma-dist(explicit) rms-gamma(import) other(import)", "before the declared install");
+    snprintf(p, sizeof p, "%s/env", tmp);
+    deps_drop_provided(&set, &info, p);
+    is_str(set_str(&set), "rms-gamma-dist(explicit) other(import)",
+           "an import the declared environment provides is dropped");
+    deps_set_free(&set);
+    deps_python_free(&info);
+}
+
+int main(void)
+{
+    const char *srcdir = getenv("top_srcdir");
+    if (!srcdir)
+        srcdir = ".";
+    char tmp[] = "/tmp/rms-test-deps.XXXXXX";
+    if (!mkdtemp(tmp))
+        return 1;
+    test_scan();
+    test_meta();
+    test_check();
+    test_normalize();
+    test_versions();
+    test_map(srcdir, tmp);
+    test_merge(srcdir, tmp);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    discard(system(cmd));
+    return tap_done();
+}
