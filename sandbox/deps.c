@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jail.h"
 #include "proc.h"
 #include "sha256.h"
 #include "workspace.h"
@@ -672,23 +673,57 @@ static int installer_args(const struct deps_config *cfg, const char *pip_runner,
     return rc < 0 ? rc : args_finish(a);
 }
 
-/* Runs the installer for the environment being built at env_dir.
- *
- * THE ONE PLACE an installer runs. Today it runs as a trusted helper
- * (proc_run: clean environment, own process group, time limit); the jail
- * issue routes this call through jail_run_tool (namespaces, seccomp,
- * network on, env_dir and cache_dir the only writable places). argv and
- * envp name host paths (env_dir's python, pip's runner under /usr, the
- * cache and HOME under STATE/cache, file:// find_links directories): bound
- * at the same paths inside, they need no rewriting, and fix_shebangs()
- * still finds env_dir in the scripts the installer writes. */
-static int deps__run_installer(const char *const *argv, const char *const *envp, const char *env_dir,
-                               const char *cache_dir, int64_t timeout_ms, const struct deps_install_io *io,
-                               char **out, int *wstatus)
+/* Runs the installer for the environment being built at env_dir: THE ONE
+ * PLACE an installer runs, in the jail (jail_run_tool: the namespaces,
+ * seccomp, the host's network). It sees the system read-only and, writable,
+ * only env_dir, the installer cache and its HOME, each bound at its host
+ * path so that argv and envp need no rewriting and fix_shebangs() still
+ * finds env_dir in the scripts the installer writes; file:// find-links
+ * directories and a uv outside /usr are bound read-only. */
+#define DEPS_FIND_LINKS_MAX 16  /* local find-links directories bound into the installer's jail */
+
+static int deps__run_installer(const struct deps_config *cfg, const char *const *argv, const char *const *envp,
+                               const char *env_dir, const char *cache_dir, const char *home_dir, int64_t timeout_ms,
+                               const struct deps_install_io *io, char **out, int *wstatus, char *err, size_t errlen)
 {
-    (void)env_dir, (void)cache_dir; /* what the jail will bind writable */
-    return proc_run(argv, envp, timeout_ms, DEPS_INSTALL_OUT_MAX, out, wstatus, io ? io->line : NULL,
-                    io ? io->ctx : NULL);
+    if (!io || !io->jail)
+        return proc_run(argv, envp, timeout_ms, DEPS_INSTALL_OUT_MAX, out, wstatus, io ? io->line : NULL,
+                        io ? io->ctx : NULL);
+    struct jail_bind binds[3 + DEPS_FIND_LINKS_MAX + 1];
+    size_t n = 0;
+    binds[n++] = (struct jail_bind){env_dir, env_dir, JAIL_BIND_RW};
+    binds[n++] = (struct jail_bind){cache_dir, cache_dir, JAIL_BIND_RW};
+    binds[n++] = (struct jail_bind){home_dir, home_dir, JAIL_BIND_RW};
+    /* Local find-links: "file:///dir" or "/dir", read-only. */
+    char links[4096];
+    snprintf(links, sizeof links, "%s", cfg->find_links ? cfg->find_links : "");
+    for (char *save = NULL, *tok = strtok_r(links, " \t,", &save); tok && n < ARRAY_SIZE(binds) - 1;
+         tok = strtok_r(NULL, " \t,", &save)) {
+        const char *path = !strncmp(tok, "file://", 7) ? tok + 7 : tok[0] == '/' ? tok : NULL;
+        if (path && path[0] == '/')
+            binds[n++] = (struct jail_bind){path, path, JAIL_BIND_OPTIONAL};
+    }
+    /* uv lives wherever it was installed (argv[0] when it is the installer). */
+    if (strncmp(argv[0], "/usr/", 5) && strncmp(argv[0], env_dir, strlen(env_dir)))
+        binds[n++] = (struct jail_bind){argv[0], argv[0], 0};
+    const char *chown_paths[] = {env_dir, cache_dir, home_dir};
+    struct jail_tool t = *io->jail;
+    t.o.binds = binds;
+    t.o.n_binds = n;
+    t.o.argv = argv;
+    t.o.envp = envp;
+    t.o.cwd = env_dir;
+    t.o.network = true;
+    t.o.chown_paths = chown_paths;
+    t.o.n_chown_paths = ARRAY_SIZE(chown_paths);
+    t.timeout_ms = timeout_ms;
+    t.max_output = DEPS_INSTALL_OUT_MAX;
+    t.line = io->line;
+    t.ctx = io->ctx;
+    int rc = jail_run_tool(&t, wstatus, out, err, errlen);
+    if (rc < 0 && rc != -ETIMEDOUT && !err[0])
+        snprintf(err, errlen, "%s", strerror(-rc));
+    return rc;
 }
 
 /* Which requirement failed, from the installer's output: pip's "Could not
@@ -877,10 +912,14 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
     if (asprintf(&cache, "%s/cache/%s", state_dir, uv ? "uv" : "pip") < 0 ||
         asprintf(&home, "%s/cache/home", state_dir) < 0 || asprintf(&home_env, "HOME=%s", home) < 0)
         return -ENOMEM;
-    if (mkdir(home, 0755) < 0 && errno != EEXIST) {
-        rc = -errno;
-        snprintf(err, errlen, "creating %s: %s", home, strerror(errno));
-        return rc;
+    /* Both exist before the installer starts: the jail binds them. */
+    const char *dirs[] = {home, cache};
+    for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+        if (mkdir(dirs[i], 0755) < 0 && errno != EEXIST) {
+            rc = -errno;
+            snprintf(err, errlen, "creating %s: %s", dirs[i], strerror(errno));
+            return rc;
+        }
     }
     struct args a = {0};
     rc = installer_args(cfg, pip_runner, uv, state_dir, tmp, set, &a);
@@ -888,14 +927,27 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
         args_free(&a);
         return rc;
     }
-    const char *envp[] = {helper_envp[0], helper_envp[1], home_env, NULL};
+    /* The installer's temporary files (downloads, unpacked wheels) go to
+     * disk inside the environment being built, not to the jail's small
+     * /tmp; removed before the environment is published. */
+    cleanup_free char *itmp = NULL, *tmp_env = NULL;
+    if (asprintf(&itmp, "%s/.install-tmp", tmp) < 0 || asprintf(&tmp_env, "TMPDIR=%s", itmp) < 0)
+        return -ENOMEM;
+    if (mkdir(itmp, 0700) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "creating %s: %s", itmp, strerror(errno));
+        args_free(&a);
+        return rc;
+    }
+    const char *envp[] = {helper_envp[0], helper_envp[1], home_env, tmp_env, NULL};
     cleanup_free char *names = deps_set_names(set);
     if (io && io->installing)
         io->installing(io->ctx, names ? names : "");
     cleanup_free char *out = NULL;
     int st = 0;
     log_msg(LOG_LVL_INFO, "installing %s into %s with %s", names ? names : "?", tmp, a.v[0]);
-    rc = deps__run_installer(a.v, envp, tmp, cache, install_ms, io, &out, &st);
+    char jerr[256] = "";
+    rc = deps__run_installer(cfg, a.v, envp, tmp, cache, home, install_ms, io, &out, &st, jerr, sizeof jerr);
     args_free(&a);
     if (rc == -ETIMEDOUT) {
         e->timed_out = true;
@@ -905,7 +957,7 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
         return -EPROTO;
     }
     if (rc < 0) {
-        snprintf(err, errlen, "could not start the installer: %s", strerror(-rc));
+        snprintf(err, errlen, "could not start the installer: %s", jerr[0] ? jerr : strerror(-rc));
         return rc;
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -929,6 +981,7 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
         return -EPROTO;
     }
 
+    discard(util_rm_rf_at(AT_FDCWD, itmp)); /* a leftover would only cost room */
     /* Complete: shebangs, the manifest, read-only, synced. */
     cleanup_free char *site = NULL;
     int major = 0, minor = 0;

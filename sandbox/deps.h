@@ -18,6 +18,8 @@
 
 #include "util.h"
 
+struct jail_tool; /* jail.h (which includes exec.h, which includes this) */
+
 #define DEPS_SPEC_MAX 512        /* bytes of one requirement string */
 #define DEPS_MAX_REQUIREMENTS 64 /* requirements of one run, all sources */
 #define DEPS_MAX_IMPORTS 256     /* distinct top-level imports one script may list */
@@ -215,6 +217,11 @@ void deps_env_init(struct deps_env *e);
 void deps_env_release(struct deps_env *e);
 
 struct deps_install_io {
+    /* How the installer is jailed: mode, fallback, state directory, uid
+     * range, tag and limits (deps fills in the command, the binds and the
+     * time limit). NULL: run it as a trusted helper without the jail (unit
+     * tests only). */
+    const struct jail_tool *jail;
     /* Each line of the installer's output as it comes; may be NULL. */
     void (*line)(void *ctx, const char *line);
     /* Called once before the installer starts, with the names it installs;

@@ -547,6 +547,13 @@ enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL };
  * that later runs of this process go straight to the fallback. */
 static bool namespaces_unavailable;
 
+/* The fallback is taken only when the config allows it: isolation = auto
+ * and require_isolation = off. */
+static bool may_fall_back(const struct exec_config *cfg)
+{
+    return cfg->isolation == EXEC_ISOLATION_AUTO && !cfg->require_isolation;
+}
+
 /* Starts the script in the mode the config and the host allow. */
 static int start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_proc *proc)
 {
@@ -557,10 +564,8 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
     char err[256] = "";
     int rc;
 
-    /* The fallback is taken only when the config allows it: isolation =
-     * auto and require_isolation = off. */
-    bool may_fall_back = cfg->isolation == EXEC_ISOLATION_AUTO && !cfg->require_isolation;
-    if (mode == JAIL_MODE_NAMESPACES && namespaces_unavailable && may_fall_back)
+    bool fallback_ok = may_fall_back(cfg);
+    if (mode == JAIL_MODE_NAMESPACES && namespaces_unavailable && fallback_ok)
         mode = JAIL_MODE_RLIMITS;
     for (;;) {
         struct layout l;
@@ -582,6 +587,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
             .binds = l.binds,
             .n_binds = l.n_binds,
             .argv = argv,
+            .interpreter = cfg->python,
             .envp = l.envp,
             .cwd = l.cwd,
             .fd_in = in_fd,
@@ -605,7 +611,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
         }
         if (mode == JAIL_MODE_NAMESPACES && proc->unavailable) {
             namespaces_unavailable = true;
-            if (!may_fall_back) {
+            if (!fallback_ok) {
                 set_error(r,
                           "this host cannot isolate runs (%s) and require_isolation is on; "
                           "set require_isolation = off to run with the rlimits fallback",
@@ -988,7 +994,24 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
     const struct exec_spec *spec = run->spec;
     const struct exec_config *cfg = spec->cfg;
     struct exec_result *r = run->r;
-    struct deps_install_io io = {on_install_line, on_installing, run};
+    /* The installer's jail: the runs' mode and fallback policy, the default
+     * limits (an installer needs more than a user may give a script), the
+     * run's tag and the uid range. */
+    struct exec_limits tool_limits;
+    exec_limits_default(&tool_limits);
+    struct jail_tool tool = {
+        .o = {
+            .mode = namespaces_unavailable && may_fall_back(cfg) ? JAIL_MODE_RLIMITS : jail_mode_for(cfg->isolation),
+            .limits = &tool_limits,
+            .state_dir = cfg->state_dir,
+            .tag = r->run_id,
+            .uid_base = cfg->uid_base,
+            .uid_count = cfg->uid_count,
+            .interpreter = cfg->python,
+        },
+        .may_fall_back = may_fall_back(cfg),
+    };
+    struct deps_install_io io = {&tool, on_install_line, on_installing, run};
     char err[1024] = "";
     int rc = 0;
 

@@ -1051,7 +1051,7 @@ static int plan_make(struct ns_ctx *c, char *err, size_t errlen)
             rc = plan_bind(c, tops[i], tops[i], RO, true, err, errlen);
         }
     }
-    const char *pp = python_prefix(o->argv[0], q, sizeof q);
+    const char *pp = o->interpreter ? python_prefix(o->interpreter, q, sizeof q) : NULL;
     if (rc == 0 && pp)
         rc = plan_bind(c, pp, pp, RO, false, err, errlen);
     /* /etc: only what Python and the C library read. */
@@ -1096,6 +1096,14 @@ static void build_root(struct ns_ctx *c)
     snprintf(p, sizeof p, "%s/dev", R);
     must(mkdir(p, 0755) == 0, efd, STAGE_DEV);
     must(mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755") == 0, efd, STAGE_DEV);
+
+    /* /tmp, private and bounded; HOME lives there. Before the binds: one may
+     * sit below /tmp (a state directory there, for the installer). */
+    snprintf(p, sizeof p, "%s/tmp", R);
+    must(mkdir(p, 01777) == 0, efd, STAGE_ROOT);
+    must(mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) == 0, efd, STAGE_ROOT);
+    snprintf(p, sizeof p, "%s/tmp/home", R);
+    must(mkdir(p, 0700) == 0 && chown(p, JAIL_UID, JAIL_UID) == 0, efd, STAGE_ROOT);
 
     for (size_t i = 0; i < c->n_plan; i++) {
         const struct plan_item *it = &c->plan[i];
@@ -1144,13 +1152,6 @@ static void build_root(struct ns_ctx *c)
     snprintf(p, sizeof p, "%s/dev", R);
     must(mount(NULL, p, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, "size=64k,mode=755") == 0, efd,
          STAGE_DEV);
-
-    /* /tmp, private and bounded; HOME lives there. */
-    snprintf(p, sizeof p, "%s/tmp", R);
-    must(mkdir(p, 01777) == 0, efd, STAGE_ROOT);
-    must(mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) == 0, efd, STAGE_ROOT);
-    snprintf(p, sizeof p, "%s/tmp/home", R);
-    must(mkdir(p, 0700) == 0 && chown(p, JAIL_UID, JAIL_UID) == 0, efd, STAGE_ROOT);
 
     /* The namespace's own /proc, while the old root (with the host's full
      * /proc) is still visible: the kernel demands one. */
@@ -1470,7 +1471,14 @@ static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char
     uint32_t n = prog->len;
     if ((rc = util_write_all(gop[1], &n, sizeof n)) < 0 ||
         (rc = util_write_all(gop[1], prog->filter, n * sizeof prog->filter[0])) < 0) {
-        snprintf(err, errlen, "starting the namespace: %s", strerror(-rc));
+        /* EPIPE: init gave up already; its report says why. */
+        struct child_error early;
+        if (read_child_error(errp[0], &early)) {
+            rc = early.err ? -early.err : -EIO;
+            format_child_error(&early, err, errlen);
+        } else {
+            snprintf(err, errlen, "starting the namespace: %s", strerror(-rc));
+        }
         goto fail_child;
     }
     close(gop[1]);
@@ -1900,6 +1908,14 @@ int jail_run_tool(const struct jail_tool *t, int *wstatus, char **output, char *
     o.fd_out = outp[1];
     o.fd_err = outp[1];
     int rc = jail_start(&o, &p, err, errlen);
+    if (rc < 0 && p.unavailable && t->may_fall_back) {
+        /* The tool's binds are at the same paths inside and out: the
+         * fallback needs nothing rewritten. */
+        log_msg(LOG_LVL_WARN, "no namespaces here (%s): running the tool with the rlimits fallback", err);
+        jail_proc_free(&p);
+        o.mode = JAIL_MODE_RLIMITS;
+        rc = jail_start(&o, &p, err, errlen);
+    }
     close(outp[1]);
     if (rc < 0) {
         close(outp[0]);

@@ -44,6 +44,10 @@ struct jail_opts {
     const struct jail_bind *binds;  /* namespaces mode only */
     size_t n_binds;
     const char *const *argv;        /* argv[0] absolute (as seen inside) */
+    /* The host's Python interpreter the run uses (a venv's bin/python3 links
+     * to it): when it lives outside /usr (a /opt or pyenv build) its prefix
+     * is bound read-only at the same path. NULL: none. */
+    const char *interpreter;
     const char *const *envp;
     const char *cwd;                /* as seen inside */
     int fd_in, fd_out, fd_err;      /* become 0, 1, 2 */
@@ -144,6 +148,9 @@ struct jail_tool {
     size_t max_output;         /* bytes kept in *output; the rest is dropped */
     void (*line)(void *ctx, const char *line); /* each output line, optional */
     void *ctx;
+    bool may_fall_back;        /* the rlimits mode when the host cannot make
+                                * the namespaces (binds must be at the same
+                                * paths inside as outside) */
 };
 
 /* Runs t to its end. 0 with *wstatus (and *output, caller frees) when it
