@@ -643,7 +643,9 @@ static int run_script(struct run *run, const char *env_dir)
         goto out;
     }
     phase(run, EXEC_PHASE_RUNNING, NULL);
+    int64_t t_start = util_now_ms();
     rc = start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], &proc);
+    log_msg(LOG_LVL_DEBUG, "timing: jail start %lld ms", (long long)(util_now_ms() - t_start));
     close(out_pipe[1]);
     close(err_pipe[1]);
     out_pipe[1] = err_pipe[1] = -1;
@@ -1159,15 +1161,18 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
         goto refused;
     }
     /* Refused requirements are refused before anything is made. */
+    int64_t t0 = util_now_ms();
     rc = check_deps(spec, &info, &set, err, sizeof err);
     if (rc < 0) {
         set_error(r, "%s", err);
         goto refused;
     }
+    int64_t t_checked = util_now_ms();
     rc = make_workspace(&run);
     if (rc < 0)
         goto out;
     ws_reap_runs(spec->cfg->state_dir, spec->cfg->run_ttl_ms);
+    int64_t t_workspace = util_now_ms();
 
     phase(&run, EXEC_PHASE_RESOLVING, NULL);
     rc = deps_base_env(spec->cfg->state_dir, spec->cfg->python, &base_env, err, sizeof err);
@@ -1176,6 +1181,9 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
         goto out;
     }
     rc = prepare_env(&run, &info, &set, base_env, &env, &env_dir);
+    log_msg(LOG_LVL_DEBUG, "timing: checks %lld ms, workspace %lld ms, environment %lld ms",
+            (long long)(t_checked - t0), (long long)(t_workspace - t_checked),
+            (long long)(util_now_ms() - t_workspace));
     if (run.installer_ran) {
         r->install_log = dbuf_steal(&run.install_log, NULL);
         if (!r->install_log)
@@ -1183,19 +1191,25 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
     }
     if (rc < 0 || !env_dir)
         goto out; /* the service failed, or the install did */
+    int64_t t_run = util_now_ms();
     rc = run_script(&run, env_dir);
     if (rc < 0)
         goto out;
     if (r->status == EXEC_STATUS_ERROR && died_of_memory(r))
         r->status = EXEC_STATUS_MEMORY, r->limit = "memory";
+    int64_t t_collect = util_now_ms();
     rc = collect(&run);
+    log_msg(LOG_LVL_DEBUG, "timing: run %lld ms (script %lld ms), collect %lld ms", (long long)(t_collect - t_run),
+            (long long)r->duration_ms, (long long)(util_now_ms() - t_collect));
 out:
     if (rc < 0 && r->status != EXEC_STATUS_SANDBOX_ERROR)
         r->status = EXEC_STATUS_SANDBOX_ERROR;
     if (rc < 0)
         log_msg(LOG_LVL_ERROR, "run failed: %s", r->error ? r->error : strerror(-rc));
     if (r->run_dir) {
+        int64_t t_record = util_now_ms();
         int wrc = result_record(r);
+        log_msg(LOG_LVL_DEBUG, "timing: record %lld ms", (long long)(util_now_ms() - t_record));
         if (wrc < 0) {
             log_msg(LOG_LVL_ERROR, "recording the result: %s", strerror(-wrc));
             if (rc == 0) {

@@ -1544,8 +1544,9 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
             return rc;
         uid = p->host_uid;
     }
-    /* RLIMIT_NPROC counts every process of the uid, not just the run's. */
-    uint64_t have = o->limits->processes > 0 ? count_uid_processes(uid) : 0;
+    /* RLIMIT_NPROC counts every process of the uid, not just the run's. A
+     * uid of the run's own (locked, its last run fully killed) has none. */
+    uint64_t have = o->limits->processes > 0 && !root_user ? count_uid_processes(uid) : 0;
     size_t nrows = build_rlimits(o->limits, false, have, rows);
 
     if (pipe2(pipefd, O_CLOEXEC) < 0) {
