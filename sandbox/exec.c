@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -293,6 +294,7 @@ struct run {
     struct dbuf install_log;
     bool install_log_cut;
     bool installer_ran;
+    int session_lock; /* the session workspace, flock'd for the run */
 };
 
 static void set_error(struct exec_result *r, const char *fmt, ...) printf_like(2, 3);
@@ -1131,9 +1133,47 @@ int exec_check_code(const char *code, size_t len, const struct exec_limits *lim,
     return 0;
 }
 
+/* One run at a time per session workspace: a run owns the workspace (its
+ * uid, its output/) from start to end. Others wait, in the queued phase,
+ * until it is done, they are cancelled, or longer than a run can last. */
+static int lock_session(struct run *run)
+{
+    const struct exec_spec *spec = run->spec;
+    run->session_lock = open(spec->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (run->session_lock < 0) {
+        int rc = -errno;
+        set_error(run->r, "cannot open the session workspace: %s", strerror(errno));
+        return rc;
+    }
+    if (flock(run->session_lock, LOCK_EX | LOCK_NB) == 0)
+        return 0;
+    phase(run, EXEC_PHASE_QUEUED, "waiting for the session's other run");
+    const struct exec_limits *l = &spec->limits;
+    int64_t give_up = util_now_ms() + l->wall_ms + l->install_ms + l->kill_grace_ms + 10000;
+    for (;;) {
+        if (flock(run->session_lock, LOCK_EX | LOCK_NB) == 0)
+            return 0;
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            int rc = -errno;
+            set_error(run->r, "locking the session workspace: %s", strerror(errno));
+            return rc;
+        }
+        if (cancel_requested(run)) {
+            run->r->status = EXEC_STATUS_CANCELLED;
+            system_line(run, "[runmyscript] the run was cancelled while it waited for the session");
+            return -ECANCELED;
+        }
+        if (util_now_ms() > give_up) {
+            set_error(run->r, "the session's other run did not end in time; try again");
+            return -EBUSY;
+        }
+        usleep(50000);
+    }
+}
+
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
-    struct run run = {spec, sink, r, -1, -1, {0}, false, false};
+    struct run run = {spec, sink, r, -1, -1, {0}, false, false, -1};
     const char *why = NULL;
     cleanup_free char *base_env = NULL;
     const char *env_dir = NULL;
@@ -1172,6 +1212,15 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
     if (rc < 0)
         goto out;
     ws_reap_runs(spec->cfg->state_dir, spec->cfg->run_ttl_ms);
+    if (spec->workspace) {
+        rc = lock_session(&run);
+        if (rc == -ECANCELED) {
+            rc = 0; /* a result: cancelled */
+            goto out;
+        }
+        if (rc < 0)
+            goto out;
+    }
     int64_t t_workspace = util_now_ms();
 
     phase(&run, EXEC_PHASE_RESOLVING, NULL);
@@ -1223,6 +1272,8 @@ out:
         close(run.out_fd);
     if (run.run_fd >= 0)
         close(run.run_fd);
+    if (run.session_lock >= 0)
+        close(run.session_lock); /* and with it the lock */
     log_set_id(NULL);
 refused:
     deps_env_release(&env); /* the run is over: eviction may take it */

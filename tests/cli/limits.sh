@@ -86,6 +86,29 @@ is "$(beats "$beat")" "$b1" "the daemon is gone after the timeout too"
 no_process_named $tok
 ok $? "daemon + timeout: no process of the run is left"
 
+# --- one run at a time per session: a second run waits for the first ---
+mkdir -p $T/sess && chmod 711 $T/sess
+cat >$T/first.py <<'PY'
+import os, time
+time.sleep(1.5)
+open(os.path.join(os.environ["SCRIPT_OUTPUT"], "first.txt"), "w").write("first was here\n")
+print("first done")
+PY
+cat >$T/second.py <<'PY'
+import os
+p = os.path.join(os.environ["SCRIPT_OUTPUT"], "first.txt")
+print("second sees:", open(p).read().strip() if os.path.exists(p) else "nothing")
+open(os.path.join(os.environ["SCRIPT_OUTPUT"], "second.txt"), "w").write("second\n")
+PY
+"$RUNMYSCRIPT" run $T/first.py --session $T/sess --json >$T/first.json 2>/dev/null &
+first=$!
+sleep 0.5
+run_json $T/second.json $T/second.py --session $T/sess
+wait $first
+is "$(jget $T/first.json 'r["status"]')" ok "two runs in one session: the first is ok"
+is "$(jget $T/second.json 'r["status"]')" ok "the second is ok"
+like "$(jget $T/second.json 'r["logs"]')" "second sees: first was here" "the second ran after the first had finished"
+
 # --- CPU time ---
 run_json $T/cpu.json $T/spin.py --timeout 30 --set cpu_time=1
 is "$RC" 124 "cpu_time: exit 124"
