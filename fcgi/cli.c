@@ -880,7 +880,10 @@ done:
     return status;
 }
 
-int cli_config(int argc, char **argv, const char *self)
+/* The options `config` and `check-sandbox` share (--config, --set), and the
+ * configuration they give. 0, or the exit status to return (the error is
+ * printed); cfg_free(cfg) in every case. */
+static int cfg_from_args(int argc, char **argv, const char *self, struct cfg *cfg)
 {
     static const struct option opts[] = {
         {"set", required_argument, NULL, 's'},
@@ -891,6 +894,7 @@ int cli_config(int argc, char **argv, const char *self)
     size_t nsets = 0;
     const char *config = NULL;
     int c;
+    memset(cfg, 0, sizeof *cfg);
     if (!sets)
         return CLI_EXIT_SERVICE;
     optind = 1;
@@ -902,13 +906,21 @@ int cli_config(int argc, char **argv, const char *self)
         else
             return CLI_EXIT_USAGE;
     }
-    struct cfg cfg;
     char err[512];
-    int rc = cfg_load(&cfg, config, self, sets, nsets, err, sizeof err);
-    if (rc < 0) {
+    if (cfg_load(cfg, config, self, sets, nsets, err, sizeof err) < 0) {
         fail("%s", err);
-        cfg_free(&cfg);
         return CLI_EXIT_CONFIG;
+    }
+    return 0;
+}
+
+int cli_config(int argc, char **argv, const char *self)
+{
+    struct cfg cfg;
+    int status = cfg_from_args(argc, argv, self, &cfg);
+    if (status) {
+        cfg_free(&cfg);
+        return status;
     }
     cleanup_free char *dump = cfg_dump(&cfg);
     cfg_free(&cfg);
@@ -920,32 +932,11 @@ int cli_config(int argc, char **argv, const char *self)
 
 int cli_check_sandbox(int argc, char **argv, const char *self)
 {
-    static const struct option opts[] = {
-        {"set", required_argument, NULL, 's'},
-        {"config", required_argument, NULL, 'c'},
-        {NULL, 0, NULL, 0},
-    };
-    cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    size_t nsets = 0;
-    const char *config = NULL;
-    int c;
-    if (!sets)
-        return CLI_EXIT_SERVICE;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-        if (c == 's')
-            sets[nsets++] = optarg;
-        else if (c == 'c')
-            config = optarg;
-        else
-            return CLI_EXIT_USAGE;
-    }
     struct cfg cfg;
-    char err[512];
-    if (cfg_load(&cfg, config, self, sets, nsets, err, sizeof err) < 0) {
-        fail("%s", err);
+    int st = cfg_from_args(argc, argv, self, &cfg);
+    if (st) {
         cfg_free(&cfg);
-        return CLI_EXIT_CONFIG;
+        return st;
     }
     struct jail_caps caps;
     jail_probe(&caps);
@@ -962,8 +953,11 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
     bool mem_cg = caps.cgroup_v1_memory, pid_cg = caps.cgroup_v1_pids;
     printf("limits enforced:       wall time (we stop the run), cpu time (RLIMIT_CPU), memory (%s), "
            "processes (%s), file size (RLIMIT_FSIZE), open files (RLIMIT_NOFILE), /tmp size (%s), output (we watch)\n",
-           ns && mem_cg ? "cgroup memory.limit_in_bytes" : "RLIMIT_AS",
-           ns && pid_cg ? "cgroup pids.max" : ns ? "RLIMIT_NPROC in the user namespace" : "RLIMIT_NPROC, not for root",
+           ns && caps.cgroup_v2 ? "cgroup v2 memory.max" : ns && mem_cg ? "cgroup memory.limit_in_bytes" : "RLIMIT_AS",
+           ns && caps.cgroup_v2 ? "cgroup v2 pids.max"
+           : ns && pid_cg       ? "cgroup pids.max"
+           : ns                 ? "RLIMIT_NPROC in the user namespace"
+                                : "RLIMIT_NPROC, not for root",
            ns ? "tmpfs size" : "not limited: TMPDIR is in the run directory");
     int status = 0;
     if (ns) {

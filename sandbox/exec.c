@@ -85,9 +85,11 @@ const struct exec_limit_def exec_limit_defs[] = {
 };
 const size_t exec_limit_defs_n = ARRAY_SIZE(exec_limit_defs);
 
-uint64_t exec_limit_get(const struct exec_limits *l, const struct exec_limit_def *d)
+/* The table machinery, for any struct of limits described by rows (the
+ * fetch limits use it too). */
+uint64_t exec_limit_field_get(const void *limits, const struct exec_limit_def *d)
 {
-    const char *base = (const char *)l + d->offset;
+    const char *base = (const char *)limits + d->offset;
     if (d->unit == EXEC_UNIT_MS) {
         int64_t v;
         memcpy(&v, base, sizeof v);
@@ -98,9 +100,9 @@ uint64_t exec_limit_get(const struct exec_limits *l, const struct exec_limit_def
     return v;
 }
 
-void exec_limit_set(struct exec_limits *l, const struct exec_limit_def *d, uint64_t v)
+void exec_limit_field_set(void *limits, const struct exec_limit_def *d, uint64_t v)
 {
-    char *base = (char *)l + d->offset;
+    char *base = (char *)limits + d->offset;
     if (d->unit == EXEC_UNIT_MS) {
         int64_t s = (int64_t)v;
         memcpy(base, &s, sizeof s);
@@ -109,19 +111,39 @@ void exec_limit_set(struct exec_limits *l, const struct exec_limit_def *d, uint6
     }
 }
 
+void exec_limit_fields_default(void *limits, size_t size, const struct exec_limit_def *defs, size_t n)
+{
+    memset(limits, 0, size);
+    for (size_t i = 0; i < n; i++)
+        exec_limit_field_set(limits, &defs[i], defs[i].dflt);
+}
+
+const struct exec_limit_def *exec_limit_row(const struct exec_limit_def *defs, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(defs[i].key, key))
+            return &defs[i];
+    return NULL;
+}
+
+uint64_t exec_limit_get(const struct exec_limits *l, const struct exec_limit_def *d)
+{
+    return exec_limit_field_get(l, d);
+}
+
+void exec_limit_set(struct exec_limits *l, const struct exec_limit_def *d, uint64_t v)
+{
+    exec_limit_field_set(l, d, v);
+}
+
 void exec_limits_default(struct exec_limits *l)
 {
-    memset(l, 0, sizeof *l);
-    for (size_t i = 0; i < exec_limit_defs_n; i++)
-        exec_limit_set(l, &exec_limit_defs[i], exec_limit_defs[i].dflt);
+    exec_limit_fields_default(l, sizeof *l, exec_limit_defs, exec_limit_defs_n);
 }
 
 const struct exec_limit_def *exec_limit_find(const char *key)
 {
-    for (size_t i = 0; i < exec_limit_defs_n; i++)
-        if (!strcmp(exec_limit_defs[i].key, key))
-            return &exec_limit_defs[i];
-    return NULL;
+    return exec_limit_row(exec_limit_defs, exec_limit_defs_n, key);
 }
 
 /* ---------------------------------------------------------------- names */

@@ -84,41 +84,22 @@ const size_t fetch_limit_defs_n = ARRAY_SIZE(fetch_limit_defs);
 
 uint64_t fetch_limit_get(const struct fetch_limits *l, const struct exec_limit_def *d)
 {
-    const char *base = (const char *)l + d->offset;
-    if (d->unit == EXEC_UNIT_MS) {
-        int64_t v;
-        memcpy(&v, base, sizeof v);
-        return (uint64_t)v;
-    }
-    uint64_t v;
-    memcpy(&v, base, sizeof v);
-    return v;
+    return exec_limit_field_get(l, d);
 }
 
 void fetch_limit_set(struct fetch_limits *l, const struct exec_limit_def *d, uint64_t v)
 {
-    char *base = (char *)l + d->offset;
-    if (d->unit == EXEC_UNIT_MS) {
-        int64_t s = (int64_t)v;
-        memcpy(base, &s, sizeof s);
-    } else {
-        memcpy(base, &v, sizeof v);
-    }
+    exec_limit_field_set(l, d, v);
 }
 
 void fetch_limits_default(struct fetch_limits *l)
 {
-    memset(l, 0, sizeof *l);
-    for (size_t i = 0; i < fetch_limit_defs_n; i++)
-        fetch_limit_set(l, &fetch_limit_defs[i], fetch_limit_defs[i].dflt);
+    exec_limit_fields_default(l, sizeof *l, fetch_limit_defs, fetch_limit_defs_n);
 }
 
 const struct exec_limit_def *fetch_limit_find(const char *key)
 {
-    for (size_t i = 0; i < fetch_limit_defs_n; i++)
-        if (!strcmp(fetch_limit_defs[i].key, key))
-            return &fetch_limit_defs[i];
-    return NULL;
+    return exec_limit_row(fetch_limit_defs, fetch_limit_defs_n, key);
 }
 
 void fetch_config_init(struct fetch_config *c)
