@@ -182,6 +182,16 @@ static void send_file(struct http_req *req, struct http_resp *resp, int fd, cons
     }
 }
 
+/* Whether nginx sends the file: accel_redirect, whose auto means "under
+ * FastCGI" (a CGI program usually has no nginx in front: Apache, shared
+ * hosts). */
+static bool use_accel(const struct app *app)
+{
+    if (app->cfg->accel_redirect >= 0)
+        return app->cfg->accel_redirect;
+    return !app->mode || strcmp(app->mode, "cgi") != 0;
+}
+
 static void artifacts(const struct app *app, struct http_req *req, struct http_resp *resp)
 {
     const char *rest = req->path + strlen("/artifacts/");
@@ -229,7 +239,7 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
             return;
         }
         discard(http_add_header(resp, "Content-Disposition", "attachment; filename=\"%s.zip\"", run_id));
-        if (app->cfg->accel_redirect) {
+        if (use_accel(app)) {
             discard(http_add_header(resp, "X-Accel-Redirect", "%s%s/artifacts.zip", APP_ACCEL_PREFIX, run_id));
             discard(http_send(resp, 200, "application/zip", "", 0));
         } else {
@@ -258,7 +268,7 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
     /* nginx takes X-Accel-Redirect as a path as it is (no percent-decoding)
      * and splits it at '?': a name nginx cannot take, and any name when we
      * run without nginx (accel off), is sent from here. */
-    bool accel = app->cfg->accel_redirect && strcspn(rel, "?%#\\") == strlen(rel);
+    bool accel = use_accel(app) && strcspn(rel, "?%#\\") == strlen(rel);
     for (const unsigned char *q = (const unsigned char *)rel; *q && accel; q++)
         accel = *q >= 0x20 && *q < 0x7f;
     if (accel)

@@ -29,6 +29,7 @@ enum cfg_type {
     CFG_COUNT,
     CFG_LEVEL,
     CFG_ISOLATION,
+    CFG_AUTO_BOOL,   /* auto | on | off, into an int: -1, 1, 0 */
     CFG_INSTALLER,
     CFG_UINT,
     CFG_LIMIT,
@@ -62,7 +63,7 @@ static const struct cfg_key plain_keys[] = {
     K("auth_token", CFG_SECRET, auth_token),
     K("allowed_hosts", CFG_STRING, allowed_hosts),
     K("public_url", CFG_OPTSTRING, public_url),
-    K("accel_redirect", CFG_BOOL, accel_redirect),
+    K("accel_redirect", CFG_AUTO_BOOL, accel_redirect),
     K("test_fixture_tools", CFG_BOOL, test_fixture_tools),
     K("fetch_allow", CFG_ALLOW, fetch_allow_text),
     K("data_dir", CFG_PATH, data_dir),
@@ -379,6 +380,20 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
         snprintf(err, errlen, "%s = '%s': expected error, warning, info or debug", key, value);
         return -EINVAL;
     }
+    case CFG_AUTO_BOOL: {
+        bool b;
+        int *slot = (int *)(base + k->offset);
+        if (!strcmp(value, "auto")) {
+            *slot = -1;
+            return 0;
+        }
+        if (cfg_parse_bool(value, &b) < 0) {
+            snprintf(err, errlen, "%s = '%s': expected auto, on or off", key, value);
+            return -EINVAL;
+        }
+        *slot = b;
+        return 0;
+    }
     case CFG_ISOLATION:
         if (strcmp(value, "auto") && strcmp(value, "namespaces") && strcmp(value, "rlimits")) {
             snprintf(err, errlen, "%s = '%s': expected auto, namespaces or rlimits", key, value);
@@ -538,7 +553,7 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->image_inline_bytes = 512ull << 10;
     c->preview_bytes = 8ull << 10;
     c->allowed_hosts = strdup("localhost,127.0.0.1,[::1]");
-    c->accel_redirect = true;
+    c->accel_redirect = -1;
     c->data_dir = strdup(PKGDATADIR);
     c->installer = strdup("auto");
     c->index_url = strdup("default");
@@ -721,7 +736,7 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "auth_token = %s\n", c->auth_token ? "(set)" : "");
     rc = rc ? rc : dbuf_printf(&b, "allowed_hosts = %s\n", c->allowed_hosts);
     rc = rc ? rc : dbuf_printf(&b, "public_url = %s\n", c->public_url ? c->public_url : "");
-    rc = rc ? rc : dbuf_printf(&b, "accel_redirect = %s\n", c->accel_redirect ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "accel_redirect = %s\n", c->accel_redirect < 0 ? "auto" : c->accel_redirect ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "test_fixture_tools = %s\n", c->test_fixture_tools ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "data_dir = %s\n", c->data_dir);
     rc = rc ? rc : dbuf_printf(&b, "installer = %s\n", c->installer);

@@ -107,19 +107,21 @@ cgi '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_code","
 is "$(sed '1,/^\r$/d' "$T/cgi.out" | "$PYTHON3" -c 'import json, sys; r = json.load(sys.stdin)["result"]["structuredContent"]; print(r["status"], r["isolation"], r["logs"].strip())')" \
     "ok rlimits fallback" "a session run in the rlimits fallback"
 
-# Artifacts: X-Accel-Redirect for nginx, or the bytes themselves with
-# accel_redirect = off (where nginx's user cannot read the runs).
+# Artifacts: the bytes themselves by default in CGI mode (no nginx in front
+# of a CGI program, as a rule), X-Accel-Redirect with accel_redirect = on.
 cgi "$INIT"
 SID=$(grep -i '^Mcp-Session-Id:' "$T/cgi.out" | cut -d' ' -f2 | tr -d '\r')
 cgi '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import os\nopen(os.environ[\"SCRIPT_OUTPUT\"] + \"/out.txt\", \"w\").write(\"direct bytes\")"}}}' \
     "HTTP_MCP_SESSION_ID=$SID"
 RUN=$(sed '1,/^\r$/d' "$T/cgi.out" | "$PYTHON3" -c 'import json, sys; print(json.load(sys.stdin)["result"]["structuredContent"]["run_id"])')
-cgi '' REQUEST_METHOD=GET "REQUEST_URI=/artifacts/$RUN/out.txt"
+cgi '' REQUEST_METHOD=GET "REQUEST_URI=/artifacts/$RUN/out.txt" RUNMYSCRIPT_ACCEL_REDIRECT=on
 like "$(cat "$T/cgi.out")" "X-Accel-Redirect: /_runmyscript/runs/$RUN/output/out.txt" "accel_redirect on: X-Accel-Redirect"
 is "$(sed '1,/^\r$/d' "$T/cgi.out")" "" "and no body"
-cgi '' REQUEST_METHOD=GET "REQUEST_URI=/artifacts/$RUN/out.txt" RUNMYSCRIPT_ACCEL_REDIRECT=off
-is "$(sed '1,/^\r$/d' "$T/cgi.out")" "direct bytes" "accel_redirect off: the bytes from runmyscript"
+cgi '' REQUEST_METHOD=GET "REQUEST_URI=/artifacts/$RUN/out.txt"
+is "$(sed '1,/^\r$/d' "$T/cgi.out")" "direct bytes" "accel_redirect auto in CGI mode: the bytes from runmyscript"
 like "$(cat "$T/cgi.out")" "Content-Length: 12" "with their length"
+! grep -qi "X-Accel-Redirect" "$T/cgi.out"
+ok $? "and no X-Accel-Redirect"
 cgi '' REQUEST_METHOD=GET "REQUEST_URI=/artifacts/$RUN.zip" RUNMYSCRIPT_ACCEL_REDIRECT=off
 sed '1,/^\r$/d' "$T/cgi.out" >"$T/direct.zip"
 is "$(unzip -p "$T/direct.zip" out.txt)" "direct bytes" "and the zip"
