@@ -490,6 +490,23 @@ static void api_run(const struct app *app, struct http_req *req, struct http_res
 
 /* ----------------------------------------------------------------- routes */
 
+/* A deployment under a path (public_url = https://host/tools/rms, a shared
+ * host's subdirectory): the requests arrive as /tools/rms/mcp and route as
+ * /mcp. A path outside the base is left as it is (and is not found). */
+static void strip_base_path(const struct app *app, struct http_req *req)
+{
+    const char *u = app->cfg->public_url;
+    const char *p = u && *u ? strstr(u, "://") : NULL;
+    p = p ? strchr(p + 3, '/') : NULL;
+    if (!p)
+        return;
+    size_t n = strlen(p);
+    while (n && p[n - 1] == '/')
+        n--;
+    if (n && !strncmp(req->path, p, n) && req->path[n] == '/')
+        memmove(req->path, req->path + n, strlen(req->path + n) + 1);
+}
+
 void app_handle(const struct app *app, struct http_io *io)
 {
     struct http_req req;
@@ -497,6 +514,8 @@ void app_handle(const struct app *app, struct http_io *io)
     http_req_init(&req, io);
     http_resp_init(&resp, io);
     log_set_id(req.id);
+    if (req.path_ok)
+        strip_base_path(app, &req);
 
     if (!req.path_ok) {
         send_text_error(&resp, 400, "bad request path");

@@ -551,6 +551,12 @@ int server_fastcgi_stdin(const char *self)
 
 int server_cgi(const char *self)
 {
+    /* A web server may start a CGI program by its bare name (Apache's
+     * argv[0] is the file name alone): the configuration next to it is found
+     * through the path the server gives, SCRIPT_FILENAME. */
+    const char *script = getenv("SCRIPT_FILENAME");
+    if (script && script[0] == '/')
+        self = script;
     struct cfg c;
     int rc = load(&c, self);
     if (rc) {
