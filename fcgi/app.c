@@ -495,15 +495,9 @@ static void api_run(const struct app *app, struct http_req *req, struct http_res
  * /mcp. A path outside the base is left as it is (and is not found). */
 static void strip_base_path(const struct app *app, struct http_req *req)
 {
-    const char *u = app->cfg->public_url;
-    const char *p = u && *u ? strstr(u, "://") : NULL;
-    p = p ? strchr(p + 3, '/') : NULL;
-    if (!p)
-        return;
-    size_t n = strlen(p);
-    while (n && p[n - 1] == '/')
-        n--;
-    if (n && !strncmp(req->path, p, n) && req->path[n] == '/')
+    const char *base = app->cfg->base_path;
+    size_t n = base ? strlen(base) : 0;
+    if (n && !strncmp(req->path, base, n) && req->path[n] == '/')
         memmove(req->path, req->path + n, strlen(req->path + n) + 1);
 }
 

@@ -503,11 +503,32 @@ static char *default_state_dir(void)
     return asprintf(&p, "/tmp/runmyscript-%d", (int)geteuid()) < 0 ? NULL : p;
 }
 
+/* public_url's path, without a trailing slash: a site under a path
+ * (https://host/tools/rms) has its routes and artifact links under it. */
+static int apply_base_path(struct cfg *c)
+{
+    const char *u = c->public_url;
+    const char *p = u && *u ? strstr(u, "://") : NULL;
+    p = p ? strchr(p + 3, '/') : NULL;
+    size_t n = p ? strlen(p) : 0;
+    while (n && p[n - 1] == '/')
+        n--;
+    free(c->base_path);
+    free(c->artifacts_prefix);
+    c->artifacts_prefix = NULL;
+    c->base_path = strndup(p ? p : "", n);
+    if (!c->base_path || asprintf(&c->artifacts_prefix, "%s/artifacts/", c->base_path) < 0) {
+        c->artifacts_prefix = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
 static void apply_exec(struct cfg *c)
 {
     c->exec.state_dir = c->state_dir;
     c->exec.python = c->python;
-    c->exec.url_prefix = "/artifacts/";
+    c->exec.url_prefix = c->artifacts_prefix;
     c->exec.isolation = !strcmp(c->isolation, "namespaces") ? EXEC_ISOLATION_NAMESPACES
                         : !strcmp(c->isolation, "rlimits") ? EXEC_ISOLATION_RLIMITS
                                                            : EXEC_ISOLATION_AUTO;
@@ -648,6 +669,10 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
         snprintf(err, errlen, "run_ttl must be longer than timeout + kill_grace, or 0 to keep runs forever");
         return -EINVAL;
     }
+    if (apply_base_path(c) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     apply_exec(c);
     log_set_level(c->log_level);
     return 0;
@@ -656,6 +681,8 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
 void cfg_free(struct cfg *c)
 {
     free(c->config_file);
+    free(c->base_path);
+    free(c->artifacts_prefix);
     free(c->state_dir);
     free(c->python);
     free(c->isolation);

@@ -59,6 +59,8 @@ void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp)
     *io = (struct http_io){&c, fcgx_read, fcgx_write, fcgx_flush, envp};
 }
 
+static uint64_t cgi_consumed; /* request body bytes read from stdin */
+
 static ssize_t cgi_read(void *ctx, char *buf, size_t n)
 {
     (void)ctx;
@@ -66,7 +68,27 @@ static ssize_t cgi_read(void *ctx, char *buf, size_t n)
         ssize_t r = read(0, buf, n);
         if (r < 0 && errno == EINTR)
             continue;
+        if (r > 0)
+            cgi_consumed += (uint64_t)r;
         return r < 0 ? -errno : r;
+    }
+}
+
+void http_cgi_drain(uint64_t max)
+{
+    const char *cl = getenv("CONTENT_LENGTH");
+    char *end;
+    if (!cl || !isdigit((unsigned char)cl[0]))
+        return;
+    errno = 0;
+    unsigned long long want = strtoull(cl, &end, 10);
+    if (errno || *end || want <= cgi_consumed || want - cgi_consumed > max)
+        return;
+    char buf[65536];
+    while (cgi_consumed < want) {
+        uint64_t left = want - cgi_consumed;
+        if (cgi_read(NULL, buf, left < sizeof buf ? (size_t)left : sizeof buf) <= 0)
+            break;
     }
 }
 

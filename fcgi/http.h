@@ -31,6 +31,11 @@ struct http_io {
  * fd 1 with the process environment (CGI). */
 void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp);
 void http_io_cgi(struct http_io *io);
+/* After a CGI response: reads and drops what is left of the request body
+ * (CONTENT_LENGTH), at most max bytes. A CGI program that exits with body
+ * bytes unread makes Apache's mod_cgid see a reset and lose the response
+ * (a 401 or 413 sent before the body was read). */
+void http_cgi_drain(uint64_t max);
 
 struct http_req {
     struct http_io *io;

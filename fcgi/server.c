@@ -572,6 +572,7 @@ int server_cgi(const char *self)
     struct http_io io;
     http_io_cgi(&io);
     app_handle(&app, &io);
+    http_cgi_drain(c.request_bytes);
     cfg_free(&c);
     return 0;
 }

@@ -6,41 +6,6 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
-mcp_cases() { # mcp_cases MODE
-    local mode=$1
-    curl -sS -o "$T/b" "$BASE/healthz"
-    is "$(jb 'r["mode"]')" "$mode" "$mode: /healthz says the mode"
-    init 2025-11-25
-    is "$STATUS" 202 "$mode: initialize, initialized"
-    [[ "$SID" =~ ^[0-9a-f]{32}$ ]]
-    ok $? "$mode: a session id"
-    local H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
-    post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${H[@]}"
-    is "$(jb 'len(r["result"]["tools"])')" 4 "$mode: tools/list"
-    post '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import os, sys\nprint(\"out\")\nprint(\"err\", file=sys.stderr)\nopen(os.environ[\"SCRIPT_OUTPUT\"] + \"/f.txt\", \"w\").write(\"via '$mode'\")"},"_meta":{"progressToken":3}}}' "${H[@]}"
-    like "$(header Content-Type)" text/event-stream "$mode: tools/call streams"
-    is "$(jb 'sorted(m["params"]["data"] for m in msgs if m.get("method") == "notifications/message")')" '["err", "out"]' \
-        "$mode: log notifications"
-    is "$(jb 'len([m for m in msgs if m.get("method") == "notifications/progress"])')" 5 "$mode: progress notifications"
-    is "$(jb 'r["result"]["structuredContent"]["status"]')" ok "$mode: the result"
-    local url
-    url=$(jb '[c["uri"] for c in r["result"]["content"] if c["type"] == "resource_link"][0]')
-    is "$(curl -sS "$url")" "via $mode" "$mode: the artifact downloads"
-    post '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"preview_file","arguments":{"relative_path":"output/f.txt"}}}' "${H[@]}"
-    is "$(jb 'r["result"]["structuredContent"]["text"]')" "via $mode" "$mode: preview_file in the session's workspace"
-    post '{"jsonrpc":"2.0","id":5,"method":"ping"}' "${H[@]}" -H "Origin: http://evil.example.com"
-    is "$STATUS" 403 "$mode: a foreign Origin is 403"
-    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X DELETE "${H[@]}" "$BASE/mcp")
-    is "$STATUS" 200 "$mode: DELETE"
-    post '{"jsonrpc":"2.0","id":6,"method":"ping"}' "${H[@]}"
-    is "$STATUS" 404 "$mode: then 404"
-    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
-        -d '{"code":"import sys\nprint(sys.stdin.read()[::-1])","input":"olleh"}' "$BASE/api/run")
-    is "$STATUS/$(jb 'r["status"], r["logs"]')" '200/["ok", "hello\n"]' "$mode: /api/run"
-    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d '{"code":""}' "$BASE/api/run")
-    is "$STATUS" 400 "$mode: /api/run with an empty script: 400"
-}
-
 if [ -x "${FCGIWRAP:-/usr/sbin/fcgiwrap}" ]; then
     stack_start cgi || { ok 1 "the CGI server starts"; done_testing; exit 1; }
     mcp_cases cgi

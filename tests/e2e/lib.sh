@@ -157,3 +157,55 @@ init() {
     post '{"jsonrpc":"2.0","method":"notifications/initialized"}' -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" \
         -H "MCP-Protocol-Version: $rev"
 }
+
+# abs URL: a URL of a result (/artifacts/RUN/...) made absolute on $BASE's
+# scheme and host.
+abs() {
+    case "$1" in
+    /*) printf '%s%s' "$(printf '%s' "$BASE" | sed -E 's|^(https?://[^/]*).*|\1|')" "$1" ;;
+    *) printf '%s' "$1" ;;
+    esac
+}
+
+# mcp_cases MODE [LABEL]: the MCP and /api/run cases every way of serving
+# passes (cgi.sh, apache.sh); MODE is what /healthz must say.
+mcp_cases() {
+    local mode=$1 label=${2:-$1}
+    curl -sS -o "$T/b" "$BASE/healthz"
+    is "$(jb 'r["mode"]')" "$mode" "$label: /healthz says the mode"
+    init 2025-11-25
+    is "$STATUS" 202 "$label: initialize, initialized"
+    [[ "$SID" =~ ^[0-9a-f]{32}$ ]]
+    ok $? "$label: a session id"
+    local H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
+    post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${H[@]}"
+    is "$(jb 'len(r["result"]["tools"])')" 4 "$label: tools/list"
+    post '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import os, sys\nprint(\"out\")\nprint(\"err\", file=sys.stderr)\nopen(os.environ[\"SCRIPT_OUTPUT\"] + \"/f.txt\", \"w\").write(\"via '$mode'\")"},"_meta":{"progressToken":3}}}' "${H[@]}"
+    like "$(header Content-Type)" text/event-stream "$label: tools/call streams"
+    is "$(jb 'sorted(m["params"]["data"] for m in msgs if m.get("method") == "notifications/message")')" '["err", "out"]' \
+        "$label: log notifications"
+    is "$(jb 'len([m for m in msgs if m.get("method") == "notifications/progress"])')" 5 "$label: progress notifications"
+    is "$(jb 'r["result"]["structuredContent"]["status"]')" ok "$label: the result"
+    local url
+    url=$(jb '[c["uri"] for c in r["result"]["content"] if c["type"] == "resource_link"][0]')
+    is "$(curl -sS "$url")" "via $mode" "$label: the artifact downloads"
+    url=$(abs "$(jb 'r["result"]["structuredContent"]["zip_url"]')")
+    curl -sS -o "$T/a.zip" -D "$T/zh" "$url"
+    is "$(unzip -p "$T/a.zip" f.txt)" "via $mode" "$label: the zip downloads and holds the file"
+    like "$(grep -i '^Content-Type:' "$T/zh")" "application/zip" "$label: as application/zip"
+    post '{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"list_dir","arguments":{"dir_path":"output"}}}' "${H[@]}"
+    is "$(jb '[e["name"] for e in r["result"]["structuredContent"]["entries"]]')" '["f.txt"]' "$label: list_dir"
+    post '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"preview_file","arguments":{"relative_path":"output/f.txt"}}}' "${H[@]}"
+    is "$(jb 'r["result"]["structuredContent"]["text"]')" "via $mode" "$label: preview_file in the session's workspace"
+    post '{"jsonrpc":"2.0","id":5,"method":"ping"}' "${H[@]}" -H "Origin: http://evil.example.com"
+    is "$STATUS" 403 "$label: a foreign Origin is 403"
+    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X DELETE "${H[@]}" "$BASE/mcp")
+    is "$STATUS" 200 "$label: DELETE"
+    post '{"jsonrpc":"2.0","id":6,"method":"ping"}' "${H[@]}"
+    is "$STATUS" 404 "$label: then 404"
+    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+        -d '{"code":"import sys\nprint(sys.stdin.read()[::-1])","input":"olleh"}' "$BASE/api/run")
+    is "$STATUS/$(jb 'r["status"], r["logs"]')" '200/["ok", "hello\n"]' "$label: /api/run"
+    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d '{"code":""}' "$BASE/api/run")
+    is "$STATUS" 400 "$label: /api/run with an empty script: 400"
+}
