@@ -4,13 +4,20 @@
 . "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 T=$TEST_TMP
 
+# The order between the two streams is the order in which runmyscript reads
+# them: the script waits until each line has left its pipe (FIONREAD says 0)
+# before it writes to the other stream, so the test does not depend on how
+# fast a loaded machine schedules the reader.
 cat >$T/inter.py <<'PY'
-import sys, time
+import fcntl, struct, sys, termios, time
+def drained(f):
+    while struct.unpack("i", fcntl.ioctl(f.fileno(), termios.FIONREAD, b"\0" * 4))[0]:
+        time.sleep(0.002)
 for i in range(1, 6):
     print("out", i, flush=True)
-    time.sleep(0.02)
+    drained(sys.stdout)
     print("err", i, file=sys.stderr, flush=True)
-    time.sleep(0.02)
+    drained(sys.stderr)
 PY
 run_json $T/inter.json $T/inter.py
 want=$(printf 'out 1\nerr 1\nout 2\nerr 2\nout 3\nerr 3\nout 4\nerr 4\nout 5\nerr 5\n')
