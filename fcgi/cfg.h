@@ -36,6 +36,7 @@ struct cfg {
     char *allowed_hosts;          /* Host and Origin host names allowed (comma-separated) */
     char *public_url;             /* base of artifact links; NULL: from the request */
     struct form_limits form;      /* /api/run multipart bodies: form_* keys */
+    uint64_t cgi_sse_padding;     /* CGI: bytes of SSE comment that push events through fcgiwrap's buffer */
     int accel_redirect;           /* 1: nginx sends artifacts (X-Accel-Redirect); 0: we do;
                                    * -1 (auto): nginx for FastCGI, we for CGI (no nginx there) */
     bool test_fixture_tools;      /* test only: the conformance suite's fixture tools */

@@ -235,9 +235,35 @@ struct web_run {
     struct exec_result *r;
     bool sse;
     bool announced;
+    uint64_t pad;        /* CGI: cgi_sse_padding, else 0 */
+    bool unpadded;       /* events written since the last padding */
+    int64_t last_pad_ms;
     char carry[3][4];   /* an incomplete UTF-8 sequence at a chunk's end, per stream */
     size_t ncarry[3];
 };
+
+/* fcgiwrap (libfcgi) holds a CGI program's output in an 8 KiB buffer that
+ * nothing flushes: under CGI a comment of cgi_sse_padding bytes pushes the
+ * events written so far through it, at most every WEB_PAD_EVERY_MS (a
+ * chatty script costs at most 4 paddings a second). */
+static void pad_now(struct web_run *w)
+{
+    static const char spaces[1024] = {[0 ... 1023] = ' '};
+    if (!w->pad || w->resp->failed)
+        return;
+    int rc = http_write(w->resp, ":", 1);
+    for (uint64_t left = w->pad; rc == 0 && left > 0;) {
+        size_t n = left < sizeof spaces ? (size_t)left : sizeof spaces;
+        rc = http_write(w->resp, spaces, n);
+        left -= n;
+    }
+    if (rc == 0)
+        rc = http_write(w->resp, "\n\n", 2);
+    if (rc == 0)
+        discard(http_flush(w->resp));
+    w->unpadded = false;
+    w->last_pad_ms = util_now_ms();
+}
 
 static void send_event(struct web_run *w, const char *event, json_object *o)
 {
@@ -250,6 +276,9 @@ static void send_event(struct web_run *w, const char *event, json_object *o)
     /* Flushed one by one: under CGI there is no later chance. */
     discard(http_sse_named(w->resp, event, s, n, true));
     json_object_put(o);
+    w->unpadded = true;
+    if (w->pad && util_now_ms() - w->last_pad_ms >= WEB_PAD_EVERY_MS)
+        pad_now(w);
 }
 
 static void log_event(struct web_run *w, const char *stream, const char *text, size_t len)
@@ -297,6 +326,7 @@ static void on_phase(void *ctx, enum exec_phase p, const char *detail)
         json_object_object_add(o, "run_id", json_object_new_string(w->r->run_id));
         json_object_object_add(o, "cancel_url", json_object_new_string(url));
         send_event(w, "run", o);
+        pad_now(w); /* the page needs the id for Stop at once */
     }
     if (p == EXEC_PHASE_COLLECTING || p == EXEC_PHASE_DONE)
         flush_carry(w);
@@ -344,6 +374,8 @@ static bool on_cancelled(void *ctx)
         return true;
     if (!w->sse)
         return false;
+    if (w->unpadded && util_now_ms() - w->last_pad_ms >= WEB_PAD_EVERY_MS)
+        pad_now(w);
     if (!w->resp->failed && util_now_ms() - w->resp->last_write_ms >= WEB_KEEPALIVE_MS)
         discard(http_sse_comment(w->resp, "keepalive"));
     if (w->resp->failed) {
@@ -696,6 +728,8 @@ void web_api_run(const struct app *app, struct http_req *req, struct http_resp *
     struct exec_result r;
     exec_result_init(&r);
     struct web_run w = {.app = app, .resp = resp, .r = &r, .sse = mode == WEB_SSE};
+    if (w.sse && app->mode && !strcmp(app->mode, "cgi"))
+        w.pad = cfg->cgi_sse_padding;
     struct exec_sink sink = {
         .ctx = &w, .phase = on_phase, .output = on_output, .install_line = on_install_line,
         .cancelled = on_cancelled,

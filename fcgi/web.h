@@ -11,6 +11,7 @@
 
 #define WEB_KEEPALIVE_MS 2000  /* SSE comment after this much silence: finds a gone client */
 #define WEB_URL_MAX 8192       /* bytes of input_url */
+#define WEB_PAD_EVERY_MS 250   /* CGI: at most this often a padding comment (cgi_sse_padding) */
 
 /* Serves POST /api/run (the Host/Origin and token checks are done). */
 void web_api_run(const struct app *app, struct http_req *req, struct http_resp *resp);

@@ -244,6 +244,9 @@
   }
 
   function finish() {
+    if (run && !run.gotResult) {
+      for (const li of document.querySelectorAll('#steps li')) li.className = '';
+    }
     busy(false);
     bar.hidden = true;
     run = null;

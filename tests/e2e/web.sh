@@ -3,8 +3,8 @@
 # `runmyscript serve`: the multipart form (fields, uploaded input bytes,
 # input from a URL, requirements, timeout), the answers (SSE events, the
 # HTML result page, JSON), every form_* limit and malformed bodies (413 and
-# 400 with the reason), the token, Stop from another request, and a client
-# that goes away.
+# 400 with the reason), the token, Stop from another request, a client that
+# goes away, and the stream and Stop again as a CGI program.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
@@ -167,10 +167,13 @@ STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST "$BASE/api/run/0123456789a
 is "$STATUS" 401 "cancel without the token: 401"
 
 # --- Stop: POST api/run/RUNID/cancel, taken by another worker
+# One write a line: print() writes its pieces one by one, and the log
+# events may carry them apart.
 cat >"$T/slow.py" <<'EOF'
-import time
+import sys, time
 for i in range(60):
-    print("tick", i, flush=True)
+    sys.stdout.write("tick %d\n" % i)
+    sys.stdout.flush()
     time.sleep(0.5)
 EOF
 curl -sS -N -o "$T/slow.sse" -H "$AUTH" -H "$SSE" -F "code=<$T/slow.py" "$BASE/api/run" &
@@ -199,5 +202,27 @@ kill "$CURL"
 wait "$CURL" 2>/dev/null
 wait_until test -f "$T/state/runs/$GRID/result.json"
 is "$(jget "$T/state/runs/$GRID/result.json" 'r["status"]')" cancelled "the client disconnected: the run was cancelled"
+
+# --- the same stream and Stop as a CGI program (nginx + fcgiwrap): every
+# event reaches the client as it is written, and the cancel is taken by
+# another CGI process.
+if [ -x "$FCGIWRAP" ]; then
+    stack_stop
+    stack_start cgi || { ok 1 "the CGI server starts"; done_testing; exit 1; }
+    curl -sS -N -o "$T/cgi.sse" -H "$AUTH" -H "$SSE" -F "code=<$T/slow.py" "$BASE/api/run" &
+    CURL=$!
+    wait_until grep -qs 'tick 1' "$T/cgi.sse"
+    ok $? "cgi: the log streams while the script runs"
+    CRID=$(sed -n 's/^data: {"run_id":"\([0-9a-f]*\)".*/\1/p' "$T/cgi.sse" | head -1)
+    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -X POST "$BASE/api/run/$CRID/cancel")
+    is "$STATUS" 202 "cgi: the cancel, from another CGI process: 202"
+    wait "$CURL"
+    cp "$T/cgi.sse" "$T/b"
+    is "$(ev result 'e[0]["status"]')" cancelled "cgi: the stream ends with status cancelled"
+    [ "$(grep -c '^:        ' "$T/cgi.sse")" -gt 0 ] && [ "$(grep -c '^:        ' "$T/slow.sse")" = 0 ]
+    ok $? "padding comments (cgi_sse_padding) under CGI only"
+else
+    skip "the CGI cases: fcgiwrap is not installed (./quickstart test installs it)"
+fi
 
 done_testing
