@@ -176,16 +176,27 @@ for i in range(60):
     sys.stdout.flush()
     time.sleep(0.5)
 EOF
-curl -sS -N -o "$T/slow.sse" -H "$AUTH" -H "$SSE" -F "code=<$T/slow.py" "$BASE/api/run" &
-CURL=$!
-wait_until grep -qs 'tick 1' "$T/slow.sse"
-ok $? "a slow run streams its log"
-SRID=$(sed -n 's/^data: {"run_id":"\([0-9a-f]*\)".*/\1/p' "$T/slow.sse" | head -1)
-STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -X POST "$BASE/api/run/$SRID/cancel")
-is "$STATUS/$(jb 'r["cancelled"]')" "202/true" "POST api/run/RUNID/cancel: 202"
-wait "$CURL"
-cp "$T/slow.sse" "$T/b"
-is "$(ev result 'e[0]["status"]')" cancelled "the stream ends with the result: status cancelled"
+# slow_run NAME: starts the slow script streaming into $T/NAME.sse (curl's
+# pid in $CURL) and waits for its second line; the run id in $RID.
+slow_run() {
+    curl -sS -N -o "$T/$1.sse" -H "$AUTH" -H "$SSE" -F "code=<$T/slow.py" "$BASE/api/run" &
+    CURL=$!
+    wait_until grep -qs 'tick 1' "$T/$1.sse"
+    ok $? "$1: the log streams while the script runs"
+    RID=$(sed -n 's/^data: {"run_id":"\([0-9a-f]*\)".*/\1/p' "$T/$1.sse" | head -1)
+}
+# stop_case NAME: Stop from another request ends the run: 202, then the
+# stream's result says cancelled.
+stop_case() {
+    slow_run "$1"
+    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -X POST "$BASE/api/run/$RID/cancel")
+    is "$STATUS/$(jb 'r["cancelled"]')" "202/true" "$1: POST api/run/RUNID/cancel from another request: 202"
+    wait "$CURL"
+    cp "$T/$1.sse" "$T/b"
+    is "$(ev result 'e[0]["status"]')" cancelled "$1: the stream ends with the result: status cancelled"
+}
+stop_case serve
+SRID=$RID
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -X POST "$BASE/api/run/$SRID/cancel")
 is "$STATUS" 409 "cancelling a finished run: 409"
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -X POST "$BASE/api/run/0123456789abcdef0123456789abcdef/cancel")
@@ -194,10 +205,8 @@ STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" "$BASE/api/run/$SRID/ca
 is "$STATUS" 405 "GET on the cancel URL: 405"
 
 # --- a client that goes away: its run is cancelled
-curl -sS -N -o "$T/gone.sse" -H "$AUTH" -H "$SSE" -F "code=<$T/slow.py" "$BASE/api/run" &
-CURL=$!
-wait_until grep -qs 'tick 1' "$T/gone.sse"
-GRID=$(sed -n 's/^data: {"run_id":"\([0-9a-f]*\)".*/\1/p' "$T/gone.sse" | head -1)
+slow_run gone
+GRID=$RID
 kill "$CURL"
 wait "$CURL" 2>/dev/null
 wait_until test -f "$T/state/runs/$GRID/result.json"
@@ -209,17 +218,8 @@ is "$(jget "$T/state/runs/$GRID/result.json" 'r["status"]')" cancelled "the clie
 if [ -x "$FCGIWRAP" ]; then
     stack_stop
     stack_start cgi || { ok 1 "the CGI server starts"; done_testing; exit 1; }
-    curl -sS -N -o "$T/cgi.sse" -H "$AUTH" -H "$SSE" -F "code=<$T/slow.py" "$BASE/api/run" &
-    CURL=$!
-    wait_until grep -qs 'tick 1' "$T/cgi.sse"
-    ok $? "cgi: the log streams while the script runs"
-    CRID=$(sed -n 's/^data: {"run_id":"\([0-9a-f]*\)".*/\1/p' "$T/cgi.sse" | head -1)
-    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -X POST "$BASE/api/run/$CRID/cancel")
-    is "$STATUS" 202 "cgi: the cancel, from another CGI process: 202"
-    wait "$CURL"
-    cp "$T/cgi.sse" "$T/b"
-    is "$(ev result 'e[0]["status"]')" cancelled "cgi: the stream ends with status cancelled"
-    [ "$(grep -c '^:        ' "$T/cgi.sse")" -gt 0 ] && [ "$(grep -c '^:        ' "$T/slow.sse")" = 0 ]
+    stop_case cgi
+    [ "$(grep -c '^:        ' "$T/cgi.sse")" -gt 0 ] && [ "$(grep -c '^:        ' "$T/serve.sse")" = 0 ]
     ok $? "padding comments (cgi_sse_padding) under CGI only"
 else
     skip "the CGI cases: fcgiwrap is not installed (./quickstart test installs it)"
