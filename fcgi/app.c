@@ -19,9 +19,8 @@
 #include "jail.h"
 #include "mcp.h"
 #include "result.h"
+#include "web.h"
 #include "workspace.h"
-
-#define APP_JSON_DEPTH 16  /* /api/run bodies are flat objects */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -97,6 +96,11 @@ static void send_text_error(struct http_resp *resp, int status, const char *mess
     json_object_object_add(o, "error", json_object_new_string(message));
     discard(http_send_json(resp, status, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
     json_object_put(o);
+}
+
+void app_send_error(struct http_resp *resp, int status, const char *message)
+{
+    send_text_error(resp, status, message);
 }
 
 /* The checks every dynamic route shares. Returns true when the request may
@@ -388,106 +392,6 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_put(o);
 }
 
-/* --------------------------------------------------------------- /api/run */
-
-/* The minimal JSON form of /api/run: {"code": ..., "input": ..., "timeout":
- * seconds} in, the result JSON out (HTTP 500 for sandbox_error). The web
- * page's form (multipart, live log over SSE) is the web-page issue's. */
-static void api_run(const struct app *app, struct http_req *req, struct http_resp *resp)
-{
-    const struct cfg *cfg = app->cfg;
-    if (strcmp(req->method, "POST")) {
-        discard(http_add_header(resp, "Allow", "POST"));
-        send_text_error(resp, 405, "use POST with a JSON body {\"code\": ..., \"input\": ...}");
-        return;
-    }
-    const char *ct = http_header(req, "Content-Type");
-    if (!ct || strncasecmp(ct, "application/json", 16) || (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
-        send_text_error(resp, 415, "Content-Type must be application/json");
-        return;
-    }
-    cleanup_free char *body = NULL;
-    size_t len = 0;
-    int rc = http_read_body(req, (size_t)cfg->request_bytes, &body, &len);
-    if (rc == -E2BIG) {
-        send_text_error(resp, 413, "the request is larger than request_bytes");
-        return;
-    }
-    if (rc < 0) {
-        send_text_error(resp, 400, "cannot read the request body");
-        return;
-    }
-    json_tokener *tok = json_tokener_new_ex(APP_JSON_DEPTH);
-    if (!tok) {
-        send_text_error(resp, 500, "out of memory");
-        return;
-    }
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    json_object *in = json_tokener_parse_ex(tok, body, (int)len);
-    bool complete = json_tokener_get_error(tok) == json_tokener_success && tok->char_offset == (int)len;
-    json_tokener_free(tok);
-    json_object *code = NULL, *input = NULL, *timeout = NULL;
-    if (!complete || !json_object_is_type(in, json_type_object) ||
-        !json_object_object_get_ex(in, "code", &code) || !json_object_is_type(code, json_type_string)) {
-        json_object_put(in);
-        send_text_error(resp, 400, "expected a JSON object with a string \"code\"");
-        return;
-    }
-    if (json_object_object_get_ex(in, "input", &input) && !json_object_is_type(input, json_type_string) &&
-        !json_object_is_type(input, json_type_null)) {
-        json_object_put(in);
-        send_text_error(resp, 400, "\"input\" must be a string");
-        return;
-    }
-    struct exec_spec spec;
-    exec_spec_init(&spec, &cfg->exec);
-    if (json_object_object_get_ex(in, "timeout", &timeout) && !json_object_is_type(timeout, json_type_null)) {
-        double s = json_object_get_double(timeout);
-        if (!(json_object_is_type(timeout, json_type_int) || json_object_is_type(timeout, json_type_double)) ||
-            !(s > 0) || s * 1000 > (double)cfg->exec.limits.wall_ms) {
-            json_object_put(in);
-            send_text_error(resp, 400, "\"timeout\" must be seconds, above 0 and at most the server's timeout");
-            return;
-        }
-        spec.limits.wall_ms = (int64_t)(s * 1000) < 100 ? 100 : (int64_t)(s * 1000);
-    }
-    spec.code = json_object_get_string(code);
-    spec.code_len = (size_t)json_object_get_string_len(code);
-    if (input && json_object_is_type(input, json_type_string)) {
-        spec.input = json_object_get_string(input);
-        spec.input_len = (size_t)json_object_get_string_len(input);
-    }
-    const char *why = NULL;
-    rc = exec_check_code(spec.code, spec.code_len, &spec.limits, &why);
-    if (rc == 0 && spec.limits.input_bytes && spec.input_len > spec.limits.input_bytes) {
-        rc = -E2BIG;
-        why = "the input is larger than input_bytes";
-    }
-    if (rc < 0) {
-        json_object_put(in);
-        send_text_error(resp, rc == -E2BIG ? 413 : 400, why);
-        return;
-    }
-    char rwhy[512] = "";
-    rc = exec_check_requirements(&spec, rwhy, sizeof rwhy);
-    if (rc < 0) {
-        json_object_put(in);
-        send_text_error(resp, rc == -EINVAL ? 400 : 500, rwhy);
-        return;
-    }
-    struct exec_result r;
-    exec_result_init(&r);
-    rc = exec_run(&spec, NULL, &r);
-    json_object_put(in);
-    size_t n;
-    cleanup_free char *json = result_to_string(&r, false, &n);
-    if (!json)
-        send_text_error(resp, 500, "out of memory");
-    else
-        discard(http_send(resp, rc < 0 ? 500 : 200, "application/json", json, n));
-    exec_result_free(&r);
-}
-
 /* ----------------------------------------------------------------- routes */
 
 /* A deployment under a path (public_url = https://host/tools/rms, a shared
@@ -519,7 +423,9 @@ void app_handle(const struct app *app, struct http_io *io)
     } else if (!strncmp(req.path, "/api/", 5)) {
         if (guard(app, &req, &resp, false, true)) {
             if (!strcmp(req.path, "/api/run"))
-                api_run(app, &req, &resp);
+                web_api_run(app, &req, &resp);
+            else if (!strncmp(req.path, "/api/run/", 9))
+                web_api_run_sub(app, &req, &resp, req.path + 9);
             else
                 send_text_error(&resp, 404, "no such API");
         }

@@ -1,7 +1,7 @@
 /* app.h: one HTTP request, whichever way it came (a `serve` worker,
  * FastCGI on stdin, CGI): the routes, the checks every route shares (Host
- * and Origin allowlist, bearer token), /artifacts/, /healthz and /api/run.
- * /mcp is in mcp.c. Workers keep no state between requests: everything a
+ * and Origin allowlist, bearer token), /artifacts/ and /healthz. /mcp is in
+ * mcp.c, /api/run in web.c. Workers keep no state between requests: everything a
  * later request needs is on disk under state_dir. */
 #ifndef RMS_APP_H
 #define RMS_APP_H
@@ -43,6 +43,9 @@ bool app_host_allowed(const struct cfg *cfg, const char *name);
  * else from the request (REQUEST_SCHEME or HTTPS, and the Host header the
  * allowlist already accepted). "" when there is no way to know. */
 void app_base_url(const struct app *app, const struct http_req *req, char *out, size_t outlen);
+
+/* An error answer: {"error": message} with the status. */
+void app_send_error(struct http_resp *resp, int status, const char *message);
 
 /* Base64 (RFC 4648, padded) of n bytes (caller frees), or NULL. */
 char *app_base64(const unsigned char *p, size_t n, size_t *out_len);

@@ -64,6 +64,11 @@ static const struct cfg_key plain_keys[] = {
     K("allowed_hosts", CFG_STRING, allowed_hosts),
     K("public_url", CFG_OPTSTRING, public_url),
     K("accel_redirect", CFG_AUTO_BOOL, accel_redirect),
+    K("form_fields", CFG_COUNT, form.fields),
+    K("form_field_bytes", CFG_SIZE, form.field_bytes),
+    K("form_file_bytes", CFG_SIZE, form.file_bytes),
+    K("form_header_bytes", CFG_SIZE, form.header_bytes),
+    K("cgi_sse_padding", CFG_SIZE, cgi_sse_padding),
     K("test_fixture_tools", CFG_BOOL, test_fixture_tools),
     K("fetch_allow", CFG_ALLOW, fetch_allow_text),
     K("data_dir", CFG_PATH, data_dir),
@@ -87,6 +92,11 @@ static const struct {
     {"max_sessions", 1, 1000000},
     {"image_inline_bytes", 0, 64ull << 20},
     {"preview_bytes", 256, 16ull << 20},
+    {"form_fields", 1, 1024},
+    {"form_field_bytes", 1, 16ull << 30},
+    {"form_file_bytes", 1, 16ull << 30},
+    {"form_header_bytes", 256, 1ull << 20},
+    {"cgi_sse_padding", 0, 1ull << 20},
 };
 
 const char *const *cfg_keys(void)
@@ -575,6 +585,8 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->preview_bytes = 8ull << 10;
     c->allowed_hosts = strdup("localhost,127.0.0.1,[::1]");
     c->accel_redirect = -1;
+    form_limits_default(&c->form);
+    c->cgi_sse_padding = 8192;
     c->data_dir = strdup(PKGDATADIR);
     c->installer = strdup("auto");
     c->index_url = strdup("default");
@@ -764,6 +776,11 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "allowed_hosts = %s\n", c->allowed_hosts);
     rc = rc ? rc : dbuf_printf(&b, "public_url = %s\n", c->public_url ? c->public_url : "");
     rc = rc ? rc : dbuf_printf(&b, "accel_redirect = %s\n", c->accel_redirect < 0 ? "auto" : c->accel_redirect ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "form_fields = %llu\n", (unsigned long long)c->form.fields);
+    rc = rc ? rc : dbuf_printf(&b, "form_field_bytes = %llu\n", (unsigned long long)c->form.field_bytes);
+    rc = rc ? rc : dbuf_printf(&b, "form_file_bytes = %llu\n", (unsigned long long)c->form.file_bytes);
+    rc = rc ? rc : dbuf_printf(&b, "form_header_bytes = %llu\n", (unsigned long long)c->form.header_bytes);
+    rc = rc ? rc : dbuf_printf(&b, "cgi_sse_padding = %llu\n", (unsigned long long)c->cgi_sse_padding);
     rc = rc ? rc : dbuf_printf(&b, "test_fixture_tools = %s\n", c->test_fixture_tools ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "data_dir = %s\n", c->data_dir);
     rc = rc ? rc : dbuf_printf(&b, "installer = %s\n", c->installer);

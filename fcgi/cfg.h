@@ -11,6 +11,7 @@
 
 #include "exec.h"
 #include "fetch.h"
+#include "form.h"
 #include "util.h"
 
 struct cfg {
@@ -37,6 +38,8 @@ struct cfg {
     char *base_path;              /* public_url's path ("/tools/rms"), "" when none: the
                                    * site is under it; derived, not a key */
     char *artifacts_prefix;       /* base_path + "/artifacts/": result URLs; derived */
+    struct form_limits form;      /* /api/run multipart bodies: form_* keys */
+    uint64_t cgi_sse_padding;     /* CGI: bytes of SSE comment that push events through fcgiwrap's buffer */
     int accel_redirect;           /* 1: nginx sends artifacts (X-Accel-Redirect); 0: we do;
                                    * -1 (auto): nginx for FastCGI, we for CGI (no nginx there) */
     bool test_fixture_tools;      /* test only: the conformance suite's fixture tools */

@@ -378,7 +378,16 @@ int http_sse_start(struct http_resp *resp)
 
 int http_sse_event(struct http_resp *resp, const char *json, size_t len, bool flush)
 {
-    int rc = out(resp, "event: message\ndata: ", 21);
+    return http_sse_named(resp, "message", json, len, flush);
+}
+
+int http_sse_named(struct http_resp *resp, const char *event, const char *json, size_t len, bool flush)
+{
+    int rc = out(resp, "event: ", 7);
+    if (rc == 0)
+        rc = out(resp, event, strlen(event));
+    if (rc == 0)
+        rc = out(resp, "\ndata: ", 7);
     if (rc == 0)
         rc = out(resp, json, len);
     if (rc == 0)

@@ -95,6 +95,9 @@ int http_sse_start(struct http_resp *resp);
  * guarantees no newline in it; compact JSON has none). No event ids: we do
  * not replay, so a client must not try to resume. flush: push it out now. */
 int http_sse_event(struct http_resp *resp, const char *json, size_t len, bool flush);
+/* The same with an event name of the caller's (a static word such as
+ * "phase": no newline). */
+int http_sse_named(struct http_resp *resp, const char *event, const char *json, size_t len, bool flush);
 /* A comment line, which clients ignore: keeps proxies from timing out. */
 int http_sse_comment(struct http_resp *resp, const char *text);
 

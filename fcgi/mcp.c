@@ -334,14 +334,8 @@ static void cancel_run_of(const struct cfg *cfg, int calls_fd, const char *key)
     if (n < WS_ID_LEN)
         return;
     run_id[WS_ID_LEN] = '\0';
-    cleanup_free char *run_dir = ws_run_path(cfg->state_dir, run_id);
-    cleanup_fd int rfd = run_dir ? open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    if (rfd < 0)
-        return;
-    int cfd = openat(rfd, "cancel", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (cfd >= 0)
-        close(cfd);
-    log_msg(LOG_LVL_INFO, "cancelling run %s", run_id);
+    if (exec_cancel(cfg->state_dir, run_id) == 0)
+        log_msg(LOG_LVL_INFO, "cancelling run %s", run_id);
 }
 
 /* Removes a session's runs (listed in SID/runs/) and then the session. */

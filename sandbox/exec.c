@@ -556,6 +556,25 @@ static bool pump(struct run *run, int fd, enum exec_stream stream)
     return true;
 }
 
+int exec_cancel(const char *state_dir, const char *run_id)
+{
+    if (!ws_id_valid(run_id))
+        return -ENOENT;
+    cleanup_free char *dir = ws_run_path(state_dir, run_id);
+    if (!dir)
+        return -ENOMEM;
+    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOTDIR || errno == ELOOP ? -ENOENT : -errno;
+    if (faccessat(dfd, "result.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        return -EALREADY;
+    int fd = openat(dfd, "cancel", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    return 0;
+}
+
 static bool cancel_requested(struct run *run)
 {
     if (run->sink && run->sink->cancelled && run->sink->cancelled(run->sink->ctx))

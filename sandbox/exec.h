@@ -239,6 +239,12 @@ void exec_result_free(struct exec_result *r);
  * r->error says why in one line. */
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
 
+/* Asks the run run_id (under state_dir) to stop, from any process: creates
+ * RUN/cancel, which the exec_run() of that run polls with its deadline; the
+ * run ends with status "cancelled". 0; -ENOENT (no such run, or not a valid
+ * id); -EALREADY (it has finished: result.json exists); other -errno. */
+int exec_cancel(const char *state_dir, const char *run_id) must_check;
+
 /* Checks a script before anything is made for it: not empty, at most
  * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with *why set to
  * a static one-line reason a front door can show as it is. */

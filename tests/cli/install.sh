@@ -44,10 +44,12 @@ for k in $keys; do
     grep -qxF "\\fB$k\\fR" "$INST_MAN" || missing="$missing $k"
 done
 is "$missing" "" "the man page has an entry for every configuration key"
+missing=""
 for s in 64 65 66 78 120 121 122 124 125 130; do
     grep -qx "$s" "$INST_MAN" || missing="$missing $s"
 done
 is "$missing" "" "the man page lists the exit statuses"
+missing=""
 for sec in NAME SYNOPSIS DESCRIPTION MODES CONFIGURATION LIMITS "EXIT STATUS" FILES; do
     grep -q "^\.SH \"\{0,1\}$sec" "$INST_MAN" || missing="$missing [$sec]"
 done

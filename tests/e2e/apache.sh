@@ -93,8 +93,33 @@ wait_for curl -sf "$BASE/healthz" || {
 }
 ok 0 "apache2 starts as $WEB_USER and routes /healthz to the CGI program"
 
-pass() { # pass LABEL: the cases of one isolation mode
+# The page in chromium: the checks tests/browser/web.mjs makes under nginx,
+# live log and Stop included.
+MODULES=$top_srcdir/tests/node_modules
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+NODE=$MODULES/.bin/node
+[ -x "$NODE" ] || NODE=$(command -v node || echo node)
+page_checks() { # page_checks LABEL CONF-LINES
+    local label=$1 out=${top_builddir:-$T}/tests/e2e/apache.out/${1%% *}
+    if [ ! -d "$MODULES/playwright-core" ] || [ ! -x "$CHROMIUM" ]; then
+        skip "$label: the page in chromium: playwright-core or chromium is missing (./quickstart test installs both)"
+        return
+    fi
+    conf "$2\nauth_token = browser-token\ncode_bytes = 64K"
+    local pillow=0
+    ls "$WHEELHOUSE"/pillow-*.whl >/dev/null 2>&1 && pillow=1
+    rm -rf "$out" && mkdir -p "$out"
+    BASE=$BASE TOKEN=browser-token OUT=$out CHROMIUM=$CHROMIUM HAVE_PILLOW=$pillow \
+        "$NODE" "$top_srcdir/tests/browser/web.mjs" >"$T/web.tap" 2>&1
+    local rc=$?
+    tap_merge "$label: page: " "$T/web.tap"
+    ok $rc "$label: the page's checks ran to their end"
+    conf "$2"
+}
+
+pass() { # pass LABEL CONF-LINES: the cases of one isolation mode
     local label=$1 H
+    conf "$2"
     mcp_cases cgi "$label"
 
     # The page is files of the document root.
@@ -141,16 +166,16 @@ late" "$label: then the result"
     like "$(jb 'r["result"]["structuredContent"]["isolation"]')" "${label%% *}" "$label: the result says which isolation"
     ! grep -qi '^Content-Encoding' "$T/h"
     ok $? "$label: the stream is not compressed (no-gzip from .htaccess)"
+
+    page_checks "$label" "$2"
 }
 
 if "${AS[@]}" env -i PATH=/usr/bin:/bin "$INST_BIN" check-sandbox --set state_dir="$SITE/state" >"$T/cs.out" 2>&1; then
-    conf "isolation = namespaces"
-    pass "namespaces (apache)"
+    pass "namespaces (apache)" "isolation = namespaces"
 else
     skip "$WEB_USER cannot make the namespaces here: $(head -1 "$T/cs.out")"
 fi
-conf "isolation = rlimits\nrequire_isolation = off"
-pass "rlimits (apache)"
+pass "rlimits (apache)" "isolation = rlimits\nrequire_isolation = off"
 
 # What the web must not reach.
 for p in cgi-bin/runmyscript.conf state/runs/x "cgi-bin/runmyscript.conf?x=1"; do

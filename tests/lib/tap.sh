@@ -64,6 +64,20 @@ skip() { # skip REASON: one skipped test
     echo "ok $TAP_N # SKIP $*"
 }
 diag() { printf '# %s\n' "$*"; }
+# tap_merge PREFIX FILE: the TAP another program printed into FILE, numbered
+# into this one's (its plan dropped, each description prefixed).
+tap_merge() {
+    local prefix=$1 line
+    while IFS= read -r line; do
+        case "$line" in
+        "ok "*"# SKIP "*) skip "$prefix${line#*# SKIP }" ;;
+        "ok "*) ok 0 "$prefix${line#ok * - }" ;;
+        "not ok "*) ok 1 "$prefix${line#not ok * - }" ;;
+        "1.."*) ;;
+        *) printf '%s\n' "$line" ;;
+        esac
+    done <"$2"
+}
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 done_testing() {
     echo "1..$TAP_N"

@@ -1,0 +1,803 @@
+/* web.c: /api/run (see web.h). One request: read the fields (a multipart
+ * form, streamed through form.c with the form_* limits, or a JSON body),
+ * resolve the input (text, an uploaded file, or a URL fetched by fetch.c
+ * with its guard and caps), check everything exec_run() would refuse, then
+ * run and answer in the form the client asked for.
+ *
+ * Stop: the first event of the stream names the run and its cancel URL
+ * (relative to the page: api/run/RUNID/cancel). POSTing it creates the
+ * run's cancel marker (exec_cancel), which the worker running the script
+ * polls: any prefork worker, or a CGI process, can take the cancel,
+ * because the run's state is on disk and not in the worker that runs it.
+ * A client that goes away cancels its run too: a keepalive comment is sent
+ * every WEB_KEEPALIVE_MS and the first write that fails stops the run. */
+#include "config.h"
+
+#include "web.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "exec.h"
+#include "fetch.h"
+#include "form.h"
+#include "result.h"
+#include "workspace.h"
+
+#define WEB_JSON_DEPTH 16  /* JSON bodies are flat objects */
+#define WEB_REQS_MAX 256   /* requirement lines */
+
+enum web_mode { WEB_JSON, WEB_SSE, WEB_HTML };
+
+/* The fields of one request; each a bounded buffer. */
+struct web_fields {
+    struct dbuf code, input, file, url, reqs, timeout;
+    bool file_given;              /* an input_file part with bytes */
+    struct dbuf *cur;             /* the part being read */
+    struct form_parser *parser;   /* for form_fail */
+    unsigned seen;                /* bit per field: a field twice is refused */
+};
+
+static const char *const field_names[] = {"code", "input", "input_file", "input_url", "requirements", "timeout"};
+
+static struct dbuf *field_buf(struct web_fields *f, size_t i)
+{
+    struct dbuf *const bufs[] = {&f->code, &f->input, &f->file, &f->url, &f->reqs, &f->timeout};
+    return bufs[i];
+}
+
+static void fields_init(struct web_fields *f, const struct cfg *cfg)
+{
+    memset(f, 0, sizeof *f);
+    uint64_t in = cfg->exec.limits.input_bytes ? cfg->exec.limits.input_bytes : cfg->request_bytes;
+    uint64_t code = cfg->exec.limits.code_bytes ? cfg->exec.limits.code_bytes : cfg->request_bytes;
+    dbuf_init(&f->code, (size_t)code);
+    dbuf_init(&f->input, (size_t)in);
+    dbuf_init(&f->file, (size_t)in);
+    dbuf_init(&f->url, WEB_URL_MAX);
+    dbuf_init(&f->reqs, (size_t)cfg->form.field_bytes);
+    dbuf_init(&f->timeout, 64);
+}
+
+static void fields_free(struct web_fields *f)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(field_names); i++)
+        dbuf_free(field_buf(f, i));
+}
+
+/* Which limit a buffer's ceiling is, for the 413 reason. */
+static const char *field_limit(struct web_fields *f, const struct dbuf *b)
+{
+    if (b == &f->code)
+        return "code_bytes";
+    if (b == &f->input || b == &f->file)
+        return "input_bytes";
+    if (b == &f->url)
+        return "the URL ceiling (8 KiB)";
+    if (b == &f->timeout)
+        return "64 bytes";
+    return "form_field_bytes";
+}
+
+/* ------------------------------------------------------------ responses */
+
+static void html_escape(struct dbuf *b, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *rep = NULL;
+        switch (s[i]) {
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '&': rep = "&amp;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&#39;"; break;
+        default: break;
+        }
+        discard(rep ? dbuf_append(b, rep, strlen(rep)) : dbuf_append(b, &s[i], 1));
+    }
+}
+
+static void html_head(struct dbuf *b, const char *title)
+{
+    discard(dbuf_printf(b, "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"));
+    html_escape(b, title, strlen(title));
+    /* Relative: the page is .../api/run, the style sheet .../app.css. */
+    discard(dbuf_printf(b, " - runmyscript</title>\n<link rel=\"stylesheet\" href=\"../app.css\">\n</head>\n"
+                           "<body class=\"result-page\">\n<main>\n"));
+}
+
+static void html_foot(struct dbuf *b)
+{
+    discard(dbuf_printf(b, "<p><a href=\"../\">Run another script</a></p>\n</main>\n</body>\n</html>\n"));
+}
+
+static void send_html(struct http_resp *resp, int status, struct dbuf *b)
+{
+    discard(http_add_header(resp, "Cache-Control", "no-store"));
+    discard(http_add_header(resp, "X-Content-Type-Options", "nosniff"));
+    discard(http_send(resp, status, "text/html; charset=utf-8", b->data ? b->data : "", b->len));
+}
+
+/* A refusal before the run: JSON {"error": ...}, or a page. */
+static void refuse(enum web_mode mode, struct http_resp *resp, int status, const char *why)
+{
+    log_msg(LOG_LVL_INFO, "/api/run: %d: %s", status, why);
+    if (mode != WEB_HTML) {
+        app_send_error(resp, status, why);
+        return;
+    }
+    struct dbuf b;
+    dbuf_init(&b, 1 << 20);
+    html_head(&b, "Not run");
+    discard(dbuf_printf(&b, "<h1>The script was not run</h1>\n<p class=\"error\" role=\"alert\">%d %s: ", status,
+                        http_reason(status)));
+    html_escape(&b, why, strlen(why));
+    discard(dbuf_printf(&b, "</p>\n"));
+    html_foot(&b);
+    send_html(resp, status, &b);
+    dbuf_free(&b);
+}
+
+/* The HTML result page: status line, the log (stderr set apart), the
+ * files with links, the zip. Built from the result JSON so that every
+ * string is the sanitised one the other front doors show. */
+static void result_page(struct http_resp *resp, int status, const struct exec_result *r, json_object *res)
+{
+    struct dbuf b;
+    dbuf_init(&b, 64u << 20);
+    json_object *v;
+    const char *st = json_object_object_get_ex(res, "status", &v) ? json_object_get_string(v) : "?";
+    html_head(&b, st);
+    discard(dbuf_printf(&b, "<h1>Run result</h1>\n<p id=\"status\" class=\"status st-%s\" role=\"status\">Status: "
+                            "<strong>%s</strong>", st, st));
+    if (r->exit_code >= 0)
+        discard(dbuf_printf(&b, " &middot; exit code %d", r->exit_code));
+    if (r->signal)
+        discard(dbuf_printf(&b, " &middot; signal %d", r->signal));
+    discard(dbuf_printf(&b, " &middot; %lld ms", (long long)r->duration_ms));
+    if (r->isolation)
+        discard(dbuf_printf(&b, " &middot; isolation %s", r->isolation));
+    discard(dbuf_printf(&b, "</p>\n"));
+    if (json_object_object_get_ex(res, "error", &v) && json_object_is_type(v, json_type_string)) {
+        discard(dbuf_printf(&b, "<p class=\"error\" role=\"alert\">"));
+        html_escape(&b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+        discard(dbuf_printf(&b, "</p>\n"));
+    }
+    if (json_object_object_get_ex(res, "limit", &v) && json_object_is_type(v, json_type_string)) {
+        discard(dbuf_printf(&b, "<p>Limit reached: <code>"));
+        html_escape(&b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+        discard(dbuf_printf(&b, "</code></p>\n"));
+    }
+    discard(dbuf_printf(&b, "<h2>Log</h2>\n<pre class=\"log\" id=\"log\">"));
+    for (size_t i = 0; i < r->log.n_chunks; i++) {
+        const struct exec_chunk *c = &r->log.chunks[i];
+        size_t n;
+        cleanup_free char *text = util_utf8_sanitize(r->log.buf.data + c->off, c->len, &n);
+        if (!text)
+            continue;
+        discard(dbuf_printf(&b, "<span class=\"%s\">", exec_stream_name(c->stream)));
+        html_escape(&b, text, n);
+        discard(dbuf_printf(&b, "</span>"));
+    }
+    discard(dbuf_printf(&b, "</pre>\n<h2>Files</h2>\n"));
+    json_object *arts = NULL;
+    size_t na = json_object_object_get_ex(res, "artifacts", &arts) ? json_object_array_length(arts) : 0;
+    if (na == 0) {
+        discard(dbuf_printf(&b, "<p>The script wrote no files.</p>\n"));
+    } else {
+        discard(dbuf_printf(&b, "<table class=\"files\">\n<thead><tr><th scope=\"col\">Name</th>"
+                                "<th scope=\"col\">Size</th><th scope=\"col\">Summary</th></tr></thead>\n<tbody>\n"));
+        for (size_t i = 0; i < na; i++) {
+            json_object *a = json_object_array_get_idx(arts, i), *p, *u, *s, *z;
+            const char *path = json_object_object_get_ex(a, "path", &p) ? json_object_get_string(p) : "";
+            const char *url = json_object_object_get_ex(a, "url", &u) ? json_object_get_string(u) : NULL;
+            const char *sum = json_object_object_get_ex(a, "summary", &s) ? json_object_get_string(s) : "";
+            char size[32];
+            util_human_size(json_object_object_get_ex(a, "size", &z) ? (uint64_t)json_object_get_int64(z) : 0, size,
+                            sizeof size);
+            discard(dbuf_printf(&b, "<tr><td>"));
+            if (url) {
+                /* /artifacts/... from this page (.../api/run) is ../artifacts/... */
+                discard(dbuf_printf(&b, "<a href=\"%s", url[0] == '/' ? ".." : ""));
+                html_escape(&b, url, strlen(url));
+                discard(dbuf_printf(&b, "\">"));
+            }
+            html_escape(&b, path, strlen(path));
+            discard(dbuf_printf(&b, "%s</td><td>%s</td><td>", url ? "</a>" : "", size));
+            html_escape(&b, sum ? sum : "", sum ? strlen(sum) : 0);
+            discard(dbuf_printf(&b, "</td></tr>\n"));
+        }
+        discard(dbuf_printf(&b, "</tbody>\n</table>\n"));
+    }
+    json_object *zip;
+    if (json_object_object_get_ex(res, "zip_url", &zip) && json_object_is_type(zip, json_type_string)) {
+        const char *zu = json_object_get_string(zip);
+        discard(dbuf_printf(&b, "<p><a class=\"zip\" href=\"%s", zu[0] == '/' ? ".." : ""));
+        html_escape(&b, zu, strlen(zu));
+        discard(dbuf_printf(&b, "\" download>Download all files (zip)</a></p>\n"));
+    }
+    html_foot(&b);
+    send_html(resp, status, &b);
+    dbuf_free(&b);
+}
+
+/* ----------------------------------------------------------- streaming */
+
+struct web_run {
+    const struct app *app;
+    struct http_resp *resp;
+    struct exec_result *r;
+    bool sse;
+    bool announced;
+    uint64_t pad;        /* CGI: cgi_sse_padding, else 0 */
+    bool unpadded;       /* events written since the last padding */
+    int64_t last_pad_ms;
+    char carry[3][4];   /* an incomplete UTF-8 sequence at a chunk's end, per stream */
+    size_t ncarry[3];
+};
+
+/* fcgiwrap (libfcgi) holds a CGI program's output in an 8 KiB buffer that
+ * nothing flushes: under CGI a comment of cgi_sse_padding bytes pushes the
+ * events written so far through it, at most every WEB_PAD_EVERY_MS (a
+ * chatty script costs at most 4 paddings a second). */
+static void pad_now(struct web_run *w)
+{
+    static const char spaces[1024] = {[0 ... 1023] = ' '};
+    if (!w->pad || w->resp->failed)
+        return;
+    int rc = http_write(w->resp, ":", 1);
+    for (uint64_t left = w->pad; rc == 0 && left > 0;) {
+        size_t n = left < sizeof spaces ? (size_t)left : sizeof spaces;
+        rc = http_write(w->resp, spaces, n);
+        left -= n;
+    }
+    if (rc == 0)
+        rc = http_write(w->resp, "\n\n", 2);
+    if (rc == 0)
+        discard(http_flush(w->resp));
+    w->unpadded = false;
+    w->last_pad_ms = util_now_ms();
+}
+
+static void send_event(struct web_run *w, const char *event, json_object *o)
+{
+    if (!w->sse || w->resp->failed) {
+        json_object_put(o);
+        return;
+    }
+    size_t n;
+    const char *s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+    /* Flushed one by one: under CGI there is no later chance. */
+    discard(http_sse_named(w->resp, event, s, n, true));
+    json_object_put(o);
+    w->unpadded = true;
+    if (w->pad && util_now_ms() - w->last_pad_ms >= WEB_PAD_EVERY_MS)
+        pad_now(w);
+}
+
+static void log_event(struct web_run *w, const char *stream, const char *text, size_t len)
+{
+    size_t n;
+    cleanup_free char *clean = util_utf8_sanitize(text, len, &n);
+    if (!clean || n == 0)
+        return;
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "stream", json_object_new_string(stream));
+    json_object_object_add(o, "text", json_object_new_string_len(clean, (int)n));
+    send_event(w, "log", o);
+}
+
+/* Bytes at the end of d[0..n) that start a UTF-8 sequence the chunk cuts. */
+static size_t utf8_tail(const unsigned char *d, size_t n)
+{
+    for (size_t k = 1; k <= 3 && k <= n; k++) {
+        unsigned char c = d[n - k];
+        if ((c & 0xC0) == 0x80)
+            continue; /* a continuation byte: look further back */
+        size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        return need > k ? k : 0;
+    }
+    return 0;
+}
+
+static void flush_carry(struct web_run *w)
+{
+    for (size_t s = 0; s < 3; s++) {
+        if (w->ncarry[s])
+            log_event(w, exec_stream_name((enum exec_stream)s), w->carry[s], w->ncarry[s]);
+        w->ncarry[s] = 0;
+    }
+}
+
+static void on_phase(void *ctx, enum exec_phase p, const char *detail)
+{
+    struct web_run *w = ctx;
+    if (!w->announced && w->r->run_id[0]) {
+        w->announced = true;
+        json_object *o = json_object_new_object();
+        char url[64];
+        snprintf(url, sizeof url, "api/run/%s/cancel", w->r->run_id);
+        json_object_object_add(o, "run_id", json_object_new_string(w->r->run_id));
+        json_object_object_add(o, "cancel_url", json_object_new_string(url));
+        send_event(w, "run", o);
+        pad_now(w); /* the page needs the id for Stop at once */
+    }
+    if (p == EXEC_PHASE_COLLECTING || p == EXEC_PHASE_DONE)
+        flush_carry(w);
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "phase", json_object_new_string(exec_phase_name(p)));
+    if (detail && util_utf8_valid(detail, strlen(detail)))
+        json_object_object_add(o, "detail", json_object_new_string(detail));
+    send_event(w, "phase", o);
+}
+
+static void on_output(void *ctx, enum exec_stream s, const char *data, size_t len)
+{
+    struct web_run *w = ctx;
+    if (!w->sse || (size_t)s >= 3 || len == 0)
+        return;
+    /* The carried bytes first, then all but a cut sequence at the end. */
+    char joined[4 + 65536];
+    while (len) {
+        size_t c = w->ncarry[s];
+        size_t take = len < sizeof joined - c ? len : sizeof joined - c;
+        memcpy(joined, w->carry[s], c);
+        memcpy(joined + c, data, take);
+        data += take;
+        len -= take;
+        size_t total = c + take;
+        size_t tail = len ? 0 : utf8_tail((const unsigned char *)joined, total);
+        memcpy(w->carry[s], joined + total - tail, tail);
+        w->ncarry[s] = tail;
+        log_event(w, exec_stream_name(s), joined, total - tail);
+    }
+}
+
+static void on_install_line(void *ctx, const char *line)
+{
+    struct web_run *w = ctx;
+    char buf[4096];
+    int n = snprintf(buf, sizeof buf, "%s\n", line);
+    log_event(w, "install", buf, n < 0 ? 0 : (size_t)n >= sizeof buf ? sizeof buf - 1 : (size_t)n);
+}
+
+static bool on_cancelled(void *ctx)
+{
+    struct web_run *w = ctx;
+    if (w->app->cancel_all && *w->app->cancel_all)
+        return true;
+    if (!w->sse)
+        return false;
+    if (w->unpadded && util_now_ms() - w->last_pad_ms >= WEB_PAD_EVERY_MS)
+        pad_now(w);
+    if (!w->resp->failed && util_now_ms() - w->resp->last_write_ms >= WEB_KEEPALIVE_MS)
+        discard(http_sse_comment(w->resp, "keepalive"));
+    if (w->resp->failed) {
+        log_msg(LOG_LVL_INFO, "run %s: the client went away: cancelling it", w->r->run_id);
+        return true;
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------- reading */
+
+static int part_begin(void *ctx, const struct form_part *p)
+{
+    struct web_fields *f = ctx;
+    for (size_t i = 0; i < ARRAY_SIZE(field_names); i++) {
+        if (strcmp(p->name, field_names[i]))
+            continue;
+        if (f->seen & (1u << i)) {
+            form_fail(f->parser, "the field \"%s\" is given twice", field_names[i]);
+            return -EINVAL;
+        }
+        f->seen |= 1u << i;
+        f->cur = field_buf(f, i);
+        return 0;
+    }
+    form_fail(f->parser, "unknown field (known: code, input, input_file, input_url, requirements, timeout)");
+    return -EINVAL;
+}
+
+static int part_data(void *ctx, const struct form_part *p, const char *data, size_t len)
+{
+    struct web_fields *f = ctx;
+    (void)p;
+    int rc = dbuf_append(f->cur, data, len);
+    if (rc == -E2BIG)
+        form_fail(f->parser, "the field \"%s\" is larger than %s", p->name, field_limit(f, f->cur));
+    if (f->cur == &f->file && rc == 0)
+        f->file_given = true;
+    return rc;
+}
+
+static int part_end(void *ctx, const struct form_part *p)
+{
+    struct web_fields *f = ctx;
+    (void)p;
+    f->cur = NULL;
+    return 0;
+}
+
+/* Reads the multipart body through the parser. 0, or an HTTP status with
+ * the reason in why. */
+static int read_form(const struct app *app, struct http_req *req, const char *ct, struct web_fields *f, char *why,
+                     size_t whylen)
+{
+    struct form_parser p;
+    struct form_callbacks cb = {f, part_begin, part_data, part_end};
+    f->parser = &p;
+    const char *cl = http_param(req, "CONTENT_LENGTH");
+    if (cl && *cl && strtoull(cl, NULL, 10) > app->cfg->request_bytes) {
+        snprintf(why, whylen, "the request is larger than request_bytes");
+        return 413; /* before reading any of it */
+    }
+    int rc = form_init(&p, ct, &app->cfg->form, &cb);
+    uint64_t total = 0;
+    char chunk[65536];
+    while (rc == 0) {
+        ssize_t n = req->io->read(req->io->ctx, chunk, sizeof chunk);
+        if (n < 0) {
+            form_free(&p);
+            snprintf(why, whylen, "cannot read the request body");
+            return 400;
+        }
+        if (n == 0) {
+            rc = form_finish(&p);
+            break;
+        }
+        total += (uint64_t)n;
+        if (total > app->cfg->request_bytes) {
+            form_free(&p);
+            snprintf(why, whylen, "the request is larger than request_bytes");
+            return 413;
+        }
+        rc = form_feed(&p, chunk, (size_t)n);
+    }
+    snprintf(why, whylen, "%s", form_error(&p));
+    form_free(&p);
+    f->parser = NULL;
+    if (rc == -E2BIG)
+        return 413;
+    return rc < 0 ? 400 : 0;
+}
+
+/* {"code": ..., "input": ..., "input_url": ..., "requirements": [...] or
+ * "a\nb", "timeout": seconds}. */
+static int read_json(const struct app *app, struct http_req *req, struct web_fields *f, char *why, size_t whylen)
+{
+    cleanup_free char *body = NULL;
+    size_t len = 0;
+    int rc = http_read_body(req, (size_t)app->cfg->request_bytes, &body, &len);
+    if (rc == -E2BIG) {
+        snprintf(why, whylen, "the request is larger than request_bytes");
+        return 413;
+    }
+    if (rc < 0) {
+        snprintf(why, whylen, "cannot read the request body");
+        return 400;
+    }
+    json_tokener *tok = json_tokener_new_ex(WEB_JSON_DEPTH);
+    if (!tok) {
+        snprintf(why, whylen, "out of memory");
+        return 500;
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    json_object *in = json_tokener_parse_ex(tok, body, (int)len);
+    bool complete = json_tokener_get_error(tok) == json_tokener_success && tok->char_offset == (int)len;
+    json_tokener_free(tok);
+    int status = 0;
+    if (!complete || !json_object_is_type(in, json_type_object)) {
+        snprintf(why, whylen, "expected a JSON object with a string \"code\"");
+        status = 400;
+        goto out;
+    }
+    json_object_object_foreach(in, key, val) {
+        size_t i = 0;
+        while (i < ARRAY_SIZE(field_names) && strcmp(key, field_names[i]))
+            i++;
+        if (i == ARRAY_SIZE(field_names) || i == 2) {
+            snprintf(why, whylen, "unknown member (known: code, input, input_url, requirements, timeout)");
+            status = 400;
+            goto out;
+        }
+        if (json_object_is_type(val, json_type_null))
+            continue;
+        struct dbuf *b = field_buf(f, i);
+        if (b == &f->timeout && (json_object_is_type(val, json_type_int) || json_object_is_type(val, json_type_double))) {
+            rc = dbuf_printf(b, "%.17g", json_object_get_double(val));
+        } else if (b == &f->reqs && json_object_is_type(val, json_type_array)) {
+            rc = 0;
+            for (size_t k = 0; rc == 0 && k < json_object_array_length(val); k++) {
+                json_object *e = json_object_array_get_idx(val, k);
+                if (!json_object_is_type(e, json_type_string)) {
+                    snprintf(why, whylen, "\"requirements\" must be strings");
+                    status = 400;
+                    goto out;
+                }
+                rc = dbuf_printf(b, "%s\n", json_object_get_string(e));
+            }
+        } else if (json_object_is_type(val, json_type_string) && b != &f->timeout) {
+            rc = dbuf_append(b, json_object_get_string(val), (size_t)json_object_get_string_len(val));
+        } else {
+            snprintf(why, whylen, "\"%s\" has the wrong type", field_names[i]);
+            status = 400;
+            goto out;
+        }
+        if (rc < 0) {
+            snprintf(why, whylen, "\"%s\" is larger than %s", field_names[i], field_limit(f, b));
+            status = rc == -E2BIG ? 413 : 500;
+            goto out;
+        }
+    }
+out:
+    json_object_put(in);
+    return status;
+}
+
+/* "Accept" names type itself (no wildcard) with a q above 0. */
+static bool accept_names(const char *accept, const char *type)
+{
+    size_t tn = strlen(type);
+    for (const char *p = accept ? accept : ""; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        size_t n = strcspn(p, ",");
+        size_t e = strcspn(p, ";,");
+        while (e && (p[e - 1] == ' ' || p[e - 1] == '\t'))
+            e--;
+        if (e == tn && !strncasecmp(p, type, tn)) {
+            const char *q = p + e;
+            const char *end = p + n;
+            bool zero = false;
+            for (; q < end; q++) {
+                if (*q == ';') {
+                    const char *r = q + 1;
+                    while (*r == ' ')
+                        r++;
+                    if ((r[0] == 'q' || r[0] == 'Q') && r[1] == '=') {
+                        char *stop;
+                        zero = strtod(r + 2, &stop) <= 0 && stop != r + 2;
+                    }
+                }
+            }
+            if (!zero)
+                return true;
+        }
+        p += n;
+    }
+    return false;
+}
+
+/* Splits the requirements text into lines: trimmed, no blanks, no '#'
+ * comments. The strings point into text (modified). */
+static int split_reqs(char *text, const char **out, size_t max, size_t *n)
+{
+    *n = 0;
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl++ = '\0';
+        char *hash = strstr(line, " #");
+        if (line[0] == '#')
+            line[0] = '\0';
+        else if (hash)
+            *hash = '\0';
+        while (*line == ' ' || *line == '\t')
+            line++;
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == ' ' || line[len - 1] == '\t' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len) {
+            if (*n >= max)
+                return -E2BIG;
+            out[(*n)++] = line;
+        }
+        line = nl;
+    }
+    return 0;
+}
+
+static int fetch_status(int rc)
+{
+    switch (rc) {
+    case -EFBIG: return 413;
+    case -EINVAL:
+    case -EACCES:
+    case -EPROTONOSUPPORT:
+    case -ELOOP: return 400;
+    case -ENOSYS:
+    case -ENOMEM: return 500;
+    default: return 502;
+    }
+}
+
+/* ----------------------------------------------------------------- run */
+
+void web_api_run(const struct app *app, struct http_req *req, struct http_resp *resp)
+{
+    const struct cfg *cfg = app->cfg;
+    const char *accept = http_header(req, "Accept");
+    enum web_mode mode = accept_names(accept, "text/event-stream") ? WEB_SSE
+                         : accept_names(accept, "text/html")       ? WEB_HTML
+                                                                   : WEB_JSON;
+    if (strcmp(req->method, "POST")) {
+        discard(http_add_header(resp, "Allow", "POST"));
+        refuse(mode, resp, 405, "use POST with a multipart form or a JSON body {\"code\": ...}");
+        return;
+    }
+    const char *ct = http_header(req, "Content-Type");
+    char why[FETCH_ERR_MAX + 64] = "";
+    int status;
+    struct web_fields f;
+    fields_init(&f, cfg);
+    cleanup_free char *fetched = NULL;
+    size_t fetched_len = 0;
+    cleanup_free const char **reqs = NULL;
+    size_t n_reqs = 0;
+
+    if (ct && !strncasecmp(ct, "multipart/form-data", 19)) {
+        status = read_form(app, req, ct, &f, why, sizeof why);
+    } else if (ct && !strncasecmp(ct, "application/json", 16) && (!ct[16] || ct[16] == ';' || ct[16] == ' ')) {
+        status = read_json(app, req, &f, why, sizeof why);
+    } else {
+        status = 415;
+        snprintf(why, sizeof why, "Content-Type must be multipart/form-data or application/json");
+    }
+    if (status)
+        goto refused;
+
+    struct exec_spec spec;
+    exec_spec_init(&spec, &cfg->exec);
+    if (f.timeout.len) {
+        char *end;
+        double s = strtod(f.timeout.data, &end);
+        while (*end == ' ' || *end == 's')
+            end++;
+        if (*end || !(s > 0) || s * 1000 > (double)cfg->exec.limits.wall_ms) {
+            status = 400;
+            snprintf(why, sizeof why, "the timeout must be seconds, above 0 and at most the server's timeout (%lld s)",
+                     (long long)(cfg->exec.limits.wall_ms / 1000));
+            goto refused;
+        }
+        spec.limits.wall_ms = (int64_t)(s * 1000) < 100 ? 100 : (int64_t)(s * 1000);
+    }
+    /* The input: one way only. An empty text box and no file chosen are
+     * "no input" (the page always sends both fields). */
+    int ways = (f.input.len > 0) + f.file_given + (f.url.len > 0);
+    if (ways > 1) {
+        status = 400;
+        snprintf(why, sizeof why, "give the input one way: as text, as a file, or as a URL");
+        goto refused;
+    }
+    if (f.url.len) {
+        struct fetch_file ff;
+        char ferr[FETCH_ERR_MAX];
+        int rc = fetch_to_memory(&cfg->fetch, f.url.data, cfg->exec.limits.input_bytes, "input_bytes", &fetched,
+                                 &fetched_len, &ff, ferr, sizeof ferr);
+        if (rc < 0) {
+            status = fetch_status(rc);
+            snprintf(why, sizeof why, "input_url: %s", ferr);
+            goto refused;
+        }
+        spec.input = fetched;
+        spec.input_len = fetched_len;
+    } else if (f.file_given) {
+        spec.input = f.file.data;
+        spec.input_len = f.file.len;
+    } else if (f.input.len) {
+        spec.input = f.input.data;
+        spec.input_len = f.input.len;
+    }
+    if (f.reqs.len) {
+        reqs = calloc(WEB_REQS_MAX, sizeof *reqs);
+        if (!reqs) {
+            status = 500;
+            snprintf(why, sizeof why, "out of memory");
+            goto refused;
+        }
+        if (split_reqs(f.reqs.data, reqs, WEB_REQS_MAX, &n_reqs) < 0) {
+            status = 413;
+            snprintf(why, sizeof why, "more than %d requirement lines", WEB_REQS_MAX);
+            goto refused;
+        }
+        spec.requirements = reqs;
+        spec.n_requirements = n_reqs;
+    }
+    spec.code = f.code.data ? f.code.data : "";
+    spec.code_len = f.code.len;
+    const char *cwhy = NULL;
+    int rc = exec_check_code(spec.code, spec.code_len, &spec.limits, &cwhy);
+    if (rc < 0) {
+        status = rc == -E2BIG ? 413 : 400;
+        snprintf(why, sizeof why, "%s", cwhy);
+        goto refused;
+    }
+    rc = exec_check_requirements(&spec, why, sizeof why);
+    if (rc < 0) {
+        status = rc == -EINVAL ? 400 : 500;
+        goto refused;
+    }
+
+    struct exec_result r;
+    exec_result_init(&r);
+    struct web_run w = {.app = app, .resp = resp, .r = &r, .sse = mode == WEB_SSE};
+    if (w.sse && app->mode && !strcmp(app->mode, "cgi"))
+        w.pad = cfg->cgi_sse_padding;
+    struct exec_sink sink = {
+        .ctx = &w, .phase = on_phase, .output = on_output, .install_line = on_install_line,
+        .cancelled = on_cancelled,
+    };
+    if (w.sse) {
+        if (http_sse_start(resp) < 0) {
+            fields_free(&f);
+            return;
+        }
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "phase", json_object_new_string("queued"));
+        send_event(&w, "phase", o);
+    }
+    rc = exec_run(&spec, &sink, &r);
+    if (rc < 0)
+        log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id, r.error ? r.error : strerror(-rc));
+    else
+        log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r.run_id, exec_status_name(r.status), (long long)r.duration_ms);
+    fields_free(&f);
+    json_object *res = result_to_json(&r);
+    if (!res) {
+        if (!resp->started)
+            app_send_error(resp, 500, "out of memory");
+    } else if (mode == WEB_SSE) {
+        flush_carry(&w);
+        send_event(&w, "result", json_object_get(res));
+    } else if (mode == WEB_HTML) {
+        result_page(resp, rc < 0 ? 500 : 200, &r, res);
+    } else {
+        size_t n;
+        const char *s = json_object_to_json_string_length(res, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+        discard(http_send(resp, rc < 0 ? 500 : 200, "application/json", s, n));
+    }
+    json_object_put(res);
+    exec_result_free(&r);
+    return;
+
+refused:
+    fields_free(&f);
+    refuse(mode, resp, status, why[0] ? why : "the request was refused");
+}
+
+/* ---------------------------------------------------------------- cancel */
+
+void web_api_run_sub(const struct app *app, struct http_req *req, struct http_resp *resp, const char *rest)
+{
+    char run_id[WS_ID_LEN + 1];
+    if (strlen(rest) != WS_ID_LEN + 7 || strcmp(rest + WS_ID_LEN, "/cancel")) {
+        app_send_error(resp, 404, "no such API (POST api/run/RUNID/cancel stops a run)");
+        return;
+    }
+    if (strcmp(req->method, "POST")) {
+        discard(http_add_header(resp, "Allow", "POST"));
+        app_send_error(resp, 405, "use POST");
+        return;
+    }
+    memcpy(run_id, rest, WS_ID_LEN);
+    run_id[WS_ID_LEN] = '\0';
+    int rc = exec_cancel(app->cfg->state_dir, run_id);
+    if (rc == -ENOENT) {
+        app_send_error(resp, 404, "no such run");
+    } else if (rc == -EALREADY) {
+        app_send_error(resp, 409, "the run has already finished");
+    } else if (rc < 0) {
+        log_msg(LOG_LVL_ERROR, "cancel %s: %s", run_id, strerror(-rc));
+        app_send_error(resp, 500, "cannot cancel the run");
+    } else {
+        log_msg(LOG_LVL_INFO, "run %s: cancel requested", run_id);
+        discard(http_send_json(resp, 202, "{\"cancelled\":true}"));
+    }
+}
