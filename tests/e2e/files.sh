@@ -277,8 +277,10 @@ fi
 
 # --- no fetch_allow: loopback is refused (the same session, a new server)
 stack_stop
-STACK_CONF="fetch_timeout = 5s"
+STACK_CONF="fetch_timeout = 5s\nmount_files = 2"
 stack_start serve || { ok 1 "the server starts again"; done_testing; exit 1; }
+OLD_SID=$SID
+init
 H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
 hits=$(grep -c "GET " "$FIX_LOG")
 call mount_file "$(J "{'url': '$U/data/table.csv', 'mount_path': 'other.csv'}")"
@@ -288,7 +290,15 @@ like "$(text)" "refused: 127.0.0.1 port $PORT1 is a loopback address; only publi
 call run_code "$(J "{'code': 'print(1)', 'files': [{'url': 'http://localhost:$PORT1/data/table.csv', 'mountPath': 'other.csv'}]}")"
 like "$(iserr):$(text)" "true:run_code: files[0]: fetch http://localhost:$PORT1/data/table.csv: refused" "localhost in files[]: refused, nothing run"
 is "$(grep -c "GET " "$FIX_LOG")" "$hits" "the fixture server saw no request"
+# The first session again: its mounts outlive the server.
+H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $OLD_SID" -H "MCP-Protocol-Version: 2025-11-25")
 call run_code "$(J "{'code': 'print(open(\"mounts/in/table.csv\").read())'}")"
 like "$(iserr):$(sc '["logs"]')" "false:x,y" "what was mounted before is still there"
+call mount_file "$(J "{'url': '$U/data/table.csv', 'mount_path': 'one-more.csv'}")"
+like "$(iserr):$(text)" "true:mount_file: mount $U/data/table.csv: the session already has" \
+    "a session at mount_files: a new path is refused"
+call run_code "$(J "{'code': 'print(1)', 'files': [{'url': '$U/a', 'mountPath': 'a'}, {'url': '$U/b', 'mountPath': 'b'}, {'url': '$U/c', 'mountPath': 'c'}]}")"
+is "$(iserr):$(text)" "true:run_code: at most 2 files (mount_files); nothing was run" "more files than mount_files: refused"
+is "$(grep -c "GET " "$FIX_LOG")" "$hits" "before anything is fetched"
 
 done_testing
