@@ -270,12 +270,16 @@ json_object *tools_list(const struct cfg *cfg, const char *version)
         json_object_object_add(t, "description", json_object_new_string(d->description));
         json_object *in = json_tokener_parse(d->input);
         if (!strcmp(d->name, "run_code")) {
-            /* The timeout's maximum is the server's. */
-            json_object *props, *timeout;
+            /* The timeout's maximum and the most files are the server's. */
+            json_object *props, *timeout, *files;
             if (json_object_object_get_ex(in, "properties", &props) &&
                 json_object_object_get_ex(props, "timeout", &timeout))
                 json_object_object_add(timeout, "maximum",
                                        json_object_new_double((double)cfg->exec.limits.wall_ms / 1000.0));
+            if (json_object_object_get_ex(in, "properties", &props) &&
+                json_object_object_get_ex(props, "files", &files))
+                json_object_object_add(files, "maxItems",
+                                       json_object_new_int64((int64_t)cfg->fetch.limits.mount_files));
         }
         json_object_object_add(t, "inputSchema", in);
         if (d->output && new_fields)

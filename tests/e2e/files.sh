@@ -52,8 +52,8 @@ is "$(jb '[(t["inputSchema"]["required"], sorted(t["outputSchema"]["required"]),
     "their input and output schemas, open world"
 is "$(jb 'all(p.get("description") for t in r["result"]["tools"] if t["name"] in ("mount_file", "persist_artifact") for p in t["inputSchema"]["properties"].values())')" \
     true "every argument has a description"
-is "$(jb '[t["inputSchema"]["properties"]["files"]["items"]["required"] for t in r["result"]["tools"] if t["name"] == "run_code"][0]')" \
-    '["url", "mountPath"]' "run_code's files: [{url, mountPath}]"
+is "$(jb '[(f["items"]["required"], f["maxItems"]) for t in r["result"]["tools"] if t["name"] == "run_code" for f in [t["inputSchema"]["properties"]["files"]]][0]')" \
+    '[["url", "mountPath"], 1000]' "run_code's files: [{url, mountPath}], at most mount_files"
 
 # --- mount_file: the bytes intact, the result, progress
 call mount_file "$(J "{'url': '$U/data/small.bin', 'mount_path': 'data/small.bin'}")"
