@@ -1195,7 +1195,8 @@ static int persist_artifact(struct mcp_call *c, json_object *args, json_object *
     if (rc < 0) {
         size_t n = strlen(t.err);
         if (rc == -ENOENT && !strncmp(rel, "output/", 7))
-            snprintf(t.err + n, sizeof t.err - n, " (relative_path is relative to output/ already: leave 'output/' out)");
+            snprintf(t.err + n, sizeof t.err - n,
+                     " (relative_path is relative to output/ already: leave 'output/' out)");
         return xfer_error(c, "persist_artifact", rc, t.err, "", result);
     }
     json_object *sc = result_upload_json(&u);
