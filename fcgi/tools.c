@@ -1,7 +1,9 @@
 /* tools.c: the MCP tools. run_code and run_my_script call exec_run with a
  * sink that turns phases into progress notifications and output lines into
  * log notifications; list_dir and preview_file read the session's
- * workspace beneath its directory fd, following no symlink. A script that
+ * workspace beneath its directory fd, following no symlink; mount_file,
+ * run_code's files and persist_artifact move files with fetch.c, in this
+ * worker, reporting bytes as progress. A script that
  * fails, and arguments that are wrong, come back as results with isError
  * (SEP-1303: the model reads the reason and corrects itself). */
 #include "config.h"
@@ -20,12 +22,14 @@
 #include "app.h"
 #include "artifacts.h"
 #include "exec.h"
+#include "fetch.h"
 #include "result.h"
 #include "workspace.h"
 
 #define TOOLS_LINKS_MAX 100         /* resource_link blocks in one result */
 #define TOOLS_TEXT_ARTIFACTS_MAX 50 /* artifacts listed in the text block */
 #define TOOLS_LOG_LINE_MAX 4096     /* a longer line goes out in pieces */
+#define TOOLS_XFER_POLL_MS 100      /* progress and cancel checks of a transfer, at most this often */
 
 /* ------------------------------------------------------------- the table */
 
@@ -48,7 +52,10 @@ static const char instructions[] =
     "- A failing script (exception, non-zero exit, timeout, memory or output limit) returns isError true with "
     "the status and the full log: read the traceback, fix the code and call again.\n"
     "- list_dir and preview_file look at the session's workspace (for example list_dir('output')) without "
-    "running code.";
+    "running code.\n"
+    "- Remote input files: mount_file(url, mount_path), or files=[{url, mountPath}] in run_code, downloads "
+    "them into the workspace's mounts/ folder (read-only to scripts: open('mounts/' + mount_path)). To keep "
+    "an output file, persist_artifact(relative_path, presigned_url) uploads it from output/ with an HTTP PUT.";
 
 const char *tools_instructions(void)
 {
@@ -95,9 +102,13 @@ static const char run_code_input[] =
     "detected and installed too. Installed once into a cached environment; the result's requirements list "
     "what the environment holds.\"},"
     "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
-    "\"url\":{\"type\":\"string\"},\"mountPath\":{\"type\":\"string\"}},\"required\":[\"url\",\"mountPath\"]},"
-    "\"description\":\"Remote files to download into the workspace before the run. Not supported by this "
-    "server yet: leave it out and pass data with input instead.\"},"
+    "\"url\":{\"type\":\"string\",\"description\":\"http or https URL of the file\"},"
+    "\"mountPath\":{\"type\":\"string\",\"description\":\"where it goes, relative to the workspace's "
+    "mounts/ folder: 'data/train.csv' is read by the script as mounts/data/train.csv\"}},"
+    "\"required\":[\"url\",\"mountPath\"],\"additionalProperties\":false},"
+    "\"description\":\"Remote files to download into the workspace's mounts/ folder before the run, as "
+    "mount_file does (read-only to the script; the same URL to the same path again is not downloaded "
+    "again). If one cannot be fetched, nothing is run and the error names it.\"},"
     "\"input\":{\"type\":\"string\",\"description\":\"Data for the script (JSON, CSV, text, base64): the file "
     "at SCRIPT_INPUT holds exactly these bytes, and so does stdin.\"},"
     "\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"Wall-clock limit in seconds; "
@@ -141,6 +152,40 @@ static const char preview_file_output[] =
     "\"text\":{\"type\":[\"string\",\"null\"]}},"
     "\"required\":[\"path\",\"size\",\"mime\",\"binary\",\"truncated\"]}";
 
+static const char mount_file_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"url\":{\"type\":\"string\",\"description\":\"http or https URL of the file to download. Only public "
+    "addresses are fetched (unless the server's fetch_allow lists others); redirects are followed a few times, "
+    "each one checked again.\"},"
+    "\"mount_path\":{\"type\":\"string\",\"description\":\"Where the file goes, relative to the workspace's "
+    "mounts/ folder: 'data/train.csv' becomes mounts/data/train.csv, which run_code scripts read (read-only). "
+    "No absolute paths, no '..'.\"}},"
+    "\"required\":[\"url\",\"mount_path\"],\"additionalProperties\":false}";
+
+static const char mount_file_output[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"mounted_as\":{\"type\":\"string\",\"description\":\"the file relative to the workspace, "
+    "mounts/MOUNT_PATH\"},"
+    "\"bytes\":{\"type\":\"integer\"},"
+    "\"sha256\":{\"type\":\"string\",\"description\":\"SHA-256 of the bytes, lower-case hex\"},"
+    "\"mime\":{\"type\":\"string\"}},"
+    "\"required\":[\"mounted_as\",\"bytes\",\"sha256\",\"mime\"]}";
+
+static const char persist_artifact_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"relative_path\":{\"type\":\"string\",\"description\":\"A file the scripts wrote, relative to the "
+    "workspace's output/ folder (SCRIPT_OUTPUT), e.g. 'plots/plot.png'. No absolute paths, no '..', no "
+    "symbolic links.\"},"
+    "\"presigned_url\":{\"type\":\"string\",\"description\":\"http or https URL that accepts the file with "
+    "an HTTP PUT, such as a presigned upload URL of an object store.\"}},"
+    "\"required\":[\"relative_path\",\"presigned_url\"],\"additionalProperties\":false}";
+
+static const char persist_artifact_output[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"uploaded_bytes\":{\"type\":\"integer\"},"
+    "\"status\":{\"type\":\"integer\",\"description\":\"the HTTP status of the PUT (2xx)\"}},"
+    "\"required\":[\"uploaded_bytes\",\"status\"]}";
+
 static const char empty_input[] = "{\"type\":\"object\",\"properties\":{}}";
 
 struct tool_def {
@@ -148,6 +193,7 @@ struct tool_def {
     const char *input, *output; /* JSON Schema text; output may be NULL */
     bool read_only;
     bool fixture;               /* test_fixture_tools only */
+    bool open_world;            /* talks to the outside (and is idempotent) */
 };
 
 static const struct tool_def defs[] = {
@@ -160,7 +206,8 @@ static const struct tool_def defs[] = {
      "script reads it from the file at os.environ['SCRIPT_INPUT'] (and stdin). Third-party packages are "
      "installed from requirements and from the script's imports (cached between calls). No network access "
      "while the script runs. A script that fails returns isError true with the status and the full log (the "
-     "traceback): fix the code and call again.",
+     "traceback): fix the code and call again. files downloads remote files into mounts/ first (as "
+     "mount_file does).",
      run_code_input, run_output_schema, false, false},
     {"run_my_script", "Run my script",
      "Run a self-contained Python 3 script in a fresh, empty sandbox (nothing persists between calls), "
@@ -179,6 +226,19 @@ static const struct tool_def defs[] = {
      "a longer file is cut with a note saying so). For a binary file it gives the size and type instead. "
      "relative_path is relative to the workspace, e.g. 'output/result.csv'.",
      preview_file_input, preview_file_output, true, false},
+    {"mount_file", "Mount a remote file",
+     "Download a file from an http or https URL into this session's workspace, at mounts/MOUNT_PATH, where "
+     "run_code scripts read it (read-only; open('mounts/MOUNT_PATH') from the current directory). Returns "
+     "mounted_as, bytes, sha256 and mime. Mounting the same URL to the same path again in the session is a "
+     "no-op. Only public addresses are fetched; downloads are capped in size and time. A failure (HTTP "
+     "error, timeout, too large, refused address) returns isError true naming the URL and the reason.",
+     mount_file_input, mount_file_output, false, false, true},
+    {"persist_artifact", "Upload an output file",
+     "Upload a file the scripts wrote to output/ (SCRIPT_OUTPUT) with an HTTP PUT to a URL you provide, such "
+     "as a presigned upload URL of an object store, so that it outlives the session. relative_path is "
+     "relative to output/. Returns uploaded_bytes and the HTTP status. Uploads are capped in size; a failure "
+     "returns isError true naming the URL (without its query) and the reason.",
+     persist_artifact_input, persist_artifact_output, false, false, true},
     /* The conformance suite's fixtures (test_fixture_tools = on only). */
     {"test_simple_text", NULL, "Test fixture: returns a simple text block.", empty_input, NULL, true, true},
     {"test_image_content", NULL, "Test fixture: returns a 1x1 PNG image block.", empty_input, NULL, true, true},
@@ -210,12 +270,16 @@ json_object *tools_list(const struct cfg *cfg, const char *version)
         json_object_object_add(t, "description", json_object_new_string(d->description));
         json_object *in = json_tokener_parse(d->input);
         if (!strcmp(d->name, "run_code")) {
-            /* The timeout's maximum is the server's. */
-            json_object *props, *timeout;
+            /* The timeout's maximum and the most files are the server's. */
+            json_object *props, *timeout, *files;
             if (json_object_object_get_ex(in, "properties", &props) &&
                 json_object_object_get_ex(props, "timeout", &timeout))
                 json_object_object_add(timeout, "maximum",
                                        json_object_new_double((double)cfg->exec.limits.wall_ms / 1000.0));
+            if (json_object_object_get_ex(in, "properties", &props) &&
+                json_object_object_get_ex(props, "files", &files))
+                json_object_object_add(files, "maxItems",
+                                       json_object_new_int64((int64_t)cfg->fetch.limits.mount_files));
         }
         json_object_object_add(t, "inputSchema", in);
         if (d->output && new_fields)
@@ -223,8 +287,8 @@ json_object *tools_list(const struct cfg *cfg, const char *version)
         json_object *ann = json_object_new_object();
         json_object_object_add(ann, "readOnlyHint", json_object_new_boolean(d->read_only));
         json_object_object_add(ann, "destructiveHint", json_object_new_boolean(false));
-        json_object_object_add(ann, "idempotentHint", json_object_new_boolean(d->read_only));
-        json_object_object_add(ann, "openWorldHint", json_object_new_boolean(false));
+        json_object_object_add(ann, "idempotentHint", json_object_new_boolean(d->read_only || d->open_world));
+        json_object_object_add(ann, "openWorldHint", json_object_new_boolean(d->open_world));
         json_object_object_add(t, "annotations", ann);
         json_object_array_add(arr, t);
     }
@@ -443,6 +507,11 @@ static json_object *run_result(struct mcp_call *c, const struct exec_result *r)
 
 /* ------------------------------------------------------------- the runs */
 
+/* One entry of run_code's files: borrowed from the arguments. */
+struct file_arg {
+    const char *url, *path;
+};
+
 struct run_ctx {
     struct mcp_call *call;
     struct exec_result *r;
@@ -513,8 +582,11 @@ static bool on_cancelled(void *ctx)
     return mcp_call_cancelled(x->call);
 }
 
+static int mount_files(struct mcp_call *c, const struct file_arg *files, size_t n_files, json_object **result);
+
 static int run(struct mcp_call *c, const char *code, size_t code_len, const char *input, size_t input_len,
-               const char *const *reqs, size_t n_reqs, int64_t wall_ms, bool in_session, json_object **result)
+               const char *const *reqs, size_t n_reqs, const struct file_arg *files, size_t n_files, int64_t wall_ms,
+               bool in_session, json_object **result)
 {
     const struct cfg *cfg = c->app->cfg;
     struct exec_spec spec;
@@ -557,6 +629,13 @@ static int run(struct mcp_call *c, const char *code, size_t code_len, const char
     if (mcp_call_client_cancelled(c))
         return -ECANCELED;
 
+    mcp_call_progress(c, (double)EXEC_PHASE_QUEUED, (double)EXEC_PHASE_DONE, "queued");
+    /* The files first: one that cannot be fetched is the caller's to fix,
+     * and nothing runs without it. */
+    rc = mount_files(c, files, n_files, result);
+    if (rc < 0 || *result)
+        return rc;
+
     struct exec_result r;
     struct run_ctx x = {.call = c, .r = &r};
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
@@ -566,7 +645,6 @@ static int run(struct mcp_call *c, const char *code, size_t code_len, const char
         .cancelled = on_cancelled,
     };
     exec_result_init(&r);
-    mcp_call_progress(c, (double)EXEC_PHASE_QUEUED, (double)EXEC_PHASE_DONE, "queued");
     rc = exec_run(&spec, &sink, &r);
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_free(&x.line[i]);
@@ -596,11 +674,55 @@ static int run_code(struct mcp_call *c, json_object *args, json_object **result)
         *result = arg_error("run_code: code (a string holding the whole Python script) is required");
         return 0;
     }
-    if (files && (!json_object_is_type(files, json_type_array) || json_object_array_length(files) > 0)) {
-        *result = arg_error("run_code: files (remote file mounts) is not supported by this server yet; nothing "
-                            "was run. Leave files out and pass the data with input (the script reads it from "
-                            "the file at SCRIPT_INPUT), or embed it in the code.");
+    size_t n_files = files && json_object_is_type(files, json_type_array) ? json_object_array_length(files) : 0;
+    if (files && !json_object_is_type(files, json_type_array)) {
+        *result = arg_error("run_code: files must be a list of {\"url\": ..., \"mountPath\": ...} objects; "
+                            "nothing was run");
         return 0;
+    }
+    if (n_files > cfg->fetch.limits.mount_files) {
+        *result = arg_error("run_code: at most %llu files (mount_files); nothing was run",
+                            (unsigned long long)cfg->fetch.limits.mount_files);
+        return 0;
+    }
+    cleanup_free struct file_arg *file_v = n_files ? calloc(n_files, sizeof *file_v) : NULL;
+    if (n_files && !file_v)
+        return -ENOMEM;
+    for (size_t i = 0; i < n_files; i++) {
+        static const char *const fknown[] = {"url", "mountPath", NULL};
+        json_object *e = json_object_array_get_idx(files, i);
+        json_object *u = NULL, *mp = NULL;
+        if (json_object_is_type(e, json_type_object)) {
+            u = get_arg(e, "url");
+            mp = get_arg(e, "mountPath");
+            char what[48];
+            snprintf(what, sizeof what, "run_code: files[%zu]", i);
+            if ((*result = check_known(e, fknown, what)))
+                return 0;
+        }
+        if (!u || !mp || !json_object_is_type(u, json_type_string) || !json_object_is_type(mp, json_type_string)) {
+            *result = arg_error("run_code: files[%zu] must be an object with url and mountPath, both strings, "
+                                "e.g. {\"url\": \"https://example.org/data.csv\", \"mountPath\": \"data.csv\"}; "
+                                "nothing was run",
+                                i);
+            return 0;
+        }
+        file_v[i] = (struct file_arg){json_object_get_string(u), json_object_get_string(mp)};
+        /* Every URL and path is checked before the first download. */
+        char err[FETCH_ERR_MAX];
+        int rc = fetch_url_check(file_v[i].url, err, sizeof err);
+        if (rc == -EINVAL) {
+            cleanup_free char *clean = util_utf8_sanitize(err, strlen(err), NULL);
+            *result = arg_error("run_code: files[%zu]: %s; nothing was run", i, clean ? clean : "a bad URL");
+            return 0;
+        }
+        if (!ws_rel_path_ok(file_v[i].path)) {
+            cleanup_free char *clean = util_utf8_sanitize(file_v[i].path, strlen(file_v[i].path), NULL);
+            *result = arg_error("run_code: files[%zu]: mountPath '%.200s' is not a safe path relative to mounts/ "
+                                "(no '..', '.', empty parts or leading '/'); nothing was run",
+                                i, clean ? clean : "?");
+            return 0;
+        }
     }
     if (input && !json_object_is_type(input, json_type_string)) {
         *result = arg_error("run_code: input must be a string (JSON, CSV, text or base64)");
@@ -654,7 +776,7 @@ static int run_code(struct mcp_call *c, json_object *args, json_object **result)
     }
     return run(c, json_object_get_string(code), (size_t)json_object_get_string_len(code),
                input ? json_object_get_string(input) : NULL, input ? (size_t)json_object_get_string_len(input) : 0,
-               req_v, n_reqs, wall_ms, true, result);
+               req_v, n_reqs, file_v, n_files, wall_ms, true, result);
 }
 
 static int run_my_script(struct mcp_call *c, json_object *args, json_object **result)
@@ -673,7 +795,7 @@ static int run_my_script(struct mcp_call *c, json_object *args, json_object **re
     }
     return run(c, json_object_get_string(code), (size_t)json_object_get_string_len(code),
                input ? json_object_get_string(input) : NULL, input ? (size_t)json_object_get_string_len(input) : 0,
-               NULL, 0, 0, false, result);
+               NULL, 0, NULL, 0, 0, false, result);
 }
 
 /* ------------------------------------------------------- the workspace */
@@ -895,6 +1017,201 @@ static int preview_file(struct mcp_call *c, json_object *args, json_object **res
     return 0;
 }
 
+/* ------------------------------------------------------------ transfers */
+
+/* A transfer's progress notifications and the client's cancel, polled by
+ * fetch.c while bytes move. Values run from lo towards hi as the bytes
+ * come (hi 0: the byte count itself, total the announced size). */
+struct xfer_progress {
+    struct mcp_call *call;
+    const char *what;          /* "downloading URL": the message's start */
+    double lo, hi, steps;      /* steps: the notifications' total (hi > 0) */
+    int64_t last_ms;
+};
+
+static bool on_xfer(void *ctx, uint64_t done, uint64_t total)
+{
+    struct xfer_progress *x = ctx;
+    int64_t now = util_now_ms();
+    if (x->last_ms && now - x->last_ms < TOOLS_XFER_POLL_MS)
+        return false;
+    x->last_ms = now;
+    if (done > 0) {
+        char msg[700], hd[32], ht[32] = "";
+        util_human_size(done, hd, sizeof hd);
+        if (total)
+            util_human_size(total, ht, sizeof ht);
+        snprintf(msg, sizeof msg, "%s: %s%s%s", x->what, hd, total ? " of " : "", ht);
+        if (x->hi > 0) {
+            /* A fraction that only grows, also when the size is unknown. */
+            double f = total ? (double)done / (double)total : (double)done / ((double)done + (1 << 20));
+            if (f > 1)
+                f = 1;
+            f = 0.01 + 0.99 * f; /* above the start's value */
+            mcp_call_progress(x->call, x->lo + (x->hi - x->lo) * f, x->steps, msg);
+        } else {
+            mcp_call_progress(x->call, (double)done, (double)total, msg);
+        }
+    }
+    return mcp_call_cancelled(x->call);
+}
+
+/* One transfer of a call: the URL as it may be shown, the progress
+ * message, and the server's fetch settings with this call's progress and
+ * cancel. Not to be moved once started (it points into itself). */
+struct xfer_call {
+    char shown[512];           /* the URL redacted (fetch_url_redact) */
+    char what[600];            /* "VERB URL" */
+    char err[FETCH_ERR_MAX];
+    struct xfer_progress xp;
+    struct fetch_config fc;
+};
+
+/* Sets t up for url and sends the first progress notification: at lo
+ * when the values run between lo and hi of steps, else at 0 (bytes). */
+static void xfer_start(struct mcp_call *c, struct xfer_call *t, const char *verb, const char *url, double lo,
+                       double hi, double steps)
+{
+    fetch_url_redact(url, t->shown, sizeof t->shown);
+    snprintf(t->what, sizeof t->what, "%s %s", verb, t->shown);
+    t->err[0] = '\0';
+    t->xp = (struct xfer_progress){.call = c, .what = t->what, .lo = lo, .hi = hi, .steps = steps};
+    t->fc = c->app->cfg->fetch;
+    t->fc.progress = on_xfer;
+    t->fc.progress_ctx = &t->xp;
+    mcp_call_progress(c, hi > 0 ? lo + (hi - lo) * 0.005 : 0, steps, t->what);
+}
+
+/* A failed transfer: -ECANCELED when the client cancelled (send nothing),
+ * else an isError result "TOOL: REASON TAIL" with fetch.c's one-line reason
+ * (the URL in it without its query). */
+static int xfer_error(struct mcp_call *c, const char *tool, int rc, const char *err, const char *tail,
+                      json_object **result)
+{
+    if (rc == -ECANCELED && mcp_call_client_cancelled(c))
+        return -ECANCELED;
+    log_msg(LOG_LVL_INFO, "%s failed: %s", tool, strerror(-rc));
+    cleanup_free char *clean = util_utf8_sanitize(err, strlen(err), NULL);
+    *result = arg_error("%s: %s%s", tool, clean ? clean : strerror(-rc), tail);
+    return 0;
+}
+
+static json_object *mount_result(const char *shown, const struct fetch_mount *m)
+{
+    json_object *sc = result_mount_json(m);
+    if (!sc)
+        return NULL;
+    char hs[32], text[1200];
+    util_human_size(m->bytes, hs, sizeof hs);
+    cleanup_free char *as = util_utf8_sanitize(m->mounted_as, strlen(m->mounted_as), NULL);
+    snprintf(text, sizeof text,
+             "%s %s as %s (%s, %s, sha256 %s). Scripts read it at %s, relative to their current directory "
+             "(read-only).",
+             m->reused ? "already mounted (not fetched again):" : "mounted", shown, as ? as : "?", hs, m->mime,
+             m->sha256, as ? as : "?");
+    return simple_result(text, false, sc);
+}
+
+static int mount_file(struct mcp_call *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"url", "mount_path", NULL};
+    if ((*result = check_known(args, known, "mount_file")))
+        return 0;
+    json_object *url = get_arg(args, "url"), *mp = get_arg(args, "mount_path");
+    if (!url || !json_object_is_type(url, json_type_string) || !mp || !json_object_is_type(mp, json_type_string)) {
+        *result = arg_error("mount_file: url (an http or https URL) and mount_path (a path relative to mounts/, "
+                            "e.g. 'data/train.csv') are required, both strings");
+        return 0;
+    }
+    struct xfer_call t;
+    xfer_start(c, &t, "downloading", json_object_get_string(url), 0, 0, 0);
+    struct fetch_mount m;
+    int rc = fetch_mount(&t.fc, c->session_dir, json_object_get_string(url), json_object_get_string(mp), &m, t.err,
+                         sizeof t.err);
+    if (rc < 0)
+        return xfer_error(c, "mount_file", rc, t.err, "", result);
+    *result = mount_result(t.shown, &m);
+    log_msg(LOG_LVL_INFO, "mount_file: %s %llu bytes", m.reused ? "kept" : "mounted", (unsigned long long)m.bytes);
+    fetch_mount_free(&m);
+    return *result ? 0 : -ENOMEM;
+}
+
+/* run_code's files, into the session's mounts/ before the run. 0 with
+ * *result NULL when all are there; 0 with an isError *result when one
+ * failed (nothing runs); -ECANCELED or another -errno. */
+static int mount_files(struct mcp_call *c, const struct file_arg *files, size_t n_files, json_object **result)
+{
+    *result = NULL;
+    for (size_t i = 0; i < n_files; i++) {
+        char verb[48];
+        snprintf(verb, sizeof verb, "downloading files[%zu]", i);
+        /* Between "queued" (0) and the next phase (1), file after file. */
+        struct xfer_call t;
+        xfer_start(c, &t, verb, files[i].url, 0.99 * (double)i / (double)n_files,
+                   0.99 * (double)(i + 1) / (double)n_files, (double)EXEC_PHASE_DONE);
+        struct fetch_mount m;
+        int rc = fetch_mount(&t.fc, c->session_dir, files[i].url, files[i].path, &m, t.err, sizeof t.err);
+        if (rc < 0) {
+            char tool[64];
+            snprintf(tool, sizeof tool, "run_code: files[%zu]", i);
+            return xfer_error(c, tool, rc, t.err, "; nothing was run", result);
+        }
+        char hs[32];
+        util_human_size(m.bytes, hs, sizeof hs);
+        cleanup_free char *as = util_utf8_sanitize(m.mounted_as, strlen(m.mounted_as), NULL);
+        char line[800];
+        snprintf(line, sizeof line, "%s %s as %s (%s, sha256 %.12s...)", m.reused ? "kept" : "mounted", t.shown,
+                 as ? as : "?", hs, m.sha256);
+        mcp_call_log(c, MCP_LOG_INFO, "runmyscript", line, strlen(line));
+        fetch_mount_free(&m);
+    }
+    return 0;
+}
+
+static int persist_artifact(struct mcp_call *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"relative_path", "presigned_url", NULL};
+    if ((*result = check_known(args, known, "persist_artifact")))
+        return 0;
+    json_object *rp = get_arg(args, "relative_path"), *url = get_arg(args, "presigned_url");
+    if (!rp || !json_object_is_type(rp, json_type_string) || !url || !json_object_is_type(url, json_type_string)) {
+        *result = arg_error("persist_artifact: relative_path (a file relative to output/, e.g. 'plots/plot.png') "
+                            "and presigned_url (an http or https URL that accepts a PUT) are required, both "
+                            "strings");
+        return 0;
+    }
+    const char *rel = json_object_get_string(rp);
+    if (!ws_rel_path_ok(rel)) {
+        cleanup_free char *clean = util_utf8_sanitize(rel, strlen(rel), NULL);
+        *result = arg_error("persist_artifact: '%.200s' is not a safe path relative to output/ (no '..', '.', "
+                            "empty parts or leading '/'); nothing was sent",
+                            clean ? clean : "?");
+        return 0;
+    }
+    struct xfer_call t;
+    xfer_start(c, &t, "uploading to", json_object_get_string(url), 0, 0, 0);
+    struct fetch_upload_result u;
+    int rc = fetch_persist(&t.fc, c->session_dir, rel, json_object_get_string(url), &u, t.err, sizeof t.err);
+    if (rc < 0) {
+        size_t n = strlen(t.err);
+        if (rc == -ENOENT && !strncmp(rel, "output/", 7))
+            snprintf(t.err + n, sizeof t.err - n,
+                     " (relative_path is relative to output/ already: leave 'output/' out)");
+        return xfer_error(c, "persist_artifact", rc, t.err, "", result);
+    }
+    json_object *sc = result_upload_json(&u);
+    if (!sc)
+        return -ENOMEM;
+    char hs[32], text[800];
+    util_human_size(u.uploaded_bytes, hs, sizeof hs);
+    cleanup_free char *clean = util_utf8_sanitize(rel, strlen(rel), NULL);
+    snprintf(text, sizeof text, "uploaded output/%.200s (%s) to %s: HTTP %ld", clean ? clean : "?", hs, t.shown,
+             u.status);
+    *result = simple_result(text, false, sc);
+    log_msg(LOG_LVL_INFO, "persist_artifact: %llu bytes, HTTP %ld", (unsigned long long)u.uploaded_bytes, u.status);
+    return 0;
+}
+
 /* ------------------------------------------------------------- fixtures */
 
 /* The conformance suite's fixtures: the names, content and notification
@@ -1003,6 +1320,10 @@ int tools_call(struct mcp_call *call, const char *name, json_object *args, json_
         return list_dir(call, args, result);
     if (!strcmp(name, "preview_file"))
         return preview_file(call, args, result);
+    if (!strcmp(name, "mount_file"))
+        return mount_file(call, args, result);
+    if (!strcmp(name, "persist_artifact"))
+        return persist_artifact(call, args, result);
     if (call->app->cfg->test_fixture_tools && !strncmp(name, "test_", 5))
         return fixture(call, name, result);
     return -ENOENT;

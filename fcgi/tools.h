@@ -1,6 +1,7 @@
 /* tools.h: the MCP tool table: names, descriptions, input and output
  * schemas, argument checks, and the calls into sandbox/ (exec_run for the
- * script tools, the workspace for list_dir and preview_file). */
+ * script tools, the workspace for list_dir and preview_file, fetch.c for
+ * mount_file, run_code's files and persist_artifact). */
 #ifndef RMS_TOOLS_H
 #define RMS_TOOLS_H
 

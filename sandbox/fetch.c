@@ -612,6 +612,7 @@ struct xfer {
     unsigned char head[FETCH_HEAD];
     size_t head_len;
     bool over_cap;
+    bool cancelled;           /* the progress callback said stop */
     int local_errno;          /* a write to the file failed */
     /* upload */
     int in_fd;
@@ -754,6 +755,18 @@ static size_t discard_body(char *p, size_t size, size_t n, void *ctx)
     return size * n;
 }
 
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    struct xfer *x = ctx;
+    bool up = x->in_fd >= 0;
+    curl_off_t done = up ? ulnow : dlnow, total = up ? ultotal : dltotal;
+    if (x->cfg->progress(x->cfg->progress_ctx, done > 0 ? (uint64_t)done : 0, total > 0 ? (uint64_t)total : 0)) {
+        x->cancelled = true;
+        return 1; /* CURLE_ABORTED_BY_CALLBACK */
+    }
+    return 0;
+}
+
 /* The rules every handle gets. */
 static int setup_handle(const struct curl_api *c, CURL *h, struct xfer *x, const char *url)
 {
@@ -793,6 +806,11 @@ static int setup_handle(const struct curl_api *c, CURL *h, struct xfer *x, const
     SET(CURLOPT_USERAGENT, x->cfg->user_agent ? x->cfg->user_agent : ua);
     SET(CURLOPT_HEADERFUNCTION, on_header);
     SET(CURLOPT_HEADERDATA, x);
+    if (x->cfg->progress) {
+        SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+        SET(CURLOPT_XFERINFODATA, x);
+        SET(CURLOPT_NOPROGRESS, 0L);
+    }
 #undef SET
     return e == CURLE_OK ? 0 : -EINVAL;
 }
@@ -836,6 +854,10 @@ static int transfer_error(const struct curl_api *c, CURL *h, struct xfer *x, CUR
         snprintf(err, errlen, "%s %s%s: refused: %s; only public addresses are fetched unless fetch_allow lists them",
                  verb, shown, eff_shown, x->refused_what);
         return -EACCES;
+    }
+    if (x->cancelled) {
+        snprintf(err, errlen, "%s %s: cancelled", verb, shown);
+        return -ECANCELED;
     }
     if (x->over_cap || e == CURLE_FILESIZE_EXCEEDED) {
         snprintf(err, errlen, "%s %s%s: larger than %s (%s)", verb, shown, eff_shown, x->cap_name, cap);

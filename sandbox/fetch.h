@@ -123,6 +123,13 @@ struct fetch_config {
     struct fetch_limits limits;
     const struct fetch_allow *allow;  /* fetch_allow; NULL: nothing allowlisted */
     const char *user_agent;           /* NULL: "runmyscript/VERSION" */
+    /* Called on the caller's thread while a transfer runs (NULL: never),
+     * at least once a second and whenever bytes move: done is the bytes
+     * received (a download) or sent (an upload) so far, total what the
+     * server announced or the file's size (0: unknown). Returning true
+     * stops the transfer: it fails with -ECANCELED and leaves no file. */
+    bool (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;               /* borrowed */
 };
 void fetch_config_init(struct fetch_config *c);
 
@@ -150,6 +157,7 @@ struct fetch_file {
  *   -EPROTONOSUPPORT  a redirect to a scheme other than http or https
  *   -EHOSTUNREACH, -ECONNREFUSED, -EIO  the network or the server failed
  *   -ENOSYS     libcurl cannot be loaded
+ *   -ECANCELED  the progress callback asked to stop
  *   -EPERM      (fetch_mount) workspace/mounts/ is not the server's
  *   other       the local file system (-ENOSPC, -EISDIR, ...)
  * No function ever leaves a partial file under a final name. */

@@ -15,7 +15,10 @@ if [ -x "${FCGIWRAP:-/usr/sbin/fcgiwrap}" ]; then
     H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID")
     post '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import time\ntime.sleep(60)"},"_meta":{"progressToken":7}}}' "${H[@]}" &
     CURL=$!
-    wait_for grep -q '"message":"running"' "$T/b"
+    # fcgiwrap holds the stream in its buffer: wait until the call has its
+    # run on disk (calls/KEY holds the run id) rather than for a message.
+    wait_for sh -c 'grep -qE "^[0-9a-f]{32}" "$1"/calls/* 2>/dev/null' - "$T/state/sessions/$SID"
+    ok $? "cgi: the call is running"
     STATUS=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' "${H[@]}" \
         --data-binary '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}' "$BASE/mcp")
     is "$STATUS" 202 "cgi: notifications/cancelled from another process"

@@ -64,8 +64,8 @@ ok $? "and session.json keeps 256 bytes of the name"
 post '{"jsonrpc":"2.0","id":"p1","method":"ping"}' "${H[@]}"
 is "$STATUS/$(jb 'r')" '200/{"jsonrpc": "2.0", "id": "p1", "result": {}}' "ping: {} with the id's type kept"
 post '{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}' "${H[@]}"
-is "$(jb '[t["name"] for t in r["result"]["tools"]]')" '["run_code", "run_my_script", "list_dir", "preview_file"]' \
-    "tools/list: the four tools (no test fixtures by default)"
+is "$(jb '[t["name"] for t in r["result"]["tools"]]')" '["run_code", "run_my_script", "list_dir", "preview_file", "mount_file", "persist_artifact"]' \
+    "tools/list: the six tools (no test fixtures by default)"
 is "$(jb 'all(t["description"] and t["inputSchema"]["type"] == "object" and t["outputSchema"]["type"] == "object" for t in r["result"]["tools"])')" \
     true "every tool has a description, an object inputSchema and an outputSchema"
 is "$(jb '[t for t in r["result"]["tools"] if t["name"] == "run_code"][0]["inputSchema"]["required"]')" '["code"]' \
@@ -214,8 +214,11 @@ post '{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"run_code"
 is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]["status"]')" '[true, "timeout"]' "timeout: 1 s honoured"
 post '{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","timeout":100000}}}' "${H[@]}"
 like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "at most 60" "timeout above the server's: isError saying the maximum"
-post '{"jsonrpc":"2.0","id":33,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","files":[{"url":"http://x/y","mountPath":"y"}]}}}' "${H[@]}"
-like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "not supported" "files: a clear isError until remote files land"
+# (tests/e2e/files.sh fetches; these are refused before any traffic.)
+post '{"jsonrpc":"2.0","id":33,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","files":[{"url":"ftp://127.0.0.1/y","mountPath":"y"}]}}}' "${H[@]}"
+is "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" \
+    '[true, "run_code: files[0]: ftp://127.0.0.1/y: only http:// and https:// URLs can be fetched; nothing was run"]' \
+    "files: a URL that is not http or https is an isError"
 post '{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"run_code","arguments":{"cod":"print(1)"}}}' "${H[@]}"
 like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "unknown argument 'cod'" "a misspelt argument: isError naming it"
 if [ -n "${WHEELHOUSE:-}" ] && ls "$WHEELHOUSE"/rms_alpha-1.0-*.whl >/dev/null 2>&1; then

@@ -179,7 +179,7 @@ mcp_cases() {
     ok $? "$label: a session id"
     local H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
     post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${H[@]}"
-    is "$(jb 'len(r["result"]["tools"])')" 4 "$label: tools/list"
+    is "$(jb 'len(r["result"]["tools"])')" 6 "$label: tools/list (six tools)"
     post '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import os, sys\nprint(\"out\")\nprint(\"err\", file=sys.stderr)\nopen(os.environ[\"SCRIPT_OUTPUT\"] + \"/f.txt\", \"w\").write(\"via '$mode'\")"},"_meta":{"progressToken":3}}}' "${H[@]}"
     like "$(header Content-Type)" text/event-stream "$label: tools/call streams"
     is "$(jb 'sorted(m["params"]["data"] for m in msgs if m.get("method") == "notifications/message")')" '["err", "out"]' \

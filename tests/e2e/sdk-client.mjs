@@ -1,10 +1,17 @@
 // sdk-client.mjs: runmyscript's MCP server driven by the official TypeScript
 // SDK client (@modelcontextprotocol/sdk, pinned in tests/package.json), as an
-// agent would: connect, list the tools, run_code with a progress token and
-// logging, download an artifact through its resource_link, run_my_script
-// with the seed example, cancel a call, end the session. Prints TAP.
+// agent would. Prints TAP. Commands:
 //
-//   MCP_URL=http://127.0.0.1:PORT/mcp STATE_DIR=... TOP=... node sdk-client.mjs
+//   (none)  connect, list the tools, run_code with a progress token and
+//           logging, download an artifact through its resource_link,
+//           run_my_script with the seed example, cancel a call, end the
+//           session (tests/e2e/sdk.sh)
+//   files   mount_file with progress, run_code with files, persist_artifact,
+//           a failed download (tests/e2e/files.sh; FIX_URL is the fixture
+//           server, DAV where its PUTs land, SHA_MID and SHA_CSV the
+//           SHA-256 of slow/mid.bin and data/table.csv)
+//
+//   MCP_URL=http://127.0.0.1:PORT/mcp STATE_DIR=... TOP=... node sdk-client.mjs [files]
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -43,7 +50,7 @@ async function main() {
 
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
-  ok(JSON.stringify(names) === JSON.stringify(['run_code', 'run_my_script', 'list_dir', 'preview_file']), 'tools/list', names);
+  ok(JSON.stringify(names) === JSON.stringify(['run_code', 'run_my_script', 'list_dir', 'preview_file', 'mount_file', 'persist_artifact']), 'tools/list', names);
   ok(tools.every((t) => t.description && t.inputSchema?.type === 'object' && t.outputSchema), 'descriptions and schemas');
 
   // run_code with progress and logging; the SDK checks structuredContent
@@ -183,8 +190,68 @@ async function main() {
   await client.close();
 }
 
+// mount_file, run_code's files and persist_artifact, as an agent calls them.
+async function files() {
+  const fix = process.env.FIX_URL;
+  const client = new Client({ name: 'runmyscript-e2e-files', version: '1.0.0' }, { capabilities: {} });
+  const transport = new StreamableHTTPClientTransport(url);
+  await client.connect(transport);
+  const { tools } = await client.listTools();
+  const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+  ok(byName.mount_file?.outputSchema && byName.persist_artifact?.outputSchema &&
+     JSON.stringify(byName.mount_file.inputSchema.required) === JSON.stringify(['url', 'mount_path']) &&
+     JSON.stringify(byName.persist_artifact.inputSchema.required) === JSON.stringify(['relative_path', 'presigned_url']),
+     'tools/list: mount_file and persist_artifact with their schemas', [byName.mount_file, byName.persist_artifact]);
+
+  // The SDK validates structuredContent against the outputSchema it cached.
+  const progress = [];
+  const m = await client.callTool({ name: 'mount_file', arguments: { url: `${fix}/slow/mid.bin`, mount_path: 'sdk/mid.bin' } },
+    undefined, { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true, timeout: 60_000 });
+  const ms = m.structuredContent;
+  ok(m.isError === false && ms?.mounted_as === 'mounts/sdk/mid.bin' && ms.bytes === 4096 && ms.sha256 === process.env.SHA_MID,
+     'mount_file: {mounted_as, bytes, sha256} of the bytes served', ms);
+  ok(progress.length >= 2 && progress[0].message === `downloading ${fix}/slow/mid.bin` &&
+     progress.slice(1).every((p) => p.progress > 0 && p.message.startsWith(`downloading ${fix}/slow/mid.bin: `)),
+     `progress notifications while downloading (${progress.length})`, progress);
+  ok(progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress), 'progress increases', progress);
+  const again = await client.callTool({ name: 'mount_file', arguments: { url: `${fix}/slow/mid.bin`, mount_path: 'sdk/mid.bin' } });
+  ok(again.isError === false && again.structuredContent?.sha256 === process.env.SHA_MID &&
+     again.content[0].text.startsWith('already mounted'), 'the same mount again: a no-op', again.content);
+
+  const code = [
+    'import hashlib, os',
+    'print("csv", hashlib.sha256(open("mounts/sdk/table.csv", "rb").read()).hexdigest())',
+    'print("mid", hashlib.sha256(open("mounts/sdk/mid.bin", "rb").read()).hexdigest())',
+    'open(os.path.join(os.environ["SCRIPT_OUTPUT"], "report.txt"), "w").write("report\\n" * 100)',
+  ].join('\n');
+  const runProgress = [];
+  const r = await client.callTool({ name: 'run_code', arguments: { code, files: [{ url: `${fix}/data/table.csv`, mountPath: 'sdk/table.csv' }] } },
+    undefined, { onprogress: (p) => runProgress.push(p), resetTimeoutOnProgress: true, timeout: 120_000 });
+  const rs = r.structuredContent;
+  ok(r.isError === false && rs?.logs?.includes(`csv ${process.env.SHA_CSV}`) && rs.logs.includes(`mid ${process.env.SHA_MID}`),
+     'run_code with files: the script reads both mounted files', rs);
+  ok(JSON.stringify(rs?.artifacts?.map((a) => a.path)) === JSON.stringify(['report.txt']), 'mounted files are not artifacts', rs?.artifacts);
+  ok(runProgress.some((p) => p.message?.startsWith(`downloading files[0] ${fix}/data/table.csv`)) &&
+     runProgress.every((p, i) => i === 0 || p.progress > runProgress[i - 1].progress),
+     'run_code reports the download, then the phases, progress increasing', runProgress.map((p) => [p.progress, p.message]));
+
+  const up = await client.callTool({ name: 'persist_artifact', arguments: { relative_path: 'report.txt', presigned_url: `${fix}/put/sdk/report.txt?X-Amz-Signature=SECRET` } });
+  ok(up.isError === false && up.structuredContent?.uploaded_bytes === 700 && up.structuredContent?.status === 201,
+     'persist_artifact: {uploaded_bytes, status}', up.structuredContent);
+  const landed = existsSync(`${process.env.DAV}/put/sdk/report.txt`) ? readFileSync(`${process.env.DAV}/put/sdk/report.txt`, 'utf8') : null;
+  ok(landed === 'report\n'.repeat(100), 'the PUT landed intact');
+  ok(!JSON.stringify(up).includes('SECRET'), 'the query is not echoed');
+
+  const bad = await client.callTool({ name: 'mount_file', arguments: { url: `${fix}/data/missing.bin?token=SECRET`, mount_path: 'sdk/missing.bin' } });
+  ok(bad.isError === true && bad.content[0].text === `mount_file: fetch ${fix}/data/missing.bin: HTTP 404` && !JSON.stringify(bad).includes('SECRET'),
+     'a 404: isError naming the URL without its query, and the status', bad.content);
+  await transport.terminateSession();
+  await client.close();
+}
+
 try {
-  await main();
+  if (process.argv[2] === 'files') await files();
+  else await main();
 } catch (e) {
   ok(false, `unexpected exception: ${e?.stack ?? e}`);
 }

@@ -36,12 +36,13 @@ nginx_stop() {
     fi
 }
 
-# nginx_start SERVERS_FILE: starts nginx with the http{} servers in the file;
-# fills NGINX_PREFIX and PORT1..PORT5. Skips the whole test (with the reason)
+# nginx_start SERVERS_FILE: starts nginx with the http{} servers in the file
+# in NGINX_PREFIX (default $TEST_TMP/nginx); fills PORT1..PORT5. At exit it
+# is stopped, then NGINX_ON_EXIT runs (default cleanup_tmp). Skips the whole test (with the reason)
 # when there is no nginx; bails out when it is there and does not start.
 nginx_start() {
     [ -x "$NGINX" ] || skip_all "nginx is not installed (quickstart installs it; apt-get install nginx)"
-    NGINX_PREFIX=$TEST_TMP/nginx
+    NGINX_PREFIX=${NGINX_PREFIX:-$TEST_TMP/nginx}
     mkdir -p "$NGINX_PREFIX/tmp" "$NGINX_PREFIX/logs"
     local tries=0
     while :; do
@@ -71,7 +72,7 @@ EOF
         "$NGINX" -p "$NGINX_PREFIX" -e "$NGINX_PREFIX/logs/error.log" -c "$NGINX_PREFIX/nginx.conf" \
             >"$NGINX_PREFIX/logs/stdout" 2>&1 &
         NGINX_PID=$!
-        trap 'nginx_stop; cleanup_tmp' EXIT
+        trap "nginx_stop; ${NGINX_ON_EXIT:-cleanup_tmp}" EXIT
         # Ready when it answers on its first port (or gone: a port was taken).
         local i
         for i in $(seq 1 100); do
