@@ -591,7 +591,9 @@ static int run(struct mcp_call *c, const char *code, size_t code_len, const char
                 (long long)r.duration_ms);
     }
     exec_result_free(&r);
-    return rc;
+    /* -ENOENT means "no such tool" to tools_call's caller; a missing file
+     * (the import map, the interpreter) is a sandbox error like the rest. */
+    return rc == -ENOENT ? -EIO : rc;
 }
 
 static int run_code(struct mcp_call *c, json_object *args, json_object **result)

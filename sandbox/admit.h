@@ -14,7 +14,7 @@
 #include "util.h"
 
 #define ADMIT_MAX_SLOTS 4096   /* ceiling of max_running and of max_queued */
-#define ADMIT_POLL_MS 10       /* a queued run looks for a free slot this often */
+#define ADMIT_POLL_MS 50       /* a queued run looks for a free slot at least this often */
 
 struct admit_config {
     uint32_t max_running;   /* max_concurrent_runs; 0: the number of online CPUs */
@@ -29,8 +29,9 @@ uint32_t admit_max_running(const struct admit_config *c);
 struct admit_ticket {
     int run_fd;     /* held run slot, or -1 */
     int queue_fd;   /* held queue place, or -1 */
+    int dir_fd;     /* STATE/.admit while something is held, or -1 */
 };
-#define ADMIT_TICKET_INIT {-1, -1}
+#define ADMIT_TICKET_INIT {-1, -1, -1}
 
 /* Takes a run slot when one is free, else a place in the queue. 0 with
  * t->run_fd set (run now) or t->queue_fd set (call admit_wait); -EBUSY when
