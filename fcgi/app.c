@@ -400,6 +400,20 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
 
 /* --------------------------------------------------------------- /api/run */
 
+struct api_ctx {
+    const struct app *app;
+    struct http_resp *resp;
+};
+
+/* Shutdown past drain_grace, or (cancel_on_disconnect) a client that hung up. */
+static bool api_cancelled(void *ctx)
+{
+    struct api_ctx *x = ctx;
+    if (x->app->cancel_all && *x->app->cancel_all)
+        return true;
+    return x->app->cfg->cancel_on_disconnect && http_client_gone(x->resp);
+}
+
 /* The minimal JSON form of /api/run: {"code": ..., "input": ..., "timeout":
  * seconds} in, the result JSON out (HTTP 500 for sandbox_error). The web
  * page's form (multipart, live log over SSE) is the web-page issue's. */
@@ -486,8 +500,10 @@ static void api_run(const struct app *app, struct http_req *req, struct http_res
         return;
     }
     struct exec_result r;
+    struct api_ctx x = {app, resp};
+    struct exec_sink sink = {.ctx = &x, .cancelled = api_cancelled};
     exec_result_init(&r);
-    rc = exec_run(&spec, NULL, &r);
+    rc = exec_run(&spec, &sink, &r);
     json_object_put(in);
     if (rc == -EBUSY) {
         discard(http_add_header(resp, "Retry-After", "%lld", (long long)((cfg->retry_after_ms + 999) / 1000)));

@@ -58,6 +58,7 @@ static const struct cfg_key plain_keys[] = {
     K("max_queued_runs", CFG_COUNT, max_queued_runs),
     K("queue_wait", CFG_DURATION, queue_wait_ms),
     K("retry_after", CFG_DURATION, retry_after_ms),
+    K("cancel_on_disconnect", CFG_BOOL, cancel_on_disconnect),
     K("session_ttl", CFG_DURATION, session_ttl_ms),
     K("drain_grace", CFG_DURATION, drain_grace_ms),
     K("request_bytes", CFG_SIZE, request_bytes),
@@ -746,6 +747,7 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "max_queued_runs = %llu\n", (unsigned long long)c->max_queued_runs);
     rc = rc ? rc : dbuf_printf(&b, "queue_wait = %lldms\n", (long long)c->queue_wait_ms);
     rc = rc ? rc : dbuf_printf(&b, "retry_after = %lldms\n", (long long)c->retry_after_ms);
+    rc = rc ? rc : dbuf_printf(&b, "cancel_on_disconnect = %s\n", c->cancel_on_disconnect ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "session_ttl = %llds\n", (long long)(c->session_ttl_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "drain_grace = %llds\n", (long long)(c->drain_grace_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "request_bytes = %llu\n", (unsigned long long)c->request_bytes);

@@ -29,6 +29,7 @@ struct cfg {
     uint64_t max_queued_runs;     /* more that may wait for a slot; past it: busy (503) */
     int64_t queue_wait_ms;        /* the longest a queued run waits before "busy" */
     int64_t retry_after_ms;       /* Retry-After of a busy answer */
+    bool cancel_on_disconnect;    /* a client that hangs up cancels its run */
     int64_t session_ttl_ms;       /* idle MCP sessions older than this are reaped */
     int64_t drain_grace_ms;       /* SIGTERM: in-flight requests get this long; 0: auto */
     uint64_t request_bytes;       /* largest request body (HTTP 413 past it) */

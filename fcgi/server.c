@@ -127,7 +127,7 @@ static int worker_loop(const struct app *app, int lfd)
         if (app->workers)
             __atomic_add_fetch(&app->workers->busy, 1, __ATOMIC_RELAXED);
         struct http_io io;
-        http_io_fcgx(&io, req.in, req.out, req.envp);
+        http_io_fcgx(&io, req.in, req.out, req.envp, req.ipcFd);
         app_handle(app, &io);
         FCGX_Finish_r(&req);
         if (app->workers)
@@ -503,6 +503,7 @@ int server_serve(int argc, char **argv, const char *self)
             /* Sessions idle past session_ttl, and runs past run_ttl. */
             discard(mcp_reap_sessions(&s.cfg, false));
             ws_reap_runs(s.cfg.state_dir, s.cfg.run_ttl_ms);
+            discard(exec_mark_orphans(&s.cfg.exec)); /* also those too young when a worker died */
             next_reap = now + SERVER_REAP_EVERY_MS;
         }
     }
