@@ -101,6 +101,12 @@ session() {
     post '{"jsonrpc":"2.0","method":"notifications/initialized"}' -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID"
 }
 
+# runs_are RUNNING QUEUED: /healthz counts that many (for wait_for).
+runs_are() {
+    curl -sf "$BASE/healthz" | "$PYTHON3" -c 'import json, sys; r = json.load(sys.stdin)["runs"]
+sys.exit(0 if (r["running"], r["queued"]) == (int(sys.argv[1]), int(sys.argv[2])) else 1)' "$1" "$2"
+}
+
 # token NAME: a token unique to this test run.
 token() {
     echo "rmsfault-$1-$$-$RANDOM$RANDOM"
