@@ -1559,6 +1559,7 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
         snprintf(err, errlen, "pipe: %s", strerror(errno));
         return -errno;
     }
+    pid_t parent = getpid(); /* for the child: did its parent die already? */
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -1567,7 +1568,6 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
         snprintf(err, errlen, "fork: %s", strerror(e));
         return -e;
     }
-    pid_t parent = getpid();
     if (pid == 0) {
         int efd = pipefd[1];
         close(pipefd[0]);
@@ -1583,7 +1583,7 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
          * fallback has no PID namespace to take them along. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
-            _exit(127);
+            child_fail(efd, STAGE_IDS); /* the parent died already */
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
             child_fail(efd, STAGE_NNP);
         if (chdir(o->cwd) < 0)
