@@ -503,8 +503,6 @@ static void on_phase(void *ctx, enum exec_phase p, const char *detail)
      * progress must grow. */
     double progress = p == EXEC_PHASE_QUEUED ? 0.5 : (double)p;
     mcp_call_progress(x->call, progress, (double)EXEC_PHASE_DONE, msg);
-    if (p == EXEC_PHASE_QUEUED)
-        mcp_call_log(x->call, MCP_LOG_INFO, "runmyscript", msg, strlen(msg));
 }
 
 static void on_install_line(void *ctx, const char *line)
