@@ -387,6 +387,16 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
         json_object_object_add(w, "total", json_object_new_int(1));
     }
     json_object_object_add(o, "workers", w);
+    /* Admission across every process of this state_dir (a snapshot). */
+    const struct admit_config *ac = &app->cfg->exec.admit;
+    uint32_t running = 0, queued = 0;
+    json_object *runs = json_object_new_object();
+    discard(admit_count(app->cfg->state_dir, ac, &running, &queued)); /* zeros when the slots cannot be read */
+    json_object_object_add(runs, "running", json_object_new_int64(running));
+    json_object_object_add(runs, "queued", json_object_new_int64(queued));
+    json_object_object_add(runs, "max_running", json_object_new_int64(admit_max_running(ac)));
+    json_object_object_add(runs, "max_queued", json_object_new_int64(ac->max_queued));
+    json_object_object_add(o, "runs", runs);
     discard(http_add_header(resp, "Cache-Control", "no-store"));
     discard(http_send_json(resp, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
     json_object_put(o);

@@ -54,6 +54,11 @@ static const struct cfg_key plain_keys[] = {
     K("run_ttl", CFG_DURATION, run_ttl_ms),
     K("log_level", CFG_LEVEL, log_level),
     K("workers", CFG_COUNT, workers),
+    K("max_concurrent_runs", CFG_COUNT, max_concurrent_runs),
+    K("max_queued_runs", CFG_COUNT, max_queued_runs),
+    K("queue_wait", CFG_DURATION, queue_wait_ms),
+    K("retry_after", CFG_DURATION, retry_after_ms),
+    K("cancel_on_disconnect", CFG_BOOL, cancel_on_disconnect),
     K("session_ttl", CFG_DURATION, session_ttl_ms),
     K("drain_grace", CFG_DURATION, drain_grace_ms),
     K("request_bytes", CFG_SIZE, request_bytes),
@@ -88,6 +93,8 @@ static const struct {
     uint64_t min, max;
 } ranges[] = {
     {"workers", 0, 1024},
+    {"max_concurrent_runs", 0, ADMIT_MAX_SLOTS},
+    {"max_queued_runs", 0, ADMIT_MAX_SLOTS},
     {"request_bytes", 4096, 16ull << 30},
     {"max_sessions", 1, 1000000},
     {"image_inline_bytes", 0, 64ull << 20},
@@ -547,6 +554,10 @@ static void apply_exec(struct cfg *c)
     c->exec.uid_base = (uint32_t)c->uid_base;
     c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
+    c->exec.admit.max_running = (uint32_t)c->max_concurrent_runs;
+    c->exec.admit.max_queued = (uint32_t)c->max_queued_runs;
+    c->exec.admit.queue_wait_ms = c->queue_wait_ms;
+    c->exec.retry_after_ms = c->retry_after_ms;
     c->fetch.allow = &c->fetch_allow;
     c->exec.auto_deps = c->auto_deps;
     struct deps_config *d = &c->exec.deps;
@@ -581,6 +592,9 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->session_ttl_ms = 3600LL * 1000;
     c->request_bytes = 96ull << 20;
     c->max_sessions = 1000;
+    c->max_queued_runs = 16;
+    c->queue_wait_ms = 60000;
+    c->retry_after_ms = 2000;
     c->image_inline_bytes = 512ull << 10;
     c->preview_bytes = 8ull << 10;
     c->allowed_hosts = strdup("localhost,127.0.0.1,[::1]");
@@ -720,7 +734,9 @@ unsigned cfg_workers(const struct cfg *c)
         n = 1;
     if (n > 64)
         n = 64;
-    return 4 + 4 * (unsigned)n;
+    unsigned w = 4 + 4 * (unsigned)n;
+    uint64_t need = admit_max_running(&c->exec.admit) + c->max_queued_runs + CFG_SPARE_WORKERS;
+    return need > w ? (unsigned)(need > 1024 ? 1024 : need) : w;
 }
 
 int64_t cfg_drain_grace_ms(const struct cfg *c)
@@ -766,6 +782,11 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "run_ttl = %llds\n", (long long)(c->run_ttl_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", levels[c->log_level]);
     rc = rc ? rc : dbuf_printf(&b, "workers = %llu\n", (unsigned long long)c->workers);
+    rc = rc ? rc : dbuf_printf(&b, "max_concurrent_runs = %llu\n", (unsigned long long)c->max_concurrent_runs);
+    rc = rc ? rc : dbuf_printf(&b, "max_queued_runs = %llu\n", (unsigned long long)c->max_queued_runs);
+    rc = rc ? rc : dbuf_printf(&b, "queue_wait = %lldms\n", (long long)c->queue_wait_ms);
+    rc = rc ? rc : dbuf_printf(&b, "retry_after = %lldms\n", (long long)c->retry_after_ms);
+    rc = rc ? rc : dbuf_printf(&b, "cancel_on_disconnect = %s\n", c->cancel_on_disconnect ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "session_ttl = %llds\n", (long long)(c->session_ttl_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "drain_grace = %llds\n", (long long)(c->drain_grace_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "request_bytes = %llu\n", (unsigned long long)c->request_bytes);

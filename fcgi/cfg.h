@@ -26,6 +26,11 @@ struct cfg {
     enum log_level log_level;
     /* The HTTP front doors (serve, FastCGI on stdin, CGI). */
     uint64_t workers;             /* FastCGI workers of `serve`; 0: auto (cfg_workers) */
+    uint64_t max_concurrent_runs; /* scripts running at once per state_dir; 0: the CPUs */
+    uint64_t max_queued_runs;     /* more that may wait for a slot; past it: busy (503) */
+    int64_t queue_wait_ms;        /* the longest a queued run waits before "busy" */
+    int64_t retry_after_ms;       /* Retry-After of a busy answer */
+    bool cancel_on_disconnect;    /* a client that hangs up cancels its run */
     int64_t session_ttl_ms;       /* idle MCP sessions older than this are reaped */
     int64_t drain_grace_ms;       /* SIGTERM: in-flight requests get this long; 0: auto */
     uint64_t request_bytes;       /* largest request body (HTTP 413 past it) */
@@ -59,7 +64,10 @@ struct cfg {
 };
 
 /* The number of FastCGI workers `serve` starts: the workers key, or when it
- * is 0, 4 + 4 x the online CPUs (see README "Serving"). */
+ * is 0, 4 + 4 x the online CPUs, and at least max_concurrent_runs +
+ * max_queued_runs + CFG_SPARE_WORKERS, so that every run and queued run has
+ * its worker and a few are left for other requests (see README "Serving"). */
+#define CFG_SPARE_WORKERS 2
 unsigned cfg_workers(const struct cfg *c);
 /* The drain grace: drain_grace, or when 0, timeout + kill_grace + 5 s. */
 int64_t cfg_drain_grace_ms(const struct cfg *c);

@@ -840,7 +840,7 @@ int cli_run(int argc, char **argv, const char *self)
     fflush(stdout);
     if (rc < 0) {
         fail("%s", r.error ? r.error : strerror(-rc));
-        status = CLI_EXIT_SERVICE;
+        status = rc == -EBUSY ? CLI_EXIT_BUSY : CLI_EXIT_SERVICE;
         if (json) {
             cleanup_free char *s = result_to_string(&r, false, NULL);
             if (s)

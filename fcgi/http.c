@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcgiapp.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,22 @@ extern char **environ;
 
 struct fcgx_ctx {
     FCGX_Stream *in, *out;
+    int fd;
 };
+
+/* The peer closed its end (or the socket broke): a poll that does not wait.
+ * Data waiting to be read is not a hang-up. */
+static bool fd_hung_up(int fd, short events)
+{
+    struct pollfd p = {.fd = fd, .events = events};
+    return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+static bool fcgx_gone(void *ctx)
+{
+    struct fcgx_ctx *c = ctx;
+    return fd_hung_up(c->fd, POLLRDHUP);
+}
 
 static ssize_t fcgx_read(void *ctx, char *buf, size_t n)
 {
@@ -50,13 +66,14 @@ static int fcgx_flush(void *ctx)
     return FCGX_FFlush(c->out) < 0 ? -EPIPE : 0;
 }
 
-void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp)
+void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp, int fd)
 {
     /* One request at a time per process: the context can be static. */
     static struct fcgx_ctx c;
     c.in = in;
     c.out = out;
-    *io = (struct http_io){&c, fcgx_read, fcgx_write, fcgx_flush, envp};
+    c.fd = fd;
+    *io = (struct http_io){&c, fcgx_read, fcgx_write, fcgx_flush, envp, fcgx_gone};
 }
 
 static uint64_t cgi_consumed; /* request body bytes read from stdin */
@@ -104,9 +121,20 @@ static int cgi_flush(void *ctx)
     return 0; /* writes go straight to the fd */
 }
 
+static bool cgi_gone(void *ctx)
+{
+    (void)ctx;
+    return fd_hung_up(1, 0); /* the reader of stdout went away: POLLERR */
+}
+
 void http_io_cgi(struct http_io *io)
 {
-    *io = (struct http_io){NULL, cgi_read, cgi_write, cgi_flush, environ};
+    *io = (struct http_io){NULL, cgi_read, cgi_write, cgi_flush, environ, cgi_gone};
+}
+
+bool http_client_gone(struct http_resp *resp)
+{
+    return resp->failed || (resp->io->gone && resp->io->gone(resp->io->ctx));
 }
 
 /* ---------------------------------------------------------------- request */

@@ -25,11 +25,15 @@ struct http_io {
     int (*write)(void *ctx, const char *buf, size_t n);
     int (*flush)(void *ctx);
     char **envp;
+    /* True when the peer (nginx, or the CGI server) has hung up; may be
+     * NULL (never gone). Cheap: a poll with no wait. */
+    bool (*gone)(void *ctx);
 };
 
-/* A transport over FCGX streams (in, out: FCGX_Stream *), or over fd 0 and
- * fd 1 with the process environment (CGI). */
-void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp);
+/* A transport over FCGX streams (in, out: FCGX_Stream *; fd: the
+ * connection's socket, for gone), or over fd 0 and fd 1 with the process
+ * environment (CGI). */
+void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp, int fd);
 void http_io_cgi(struct http_io *io);
 /* After a CGI response: reads and drops what is left of the request body
  * (CONTENT_LENGTH), at most max bytes. A CGI program that exits with body
@@ -81,6 +85,10 @@ int http_add_header(struct http_resp *resp, const char *name, const char *fmt, .
 int http_send(struct http_resp *resp, int status, const char *content_type, const char *body, size_t len);
 /* A JSON body. */
 int http_send_json(struct http_resp *resp, int status, const char *json);
+
+/* True when the client is gone: a write failed, or the transport says the
+ * peer hung up. */
+bool http_client_gone(struct http_resp *resp);
 
 /* Starts a streamed response (no Content-Length) and flushes the headers. */
 int http_start(struct http_resp *resp, int status, const char *content_type);

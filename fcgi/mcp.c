@@ -541,6 +541,14 @@ bool mcp_call_cancelled(struct mcp_call *c)
     }
     if (c->app->cancel_all && *c->app->cancel_all)
         return true;
+    /* MCP says a disconnection is not a cancellation (the result is kept
+     * in the run directory); cancel_on_disconnect trades that for the CPU. */
+    if (c->app->cfg->cancel_on_disconnect && http_client_gone(c->resp)) {
+        if (!c->gone_logged)
+            log_msg(LOG_LVL_INFO, "the client hung up: cancelling its run (cancel_on_disconnect)");
+        c->gone_logged = true;
+        return true;
+    }
     return mcp_call_client_cancelled(c);
 }
 

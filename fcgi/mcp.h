@@ -51,6 +51,7 @@ struct mcp_call {
     char base_url[512];           /* scheme://host of artifact links, "" unknown */
     int64_t last_flush_ms;
     bool pending;                 /* events written but not flushed */
+    bool gone_logged;             /* "the client hung up" was logged */
 };
 
 /* Serves /mcp (the Host/Origin and token checks are done). */

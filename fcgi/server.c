@@ -45,6 +45,7 @@
 #include "cfg.h"
 #include "cli.h"
 #include "mcp.h"
+#include "exec.h"
 #include "workspace.h"
 
 #define SERVER_BACKLOG 1024
@@ -126,7 +127,7 @@ static int worker_loop(const struct app *app, int lfd)
         if (app->workers)
             __atomic_add_fetch(&app->workers->busy, 1, __ATOMIC_RELAXED);
         struct http_io io;
-        http_io_fcgx(&io, req.in, req.out, req.envp);
+        http_io_fcgx(&io, req.in, req.out, req.envp, req.ipcFd);
         app_handle(app, &io);
         FCGX_Finish_r(&req);
         if (app->workers)
@@ -305,6 +306,9 @@ static void reap(struct supervisor *s)
                     log_msg(LOG_LVL_ERROR, "worker %d died of signal %d; starting another", (int)pid, WTERMSIG(st));
                 else
                     log_msg(LOG_LVL_ERROR, "worker %d exited (%d); starting another", (int)pid, WEXITSTATUS(st));
+                /* Its run, if it had one, has no one to record it: its
+                 * sandbox died with it (PDEATHSIG); mark it failed. */
+                discard(exec_mark_orphans(&s->cfg.exec));
             }
             s->w[i].pid = 0;
         }
@@ -434,6 +438,13 @@ int server_serve(int argc, char **argv, const char *self)
     }
     s.app = (struct app){.cfg = &s.cfg, .workers = shared, .mode = "serve", .cancel_all = &cancel_all};
     s.want = cfg_workers(&s.cfg);
+    uint64_t need = admit_max_running(&s.cfg.exec.admit) + s.cfg.max_queued_runs + 1;
+    if (s.want < need)
+        log_msg(LOG_LVL_WARN,
+                "workers = %u is below max_concurrent_runs + max_queued_runs + 1 = %llu: calls past %u wait in the "
+                "listen backlog instead of the queue (and are not turned away with 503)",
+                s.want, (unsigned long long)need, s.want);
+    discard(exec_mark_orphans(&s.cfg.exec)); /* runs of a server that was killed */
 
     sigset_t mask, old;
     sigemptyset(&mask);
@@ -492,6 +503,7 @@ int server_serve(int argc, char **argv, const char *self)
             /* Sessions idle past session_ttl, and runs past run_ttl. */
             discard(mcp_reap_sessions(&s.cfg, false));
             ws_reap_runs(s.cfg.state_dir, s.cfg.run_ttl_ms);
+            discard(exec_mark_orphans(&s.cfg.exec)); /* also those too young when a worker died */
             next_reap = now + SERVER_REAP_EVERY_MS;
         }
     }

@@ -567,7 +567,11 @@ static void on_phase(void *ctx, enum exec_phase p, const char *detail)
     char msg[160];
     snprintf(msg, sizeof msg, "%s%s%s", (size_t)p < ARRAY_SIZE(what) ? what[p] : "working", detail ? ": " : "",
              detail ? detail : "");
-    mcp_call_progress(x->call, (double)p, (double)EXEC_PHASE_DONE, msg);
+    /* The call said "queued" (0) when it began; a wait that exec_run
+     * reports (for a run slot, or the session's other run) is 0.5, since
+     * progress must grow. */
+    double progress = p == EXEC_PHASE_QUEUED ? 0.5 : (double)p;
+    mcp_call_progress(x->call, progress, (double)EXEC_PHASE_DONE, msg);
 }
 
 static void on_install_line(void *ctx, const char *line)
@@ -650,6 +654,10 @@ static int run(struct mcp_call *c, const char *code, size_t code_len, const char
         dbuf_free(&x.line[i]);
     if (r.status == EXEC_STATUS_CANCELLED && mcp_call_client_cancelled(c)) {
         rc = -ECANCELED;
+    } else if (rc == -EBUSY) {
+        /* Not a failure of the service: the caller should come back later. */
+        *result = simple_result(r.error, true, NULL);
+        rc = 0;
     } else if (rc < 0) {
         *result = result_to_json(&r);
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id, r.error ? r.error : strerror(-rc));
@@ -659,7 +667,9 @@ static int run(struct mcp_call *c, const char *code, size_t code_len, const char
                 (long long)r.duration_ms);
     }
     exec_result_free(&r);
-    return rc;
+    /* -ENOENT means "no such tool" to tools_call's caller; a missing file
+     * (the import map, the interpreter) is a sandbox error like the rest. */
+    return rc == -ENOENT ? -EIO : rc;
 }
 
 static int run_code(struct mcp_call *c, json_object *args, json_object **result)

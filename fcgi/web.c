@@ -372,8 +372,8 @@ static bool on_cancelled(void *ctx)
     struct web_run *w = ctx;
     if (w->app->cancel_all && *w->app->cancel_all)
         return true;
-    if (!w->sse)
-        return false;
+    if (!w->sse) /* JSON and HTML: cancel_on_disconnect decides */
+        return w->app->cfg->cancel_on_disconnect && http_client_gone(w->resp);
     if (w->unpadded && util_now_ms() - w->last_pad_ms >= WEB_PAD_EVERY_MS)
         pad_now(w);
     if (!w->resp->failed && util_now_ms() - w->resp->last_write_ms >= WEB_KEEPALIVE_MS)
@@ -744,6 +744,25 @@ void web_api_run(const struct app *app, struct http_req *req, struct http_resp *
         send_event(&w, "phase", o);
     }
     rc = exec_run(&spec, &sink, &r);
+    if (rc == -EBUSY) {
+        /* Turned away by admission control: nothing ran, nothing is kept. */
+        long long ra = (long long)((cfg->retry_after_ms + 999) / 1000);
+        const char *busy = r.error ? r.error : "the server is busy";
+        log_msg(LOG_LVL_INFO, "/api/run: 503: %s", busy);
+        if (w.sse) {
+            json_object *o = json_object_new_object();
+            json_object_object_add(o, "status", json_object_new_int(503));
+            json_object_object_add(o, "error", json_object_new_string(busy));
+            json_object_object_add(o, "retry_after", json_object_new_int64(ra));
+            send_event(&w, "error", o);
+        } else {
+            discard(http_add_header(resp, "Retry-After", "%lld", ra));
+            refuse(mode, resp, 503, busy);
+        }
+        fields_free(&f);
+        exec_result_free(&r);
+        return;
+    }
     if (rc < 0)
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id, r.error ? r.error : strerror(-rc));
     else

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -305,6 +306,8 @@ void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
     spec->auto_deps = cfg->auto_deps;
 }
 
+#define EXEC_ORPHAN_AGE_MS 1000 /* see exec_mark_orphans */
+
 /* ------------------------------------------------------------- the run */
 
 struct run {
@@ -317,6 +320,7 @@ struct run {
     bool install_log_cut;
     bool installer_ran;
     int session_lock; /* the session workspace, flock'd for the run */
+    struct admit_ticket ticket; /* the run slot (or queue place) it holds */
 };
 
 static void set_error(struct exec_result *r, const char *fmt, ...) printf_like(2, 3);
@@ -393,6 +397,10 @@ static int make_workspace(struct run *run)
         set_error(r, "cannot open the run directory: %s", strerror(errno));
         return rc;
     }
+    /* Held until exec_run returns: a run directory without result.json
+     * whose lock is free belongs to a process that died (exec_mark_orphans). */
+    if (flock(run->run_fd, LOCK_EX | LOCK_NB) < 0)
+        log_msg(LOG_LVL_WARN, "cannot lock the run directory: %s", strerror(errno));
     /* A fresh directory: plain exclusive creates, no fsync (after a crash
      * the run is gone anyway). */
     rc = util_write_file_new(run->run_fd, "script.py", spec->code, spec->code_len, 0644);
@@ -1212,9 +1220,57 @@ static int lock_session(struct run *run)
     }
 }
 
+static bool admit_cancelled(void *ctx)
+{
+    return cancel_requested(ctx);
+}
+
+static void busy_error(struct run *run, const char *why)
+{
+    const struct exec_config *cfg = run->spec->cfg;
+    uint32_t running = 0, queued = 0;
+    discard(admit_count(cfg->state_dir, &cfg->admit, &running, &queued)); /* for the message only */
+    set_error(run->r, "the server is busy (%s: %u of %u run slots in use, %u of %u queue places); nothing was "
+              "run, try again in %lld s",
+              why, running, admit_max_running(&cfg->admit), queued, cfg->admit.max_queued,
+              (long long)((cfg->retry_after_ms + 999) / 1000));
+}
+
+/* Admission: a run slot now, or a place in the queue and a wait (the queued
+ * phase) for a slot. -EBUSY: turned away (queue full or queue_wait over). */
+static int admit(struct run *run)
+{
+    const struct exec_config *cfg = run->spec->cfg;
+    int rc = admit_enter(cfg->state_dir, &cfg->admit, &run->ticket);
+    if (rc == -EBUSY) {
+        busy_error(run, "the queue is full");
+        return rc;
+    }
+    if (rc < 0) {
+        set_error(run->r, "cannot take a run slot under %s/.admit: %s", cfg->state_dir, strerror(-rc));
+        return rc;
+    }
+    if (run->ticket.run_fd >= 0)
+        return 0;
+    char detail[96];
+    snprintf(detail, sizeof detail, "waiting for one of the %u run slots", admit_max_running(&cfg->admit));
+    phase(run, EXEC_PHASE_QUEUED, detail);
+    rc = admit_wait(cfg->state_dir, &cfg->admit, &run->ticket, admit_cancelled, run);
+    if (rc == -ECANCELED) {
+        run->r->status = EXEC_STATUS_CANCELLED;
+        system_line(run, "[runmyscript] the run was cancelled while it waited for a run slot");
+    } else if (rc == -ETIMEDOUT) {
+        busy_error(run, "no run slot came free within queue_wait");
+        rc = -EBUSY;
+    } else if (rc < 0) {
+        set_error(run->r, "waiting for a run slot: %s", strerror(-rc));
+    }
+    return rc;
+}
+
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
-    struct run run = {spec, sink, r, -1, -1, {0}, false, false, -1};
+    struct run run = {spec, sink, r, -1, -1, {0}, false, false, -1, ADMIT_TICKET_INIT};
     const char *why = NULL;
     cleanup_free char *base_env = NULL;
     const char *env_dir = NULL;
@@ -1262,6 +1318,25 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
         if (rc < 0)
             goto out;
     }
+    rc = admit(&run);
+    if (rc == -ECANCELED) {
+        rc = 0; /* a result: cancelled */
+        goto out;
+    }
+    if (rc == -EBUSY) {
+        /* Never started: keep nothing (the client is told to retry). */
+        close(run.run_fd);
+        run.run_fd = -1;
+        int rm = util_rm_rf_at(AT_FDCWD, r->run_dir);
+        if (rm < 0)
+            log_msg(LOG_LVL_WARN, "cannot remove %s: %s", r->run_dir, strerror(-rm));
+        free(r->run_dir);
+        r->run_dir = NULL;
+        log_msg(LOG_LVL_INFO, "turned away: %s", r->error);
+        r->run_id[0] = '\0';
+    }
+    if (rc < 0)
+        goto out;
     int64_t t_workspace = util_now_ms();
 
     phase(&run, EXEC_PHASE_RESOLVING, NULL);
@@ -1292,9 +1367,10 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
     log_msg(LOG_LVL_DEBUG, "timing: run %lld ms (script %lld ms), collect %lld ms", (long long)(t_collect - t_run),
             (long long)r->duration_ms, (long long)(util_now_ms() - t_collect));
 out:
+    admit_leave(&run.ticket);
     if (rc < 0 && r->status != EXEC_STATUS_SANDBOX_ERROR)
         r->status = EXEC_STATUS_SANDBOX_ERROR;
-    if (rc < 0)
+    if (rc < 0 && rc != -EBUSY)
         log_msg(LOG_LVL_ERROR, "run failed: %s", r->error ? r->error : strerror(-rc));
     if (r->run_dir) {
         int64_t t_record = util_now_ms();
@@ -1322,4 +1398,54 @@ refused:
     deps_python_free(&info);
     dbuf_free(&run.install_log);
     return rc;
+}
+
+int exec_mark_orphans(const struct exec_config *cfg)
+{
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/runs", cfg->state_dir) >= sizeof path)
+        return -ENAMETOOLONG;
+    cleanup_fd int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    cleanup_dir DIR *d = util_opendir_at(dfd);
+    if (!d)
+        return -errno;
+    int64_t now = util_wall_ms();
+    int marked = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        struct stat st;
+        if (!ws_id_valid(de->d_name) || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISDIR(st.st_mode))
+            continue;
+        /* A directory made this very moment may not hold its lock yet
+         * (mkdir, then open and flock): leave the young ones alone. */
+        if (now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < EXEC_ORPHAN_AGE_MS)
+            continue;
+        cleanup_fd int fd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || faccessat(fd, "result.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+            flock(fd, LOCK_EX | LOCK_NB) < 0)
+            continue;
+        struct exec_result r;
+        exec_result_init(&r);
+        memcpy(r.run_id, de->d_name, WS_ID_LEN); /* ws_id_valid: exactly WS_ID_LEN */
+        r.run_id[WS_ID_LEN] = '\0';
+        if (asprintf(&r.run_dir, "%s/%s", path, de->d_name) < 0) {
+            r.run_dir = NULL;
+            exec_result_free(&r);
+            return -ENOMEM;
+        }
+        r.status = EXEC_STATUS_SANDBOX_ERROR;
+        r.error = strdup("the process running this script died before it finished (a worker was killed or "
+                         "crashed); the run's processes were stopped with it");
+        r.url_prefix = cfg->url_prefix;
+        int rc = result_record(&r);
+        if (rc == 0) {
+            marked++;
+            log_msg(LOG_LVL_WARN, "run %s: its process died; marked sandbox_error", r.run_id);
+        }
+        exec_result_free(&r);
+    }
+    return marked;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "admit.h"
 #include "deps.h"
 #include "util.h"
 
@@ -88,6 +89,8 @@ struct exec_config {
     int64_t run_ttl_ms;         /* run directories older than this are reaped */
     struct deps_config deps;    /* installer, index, import map, env cache */
     bool auto_deps;             /* default of exec_spec.auto_deps */
+    struct admit_config admit;  /* run slots and the queue (admit.h) */
+    int64_t retry_after_ms;     /* retry_after: what a busy answer tells the client */
 };
 
 /* ------------------------------------------------------------- the spec */
@@ -236,7 +239,12 @@ void exec_result_free(struct exec_result *r);
  * that fails is a result with its status, not an error. Returns 0 when the
  * result is complete and recorded (result.json written), or a negative errno
  * when the service itself failed; then r->status is SANDBOX_ERROR and
- * r->error says why in one line. */
+ * r->error says why in one line. -EBUSY: the script never started because
+ * every run slot and queue place was taken (or it waited queue_wait for a
+ * slot); nothing is kept on disk (r->run_id is ""), r->error says when to
+ * try again (cfg->retry_after_ms), and the front door answers "busy".
+ * While it waits for a slot the sink gets the queued phase and cancelled()
+ * is polled. */
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
 
 /* Asks the run run_id (under state_dir) to stop, from any process: creates
@@ -259,6 +267,13 @@ int exec_check_code(const char *code, size_t len, const struct exec_limits *lim,
  * cannot tell (the interpreter is missing), reason in why. exec_run()
  * checks the same and returns -EINVAL without a result on a refusal. */
 int exec_check_requirements(const struct exec_spec *spec, char *why, size_t whylen) must_check;
+
+/* Marks runs whose process died before it recorded a result (a worker
+ * killed mid-run): every STATE/runs/RUNID without result.json whose lock
+ * nobody holds (exec_run holds an flock on the run directory while it
+ * works) gets a result.json with status sandbox_error. Returns how many were
+ * marked, or -errno. */
+int exec_mark_orphans(const struct exec_config *cfg);
 
 /* Initialises spec with cfg's defaults: limits copied, auto_deps from cfg. */
 void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg);

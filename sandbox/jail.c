@@ -1263,6 +1263,12 @@ static _Noreturn void init_main(struct ns_ctx *c)
      * make in our tmpfs have an owner the namespace can name. */
     if (c->set_groups && (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
         child_fail(efd, STAGE_IDS);
+    /* A change of credentials clears the parent-death signal: set it again,
+     * or a killed parent (a worker killed mid-run) leaves the run alive. If
+     * the parent died before this line, the read of the filter below fails
+     * and we exit. */
+    if (c->set_groups)
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* Nothing of the parent's (its sockets, its other files) stays open in
      * the namespace: only our pipes and the script's three. */
     int keep[PLAN_MAX + 6] = {efd, c->status_w, o->fd_in, o->fd_out, o->fd_err, c->go_r};
@@ -1553,6 +1559,7 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
         snprintf(err, errlen, "pipe: %s", strerror(errno));
         return -errno;
     }
+    pid_t parent = getpid(); /* for the child: did its parent die already? */
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -1571,6 +1578,12 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
         apply_rlimits(efd, rows, nrows);
         if (root_user && (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
             child_fail(efd, STAGE_IDS);
+        /* After the change of uid (which clears it): the script dies with
+         * its parent (a killed worker). Its own children do not: the
+         * fallback has no PID namespace to take them along. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            child_fail(efd, STAGE_IDS); /* the parent died already */
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
             child_fail(efd, STAGE_NNP);
         if (chdir(o->cwd) < 0)

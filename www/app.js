@@ -292,6 +292,11 @@
     } else if (event === 'result') {
       run.gotResult = true;
       showResult(d);
+    } else if (event === 'error') {
+      // Not run: the server is busy (503), with when to try again.
+      run.gotResult = true;
+      say('Not run.');
+      showError(d.error + (d.retry_after ? ' Try again in ' + d.retry_after + ' s.' : ''));
     }
   }
 

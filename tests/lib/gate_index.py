@@ -3,7 +3,7 @@ at a gate, so that a test can hold an installer in the middle of a build
 (to start a second run against it, or to kill it there) without guessing
 at timings.
 
-    gate_index.py DIR PORTFILE LOGFILE GATEFILE
+    gate_index.py DIR PORTFILE LOGFILE GATEFILE [PORT]
 
 Serves DIR (a wheelhouse with simple/) on a free port of 127.0.0.1 and
 writes the port to PORTFILE once it listens. Every request path is
@@ -33,8 +33,10 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 def main():
     global LOG, GATE
     root, portfile, LOG, GATE = sys.argv[1:5]
+    port = int(sys.argv[5]) if len(sys.argv) > 5 else 0  # the same port again after a restart
     handler = functools.partial(Handler, directory=root)
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    http.server.ThreadingHTTPServer.allow_reuse_address = True
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     srv.daemon_threads = True
     tmp = portfile + ".tmp"
     with open(tmp, "w") as f:

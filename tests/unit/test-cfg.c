@@ -188,12 +188,42 @@ static void test_deps_keys(void)
     cfg_free(&c);
 }
 
+/* The admission keys (issue 8): they reach the executor, their ranges
+ * hold, and workers = 0 makes room for every running and queued run. */
+static void test_admission_keys(void)
+{
+    struct cfg c;
+    char err[512];
+    const char *sets[] = {"max_concurrent_runs=3", "max_queued_runs=40", "queue_wait=90s", "retry_after=5",
+                          "cancel_on_disconnect=on"};
+    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every admission key sets");
+    ok(c.exec.admit.max_running == 3 && c.exec.admit.max_queued == 40 && c.exec.admit.queue_wait_ms == 90000 &&
+           c.exec.retry_after_ms == 5000 && c.cancel_on_disconnect,
+       "they reach the executor");
+    is_int((int)cfg_workers(&c), 3 + 40 + CFG_SPARE_WORKERS, "workers = 0: running + queued + spare");
+    cfg_free(&c);
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "the defaults");
+    ok(c.exec.admit.max_running == 0 && c.exec.admit.max_queued == 16 && c.exec.admit.queue_wait_ms == 60000 &&
+           c.exec.retry_after_ms == 2000 && !c.cancel_on_disconnect,
+       "max_concurrent_runs 0 (the CPUs), max_queued_runs 16, queue_wait 60 s, retry_after 2 s, finish on disconnect");
+    ok(cfg_workers(&c) >= admit_max_running(&c.exec.admit) + 16 + CFG_SPARE_WORKERS, "the default workers fit them");
+    cfg_free(&c);
+    const char *bad[] = {"max_concurrent_runs=5000"};
+    ok(cfg_load(&c, NULL, NULL, bad, 1, err, sizeof err) < 0 && strstr(err, "out of range"),
+       "max_concurrent_runs past 4096 is refused: %s", err);
+    cfg_free(&c);
+    const char *bad2[] = {"max_queued_runs=-1"};
+    ok(cfg_load(&c, NULL, NULL, bad2, 1, err, sizeof err) < 0, "a negative queue is refused: %s", err);
+    cfg_free(&c);
+}
+
 int main(void)
 {
     ok(mkdtemp(dir) != NULL, "temporary directory");
     test_units();
     test_load();
     test_deps_keys();
+    test_admission_keys();
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
     return tap_done();
 }

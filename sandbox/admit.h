@@ -1,0 +1,57 @@
+/* admit.h: admission control shared by every process that uses one state
+ * directory (the workers of `serve`, CGI processes, the CLI): at most
+ * max_running scripts run at once, at most max_queued more wait for a slot,
+ * and the rest are turned away at once. Slots are lock files
+ * (STATE/.admit/run.N and queue.N, flock'd), so a process that dies gives
+ * its slot back with its descriptors. No HTTP in here: the front doors map
+ * -EBUSY to their own "busy, retry later" answer. */
+#ifndef RMS_ADMIT_H
+#define RMS_ADMIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define ADMIT_MAX_SLOTS 4096   /* ceiling of max_running and of max_queued */
+#define ADMIT_POLL_MS 50       /* a queued run looks for a free slot at least this often */
+
+struct admit_config {
+    uint32_t max_running;   /* max_concurrent_runs; 0: the number of online CPUs */
+    uint32_t max_queued;    /* max_queued_runs; 0: no queue, busy at once */
+    int64_t queue_wait_ms;  /* queue_wait: the longest a run waits for a slot */
+};
+
+/* max_running with 0 resolved to the number of online CPUs. */
+uint32_t admit_max_running(const struct admit_config *c);
+
+/* What a caller holds: a run slot, or a place in the queue, or nothing. */
+struct admit_ticket {
+    int run_fd;     /* held run slot, or -1 */
+    int queue_fd;   /* held queue place, or -1 */
+    int dir_fd;     /* STATE/.admit while something is held, or -1 */
+};
+#define ADMIT_TICKET_INIT {-1, -1, -1}
+
+/* Takes a run slot when one is free, else a place in the queue. 0 with
+ * t->run_fd set (run now) or t->queue_fd set (call admit_wait); -EBUSY when
+ * the queue is full too (nothing held); another -errno when the slot files
+ * cannot be made (nothing held). */
+int admit_enter(const char *state_dir, const struct admit_config *c, struct admit_ticket *t) must_check;
+
+/* Waits in the queue for a run slot, polling cancelled(ctx) (may be NULL).
+ * 0: t->run_fd is held and the queue place given back. -ECANCELED when
+ * cancelled, -ETIMEDOUT after queue_wait_ms; then nothing is held. */
+int admit_wait(const char *state_dir, const struct admit_config *c, struct admit_ticket *t,
+               bool (*cancelled)(void *ctx), void *ctx) must_check;
+
+/* Gives back what t holds. Safe to call twice. */
+void admit_leave(struct admit_ticket *t);
+
+/* How many run slots and queue places are held right now (a snapshot, for
+ * /healthz and messages). It tries each lock for an instant, so a caller
+ * entering at that very instant may find that slot taken and queue. 0 or
+ * -errno. */
+int admit_count(const char *state_dir, const struct admit_config *c, uint32_t *running, uint32_t *queued) must_check;
+
+#endif
