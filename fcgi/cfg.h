@@ -34,6 +34,7 @@ struct cfg {
     char *auth_token;             /* bearer token for /mcp and /api/; NULL: none */
     char *allowed_hosts;          /* Host and Origin host names allowed (comma-separated) */
     char *public_url;             /* base of artifact links; NULL: from the request */
+    char *node_id;                /* "NODE-" before run and session ids; NULL or "": none */
     int accel_redirect;           /* 1: nginx sends artifacts (X-Accel-Redirect); 0: we do;
                                    * -1 (auto): nginx for FastCGI, we for CGI (no nginx there) */
     bool test_fixture_tools;      /* test only: the conformance suite's fixture tools */
