@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <json-c/json.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -173,6 +174,51 @@ static void reset(void)
     }
 }
 
+static bool is_internal(json_object *m)
+{
+    json_object *e, *code;
+    return json_object_object_get_ex(m, "error", &e) && json_object_object_get_ex(e, "code", &code) &&
+           json_object_get_int(code) == -32603;
+}
+
+/* Whether a response carries a JSON-RPC -32603: its body, each message of
+ * a batch, each event of a stream. */
+static bool internal_error(const char *resp)
+{
+    const char *body = strstr(resp, "\r\n\r\n");
+    if (!body)
+        return false;
+    body += 4;
+    bool found = false;
+    bool sse = !strncmp(body, "event:", 6) || !strncmp(body, ":", 1);
+    for (const char *p = body; p && *p && !found;) {
+        const char *line = p;
+        const char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : NULL;
+        if (sse && strncmp(line, "data: ", 6))
+            continue;
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        if (sse) {
+            line += 6;
+            len -= 6;
+        } else {
+            len = strlen(line);
+            p = NULL;
+        }
+        char *text = strndup(line, len);
+        json_object *o = text ? json_tokener_parse(text) : NULL;
+        free(text);
+        if (json_object_is_type(o, json_type_array)) {
+            for (size_t i = 0; i < json_object_array_length(o); i++)
+                found = found || is_internal(json_object_array_get_idx(o, i));
+        } else {
+            found = is_internal(o);
+        }
+        json_object_put(o);
+    }
+    return found;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const versions[] = {"2025-03-26", "2025-06-18", "2025-11-25", "2025-11-25"};
@@ -189,6 +235,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         session = sid;
     }
     char *resp = NULL;
+    fuzz_stub_failed = false;
     switch (flags & 3) {
     case 0:
     case 1: {
@@ -229,6 +276,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     fuzz_assert(resp && !strncmp(resp, "Status: ", 8), "no status line");
+    /* What a client sends is never a failure of the service: -32603 and
+     * 500 come only from a stubbed run that failed as the service. */
+    if (!fuzz_stub_failed)
+        fuzz_assert(strncmp(resp, "Status: 500", 11) && !internal_error(resp),
+                    "a request was answered as a failure of the service");
     if (getenv("FUZZ_MCP_PRINT")) /* to see what a seed does */
         fprintf(stderr, "---- response\n%s\n", resp);
     free(resp);

@@ -14,6 +14,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+/* stubs.c: set when the stubbed exec_run reported a failure of the
+ * service (the caller clears it). */
+extern bool fuzz_stub_failed;
+
 #define fuzz_assert(cond, what)                                                      \
     do {                                                                             \
         if (!(cond)) {                                                               \

@@ -4,7 +4,8 @@
  * started, nothing is installed and no script runs. The stub exec_run
  * still does what the front doors rely on: a run id, phases, output
  * through the sink (the script's text, as if it printed itself), a status
- * and artifacts whose names come from the script ("#artifact NAME" lines),
+ * and artifacts whose names come from the script ("#artifact NAME" lines;
+ * "#sandbox-error" anywhere makes the run a failure of the service),
  * so the result serializer, the notifications and the links are
  * exercised with hostile bytes. */
 #include "config.h"
@@ -17,6 +18,8 @@
 #include "exec.h"
 #include "fuzz.h"
 #include "workspace.h"
+
+bool fuzz_stub_failed;
 
 int deps_python_info(const char *state_dir, const char *python, struct deps_python *info, char *err, size_t errlen)
 {
@@ -97,9 +100,13 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
         p = nl ? nl + 1 : end;
     }
     r->has_zip = r->n_artifacts > 0;
-    r->status = (enum exec_status)(spec->code_len % 8);
+    /* A failure of the service only when the script asks for one: the
+     * target checks that nothing else is reported as one. */
+    r->status = memmem(spec->code, spec->code_len, "#sandbox-error", 14) ? EXEC_STATUS_SANDBOX_ERROR
+                                                                          : (enum exec_status)(spec->code_len % 7);
     r->exit_code = r->status == EXEC_STATUS_OK ? 0 : 1;
     if (r->status == EXEC_STATUS_SANDBOX_ERROR) {
+        fuzz_stub_failed = true;
         r->error = strdup("stub: the sandbox failed");
         return -EIO;
     }
