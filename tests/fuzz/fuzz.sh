@@ -63,14 +63,15 @@ LIBS="$(pkg-config --libs json-c fcgi libseccomp) -ldl -lm"
 newest_header=$(ls -t "$top_builddir/config.h" "$top_srcdir"/sandbox/*.h "$top_srcdir"/fcgi/*.h "$top_srcdir"/tests/lib/*.h "$here"/*.h | head -1)
 compile() { # compile SRC OBJ [EXTRA_FLAGS]
     local src=$1 obj=$2
-    if [ -f "$obj" ] && [ "$obj" -nt "$src" ] && [ "$obj" -nt "$newest_header" ] && [ "$obj" -nt "$0" ]; then
+    if [ -f "$obj" ] && [ "$obj" -nt "$src" ] && [ "$obj" -nt "$newest_header" ] && [ "$obj" -nt "$fuzz_script" ]; then
         return 0
     fi
     # shellcheck disable=SC2086
     "$FUZZ_CC" $CFLAGS ${3:-} -c "$src" -o "$obj.tmp" && mv "$obj.tmp" "$obj"
 }
 export -f compile
-export FUZZ_CC CFLAGS newest_header
+fuzz_script=$(readlink -f "$0") # the flags are in it
+export FUZZ_CC CFLAGS newest_header fuzz_script
 
 build() {
     local jobs=() src base extra objs=()
