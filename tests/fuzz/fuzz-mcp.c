@@ -136,11 +136,19 @@ static void load_cfg(struct cfg *c, bool accel)
     log_set_level(LOG_LVL_ERROR);
 }
 
+/* The private state directory goes when the target exits (libFuzzer ends
+ * with exit(); a crash leaves it for a look). */
+static void remove_state(void)
+{
+    discard(util_rm_rf_at(AT_FDCWD, state));
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     const char *tmp = getenv("TMPDIR");
     snprintf(state, sizeof state, "%s/rms-fuzz-mcp.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     fuzz_assert(mkdtemp(state), "mkdtemp");
+    atexit(remove_state);
     load_cfg(&cfg, true);
     load_cfg(&cfg_noaccel, false);
     fuzz_assert(ws_init_state(state) == 0, "cannot make the state directory");
