@@ -199,7 +199,7 @@ static bool use_accel(const struct app *app)
 static void artifacts(const struct app *app, struct http_req *req, struct http_resp *resp)
 {
     const char *rest = req->path + strlen("/artifacts/");
-    char run_id[WS_ID_LEN + 1];
+    char run_id[WS_ID_MAX + 1];
     const char *rel = NULL;
     bool zip = false;
 
@@ -208,21 +208,18 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
         send_text_error(resp, 405, "use GET");
         return;
     }
-    size_t idn = strcspn(rest, "/.");
-    if (idn != WS_ID_LEN) {
+    /* RUNID/PATH or RUNID.zip; RUNID may carry a node id (a cluster). */
+    size_t idn = ws_id_prefix(rest);
+    if (idn == 0) {
         send_text_error(resp, 404, "no such run");
         return;
     }
-    memcpy(run_id, rest, WS_ID_LEN);
-    run_id[WS_ID_LEN] = '\0';
-    if (!ws_id_valid(run_id)) {
-        send_text_error(resp, 404, "no such run");
-        return;
-    }
-    if (!strcmp(rest + WS_ID_LEN, ".zip"))
+    memcpy(run_id, rest, idn);
+    run_id[idn] = '\0';
+    if (!strcmp(rest + idn, ".zip"))
         zip = true;
-    else if (rest[WS_ID_LEN] == '/' && ws_rel_path_ok(rest + WS_ID_LEN + 1))
-        rel = rest + WS_ID_LEN + 1;
+    else if (rest[idn] == '/' && ws_rel_path_ok(rest + idn + 1))
+        rel = rest + idn + 1;
     else {
         send_text_error(resp, 404, "no such file");
         return;

@@ -34,6 +34,7 @@ enum cfg_type {
     CFG_UINT,
     CFG_LIMIT,
     CFG_ALLOW,
+    CFG_NODE,      /* none, or a node id (workspace.h: 1 to 16 of [a-z0-9]) */
 };
 
 struct cfg_key {
@@ -68,6 +69,7 @@ static const struct cfg_key plain_keys[] = {
     K("auth_token", CFG_SECRET, auth_token),
     K("allowed_hosts", CFG_STRING, allowed_hosts),
     K("public_url", CFG_OPTSTRING, public_url),
+    K("node_id", CFG_NODE, node_id),
     K("accel_redirect", CFG_AUTO_BOOL, accel_redirect),
     K("form_fields", CFG_COUNT, form.fields),
     K("form_field_bytes", CFG_SIZE, form.field_bytes),
@@ -319,6 +321,12 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
     }
     char *base = (char *)c;
     switch (k->type) {
+    case CFG_NODE:
+        if (strcmp(value, "none") && *value && !ws_node_valid(value)) {
+            snprintf(err, errlen, "%s = '%.40s': expected none or 1 to %d of a-z and 0-9", key, value, WS_NODE_MAX);
+            return -EINVAL;
+        }
+        /* fall through */
     case CFG_OPTSTRING: {
         char *v = strdup(!strcmp(value, "none") ? "" : value);
         if (!v) {
@@ -546,6 +554,7 @@ static void apply_exec(struct cfg *c)
     c->exec.state_dir = c->state_dir;
     c->exec.python = c->python;
     c->exec.url_prefix = c->artifacts_prefix;
+    c->exec.node_id = c->node_id && *c->node_id ? c->node_id : NULL;
     c->exec.isolation = !strcmp(c->isolation, "namespaces") ? EXEC_ISOLATION_NAMESPACES
                         : !strcmp(c->isolation, "rlimits") ? EXEC_ISOLATION_RLIMITS
                                                            : EXEC_ISOLATION_AUTO;
@@ -715,6 +724,7 @@ void cfg_free(struct cfg *c)
     free(c->auth_token);
     free(c->allowed_hosts);
     free(c->public_url);
+    free(c->node_id);
     free(c->fetch_allow_text);
     fetch_allow_free(&c->fetch_allow);
     free(c->data_dir);
@@ -796,6 +806,7 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "auth_token = %s\n", c->auth_token ? "(set)" : "");
     rc = rc ? rc : dbuf_printf(&b, "allowed_hosts = %s\n", c->allowed_hosts);
     rc = rc ? rc : dbuf_printf(&b, "public_url = %s\n", c->public_url ? c->public_url : "");
+    rc = rc ? rc : dbuf_printf(&b, "node_id = %s\n", c->node_id && *c->node_id ? c->node_id : "none");
     rc = rc ? rc : dbuf_printf(&b, "accel_redirect = %s\n", c->accel_redirect < 0 ? "auto" : c->accel_redirect ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "form_fields = %llu\n", (unsigned long long)c->form.fields);
     rc = rc ? rc : dbuf_printf(&b, "form_field_bytes = %llu\n", (unsigned long long)c->form.field_bytes);

@@ -45,6 +45,7 @@ struct cfg {
     char *artifacts_prefix;       /* base_path + "/artifacts/": result URLs; derived */
     struct form_limits form;      /* /api/run multipart bodies: form_* keys */
     uint64_t cgi_sse_padding;     /* CGI: bytes of SSE comment that push events through fcgiwrap's buffer */
+    char *node_id;                /* "NODE-" before run and session ids; NULL or "": none */
     int accel_redirect;           /* 1: nginx sends artifacts (X-Accel-Redirect); 0: we do;
                                    * -1 (auto): nginx for FastCGI, we for CGI (no nginx there) */
     bool test_fixture_tools;      /* test only: the conformance suite's fixture tools */

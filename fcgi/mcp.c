@@ -183,7 +183,7 @@ static void id_key(json_object *id, char out[65])
 /* ----------------------------------------------------------------- sessions */
 
 struct session {
-    char id[WS_ID_LEN + 1];
+    char id[WS_ID_MAX + 1];
     char *dir;                /* STATE/sessions/SID */
     char version[16];
     enum mcp_level level;
@@ -271,7 +271,7 @@ static int session_create(const struct cfg *cfg, const char *version, json_objec
     if (rc < 0)
         return rc;
     for (int tries = 0; tries < 4; tries++) {
-        rc = ws_new_id(s->id);
+        rc = ws_new_id(cfg->exec.node_id, s->id);
         if (rc < 0)
             return rc;
         free(s->dir);
@@ -326,14 +326,14 @@ static int session_create(const struct cfg *cfg, const char *version, json_objec
 /* Creates STATE/runs/RUNID/cancel for the run recorded in calls/KEY. */
 static void cancel_run_of(const struct cfg *cfg, int calls_fd, const char *key)
 {
-    char run_id[WS_ID_LEN + 8];
+    char run_id[WS_ID_MAX + 1];
     cleanup_fd int fd = openat(calls_fd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return;
     ssize_t n = pread(fd, run_id, sizeof run_id - 1, 0);
     if (n < WS_ID_LEN)
         return;
-    run_id[WS_ID_LEN] = '\0';
+    run_id[n] = '\0'; /* exec_cancel refuses anything but an id */
     if (exec_cancel(cfg->state_dir, run_id) == 0)
         log_msg(LOG_LVL_INFO, "cancelling run %s", run_id);
 }
@@ -374,7 +374,7 @@ static int session_end(const struct cfg *cfg, struct session *s)
             if (de->d_name[0] != '.')
                 cancel_run_of(cfg, cfd, de->d_name);
     }
-    char dead[WS_ID_LEN + 16];
+    char dead[WS_ID_MAX + 16];
     unsigned char rnd[4];
     char hex[9];
     if (util_random(rnd, sizeof rnd) < 0)

@@ -64,7 +64,7 @@ const char *tools_instructions(void)
 
 static const char run_output_schema[] =
     "{\"type\":\"object\",\"properties\":{"
-    "\"run_id\":{\"type\":\"string\",\"description\":\"128-bit random id of the run\"},"
+    "\"run_id\":{\"type\":\"string\",\"description\":\"128-bit random id of the run (32 hex digits, after NODE- on a node of a cluster)\"},"
     "\"status\":{\"type\":\"string\",\"description\":\"ok, error (the script failed), timeout, memory, "
     "output_limit, install_failed, cancelled, or sandbox_error (the service failed)\"},"
     "\"limit\":{\"type\":[\"string\",\"null\"],\"description\":\"the limit that was crossed\"},"

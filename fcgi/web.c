@@ -321,7 +321,7 @@ static void on_phase(void *ctx, enum exec_phase p, const char *detail)
     if (!w->announced && w->r->run_id[0]) {
         w->announced = true;
         json_object *o = json_object_new_object();
-        char url[64];
+        char url[WS_ID_MAX + 32];
         snprintf(url, sizeof url, "api/run/%s/cancel", w->r->run_id);
         json_object_object_add(o, "run_id", json_object_new_string(w->r->run_id));
         json_object_object_add(o, "cancel_url", json_object_new_string(url));
@@ -795,8 +795,9 @@ refused:
 
 void web_api_run_sub(const struct app *app, struct http_req *req, struct http_resp *resp, const char *rest)
 {
-    char run_id[WS_ID_LEN + 1];
-    if (strlen(rest) != WS_ID_LEN + 7 || strcmp(rest + WS_ID_LEN, "/cancel")) {
+    char run_id[WS_ID_MAX + 1];
+    size_t idn = ws_id_prefix(rest); /* RUNID, or NODE-RUNID in a cluster */
+    if (idn == 0 || strcmp(rest + idn, "/cancel")) {
         app_send_error(resp, 404, "no such API (POST api/run/RUNID/cancel stops a run)");
         return;
     }
@@ -805,8 +806,8 @@ void web_api_run_sub(const struct app *app, struct http_req *req, struct http_re
         app_send_error(resp, 405, "use POST");
         return;
     }
-    memcpy(run_id, rest, WS_ID_LEN);
-    run_id[WS_ID_LEN] = '\0';
+    memcpy(run_id, rest, idn);
+    run_id[idn] = '\0';
     int rc = exec_cancel(app->cfg->state_dir, run_id);
     if (rc == -ENOENT) {
         app_send_error(resp, 404, "no such run");

@@ -172,8 +172,8 @@ int deps_base_env(const char *state_dir, const char *python, char **env_dir, cha
     /* Left over from a build that was killed: never used, removed now. */
     discard(util_rm_rf_at(AT_FDCWD, dir));
 
-    char id[WS_ID_LEN + 1];
-    rc = ws_new_id(id);
+    char id[WS_ID_MAX + 1];
+    rc = ws_new_id(NULL, id);
     if (rc < 0)
         return rc;
     cleanup_free char *tmp = NULL;
@@ -1095,8 +1095,8 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
                 discard(remove_env(envs, de->d_name));
             }
     }
-    char id[WS_ID_LEN + 1];
-    rc = ws_new_id(id);
+    char id[WS_ID_MAX + 1];
+    rc = ws_new_id(NULL, id);
     if (rc < 0)
         return rc;
     cleanup_free char *tmp = NULL;
@@ -1221,8 +1221,8 @@ int deps_evict(const char *state_dir, uint64_t cap, const char *keep_key)
             continue;
         if (flock(fd, LOCK_EX | LOCK_NB) < 0)
             continue; /* a run is using it */
-        char id[WS_ID_LEN + 1], trash[80];
-        if (ws_new_id(id) < 0)
+        char id[WS_ID_MAX + 1], trash[80];
+        if (ws_new_id(NULL, id) < 0)
             continue;
         snprintf(trash, sizeof trash, ".trash-%s-%.8s", c[i].name, id);
         if (renameat(envs, c[i].name, envs, trash) < 0) {

@@ -441,6 +441,16 @@ int deps_check_requirement(const char *spec, bool allow_direct, char **name_out,
         goto out;
     }
     (void)direct;
+    if (p.out.len > DEPS_SPEC_MAX) {
+        /* The canonical spelling puts blanks around marker operators, so
+         * it can outgrow the text it came from: it is what goes on (the
+         * installer's argv, the environment's key) and is checked again,
+         * so it has the same ceiling. */
+        snprintf(why, whylen, "requirement '%.200s': longer than DEPS_SPEC_MAX (" DEPS_STR(DEPS_SPEC_MAX)
+                 " bytes) once written out canonically", spec);
+        dbuf_free(&p.out);
+        return -EINVAL;
+    }
     if (name_out)
         *name_out = steal_pointer(&name);
     if (canon_out) {

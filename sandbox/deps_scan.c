@@ -488,7 +488,12 @@ static int toml_string(struct toml *t, char **out)
             }
             t->i += 2;
             if (v) {
+                /* The same ceiling as a plain byte, with a reason: a bare
+                 * -E2BIG here reached the caller without one, and the
+                 * front doors took it for a failure of the service. */
                 rc = dbuf_append(&b, &v, 1);
+                if (rc == -E2BIG)
+                    rc = toml_fail(t, "string too long");
             } else if (multi && (e == '\n' || e == ' ' || e == '\t' || e == '\r')) {
                 /* A line-ending backslash trims the whitespace that follows. */
                 while (t->i < t->n && t->s[t->i] && strchr(" \t\r\n", t->s[t->i]))

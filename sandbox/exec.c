@@ -384,7 +384,7 @@ static int make_workspace(struct run *run)
     const struct exec_spec *spec = run->spec;
     struct exec_result *r = run->r;
     char *dir = NULL;
-    int rc = ws_run_create(spec->cfg->state_dir, r->run_id, &dir);
+    int rc = ws_run_create(spec->cfg->state_dir, spec->cfg->node_id, r->run_id, &dir);
     if (rc < 0) {
         set_error(r, "cannot create a run directory under %s/runs: %s", spec->cfg->state_dir, strerror(-rc));
         return rc;

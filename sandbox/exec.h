@@ -13,6 +13,7 @@
 #include "admit.h"
 #include "deps.h"
 #include "util.h"
+#include "workspace.h"
 
 /* ---------------------------------------------------------------- limits */
 
@@ -81,6 +82,7 @@ struct exec_config {
     const char *state_dir;      /* absolute; STATE of DESIGN.md */
     const char *python;         /* interpreter scripts run with */
     const char *url_prefix;     /* "/artifacts/" for result URLs; NULL: no URLs */
+    const char *node_id;        /* run ids are NODE-HEX (a cluster); NULL: HEX */
     enum exec_isolation isolation;
     bool require_isolation;     /* refuse to run without the namespaces */
     bool script_network;
@@ -205,7 +207,7 @@ enum exec_env_cache {
 const char *exec_env_cache_name(enum exec_env_cache c);
 
 struct exec_result {
-    char run_id[33];            /* 32 hex digits: 128 random bits */
+    char run_id[WS_ID_MAX + 1]; /* 128 random bits as 32 hex digits, after NODE- in a cluster */
     char *run_dir;              /* STATE/runs/RUNID */
     char *workdir;              /* the script's cwd */
     char *output_dir;           /* SCRIPT_OUTPUT */

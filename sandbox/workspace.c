@@ -17,23 +17,73 @@
 #include <linux/openat2.h>
 #endif
 
-int ws_new_id(char out[WS_ID_LEN + 1])
+static bool node_char(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z');
+}
+
+static bool hex_char(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+bool ws_node_valid(const char *s)
+{
+    size_t i;
+    for (i = 0; s[i]; i++)
+        if (i >= WS_NODE_MAX || !node_char(s[i]))
+            return false;
+    return i > 0;
+}
+
+int ws_new_id(const char *node, char out[WS_ID_MAX + 1])
 {
     unsigned char raw[WS_ID_LEN / 2];
+    size_t off = 0;
+    if (node) {
+        if (!ws_node_valid(node))
+            return -EINVAL;
+        off = strlen(node);
+        memcpy(out, node, off);
+        out[off++] = '-';
+    }
     int rc = util_random(raw, sizeof raw);
     if (rc < 0)
         return rc;
-    util_hex(raw, sizeof raw, out);
+    util_hex(raw, sizeof raw, out + off);
     return 0;
+}
+
+/* The length of an id at the start of s, which ends where s[len] is one
+ * of the bytes in ends (or NUL); 0 when it is no id. Never reads past the
+ * end of the id plus one byte. */
+static size_t id_span(const char *s, const char *ends)
+{
+    size_t node = 0;
+    while (node <= WS_ID_LEN && node_char(s[node]))
+        node++;
+    size_t hex = 0;
+    if (s[node] == '-' && node >= 1 && node <= WS_NODE_MAX)
+        hex = node + 1; /* NODE-HEX */
+    else if (node != WS_ID_LEN)
+        return 0;       /* HEX alone: 32 of them, nothing else */
+    for (size_t i = hex; i < hex + WS_ID_LEN; i++)
+        if (!hex_char(s[i]))
+            return 0;
+    size_t len = hex + WS_ID_LEN;
+    if (s[len] != '\0' && !strchr(ends, s[len]))
+        return 0;
+    return len;
 }
 
 bool ws_id_valid(const char *s)
 {
-    size_t i;
-    for (i = 0; i < WS_ID_LEN; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return s[i] == '\0';
+    return id_span(s, "") > 0;
+}
+
+size_t ws_id_prefix(const char *s)
+{
+    return id_span(s, "/.");
 }
 
 int ws_init_state(const char *state_dir)
@@ -77,7 +127,7 @@ char *ws_run_path(const char *state_dir, const char *id)
     return p;
 }
 
-int ws_run_create(const char *state_dir, char id[WS_ID_LEN + 1], char **run_dir)
+int ws_run_create(const char *state_dir, const char *node, char id[WS_ID_MAX + 1], char **run_dir)
 {
     int rc = ws_init_state(state_dir);
     if (rc < 0)
@@ -85,7 +135,7 @@ int ws_run_create(const char *state_dir, char id[WS_ID_LEN + 1], char **run_dir)
     /* 128 random bits do not collide in practice; EEXIST is still handled
      * rather than assumed away. */
     for (int tries = 0; tries < 4; tries++) {
-        rc = ws_new_id(id);
+        rc = ws_new_id(node, id);
         if (rc < 0)
             return rc;
         cleanup_free char *p = ws_run_path(state_dir, id);

@@ -11,19 +11,35 @@
 #include "util.h"
 
 #define WS_ID_LEN 32  /* hex digits of a 128-bit id */
+#define WS_NODE_MAX 16 /* bytes of a node id (config node_id) */
+#define WS_ID_MAX (WS_NODE_MAX + 1 + WS_ID_LEN) /* NODE-HEX, the longest id */
 
-/* Fills out (WS_ID_LEN + 1 bytes) with 128 random bits as lower-case hex.
- * 0 or -errno from getrandom. */
-int ws_new_id(char out[WS_ID_LEN + 1]) must_check;
-/* True when s is exactly WS_ID_LEN lower-case hex digits. */
+/* Run and session ids are 128 random bits as WS_ID_LEN lower-case hex
+ * digits, prefixed with "NODE-" when the configuration names the node
+ * (node_id), so that a front nginx can tell from the id alone which
+ * backend holds the files (nginx/cluster.conf.in). */
+
+/* True when s is a node id: 1 to WS_NODE_MAX of [a-z0-9]. */
+bool ws_node_valid(const char *s);
+
+/* Fills out (WS_ID_MAX + 1 bytes) with a new id: 128 random bits as
+ * lower-case hex, after "NODE-" when node is not NULL (node must be
+ * ws_node_valid; -EINVAL otherwise). 0 or -errno from getrandom. */
+int ws_new_id(const char *node, char out[WS_ID_MAX + 1]) must_check;
+/* True when s is exactly an id: WS_ID_LEN lower-case hex digits, or a
+ * node id, '-', and those. Nothing else (no '/', no '.', no upper case). */
 bool ws_id_valid(const char *s);
+/* The length of the id at the start of s, up to the first '/' or '.'
+ * (the artifact routes: RUNID/PATH, RUNID.zip), or 0 when that is no id. */
+size_t ws_id_prefix(const char *s);
 
 /* Creates STATE and its sub-directories when missing. 0 or -errno. */
 int ws_init_state(const char *state_dir) must_check;
 
-/* Creates a new run directory STATE/runs/RUNID (mode 0700) with a fresh id.
- * On success *run_dir is a new string (caller frees) and id is filled. */
-int ws_run_create(const char *state_dir, char id[WS_ID_LEN + 1], char **run_dir) must_check;
+/* Creates a new run directory STATE/runs/RUNID (mode 0700) with a fresh id
+ * (ws_new_id with node, which may be NULL). On success *run_dir is a new
+ * string (caller frees) and id is filled. */
+int ws_run_create(const char *state_dir, const char *node, char id[WS_ID_MAX + 1], char **run_dir) must_check;
 
 /* Path of the run directory for an id (caller frees), or NULL (ENOMEM, or
  * EINVAL for an id that is not one of ours). */

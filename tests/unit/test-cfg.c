@@ -217,6 +217,32 @@ static void test_admission_keys(void)
     cfg_free(&c);
 }
 
+/* node_id: none by default (run ids without a node), else a node id that
+ * run and session ids start with; nothing that could leave a path. */
+static void test_node_id(void)
+{
+    struct cfg c;
+    char err[512];
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "defaults");
+    ok(c.exec.node_id == NULL, "node_id: none by default");
+    cfg_free(&c);
+    const char *sets[] = {"node_id=b7"};
+    is_int(cfg_load(&c, NULL, NULL, sets, 1, err, sizeof err), 0, "node_id = b7");
+    is_str(c.exec.node_id, "b7", "reaches the executor");
+    cfg_free(&c);
+    const char *none[] = {"node_id=b7", "node_id=none"};
+    is_int(cfg_load(&c, NULL, NULL, none, 2, err, sizeof err), 0, "node_id = none");
+    ok(c.exec.node_id == NULL, "is no node");
+    cfg_free(&c);
+    static const char *const bad[] = {"node_id=../x", "node_id=N1", "node_id=a-b", "node_id=a.b",
+                                      "node_id=0123456789abcdefg", "node_id=a b"};
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        ok(cfg_load(&c, NULL, NULL, &bad[i], 1, err, sizeof err) < 0 && strstr(err, "node_id"), "%s is refused: %s",
+           bad[i], err);
+        cfg_free(&c);
+    }
+}
+
 int main(void)
 {
     ok(mkdtemp(dir) != NULL, "temporary directory");
@@ -224,6 +250,7 @@ int main(void)
     test_load();
     test_deps_keys();
     test_admission_keys();
+    test_node_id();
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
     return tap_done();
 }

@@ -223,6 +223,26 @@ static void test_check(void)
     longspec[sizeof longspec - 1] = '\0';
     is_int(deps_check_requirement(longspec, false, NULL, NULL, why, sizeof why), -EINVAL,
            "a requirement past DEPS_SPEC_MAX is refused");
+    /* Under the ceiling as written, over it canonically (blanks around each
+     * marker operator): refused too, and a canonical form is always
+     * accepted again (tests/fuzz found this). */
+    char grow[DEPS_SPEC_MAX + 1] = "x;python_version>'1'";
+    while (strlen(grow) + 15 <= DEPS_SPEC_MAX)
+        strcat(grow, "and'1'<'2'");
+    ok(strlen(grow) <= DEPS_SPEC_MAX, "a marker of %zu bytes", strlen(grow));
+    is_int(deps_check_requirement(grow, false, &name, &canon, why, sizeof why), -EINVAL,
+           "whose canonical spelling is past DEPS_SPEC_MAX: refused (%s)", why);
+    ok(name == NULL && canon == NULL, "and nothing returned");
+    strcpy(grow, "x;python_version>'1'and'1'<'2'and'1'<'2'and'1'<'2'");
+    is_int(deps_check_requirement(grow, false, &name, &canon, why, sizeof why), 0, "a shorter one is fine");
+    char *name2 = NULL, *canon2 = NULL;
+    is_int(deps_check_requirement(canon, false, &name2, &canon2, why, sizeof why), 0, "its canonical spelling too");
+    is_str(canon2, canon, "and is its own canonical spelling");
+    free(name);
+    free(canon);
+    free(name2);
+    free(canon2);
+    name = canon = NULL;
     is_int(deps_check_requirement("x @ https://127.0.0.1/x.whl", true, &name, &canon, why, sizeof why), 0,
            "a direct reference when allowed");
     is_str(canon, "x @ https://127.0.0.1/x.whl", "  its canonical form");

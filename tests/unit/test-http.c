@@ -9,39 +9,8 @@
 #include "app.h"
 #include "http.h"
 #include "mcp.h"
+#include "memio.h"
 #include "tap.h"
-
-/* A transport over memory. */
-struct mem {
-    const char *in;
-    size_t in_len, in_off;
-    struct dbuf out;
-};
-
-static ssize_t mem_read(void *ctx, char *buf, size_t n)
-{
-    struct mem *m = ctx;
-    size_t left = m->in_len - m->in_off;
-    if (n > left)
-        n = left;
-    if (n > 7)
-        n = 7; /* short reads on purpose */
-    memcpy(buf, m->in + m->in_off, n);
-    m->in_off += n;
-    return (ssize_t)n;
-}
-
-static int mem_write(void *ctx, const char *buf, size_t n)
-{
-    struct mem *m = ctx;
-    return dbuf_append(&m->out, buf, n);
-}
-
-static int mem_flush(void *ctx)
-{
-    (void)ctx;
-    return 0;
-}
 
 static void test_decode(void)
 {
@@ -107,7 +76,7 @@ static void test_body_and_response(void)
     char e1[] = "REQUEST_METHOD=POST", e2[] = "REQUEST_URI=/mcp?x=1", e3[] = "CONTENT_LENGTH=26",
          e4[] = "HTTP_MCP_SESSION_ID=abc", e5[] = "CONTENT_TYPE=application/json";
     char *env[] = {e1, e2, e3, e4, e5, NULL};
-    struct mem m = {.in = "{\"jsonrpc\":\"2.0\",\"id\":1}\n", .in_len = 26};
+    struct mem m = {.in = "{\"jsonrpc\":\"2.0\",\"id\":1}\n", .in_len = 26, .chunk = 7}; /* short reads on purpose */
     dbuf_init(&m.out, 1 << 16);
     struct http_io io = {&m, mem_read, mem_write, mem_flush, env};
     struct http_req req;
@@ -123,7 +92,7 @@ static void test_body_and_response(void)
     is_int((long long)len, 26, "the whole body, over short reads");
     free(body);
     char *env2[] = {e1, NULL}; /* no CONTENT_LENGTH: read to the end, bounded */
-    struct mem m2 = {.in = "0123456789", .in_len = 10};
+    struct mem m2 = {.in = "0123456789", .in_len = 10, .chunk = 7};
     struct http_io io2 = {&m2, mem_read, mem_write, mem_flush, env2};
     struct http_req req2;
     http_req_init(&req2, &io2);

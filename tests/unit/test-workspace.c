@@ -18,10 +18,10 @@ static int cmp(const void *a, const void *b)
 static void test_ids(void)
 {
     enum { N = 20000 };
-    char(*ids)[WS_ID_LEN + 1] = calloc(N, sizeof *ids);
+    char(*ids)[WS_ID_MAX + 1] = calloc(N, sizeof *ids);
     int bad = 0;
     for (int i = 0; i < N; i++)
-        if (ws_new_id(ids[i]) < 0 || !ws_id_valid(ids[i]))
+        if (ws_new_id(NULL, ids[i]) < 0 || !ws_id_valid(ids[i]) || strlen(ids[i]) != WS_ID_LEN)
             bad++;
     is_int(bad, 0, "20000 ids are 32 lower-case hex digits");
     qsort(ids, N, sizeof *ids, cmp);
@@ -48,6 +48,48 @@ static void test_ids(void)
     ok(!ws_id_valid("0123456789ABCDEF0123456789abcdef"), "upper case is not an id");
     ok(!ws_id_valid("../../../../etc/passwd/aaaaaaaaaa"), "a path is not an id");
     ok(ws_run_path("/s", "../x") == NULL, "ws_run_path refuses a non-id");
+}
+
+/* Ids that carry a node id (node_id, a cluster): NODE-HEX. The artifact
+ * routes and the state directory take them; nothing else gets through. */
+static void test_node_ids(void)
+{
+    char id[WS_ID_MAX + 1];
+    is_int(ws_new_id("n1", id), 0, "an id for node n1");
+    ok(!strncmp(id, "n1-", 3) && strlen(id) == 3 + WS_ID_LEN && ws_id_valid(id), "is n1- and 32 hex digits");
+    is_int(ws_new_id("0123456789abcdef", id), 0, "a node id of 16 characters");
+    ok(ws_id_valid(id) && strlen(id) == WS_ID_MAX, "makes an id of WS_ID_MAX");
+    is_int(ws_new_id("0123456789abcdefg", id), -EINVAL, "17 characters is not a node id");
+    is_int(ws_new_id("N1", id), -EINVAL, "upper case is not a node id");
+    is_int(ws_new_id("n-1", id), -EINVAL, "a dash is not in a node id");
+    is_int(ws_new_id("", id), -EINVAL, "an empty node id is refused");
+    ok(ws_node_valid("a") && ws_node_valid("node7") && !ws_node_valid("a.b") && !ws_node_valid("a/b") &&
+           !ws_node_valid("..") && !ws_node_valid(""),
+       "ws_node_valid");
+    ok(ws_id_valid("b-0123456789abcdef0123456789abcdef"), "a one-letter node");
+    ok(!ws_id_valid("-0123456789abcdef0123456789abcdef"), "an empty node is not an id");
+    ok(!ws_id_valid("n1--0123456789abcdef0123456789abcdef"), "two dashes are not an id");
+    ok(!ws_id_valid("n1-0123456789abcdef0123456789abcde"), "31 digits after a node are not an id");
+    ok(!ws_id_valid("n1-0123456789abcdef0123456789abcdef0"), "33 digits after a node are not an id");
+    ok(!ws_id_valid("n1-0123456789abcdef0123456789abcdeg"), "a non-hex digit after a node is not an id");
+    ok(!ws_id_valid("N1-0123456789abcdef0123456789abcdef"), "an upper-case node is not an id");
+    ok(!ws_id_valid("0123456789abcdefg-0123456789abcdef0123456789abcdef"), "a 17-character node is not an id");
+    ok(!ws_id_valid("..-0123456789abcdef0123456789abcdef"), "a node of dots is not an id");
+    ok(!ws_id_valid("n/1-0123456789abcdef0123456789abcdef"), "a slash in the node is not an id");
+    ok(!ws_id_valid("0123456789abcdef0123456789abcdef-0123456789abcdef0123456789abcdef"),
+       "an id as the node is not an id");
+    ok(!ws_id_valid("n1-0123456789abcdef0123456789abcdef/"), "a trailing slash is not in an id");
+    ok(!ws_id_valid(".ended-0123456789abcdef0123456789abcdef"), "an ended session's name is not an id");
+    is_int((int)ws_id_prefix("n1-0123456789abcdef0123456789abcdef/a.png"), 35, "RUNID/PATH: the id's length");
+    is_int((int)ws_id_prefix("n1-0123456789abcdef0123456789abcdef.zip"), 35, "RUNID.zip: the id's length");
+    is_int((int)ws_id_prefix("0123456789abcdef0123456789abcdef/x"), 32, "a plain id before a slash");
+    is_int((int)ws_id_prefix("n1-0123456789abcdef0123456789abcdef-x"), 0, "an id followed by a dash is none");
+    is_int((int)ws_id_prefix("n1-../etc/passwd"), 0, "n1-../ is none");
+    is_int((int)ws_id_prefix("n1/0123456789abcdef0123456789abcdef"), 0, "n1/ID is none");
+    char *p = ws_run_path("/s", "n1-0123456789abcdef0123456789abcdef");
+    is_str(p, "/s/runs/n1-0123456789abcdef0123456789abcdef", "ws_run_path takes a node id");
+    free(p);
+    ok(ws_run_path("/s", "n1-../../etc") == NULL, "and refuses n1-../../etc");
 }
 
 static void test_rel_paths(void)
@@ -103,10 +145,11 @@ static void test_runs(void)
 {
     char dir[] = "/tmp/rms-test-state-XXXXXX";
     ok(mkdtemp(dir) != NULL, "state directory");
-    char id[WS_ID_LEN + 1], id2[WS_ID_LEN + 1];
+    char id[WS_ID_MAX + 1], id2[WS_ID_MAX + 1];
     char *p = NULL, *p2 = NULL;
-    is_int(ws_run_create(dir, id, &p), 0, "a run directory");
-    is_int(ws_run_create(dir, id2, &p2), 0, "another");
+    is_int(ws_run_create(dir, NULL, id, &p), 0, "a run directory");
+    is_int(ws_run_create(dir, "node2", id2, &p2), 0, "another, on a node");
+    ok(!strncmp(id2, "node2-", 6) && ws_id_valid(id2), "whose id carries the node");
     ok(strcmp(id, id2) != 0, "with different ids");
     struct stat st;
     ok(stat(p, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700, "mode 0700");
@@ -127,6 +170,7 @@ static void test_runs(void)
 int main(void)
 {
     test_ids();
+    test_node_ids();
     test_rel_paths();
     test_open_beneath();
     test_runs();

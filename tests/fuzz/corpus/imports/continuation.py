@@ -1,0 +1,6 @@
+import \
+    requests, \
+    lxml.etree
+x = [
+ import_ ]
+rb"\x00" ; import zz

@@ -1,0 +1,3 @@
+import os, sys
+import numpy as np
+from PIL import Image

@@ -1,0 +1,8 @@
+# /// script
+# requires-python = ">=3.8"
+# dependencies = [
+#   "requests<3",
+#   "rich",
+# ]
+# ///
+import requests

@@ -1,0 +1,4 @@
+# /// pyproject
+# x = 1
+# ///
+print(1)

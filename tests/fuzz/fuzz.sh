@@ -1,0 +1,172 @@
+#!/bin/bash
+# fuzz.sh: builds the libFuzzer targets of tests/fuzz/ with clang, whatever
+# compiler the project is configured with, and runs them.
+#
+#   fuzz.sh build            build every target into $FUZZ_DIR/bin
+#   fuzz.sh run [SECONDS]    build, then fuzz each target for SECONDS
+#                            (default $FUZZ_SECONDS, else 60); new inputs go
+#                            to $FUZZ_DIR/corpus/NAME, crashes to $FUZZ_DIR/crashes
+#   fuzz.sh check [SECONDS]  TAP: build, run each target once over its seed
+#                            corpus, then fuzz it for SECONDS (default 5);
+#                            skips with the reason when clang or libFuzzer
+#                            is missing (make check runs this)
+#
+# Environment: top_srcdir and top_builddir (config.h; make sets both),
+# FUZZ_CC (clang), FUZZ_DIR (top_builddir/tests/fuzz-work), FUZZ_JOBS (2).
+#
+# A target is fuzz-NAME.c (LLVMFuzzerTestOneInput) with seeds in
+# corpus/NAME/; adding one is adding its name to TARGETS. Every target links
+# all of sandbox/ and fcgi/ (but main.c) as one static library, with the
+# sandbox boundary stubbed (stubs.c: exec_run and deps_python_info; the real
+# ones are compiled under other names), so a target pulls in what it calls.
+set -u
+TARGETS=(
+    mcp
+    imports
+    pep723
+    requirement
+)
+
+mode=${1:-run}
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir/build}
+FUZZ_CC=${FUZZ_CC:-clang}
+FUZZ_DIR=${FUZZ_DIR:-$top_builddir/tests/fuzz-work}
+FUZZ_JOBS=${FUZZ_JOBS:-2}
+here=$top_srcdir/tests/fuzz
+# Memory: ASan's own overhead included; a target that needs more than this
+# has a leak or an unbounded buffer.
+RSS_MB=1024
+
+skip_all() {
+    if [ "$mode" = check ]; then echo "1..0 # SKIP $*"; exit 0; fi
+    echo "fuzz: $*" >&2
+    exit 1
+}
+
+command -v "$FUZZ_CC" >/dev/null 2>&1 || skip_all "no $FUZZ_CC (the fuzz targets need clang with libFuzzer: apt-get install clang)"
+[ -f "$top_builddir/config.h" ] || skip_all "no config.h in $top_builddir: run configure first"
+mkdir -p "$FUZZ_DIR/obj" "$FUZZ_DIR/bin" || exit 1
+probe=$FUZZ_DIR/obj/probe
+printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }\n' >"$probe.c"
+"$FUZZ_CC" -fsanitize=fuzzer,address,undefined "$probe.c" -o "$probe" >"$probe.log" 2>&1 ||
+    skip_all "$FUZZ_CC cannot build a libFuzzer program with ASan and UBSan ($(head -c 200 "$probe.log"))"
+
+PKGS="json-c fcgi libseccomp libarchive libcurl"
+CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+ -Wall -Wno-unused-parameter -I$top_builddir -I$top_srcdir/sandbox -I$top_srcdir/fcgi -I$top_srcdir/tests/lib -I$here
+ -DSYSCONFDIR=\"/nonexistent\" -DLOCALSTATEDIR=\"/nonexistent\" -DPKGDATADIR=\"/nonexistent\"
+ $(pkg-config --cflags $PKGS)"
+LIBS="$(pkg-config --libs json-c fcgi libseccomp) -ldl -lm"
+
+# Rebuilds an object when it is older than its source or than any header.
+newest_header=$(ls -t "$top_builddir/config.h" "$top_srcdir"/sandbox/*.h "$top_srcdir"/fcgi/*.h "$top_srcdir"/tests/lib/*.h "$here"/*.h | head -1)
+compile() { # compile SRC OBJ [EXTRA_FLAGS]
+    local src=$1 obj=$2
+    if [ -f "$obj" ] && [ "$obj" -nt "$src" ] && [ "$obj" -nt "$newest_header" ] && [ "$obj" -nt "$fuzz_script" ]; then
+        return 0
+    fi
+    # shellcheck disable=SC2086
+    "$FUZZ_CC" $CFLAGS ${3:-} -c "$src" -o "$obj.tmp" && mv "$obj.tmp" "$obj"
+}
+export -f compile
+fuzz_script=$(readlink -f "$0") # the flags are in it
+export FUZZ_CC CFLAGS newest_header fuzz_script
+
+build() {
+    local jobs=() src base extra objs=()
+    for src in "$top_srcdir"/sandbox/*.c "$top_srcdir"/fcgi/*.c; do
+        base=$(basename "$src" .c)
+        [ "$base" = main ] && continue
+        extra=
+        # The real entry points stay in the library under other names.
+        [ "$src" = "$top_srcdir/sandbox/exec.c" ] && extra=-Dexec_run=fuzz__real_exec_run
+        [ "$src" = "$top_srcdir/sandbox/deps.c" ] && extra=-Ddeps_python_info=fuzz__real_deps_python_info
+        jobs+=("$src" "$FUZZ_DIR/obj/lib-$base.o" "$extra")
+        objs+=("$FUZZ_DIR/obj/lib-$base.o")
+    done
+    for src in "$here"/stubs.c "${TARGETS[@]/#/$here/fuzz-}"; do
+        src=${src%.c}.c
+        base=$(basename "$src" .c)
+        jobs+=("$src" "$FUZZ_DIR/obj/$base.o" "")
+    done
+    printf '%s\0' "${jobs[@]}" | xargs -0 -n3 -P"$FUZZ_JOBS" bash -c 'compile "$1" "$2" "$3"' compile || return 1
+    local lib=$FUZZ_DIR/obj/librms-fuzz.a
+    rm -f "$lib" && ar rcs "$lib" "${objs[@]}" || return 1
+    local t
+    for t in "${TARGETS[@]}"; do
+        # shellcheck disable=SC2086
+        "$FUZZ_CC" -fsanitize=fuzzer,address,undefined "$FUZZ_DIR/obj/fuzz-$t.o" "$FUZZ_DIR/obj/stubs.o" "$lib" \
+            $LIBS -o "$FUZZ_DIR/bin/fuzz-$t" || return 1
+    done
+}
+
+opts() { # opts NAME: the libFuzzer options every run of NAME gets
+    local o=(-rss_limit_mb=$RSS_MB -malloc_limit_mb=$RSS_MB -timeout=20 -max_len=65536 -print_final_stats=1)
+    [ -f "$here/$1.dict" ] && o+=("-dict=$here/$1.dict")
+    printf '%s\n' "${o[@]}"
+}
+
+# ASan: leaks are bugs too; UBSan: every report stops the target.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+case $mode in
+build)
+    build
+    ;;
+run)
+    secs=${2:-${FUZZ_SECONDS:-60}}
+    build || exit 1
+    failed=0
+    for t in "${TARGETS[@]}"; do
+        mkdir -p "$FUZZ_DIR/corpus/$t" "$FUZZ_DIR/crashes"
+        echo "== fuzz-$t for ${secs}s"
+        mapfile -t o < <(opts "$t")
+        "$FUZZ_DIR/bin/fuzz-$t" "${o[@]}" -max_total_time="$secs" -artifact_prefix="$FUZZ_DIR/crashes/$t-" \
+            "$FUZZ_DIR/corpus/$t" "$here/corpus/$t" || { failed=1; echo "fuzz-$t FAILED (input in $FUZZ_DIR/crashes/)"; }
+    done
+    exit $failed
+    ;;
+check)
+    secs=${2:-5}
+    log=$FUZZ_DIR/build.log
+    if ! build >"$log" 2>&1; then
+        echo "1..1"
+        echo "not ok 1 - the fuzz targets build"
+        sed 's/^/# /' "$log" | tail -40
+        exit 1
+    fi
+    echo "1..$((${#TARGETS[@]} * 2))"
+    n=0
+    for t in "${TARGETS[@]}"; do
+        mapfile -t o < <(opts "$t")
+        work=$(mktemp -d "${TMPDIR:-/tmp}/rms-fuzz.XXXXXX") || exit 99
+        n=$((n + 1))
+        seeds=("$here/corpus/$t"/*)
+        if "$FUZZ_DIR/bin/fuzz-$t" "${o[@]}" -artifact_prefix="$work/" "${seeds[@]}" >"$work/log" 2>&1; then
+            echo "ok $n - fuzz-$t: its ${#seeds[@]} seeds, no crash, no sanitizer report"
+        else
+            echo "not ok $n - fuzz-$t: its ${#seeds[@]} seeds"
+            grep -v '^Running:\|^Executed' "$work/log" | tail -40 | sed 's/^/# /'
+        fi
+        n=$((n + 1))
+        if "$FUZZ_DIR/bin/fuzz-$t" "${o[@]}" -max_total_time="$secs" -artifact_prefix="$work/" \
+            "$work" "$here/corpus/$t" >"$work/log" 2>&1; then
+            runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log")
+            echo "ok $n - fuzz-$t: ${secs}s of fuzzing (${runs:-?} inputs), no crash, no sanitizer report"
+        else
+            echo "not ok $n - fuzz-$t: ${secs}s of fuzzing"
+            tail -40 "$work/log" | sed 's/^/# /'
+            for f in "$work"/crash-* "$work"/leak-* "$work"/oom-* "$work"/timeout-*; do
+                [ -f "$f" ] && echo "# input: $(base64 -w0 "$f" | head -c 2000)"
+            done
+        fi
+        rm -rf "$work"
+    done
+    ;;
+*)
+    echo "usage: fuzz.sh build | run [SECONDS] | check [SECONDS]" >&2
+    exit 64
+    ;;
+esac

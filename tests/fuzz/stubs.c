@@ -1,0 +1,117 @@
+/* stubs.c: the sandbox boundary, stubbed for the fuzz targets that drive
+ * the HTTP side (fcgi/): exec_run and deps_python_info are replaced (the
+ * build compiles the real ones under other names) so that no process is
+ * started, nothing is installed and no script runs. The stub exec_run
+ * still does what the front doors rely on: a run id, phases, output
+ * through the sink (the script's text, as if it printed itself), a status
+ * and artifacts whose names come from the script ("#artifact NAME" lines;
+ * "#sandbox-error" anywhere makes the run a failure of the service),
+ * so the result serializer, the notifications and the links are
+ * exercised with hostile bytes. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deps.h"
+#include "exec.h"
+#include "fuzz.h"
+#include "workspace.h"
+
+bool fuzz_stub_failed;
+
+int deps_python_info(const char *state_dir, const char *python, struct deps_python *info, char *err, size_t errlen)
+{
+    static const char *const stdlib[] = {"json", "os", "sys"};
+    memset(info, 0, sizeof *info);
+    snprintf(info->key, sizeof info->key, "0123456789abcdef");
+    info->path = strdup(python);
+    info->version = strdup("3.11.2");
+    info->platform = strdup("linux-x86_64");
+    for (size_t i = 0; i < ARRAY_SIZE(stdlib); i++)
+        if (deps_strv_push(&info->stdlib, stdlib[i], strlen(stdlib[i])) < 0)
+            return -ENOMEM;
+    return info->path && info->version && info->platform ? 0 : -ENOMEM;
+}
+
+static int add_artifact(struct exec_result *r, const char *name, size_t len)
+{
+    struct exec_artifact *v = realloc(r->artifacts, (r->n_artifacts + 1) * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    r->artifacts = v;
+    struct exec_artifact *a = &v[r->n_artifacts];
+    a->path = strndup(name, len);
+    a->size = len;
+    a->mime = strdup(len % 2 ? "image/png" : "text/plain");
+    a->summary = strndup(name, len);
+    if (!a->path || !a->mime || !a->summary) {
+        free(a->path);
+        free(a->mime);
+        free(a->summary);
+        return -ENOMEM;
+    }
+    r->n_artifacts++;
+    return 0;
+}
+
+int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+{
+    const struct exec_config *cfg = spec->cfg;
+    int rc = ws_new_id(cfg->node_id, r->run_id);
+    if (rc < 0)
+        return rc;
+    r->url_prefix = cfg->url_prefix;
+    r->isolation = "namespaces+seccomp";
+    if (asprintf(&r->run_dir, "%s/runs/%s", cfg->state_dir, r->run_id) < 0) {
+        r->run_dir = NULL;
+        return -ENOMEM;
+    }
+    if (sink && sink->phase) {
+        sink->phase(sink->ctx, EXEC_PHASE_RESOLVING, NULL);
+        sink->phase(sink->ctx, EXEC_PHASE_RUNNING, NULL);
+    }
+    /* The script "prints" its own text on stdout and its input on stderr,
+     * in chunks of a size the text picks, through the log as exec_run
+     * keeps it. */
+    const char *src[2] = {spec->code, spec->input};
+    size_t len[2] = {spec->code_len, spec->input ? spec->input_len : 0};
+    size_t step = spec->code_len ? (unsigned char)spec->code[0] % 61 + 1 : 1;
+    for (int s = 0; s < 2; s++)
+        for (size_t off = 0; off < len[s]; off += step) {
+            size_t n = len[s] - off < step ? len[s] - off : step;
+            bool marker = false;
+            int kept = exec_log_append(&r->log, (enum exec_stream)s, src[s] + off, n, &marker);
+            if (kept < 0)
+                return kept;
+            if (sink && sink->output && kept > 0)
+                sink->output(sink->ctx, (enum exec_stream)s, src[s] + off, (size_t)kept);
+            if (sink && sink->cancelled && sink->cancelled(sink->ctx)) {
+                r->status = EXEC_STATUS_CANCELLED;
+                goto done;
+            }
+        }
+    for (const char *p = spec->code, *end = spec->code + spec->code_len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        if (eol - p > 10 && !memcmp(p, "#artifact ", 10) && (rc = add_artifact(r, p + 10, (size_t)(eol - p - 10))) < 0)
+            return rc;
+        p = nl ? nl + 1 : end;
+    }
+    r->has_zip = r->n_artifacts > 0;
+    /* A failure of the service only when the script asks for one: the
+     * target checks that nothing else is reported as one. */
+    r->status = memmem(spec->code, spec->code_len, "#sandbox-error", 14) ? EXEC_STATUS_SANDBOX_ERROR
+                                                                          : (enum exec_status)(spec->code_len % 7);
+    r->exit_code = r->status == EXEC_STATUS_OK ? 0 : 1;
+    if (r->status == EXEC_STATUS_SANDBOX_ERROR) {
+        fuzz_stub_failed = true;
+        r->error = strdup("stub: the sandbox failed");
+        return -EIO;
+    }
+done:
+    if (sink && sink->phase)
+        sink->phase(sink->ctx, EXEC_PHASE_DONE, exec_status_name(r->status));
+    return 0;
+}
