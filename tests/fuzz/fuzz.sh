@@ -25,6 +25,7 @@ TARGETS=(
     imports
     pep723
     requirement
+    form
 )
 
 mode=${1:-run}
