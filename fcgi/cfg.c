@@ -241,6 +241,19 @@ static int parse_count(const char *s, uint64_t *v)
 }
 
 /* An absolute path from a configured one (relative to the cwd). */
+/* Puts v (a fresh copy, or NULL when it could not be made) in place of
+ * *slot. */
+static int set_string(char **slot, char *v, const char *key, char *err, size_t errlen)
+{
+    if (!v) {
+        snprintf(err, errlen, "%s: out of memory", key);
+        return -ENOMEM;
+    }
+    free(*slot);
+    *slot = v;
+    return 0;
+}
+
 static char *absolute(const char *p)
 {
     if (p[0] == '/')
@@ -328,15 +341,7 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
         }
         /* fall through */
     case CFG_OPTSTRING: {
-        char *v = strdup(!strcmp(value, "none") ? "" : value);
-        if (!v) {
-            snprintf(err, errlen, "%s: out of memory", key);
-            return -ENOMEM;
-        }
-        char **slot = (char **)(base + k->offset);
-        free(*slot);
-        *slot = v;
-        return 0;
+        return set_string((char **)(base + k->offset), strdup(!strcmp(value, "none") ? "" : value), key, err, errlen);
     }
     case CFG_PATH:
     case CFG_STRING: {
@@ -344,15 +349,8 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t
             snprintf(err, errlen, "%s: empty value", key);
             return -EINVAL;
         }
-        char *v = k->type == CFG_PATH ? absolute(value) : strdup(value);
-        if (!v) {
-            snprintf(err, errlen, "%s: out of memory", key);
-            return -ENOMEM;
-        }
-        char **slot = (char **)(base + k->offset);
-        free(*slot);
-        *slot = v;
-        return 0;
+        return set_string((char **)(base + k->offset), k->type == CFG_PATH ? absolute(value) : strdup(value), key, err,
+                          errlen);
     }
     case CFG_SECRET: {
         char *v = NULL;

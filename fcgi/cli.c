@@ -469,22 +469,34 @@ static int xfer_args(int argc, char **argv, const char *cmd, const char *names, 
     return -1;
 }
 
+/* The start both transfer commands share: their arguments, then the
+ * configuration. -1 to go on (cfg loaded), else the exit status. */
+static int xfer_start(int argc, char **argv, const char *cmd, const char *names, const char *self, struct xfer_args *a,
+                      struct cfg *cfg)
+{
+    int status = xfer_args(argc, argv, cmd, names, a);
+    if (status >= 0)
+        return status;
+    char err[FETCH_ERR_MAX];
+    if (cfg_load(cfg, a->config, self, a->sets, a->nsets, err, sizeof err) < 0) {
+        fail("%s", err);
+        cfg_free(cfg);
+        return CLI_EXIT_CONFIG;
+    }
+    return -1;
+}
+
 int cli_fetch(int argc, char **argv, const char *self)
 {
     cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     if (!sets)
         return CLI_EXIT_SERVICE;
     struct xfer_args a = {.sets = sets};
-    int status = xfer_args(argc, argv, "fetch", "URL DEST", &a);
-    if (status >= 0)
-        return status;
     struct cfg cfg;
     char err[FETCH_ERR_MAX];
-    if (cfg_load(&cfg, a.config, self, a.sets, a.nsets, err, sizeof err) < 0) {
-        fail("%s", err);
-        cfg_free(&cfg);
-        return CLI_EXIT_CONFIG;
-    }
+    int status = xfer_start(argc, argv, "fetch", "URL DEST", self, &a, &cfg);
+    if (status >= 0)
+        return status;
     const char *url = a.pos[0], *dest = a.pos[1];
     int rc;
     status = 0;
@@ -544,16 +556,11 @@ int cli_upload(int argc, char **argv, const char *self)
     if (!sets)
         return CLI_EXIT_SERVICE;
     struct xfer_args a = {.sets = sets};
-    int status = xfer_args(argc, argv, "upload", "FILE URL", &a);
-    if (status >= 0)
-        return status;
     struct cfg cfg;
     char err[FETCH_ERR_MAX];
-    if (cfg_load(&cfg, a.config, self, a.sets, a.nsets, err, sizeof err) < 0) {
-        fail("%s", err);
-        cfg_free(&cfg);
-        return CLI_EXIT_CONFIG;
-    }
+    int status = xfer_start(argc, argv, "upload", "FILE URL", self, &a, &cfg);
+    if (status >= 0)
+        return status;
     const char *file = a.pos[0], *url = a.pos[1];
     struct fetch_upload_result u;
     int rc;

@@ -905,23 +905,35 @@ static int transfer_error(const struct curl_api *c, CURL *h, struct xfer *x, CUR
     }
 }
 
-/* A download into x->fd or x->mem. */
-static int run_download(const struct fetch_config *cfg, const char *url, struct xfer *x, char *err, size_t errlen)
+/* libcurl (loaded on first use) and a new easy handle: 0, or -ENOSYS /
+ * -ENOMEM with the reason in err. */
+static int curl_open(const struct curl_api **c, CURL **h, char *err, size_t errlen)
 {
     char why[160];
-    int rc = fetch_url_check(url, err, errlen);
-    if (rc < 0)
-        return rc;
-    const struct curl_api *c = curl_api(why, sizeof why);
-    if (!c) {
+    *c = curl_api(why, sizeof why);
+    if (!*c) {
         snprintf(err, errlen, "%s", why);
         return -ENOSYS;
     }
-    CURL *h = c->easy_init();
-    if (!h) {
+    *h = (*c)->easy_init();
+    if (!*h) {
         snprintf(err, errlen, "curl_easy_init failed");
         return -ENOMEM;
     }
+    return 0;
+}
+
+/* A download into x->fd or x->mem. */
+static int run_download(const struct fetch_config *cfg, const char *url, struct xfer *x, char *err, size_t errlen)
+{
+    int rc = fetch_url_check(url, err, errlen);
+    if (rc < 0)
+        return rc;
+    const struct curl_api *c;
+    CURL *h;
+    rc = curl_open(&c, &h, err, errlen);
+    if (rc < 0)
+        return rc;
     sha256_init(&x->hash);
     rc = setup_handle(c, h, x, url);
     CURLcode e = CURLE_OK;
@@ -1187,7 +1199,7 @@ int fetch_to_memory(const struct fetch_config *cfg, const char *url, uint64_t ma
 int fetch_upload(const struct fetch_config *cfg, const char *url, int dirfd, const char *rel,
                  struct fetch_upload_result *out, char *err, size_t errlen)
 {
-    char shown[512], why[160];
+    char shown[512];
     struct xfer x;
     memset(out, 0, sizeof *out);
     fetch_url_redact(url, shown, sizeof shown);
@@ -1221,16 +1233,11 @@ int fetch_upload(const struct fetch_config *cfg, const char *url, int dirfd, con
         snprintf(err, errlen, "upload %s: '%.200s' (%s) is larger than upload_bytes (%s)", shown, rel, a, b);
         return -EFBIG;
     }
-    const struct curl_api *c = curl_api(why, sizeof why);
-    if (!c) {
-        snprintf(err, errlen, "%s", why);
-        return -ENOSYS;
-    }
-    CURL *h = c->easy_init();
-    if (!h) {
-        snprintf(err, errlen, "curl_easy_init failed");
-        return -ENOMEM;
-    }
+    const struct curl_api *c;
+    CURL *h;
+    rc = curl_open(&c, &h, err, errlen);
+    if (rc < 0)
+        return rc;
     xfer_init(&x, cfg, cfg->limits.upload_bytes, "upload_bytes");
     x.in_fd = fd;
     x.in_size = (uint64_t)st.st_size;
