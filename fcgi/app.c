@@ -13,14 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "artifacts.h"
-#include "deps.h"
-#include "exec.h"
-#include "jail.h"
+#include "executor.h"
 #include "mcp.h"
-#include "result.h"
 #include "web.h"
-#include "workspace.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -303,7 +298,7 @@ static json_object *python_info(const struct cfg *cfg)
     cleanup_free char *text = NULL;
     size_t len;
     json_object *version = NULL;
-    if (deps_base_env(cfg->state_dir, cfg->python, &env_dir, err, sizeof err) == 0) {
+    if (exec_base_env(&cfg->exec, &env_dir, err, sizeof err) == 0) {
         cleanup_free char *cfgfile = NULL;
         if (asprintf(&cfgfile, "%s/pyvenv.cfg", env_dir) >= 0 &&
             util_read_file_at(AT_FDCWD, cfgfile, 65536, &text, &len) == 0) {

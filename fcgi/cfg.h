@@ -9,8 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "exec.h"
-#include "fetch.h"
+#include "executor.h"
 #include "form.h"
 #include "util.h"
 

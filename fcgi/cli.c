@@ -18,11 +18,7 @@
 #include <unistd.h>
 
 #include "cfg.h"
-#include "exec.h"
-#include "fetch.h"
-#include "jail.h"
-#include "result.h"
-#include "workspace.h"
+#include "executor.h"
 
 static volatile sig_atomic_t interrupted;
 

@@ -29,7 +29,7 @@
 
 #include "sha256.h"
 #include "tools.h"
-#include "workspace.h"
+#include "executor.h"
 
 static const char *const versions[] = {"2025-03-26", "2025-06-18", "2025-11-25"};
 

@@ -45,8 +45,7 @@
 #include "cfg.h"
 #include "cli.h"
 #include "mcp.h"
-#include "exec.h"
-#include "workspace.h"
+#include "executor.h"
 
 #define SERVER_BACKLOG 1024
 #define SERVER_MAX_WORKERS 1024

@@ -20,11 +20,7 @@
 #include <unistd.h>
 
 #include "app.h"
-#include "artifacts.h"
-#include "exec.h"
-#include "fetch.h"
-#include "result.h"
-#include "workspace.h"
+#include "executor.h"
 
 #define TOOLS_LINKS_MAX 100         /* resource_link blocks in one result */
 #define TOOLS_TEXT_ARTIFACTS_MAX 50 /* artifacts listed in the text block */

@@ -23,11 +23,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "exec.h"
-#include "fetch.h"
+#include "executor.h"
 #include "form.h"
-#include "result.h"
-#include "workspace.h"
 
 #define WEB_JSON_DEPTH 16  /* JSON bodies are flat objects */
 #define WEB_REQS_MAX 256   /* requirement lines */

@@ -11,19 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "executor.h"
 
-#define ADMIT_MAX_SLOTS 4096   /* ceiling of max_running and of max_queued */
 #define ADMIT_POLL_MS 50       /* a queued run looks for a free slot at least this often */
-
-struct admit_config {
-    uint32_t max_running;   /* max_concurrent_runs; 0: the number of online CPUs */
-    uint32_t max_queued;    /* max_queued_runs; 0: no queue, busy at once */
-    int64_t queue_wait_ms;  /* queue_wait: the longest a run waits for a slot */
-};
-
-/* max_running with 0 resolved to the number of online CPUs. */
-uint32_t admit_max_running(const struct admit_config *c);
 
 /* What a caller holds: a run slot, or a place in the queue, or nothing. */
 struct admit_ticket {
@@ -47,11 +37,5 @@ int admit_wait(const char *state_dir, const struct admit_config *c, struct admit
 
 /* Gives back what t holds. Safe to call twice. */
 void admit_leave(struct admit_ticket *t);
-
-/* How many run slots and queue places are held right now (a snapshot, for
- * /healthz and messages). It tries each lock for an instant, so a caller
- * entering at that very instant may find that slot taken and queue. 0 or
- * -errno. */
-int admit_count(const char *state_dir, const struct admit_config *c, uint32_t *running, uint32_t *queued) must_check;
 
 #endif

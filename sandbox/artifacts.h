@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "exec.h"
+#include "executor.h"
 
 #define ART_MAX_DEPTH 32      /* directory levels below output/ */
 #define ART_MAX_PATH 1024     /* bytes of a relative path */
@@ -41,10 +41,6 @@ int art_measure(int outfd, uint64_t stop_files, uint64_t stop_bytes, uint64_t *f
  * what it has (its size is updated). 0, or -errno with a reason in err when
  * a copy cannot be written (a full disk). */
 int art_snapshot(int outfd, struct art_list *l, int dstfd, char *err, size_t errlen) must_check;
-
-/* The MIME type of a file from its first bytes (head, n of them; pass at
- * least 4 KiB where the file has them) and then its name. Static string. */
-const char *art_mime(const unsigned char *head, size_t n, const char *name);
 
 /* A one-line summary of the regular file open at fd, whose MIME type is
  * mime and size is size (caller frees), or NULL on ENOMEM. */

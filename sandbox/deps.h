@@ -16,35 +16,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "executor.h"
 
 struct jail_tool; /* jail.h (which includes exec.h, which includes this) */
 
-#define DEPS_SPEC_MAX 512        /* bytes of one requirement string */
-#define DEPS_MAX_REQUIREMENTS 64 /* requirements of one run, all sources */
 #define DEPS_MAX_IMPORTS 256     /* distinct top-level imports one script may list */
 #define DEPS_MAP_MAX (1u << 20)  /* bytes of import-names.tsv */
 
 /* --------------------------------------------------------- configuration */
-
-enum deps_installer {
-    DEPS_INSTALLER_AUTO, /* uv when it is on PATH, else pip */
-    DEPS_INSTALLER_UV,
-    DEPS_INSTALLER_PIP,
-};
-
-/* Server-wide settings (config keys of the same names). Strings are
- * borrowed for the life of the struct. */
-struct deps_config {
-    const char *data_dir;        /* data_dir: holds import-names.tsv */
-    enum deps_installer installer;
-    const char *index_url;       /* NULL: the installer's default; "none": no index */
-    const char *extra_index_url; /* NULL, or URLs separated by spaces */
-    const char *find_links;      /* NULL, or directories/URLs separated by spaces */
-    bool only_binary;            /* wheels only: no setup.py runs at install time */
-    bool requirement_urls;       /* allow `name @ URL` direct references */
-    uint64_t cache_bytes;        /* env_cache_size: 0 means no cap */
-};
 
 /* ------------------------------------------------------- requirements */
 

@@ -15,7 +15,8 @@
  * out grouped by stream. */
 #include "config.h"
 
-#include "exec.h"
+#include "executor.h"
+#include "exec_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "admit.h"
 #include "artifacts.h"
 #include "deps.h"
 #include "fetch.h"
@@ -43,109 +45,6 @@
 #define EXEC_DRAIN_MS 2000         /* reading what is left after the end */
 #define EXEC_INSTALL_LOG_MAX (256 * 1024) /* bytes of installer output kept in the result */
 #define EXEC_INSTALL_TAIL_LINES 10        /* of them, shown in the log when an install fails */
-
-/* --------------------------------------------------------------- limits */
-
-#define KIB 1024ull
-#define MIB (1024ull * KIB)
-#define GIB (1024ull * MIB)
-#define LIMIT(k, u, f, d, lo, hi, b) {k, u, offsetof(struct exec_limits, f), d, lo, hi, b}
-
-const struct exec_limit_def exec_limit_defs[] = {
-    LIMIT("timeout", EXEC_UNIT_MS, wall_ms, 60000, 100, 24ull * 3600 * 1000,
-          "status timeout (limit wall_time): SIGTERM to every process of the run, SIGKILL after kill_grace"),
-    LIMIT("cpu_time", EXEC_UNIT_MS, cpu_ms, 300000, 1000, 24ull * 3600 * 1000,
-          "status timeout (limit cpu_time): the kernel sends SIGXCPU, then SIGKILL a second later"),
-    LIMIT("memory", EXEC_UNIT_BYTES, memory, 2 * GIB, 64 * MIB, 1024 * GIB,
-          "status memory: allocations fail (MemoryError) or the run is killed"),
-    LIMIT("file_size", EXEC_UNIT_BYTES, file_size, 1 * GIB, 1 * MIB, 1024 * GIB,
-          "status output_limit (limit file_size): writes past it fail with EFBIG"),
-    LIMIT("open_files", EXEC_UNIT_COUNT, open_files, 1024, 32, 1048576,
-          "the script gets EMFILE; the status is the script's own"),
-    LIMIT("processes", EXEC_UNIT_COUNT, processes, 256, 8, 1000000,
-          "the script gets EAGAIN from fork; the status is the script's own"),
-    LIMIT("log_bytes", EXEC_UNIT_BYTES, log_bytes, 1 * MIB, 1 * KIB, 1 * GIB,
-          "the log is cut with a marker, logs_truncated is true, the run continues"),
-    LIMIT("output_bytes", EXEC_UNIT_BYTES, output_bytes, 1 * GIB, 1 * KIB, 1024 * GIB,
-          "status output_limit (limit output_bytes): the run is stopped, files past it are not listed"),
-    LIMIT("output_files", EXEC_UNIT_COUNT, output_files, 10000, 1, 10000000,
-          "status output_limit (limit output_files): the run is stopped, files past it are not listed"),
-    LIMIT("kill_grace", EXEC_UNIT_MS, kill_grace_ms, 2000, 0, 60000,
-          "time between SIGTERM and SIGKILL when a run is stopped"),
-    LIMIT("tmp_bytes", EXEC_UNIT_BYTES, tmp_bytes, 256 * MIB, 1 * MIB, 64 * GIB,
-          "writes to /tmp or /dev/shm fail with ENOSPC; the status is the script's own (namespaces mode)"),
-    LIMIT("tmp_files", EXEC_UNIT_COUNT, tmp_files, 65536, 64, 100000000,
-          "creating files in /tmp or /dev/shm fails with ENOSPC; the status is the script's own"),
-    LIMIT("code_bytes", EXEC_UNIT_BYTES, code_bytes, 1 * MIB, 1 * KIB, 256 * MIB,
-          "the request is refused before anything runs (CLI exit 65, HTTP 413)"),
-    LIMIT("input_bytes", EXEC_UNIT_BYTES, input_bytes, 64 * MIB, 0, 16 * GIB,
-          "the request is refused before anything runs (CLI exit 65, HTTP 413)"),
-    LIMIT("install_time", EXEC_UNIT_MS, install_ms, 300000, 1000, 24ull * 3600 * 1000,
-          "status install_failed (limit install_time): the installer is killed, nothing is published, "
-          "the script does not run"),
-};
-const size_t exec_limit_defs_n = ARRAY_SIZE(exec_limit_defs);
-
-/* The table machinery, for any struct of limits described by rows (the
- * fetch limits use it too). */
-uint64_t exec_limit_field_get(const void *limits, const struct exec_limit_def *d)
-{
-    const char *base = (const char *)limits + d->offset;
-    if (d->unit == EXEC_UNIT_MS) {
-        int64_t v;
-        memcpy(&v, base, sizeof v);
-        return (uint64_t)v;
-    }
-    uint64_t v;
-    memcpy(&v, base, sizeof v);
-    return v;
-}
-
-void exec_limit_field_set(void *limits, const struct exec_limit_def *d, uint64_t v)
-{
-    char *base = (char *)limits + d->offset;
-    if (d->unit == EXEC_UNIT_MS) {
-        int64_t s = (int64_t)v;
-        memcpy(base, &s, sizeof s);
-    } else {
-        memcpy(base, &v, sizeof v);
-    }
-}
-
-void exec_limit_fields_default(void *limits, size_t size, const struct exec_limit_def *defs, size_t n)
-{
-    memset(limits, 0, size);
-    for (size_t i = 0; i < n; i++)
-        exec_limit_field_set(limits, &defs[i], defs[i].dflt);
-}
-
-const struct exec_limit_def *exec_limit_row(const struct exec_limit_def *defs, size_t n, const char *key)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(defs[i].key, key))
-            return &defs[i];
-    return NULL;
-}
-
-uint64_t exec_limit_get(const struct exec_limits *l, const struct exec_limit_def *d)
-{
-    return exec_limit_field_get(l, d);
-}
-
-void exec_limit_set(struct exec_limits *l, const struct exec_limit_def *d, uint64_t v)
-{
-    exec_limit_field_set(l, d, v);
-}
-
-void exec_limits_default(struct exec_limits *l)
-{
-    exec_limit_fields_default(l, sizeof *l, exec_limit_defs, exec_limit_defs_n);
-}
-
-const struct exec_limit_def *exec_limit_find(const char *key)
-{
-    return exec_limit_row(exec_limit_defs, exec_limit_defs_n, key);
-}
 
 /* ---------------------------------------------------------------- names */
 
@@ -172,98 +71,6 @@ const char *exec_status_name(enum exec_status s)
     static const char *const names[] = {"ok",        "error",          "timeout",   "memory",
                                         "output_limit", "install_failed", "cancelled", "sandbox_error"};
     return (size_t)s < ARRAY_SIZE(names) ? names[s] : "sandbox_error";
-}
-
-/* ------------------------------------------------------------------ log */
-
-void exec_log_init(struct exec_log *log, uint64_t limit)
-{
-    memset(log, 0, sizeof *log);
-    /* The buffer's ceiling leaves room for the marker and system lines. */
-    dbuf_init(&log->buf, (size_t)limit + 64 * 1024);
-    log->limit = limit;
-}
-
-void exec_log_free(struct exec_log *log)
-{
-    dbuf_free(&log->buf);
-    free(log->chunks);
-    memset(log, 0, sizeof *log);
-}
-
-static int log_push(struct exec_log *log, enum exec_stream stream, const char *data, size_t len)
-{
-    if (len == 0)
-        return 0;
-    /* Consecutive chunks of one stream merge: fewer, longer chunks. */
-    if (log->n_chunks && log->chunks[log->n_chunks - 1].stream == stream) {
-        int rc = dbuf_append(&log->buf, data, len);
-        if (rc < 0)
-            return rc;
-        log->chunks[log->n_chunks - 1].len += len;
-        return 0;
-    }
-    if (log->n_chunks == log->cap_chunks) {
-        size_t cap = log->cap_chunks ? log->cap_chunks * 2 : 16;
-        struct exec_chunk *c = realloc(log->chunks, cap * sizeof *c);
-        if (!c)
-            return -ENOMEM;
-        log->chunks = c;
-        log->cap_chunks = cap;
-    }
-    size_t off = log->buf.len;
-    int rc = dbuf_append(&log->buf, data, len);
-    if (rc < 0)
-        return rc;
-    log->chunks[log->n_chunks++] = (struct exec_chunk){stream, off, len};
-    return 0;
-}
-
-/* Bytes of script output in the log (system chunks do not count). */
-static uint64_t log_script_bytes(const struct exec_log *log)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; i < log->n_chunks; i++)
-        if (log->chunks[i].stream != EXEC_STREAM_SYSTEM)
-            n += log->chunks[i].len;
-    return n;
-}
-
-int exec_log_append(struct exec_log *log, enum exec_stream stream, const char *data, size_t len, bool *marker)
-{
-    *marker = false;
-    if (stream == EXEC_STREAM_SYSTEM) {
-        /* System lines are small and few; the buffer's slack holds them. */
-        int rc = log_push(log, stream, data, len);
-        return rc == -E2BIG ? 0 : (rc < 0 ? rc : (int)len);
-    }
-    if (log->truncated) {
-        log->dropped += len;
-        return 0;
-    }
-    uint64_t used = log_script_bytes(log);
-    size_t keep = len;
-    if (used + len > log->limit)
-        keep = (size_t)(log->limit - used);
-    int rc = log_push(log, stream, data, keep);
-    if (rc < 0)
-        return rc;
-    if (keep < len) {
-        char line[200];
-        char hs[32];
-        util_human_size(log->limit, hs, sizeof hs);
-        log->truncated = true;
-        log->dropped += len - keep;
-        int n = snprintf(line, sizeof line,
-                         "\n[runmyscript] log truncated: the output passed log_bytes (%s); "
-                         "the script keeps running, the rest of its output is discarded\n",
-                         hs);
-        rc = log_push(log, EXEC_STREAM_SYSTEM, line, (size_t)n);
-        if (rc < 0 && rc != -E2BIG)
-            return rc;
-        *marker = true;
-    }
-    return (int)keep;
 }
 
 /* -------------------------------------------------------------- results */
@@ -432,7 +239,7 @@ static int make_workspace(struct run *run)
 
 /* Where things are as the script sees them, for one isolation mode. */
 struct layout {
-    char *vars[12];               /* the environment, from DESIGN.md's allowlist */
+    char *vars[12];               /* the environment: the allowlist of doc/architecture.md */
     const char *envp[13];
     char *python, *script, *cwd;
     struct jail_bind binds[4];
@@ -1398,6 +1205,11 @@ refused:
     deps_python_free(&info);
     dbuf_free(&run.install_log);
     return rc;
+}
+
+int exec_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen)
+{
+    return deps_base_env(cfg->state_dir, cfg->python, env_dir, err, errlen);
 }
 
 int exec_mark_orphans(const struct exec_config *cfg)

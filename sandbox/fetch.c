@@ -57,51 +57,6 @@
 #define FETCH_RECORD "mounts.json" /* in the session directory */
 #define FETCH_LOCK "mounts.lock"
 
-/* --------------------------------------------------------------- limits */
-
-#define KIB 1024ull
-#define MIB (1024ull * KIB)
-#define GIB (1024ull * MIB)
-#define LIMIT(k, u, f, d, lo, hi, b) {k, u, offsetof(struct fetch_limits, f), d, lo, hi, b}
-
-const struct exec_limit_def fetch_limit_defs[] = {
-    LIMIT("fetch_bytes", EXEC_UNIT_BYTES, fetch_bytes, 100 * MIB, 1 * KIB, 64 * GIB,
-          "the download fails (before the body when Content-Length says so, else mid-stream) and leaves nothing"),
-    LIMIT("upload_bytes", EXEC_UNIT_BYTES, upload_bytes, 20 * MIB, 1 * KIB, 64 * GIB,
-          "the upload is refused before anything is sent (and stops at the cap should the file grow)"),
-    LIMIT("fetch_connect_timeout", EXEC_UNIT_MS, connect_timeout_ms, 10000, 100, 600000,
-          "the transfer fails: no connection within this time"),
-    LIMIT("fetch_timeout", EXEC_UNIT_MS, timeout_ms, 120000, 100, 24ull * 3600 * 1000,
-          "the transfer fails when it takes longer, redirects included; nothing is left"),
-    LIMIT("fetch_redirects", EXEC_UNIT_COUNT, redirects, 5, 0, 50,
-          "the transfer fails at the redirect past it"),
-    LIMIT("mount_files", EXEC_UNIT_COUNT, mount_files, 1000, 1, 10000,
-          "mount_file into a new path of the session is refused"),
-    LIMIT("mount_bytes", EXEC_UNIT_BYTES, mount_bytes, 1 * GIB, 1 * KIB, 1024 * GIB,
-          "the mount fails (mid-stream if need be) when the session's mounted files would pass it"),
-};
-const size_t fetch_limit_defs_n = ARRAY_SIZE(fetch_limit_defs);
-
-uint64_t fetch_limit_get(const struct fetch_limits *l, const struct exec_limit_def *d)
-{
-    return exec_limit_field_get(l, d);
-}
-
-void fetch_limit_set(struct fetch_limits *l, const struct exec_limit_def *d, uint64_t v)
-{
-    exec_limit_field_set(l, d, v);
-}
-
-void fetch_limits_default(struct fetch_limits *l)
-{
-    exec_limit_fields_default(l, sizeof *l, fetch_limit_defs, fetch_limit_defs_n);
-}
-
-const struct exec_limit_def *fetch_limit_find(const char *key)
-{
-    return exec_limit_row(fetch_limit_defs, fetch_limit_defs_n, key);
-}
-
 void fetch_config_init(struct fetch_config *c)
 {
     memset(c, 0, sizeof *c);

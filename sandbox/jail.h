@@ -16,7 +16,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "exec.h"
+#include "executor.h"
 
 #define JAIL_UID 1000   /* the sandbox user's uid and gid inside */
 
@@ -90,19 +90,6 @@ struct jail_proc {
                            * the namespaces (or has no seccomp), not because
                            * of this run: the fallback may be used */
 };
-
-/* What this host supports, for check-sandbox and the mode decision. */
-struct jail_caps {
-    bool userns;          /* user+mount+pid+net+ipc+uts namespaces can be made */
-    char userns_error[128];
-    bool seccomp;
-    bool cgroup_v1_memory, cgroup_v1_pids;  /* writable v1 hierarchies (root) */
-    bool cgroup_v2;       /* a delegated v2 cgroup with memory and pids */
-    bool root;
-};
-
-/* Probes the host (forks a child that tries the namespaces). */
-void jail_probe(struct jail_caps *c);
 
 /* The mode a run asks for: namespaces unless the isolation config forces
  * the fallback. Whether the host allows them, jail_start finds out (and

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The script contract of DESIGN.md through `runmyscript run`: SCRIPT_INPUT is
+# The script contract (doc/architecture.md) through `runmyscript run`: SCRIPT_INPUT is
 # a file holding the input (also on stdin), SCRIPT_OUTPUT an empty directory
 # whose files come back as artifacts, a clean environment, no inherited fds,
 # only the standard library, exit codes passed through.

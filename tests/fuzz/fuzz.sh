@@ -16,7 +16,7 @@
 #
 # A target is fuzz-NAME.c (LLVMFuzzerTestOneInput) with seeds in
 # corpus/NAME/; adding one is adding its name to TARGETS. Every target links
-# all of sandbox/ and fcgi/ (but main.c) as one static library, with the
+# all of common/, sandbox/ and fcgi/ (but main.c) as one static library, with the
 # sandbox boundary stubbed (stubs.c: exec_run and deps_python_info; the real
 # ones are compiled under other names), so a target pulls in what it calls.
 set -u
@@ -55,13 +55,13 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
 
 PKGS="json-c fcgi libseccomp libarchive libcurl"
 CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
- -Wall -Wno-unused-parameter -I$top_builddir -I$top_srcdir/sandbox -I$top_srcdir/fcgi -I$top_srcdir/tests/lib -I$here
+ -Wall -Wno-unused-parameter -I$top_builddir -I$top_srcdir/common -I$top_srcdir/sandbox -I$top_srcdir/fcgi -I$top_srcdir/tests/lib -I$here
  -DSYSCONFDIR=\"/nonexistent\" -DLOCALSTATEDIR=\"/nonexistent\" -DPKGDATADIR=\"/nonexistent\"
  $(pkg-config --cflags $PKGS)"
 LIBS="$(pkg-config --libs json-c fcgi libseccomp) -ldl -lm"
 
 # Rebuilds an object when it is older than its source or than any header.
-newest_header=$(ls -t "$top_builddir/config.h" "$top_srcdir"/sandbox/*.h "$top_srcdir"/fcgi/*.h "$top_srcdir"/tests/lib/*.h "$here"/*.h | head -1)
+newest_header=$(ls -t "$top_builddir/config.h" "$top_srcdir"/common/*.h "$top_srcdir"/sandbox/*.h "$top_srcdir"/fcgi/*.h "$top_srcdir"/tests/lib/*.h "$here"/*.h | head -1)
 compile() { # compile SRC OBJ [EXTRA_FLAGS]
     local src=$1 obj=$2
     if [ -f "$obj" ] && [ "$obj" -nt "$src" ] && [ "$obj" -nt "$newest_header" ] && [ "$obj" -nt "$fuzz_script" ]; then
@@ -76,7 +76,7 @@ export FUZZ_CC CFLAGS newest_header fuzz_script
 
 build() {
     local jobs=() src base extra objs=()
-    for src in "$top_srcdir"/sandbox/*.c "$top_srcdir"/fcgi/*.c; do
+    for src in "$top_srcdir"/common/*.c "$top_srcdir"/sandbox/*.c "$top_srcdir"/fcgi/*.c; do
         base=$(basename "$src" .c)
         [ "$base" = main ] && continue
         extra=

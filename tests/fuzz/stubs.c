@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "deps.h"
-#include "exec.h"
+#include "exec_log.h"
+#include "executor.h"
 #include "fuzz.h"
 #include "workspace.h"
 

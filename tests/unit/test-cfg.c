@@ -188,7 +188,7 @@ static void test_deps_keys(void)
     cfg_free(&c);
 }
 
-/* The admission keys (issue 8): they reach the executor, their ranges
+/* The admission keys: they reach the executor, their ranges
  * hold, and workers = 0 makes room for every running and queued run. */
 static void test_admission_keys(void)
 {

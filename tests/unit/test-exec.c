@@ -8,7 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "exec.h"
+#include "exec_log.h"
+#include "executor.h"
 #include "tap.h"
 
 static void test_log(void)
@@ -155,7 +156,7 @@ int main(void)
     ok(!strcmp(exec_status_name(EXEC_STATUS_OUTPUT_LIMIT), "output_limit") &&
            !strcmp(exec_status_name(EXEC_STATUS_SANDBOX_ERROR), "sandbox_error") &&
            !strcmp(exec_status_name(EXEC_STATUS_INSTALL_FAILED), "install_failed"),
-       "status names of DESIGN.md");
+       "status names of the result contract");
     ok(!strcmp(exec_env_cache_name(EXEC_ENV_NONE), "none") && !strcmp(exec_env_cache_name(EXEC_ENV_HIT), "hit") &&
            !strcmp(exec_env_cache_name(EXEC_ENV_BUILT), "built"),
        "env_cache names: none, hit, built");

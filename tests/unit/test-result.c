@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 
+#include "exec_log.h"
 #include "result.h"
 #include "tap.h"
 
@@ -36,7 +37,7 @@ int main(void)
     int have = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         have += json_object_object_get_ex(o, keys[i], NULL);
-    is_int(have, (long long)(sizeof keys / sizeof keys[0]), "every key of DESIGN.md");
+    is_int(have, (long long)(sizeof keys / sizeof keys[0]), "every key of the result contract");
     json_object *v;
     json_object_object_get_ex(o, "status", &v);
     is_str(json_object_get_string(v), "ok", "status");

@@ -1,0 +1,519 @@
+/* executor.h: the executor's one public header, and all a front door (MCP,
+ * the web page, the CLI, in fcgi/) may include from sandbox/. exec_run() is
+ * the one entry point that runs a script: it makes the run's workspace,
+ * prepares the Python environment, runs the script under its limits while
+ * streaming output to a sink, collects the artifacts and the zip, and fills
+ * a result. Beside it: cancelling a run, checking a call before anything is
+ * made for it, probing the host, the result as JSON, ids and safe paths of
+ * the state directory, and the transfers (mount_file, persist_artifact,
+ * input from a URL). No HTTP, JSON-RPC or FastCGI in here; the rest of
+ * sandbox/ is internal (each module's own header). */
+#ifndef RMS_EXECUTOR_H
+#define RMS_EXECUTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "limits.h"
+#include "util.h"
+
+/* ------------------------------------------------- ids and safe paths */
+
+#define WS_ID_LEN 32  /* hex digits of a 128-bit id */
+#define WS_NODE_MAX 16 /* bytes of a node id (config node_id) */
+#define WS_ID_MAX (WS_NODE_MAX + 1 + WS_ID_LEN) /* NODE-HEX, the longest id */
+
+/* Run and session ids are 128 random bits as WS_ID_LEN lower-case hex
+ * digits, prefixed with "NODE-" when the configuration names the node
+ * (node_id), so that a front nginx can tell from the id alone which
+ * backend holds the files (nginx/cluster.conf.in). */
+
+/* True when s is a node id: 1 to WS_NODE_MAX of [a-z0-9]. */
+bool ws_node_valid(const char *s);
+
+/* Fills out (WS_ID_MAX + 1 bytes) with a new id: 128 random bits as
+ * lower-case hex, after "NODE-" when node is not NULL (node must be
+ * ws_node_valid; -EINVAL otherwise). 0 or -errno from getrandom. */
+int ws_new_id(const char *node, char out[WS_ID_MAX + 1]) must_check;
+/* True when s is exactly an id: WS_ID_LEN lower-case hex digits, or a
+ * node id, '-', and those. Nothing else (no '/', no '.', no upper case). */
+bool ws_id_valid(const char *s);
+/* The length of the id at the start of s, up to the first '/' or '.'
+ * (the artifact routes: RUNID/PATH, RUNID.zip), or 0 when that is no id. */
+size_t ws_id_prefix(const char *s);
+
+/* Creates STATE and its sub-directories when missing. 0 or -errno. */
+int ws_init_state(const char *state_dir) must_check;
+
+/* Path of the run directory for an id (caller frees), or NULL (ENOMEM, or
+ * EINVAL for an id that is not one of ours). */
+char *ws_run_path(const char *state_dir, const char *id);
+
+/* True when rel is a safe relative path for use under a directory a client
+ * owns: non-empty, at most 1024 bytes, not absolute, no "." or ".."
+ * components, no empty components. (Other bytes are the file system's
+ * business; whoever prints a path escapes it.) */
+bool ws_rel_path_ok(const char *rel);
+
+/* Opens rel beneath dirfd without following any symlink on the way
+ * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the kernel has it, a
+ * component walk with O_NOFOLLOW otherwise). flags as for openat; O_CREAT
+ * is allowed for the last component only. Returns an fd or -errno (-ELOOP
+ * for a symlink, -EXDEV for an escape, -EINVAL for an unsafe path). */
+int ws_open_beneath(int dirfd, const char *rel, int flags, mode_t mode) must_check;
+
+/* Removes run directories older than ttl_ms. It does the scan at most once a
+ * minute per state directory (a stamp file), so callers may call it on every
+ * run. Returns the number removed or -errno. */
+int ws_reap_runs(const char *state_dir, int64_t ttl_ms);
+
+/* ------------------------------------------------------ run admission */
+
+#define ADMIT_MAX_SLOTS 4096   /* ceiling of max_running and of max_queued */
+struct admit_config {
+    uint32_t max_running;   /* max_concurrent_runs; 0: the number of online CPUs */
+    uint32_t max_queued;    /* max_queued_runs; 0: no queue, busy at once */
+    int64_t queue_wait_ms;  /* queue_wait: the longest a run waits for a slot */
+};
+
+/* max_running with 0 resolved to the number of online CPUs. */
+uint32_t admit_max_running(const struct admit_config *c);
+
+/* How many run slots and queue places are held right now (a snapshot, for
+ * /healthz and messages). It tries each lock for an instant, so a caller
+ * entering at that very instant may find that slot taken and queue. 0 or
+ * -errno. */
+int admit_count(const char *state_dir, const struct admit_config *c, uint32_t *running, uint32_t *queued) must_check;
+
+/* ------------------------------------------------------- dependencies */
+
+#define DEPS_SPEC_MAX 512        /* bytes of one requirement string */
+#define DEPS_MAX_REQUIREMENTS 64 /* requirements of one run, all sources */
+enum deps_installer {
+    DEPS_INSTALLER_AUTO, /* uv when it is on PATH, else pip */
+    DEPS_INSTALLER_UV,
+    DEPS_INSTALLER_PIP,
+};
+
+/* Server-wide settings (config keys of the same names). Strings are
+ * borrowed for the life of the struct. */
+struct deps_config {
+    const char *data_dir;        /* data_dir: holds import-names.tsv */
+    enum deps_installer installer;
+    const char *index_url;       /* NULL: the installer's default; "none": no index */
+    const char *extra_index_url; /* NULL, or URLs separated by spaces */
+    const char *find_links;      /* NULL, or directories/URLs separated by spaces */
+    bool only_binary;            /* wheels only: no setup.py runs at install time */
+    bool requirement_urls;       /* allow `name @ URL` direct references */
+    uint64_t cache_bytes;        /* env_cache_size: 0 means no cap */
+};
+
+/* ------------------------------------------------------------ the config */
+
+enum exec_isolation {
+    EXEC_ISOLATION_AUTO,       /* namespaces where the host has them, else rlimits */
+    EXEC_ISOLATION_NAMESPACES, /* refuse to run without them */
+    EXEC_ISOLATION_RLIMITS,    /* force the fallback (tests, shared hosts) */
+};
+
+/* Server-wide settings exec_run() needs; the front door fills it from the
+ * configuration file. All strings are borrowed for the life of the struct. */
+struct exec_config {
+    const char *state_dir;      /* absolute: STATE in doc/architecture.md */
+    const char *python;         /* interpreter scripts run with */
+    const char *url_prefix;     /* "/artifacts/" for result URLs; NULL: no URLs */
+    const char *node_id;        /* run ids are NODE-HEX (a cluster); NULL: HEX */
+    enum exec_isolation isolation;
+    bool require_isolation;     /* refuse to run without the namespaces */
+    bool script_network;
+    uint32_t uid_base, uid_count; /* host uids for runs when we are root */
+    struct exec_limits limits;  /* defaults for a call */
+    int64_t run_ttl_ms;         /* run directories older than this are reaped */
+    struct deps_config deps;    /* installer, index, import map, env cache */
+    bool auto_deps;             /* default of exec_spec.auto_deps */
+    struct admit_config admit;  /* run slots and the queue (admit.h) */
+    int64_t retry_after_ms;     /* retry_after: what a busy answer tells the client */
+};
+
+/* ------------------------------------------------------------- the spec */
+
+/* One call. Strings are borrowed for the duration of exec_run(). */
+struct exec_spec {
+    const struct exec_config *cfg;
+    const char *code;           /* the script's source, code_len bytes */
+    size_t code_len;
+    const char *input;          /* bytes for SCRIPT_INPUT and stdin; may be NULL */
+    size_t input_len;
+    struct exec_limits limits;  /* this call's limits (start from cfg->limits) */
+    /* Explicit requirement strings (PEP 508), winning over the script's
+     * PEP 723 block and its imports for the same distribution. */
+    const char *const *requirements;
+    size_t n_requirements;
+    bool auto_deps;             /* find requirements from the imports too */
+    /* Optional session workspace (absolute path of an existing directory):
+     * the script's cwd, and its output/ is SCRIPT_OUTPUT. NULL: the run
+     * directory is the workspace. */
+    const char *workspace;
+};
+
+/* ----------------------------------------------------------- the sink */
+
+enum exec_phase {
+    EXEC_PHASE_QUEUED,
+    EXEC_PHASE_RESOLVING,
+    EXEC_PHASE_INSTALLING,
+    EXEC_PHASE_RUNNING,
+    EXEC_PHASE_COLLECTING,
+    EXEC_PHASE_DONE,
+};
+const char *exec_phase_name(enum exec_phase p);
+
+enum exec_stream {
+    EXEC_STREAM_STDOUT,
+    EXEC_STREAM_STDERR,
+    EXEC_STREAM_SYSTEM,  /* lines from runmyscript itself: limits, truncation */
+};
+const char *exec_stream_name(enum exec_stream s);
+
+/* How exec_run() talks to its front door while it works. Every callback is
+ * optional (NULL) and is called on the caller's thread. Data pointers are
+ * borrowed for the duration of the call. The result's run_id is filled
+ * before the first callback, so a callback may read it. */
+struct exec_sink {
+    void *ctx;
+    void (*phase)(void *ctx, enum exec_phase phase, const char *detail);
+    /* A chunk of the script's output as it arrives; only what the log keeps
+     * (past log_bytes the sink sees the truncation marker and nothing more). */
+    void (*output)(void *ctx, enum exec_stream stream, const char *data, size_t len);
+    /* Each line of the installer's output, while an environment is built
+     * (the phase is "installing", its detail the requirements). */
+    void (*install_line)(void *ctx, const char *line);
+    /* Polled a few times a second while the script runs; returning true
+     * cancels the run (status "cancelled"). */
+    bool (*cancelled)(void *ctx);
+};
+
+/* ---------------------------------------------------------- the result */
+
+enum exec_status {
+    EXEC_STATUS_OK,
+    EXEC_STATUS_ERROR,          /* the script failed (non-zero exit or signal) */
+    EXEC_STATUS_TIMEOUT,        /* wall or CPU time limit */
+    EXEC_STATUS_MEMORY,         /* memory limit */
+    EXEC_STATUS_OUTPUT_LIMIT,   /* file_size, output_bytes or output_files */
+    EXEC_STATUS_INSTALL_FAILED,
+    EXEC_STATUS_CANCELLED,
+    EXEC_STATUS_SANDBOX_ERROR,  /* the service failed, not the script */
+};
+const char *exec_status_name(enum exec_status s);
+
+struct exec_chunk {
+    enum exec_stream stream;
+    size_t off, len;            /* into exec_log.buf */
+};
+
+/* The ordered log: one buffer, and the chunks in arrival order, each with
+ * its stream. */
+struct exec_log {
+    struct dbuf buf;
+    struct exec_chunk *chunks;
+    size_t n_chunks, cap_chunks;
+    uint64_t limit;             /* log_bytes */
+    uint64_t dropped;           /* bytes discarded past the limit */
+    bool truncated;
+};
+struct exec_artifact {
+    char *path;     /* relative to output/, raw bytes from the file system */
+    uint64_t size;
+    char *mime;
+    char *summary;
+};
+
+/* Where the run's environment came from. */
+enum exec_env_cache {
+    EXEC_ENV_NONE,   /* standard library only: the base environment */
+    EXEC_ENV_HIT,    /* an environment built before */
+    EXEC_ENV_BUILT,  /* built for this run */
+};
+const char *exec_env_cache_name(enum exec_env_cache c);
+
+struct exec_result {
+    char run_id[WS_ID_MAX + 1]; /* 128 random bits as 32 hex digits, after NODE- in a cluster */
+    char *run_dir;              /* STATE/runs/RUNID */
+    char *workdir;              /* the script's cwd */
+    char *output_dir;           /* SCRIPT_OUTPUT */
+    enum exec_status status;
+    const char *limit;          /* key of the breached limit, or NULL */
+    int exit_code;              /* -1 when killed by a signal or never started */
+    int signal;                 /* 0, or the signal that ended the script */
+    int64_t duration_ms;        /* the script's wall time */
+    int64_t cpu_ms;             /* user + system CPU of the script */
+    int64_t max_rss_kb;
+    struct exec_log log;
+    char **requirements;        /* name==version: what the environment holds */
+    size_t n_requirements;
+    enum exec_env_cache env_cache;
+    char env_key[33];           /* the environment's key, "" for none */
+    char *install_log;          /* the installer's output when it ran, or NULL */
+    char *failed_requirement;   /* install_failed: the requirement that failed, or NULL */
+    struct exec_artifact *artifacts;
+    size_t n_artifacts;
+    uint64_t artifacts_skipped; /* entries of output/ that are not artifacts */
+    bool has_zip;               /* artifacts.zip complete and published */
+    char *zip_path;
+    const char *isolation;      /* "namespaces+seccomp" or "rlimits" */
+    char *error;                /* sandbox_error, install_failed: a one-line user-facing reason */
+    const char *url_prefix;     /* copied from the config for the serializer */
+};
+void exec_result_init(struct exec_result *r);
+void exec_result_free(struct exec_result *r);
+
+/* Runs one script. Always fills r (call exec_result_init first): a script
+ * that fails is a result with its status, not an error. Returns 0 when the
+ * result is complete and recorded (result.json written), or a negative errno
+ * when the service itself failed; then r->status is SANDBOX_ERROR and
+ * r->error says why in one line. -EBUSY: the script never started because
+ * every run slot and queue place was taken (or it waited queue_wait for a
+ * slot); nothing is kept on disk (r->run_id is ""), r->error says when to
+ * try again (cfg->retry_after_ms), and the front door answers "busy".
+ * While it waits for a slot the sink gets the queued phase and cancelled()
+ * is polled. */
+int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
+
+/* Asks the run run_id (under state_dir) to stop, from any process: creates
+ * RUN/cancel, which the exec_run() of that run polls with its deadline; the
+ * run ends with status "cancelled". 0; -ENOENT (no such run, or not a valid
+ * id); -EALREADY (it has finished: result.json exists); other -errno. */
+int exec_cancel(const char *state_dir, const char *run_id) must_check;
+
+/* Checks a script before anything is made for it: not empty, at most
+ * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with *why set to
+ * a static one-line reason a front door can show as it is. */
+int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **why) must_check;
+
+/* Checks a call's requirements before anything is made for it: the
+ * explicit list and the script's PEP 723 block are valid PEP 508
+ * requirements with no installer options, paths or URLs (unless the
+ * configuration allows direct references), and the block's requires-python
+ * matches the interpreter. 0; -EINVAL with a one-line reason in why (show
+ * it as it is: the request is refused); another -errno when the service
+ * cannot tell (the interpreter is missing), reason in why. exec_run()
+ * checks the same and returns -EINVAL without a result on a refusal. */
+int exec_check_requirements(const struct exec_spec *spec, char *why, size_t whylen) must_check;
+
+/* Marks runs whose process died before it recorded a result (a worker
+ * killed mid-run): every STATE/runs/RUNID without result.json whose lock
+ * nobody holds (exec_run holds an flock on the run directory while it
+ * works) gets a result.json with status sandbox_error. Returns how many were
+ * marked, or -errno. */
+int exec_mark_orphans(const struct exec_config *cfg);
+
+/* The base environment of cfg's interpreter (STATE/envs/base-KEY, a venv
+ * with the standard library only), made first when missing: *env_dir is
+ * its directory (caller frees). For /healthz, which reads the Python
+ * version from it. 0, or -errno with a one-line reason in err. */
+int exec_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen) must_check;
+
+/* Initialises spec with cfg's defaults: limits copied, auto_deps from cfg. */
+void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg);
+
+/* ---------------------------------------------------------- transfers */
+
+#define FETCH_ERR_MAX 512          /* a good size for the err buffers below */
+
+/* The parsed fetch_allow: addresses, CIDR ranges, each with an optional
+ * port. */
+struct fetch_allow_entry {
+    int family;                /* AF_INET or AF_INET6 */
+    unsigned char addr[16];    /* network byte order; 4 bytes for AF_INET */
+    unsigned prefix;           /* bits that must match */
+    uint16_t port;             /* 0: any port */
+};
+struct fetch_allow {
+    struct fetch_allow_entry *v; /* owned (fetch_allow_free) */
+    size_t n;
+};
+/* Parses "127.0.0.1, 10.0.0.0/8 192.168.1.5:8080 [::1]:8443 fd00::/8"
+ * (entries separated by commas and/or white space; IPv6 with a port in
+ * brackets; no host names) into a (zeroed or freed) a. 0, or -EINVAL /
+ * -E2BIG (more than FETCH_ALLOW_MAX) with a one-line reason naming the
+ * entry in err; a is left empty then. */
+int fetch_allow_parse(const char *text, struct fetch_allow *a, char *err, size_t errlen) must_check;
+void fetch_allow_free(struct fetch_allow *a);
+
+/* ---------------------------------------------------------------- URLs */
+
+/* Checks a URL before anything is sent: at most FETCH_URL_MAX bytes, one
+ * that libcurl parses, scheme http or https, a host. 0 or -EINVAL with a
+ * one-line reason in err (the URL in it redacted). Needs libcurl (it loads
+ * it): -ENOSYS when it cannot be loaded. */
+int fetch_url_check(const char *url, char *err, size_t errlen) must_check;
+
+/* Writes url into out (outlen bytes, truncated with "...") without what may
+ * be a secret: the user and password, the query and the fragment; bytes
+ * outside printable ASCII are %-escaped. For error messages and logs. */
+void fetch_url_redact(const char *url, char *out, size_t outlen);
+
+/* ------------------------------------------------------------- settings */
+
+/* Server-wide settings of the fetch module; the front door fills it from
+ * the configuration. allow is borrowed for the life of the struct. */
+struct fetch_config {
+    struct fetch_limits limits;
+    const struct fetch_allow *allow;  /* fetch_allow; NULL: nothing allowlisted */
+    const char *user_agent;           /* NULL: "runmyscript/VERSION" */
+    /* Called on the caller's thread while a transfer runs (NULL: never),
+     * at least once a second and whenever bytes move: done is the bytes
+     * received (a download) or sent (an upload) so far, total what the
+     * server announced or the file's size (0: unknown). Returning true
+     * stops the transfer: it fails with -ECANCELED and leaves no file. */
+    bool (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;               /* borrowed */
+};
+void fetch_config_init(struct fetch_config *c);
+
+/* ------------------------------------------------------------ transfers */
+
+/* What a download produced. */
+struct fetch_file {
+    uint64_t bytes;
+    char sha256[65];       /* lower-case hex, computed while streaming */
+    const char *mime;      /* static: art_mime() of the first bytes and the name */
+    long http_status;      /* the final response's status */
+};
+
+/* Errors, from all the transfer functions below: 0 on success, else a
+ * negative errno with a one-line reason in err naming the URL (redacted:
+ * fetch_url_redact) and the HTTP status, the curl error or the limit:
+ *   -EINVAL     a bad URL (scheme, syntax, length) or an unsafe path
+ *   -EACCES     the guard refused the address (not public, not allowlisted)
+ *   -EFBIG      a size limit (fetch_bytes, upload_bytes, mount_bytes)
+ *   -EDQUOT     mount_files
+ *   -ETIMEDOUT  fetch_connect_timeout or fetch_timeout
+ *   -ELOOP      more than fetch_redirects redirects, or a symlink in a path
+ *   -EPROTO     the server answered with an HTTP error status (>= 400), or
+ *               a redirect with fetch_redirects = 0
+ *   -EPROTONOSUPPORT  a redirect to a scheme other than http or https
+ *   -EHOSTUNREACH, -ECONNREFUSED, -EIO  the network or the server failed
+ *   -ENOSYS     libcurl cannot be loaded
+ *   -ECANCELED  the progress callback asked to stop
+ *   -EPERM      (fetch_mount) workspace/mounts/ is not the server's
+ *   other       the local file system (-ENOSPC, -EISDIR, ...)
+ * No function ever leaves a partial file under a final name. */
+
+/* Downloads url into dirfd/rel: rel must pass ws_rel_path_ok; missing
+ * directories on the way are made (0755) and none is followed if a
+ * symlink. The bytes go to a temporary file in the final directory
+ * (".fetch-RANDOM.part", mode 0644 less the umask; 0444 for fetch_mount),
+ * fsync'd and renamed over rel only when
+ * whole; on failure it is removed. At most limits.fetch_bytes, or max_bytes
+ * when that is smaller and not 0 (max_name: the key that set it, for the
+ * error), are accepted: a larger Content-Length fails before the body, a
+ * body that grows past the cap fails as it does. dirfd is borrowed. */
+int fetch_download(const struct fetch_config *cfg, const char *url, int dirfd, const char *rel, uint64_t max_bytes,
+                   const char *max_name, struct fetch_file *out, char *err, size_t errlen) must_check;
+
+/* Downloads url into memory, with the same cap as fetch_download; a NUL is
+ * appended (not counted in *len); *data is the caller's to free. For the
+ * CLI's --input-url and the page's "input from URL" (max_bytes =
+ * input_bytes). */
+int fetch_to_memory(const struct fetch_config *cfg, const char *url, uint64_t max_bytes, const char *max_name,
+                    char **data, size_t *len, struct fetch_file *out, char *err, size_t errlen) must_check;
+
+/* What an upload did. */
+struct fetch_upload_result {
+    uint64_t uploaded_bytes;
+    long status;           /* the final HTTP status (2xx on success) */
+};
+
+/* HTTP PUT of the regular file dirfd/rel (opened beneath dirfd, no symlink
+ * followed anywhere on the way: ws_open_beneath) to url. A file larger than
+ * limits.upload_bytes is refused before anything is sent, and the read side
+ * stops at the cap while streaming. A final status >= 400 is an error
+ * (-EPROTO, the status in out->status and in err). dirfd is borrowed. */
+int fetch_upload(const struct fetch_config *cfg, const char *url, int dirfd, const char *rel,
+                 struct fetch_upload_result *out, char *err, size_t errlen) must_check;
+
+/* ------------------------------------------------------------- sessions */
+
+/* A session directory (STATE/sessions/SID, doc/architecture.md) holds workspace/,
+ * the script's cwd, whose mounts/ receives the mounted files, and, next to
+ * workspace/ where no script can write, mounts.json: the record of what was
+ * mounted from where (with a lock file, mounts.lock). */
+
+/* What fetch_mount returns: the shape of mount_file's result. */
+struct fetch_mount {
+    char *mounted_as;      /* "mounts/PATH", relative to the workspace (owned) */
+    uint64_t bytes;
+    char sha256[65];
+    const char *mime;      /* static */
+    bool reused;           /* the same URL was already at PATH: nothing was fetched */
+};
+void fetch_mount_free(struct fetch_mount *m);
+
+/* mount_file(url, mount_path): downloads url into
+ * session_dir/workspace/mounts/MOUNT_PATH (fetch_download's rules) and
+ * records it. When the record says the same URL (compared by its SHA-256,
+ * query included) already went to the same path and the file is still the
+ * one written then (regular, same inode, size and mtime), nothing is
+ * fetched and the recorded values come back with reused set. A mount that
+ * would pass mount_files or mount_bytes for the session is refused; the
+ * check is made again, under the record's lock, before the file is
+ * published, so concurrent mounts cannot pass them together. Concurrent
+ * mounts into one session each write a temporary file of their own.
+ * session_dir must exist; workspace/ and mounts/ are made when missing. */
+int fetch_mount(const struct fetch_config *cfg, const char *session_dir, const char *url, const char *mount_path,
+                struct fetch_mount *out, char *err, size_t errlen) must_check;
+
+/* persist_artifact(relative_path, presigned_url): fetch_upload of
+ * session_dir/workspace/output/RELATIVE_PATH. */
+int fetch_persist(const struct fetch_config *cfg, const char *session_dir, const char *relative_path, const char *url,
+                  struct fetch_upload_result *out, char *err, size_t errlen) must_check;
+
+/* ------------------------------------------------- the result as JSON */
+
+/* Builds the result object (caller puts it with json_object_put), or NULL on
+ * ENOMEM. Every string in it is valid UTF-8: bytes that are not (a script's
+ * binary output, a file name) are replaced by U+FFFD; artifact URLs are
+ * percent-encoded from the raw bytes so that they still reach the file. */
+json_object *result_to_json(const struct exec_result *r);
+
+/* Serialises the result (caller frees). pretty: indented for people. */
+char *result_to_string(const struct exec_result *r, bool pretty, size_t *len);
+
+/* mount_file's result: {"mounted_as", "bytes", "sha256", "mime"} (caller
+ * puts it), or NULL on ENOMEM. */
+json_object *result_mount_json(const struct fetch_mount *m);
+
+/* persist_artifact's result: {"uploaded_bytes", "status"}. */
+json_object *result_upload_json(const struct fetch_upload_result *u);
+
+/* Percent-encodes a relative path for a URL: unreserved bytes and '/' stay,
+ * everything else becomes %XX (caller frees). */
+char *result_url_path(const char *path);
+
+/* ------------------------------------------------------------ probing */
+
+/* The MIME type of a file from its first bytes (head, n of them; pass at
+ * least 4 KiB where the file has them) and then its name. Static string. */
+const char *art_mime(const unsigned char *head, size_t n, const char *name);
+
+/* What this host supports, for check-sandbox and the mode decision. */
+struct jail_caps {
+    bool userns;          /* user+mount+pid+net+ipc+uts namespaces can be made */
+    char userns_error[128];
+    bool seccomp;
+    bool cgroup_v1_memory, cgroup_v1_pids;  /* writable v1 hierarchies (root) */
+    bool cgroup_v2;       /* a delegated v2 cgroup with memory and pids */
+    bool root;
+};
+
+/* Probes the host (forks a child that tries the namespaces). */
+void jail_probe(struct jail_caps *c);
+
+#endif

@@ -1,0 +1,90 @@
+/* limits.h: every limit of a run (struct exec_limits) and of a transfer
+ * (struct fetch_limits), each a row of a table with its configuration key,
+ * unit, default, accepted range and what a breach does. The bottom of the
+ * executor: it includes nothing of the project. */
+#ifndef RMS_LIMITS_H
+#define RMS_LIMITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KIB 1024ull
+#define MIB (1024ull * KIB)
+#define GIB (1024ull * MIB)
+
+/* ------------------------------------------------------------ run limits */
+
+/* Every limit a run has. Each has a name, a configuration key, a default and
+ * a documented outcome when breached: see exec_limit_defs[]. 0 means
+ * "unlimited" only where the table says it may. */
+struct exec_limits {
+    int64_t wall_ms;        /* timeout: wall clock of the script */
+    int64_t cpu_ms;         /* cpu_time: CPU seconds of the script (RLIMIT_CPU) */
+    uint64_t memory;        /* memory: bytes of address space (or cgroup memory) */
+    uint64_t file_size;     /* file_size: largest file the script may write (RLIMIT_FSIZE) */
+    uint64_t open_files;    /* open_files: descriptors per process (RLIMIT_NOFILE) */
+    uint64_t processes;     /* processes: tasks of the run (RLIMIT_NPROC / pids cgroup) */
+    uint64_t log_bytes;     /* log_bytes: stdout+stderr kept in the log */
+    uint64_t output_bytes;  /* output_bytes: total bytes of output/ */
+    uint64_t output_files;  /* output_files: number of files in output/ */
+    int64_t kill_grace_ms;  /* kill_grace: SIGTERM -> SIGKILL delay at the end */
+    uint64_t tmp_bytes;     /* tmp_bytes: size of the private /tmp and /dev/shm (jail) */
+    uint64_t tmp_files;     /* tmp_files: inodes of each */
+    uint64_t code_bytes;    /* code_bytes: largest script a request may carry */
+    uint64_t input_bytes;   /* input_bytes: largest input a request may carry */
+    int64_t install_ms;     /* install_time: wall clock of the installer */
+};
+
+enum exec_limit_unit { EXEC_UNIT_MS, EXEC_UNIT_BYTES, EXEC_UNIT_COUNT };
+
+/* One row per limit: the table the config parser, the README and the tests
+ * are checked against. */
+struct exec_limit_def {
+    const char *key;         /* configuration key, also the name in results */
+    enum exec_limit_unit unit;
+    size_t offset;           /* into struct exec_limits */
+    uint64_t dflt;
+    uint64_t min, max;       /* accepted range */
+    const char *breach;      /* what happens when breached, one line */
+};
+extern const struct exec_limit_def exec_limit_defs[];
+extern const size_t exec_limit_defs_n;
+
+/* The same for any struct of limits laid out by a table of rows (the
+ * fetch limits): read or write a field, fill in the defaults, find a row. */
+uint64_t exec_limit_field_get(const void *limits, const struct exec_limit_def *d);
+void exec_limit_field_set(void *limits, const struct exec_limit_def *d, uint64_t v);
+void exec_limit_fields_default(void *limits, size_t size, const struct exec_limit_def *defs, size_t n);
+const struct exec_limit_def *exec_limit_row(const struct exec_limit_def *defs, size_t n, const char *key);
+
+/* Fills l with the defaults of exec_limit_defs[]. */
+void exec_limits_default(struct exec_limits *l);
+/* Reads or writes the field of a limit by its row. */
+uint64_t exec_limit_get(const struct exec_limits *l, const struct exec_limit_def *d);
+void exec_limit_set(struct exec_limits *l, const struct exec_limit_def *d, uint64_t v);
+/* The row for key, or NULL. */
+const struct exec_limit_def *exec_limit_find(const char *key);
+
+/* ------------------------------------------------------- transfer limits */
+
+/* Every limit of a transfer, each with a key, a default, a range and what
+ * happens when it is crossed: see fetch_limit_defs[] (rows of the same
+ * shape as exec_limit_defs[], offsets into this struct). */
+struct fetch_limits {
+    uint64_t fetch_bytes;        /* fetch_bytes: largest download */
+    uint64_t upload_bytes;       /* upload_bytes: largest upload */
+    int64_t connect_timeout_ms;  /* fetch_connect_timeout: per connection attempt */
+    int64_t timeout_ms;          /* fetch_timeout: a whole transfer, redirects included */
+    uint64_t redirects;          /* fetch_redirects: redirects followed (0: none) */
+    uint64_t mount_files;        /* mount_files: files in one session's mounts/ */
+    uint64_t mount_bytes;        /* mount_bytes: bytes of one session's mounts/ */
+};
+extern const struct exec_limit_def fetch_limit_defs[];
+extern const size_t fetch_limit_defs_n;
+void fetch_limits_default(struct fetch_limits *l);
+uint64_t fetch_limit_get(const struct fetch_limits *l, const struct exec_limit_def *d);
+void fetch_limit_set(struct fetch_limits *l, const struct exec_limit_def *d, uint64_t v);
+/* The row for key, or NULL. */
+const struct exec_limit_def *fetch_limit_find(const char *key);
+
+#endif
