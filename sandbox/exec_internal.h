@@ -1,0 +1,53 @@
+/* exec_internal.h: what the parts of exec_run() share: the state of one
+ * run (struct run), the lines and phases it reports, and the script's run
+ * under its limits (exec_script.c). Not for front doors: executor.h is. */
+#ifndef RMS_EXEC_INTERNAL_H
+#define RMS_EXEC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "admit.h"
+#include "executor.h"
+
+/* One run, while exec_run() works on it. */
+struct run {
+    const struct exec_spec *spec;
+    const struct exec_sink *sink;
+    struct exec_result *r;
+    int run_fd;    /* the run directory */
+    int out_fd;    /* output/ */
+    struct dbuf install_log;
+    bool install_log_cut;
+    bool installer_ran;
+    int session_lock; /* the session workspace, flock'd for the run */
+    struct admit_ticket ticket; /* the run slot (or queue place) it holds */
+};
+
+/* Sets r->error (a one-line reason for the user) and the status
+ * sandbox_error. */
+void exec__set_error(struct exec_result *r, const char *fmt, ...) printf_like(2, 3);
+/* Tells the sink the run entered phase p. */
+void exec__phase(struct run *run, enum exec_phase p, const char *detail);
+/* Appends a chunk of output to the log and hands what it kept to the sink. */
+void exec__emit(struct run *run, enum exec_stream stream, const char *data, size_t len);
+/* One line of runmyscript's own (a SYSTEM chunk), on a line of its own. */
+void exec__system_line(struct run *run, const char *fmt, ...) printf_like(2, 3);
+
+/* Set once a start found that this host cannot make the namespaces, so
+ * that later runs of this process go straight to the fallback. */
+extern bool exec__namespaces_unavailable;
+/* The fallback is taken only when the config allows it: isolation = auto
+ * and require_isolation = off. */
+bool exec__may_fall_back(const struct exec_config *cfg);
+/* True when the sink or another process (RUN/cancel) asked the run to stop. */
+bool exec__cancel_requested(struct run *run);
+/* Runs the script in env_dir's interpreter under its limits, its output
+ * into the log, until it ends or is stopped; fills the status, exit code,
+ * times and the breached limit of run->r. 0, or -errno when the service
+ * failed (r->error says why). */
+int exec__run_script(struct run *run, const char *env_dir) must_check;
+/* A script of the fallback that died of a MemoryError (RLIMIT_AS). */
+bool exec__died_of_memory(const struct exec_result *r);
+
+#endif

@@ -1,0 +1,509 @@
+/* exec_script.c: the script's run under its limits, the part of
+ * exec_run() between "environment ready" and "collect the artifacts": the
+ * layout the script sees in each isolation mode (interpreter, script, cwd,
+ * environment, binds), the start in the jail or the fallback, and the loop
+ * that watches it. The loop wakes on output, on the script's exit (a
+ * pidfd) and on a tick that checks the wall deadline, the output
+ * directory's size and cancellation.
+ *
+ * Stream order: chunks are logged in the order the reader gets them. With
+ * unbuffered Python that is the order of the writes, except for writes to
+ * the two streams closer together than the reader wakes up, which can come
+ * out grouped by stream. */
+#include "config.h"
+
+#include "exec_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "artifacts.h"
+#include "deps.h"
+#include "fetch.h"
+#include "jail.h"
+#include "workspace.h"
+
+#define EXEC_TICK_MS 100           /* wall deadline, cancellation */
+#define EXEC_MEASURE_EVERY_MS 500  /* output directory size while running */
+#define EXEC_DRAIN_MS 2000         /* reading what is left after the end */
+
+/* Where things are as the script sees them, for one isolation mode. */
+struct layout {
+    char *vars[12];               /* the environment: the allowlist of doc/architecture.md */
+    const char *envp[13];
+    char *python, *script, *cwd;
+    struct jail_bind binds[4];
+    size_t n_binds;
+    char *mounts;                 /* host path of the workspace's mounts/ */
+    const char *chown[2];
+    size_t n_chown;
+};
+
+static void layout_free(struct layout *l)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(l->vars); i++)
+        free(l->vars[i]);
+    free(l->python);
+    free(l->script);
+    free(l->cwd);
+    free(l->mounts);
+    memset(l, 0, sizeof *l);
+}
+
+/* mounts/ of the workspace (mount_file's files) is read-only to scripts.
+ * A session's workspace always gets one, so that a script can never own a
+ * writable mounts/ into which a later mount_file would write. Returns true
+ * when the workspace has it as a real directory (not a symlink). */
+static bool mounts_dir(const char *workdir, bool make)
+{
+    cleanup_fd int wfd = open(workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (wfd < 0)
+        return false;
+    if (make && mkdirat(wfd, FETCH_MOUNTS_DIR, 0755) < 0 && errno != EEXIST)
+        log_msg(LOG_LVL_WARN, "cannot make %s/%s: %s", workdir, FETCH_MOUNTS_DIR, strerror(errno));
+    struct stat st;
+    return fstatat(wfd, FETCH_MOUNTS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* In the namespaces: the workspace at /work, its mounts/ read-only over
+ * /work/mounts, the environment at /env, and for a session run (whose
+ * workspace is not its run directory) the run directory read-only at /job.
+ * HOME and TMPDIR on the private /tmp. In the fallback: the host's paths,
+ * and the files of mounts/ made read-only (chmod a-w). As root, mounts/
+ * keeps the server's uid (jail_opts.chown_keep) while the rest of the
+ * workspace becomes the run's, so that holds; run unprivileged, the
+ * fallback's script has the server's uid and could put the bits back. */
+static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_result *r, const char *env_dir,
+                       bool session)
+{
+    const char *work, *job, *env, *home, *tmp;
+    char hbuf[4096], tbuf[4096];
+    memset(l, 0, sizeof *l);
+    bool has_mounts = mounts_dir(r->workdir, session);
+    if (mode == JAIL_MODE_NAMESPACES) {
+        work = "/work";
+        job = session ? "/job" : "/work";
+        env = "/env";
+        home = "/tmp/home";
+        tmp = "/tmp";
+        l->binds[l->n_binds++] = (struct jail_bind){r->workdir, "/work", JAIL_BIND_RW};
+        if (session)
+            l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
+        l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
+        if (has_mounts) {
+            if (asprintf(&l->mounts, "%s/%s", r->workdir, FETCH_MOUNTS_DIR) < 0) {
+                l->mounts = NULL;
+                goto oom;
+            }
+            /* Read-only, and neither end reached through a symlink: the
+             * workspace is the script's to rearrange between runs. */
+            l->binds[l->n_binds++] = (struct jail_bind){l->mounts, "/work/" FETCH_MOUNTS_DIR, JAIL_BIND_NOFOLLOW};
+        }
+    } else {
+        work = r->workdir;
+        job = r->run_dir;
+        env = env_dir;
+        snprintf(hbuf, sizeof hbuf, "%s/home", r->run_dir);
+        snprintf(tbuf, sizeof tbuf, "%s/tmp", r->run_dir);
+        home = hbuf;
+        tmp = tbuf;
+        if (has_mounts) {
+            cleanup_fd int wfd = open(r->workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int rc = wfd < 0 ? -errno : fetch_mounts_chmod_ro(wfd);
+            if (rc < 0)
+                log_msg(LOG_LVL_WARN, "making mounts/ read-only: %s", strerror(-rc));
+        }
+    }
+    /* As root, the run's own host uid must be able to write (both modes). */
+    l->chown[l->n_chown++] = r->run_dir;
+    if (session)
+        l->chown[l->n_chown++] = r->workdir;
+    int n = 0;
+    if (asprintf(&l->vars[n++], "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", env) < 0 ||
+        asprintf(&l->vars[n++], "HOME=%s", home) < 0 || asprintf(&l->vars[n++], "LANG=C.UTF-8") < 0 ||
+        asprintf(&l->vars[n++], "TMPDIR=%s", tmp) < 0 || asprintf(&l->vars[n++], "PYTHONUNBUFFERED=1") < 0 ||
+        asprintf(&l->vars[n++], "SCRIPT_INPUT=%s/input", job) < 0 ||
+        asprintf(&l->vars[n++], "SCRIPT_OUTPUT=%s/output", work) < 0)
+        goto oom;
+    /* A session's script lives in the run directory; its helpers (a mounted
+     * helpers.py) live in the workspace, which must be importable too. */
+    if (session && asprintf(&l->vars[n++], "PYTHONPATH=%s", work) < 0)
+        goto oom;
+    for (int i = 0; i < n; i++)
+        l->envp[i] = l->vars[i];
+    l->envp[n] = NULL;
+    l->python = deps_env_python(env);
+    l->cwd = strdup(work);
+    if (!l->python || !l->cwd || asprintf(&l->script, "%s/script.py", job) < 0)
+        goto oom;
+    return 0;
+oom:
+    layout_free(l);
+    return -ENOMEM;
+}
+
+/* Reads what is available on fd into the log; returns false at EOF. */
+static bool pump(struct run *run, int fd, enum exec_stream stream)
+{
+    char buf[65536];
+    for (int i = 0; i < 16; i++) {
+        ssize_t r = read(fd, buf, sizeof buf);
+        if (r > 0) {
+            exec__emit(run, stream, buf, (size_t)r);
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && errno == EAGAIN)
+            return true;
+        return false; /* EOF or error */
+    }
+    return true;
+}
+
+int exec_cancel(const char *state_dir, const char *run_id)
+{
+    if (!ws_id_valid(run_id))
+        return -ENOENT;
+    cleanup_free char *dir = ws_run_path(state_dir, run_id);
+    if (!dir)
+        return -ENOMEM;
+    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOTDIR || errno == ELOOP ? -ENOENT : -errno;
+    if (faccessat(dfd, "result.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        return -EALREADY;
+    int fd = openat(dfd, "cancel", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    return 0;
+}
+
+bool exec__cancel_requested(struct run *run)
+{
+    if (run->sink && run->sink->cancelled && run->sink->cancelled(run->sink->ctx))
+        return true;
+    /* Another process (any worker) cancels by creating RUN/cancel. */
+    return faccessat(run->run_fd, "cancel", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Why a run was stopped by us. */
+enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL };
+
+/* Set once a start found that this host cannot make the namespaces, so
+ * that later runs of this process go straight to the fallback. */
+bool exec__namespaces_unavailable;
+
+/* The fallback is taken only when the config allows it: isolation = auto
+ * and require_isolation = off. */
+bool exec__may_fall_back(const struct exec_config *cfg)
+{
+    return cfg->isolation == EXEC_ISOLATION_AUTO && !cfg->require_isolation;
+}
+
+/* Starts the script in the mode the config and the host allow. */
+static int start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_proc *proc)
+{
+    const struct exec_spec *spec = run->spec;
+    const struct exec_config *cfg = spec->cfg;
+    struct exec_result *r = run->r;
+    enum jail_mode mode = jail_mode_for(cfg->isolation);
+    char err[256] = "";
+    int rc;
+
+    bool fallback_ok = exec__may_fall_back(cfg);
+    if (mode == JAIL_MODE_NAMESPACES && exec__namespaces_unavailable && fallback_ok)
+        mode = JAIL_MODE_RLIMITS;
+    for (;;) {
+        struct layout l;
+        if (mode == JAIL_MODE_RLIMITS) {
+            rc = jail_prepare_rlimits(r->run_dir);
+            if (rc < 0) {
+                exec__set_error(r, "preparing the run directory: %s", strerror(-rc));
+                return rc;
+            }
+        }
+        rc = layout_make(&l, mode, r, env_dir, spec->workspace != NULL);
+        if (rc < 0) {
+            exec__set_error(r, "out of memory");
+            return rc;
+        }
+        const char *argv[] = {l.python, l.script, NULL};
+        struct jail_opts o = {
+            .mode = mode,
+            .binds = l.binds,
+            .n_binds = l.n_binds,
+            .argv = argv,
+            .interpreter = cfg->python,
+            .envp = l.envp,
+            .cwd = l.cwd,
+            .fd_in = in_fd,
+            .fd_out = out_w,
+            .fd_err = err_w,
+            .limits = &spec->limits,
+            .network = cfg->script_network,
+            .state_dir = cfg->state_dir,
+            .tag = r->run_id,
+            .uid_base = cfg->uid_base,
+            .uid_count = cfg->uid_count,
+            .chown_paths = l.chown,
+            .n_chown_paths = l.n_chown,
+            .chown_keep = FETCH_MOUNTS_DIR,
+        };
+        rc = jail_start(&o, proc, err, sizeof err);
+        layout_free(&l);
+        if (rc == 0) {
+            r->isolation = jail_mode_name(mode);
+            return 0;
+        }
+        if (mode == JAIL_MODE_NAMESPACES && proc->unavailable) {
+            exec__namespaces_unavailable = true;
+            if (!fallback_ok) {
+                exec__set_error(r,
+                          "this host cannot isolate runs (%s) and require_isolation is on; "
+                          "set require_isolation = off to run with the rlimits fallback",
+                          err);
+                return rc;
+            }
+            log_msg(LOG_LVL_WARN, "no namespaces here (%s): running with the rlimits fallback", err);
+            mode = JAIL_MODE_RLIMITS;
+            continue;
+        }
+        exec__set_error(r, "could not start the script: %s", err);
+        return rc;
+    }
+}
+
+int exec__run_script(struct run *run, const char *env_dir)
+{
+    const struct exec_spec *spec = run->spec;
+    struct exec_result *r = run->r;
+    struct jail_proc proc = {.pid = -1, .pidfd = -1, .status_fd = -1, .uid_lock = -1};
+    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+    cleanup_fd int in_fd = -1;
+    int rc;
+
+    in_fd = openat(run->run_fd, "input", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (in_fd < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
+        rc = -errno;
+        exec__set_error(r, "setting up the script's input and output: %s", strerror(errno));
+        goto out;
+    }
+    exec__phase(run, EXEC_PHASE_RUNNING, NULL);
+    int64_t t_start = util_now_ms();
+    rc = start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], &proc);
+    log_msg(LOG_LVL_DEBUG, "timing: jail start %lld ms", (long long)(util_now_ms() - t_start));
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    out_pipe[1] = err_pipe[1] = -1;
+    if (rc < 0)
+        goto out;
+    int64_t t0 = util_now_ms();
+    if (util_set_nonblock(out_pipe[0]) < 0 || util_set_nonblock(err_pipe[0]) < 0) {
+        rc = -errno;
+        exec__set_error(r, "setting up the script's output: %s", strerror(errno));
+        jail_kill_all(&proc);
+        goto out;
+    }
+
+    const struct exec_limits *lim = &spec->limits;
+    int64_t deadline = t0 + lim->wall_ms;
+    int64_t kill_at = -1;            /* SIGKILL time once SIGTERM was sent */
+    int64_t next_measure = t0 + EXEC_MEASURE_EVERY_MS;
+    int64_t drain_until = -1;        /* after the end: read what is left */
+    enum stop_reason stop = STOP_NONE;
+    bool out_open = true, err_open = true, exited = false;
+    int wstatus = 0;
+    struct rusage ru = {0};
+
+    while (out_open || err_open || !exited) {
+        int64_t now = util_now_ms();
+        if (exited && drain_until >= 0 && now >= drain_until)
+            break;
+        if (!exited && stop == STOP_NONE) {
+            const char *why = NULL;
+            if (now >= deadline) {
+                stop = STOP_WALL;
+                why = "wall";
+            } else if (exec__cancel_requested(run)) {
+                stop = STOP_CANCEL;
+                why = "cancel";
+            } else if (now >= next_measure) {
+                uint64_t files = 0, bytes = 0;
+                next_measure = now + EXEC_MEASURE_EVERY_MS;
+                if (art_measure(run->out_fd, lim->output_files, lim->output_bytes, &files, &bytes) == 0 &&
+                    ((lim->output_files && files > lim->output_files) ||
+                     (lim->output_bytes && bytes > lim->output_bytes))) {
+                    stop = STOP_OUTPUT;
+                    r->limit = (lim->output_files && files > lim->output_files) ? "output_files" : "output_bytes";
+                    why = "output";
+                }
+            }
+            if (why) {
+                char secs[32];
+                if (stop == STOP_WALL) {
+                    snprintf(secs, sizeof secs, "%.3g s", (double)lim->wall_ms / 1000.0);
+                    exec__system_line(run, "[runmyscript] the run passed its wall time limit (timeout = %s) and was stopped",
+                                secs);
+                } else if (stop == STOP_CANCEL) {
+                    exec__system_line(run, "[runmyscript] the run was cancelled");
+                } else {
+                    char hs[32];
+                    if (!strcmp(r->limit, "output_bytes"))
+                        util_human_size(lim->output_bytes, hs, sizeof hs);
+                    else
+                        snprintf(hs, sizeof hs, "%llu files", (unsigned long long)lim->output_files);
+                    exec__system_line(run, "[runmyscript] output/ passed its limit (%s = %s); the run was stopped", r->limit,
+                                hs);
+                }
+                jail_signal(&proc, SIGTERM);
+                kill_at = now + lim->kill_grace_ms;
+            }
+        }
+        if (kill_at >= 0 && now >= kill_at) {
+            jail_kill_all(&proc);
+            kill_at = -1;
+        }
+
+        struct pollfd pfd[3];
+        int np = 0, i_out = -1, i_err = -1, i_pid = -1;
+        if (out_open) {
+            i_out = np;
+            pfd[np++] = (struct pollfd){out_pipe[0], POLLIN, 0};
+        }
+        if (err_open) {
+            i_err = np;
+            pfd[np++] = (struct pollfd){err_pipe[0], POLLIN, 0};
+        }
+        if (!exited && proc.pidfd >= 0) {
+            i_pid = np;
+            pfd[np++] = (struct pollfd){proc.pidfd, POLLIN, 0};
+        }
+        int64_t wait = EXEC_TICK_MS;
+        if (!exited && stop == STOP_NONE && deadline - now < wait)
+            wait = deadline - now;
+        if (kill_at >= 0 && kill_at - now < wait)
+            wait = kill_at - now;
+        if (drain_until >= 0 && drain_until - now < wait)
+            wait = drain_until - now;
+        if (wait < 0)
+            wait = 0;
+        int pr = poll(pfd, (nfds_t)np, (int)wait);
+        if (pr < 0 && errno != EINTR) {
+            rc = -errno;
+            exec__set_error(r, "poll: %s", strerror(errno));
+            jail_kill_all(&proc);
+            goto out;
+        }
+        /* Order within one wake-up: stdout first, then stderr. */
+        if (pr > 0 && i_out >= 0 && pfd[i_out].revents)
+            out_open = pump(run, out_pipe[0], EXEC_STREAM_STDOUT);
+        if (pr > 0 && i_err >= 0 && pfd[i_err].revents)
+            err_open = pump(run, err_pipe[0], EXEC_STREAM_STDERR);
+        if (!exited && (proc.pidfd < 0 || (pr > 0 && i_pid >= 0 && pfd[i_pid].revents))) {
+            int rr = jail_try_reap(&proc, &wstatus, &ru);
+            if (rr != 0) {
+                exited = true;
+                r->duration_ms = util_now_ms() - t0;
+                /* The first process is done: nothing of the run may stay.
+                 * What the others wrote before they died is still read. */
+                jail_kill_all(&proc);
+                discard(jail_try_reap(&proc, &wstatus, &ru)); /* kill_all reaped it */
+                drain_until = util_now_ms() + EXEC_DRAIN_MS;
+            }
+        }
+    }
+    if (!exited) {
+        jail_kill_all(&proc);
+        discard(jail_try_reap(&proc, &wstatus, &ru)); /* kill_all reaped it */
+        r->duration_ms = util_now_ms() - t0;
+    }
+
+    r->cpu_ms = (int64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 + (int64_t)ru.ru_stime.tv_sec * 1000 +
+                ru.ru_stime.tv_usec / 1000;
+    r->max_rss_kb = ru.ru_maxrss;
+    if (WIFEXITED(wstatus)) {
+        r->exit_code = WEXITSTATUS(wstatus);
+        r->signal = 0;
+    } else if (WIFSIGNALED(wstatus)) {
+        r->exit_code = -1;
+        r->signal = WTERMSIG(wstatus);
+    }
+
+    /* The cgroups' counters, then the status from what we did and what the
+     * script did. */
+    jail_finish(&proc);
+    if (stop == STOP_WALL) {
+        r->status = EXEC_STATUS_TIMEOUT;
+        r->limit = "wall_time";
+    } else if (stop == STOP_CANCEL) {
+        r->status = EXEC_STATUS_CANCELLED;
+    } else if (stop == STOP_OUTPUT) {
+        r->status = EXEC_STATUS_OUTPUT_LIMIT;
+    } else if (r->signal == SIGXCPU || (r->signal == SIGKILL && lim->cpu_ms > 0 && r->cpu_ms >= lim->cpu_ms)) {
+        r->status = EXEC_STATUS_TIMEOUT;
+        r->limit = "cpu_time";
+        exec__system_line(run, "[runmyscript] the script used up its CPU time limit (cpu_time = %.3g s) and was killed",
+                    (double)lim->cpu_ms / 1000.0);
+    } else if (proc.memory_breached) {
+        r->status = EXEC_STATUS_MEMORY;
+        r->limit = "memory";
+        char hs[32];
+        util_human_size(lim->memory, hs, sizeof hs);
+        exec__system_line(run, "[runmyscript] the run used up its memory limit (memory = %s)", hs);
+    } else if (r->exit_code == 0) {
+        r->status = EXEC_STATUS_OK;
+    } else {
+        r->status = EXEC_STATUS_ERROR;
+        if (proc.pids_breached)
+            r->limit = "processes";
+    }
+    rc = 0;
+out:
+    if (proc.pid > 0 && !proc.reaped) {
+        jail_kill_all(&proc);
+    }
+    jail_proc_free(&proc);
+    for (int i = 0; i < 2; i++) {
+        if (out_pipe[i] >= 0)
+            close(out_pipe[i]);
+        if (err_pipe[i] >= 0)
+            close(err_pipe[i]);
+    }
+    return rc;
+}
+
+/* A script that ran out of memory under RLIMIT_AS usually dies of a
+ * MemoryError traceback, so the fallback reads its stderr's last lines. */
+bool exec__died_of_memory(const struct exec_result *r)
+{
+    const struct exec_log *log = &r->log;
+    if (r->status != EXEC_STATUS_ERROR)
+        return false;
+    for (size_t i = log->n_chunks; i-- > 0;) {
+        const struct exec_chunk *c = &log->chunks[i];
+        if (c->stream == EXEC_STREAM_SYSTEM)
+            continue;
+        if (c->stream != EXEC_STREAM_STDERR)
+            return false;
+        /* The last line of the last stderr chunk. */
+        const char *s = log->buf.data + c->off;
+        size_t n = c->len;
+        while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+            n--;
+        size_t start = n;
+        while (start && s[start - 1] != '\n')
+            start--;
+        return n - start >= 11 && !strncmp(s + start, "MemoryError", 11);
+    }
+    return false;
+}
