@@ -1,7 +1,8 @@
 #!/bin/bash
 # data/import-names.tsv passes its checker (sorted, unique, one tab, valid
 # identifiers and PEP 508 names, no identity or standard-library entries),
-# holds the mappings the issue names, and the checker catches a broken file.
+# holds the mappings scripts most often need (PIL, cv2, sklearn, yaml, ...), and
+# the checker catches a broken file.
 # It runs no script, so it needs no jail.
 RMS_JAIL_OPTIONAL=1
 . "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
