@@ -176,7 +176,7 @@ try {
   ok(consoleErrors.length === 0, 'no script errors on the page', consoleErrors.join('\n'));
 
   await check('no JavaScript', async () => {
-    // The token goes as a header: a form post cannot add one (README: with
+    // The token goes as a header: a form post cannot add one (doc/web.md: with
     // auth_token set, the no-JavaScript page needs a proxy that adds it).
     const nojs = await browser.newContext({ javaScriptEnabled: false, extraHTTPHeaders: { Authorization: 'Bearer ' + TOKEN } });
     const p = await nojs.newPage();

@@ -391,7 +391,7 @@ if [ "$(id -u)" = 0 ]; then
     like "$ERR" "does not belong to the server" "says so"
     rmdir $S6/workspace/mounts && mv $S6/workspace/mounts-gone $S6/workspace/mounts
 else
-    skip "the fallback run unprivileged shares the server's uid: read-only cannot be enforced (README)"
+    skip "the fallback run unprivileged shares the server's uid: read-only cannot be enforced (doc/isolation.md)"
 fi
 is "$(sha $S6/workspace/mounts/data/small.bin)" "$(sha $F/data/small.bin)" "the mounted file is unchanged"
 

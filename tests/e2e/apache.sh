@@ -20,7 +20,7 @@ done
 
 install_tree "$T/inst" || { ok 1 "make install DESTDIR=..."; done_testing; exit 1; }
 
-# The site as a person lays it out from README "Shared hosting".
+# The site as a person lays it out from doc/shared-hosting.md.
 SITE=$T/site
 DOCS=$SITE/htdocs
 mkdir -p "$DOCS/cgi-bin" "$SITE/state" "$SITE/apache/run"

@@ -103,7 +103,7 @@ is "$(jb '[a["path"] for a in r["result"]["structuredContent"]["artifacts"]]')" 
     "mounted files are not artifacts"
 is "$(sc '["isolation"]')" "$([ "$ISO" = rlimits ] && echo rlimits || echo namespaces+seccomp)" "isolation: $ISO"
 if [ "$ISO" = rlimits ] && [ "$(id -u)" != 0 ]; then
-    skip "the fallback run unprivileged has the server's uid: read-only is not enforced (README)"
+    skip "the fallback run unprivileged has the server's uid: read-only is not enforced (doc/isolation.md)"
 else
     # The jail binds mounts/ read-only (EROFS, 30: the mount refuses,
     # whoever owns the files); the fallback as root runs the script as a uid

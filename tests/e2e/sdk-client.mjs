@@ -78,7 +78,7 @@ async function main() {
      JSON.stringify(['queued', 'resolving the environment', 'running', 'collecting artifacts', 'done: ok']),
      'progress names the phases', progress.map((p) => p.message));
   // Within a stream the order is kept; across the two streams writes closer
-  // together than the reader wakes up may come grouped by stream (README).
+  // together than the reader wakes up may come grouped by stream (doc/architecture.md).
   const mine = logs.filter((l) => l.logger === 'stdout' || l.logger === 'stderr');
   const byStream = (s) => JSON.stringify(mine.filter((l) => l.logger === s).map((l) => [l.level, l.data]));
   ok(byStream('stdout') === JSON.stringify([['info', 'first line'], ['info', 'last line']]) &&
