@@ -1,7 +1,9 @@
-/* cfg.c: the configuration file, environment overrides and --set. */
+/* cfg.c: the configuration: the defaults, then the file, the environment
+ * (RUNMYSCRIPT_KEY) and --set, each value parsed by the setter of its key's
+ * kind and checked against its range. cfg_dump.c prints it back. */
 #include "config.h"
 
-#include "cfg.h"
+#include "cfg_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,6 +17,22 @@
 #include <unistd.h>
 
 #define CFG_FILE_MAX (1u << 20)  /* a config file larger than this is refused */
+#define CFG_FILE_NAME "runmyscript.conf"
+#define CFG_SYSTEM_FILE SYSCONFDIR "/" CFG_FILE_NAME
+#define CFG_ENV_PREFIX "RUNMYSCRIPT_"   /* RUNMYSCRIPT_KEY sets key */
+#define CFG_KEY_MAX 64                  /* a key name longer than this is unknown */
+#define CFG_WHY_MAX 300                 /* a key's reason, before its source is named */
+
+/* workers = 0: this many, and this many per online CPU (counting this many
+ * CPUs at most). */
+#define CFG_WORKERS_FIXED 4
+#define CFG_WORKERS_PER_CPU 4
+#define CFG_WORKERS_CPUS_MAX 64
+/* drain_grace = 0: a run's timeout and kill_grace, and this for the answer
+ * to reach the client. */
+#define CFG_DRAIN_SLACK_MS 5000
+
+const char *const cfg__levels[CFG__N_LEVELS] = {"error", "warning", "info", "debug"};
 
 /* CFG_SECRET: a string that may be empty (then NULL), never printed by
  * cfg_dump. CFG_COUNT and CFG_SIZE: checked against ranges[] when listed. */
@@ -32,7 +50,6 @@ enum cfg_type {
     CFG_AUTO_BOOL,   /* auto | on | off, into an int: -1, 1, 0 */
     CFG_INSTALLER,
     CFG_UINT,
-    CFG_LIMIT,
     CFG_ALLOW,
     CFG_NODE,      /* none, or a node id (workspace.h: 1 to 16 of [a-z0-9]) */
 };
@@ -40,7 +57,7 @@ enum cfg_type {
 struct cfg_key {
     const char *name;
     enum cfg_type type;
-    size_t offset;  /* into struct cfg; unused for CFG_LIMIT */
+    size_t offset;  /* into struct cfg */
 };
 
 #define K(n, t, f) {n, t, offsetof(struct cfg, f)}
@@ -94,7 +111,7 @@ static const struct {
     const char *key;
     uint64_t min, max;
 } ranges[] = {
-    {"workers", 0, 1024},
+    {"workers", 0, CFG_WORKERS_MAX},
     {"max_concurrent_runs", 0, ADMIT_MAX_SLOTS},
     {"max_queued_runs", 0, ADMIT_MAX_SLOTS},
     {"request_bytes", 4096, 16ull << 30},
@@ -240,7 +257,6 @@ static int parse_count(const char *s, uint64_t *v)
     return 0;
 }
 
-/* An absolute path from a configured one (relative to the cwd). */
 /* Puts v (a fresh copy, or NULL when it could not be made) in place of
  * *slot. */
 static int set_string(char **slot, char *v, const char *key, char *err, size_t errlen)
@@ -254,6 +270,7 @@ static int set_string(char **slot, char *v, const char *key, char *err, size_t e
     return 0;
 }
 
+/* An absolute path from a configured one (relative to the cwd). */
 static char *absolute(const char *p)
 {
     if (p[0] == '/')
@@ -289,182 +306,224 @@ static void describe_range(const struct exec_limit_def *d, char *out, size_t n)
     snprintf(out, n, "%s to %s", lo, hi);
 }
 
+/* What a value that does not parse should have been. */
+#define CFG_EXPECT_COUNT "a whole number"
+#define CFG_EXPECT_SIZE "a size such as 1048576, 64K, 512M or 2G"
+#define CFG_EXPECT_LIMIT_DURATION "a duration such as 30, 1.5s, 500ms or 2m"
+#define CFG_EXPECT_DURATION "a duration such as 30, 1.5s, 2m or 24h"
+
+/* "KEY = 'VALUE': expected EXPECT" in err; -EINVAL. */
+static int bad_value(const char *key, const char *value, const char *expect, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s = '%s': expected %s", key, value, expect);
+    return -EINVAL;
+}
+
+/* An exec_ or fetch_ limit: its unit says how to parse it, its definition
+ * its range (0 is "none" when the range starts at 0). */
+static int set_limit(struct cfg *c, const struct exec_limit_def *lim, bool fetch, const char *key, const char *value,
+                     char *err, size_t errlen)
+{
+    uint64_t v = 0;
+    int rc;
+    const char *expect;
+    if (lim->unit == EXEC_UNIT_MS) {
+        int64_t ms;
+        rc = cfg_parse_duration(value, &ms);
+        v = (uint64_t)ms;
+        expect = CFG_EXPECT_LIMIT_DURATION;
+    } else if (lim->unit == EXEC_UNIT_BYTES) {
+        rc = cfg_parse_size(value, &v);
+        expect = CFG_EXPECT_SIZE;
+    } else {
+        rc = parse_count(value, &v);
+        expect = CFG_EXPECT_COUNT;
+    }
+    if (rc < 0)
+        return bad_value(key, value, expect, err, errlen);
+    if ((v < lim->min || v > lim->max) && !(v == 0 && lim->min == 0)) {
+        char range[80];
+        describe_range(lim, range, sizeof range);
+        snprintf(err, errlen, "%s = '%s': out of range (%s)", key, value, range);
+        return -EINVAL;
+    }
+    if (fetch)
+        fetch_limit_set(&c->fetch.limits, lim, v);
+    else
+        exec_limit_set(&c->exec.limits, lim, v);
+    return 0;
+}
+
+/* ---------------------------------------------- a setter per kind of key */
+
+/* Each sets the key k of c from value; 0, or -EINVAL (-ENOMEM) with the
+ * reason in err. */
+typedef int cfg_setter(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen);
+
+static void *slot_of(struct cfg *c, const struct cfg_key *k)
+{
+    return (char *)c + k->offset;
+}
+
+static int set_optstring(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    return set_string(slot_of(c, k), strdup(!strcmp(value, "none") ? "" : value), k->name, err, errlen);
+}
+
+static int set_node(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    if (strcmp(value, "none") && *value && !ws_node_valid(value)) {
+        snprintf(err, errlen, "%s = '%.40s': expected none or 1 to %d of a-z and 0-9", k->name, value, WS_NODE_MAX);
+        return -EINVAL;
+    }
+    return set_optstring(c, k, value, err, errlen);
+}
+
+static int set_nonempty(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    if (!*value) {
+        snprintf(err, errlen, "%s: empty value", k->name);
+        return -EINVAL;
+    }
+    return set_string(slot_of(c, k), k->type == CFG_PATH ? absolute(value) : strdup(value), k->name, err, errlen);
+}
+
+static int set_secret(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    char **slot = slot_of(c, k);
+    if (!*value) {
+        free(*slot);
+        *slot = NULL;
+        return 0;
+    }
+    return set_string(slot, strdup(value), k->name, err, errlen);
+}
+
+static int set_number(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    uint64_t v;
+    int rc = k->type == CFG_COUNT ? parse_count(value, &v) : cfg_parse_size(value, &v);
+    if (rc < 0)
+        return bad_value(k->name, value, k->type == CFG_COUNT ? CFG_EXPECT_COUNT : CFG_EXPECT_SIZE, err, errlen);
+    for (size_t i = 0; i < ARRAY_SIZE(ranges); i++)
+        if (!strcmp(ranges[i].key, k->name) && (v < ranges[i].min || v > ranges[i].max)) {
+            snprintf(err, errlen, "%s = '%s': out of range (%llu to %llu)", k->name, value,
+                     (unsigned long long)ranges[i].min, (unsigned long long)ranges[i].max);
+            return -EINVAL;
+        }
+    *(uint64_t *)slot_of(c, k) = v;
+    return 0;
+}
+
+static int set_uint(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    uint64_t v;
+    if (parse_count(value, &v) < 0 || v > UINT32_MAX)
+        return bad_value(k->name, value, "a whole number below 2^32", err, errlen);
+    *(uint64_t *)slot_of(c, k) = v;
+    return 0;
+}
+
+static int set_bool(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    if (cfg_parse_bool(value, slot_of(c, k)) < 0)
+        return bad_value(k->name, value, "on or off", err, errlen);
+    return 0;
+}
+
+static int set_auto_bool(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    bool b;
+    int *slot = slot_of(c, k);
+    if (!strcmp(value, "auto")) {
+        *slot = -1;
+        return 0;
+    }
+    if (cfg_parse_bool(value, &b) < 0)
+        return bad_value(k->name, value, "auto, on or off", err, errlen);
+    *slot = b;
+    return 0;
+}
+
+static int set_duration(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    if (cfg_parse_duration(value, slot_of(c, k)) < 0)
+        return bad_value(k->name, value, CFG_EXPECT_DURATION, err, errlen);
+    return 0;
+}
+
+static int set_level(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(cfg__levels); i++)
+        if (!strcasecmp(value, cfg__levels[i])) {
+            *(enum log_level *)slot_of(c, k) = (enum log_level)i;
+            return 0;
+        }
+    return bad_value(k->name, value, "error, warning, info or debug", err, errlen);
+}
+
+/* A string key that takes one of the n values in choices (exactly). */
+static int set_choice(struct cfg *c, const struct cfg_key *k, const char *value, const char *const *choices, size_t n,
+                      const char *expect, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(value, choices[i]))
+            return set_string(slot_of(c, k), strdup(value), k->name, err, errlen);
+    return bad_value(k->name, value, expect, err, errlen);
+}
+
+static int set_isolation(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    static const char *const choices[] = {"auto", "namespaces", "rlimits"};
+    return set_choice(c, k, value, choices, ARRAY_SIZE(choices), "auto, namespaces or rlimits", err, errlen);
+}
+
+static int set_installer(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    static const char *const choices[] = {"auto", "uv", "pip"};
+    return set_choice(c, k, value, choices, ARRAY_SIZE(choices), "auto, uv or pip", err, errlen);
+}
+
+/* fetch_allow: parsed into the rules, and kept as given for cfg_dump. */
+static int set_allow(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    struct fetch_allow a;
+    char why[CFG_WHY_MAX];
+    int rc = fetch_allow_parse(value, &a, why, sizeof why);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", why);
+        return rc;
+    }
+    rc = set_string(slot_of(c, k), strdup(value), k->name, err, errlen);
+    if (rc < 0) {
+        fetch_allow_free(&a);
+        return rc;
+    }
+    fetch_allow_free(&c->fetch_allow);
+    c->fetch_allow = a;
+    return 0;
+}
+
+static cfg_setter *const setters[] = {
+    [CFG_PATH] = set_nonempty,     [CFG_STRING] = set_nonempty,   [CFG_OPTSTRING] = set_optstring,
+    [CFG_SECRET] = set_secret,     [CFG_BOOL] = set_bool,         [CFG_DURATION] = set_duration,
+    [CFG_SIZE] = set_number,       [CFG_COUNT] = set_number,      [CFG_LEVEL] = set_level,
+    [CFG_ISOLATION] = set_isolation, [CFG_AUTO_BOOL] = set_auto_bool, [CFG_INSTALLER] = set_installer,
+    [CFG_UINT] = set_uint,         [CFG_ALLOW] = set_allow,       [CFG_NODE] = set_node,
+};
+
 int cfg_set(struct cfg *c, const char *key, const char *value, char *err, size_t errlen)
 {
     const struct cfg_key *k = find_plain(key);
-    const struct exec_limit_def *lim = k ? NULL : exec_limit_find(key);
-    const struct exec_limit_def *flim = k || lim ? NULL : fetch_limit_find(key);
-    if (!lim)
-        lim = flim;
-    if (!k && !lim) {
-        snprintf(err, errlen, "unknown configuration key '%s' (runmyscript config lists them)", key);
-        return -EINVAL;
-    }
-    if (lim) {
-        uint64_t v = 0;
-        int rc;
-        const char *expect;
-        if (lim->unit == EXEC_UNIT_MS) {
-            int64_t ms;
-            rc = cfg_parse_duration(value, &ms);
-            v = (uint64_t)ms;
-            expect = "a duration such as 30, 1.5s, 500ms or 2m";
-        } else if (lim->unit == EXEC_UNIT_BYTES) {
-            rc = cfg_parse_size(value, &v);
-            expect = "a size such as 1048576, 64K, 512M or 2G";
-        } else {
-            rc = parse_count(value, &v);
-            expect = "a whole number";
-        }
-        if (rc < 0) {
-            snprintf(err, errlen, "%s = '%s': expected %s", key, value, expect);
-            return -EINVAL;
-        }
-        if ((v < lim->min || v > lim->max) && !(v == 0 && lim->min == 0)) {
-            char range[80];
-            describe_range(lim, range, sizeof range);
-            snprintf(err, errlen, "%s = '%s': out of range (%s)", key, value, range);
-            return -EINVAL;
-        }
-        if (flim)
-            fetch_limit_set(&c->fetch.limits, flim, v);
-        else
-            exec_limit_set(&c->exec.limits, lim, v);
-        return 0;
-    }
-    char *base = (char *)c;
-    switch (k->type) {
-    case CFG_NODE:
-        if (strcmp(value, "none") && *value && !ws_node_valid(value)) {
-            snprintf(err, errlen, "%s = '%.40s': expected none or 1 to %d of a-z and 0-9", key, value, WS_NODE_MAX);
-            return -EINVAL;
-        }
-        /* fall through */
-    case CFG_OPTSTRING: {
-        return set_string((char **)(base + k->offset), strdup(!strcmp(value, "none") ? "" : value), key, err, errlen);
-    }
-    case CFG_PATH:
-    case CFG_STRING: {
-        if (!*value) {
-            snprintf(err, errlen, "%s: empty value", key);
-            return -EINVAL;
-        }
-        return set_string((char **)(base + k->offset), k->type == CFG_PATH ? absolute(value) : strdup(value), key, err,
-                          errlen);
-    }
-    case CFG_SECRET: {
-        char *v = NULL;
-        if (*value && !(v = strdup(value))) {
-            snprintf(err, errlen, "%s: out of memory", key);
-            return -ENOMEM;
-        }
-        char **slot = (char **)(base + k->offset);
-        free(*slot);
-        *slot = v;
-        return 0;
-    }
-    case CFG_COUNT:
-    case CFG_SIZE: {
-        uint64_t v;
-        int rc = k->type == CFG_COUNT ? parse_count(value, &v) : cfg_parse_size(value, &v);
-        if (rc < 0) {
-            snprintf(err, errlen, "%s = '%s': expected %s", key, value,
-                     k->type == CFG_COUNT ? "a whole number" : "a size such as 1048576, 64K, 512M or 2G");
-            return -EINVAL;
-        }
-        for (size_t i = 0; i < ARRAY_SIZE(ranges); i++)
-            if (!strcmp(ranges[i].key, key) && (v < ranges[i].min || v > ranges[i].max)) {
-                snprintf(err, errlen, "%s = '%s': out of range (%llu to %llu)", key, value,
-                         (unsigned long long)ranges[i].min, (unsigned long long)ranges[i].max);
-                return -EINVAL;
-            }
-        *(uint64_t *)(base + k->offset) = v;
-        return 0;
-    }
-    case CFG_BOOL:
-        if (cfg_parse_bool(value, (bool *)(base + k->offset)) < 0) {
-            snprintf(err, errlen, "%s = '%s': expected on or off", key, value);
-            return -EINVAL;
-        }
-        return 0;
-    case CFG_DURATION:
-        if (cfg_parse_duration(value, (int64_t *)(base + k->offset)) < 0) {
-            snprintf(err, errlen, "%s = '%s': expected a duration such as 30, 1.5s, 2m or 24h", key, value);
-            return -EINVAL;
-        }
-        return 0;
-    case CFG_LEVEL: {
-        static const char *const levels[] = {"error", "warning", "info", "debug"};
-        for (size_t i = 0; i < ARRAY_SIZE(levels); i++)
-            if (!strcasecmp(value, levels[i])) {
-                c->log_level = (enum log_level)i;
-                return 0;
-            }
-        snprintf(err, errlen, "%s = '%s': expected error, warning, info or debug", key, value);
-        return -EINVAL;
-    }
-    case CFG_AUTO_BOOL: {
-        bool b;
-        int *slot = (int *)(base + k->offset);
-        if (!strcmp(value, "auto")) {
-            *slot = -1;
-            return 0;
-        }
-        if (cfg_parse_bool(value, &b) < 0) {
-            snprintf(err, errlen, "%s = '%s': expected auto, on or off", key, value);
-            return -EINVAL;
-        }
-        *slot = b;
-        return 0;
-    }
-    case CFG_ISOLATION:
-        if (strcmp(value, "auto") && strcmp(value, "namespaces") && strcmp(value, "rlimits")) {
-            snprintf(err, errlen, "%s = '%s': expected auto, namespaces or rlimits", key, value);
-            return -EINVAL;
-        }
-        free(c->isolation);
-        c->isolation = strdup(value);
-        return c->isolation ? 0 : -ENOMEM;
-    case CFG_INSTALLER:
-        if (strcmp(value, "auto") && strcmp(value, "uv") && strcmp(value, "pip")) {
-            snprintf(err, errlen, "%s = '%s': expected auto, uv or pip", key, value);
-            return -EINVAL;
-        }
-        free(c->installer);
-        c->installer = strdup(value);
-        return c->installer ? 0 : -ENOMEM;
-    case CFG_UINT: {
-        uint64_t v;
-        if (parse_count(value, &v) < 0 || v > UINT32_MAX) {
-            snprintf(err, errlen, "%s = '%s': expected a whole number below 2^32", key, value);
-            return -EINVAL;
-        }
-        *(uint64_t *)(base + k->offset) = v;
-        return 0;
-    }
-    case CFG_ALLOW: {
-        struct fetch_allow a;
-        char why[200];
-        int rc = fetch_allow_parse(value, &a, why, sizeof why);
-        if (rc < 0) {
-            snprintf(err, errlen, "%s", why);
-            return rc;
-        }
-        char *text = strdup(value);
-        if (!text) {
-            fetch_allow_free(&a);
-            snprintf(err, errlen, "%s: out of memory", key);
-            return -ENOMEM;
-        }
-        fetch_allow_free(&c->fetch_allow);
-        free(c->fetch_allow_text);
-        c->fetch_allow = a;
-        c->fetch_allow_text = text;
-        return 0;
-    }
-    case CFG_LIMIT:
-        break;
-    }
+    if (k)
+        return setters[k->type](c, k, value, err, errlen);
+    const struct exec_limit_def *lim = exec_limit_find(key);
+    if (lim)
+        return set_limit(c, lim, false, key, value, err, errlen);
+    lim = fetch_limit_find(key);
+    if (lim)
+        return set_limit(c, lim, true, key, value, err, errlen);
+    snprintf(err, errlen, "unknown configuration key '%s' (runmyscript config lists them)", key);
     return -EINVAL;
 }
 
@@ -503,7 +562,7 @@ static int load_file(struct cfg *c, const char *path, char *err, size_t errlen)
         }
         *eq = '\0';
         char *key = trim(s), *value = trim(eq + 1);
-        char why[300];
+        char why[CFG_WHY_MAX];
         rc = cfg_set(c, key, value, why, sizeof why);
         if (rc < 0) {
             snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
@@ -580,10 +639,9 @@ static void apply_exec(struct cfg *c)
     d->cache_bytes = c->env_cache_size;
 }
 
-int cfg_load(struct cfg *c, const char *file, const char *self, const char *const *sets, size_t nsets, char *err,
-             size_t errlen)
+/* The defaults, before any source. 0 or -ENOMEM. */
+static int set_defaults(struct cfg *c)
 {
-    int rc;
     memset(c, 0, sizeof *c);
     exec_limits_default(&c->exec.limits);
     fetch_config_init(&c->fetch);
@@ -616,66 +674,72 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     c->only_binary = true;
     c->auto_deps = true;
     c->env_cache_size = 10ull << 30;
-    if (!c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir || !c->installer ||
-        !c->index_url || !c->extra_index_url || !c->find_links) {
-        snprintf(err, errlen, "out of memory");
+    if (!c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
+        !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;
-    }
+    return 0;
+}
 
-    /* The file: explicit, $RUNMYSCRIPT_CONFIG, next to the program, SYSCONFDIR. */
-    const char *env_file = getenv("RUNMYSCRIPT_CONFIG");
-    cleanup_free char *beside = NULL;
+/* The file to read: explicit, $RUNMYSCRIPT_CONFIG, next to the program,
+ * SYSCONFDIR; NULL when none. *beside keeps the path next to the program
+ * (caller frees). */
+static const char *find_file(const char *file, const char *self, char **beside)
+{
+    const char *env_file = getenv(CFG_ENV_PREFIX "CONFIG");
     if (!file && env_file && *env_file)
         file = env_file;
     if (!file && self && strchr(self, '/')) {
         const char *slash = strrchr(self, '/');
-        if (asprintf(&beside, "%.*s/runmyscript.conf", (int)(slash - self), self) < 0)
-            beside = NULL;
-        if (beside && access(beside, R_OK) == 0)
-            file = beside;
+        if (asprintf(beside, "%.*s/" CFG_FILE_NAME, (int)(slash - self), self) < 0)
+            *beside = NULL;
+        if (*beside && access(*beside, R_OK) == 0)
+            file = *beside;
     }
-    if (!file && access(SYSCONFDIR "/runmyscript.conf", R_OK) == 0)
-        file = SYSCONFDIR "/runmyscript.conf";
-    if (file) {
-        c->config_file = strdup(file);
-        rc = load_file(c, file, err, errlen);
-        if (rc < 0)
-            return rc;
-    }
+    if (!file && access(CFG_SYSTEM_FILE, R_OK) == 0)
+        file = CFG_SYSTEM_FILE;
+    return file;
+}
 
-    /* The environment: RUNMYSCRIPT_<KEY>. */
+/* The environment: RUNMYSCRIPT_<KEY>, but RUNMYSCRIPT_CONFIG (the file). */
+static int load_env(struct cfg *c, char *err, size_t errlen)
+{
     extern char **environ;
+    const size_t plen = sizeof CFG_ENV_PREFIX - 1;
     for (char **e = environ; *e; e++) {
-        if (strncmp(*e, "RUNMYSCRIPT_", 12))
+        if (strncmp(*e, CFG_ENV_PREFIX, plen))
             continue;
         const char *eq = strchr(*e, '=');
         if (!eq)
             continue;
-        char key[64];
-        size_t kl = (size_t)(eq - (*e + 12));
+        char key[CFG_KEY_MAX];
+        size_t kl = (size_t)(eq - (*e + plen));
         if (kl == 0 || kl >= sizeof key)
             continue;
         for (size_t i = 0; i < kl; i++)
-            key[i] = (char)tolower((unsigned char)(*e)[12 + i]);
+            key[i] = (char)tolower((unsigned char)(*e)[plen + i]);
         key[kl] = '\0';
         if (!strcmp(key, "config"))
             continue;
-        char why[300];
-        rc = cfg_set(c, key, eq + 1, why, sizeof why);
+        char why[CFG_WHY_MAX];
+        int rc = cfg_set(c, key, eq + 1, why, sizeof why);
         if (rc < 0) {
             snprintf(err, errlen, "environment variable %.*s: %s", (int)(eq - *e), *e, why);
             return rc;
         }
     }
+    return 0;
+}
 
-    /* --set key=value, last. */
+/* --set key=value, last. */
+static int load_sets(struct cfg *c, const char *const *sets, size_t nsets, char *err, size_t errlen)
+{
     for (size_t i = 0; i < nsets; i++) {
         const char *eq = strchr(sets[i], '=');
         if (!eq || eq == sets[i]) {
             snprintf(err, errlen, "--set %s: expected KEY=VALUE", sets[i]);
             return -EINVAL;
         }
-        char key[64];
+        char key[CFG_KEY_MAX];
         size_t kl = (size_t)(eq - sets[i]);
         if (kl >= sizeof key) {
             snprintf(err, errlen, "--set %s: unknown configuration key", sets[i]);
@@ -683,13 +747,19 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
         }
         memcpy(key, sets[i], kl);
         key[kl] = '\0';
-        char why[300];
-        rc = cfg_set(c, trim(key), eq + 1, why, sizeof why);
+        char why[CFG_WHY_MAX];
+        int rc = cfg_set(c, trim(key), eq + 1, why, sizeof why);
         if (rc < 0) {
             snprintf(err, errlen, "--set: %s", why);
             return rc;
         }
     }
+    return 0;
+}
+
+/* What holds between keys, checked once every source is in. */
+static int check_keys(const struct cfg *c, char *err, size_t errlen)
+{
     if (!strcmp(c->isolation, "rlimits") && c->require_isolation) {
         snprintf(err, errlen, "isolation = rlimits runs scripts without namespaces: it needs require_isolation = off");
         return -EINVAL;
@@ -702,6 +772,30 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
         snprintf(err, errlen, "run_ttl must be longer than timeout + kill_grace, or 0 to keep runs forever");
         return -EINVAL;
     }
+    return 0;
+}
+
+int cfg_load(struct cfg *c, const char *file, const char *self, const char *const *sets, size_t nsets, char *err,
+             size_t errlen)
+{
+    cleanup_free char *beside = NULL;
+    if (set_defaults(c) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    int rc;
+    file = find_file(file, self, &beside);
+    if (file) {
+        c->config_file = strdup(file);
+        rc = load_file(c, file, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    rc = load_env(c, err, errlen);
+    rc = rc ? rc : load_sets(c, sets, nsets, err, errlen);
+    rc = rc ? rc : check_keys(c, err, errlen);
+    if (rc < 0)
+        return rc;
     if (apply_base_path(c) < 0) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
@@ -740,105 +834,16 @@ unsigned cfg_workers(const struct cfg *c)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1)
         n = 1;
-    if (n > 64)
-        n = 64;
-    unsigned w = 4 + 4 * (unsigned)n;
+    if (n > CFG_WORKERS_CPUS_MAX)
+        n = CFG_WORKERS_CPUS_MAX;
+    unsigned w = CFG_WORKERS_FIXED + CFG_WORKERS_PER_CPU * (unsigned)n;
     uint64_t need = admit_max_running(&c->exec.admit) + c->max_queued_runs + CFG_SPARE_WORKERS;
-    return need > w ? (unsigned)(need > 1024 ? 1024 : need) : w;
+    return need > w ? (unsigned)(need > CFG_WORKERS_MAX ? CFG_WORKERS_MAX : need) : w;
 }
 
 int64_t cfg_drain_grace_ms(const struct cfg *c)
 {
     if (c->drain_grace_ms > 0)
         return c->drain_grace_ms;
-    return c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms + 5000;
-}
-
-static void format_limit(const struct exec_limit_def *d, uint64_t v, char *out, size_t n)
-{
-    if (d->unit == EXEC_UNIT_MS) {
-        if (v % 1000 == 0)
-            snprintf(out, n, "%llus", (unsigned long long)(v / 1000));
-        else
-            snprintf(out, n, "%llums", (unsigned long long)v);
-    } else if (d->unit == EXEC_UNIT_BYTES) {
-        static const char *const u[] = {"", "K", "M", "G", "T"};
-        size_t i = 0;
-        while (v && v % 1024 == 0 && i + 1 < ARRAY_SIZE(u)) {
-            v /= 1024;
-            i++;
-        }
-        snprintf(out, n, "%llu%s", (unsigned long long)v, u[i]);
-    } else {
-        snprintf(out, n, "%llu", (unsigned long long)v);
-    }
-}
-
-char *cfg_dump(const struct cfg *c)
-{
-    static const char *const levels[] = {"error", "warning", "info", "debug"};
-    struct dbuf b;
-    dbuf_init(&b, 1 << 20);
-    int rc = dbuf_printf(&b, "# configuration file: %s\n", c->config_file ? c->config_file : "(none)");
-    rc = rc ? rc : dbuf_printf(&b, "state_dir = %s\n", c->state_dir);
-    rc = rc ? rc : dbuf_printf(&b, "python = %s\n", c->python);
-    rc = rc ? rc : dbuf_printf(&b, "isolation = %s\n", c->isolation);
-    rc = rc ? rc : dbuf_printf(&b, "require_isolation = %s\n", c->require_isolation ? "on" : "off");
-    rc = rc ? rc : dbuf_printf(&b, "script_network = %s\n", c->script_network ? "on" : "off");
-    rc = rc ? rc : dbuf_printf(&b, "uid_base = %llu\n", (unsigned long long)c->uid_base);
-    rc = rc ? rc : dbuf_printf(&b, "uid_count = %llu\n", (unsigned long long)c->uid_count);
-    rc = rc ? rc : dbuf_printf(&b, "run_ttl = %llds\n", (long long)(c->run_ttl_ms / 1000));
-    rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", levels[c->log_level]);
-    rc = rc ? rc : dbuf_printf(&b, "workers = %llu\n", (unsigned long long)c->workers);
-    rc = rc ? rc : dbuf_printf(&b, "max_concurrent_runs = %llu\n", (unsigned long long)c->max_concurrent_runs);
-    rc = rc ? rc : dbuf_printf(&b, "max_queued_runs = %llu\n", (unsigned long long)c->max_queued_runs);
-    rc = rc ? rc : dbuf_printf(&b, "queue_wait = %lldms\n", (long long)c->queue_wait_ms);
-    rc = rc ? rc : dbuf_printf(&b, "retry_after = %lldms\n", (long long)c->retry_after_ms);
-    rc = rc ? rc : dbuf_printf(&b, "cancel_on_disconnect = %s\n", c->cancel_on_disconnect ? "on" : "off");
-    rc = rc ? rc : dbuf_printf(&b, "session_ttl = %llds\n", (long long)(c->session_ttl_ms / 1000));
-    rc = rc ? rc : dbuf_printf(&b, "drain_grace = %llds\n", (long long)(c->drain_grace_ms / 1000));
-    rc = rc ? rc : dbuf_printf(&b, "request_bytes = %llu\n", (unsigned long long)c->request_bytes);
-    rc = rc ? rc : dbuf_printf(&b, "max_sessions = %llu\n", (unsigned long long)c->max_sessions);
-    rc = rc ? rc : dbuf_printf(&b, "image_inline_bytes = %llu\n", (unsigned long long)c->image_inline_bytes);
-    rc = rc ? rc : dbuf_printf(&b, "preview_bytes = %llu\n", (unsigned long long)c->preview_bytes);
-    rc = rc ? rc : dbuf_printf(&b, "auth_token = %s\n", c->auth_token ? "(set)" : "");
-    rc = rc ? rc : dbuf_printf(&b, "allowed_hosts = %s\n", c->allowed_hosts);
-    rc = rc ? rc : dbuf_printf(&b, "public_url = %s\n", c->public_url ? c->public_url : "");
-    rc = rc ? rc : dbuf_printf(&b, "node_id = %s\n", c->node_id && *c->node_id ? c->node_id : "none");
-    rc = rc ? rc : dbuf_printf(&b, "accel_redirect = %s\n", c->accel_redirect < 0 ? "auto" : c->accel_redirect ? "on" : "off");
-    rc = rc ? rc : dbuf_printf(&b, "form_fields = %llu\n", (unsigned long long)c->form.fields);
-    rc = rc ? rc : dbuf_printf(&b, "form_field_bytes = %llu\n", (unsigned long long)c->form.field_bytes);
-    rc = rc ? rc : dbuf_printf(&b, "form_file_bytes = %llu\n", (unsigned long long)c->form.file_bytes);
-    rc = rc ? rc : dbuf_printf(&b, "form_header_bytes = %llu\n", (unsigned long long)c->form.header_bytes);
-    rc = rc ? rc : dbuf_printf(&b, "cgi_sse_padding = %llu\n", (unsigned long long)c->cgi_sse_padding);
-    rc = rc ? rc : dbuf_printf(&b, "test_fixture_tools = %s\n", c->test_fixture_tools ? "on" : "off");
-    rc = rc ? rc : dbuf_printf(&b, "data_dir = %s\n", c->data_dir);
-    rc = rc ? rc : dbuf_printf(&b, "installer = %s\n", c->installer);
-    rc = rc ? rc : dbuf_printf(&b, "index_url = %s\n", c->index_url);
-    rc = rc ? rc : dbuf_printf(&b, "extra_index_url = %s\n", *c->extra_index_url ? c->extra_index_url : "none");
-    rc = rc ? rc : dbuf_printf(&b, "find_links = %s\n", *c->find_links ? c->find_links : "none");
-    rc = rc ? rc : dbuf_printf(&b, "only_binary = %s\n", c->only_binary ? "on" : "off");
-    rc = rc ? rc : dbuf_printf(&b, "auto_deps = %s\n", c->auto_deps ? "on" : "off");
-    rc = rc ? rc : dbuf_printf(&b, "requirement_urls = %s\n", c->requirement_urls ? "on" : "off");
-    if (rc == 0) {
-        char sz[48];
-        format_limit(&(struct exec_limit_def){.unit = EXEC_UNIT_BYTES}, c->env_cache_size, sz, sizeof sz);
-        rc = dbuf_printf(&b, "env_cache_size = %s\n", sz);
-    }
-    for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
-        char v[48];
-        format_limit(&exec_limit_defs[i], exec_limit_get(&c->exec.limits, &exec_limit_defs[i]), v, sizeof v);
-        rc = dbuf_printf(&b, "%s = %s\n", exec_limit_defs[i].key, v);
-    }
-    rc = rc ? rc : dbuf_printf(&b, "fetch_allow = %s\n", c->fetch_allow_text ? c->fetch_allow_text : "");
-    for (size_t i = 0; rc == 0 && i < fetch_limit_defs_n; i++) {
-        char v[48];
-        format_limit(&fetch_limit_defs[i], fetch_limit_get(&c->fetch.limits, &fetch_limit_defs[i]), v, sizeof v);
-        rc = dbuf_printf(&b, "%s = %s\n", fetch_limit_defs[i].key, v);
-    }
-    if (rc < 0) {
-        dbuf_free(&b);
-        return NULL;
-    }
-    return dbuf_steal(&b, NULL);
+    return c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms + CFG_DRAIN_SLACK_MS;
 }

@@ -68,6 +68,7 @@ struct cfg {
  * max_queued_runs + CFG_SPARE_WORKERS, so that every run and queued run has
  * its worker and a few are left for other requests (see README "Serving"). */
 #define CFG_SPARE_WORKERS 2
+#define CFG_WORKERS_MAX 1024 /* the workers key's ceiling, and the automatic count's */
 unsigned cfg_workers(const struct cfg *c);
 /* The drain grace: drain_grace, or when 0, timeout + kill_grace + 5 s. */
 int64_t cfg_drain_grace_ms(const struct cfg *c);

@@ -1,5 +1,5 @@
-/* cli.h: the command-line front door (`runmyscript run`, `runmyscript
- * config`) and its exit statuses. */
+/* cli.h: the command-line front door (`runmyscript run`, `fetch`, `upload`,
+ * `config`, `check-sandbox`) and its exit statuses. */
 #ifndef RMS_CLI_H
 #define RMS_CLI_H
 

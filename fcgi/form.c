@@ -20,6 +20,9 @@
 #include <string.h>
 #include <strings.h>
 
+#define FORM_MEDIA_TYPE "multipart/form-data"
+#define FORM_BOUNDARY_PARAM "boundary="
+
 void form_limits_default(struct form_limits *l)
 {
     l->fields = 16;
@@ -60,18 +63,19 @@ int form_init(struct form_parser *p, const char *content_type, const struct form
     const char *s = content_type ? content_type : "";
     while (*s == ' ' || *s == '\t')
         s++;
-    if (strncasecmp(s, "multipart/form-data", 19) || (s[19] && s[19] != ';' && s[19] != ' ')) {
-        form_fail(p, "Content-Type is not multipart/form-data");
+    const size_t tl = strlen(FORM_MEDIA_TYPE), bl = strlen(FORM_BOUNDARY_PARAM);
+    if (strncasecmp(s, FORM_MEDIA_TYPE, tl) || (s[tl] && s[tl] != ';' && s[tl] != ' ')) {
+        form_fail(p, "Content-Type is not " FORM_MEDIA_TYPE);
         return -EINVAL;
     }
     /* The boundary parameter: boundary=token or boundary="quoted". */
     const char *b = NULL;
-    for (const char *q = s + 19; (q = strchr(q, ';'));) {
+    for (const char *q = s + tl; (q = strchr(q, ';'));) {
         q++;
         while (*q == ' ' || *q == '\t')
             q++;
-        if (!strncasecmp(q, "boundary=", 9)) {
-            b = q + 9;
+        if (!strncasecmp(q, FORM_BOUNDARY_PARAM, bl)) {
+            b = q + bl;
             break;
         }
     }

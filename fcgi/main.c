@@ -1,7 +1,8 @@
-/* main.c: the program `runmyscript` and its modes: `run` (the CLI),
- * `config`, `serve` (the pre-forked FastCGI server), and with no command:
- * FastCGI on stdin when fd 0 is a listening socket (spawn-fcgi and other
- * process managers), CGI when a web server set GATEWAY_INTERFACE. */
+/* main.c: the program `runmyscript` and its modes: `run`, `fetch`, `upload`,
+ * `config` and `check-sandbox` (the CLI), `serve` (the pre-forked FastCGI
+ * server), and with no command: FastCGI on stdin when fd 0 is a listening
+ * socket (spawn-fcgi and other process managers), CGI when a web server set
+ * GATEWAY_INTERFACE. */
 #include "config.h"
 
 #include <stdio.h>

@@ -48,9 +48,21 @@
 #include "executor.h"
 
 #define SERVER_BACKLOG 1024
-#define SERVER_MAX_WORKERS 1024
 #define SERVER_TICK_MS 500        /* parent: re-send signals, reap, check */
 #define SERVER_REAP_EVERY_MS 60000
+#define SERVER_KILL_SLACK_MS 5000  /* after the drain's SIGINT: kill_grace and this, then SIGKILL */
+#define SERVER_KILL_AGAIN_MS 1000000 /* then SIGKILL again only this much later */
+#define SERVER_CRASH_DEATHS 8      /* this many unplanned deaths ... */
+#define SERVER_CRASH_WINDOW_MS 5000 /* ... within this long are a crash loop */
+#define SERVER_ACCEPT_RETRY_US 100000 /* after a failed accept */
+/* FCGX_Accept_r returns -errno, or its own codes below -SERVER_ERRNO_MAX. */
+#define SERVER_ERRNO_MAX 4095
+#define SERVER_UNIX_PREFIX "unix:" /* --listen unix:PATH */
+#define SERVER_ERR_MAX 512
+#define SERVER_SOCKET_MODE 0666
+
+/* What a step of `serve` returns when it goes on (else an exit status). */
+enum { SERVER_GO_ON = -1 };
 
 static volatile sig_atomic_t got_term, got_hup, got_chld, cancel_all;
 
@@ -119,8 +131,8 @@ static int worker_loop(const struct app *app, int lfd)
                 break;
             if (rc == -EINTR || rc == -ECONNABORTED)
                 continue;
-            log_msg(LOG_LVL_ERROR, "FastCGI accept: %s", rc > -4096 ? strerror(-rc) : "protocol error");
-            usleep(100000);
+            log_msg(LOG_LVL_ERROR, "FastCGI accept: %s", rc >= -SERVER_ERRNO_MAX ? strerror(-rc) : "protocol error");
+            usleep(SERVER_ACCEPT_RETRY_US);
             continue;
         }
         if (app->workers)
@@ -152,8 +164,8 @@ static void worker_signals(void)
 static int listen_on(const char *spec, char *err, size_t errlen)
 {
     int fd = -1;
-    if (!strncmp(spec, "unix:", 5)) {
-        const char *path = spec + 5;
+    if (!strncmp(spec, SERVER_UNIX_PREFIX, strlen(SERVER_UNIX_PREFIX))) {
+        const char *path = spec + strlen(SERVER_UNIX_PREFIX);
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         if (!*path || strlen(path) >= sizeof sa.sun_path) {
             snprintf(err, errlen, "--listen %s: the socket path is empty or too long", spec);
@@ -179,7 +191,7 @@ static int listen_on(const char *spec, char *err, size_t errlen)
         }
         /* nginx's workers run as another user: the socket's directory is
          * what guards it (README "Serving"). */
-        chmod(path, 0666);
+        chmod(path, SERVER_SOCKET_MODE);
         return fd;
     }
     char host[256];
@@ -241,7 +253,7 @@ struct supervisor {
     const char *config_file, *self;
     const char **sets;
     size_t nsets;
-    int64_t deaths[8];      /* times of the last unplanned deaths: a crash loop pauses */
+    int64_t deaths[SERVER_CRASH_DEATHS]; /* times of the last unplanned deaths: a crash loop pauses */
     size_t n_deaths;
 };
 
@@ -273,7 +285,7 @@ static void fill(struct supervisor *s)
         if (s->w[i].pid > 0)
             continue;
         /* Eight unplanned deaths within 5 s: a crash loop; slow down. */
-        if (s->n_deaths == ARRAY_SIZE(s->deaths) && util_now_ms() - s->deaths[0] < 5000) {
+        if (s->n_deaths == ARRAY_SIZE(s->deaths) && util_now_ms() - s->deaths[0] < SERVER_CRASH_WINDOW_MS) {
             log_msg(LOG_LVL_ERROR, "workers keep dying; waiting a second before the next start");
             sleep(1);
             s->n_deaths = 0;
@@ -333,7 +345,7 @@ static void signal_all(struct supervisor *s, int sig, bool only_stopping)
 static void reload(struct supervisor *s)
 {
     struct cfg fresh;
-    char err[512];
+    char err[SERVER_ERR_MAX];
     int rc = cfg_load(&fresh, s->config_file, s->self, s->sets, s->nsets, err, sizeof err);
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "SIGHUP: the configuration has an error, keeping the old one: %s", err);
@@ -363,89 +375,105 @@ static void usage(FILE *f)
                "Signals: SIGTERM/SIGINT drain and exit, SIGHUP re-reads the configuration.\n");
 }
 
-int server_serve(int argc, char **argv, const char *self)
+/* The command line of `serve` into s and *listen_spec; --workers N goes in
+ * as --set workers=N (wset holds it), so that one rule checks its range.
+ * SERVER_GO_ON, or the exit status (0 after --help). */
+static int serve_parse_args(int argc, char **argv, struct supervisor *s, const char **listen_spec, char *wset,
+                            size_t wsetlen)
 {
     static const struct option opts[] = {
         {"listen", required_argument, NULL, 'l'}, {"workers", required_argument, NULL, 'w'},
         {"config", required_argument, NULL, 'c'}, {"set", required_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
-    struct supervisor s = {.lfd = -1, .self = self};
-    const char *listen_spec = NULL, *workers = NULL;
-    cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    const char *workers = NULL;
     int c;
-    if (!sets)
-        return CLI_EXIT_SERVICE;
-    s.sets = sets;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'l': listen_spec = optarg; break;
+        case 'l': *listen_spec = optarg; break;
         case 'w': workers = optarg; break;
-        case 'c': s.config_file = optarg; break;
-        case 's': sets[s.nsets++] = optarg; break;
+        case 'c': s->config_file = optarg; break;
+        case 's': s->sets[s->nsets++] = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return CLI_EXIT_USAGE;
         }
     }
-    if (!listen_spec || optind != argc) {
-        fail(listen_spec ? "serve: unexpected argument '%s'" : "serve: --listen is required%s",
-             listen_spec ? argv[optind] : "");
+    if (!*listen_spec || optind != argc) {
+        fail(*listen_spec ? "serve: unexpected argument '%s'" : "serve: --listen is required%s",
+             *listen_spec ? argv[optind] : "");
         usage(stderr);
         return CLI_EXIT_USAGE;
     }
-    /* --workers N is --set workers=N: one rule for its range. */
-    char wset[64];
     if (workers) {
-        snprintf(wset, sizeof wset, "workers=%s", workers);
-        sets[s.nsets++] = wset;
+        snprintf(wset, wsetlen, "workers=%s", workers);
+        s->sets[s->nsets++] = wset;
     }
-    char err[512];
-    if (cfg_load(&s.cfg, s.config_file, self, sets, s.nsets, err, sizeof err) < 0) {
+    return SERVER_GO_ON;
+}
+
+/* Everything the workers inherit: the configuration, the state directory,
+ * the listening socket, the shared counters, the worker table.
+ * SERVER_GO_ON, or the exit status (the error printed; serve_stop() undoes
+ * what was made in either case). */
+static int serve_start(struct supervisor *s, const char *listen_spec)
+{
+    char err[SERVER_ERR_MAX];
+    if (cfg_load(&s->cfg, s->config_file, s->self, s->sets, s->nsets, err, sizeof err) < 0) {
         fail("%s", err);
-        cfg_free(&s.cfg);
         return CLI_EXIT_CONFIG;
     }
-    int rc = ws_init_state(s.cfg.state_dir);
+    int rc = ws_init_state(s->cfg.state_dir);
     if (rc < 0) {
-        fail("state directory %s: %s", s.cfg.state_dir, strerror(-rc));
-        cfg_free(&s.cfg);
+        fail("state directory %s: %s", s->cfg.state_dir, strerror(-rc));
         return CLI_EXIT_CONFIG;
     }
-    s.lfd = listen_on(listen_spec, err, sizeof err);
-    if (s.lfd < 0) {
+    s->lfd = listen_on(listen_spec, err, sizeof err);
+    if (s->lfd < 0) {
         fail("%s", err);
-        cfg_free(&s.cfg);
         return CLI_EXIT_CONFIG;
     }
     /* The counters live in a shared page that every worker inherits. */
     struct app_workers *shared =
         mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) {
-        fail("mmap: %s", strerror(errno));
-        close(s.lfd);
-        cfg_free(&s.cfg);
+        int e = errno;
+        fail("mmap: %s", strerror(e));
         return CLI_EXIT_SERVICE;
     }
     memset(shared, 0, sizeof *shared);
-    s.n = SERVER_MAX_WORKERS * 2; /* room for old workers draining after SIGHUP */
-    s.w = calloc(s.n, sizeof *s.w);
-    if (!s.w) {
-        close(s.lfd);
-        cfg_free(&s.cfg);
+    s->app = (struct app){.cfg = &s->cfg, .workers = shared, .mode = "serve", .cancel_all = &cancel_all};
+    s->n = CFG_WORKERS_MAX * 2; /* room for old workers draining after SIGHUP */
+    s->w = calloc(s->n, sizeof *s->w);
+    if (!s->w)
         return CLI_EXIT_SERVICE;
-    }
-    s.app = (struct app){.cfg = &s.cfg, .workers = shared, .mode = "serve", .cancel_all = &cancel_all};
-    s.want = cfg_workers(&s.cfg);
-    uint64_t need = admit_max_running(&s.cfg.exec.admit) + s.cfg.max_queued_runs + 1;
-    if (s.want < need)
+    s->want = cfg_workers(&s->cfg);
+    uint64_t need = admit_max_running(&s->cfg.exec.admit) + s->cfg.max_queued_runs + 1;
+    if (s->want < need)
         log_msg(LOG_LVL_WARN,
                 "workers = %u is below max_concurrent_runs + max_queued_runs + 1 = %llu: calls past %u wait in the "
                 "listen backlog instead of the queue (and are not turned away with 503)",
-                s.want, (unsigned long long)need, s.want);
-    discard(exec_mark_orphans(&s.cfg.exec)); /* runs of a server that was killed */
+                s->want, (unsigned long long)need, s->want);
+    discard(exec_mark_orphans(&s->cfg.exec)); /* runs of a server that was killed */
+    return SERVER_GO_ON;
+}
 
-    sigset_t mask, old;
+/* Undoes serve_start(), whatever part of it was done. */
+static void serve_stop(struct supervisor *s)
+{
+    if (s->lfd >= 0)
+        close(s->lfd);
+    free(s->w);
+    if (s->app.workers)
+        munmap(s->app.workers, sizeof *s->app.workers);
+    cfg_free(&s->cfg);
+}
+
+/* The parent's signals: each sets a flag, and all stay blocked (the old
+ * mask in *old) except while the parent waits in ppoll. */
+static void serve_signals(sigset_t *old)
+{
+    sigset_t mask;
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
@@ -456,62 +484,101 @@ int server_serve(int argc, char **argv, const char *self)
     set_handler(SIGHUP, on_hup, false);
     set_handler(SIGCHLD, on_chld, false);
     set_handler(SIGPIPE, SIG_IGN, false);
-    sigprocmask(SIG_BLOCK, &mask, &old);
+    sigprocmask(SIG_BLOCK, &mask, old);
+}
 
-    fill(&s);
-    log_msg(LOG_LVL_WARN, "serving on %s with %u workers (state %s)", listen_spec, s.want, s.cfg.state_dir);
+/* Where a drain is: when its grace ends, when what is left gets SIGKILL
+ * (-1: not yet). */
+struct drain {
+    int64_t until, kill_at;
+};
+
+/* One tick of the drain after SIGTERM (see the top). True when every worker
+ * is gone. */
+static bool drain_tick(struct supervisor *s, struct drain *d, int64_t now)
+{
+    if (d->until < 0) {
+        d->until = now + cfg_drain_grace_ms(&s->cfg);
+        log_msg(LOG_LVL_WARN, "stopping: draining %u workers (at most %llds)", alive(s),
+                (long long)(cfg_drain_grace_ms(&s->cfg) / 1000));
+    }
+    if (!alive(s))
+        return true;
+    signal_all(s, SIGTERM, false); /* again: one may have missed it (see top) */
+    if (d->kill_at < 0 && now >= d->until) {
+        log_msg(LOG_LVL_WARN, "drain grace over: cancelling the runs of %u workers", alive(s));
+        signal_all(s, SIGINT, false);
+        d->kill_at = now + s->cfg.exec.limits.kill_grace_ms + SERVER_KILL_SLACK_MS;
+    }
+    if (d->kill_at >= 0 && now >= d->kill_at) {
+        signal_all(s, SIGKILL, false);
+        d->kill_at = now + SERVER_KILL_AGAIN_MS;
+    }
+    return false;
+}
+
+/* The parent's loop: reaps and restarts workers, reloads on SIGHUP, reaps
+ * old sessions and runs, and drains on SIGTERM until no worker is left. */
+static void supervise(struct supervisor *s, const sigset_t *old)
+{
     int64_t next_reap = util_now_ms();
-    int64_t drain_until = -1, kill_at = -1;
+    struct drain d = {-1, -1};
     for (;;) {
         /* Signals are blocked except inside ppoll: none is lost. */
         struct timespec ts = {0, SERVER_TICK_MS * 1000000L};
-        ppoll(NULL, 0, &ts, &old);
+        ppoll(NULL, 0, &ts, old);
         if (got_chld) {
             got_chld = 0;
-            reap(&s);
+            reap(s);
         }
         int64_t now = util_now_ms();
         if (got_term) {
-            if (drain_until < 0) {
-                drain_until = now + cfg_drain_grace_ms(&s.cfg);
-                log_msg(LOG_LVL_WARN, "stopping: draining %u workers (at most %llds)", alive(&s),
-                        (long long)(cfg_drain_grace_ms(&s.cfg) / 1000));
-            }
-            if (!alive(&s))
-                break;
-            signal_all(&s, SIGTERM, false); /* again: one may have missed it (see top) */
-            if (kill_at < 0 && now >= drain_until) {
-                log_msg(LOG_LVL_WARN, "drain grace over: cancelling the runs of %u workers", alive(&s));
-                signal_all(&s, SIGINT, false);
-                kill_at = now + s.cfg.exec.limits.kill_grace_ms + 5000;
-            }
-            if (kill_at >= 0 && now >= kill_at) {
-                signal_all(&s, SIGKILL, false);
-                kill_at = now + 1000000;
-            }
+            if (drain_tick(s, &d, now))
+                return;
             continue;
         }
         if (got_hup) {
             got_hup = 0;
-            reload(&s);
-            s.want = cfg_workers(&s.cfg);
+            reload(s);
+            s->want = cfg_workers(&s->cfg);
         }
-        signal_all(&s, SIGTERM, true);
-        fill(&s);
+        signal_all(s, SIGTERM, true);
+        fill(s);
         if (now >= next_reap) {
             /* Sessions idle past session_ttl, and runs past run_ttl. */
-            discard(mcp_reap_sessions(&s.cfg, false));
-            ws_reap_runs(s.cfg.state_dir, s.cfg.run_ttl_ms);
-            discard(exec_mark_orphans(&s.cfg.exec)); /* also those too young when a worker died */
+            discard(mcp_reap_sessions(&s->cfg, false));
+            ws_reap_runs(s->cfg.state_dir, s->cfg.run_ttl_ms);
+            discard(exec_mark_orphans(&s->cfg.exec)); /* also those too young when a worker died */
             next_reap = now + SERVER_REAP_EVERY_MS;
         }
     }
-    if (!strncmp(listen_spec, "unix:", 5))
-        unlink(listen_spec + 5);
-    close(s.lfd);
-    free(s.w);
-    munmap(shared, sizeof *shared);
-    cfg_free(&s.cfg);
+}
+
+int server_serve(int argc, char **argv, const char *self)
+{
+    struct supervisor s = {.lfd = -1, .self = self};
+    const char *listen_spec = NULL;
+    char wset[64];
+    cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    if (!sets)
+        return CLI_EXIT_SERVICE;
+    s.sets = sets;
+    int status = serve_parse_args(argc, argv, &s, &listen_spec, wset, sizeof wset);
+    if (status != SERVER_GO_ON)
+        return status;
+    status = serve_start(&s, listen_spec);
+    if (status != SERVER_GO_ON) {
+        serve_stop(&s);
+        return status;
+    }
+    sigset_t old;
+    serve_signals(&old);
+    fill(&s);
+    log_msg(LOG_LVL_WARN, "serving on %s with %u workers (state %s)", listen_spec, s.want, s.cfg.state_dir);
+    supervise(&s, &old);
+    if (!strncmp(listen_spec, SERVER_UNIX_PREFIX, strlen(SERVER_UNIX_PREFIX)))
+        unlink(listen_spec + strlen(SERVER_UNIX_PREFIX));
+    serve_stop(&s);
     log_msg(LOG_LVL_WARN, "stopped");
     return 0;
 }
@@ -533,7 +600,7 @@ bool server_stdin_is_fastcgi(void)
 
 static int load(struct cfg *c, const char *self)
 {
-    char err[512];
+    char err[SERVER_ERR_MAX];
     if (cfg_load(c, NULL, self, NULL, 0, err, sizeof err) < 0) {
         fail("%s", err);
         return CLI_EXIT_CONFIG;

@@ -243,6 +243,54 @@ static void test_node_id(void)
     }
 }
 
+/* Each kind of key refuses a bad value with its own reason, word for word:
+ * the CLI prints these, and its tests and users match them. */
+static void test_messages(void)
+{
+    static const struct {
+        const char *key, *value, *err;
+    } cases[] = {
+        {"isolation", "x", "isolation = 'x': expected auto, namespaces or rlimits"},
+        {"installer", "x", "installer = 'x': expected auto, uv or pip"},
+        {"log_level", "loud", "log_level = 'loud': expected error, warning, info or debug"},
+        {"accel_redirect", "maybe", "accel_redirect = 'maybe': expected auto, on or off"},
+        {"require_isolation", "maybe", "require_isolation = 'maybe': expected on or off"},
+        {"queue_wait", "soon", "queue_wait = 'soon': expected a duration such as 30, 1.5s, 2m or 24h"},
+        {"request_bytes", "big", "request_bytes = 'big': expected a size such as 1048576, 64K, 512M or 2G"},
+        {"request_bytes", "1K", "request_bytes = '1K': out of range (4096 to 17179869184)"},
+        {"workers", "many", "workers = 'many': expected a whole number"},
+        {"workers", "2000", "workers = '2000': out of range (0 to 1024)"},
+        {"uid_base", "5000000000", "uid_base = '5000000000': expected a whole number below 2^32"},
+        {"python", "", "python: empty value"},
+        {"allowed_hosts", "", "allowed_hosts: empty value"},
+        {"node_id", "BAD", "node_id = 'BAD': expected none or 1 to 16 of a-z and 0-9"},
+        {"timeout", "soon", "timeout = 'soon': expected a duration such as 30, 1.5s, 500ms or 2m"},
+        {"memory", "lots", "memory = 'lots': expected a size such as 1048576, 64K, 512M or 2G"},
+        {"bogus", "1", "unknown configuration key 'bogus' (runmyscript config lists them)"},
+    };
+    struct cfg c;
+    char err[512];
+    ok(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err) == 0, "defaults load: %s", err);
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        err[0] = '\0';
+        ok(cfg_set(&c, cases[i].key, cases[i].value, err, sizeof err) == -EINVAL, "%s = '%s' is refused",
+           cases[i].key, cases[i].value);
+        is_str(err, cases[i].err, "with its reason");
+    }
+    ok(cfg_set(&c, "log_level", "DEBUG", err, sizeof err) == 0 && c.log_level == LOG_LVL_DEBUG,
+       "log_level: any case");
+    ok(cfg_set(&c, "accel_redirect", "auto", err, sizeof err) == 0 && c.accel_redirect == -1, "accel_redirect auto");
+    ok(cfg_set(&c, "accel_redirect", "on", err, sizeof err) == 0 && c.accel_redirect == 1, "accel_redirect on");
+    ok(cfg_set(&c, "auth_token", "s3cret", err, sizeof err) == 0 && c.auth_token && !strcmp(c.auth_token, "s3cret"),
+       "auth_token set");
+    ok(cfg_set(&c, "auth_token", "", err, sizeof err) == 0 && c.auth_token == NULL, "auth_token empty: none");
+    ok(cfg_set(&c, "public_url", "none", err, sizeof err) == 0 && c.public_url && !*c.public_url,
+       "an optional string: none is empty");
+    ok(cfg_set(&c, "isolation", "rlimits", err, sizeof err) == 0 && !strcmp(c.isolation, "rlimits"),
+       "isolation: a choice taken");
+    cfg_free(&c);
+}
+
 int main(void)
 {
     ok(mkdtemp(dir) != NULL, "temporary directory");
@@ -251,6 +299,7 @@ int main(void)
     test_deps_keys();
     test_admission_keys();
     test_node_id();
+    test_messages();
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
     return tap_done();
 }

@@ -1,0 +1,12 @@
+/* cfg_internal.h: what the configuration's parts (cfg.c: reading it,
+ * cfg_dump.c: printing it) share. */
+#ifndef RMS_CFG_INTERNAL_H
+#define RMS_CFG_INTERNAL_H
+
+#include "cfg.h"
+
+/* log_level's values, in the order of enum log_level. */
+#define CFG__N_LEVELS 4
+extern const char *const cfg__levels[CFG__N_LEVELS];
+
+#endif

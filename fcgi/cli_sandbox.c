@@ -1,0 +1,55 @@
+/* cli_sandbox.c: `runmyscript check-sandbox`: what this host supports
+ * (namespaces, seccomp, cgroups), how each limit would be enforced, and the
+ * isolation runs get under the configuration given. */
+#include "config.h"
+
+#include "cli_internal.h"
+
+#include <stdio.h>
+
+/* The exit status when runs would be refused (0 when they can happen). */
+#define CLI_SANDBOX_REFUSED 1
+
+int cli_check_sandbox(int argc, char **argv, const char *self)
+{
+    struct cfg cfg;
+    int st = cli__cfg_from_args(argc, argv, self, &cfg);
+    if (st != CLI__GO_ON) {
+        cfg_free(&cfg);
+        return st;
+    }
+    struct jail_caps caps;
+    jail_probe(&caps);
+    const char *yes = "yes", *no = "no";
+    printf("running as:            %s\n", caps.root ? "root (each run gets a uid of its own)" : "an unprivileged user");
+    printf("user namespaces:       %s%s%s\n", caps.userns ? yes : no, caps.userns ? "" : " - ", caps.userns_error);
+    printf("pid namespace:         %s\n", caps.userns ? yes : no);
+    printf("network namespace:     %s\n", caps.userns ? yes : no);
+    printf("seccomp:               %s\n", caps.seccomp ? yes : no);
+    printf("cgroup v1 memory:      %s\n", caps.cgroup_v1_memory ? yes : no);
+    printf("cgroup v1 pids:        %s\n", caps.cgroup_v1_pids ? yes : no);
+    printf("cgroup v2 (delegated): %s\n", caps.cgroup_v2 ? yes : no);
+    bool ns = caps.userns && caps.seccomp && cfg.exec.isolation != EXEC_ISOLATION_RLIMITS;
+    bool mem_cg = caps.cgroup_v1_memory, pid_cg = caps.cgroup_v1_pids;
+    printf("limits enforced:       wall time (we stop the run), cpu time (RLIMIT_CPU), memory (%s), "
+           "processes (%s), file size (RLIMIT_FSIZE), open files (RLIMIT_NOFILE), /tmp size (%s), output (we watch)\n",
+           ns && caps.cgroup_v2 ? "cgroup v2 memory.max" : ns && mem_cg ? "cgroup memory.limit_in_bytes" : "RLIMIT_AS",
+           ns && caps.cgroup_v2 ? "cgroup v2 pids.max"
+           : ns && pid_cg       ? "cgroup pids.max"
+           : ns                 ? "RLIMIT_NPROC in the user namespace"
+                                : "RLIMIT_NPROC, not for root",
+           ns ? "tmpfs size" : "not limited: TMPDIR is in the run directory");
+    int status = 0;
+    if (ns) {
+        printf("runs get:              isolation namespaces+seccomp\n");
+    } else if (cfg.exec.isolation == EXEC_ISOLATION_RLIMITS || (!cfg.exec.require_isolation &&
+                                                                cfg.exec.isolation == EXEC_ISOLATION_AUTO)) {
+        printf("runs get:              isolation rlimits (the fallback: %s)\n",
+               cfg.exec.isolation == EXEC_ISOLATION_RLIMITS ? "isolation = rlimits" : "require_isolation = off");
+    } else {
+        printf("runs get:              nothing: runs are refused (require_isolation = on and no namespaces here)\n");
+        status = CLI_SANDBOX_REFUSED;
+    }
+    cfg_free(&cfg);
+    return status;
+}
