@@ -19,7 +19,7 @@
 #define FORM_TYPE_MAX 256       /* bytes of a part's Content-Type */
 #define FORM_BOUNDARY_RFC 70    /* RFC 2046: a boundary is 1 to 70 characters */
 
-/* The limits, each a configuration key (README "Web page"): crossing one
+/* The limits, each a configuration key (doc/web.md): crossing one
  * is -E2BIG (HTTP 413) with the key named in the reason. */
 struct form_limits {
     uint64_t fields;          /* form_fields: parts in one body */

@@ -190,7 +190,7 @@ static int listen_on(const char *spec, char *err, size_t errlen)
             return -e;
         }
         /* nginx's workers run as another user: the socket's directory is
-         * what guards it (README "Serving"). */
+         * what guards it (doc/serving.md). */
         chmod(path, SERVER_SOCKET_MODE);
         return fd;
     }

@@ -148,7 +148,7 @@ static void test_load(void)
     cfg_free(&c);
 }
 
-/* The keys of the dependencies issue. */
+/* The keys of the dependencies: installer, index, import map, cache. */
 static void test_deps_keys(void)
 {
     struct cfg c;
