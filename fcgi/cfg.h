@@ -66,7 +66,7 @@ struct cfg {
 /* The number of FastCGI workers `serve` starts: the workers key, or when it
  * is 0, 4 + 4 x the online CPUs, and at least max_concurrent_runs +
  * max_queued_runs + CFG_SPARE_WORKERS, so that every run and queued run has
- * its worker and a few are left for other requests (see README "Serving"). */
+ * its worker and a few are left for other requests (see doc/serving.md). */
 #define CFG_SPARE_WORKERS 2
 #define CFG_WORKERS_MAX 1024 /* the workers key's ceiling, and the automatic count's */
 unsigned cfg_workers(const struct cfg *c);
