@@ -45,24 +45,20 @@ struct mount_attr {
  * outer namespace, and a remount that drops one fails with EPERM. */
 static unsigned long locked_flags(const char *path)
 {
+    static const struct {
+        unsigned long st, ms;
+    } map[] = {
+        {ST_NOSUID, MS_NOSUID},     {ST_NODEV, MS_NODEV},           {ST_NOEXEC, MS_NOEXEC},
+        {ST_RDONLY, MS_RDONLY},     {ST_NOATIME, MS_NOATIME},       {ST_NODIRATIME, MS_NODIRATIME},
+        {ST_RELATIME, MS_RELATIME},
+    };
     struct statvfs sv;
     unsigned long fl = 0;
     if (statvfs(path, &sv) < 0)
         return 0;
-    if (sv.f_flag & ST_NOSUID)
-        fl |= MS_NOSUID;
-    if (sv.f_flag & ST_NODEV)
-        fl |= MS_NODEV;
-    if (sv.f_flag & ST_NOEXEC)
-        fl |= MS_NOEXEC;
-    if (sv.f_flag & ST_RDONLY)
-        fl |= MS_RDONLY;
-    if (sv.f_flag & ST_NOATIME)
-        fl |= MS_NOATIME;
-    if (sv.f_flag & ST_NODIRATIME)
-        fl |= MS_NODIRATIME;
-    if (sv.f_flag & ST_RELATIME)
-        fl |= MS_RELATIME;
+    for (size_t i = 0; i < ARRAY_SIZE(map); i++)
+        if (sv.f_flag & map[i].st)
+            fl |= map[i].ms;
     return fl;
 }
 

@@ -17,7 +17,6 @@
 
 #include "supervise.h"
 
-#define JAIL_TOOL_READ_MAX 8192      /* bytes per read: the capture keeps whole reads under its ceiling */
 #define JAIL_TOOL_EXIT_WAIT_MS 2000  /* after its output closed, how long the tool may take to exit */
 #define JAIL_TOOL_EXIT_POLL_MS 50    /* the pidfd's wait between looks at the tool's end */
 #define JAIL_TOOL_EXIT_NAP_US 10000  /* the same without a pidfd */
@@ -94,20 +93,8 @@ int jail_run_tool(const struct jail_tool *t, int *wstatus, char **output, char *
     }
     struct supervise_capture cap;
     supervise_capture_init(&cap, t->max_output, t->line, t->ctx);
-    struct supervise s = {
-        .fds = {{outp[0], supervise_capture_chunk, &cap}},
-        .n_fds = 1,
-        .read_max = JAIL_TOOL_READ_MAX,
-        .pidfd = -1,
-        .deadline = util_now_ms() + t->timeout_ms,
-        .stop = tool_stop,
-        .grace_ms = SUPERVISE_NO_GRACE,
-        .ctx = &p,
-    };
-    enum supervise_end end;
-    discard(supervise_run(&s, &end)); /* a failed poll ends the watch as EOF would */
+    enum supervise_end end = supervise_capture_run(&cap, outp[0], t->timeout_ms, tool_stop, &p, output);
     close(outp[0]);
-    *output = supervise_capture_finish(&cap);
     tool_reap(&p, wstatus);
     jail_proc_free(&p);
     return end == SUPERVISE_DEADLINE ? -ETIMEDOUT : 0;

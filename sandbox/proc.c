@@ -15,7 +15,6 @@
 
 #include "supervise.h"
 
-#define PROC_READ_MAX 8192     /* bytes per read: the capture keeps whole reads under its ceiling */
 #define PROC_EXEC_FAILED 127   /* the exit status of a child that could not start the program (as the shell's) */
 
 /* In the forked child: stdin from /dev/null, stdout and stderr into the
@@ -66,20 +65,8 @@ int proc_run(const char *const *argv, const char *const *envp, int64_t timeout_m
     close(p[1]);
     struct supervise_capture cap;
     supervise_capture_init(&cap, max_out, line_cb, ctx);
-    struct supervise s = {
-        .fds = {{p[0], supervise_capture_chunk, &cap}},
-        .n_fds = 1,
-        .read_max = PROC_READ_MAX,
-        .pidfd = -1,
-        .deadline = util_now_ms() + timeout_ms,
-        .stop = proc_stop,
-        .grace_ms = SUPERVISE_NO_GRACE,
-        .ctx = &pid,
-    };
-    enum supervise_end end;
-    discard(supervise_run(&s, &end)); /* a failed poll ends the watch as EOF would */
+    enum supervise_end end = supervise_capture_run(&cap, p[0], timeout_ms, proc_stop, &pid, out);
     close(p[0]);
-    *out = supervise_capture_finish(&cap);
     /* The output closed: the helper is done, or it left a child holding the
      * pipe open until now; either way its group goes. */
     kill(-pid, SIGKILL);

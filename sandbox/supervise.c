@@ -185,3 +185,23 @@ char *supervise_capture_finish(struct supervise_capture *c)
     dbuf_free(&c->pending);
     return dbuf_steal(&c->out, NULL);
 }
+
+enum supervise_end supervise_capture_run(struct supervise_capture *c, int fd, int64_t timeout_ms,
+                                         void (*stop)(void *ctx, enum supervise_end why, int sig), void *ctx,
+                                         char **out)
+{
+    struct supervise s = {
+        .fds = {{fd, supervise_capture_chunk, c}},
+        .n_fds = 1,
+        .read_max = SUPERVISE_CAPTURE_READ,
+        .pidfd = -1,
+        .deadline = util_now_ms() + timeout_ms,
+        .stop = stop,
+        .grace_ms = SUPERVISE_NO_GRACE,
+        .ctx = ctx,
+    };
+    enum supervise_end end;
+    discard(supervise_run(&s, &end)); /* a failed poll ends the watch as EOF would */
+    *out = supervise_capture_finish(c);
+    return end;
+}

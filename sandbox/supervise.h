@@ -14,6 +14,7 @@
 #define SUPERVISE_MAX_FDS 2
 #define SUPERVISE_READ_MAX 65536 /* one read(); a pipe holds 64 KiB by default */
 #define SUPERVISE_NO_GRACE (-1)  /* supervise.grace_ms: SIGKILL at once, no SIGTERM */
+#define SUPERVISE_CAPTURE_READ 8192 /* supervise_capture_run's reads: the capture keeps whole reads under its ceiling */
 
 /* How a supervision ended. */
 enum supervise_end {
@@ -77,5 +78,16 @@ void supervise_capture_chunk(void *capture, const char *data, size_t len);
 /* Passes on the last, unterminated line and returns the output (caller
  * frees; may be NULL when nothing came). The capture is empty after. */
 char *supervise_capture_finish(struct supervise_capture *c);
+
+/* The watch of a trusted program (the installer, a helper): fd, its
+ * stdout and stderr in one (non-blocking, borrowed), read to EOF into c in
+ * reads of SUPERVISE_CAPTURE_READ, the process's end not watched; past
+ * timeout_ms from now stop(ctx, SUPERVISE_DEADLINE, SIGKILL) ends its
+ * tree and the reading goes on to EOF. *out as supervise_capture_finish.
+ * Returns SUPERVISE_DEADLINE when the deadline passed, else
+ * SUPERVISE_EXITED (a failed poll ends the watch as EOF would). */
+enum supervise_end supervise_capture_run(struct supervise_capture *c, int fd, int64_t timeout_ms,
+                                         void (*stop)(void *ctx, enum supervise_end why, int sig), void *ctx,
+                                         char **out);
 
 #endif
