@@ -1,10 +1,11 @@
 /* exec_script.c: the script's run under its limits, the part of
  * exec_run() between "environment ready" and "collect the artifacts": the
  * layout the script sees in each isolation mode (interpreter, script, cwd,
- * environment, binds), the start in the jail or the fallback, and the loop
- * that watches it. The loop wakes on output, on the script's exit (a
- * pidfd) and on a tick that checks the wall deadline, the output
- * directory's size and cancellation.
+ * environment, binds), the start in the jail or the fallback, and its
+ * watch under supervise.c: the output into the log, the script's exit (a
+ * pidfd), the wall deadline, and a tick that checks cancellation and the
+ * output directory's size; a stop is SIGTERM, then SIGKILL after
+ * kill_grace, then a drain of what is left.
  *
  * Stream order: chunks are logged in the order the reader gets them. With
  * unbuffered Python that is the order of the writes, except for writes to

@@ -398,7 +398,7 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
          * fallback has no PID namespace to take them along. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
-            jail__child_fail(efd, JAIL_STAGE_IDS); /* the parent died already */
+            jail__child_fail_err(efd, JAIL_STAGE_IDS, ESRCH, NULL); /* the parent died already */
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
             jail__child_fail(efd, JAIL_STAGE_NNP);
         if (chdir(o->cwd) < 0)

@@ -121,16 +121,15 @@ static int rdonly_tree(int fd)
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
     if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == 0)
         return 0;
-    if (errno != ENOSYS && errno != EPERM)
-        return -errno;
+    int e = errno;
+    if (e != ENOSYS && e != EPERM)
+        return -e;
 #endif
     char link[64], top[PATH_MAX];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t n = readlink(link, top, sizeof top - 1);
-    if (n < 0) {
-        int e = errno;
-        return -e;
-    }
+    if (n < 0)
+        return -errno;
     top[n] = '\0';
     return rdonly_below(top);
 }
