@@ -495,7 +495,8 @@ bool exec__died_of_memory(const struct exec_result *r)
         size_t start = n;
         while (start && s[start - 1] != '\n')
             start--;
-        return n - start >= 11 && !strncmp(s + start, "MemoryError", 11);
+        static const char memory_error[] = "MemoryError";
+        return n - start >= sizeof memory_error - 1 && !strncmp(s + start, memory_error, sizeof memory_error - 1);
     }
     return false;
 }
