@@ -1,10 +1,11 @@
 /* exec_script.c: the script's run under its limits, the part of
  * exec_run() between "environment ready" and "collect the artifacts": the
  * layout the script sees in each isolation mode (interpreter, script, cwd,
- * environment, binds), the start in the jail or the fallback, and the loop
- * that watches it. The loop wakes on output, on the script's exit (a
- * pidfd) and on a tick that checks the wall deadline, the output
- * directory's size and cancellation.
+ * environment, binds), the start in the jail or the fallback, and its
+ * watch under supervise.c: the output into the log, the script's exit (a
+ * pidfd), the wall deadline, and a tick that checks cancellation and the
+ * output directory's size; a stop is SIGTERM, then SIGKILL after
+ * kill_grace, then a drain of what is left.
  *
  * Stream order: chunks are logged in the order the reader gets them. With
  * unbuffered Python that is the order of the writes, except for writes to
@@ -16,7 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +29,10 @@
 #include "deps.h"
 #include "fetch.h"
 #include "jail.h"
+#include "supervise.h"
 #include "workspace.h"
 
-#define EXEC_TICK_MS 100           /* wall deadline, cancellation */
+#define EXEC_TICK_MS 100           /* cancellation, at least this often */
 #define EXEC_MEASURE_EVERY_MS 500  /* output directory size while running */
 #define EXEC_DRAIN_MS 2000         /* reading what is left after the end */
 
@@ -67,8 +68,10 @@ static bool mounts_dir(const char *workdir, bool make)
     cleanup_fd int wfd = open(workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (wfd < 0)
         return false;
-    if (make && mkdirat(wfd, FETCH_MOUNTS_DIR, 0755) < 0 && errno != EEXIST)
-        log_msg(LOG_LVL_WARN, "cannot make %s/%s: %s", workdir, FETCH_MOUNTS_DIR, strerror(errno));
+    if (make && mkdirat(wfd, FETCH_MOUNTS_DIR, 0755) < 0 && errno != EEXIST) {
+        int e = errno;
+        log_msg(LOG_LVL_WARN, "cannot make %s/%s: %s", workdir, FETCH_MOUNTS_DIR, strerror(e));
+    }
     struct stat st;
     return fstatat(wfd, FETCH_MOUNTS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
@@ -148,25 +151,6 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
 oom:
     layout_free(l);
     return -ENOMEM;
-}
-
-/* Reads what is available on fd into the log; returns false at EOF. */
-static bool pump(struct run *run, int fd, enum exec_stream stream)
-{
-    char buf[65536];
-    for (int i = 0; i < 16; i++) {
-        ssize_t r = read(fd, buf, sizeof buf);
-        if (r > 0) {
-            exec__emit(run, stream, buf, (size_t)r);
-            continue;
-        }
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 && errno == EAGAIN)
-            return true;
-        return false; /* EOF or error */
-    }
-    return true;
 }
 
 int exec_cancel(const char *state_dir, const char *run_id)
@@ -283,6 +267,141 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
     }
 }
 
+/* The script's run while supervise.c watches it. */
+struct script_watch {
+    struct run *run;
+    struct jail_proc *proc;
+    enum stop_reason stop;
+    int64_t t0;            /* the clock's start: after the jail's */
+    int64_t next_measure;  /* of the output directory */
+    int wstatus;
+    struct rusage ru;
+};
+
+static void script_stdout(void *ctx, const char *data, size_t len)
+{
+    struct script_watch *w = ctx;
+    exec__emit(w->run, EXEC_STREAM_STDOUT, data, len);
+}
+
+static void script_stderr(void *ctx, const char *data, size_t len)
+{
+    struct script_watch *w = ctx;
+    exec__emit(w->run, EXEC_STREAM_STDERR, data, len);
+}
+
+/* The script's end (init's, in the namespaces): then nothing of the run
+ * may stay. What the others wrote before they died is still read. */
+static int script_reap(void *ctx)
+{
+    struct script_watch *w = ctx;
+    if (jail_try_reap(w->proc, &w->wstatus, &w->ru) == 0)
+        return 0;
+    w->run->r->duration_ms = util_now_ms() - w->t0;
+    jail_kill_all(w->proc);
+    discard(jail_try_reap(w->proc, &w->wstatus, &w->ru)); /* kill_all reaped it */
+    return 1;
+}
+
+/* Cancellation at every wake-up, the output directory's size every
+ * EXEC_MEASURE_EVERY_MS: true (and the reason in w) to stop the run. */
+static bool script_tick(void *ctx, int64_t now)
+{
+    struct script_watch *w = ctx;
+    const struct exec_limits *lim = &w->run->spec->limits;
+    if (exec__cancel_requested(w->run)) {
+        w->stop = STOP_CANCEL;
+        return true;
+    }
+    if (now < w->next_measure)
+        return false;
+    uint64_t files = 0, bytes = 0;
+    w->next_measure = now + EXEC_MEASURE_EVERY_MS;
+    if (art_measure(w->run->out_fd, lim->output_files, lim->output_bytes, &files, &bytes) == 0 &&
+        ((lim->output_files && files > lim->output_files) || (lim->output_bytes && bytes > lim->output_bytes))) {
+        w->stop = STOP_OUTPUT;
+        w->run->r->limit = (lim->output_files && files > lim->output_files) ? "output_files" : "output_bytes";
+        return true;
+    }
+    return false;
+}
+
+/* Stops the run: says why in the log, SIGTERM to all of it, and once the
+ * grace is over SIGKILL. */
+static void script_stop(void *ctx, enum supervise_end why, int sig)
+{
+    struct script_watch *w = ctx;
+    struct run *run = w->run;
+    const struct exec_limits *lim = &run->spec->limits;
+    if (sig == SIGKILL) {
+        jail_kill_all(w->proc);
+        return;
+    }
+    if (why == SUPERVISE_DEADLINE)
+        w->stop = STOP_WALL;
+    char hs[32];
+    if (w->stop == STOP_WALL) {
+        snprintf(hs, sizeof hs, "%.3g s", (double)lim->wall_ms / 1000.0);
+        exec__system_line(run, "[runmyscript] the run passed its wall time limit (timeout = %s) and was stopped", hs);
+    } else if (w->stop == STOP_CANCEL) {
+        exec__system_line(run, "[runmyscript] the run was cancelled");
+    } else {
+        if (!strcmp(run->r->limit, "output_bytes"))
+            util_human_size(lim->output_bytes, hs, sizeof hs);
+        else
+            snprintf(hs, sizeof hs, "%llu files", (unsigned long long)lim->output_files);
+        exec__system_line(run, "[runmyscript] output/ passed its limit (%s = %s); the run was stopped", run->r->limit,
+                          hs);
+    }
+    jail_signal(w->proc, SIGTERM);
+}
+
+/* The result from what we did and what the script did: its times, exit
+ * code or signal, the cgroups' counters, the status and the limit. */
+static void script_result(struct run *run, struct script_watch *w)
+{
+    struct exec_result *r = run->r;
+    const struct exec_limits *lim = &run->spec->limits;
+    const struct rusage *ru = &w->ru;
+    r->cpu_ms = (int64_t)ru->ru_utime.tv_sec * 1000 + ru->ru_utime.tv_usec / 1000 +
+                (int64_t)ru->ru_stime.tv_sec * 1000 + ru->ru_stime.tv_usec / 1000;
+    r->max_rss_kb = ru->ru_maxrss;
+    if (WIFEXITED(w->wstatus)) {
+        r->exit_code = WEXITSTATUS(w->wstatus);
+        r->signal = 0;
+    } else if (WIFSIGNALED(w->wstatus)) {
+        r->exit_code = -1;
+        r->signal = WTERMSIG(w->wstatus);
+    }
+
+    jail_finish(w->proc);
+    if (w->stop == STOP_WALL) {
+        r->status = EXEC_STATUS_TIMEOUT;
+        r->limit = "wall_time";
+    } else if (w->stop == STOP_CANCEL) {
+        r->status = EXEC_STATUS_CANCELLED;
+    } else if (w->stop == STOP_OUTPUT) {
+        r->status = EXEC_STATUS_OUTPUT_LIMIT;
+    } else if (r->signal == SIGXCPU || (r->signal == SIGKILL && lim->cpu_ms > 0 && r->cpu_ms >= lim->cpu_ms)) {
+        r->status = EXEC_STATUS_TIMEOUT;
+        r->limit = "cpu_time";
+        exec__system_line(run, "[runmyscript] the script used up its CPU time limit (cpu_time = %.3g s) and was killed",
+                          (double)lim->cpu_ms / 1000.0);
+    } else if (w->proc->memory_breached) {
+        r->status = EXEC_STATUS_MEMORY;
+        r->limit = "memory";
+        char hs[32];
+        util_human_size(lim->memory, hs, sizeof hs);
+        exec__system_line(run, "[runmyscript] the run used up its memory limit (memory = %s)", hs);
+    } else if (r->exit_code == 0) {
+        r->status = EXEC_STATUS_OK;
+    } else {
+        r->status = EXEC_STATUS_ERROR;
+        if (w->proc->pids_breached)
+            r->limit = "processes";
+    }
+}
+
 int exec__run_script(struct run *run, const char *env_dir)
 {
     const struct exec_spec *spec = run->spec;
@@ -295,7 +414,7 @@ int exec__run_script(struct run *run, const char *env_dir)
     in_fd = openat(run->run_fd, "input", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (in_fd < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
         rc = -errno;
-        exec__set_error(r, "setting up the script's input and output: %s", strerror(errno));
+        exec__set_error(r, "setting up the script's input and output: %s", strerror(-rc));
         goto out;
     }
     exec__phase(run, EXEC_PHASE_RUNNING, NULL);
@@ -308,165 +427,38 @@ int exec__run_script(struct run *run, const char *env_dir)
     if (rc < 0)
         goto out;
     int64_t t0 = util_now_ms();
-    if (util_set_nonblock(out_pipe[0]) < 0 || util_set_nonblock(err_pipe[0]) < 0) {
-        rc = -errno;
-        exec__set_error(r, "setting up the script's output: %s", strerror(errno));
+    rc = util_set_nonblock(out_pipe[0]);
+    if (rc == 0)
+        rc = util_set_nonblock(err_pipe[0]);
+    if (rc < 0) {
+        exec__set_error(r, "setting up the script's output: %s", strerror(-rc));
         jail_kill_all(&proc);
         goto out;
     }
 
-    const struct exec_limits *lim = &spec->limits;
-    int64_t deadline = t0 + lim->wall_ms;
-    int64_t kill_at = -1;            /* SIGKILL time once SIGTERM was sent */
-    int64_t next_measure = t0 + EXEC_MEASURE_EVERY_MS;
-    int64_t drain_until = -1;        /* after the end: read what is left */
-    enum stop_reason stop = STOP_NONE;
-    bool out_open = true, err_open = true, exited = false;
-    int wstatus = 0;
-    struct rusage ru = {0};
-
-    while (out_open || err_open || !exited) {
-        int64_t now = util_now_ms();
-        if (exited && drain_until >= 0 && now >= drain_until)
-            break;
-        if (!exited && stop == STOP_NONE) {
-            const char *why = NULL;
-            if (now >= deadline) {
-                stop = STOP_WALL;
-                why = "wall";
-            } else if (exec__cancel_requested(run)) {
-                stop = STOP_CANCEL;
-                why = "cancel";
-            } else if (now >= next_measure) {
-                uint64_t files = 0, bytes = 0;
-                next_measure = now + EXEC_MEASURE_EVERY_MS;
-                if (art_measure(run->out_fd, lim->output_files, lim->output_bytes, &files, &bytes) == 0 &&
-                    ((lim->output_files && files > lim->output_files) ||
-                     (lim->output_bytes && bytes > lim->output_bytes))) {
-                    stop = STOP_OUTPUT;
-                    r->limit = (lim->output_files && files > lim->output_files) ? "output_files" : "output_bytes";
-                    why = "output";
-                }
-            }
-            if (why) {
-                char secs[32];
-                if (stop == STOP_WALL) {
-                    snprintf(secs, sizeof secs, "%.3g s", (double)lim->wall_ms / 1000.0);
-                    exec__system_line(run, "[runmyscript] the run passed its wall time limit (timeout = %s) and was stopped",
-                                secs);
-                } else if (stop == STOP_CANCEL) {
-                    exec__system_line(run, "[runmyscript] the run was cancelled");
-                } else {
-                    char hs[32];
-                    if (!strcmp(r->limit, "output_bytes"))
-                        util_human_size(lim->output_bytes, hs, sizeof hs);
-                    else
-                        snprintf(hs, sizeof hs, "%llu files", (unsigned long long)lim->output_files);
-                    exec__system_line(run, "[runmyscript] output/ passed its limit (%s = %s); the run was stopped", r->limit,
-                                hs);
-                }
-                jail_signal(&proc, SIGTERM);
-                kill_at = now + lim->kill_grace_ms;
-            }
-        }
-        if (kill_at >= 0 && now >= kill_at) {
-            jail_kill_all(&proc);
-            kill_at = -1;
-        }
-
-        struct pollfd pfd[3];
-        int np = 0, i_out = -1, i_err = -1, i_pid = -1;
-        if (out_open) {
-            i_out = np;
-            pfd[np++] = (struct pollfd){out_pipe[0], POLLIN, 0};
-        }
-        if (err_open) {
-            i_err = np;
-            pfd[np++] = (struct pollfd){err_pipe[0], POLLIN, 0};
-        }
-        if (!exited && proc.pidfd >= 0) {
-            i_pid = np;
-            pfd[np++] = (struct pollfd){proc.pidfd, POLLIN, 0};
-        }
-        int64_t wait = EXEC_TICK_MS;
-        if (!exited && stop == STOP_NONE && deadline - now < wait)
-            wait = deadline - now;
-        if (kill_at >= 0 && kill_at - now < wait)
-            wait = kill_at - now;
-        if (drain_until >= 0 && drain_until - now < wait)
-            wait = drain_until - now;
-        if (wait < 0)
-            wait = 0;
-        int pr = poll(pfd, (nfds_t)np, (int)wait);
-        if (pr < 0 && errno != EINTR) {
-            rc = -errno;
-            exec__set_error(r, "poll: %s", strerror(errno));
-            jail_kill_all(&proc);
-            goto out;
-        }
-        /* Order within one wake-up: stdout first, then stderr. */
-        if (pr > 0 && i_out >= 0 && pfd[i_out].revents)
-            out_open = pump(run, out_pipe[0], EXEC_STREAM_STDOUT);
-        if (pr > 0 && i_err >= 0 && pfd[i_err].revents)
-            err_open = pump(run, err_pipe[0], EXEC_STREAM_STDERR);
-        if (!exited && (proc.pidfd < 0 || (pr > 0 && i_pid >= 0 && pfd[i_pid].revents))) {
-            int rr = jail_try_reap(&proc, &wstatus, &ru);
-            if (rr != 0) {
-                exited = true;
-                r->duration_ms = util_now_ms() - t0;
-                /* The first process is done: nothing of the run may stay.
-                 * What the others wrote before they died is still read. */
-                jail_kill_all(&proc);
-                discard(jail_try_reap(&proc, &wstatus, &ru)); /* kill_all reaped it */
-                drain_until = util_now_ms() + EXEC_DRAIN_MS;
-            }
-        }
-    }
-    if (!exited) {
+    struct script_watch w = {.run = run, .proc = &proc, .stop = STOP_NONE, .t0 = t0,
+                             .next_measure = t0 + EXEC_MEASURE_EVERY_MS};
+    struct supervise s = {
+        .fds = {{out_pipe[0], script_stdout, &w}, {err_pipe[0], script_stderr, &w}}, /* stdout first in a wake-up */
+        .n_fds = 2,
+        .reap = script_reap,
+        .pidfd = proc.pidfd,
+        .drain_ms = EXEC_DRAIN_MS,
+        .deadline = t0 + spec->limits.wall_ms,
+        .tick = script_tick,
+        .tick_ms = EXEC_TICK_MS,
+        .stop = script_stop,
+        .grace_ms = spec->limits.kill_grace_ms,
+        .ctx = &w,
+    };
+    enum supervise_end end;
+    rc = supervise_run(&s, &end);
+    if (rc < 0) {
+        exec__set_error(r, "poll: %s", strerror(-rc));
         jail_kill_all(&proc);
-        discard(jail_try_reap(&proc, &wstatus, &ru)); /* kill_all reaped it */
-        r->duration_ms = util_now_ms() - t0;
+        goto out;
     }
-
-    r->cpu_ms = (int64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 + (int64_t)ru.ru_stime.tv_sec * 1000 +
-                ru.ru_stime.tv_usec / 1000;
-    r->max_rss_kb = ru.ru_maxrss;
-    if (WIFEXITED(wstatus)) {
-        r->exit_code = WEXITSTATUS(wstatus);
-        r->signal = 0;
-    } else if (WIFSIGNALED(wstatus)) {
-        r->exit_code = -1;
-        r->signal = WTERMSIG(wstatus);
-    }
-
-    /* The cgroups' counters, then the status from what we did and what the
-     * script did. */
-    jail_finish(&proc);
-    if (stop == STOP_WALL) {
-        r->status = EXEC_STATUS_TIMEOUT;
-        r->limit = "wall_time";
-    } else if (stop == STOP_CANCEL) {
-        r->status = EXEC_STATUS_CANCELLED;
-    } else if (stop == STOP_OUTPUT) {
-        r->status = EXEC_STATUS_OUTPUT_LIMIT;
-    } else if (r->signal == SIGXCPU || (r->signal == SIGKILL && lim->cpu_ms > 0 && r->cpu_ms >= lim->cpu_ms)) {
-        r->status = EXEC_STATUS_TIMEOUT;
-        r->limit = "cpu_time";
-        exec__system_line(run, "[runmyscript] the script used up its CPU time limit (cpu_time = %.3g s) and was killed",
-                    (double)lim->cpu_ms / 1000.0);
-    } else if (proc.memory_breached) {
-        r->status = EXEC_STATUS_MEMORY;
-        r->limit = "memory";
-        char hs[32];
-        util_human_size(lim->memory, hs, sizeof hs);
-        exec__system_line(run, "[runmyscript] the run used up its memory limit (memory = %s)", hs);
-    } else if (r->exit_code == 0) {
-        r->status = EXEC_STATUS_OK;
-    } else {
-        r->status = EXEC_STATUS_ERROR;
-        if (proc.pids_breached)
-            r->limit = "processes";
-    }
+    script_result(run, &w);
     rc = 0;
 out:
     if (proc.pid > 0 && !proc.reaped) {
@@ -503,7 +495,8 @@ bool exec__died_of_memory(const struct exec_result *r)
         size_t start = n;
         while (start && s[start - 1] != '\n')
             start--;
-        return n - start >= 11 && !strncmp(s + start, "MemoryError", 11);
+        static const char memory_error[] = "MemoryError";
+        return n - start >= sizeof memory_error - 1 && !strncmp(s + start, memory_error, sizeof memory_error - 1);
     }
     return false;
 }

@@ -1,11 +1,11 @@
-/* proc.c: run a trusted helper program to completion, output captured. */
+/* proc.c: run a trusted helper program to completion, output captured: a
+ * fork and execve in a process group of its own, watched by supervise.c. */
 #include "config.h"
 
 #include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,25 +13,36 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void emit_lines(struct dbuf *pending, void (*line_cb)(void *, const char *), void *ctx, bool flush)
+#include "supervise.h"
+
+#define PROC_EXEC_FAILED 127   /* the exit status of a child that could not start the program (as the shell's) */
+
+/* In the forked child: stdin from /dev/null, stdout and stderr into the
+ * pipe, nothing else open, then the program. */
+static _Noreturn void proc_child(const char *const *argv, const char *const *envp, int out_w)
 {
-    size_t start = 0;
-    for (size_t i = 0; i < pending->len; i++) {
-        if (pending->data[i] == '\n') {
-            pending->data[i] = '\0';
-            line_cb(ctx, pending->data + start);
-            start = i + 1;
-        }
-    }
-    if (flush && start < pending->len) {
-        line_cb(ctx, pending->data + start);
-        start = pending->len;
-    }
-    if (!pending->data)
-        return; /* nothing came yet (a helper killed before its first byte) */
-    memmove(pending->data, pending->data + start, pending->len - start);
-    pending->len -= start;
-    pending->data[pending->len] = '\0';
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setpgid(0, 0);
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul < 0 || dup2(nul, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0)
+        _exit(PROC_EXEC_FAILED);
+#ifdef SYS_close_range
+    syscall(SYS_close_range, 3U, ~0U, 0);
+#endif
+    execve(argv[0], (char *const *)argv, (char *const *)envp);
+    _exit(PROC_EXEC_FAILED);
+}
+
+/* The deadline passed: the helper's group goes, and the helper with it
+ * should it have left the group. */
+static void proc_stop(void *ctx, enum supervise_end why, int sig)
+{
+    pid_t pid = *(const pid_t *)ctx;
+    (void)why;
+    kill(-pid, sig);
+    kill(pid, sig);
 }
 
 int proc_run(const char *const *argv, const char *const *envp, int64_t timeout_ms, size_t max_out, char **out,
@@ -40,64 +51,22 @@ int proc_run(const char *const *argv, const char *const *envp, int64_t timeout_m
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return -errno;
-    pid_t pid = fork();
+    /* Only our end is non-blocking: the helper's writes block as usual. */
+    int rc = util_set_nonblock(p[0]);
+    pid_t pid = rc < 0 ? -1 : fork();
     if (pid < 0) {
-        int e = errno;
+        int e = rc < 0 ? -rc : errno;
         close(p[0]);
         close(p[1]);
         return -e;
     }
-    if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        setpgid(0, 0);
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul < 0 || dup2(nul, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
-            _exit(127);
-#ifdef SYS_close_range
-        syscall(SYS_close_range, 3U, ~0U, 0);
-#endif
-        execve(argv[0], (char *const *)argv, (char *const *)envp);
-        _exit(127);
-    }
+    if (pid == 0)
+        proc_child(argv, envp, p[1]);
     close(p[1]);
-    struct dbuf buf, pending;
-    dbuf_init(&buf, max_out);
-    dbuf_init(&pending, 1 << 20);
-    int64_t deadline = util_now_ms() + timeout_ms;
-    bool timed_out = false;
-    char chunk[8192];
-    for (;;) {
-        int64_t left = deadline - util_now_ms();
-        if (left <= 0 && !timed_out) {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-            timed_out = true;
-        }
-        struct pollfd pfd = {p[0], POLLIN, 0};
-        int pr = poll(&pfd, 1, timed_out ? 1000 : (int)(left > 1000 ? 1000 : left));
-        if (pr < 0 && errno != EINTR)
-            break;
-        if (pr <= 0)
-            continue;
-        ssize_t r = read(p[0], chunk, sizeof chunk);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        discard(dbuf_append(&buf, chunk, (size_t)r)); /* past max_out: dropped */
-        if (line_cb) {
-            if (dbuf_append(&pending, chunk, (size_t)r) < 0)
-                emit_lines(&pending, line_cb, ctx, true);
-            else
-                emit_lines(&pending, line_cb, ctx, false);
-        }
-    }
+    struct supervise_capture cap;
+    supervise_capture_init(&cap, max_out, line_cb, ctx);
+    enum supervise_end end = supervise_capture_run(&cap, p[0], timeout_ms, proc_stop, &pid, out);
     close(p[0]);
-    if (line_cb)
-        emit_lines(&pending, line_cb, ctx, true);
-    dbuf_free(&pending);
     /* The output closed: the helper is done, or it left a child holding the
      * pipe open until now; either way its group goes. */
     kill(-pid, SIGKILL);
@@ -105,6 +74,5 @@ int proc_run(const char *const *argv, const char *const *envp, int64_t timeout_m
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     *wstatus = st;
-    *out = dbuf_steal(&buf, NULL);
-    return timed_out ? -ETIMEDOUT : 0;
+    return end == SUPERVISE_DEADLINE ? -ETIMEDOUT : 0;
 }

@@ -1,9 +1,13 @@
-/* test-jail.c: jail_run_tool (the installer's jail) and the probe. */
+/* test-jail.c: jail_run_tool (the installer's jail), the probe, and the
+ * read-only binds (their submounts too). */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +21,53 @@ static void count_line(void *ctx, const char *line)
     (void)ctx;
     (void)line;
     lines++;
+}
+
+/* A read-only bind is read-only all the way down: as root, in a mount
+ * namespace of the test's own (nothing reaches the host's mounts), a
+ * directory with a writable tmpfs inside it is bound read-only into the
+ * jail, and a write into the tmpfs must fail there with EROFS. */
+static void ro_submount(const char *state, struct jail_tool *t, enum jail_mode mode)
+{
+    const int n_checks = 4;
+    const char *why = mode != JAIL_MODE_NAMESPACES ? "no namespaces here"
+                      : geteuid() != 0             ? "mounting a tmpfs needs root"
+                                                   : NULL;
+    if (!why && (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0))
+        why = "no private mount namespace for the test";
+    if (why) {
+        for (int i = 0; i < n_checks; i++)
+            ok(1, "# SKIP %s", why);
+        return;
+    }
+    char ro[300], sub[320], probe[340];
+    snprintf(ro, sizeof ro, "%s/ro", state);
+    snprintf(sub, sizeof sub, "%s/sub", ro);
+    snprintf(probe, sizeof probe, "%s/outside", sub);
+    ok(mkdir(ro, 0755) == 0 && mkdir(sub, 0755) == 0 && mount("tmpfs", sub, "tmpfs", 0, "size=1m,mode=1777") == 0,
+       "a tmpfs below a directory, in the test's own mount namespace");
+    int fd = open(probe, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ok(fd >= 0, "the tmpfs is writable outside the jail");
+    if (fd >= 0)
+        close(fd);
+    struct jail_bind binds[] = {{ro, "/ro", 0}};
+    const char *argv[] = {"/bin/sh", "-c", "echo x > /ro/sub/inside && echo wrote", NULL};
+    struct jail_tool rt = *t;
+    rt.o.binds = binds;
+    rt.o.n_binds = 1;
+    rt.o.argv = argv;
+    rt.timeout_ms = 20000;
+    rt.line = NULL;
+    int st = -1;
+    char *out = NULL;
+    char err[256] = "";
+    int rc = jail_run_tool(&rt, &st, &out, err, sizeof err);
+    is_int(rc, 0, "the tool ran with the read-only bind (%s)", err);
+    ok(out && strstr(out, "Read-only file system") && !strstr(out, "wrote"),
+       "a write into the submount of a read-only bind fails with EROFS: %s", out ? out : "(no output)");
+    free(out);
+    if (umount2(sub, MNT_DETACH) < 0)
+        diag("umount %s: %s", sub, strerror(errno));
 }
 
 int main(void)
@@ -89,6 +140,9 @@ int main(void)
     rc = jail_run_tool(&t, &st, &out, err, sizeof err);
     ok(rc < 0 && strstr(err, "starting the interpreter"), "a missing tool fails to start: %s", err);
     free(out);
+
+    t.o.argv = argv;
+    ro_submount(state, &t, mode);
 
     ok(util_rm_rf_at(AT_FDCWD, state) == 0, "cleanup");
     return tap_done();

@@ -1,0 +1,169 @@
+/* jail_internal.h: what the parts of the jail share: the child's failure
+ * report, the rlimits, the seccomp filter and capabilities, the cgroups,
+ * the uid slots, the mount plan and the root, init, and the process tree
+ * of the fallback. Not for the rest of sandbox/: jail.h is. */
+#ifndef RMS_JAIL_INTERNAL_H
+#define RMS_JAIL_INTERNAL_H
+
+#include <limits.h>
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "jail.h"
+
+/* ------------------------------------------------- jail_child.c */
+
+/* Where a child's setup failed, for the report. */
+enum jail_stage {
+    JAIL_STAGE_SETSID = 1, JAIL_STAGE_DUP, JAIL_STAGE_RLIMIT, JAIL_STAGE_NNP, JAIL_STAGE_CHDIR, JAIL_STAGE_EXEC,
+    JAIL_STAGE_MAPS, JAIL_STAGE_MOUNT, JAIL_STAGE_ROOT, JAIL_STAGE_PIVOT, JAIL_STAGE_PROC, JAIL_STAGE_DEV,
+    JAIL_STAGE_ETC, JAIL_STAGE_BIND, JAIL_STAGE_NET, JAIL_STAGE_FORK, JAIL_STAGE_IDS, JAIL_STAGE_CAPS,
+    JAIL_STAGE_SECCOMP,
+};
+
+#define JAIL_CHILD_FAILED 127   /* the exit status of a child whose setup failed (it reported why) */
+#define JAIL_FD_SCAN_MAX 65536  /* without close_range, descriptors are closed one by one up to here */
+
+/* What a child reports when its setup fails. */
+struct jail_child_error {
+    int stage;
+    int err;
+    char what[200];  /* the path or detail, may be empty */
+};
+
+/* In a forked child: reports (stage, err, what) on errfd and exits.
+ * what may be NULL. */
+_Noreturn void jail__child_fail_err(int errfd, int stage, int err, const char *what);
+/* The same with errno, which must be the failed call's. */
+_Noreturn void jail__child_fail(int errfd, int stage);
+/* jail__child_fail(errfd, stage) unless ok. */
+void jail__must(int ok, int errfd, int stage);
+/* In the parent: 1 and *m filled when the child reported a failure, 0
+ * when the pipe closed without a report (it reached execve). */
+int jail__read_child_error(int fd, struct jail_child_error *m);
+/* "STAGE [WHAT] failed: REASON" into err. */
+void jail__format_child_error(const struct jail_child_error *m, char *err, size_t errlen);
+
+struct jail_rlimit_row {
+    int resource;
+    rlim_t value;
+};
+#define JAIL_RLIMIT_ROWS 8      /* build_rlimits fills at most six */
+
+/* Processes of the real uid now (RLIMIT_NPROC counts them all). */
+uint64_t jail__count_uid_processes(uid_t uid);
+/* The rlimits of a run into rows (JAIL_RLIMIT_ROWS); returns how many.
+ * memory_by_cgroup: no RLIMIT_AS. nproc_base: processes the uid already
+ * has where the limit is counted. */
+size_t jail__build_rlimits(const struct exec_limits *l, bool memory_by_cgroup, uint64_t nproc_base,
+                           struct jail_rlimit_row *rows);
+/* In the child: sets them, or reports and exits. */
+void jail__apply_rlimits(int efd, const struct jail_rlimit_row *rows, size_t n);
+/* In the child: default dispositions, empty mask. */
+void jail__reset_signals(void);
+/* In the child: in, out and err become 0-2, nothing else but efd stays
+ * open; returns efd, moved above 2 if it was not. */
+int jail__setup_fds(int efd, int in, int out, int err);
+
+/* ------------------------------------------------ jail_seccomp.c */
+
+/* The compiled filter, made on first use and kept for the process; NULL
+ * with *rc = -errno when it cannot be built. */
+const struct sock_fprog *jail__seccomp_program(int *rc);
+/* Whether this kernel and libseccomp can filter. */
+bool jail__seccomp_usable(void);
+/* In the script, around its change of uid: 0 or -errno. */
+int jail__drop_caps_before_setuid(void);
+int jail__drop_caps_after_setuid(void);
+
+/* ------------------------------------------------- jail_cgroup.c */
+
+/* Whether this process's cgroup v2 is delegated to us (memory and pids
+ * enabled for its children). */
+bool jail__cg_v2_delegated(void);
+/* Makes the run's cgroups (o->tag) with its memory and pids limits, where
+ * the host lets us; fills p->cg_*. Without them the run still goes. */
+void jail__cg_setup(struct jail_proc *p, const struct jail_opts *o);
+/* Puts pid into the cgroup directory dir. 0 or -errno. */
+int jail__cg_enter(const char *dir, pid_t pid) must_check;
+/* After the run: the breach counters into p, the cgroups removed. */
+void jail__cg_collect(struct jail_proc *p);
+
+/* ---------------------------------------------------- jail_uid.c */
+
+/* Root only: a host uid of the run's own (p->host_uid, p->uid_lock held
+ * until jail__uid_release). 0 or -errno with a reason in err. */
+int jail__take_uid(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen) must_check;
+/* Root only: o->chown_paths become p->host_uid's for the run (p->given). */
+int jail__give_paths(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen) must_check;
+/* Takes the given paths back and lets the uid go. Safe to call twice. */
+void jail__uid_release(struct jail_proc *p);
+/* Writes the namespace's uid and gid maps of the new init pid. 0 or -errno. */
+int jail__write_maps(pid_t pid, bool root_user, uint32_t uid_base, uid_t host_uid) must_check;
+
+/* -------------------------------------------------- jail_mount.c */
+
+/* One thing the new root gets from the host: a bind of a file or directory
+ * opened (O_PATH) while it could still be seen, or a symlink. */
+struct jail_plan_item {
+    int fd;                 /* -1 for a symlink */
+    char inside[PATH_MAX];  /* absolute */
+    char link[PATH_MAX];    /* symlink target */
+    bool is_dir;
+    bool nofollow;          /* JAIL_BIND_NOFOLLOW */
+    unsigned long extra;    /* MS_RDONLY, MS_NOSUID, ... added to what is locked */
+};
+
+#define JAIL_PLAN_MAX 48        /* /usr, its links, /etc and /dev entries, and the caller's binds */
+#define JAIL_BPF_MAX 1024       /* instructions of the seccomp filter init receives */
+
+/* What init and the script need, set up by the parent before the clone
+ * (and the plan and the filter by init itself). */
+struct jail_ns_ctx {
+    const struct jail_opts *o;
+    int err_w;                   /* (stage, errno) pipe, write end */
+    int go_r;                    /* the parent says "maps written", then sends the filter */
+    int status_w;                /* init reports the script's end */
+    struct jail_rlimit_row rows[JAIL_RLIMIT_ROWS];
+    size_t nrows;
+    bool set_groups;             /* we may (and must) clear supplementary groups */
+    char tmp_opts[64];
+    struct jail_plan_item plan[JAIL_PLAN_MAX];
+    size_t n_plan;
+    struct sock_fprog seccomp;   /* received from the parent before the fork */
+    struct sock_filter bpf[JAIL_BPF_MAX];
+};
+
+/* In init: opens everything of the host the root will hold. 0 or -errno
+ * with the path in err. */
+int jail__plan_make(struct jail_ns_ctx *c, char *err, size_t errlen) must_check;
+/* Closes the plan's descriptors. */
+void jail__plan_free(struct jail_ns_ctx *c);
+/* In init: builds the new root from the plan and moves into it, or
+ * reports and exits. */
+void jail__build_root(struct jail_ns_ctx *c);
+
+/* --------------------------------------------------- jail_init.c */
+
+/* What init writes on status_w when the script has ended. */
+struct jail_status_msg {
+    int status;          /* the script's wait status */
+    struct rusage ru;    /* of every process init reaped */
+};
+
+/* pid 1 of the run's namespaces: waits for the parent, builds the root,
+ * forks the script, reports its end. Never returns. */
+_Noreturn void jail__init_main(struct jail_ns_ctx *c);
+
+/* --------------------------------------------------- jail_tree.c */
+
+/* The fallback: sig to pid's process group and to every descendant of
+ * ours. */
+void jail__tree_signal(pid_t pid, int sig);
+/* The fallback: stops, kills and reaps every descendant of ours; p->pid's
+ * status is kept in p. Returns how many it killed besides p->pid. */
+int jail__tree_kill(struct jail_proc *p);
+
+#endif

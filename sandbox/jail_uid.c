@@ -1,0 +1,159 @@
+/* jail_uid.c: which host uid a run runs as. Unprivileged, our own. As
+ * root, one of uid_base+1 .. uid_base+uid_count held through a lock file
+ * for the run, with the run's paths given to it and taken back after; and
+ * the namespace's uid and gid maps that name it inside. */
+#include "config.h"
+
+#include "jail_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define JAIL_CHOWN_DEPTH_MAX 64  /* directories deeper than this keep their contents' owners (a run's tree is shallow) */
+
+/* Takes a host uid of its own for the run (root only): the lock file
+ * STATE/.uids/N, held until the run is over. */
+int jail__take_uid(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    if (o->uid_count == 0) {
+        snprintf(err, errlen, "no uids to run as (uid_count = 0)");
+        return -EINVAL;
+    }
+    snprintf(dir, sizeof dir, "%s/.uids", o->state_dir);
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        int e = errno;
+        snprintf(err, errlen, "%s: %s", dir, strerror(e));
+        return -e;
+    }
+    uint32_t start;
+    if (util_random(&start, sizeof start) < 0)
+        start = (uint32_t)getpid();
+    for (uint32_t i = 0; i < o->uid_count; i++) {
+        uint32_t slot = (start + i) % o->uid_count;
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/%u", dir, slot);
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            p->uid_lock = fd;
+            /* uid_base itself is the namespaces' root (jail__write_maps). */
+            p->host_uid = (uid_t)(o->uid_base + 1 + slot);
+            return 0;
+        }
+        close(fd);
+    }
+    snprintf(err, errlen, "all %u sandbox uids are in use", o->uid_count);
+    return -EAGAIN;
+}
+
+/* chown -R without following symlinks; keep, directly under the top, is
+ * left as it is. */
+static int chown_tree(int dirfd, const char *name, uid_t uid, gid_t gid, int depth, const char *keep)
+{
+    if (depth == 1 && keep && !strcmp(name, keep))
+        return 0;
+    if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+        return -errno;
+    struct stat st;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) || depth > JAIL_CHOWN_DEPTH_MAX)
+        return 0;
+    cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    cleanup_dir DIR *d = util_opendir_at(fd);
+    if (!d)
+        return -errno;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        int r = chown_tree(fd, de->d_name, uid, gid, depth + 1, keep);
+        if (r < 0 && rc == 0)
+            rc = r;
+    }
+    return rc;
+}
+
+/* Gives the run's paths to its uid for the run; jail_finish takes them back
+ * before the uid is released, so that a later run that gets the same uid
+ * owns nothing of this one's. chown_keep is left to the server both ways. */
+int jail__give_paths(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen)
+{
+    p->given = calloc(o->n_chown_paths + 1, sizeof *p->given);
+    if (!p->given)
+        return -ENOMEM;
+    if (o->chown_keep && !(p->given_keep = strdup(o->chown_keep)))
+        return -ENOMEM;
+    for (size_t i = 0; i < o->n_chown_paths; i++) {
+        if (!(p->given[i] = strdup(o->chown_paths[i])))
+            return -ENOMEM;
+        int rc = chown_tree(AT_FDCWD, o->chown_paths[i], p->host_uid, p->host_uid, 0, o->chown_keep);
+        if (rc < 0) {
+            snprintf(err, errlen, "giving %s to the sandbox uid: %s", o->chown_paths[i], strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void jail__uid_release(struct jail_proc *p)
+{
+    for (size_t i = 0; p->given && p->given[i]; i++) {
+        int rc = chown_tree(AT_FDCWD, p->given[i], geteuid(), getegid(), 0, p->given_keep);
+        if (rc < 0 && rc != -ENOENT)
+            log_msg(LOG_LVL_ERROR, "taking back %s from uid %u: %s", p->given[i], (unsigned)p->host_uid,
+                    strerror(-rc));
+        free(p->given[i]);
+    }
+    free(p->given);
+    p->given = NULL;
+    free(p->given_keep);
+    p->given_keep = NULL;
+    if (p->uid_lock >= 0) {
+        close(p->uid_lock);
+        p->uid_lock = -1;
+    }
+}
+
+static int write_map(pid_t pid, const char *file, const char *text)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+    cleanup_fd int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    return util_write_all(fd, text, strlen(text));
+}
+
+/* Inside uid/gid 1000 is the run's host uid. As root, inside 0 is
+ * uid_base, an unprivileged host uid that owns nothing outside, for init's
+ * own files; host root is never mapped. Unprivileged, we may map only
+ * ourselves (and must deny setgroups first). */
+int jail__write_maps(pid_t pid, bool root_user, uint32_t uid_base, uid_t host_uid)
+{
+    char map[96];
+    if (root_user)
+        snprintf(map, sizeof map, "0 %u 1\n%u %u 1\n", uid_base, JAIL_UID, (unsigned)host_uid);
+    else
+        snprintf(map, sizeof map, "%u %u 1\n", JAIL_UID, (unsigned)host_uid);
+    int rc = root_user ? 0 : write_map(pid, "setgroups", "deny");
+    if (rc == 0)
+        rc = write_map(pid, "uid_map", map);
+    if (rc == 0) {
+        if (!root_user)
+            snprintf(map, sizeof map, "%u %u 1\n", JAIL_UID, (unsigned)getegid());
+        rc = write_map(pid, "gid_map", map);
+    }
+    return rc;
+}
