@@ -42,7 +42,9 @@ static json_object *number(double v)
     return json_object_new_double(v);
 }
 
-void mcp__call_progress(struct mcp_call *c, double progress, double total, const char *message)
+/* notifications/progress when the request has a progressToken, with
+ * progress strictly increasing (a value not above the last is dropped). */
+static void call_progress(struct mcp_call *c, double progress, double total, const char *message)
 {
     if (!c->progress_token || !c->sse)
         return;
@@ -65,7 +67,9 @@ void mcp__call_progress(struct mcp_call *c, double progress, double total, const
     json_object_put(m);
 }
 
-void mcp__call_log(struct mcp_call *c, enum tools_level level, const char *logger, const char *text, size_t len)
+/* notifications/message when level is at or above the session's;
+ * text[0..len) is sanitised to UTF-8. */
+static void call_log(struct mcp_call *c, enum tools_level level, const char *logger, const char *text, size_t len)
 {
     if (!c->sse || level < c->log_level)
         return;
@@ -86,7 +90,8 @@ void mcp__call_log(struct mcp_call *c, enum tools_level level, const char *logge
     json_object_put(m);
 }
 
-bool mcp__call_client_cancelled(const struct mcp_call *c)
+/* True when the client sent notifications/cancelled for this call. */
+static bool call_client_cancelled(const struct mcp_call *c)
 {
     char path[4096];
     if (!c->session_dir || !c->key[0])
@@ -95,7 +100,10 @@ bool mcp__call_client_cancelled(const struct mcp_call *c)
     return access(path, F_OK) == 0;
 }
 
-bool mcp__call_cancelled(struct mcp_call *c)
+/* True when the client cancelled the call (from any worker) or the server
+ * is stopping runs. Also keeps the stream alive and pushes out buffered
+ * events. */
+static bool call_cancelled(struct mcp_call *c)
 {
     if (c->sse && !c->resp->failed) {
         int64_t now = util_now_ms();
@@ -117,10 +125,12 @@ bool mcp__call_cancelled(struct mcp_call *c)
         c->gone_logged = true;
         return true;
     }
-    return mcp__call_client_cancelled(c);
+    return call_client_cancelled(c);
 }
 
-void mcp__call_set_run(struct mcp_call *c, const char *run_id)
+/* Records the call's run (so that a cancel from another worker finds it)
+ * and adds it to the session's runs. */
+static void call_set_run(struct mcp_call *c, const char *run_id)
 {
     char path[4096];
     if (!c->session_dir)
@@ -138,7 +148,7 @@ void mcp__call_set_run(struct mcp_call *c, const char *run_id)
         close(fd);
     }
     /* A cancel that came before the run existed is applied now too. */
-    if (mcp__call_client_cancelled(c))
+    if (call_client_cancelled(c))
         discard(app_cancel_run(c->app, run_id)); /* the run polls the marker; nothing else to do */
 }
 
@@ -147,27 +157,27 @@ void mcp__call_set_run(struct mcp_call *c, const char *run_id)
 
 static void ctx_progress(void *ctx, double progress, double total, const char *message)
 {
-    mcp__call_progress(ctx, progress, total, message);
+    call_progress(ctx, progress, total, message);
 }
 
 static void ctx_log(void *ctx, enum tools_level level, const char *logger, const char *text, size_t len)
 {
-    mcp__call_log(ctx, level, logger, text, len);
+    call_log(ctx, level, logger, text, len);
 }
 
 static bool ctx_cancelled(void *ctx)
 {
-    return mcp__call_cancelled(ctx);
+    return call_cancelled(ctx);
 }
 
 static bool ctx_client_cancelled(void *ctx)
 {
-    return mcp__call_client_cancelled(ctx);
+    return call_client_cancelled(ctx);
 }
 
 static void ctx_set_run(void *ctx, const char *run_id)
 {
-    mcp__call_set_run(ctx, run_id);
+    call_set_run(ctx, run_id);
 }
 
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t)

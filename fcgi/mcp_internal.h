@@ -66,22 +66,11 @@ struct mcp_call {
     bool gone_logged;             /* "the client hung up" was logged */
 };
 
-/* The tools' view of c (struct tools_ctx: its callbacks report through c). */
+/* The tools' view of c: its callbacks send notifications/progress (only
+ * with a progressToken, and only growing) and notifications/message (at or
+ * above the session's level), poll the client's cancel (a marker from any
+ * worker), the server's shutdown and, with cancel_on_disconnect, a gone
+ * client, and record the call's run so that a cancel finds it. */
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t);
-/* Sends notifications/progress when the request has a progressToken, with
- * progress strictly increasing (a value not above the last is dropped). */
-void mcp__call_progress(struct mcp_call *c, double progress, double total, const char *message);
-/* Sends notifications/message when level is at or above the session's;
- * text[0..len) is sanitised to UTF-8. */
-void mcp__call_log(struct mcp_call *c, enum tools_level level, const char *logger, const char *text, size_t len);
-/* Polled while a call works: true when the client cancelled it (from any
- * worker) or the server is stopping runs. Also keeps the stream alive and
- * pushes out buffered events. */
-bool mcp__call_cancelled(struct mcp_call *c);
-/* True when the client sent notifications/cancelled for this call. */
-bool mcp__call_client_cancelled(const struct mcp_call *c);
-/* Records the call's run (so that a cancel from another worker finds it)
- * and adds it to the session's runs. */
-void mcp__call_set_run(struct mcp_call *c, const char *run_id);
 
 #endif
