@@ -2,7 +2,9 @@
  * sees them: CGI-style variables, a body to read, and a response of
  * CGI-style headers ("Status: 200 OK") and a body, written in one piece or
  * streamed as server-sent events. The transport (FCGX streams, or stdin and
- * stdout for CGI) hides behind struct http_io. */
+ * stdout for CGI) hides behind struct http_io. Beside them, what every
+ * route answers with: the Accept match, a JSON body read whole, an error
+ * body, the base of absolute links, base64. */
 #ifndef RMS_HTTP_H
 #define RMS_HTTP_H
 
