@@ -9,15 +9,11 @@
 
 #include "tools_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define TOOLS_LINKS_MAX 100         /* resource_link blocks in one result */
 #define TOOLS_TEXT_ARTIFACTS_MAX 50 /* artifacts listed in the text block */
@@ -275,8 +271,10 @@ static int run(const struct tools_ctx *c, const char *code, size_t code_len, con
         *result = tools__arg_error("%s; nothing was run", why);
         return 0;
     }
-    /* Requirements (the list and a PEP 723 block) are checked before
-     * anything is made: a refusal is the caller's to fix. */
+    /* Requirements (the list and a PEP 723 block) are checked here, though
+     * exec_run checks them again: a refusal is the caller's to fix, and it
+     * must come before run_code's files are downloaded and "queued" is
+     * reported. */
     char rwhy[512] = "";
     rc = c->exec->check_requirements(&spec, rwhy, sizeof rwhy);
     if (rc == -EINVAL) {

@@ -7,14 +7,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ------------------------------------------------------- the workspace */
 
 static int open_workspace(const struct tools_ctx *c)
 {

@@ -5,19 +5,11 @@
 
 #include "tools_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define TOOLS_XFER_POLL_MS 100      /* progress and cancel checks of a transfer, at most this often */
-
-/* ------------------------------------------------------------ transfers */
 
 /* A transfer's progress notifications and the client's cancel, polled by
  * fetch.c while bytes move. Values run from lo towards hi as the bytes
