@@ -3,9 +3,12 @@
  * requirements and an error, and for a bare failure, is a property of the
  * run tools' outputSchema with a matching JSON type, and every key the
  * schema requires is written; so the two cannot drift. Also: every schema
- * parses, and the server's limits are patched into run_code's input. */
+ * parses, the server's limits are patched into run_code's input, and
+ * tools_call's outcomes with the executor swapped for a table of stubs. */
 #include "config.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,10 +188,143 @@ static void test_list(struct cfg *cfg)
     json_object_put(tools);
 }
 
+/* ------------------------------------------------ tools_call's outcomes */
+
+static int runs;          /* calls of the stub run */
+static int stub_rc;       /* what it returns */
+static enum exec_status stub_status;
+static bool client_cancel;
+static char recorded[WS_ID_MAX + 1];
+
+static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+{
+    runs++;
+    snprintf(r->run_id, sizeof r->run_id, "0123456789abcdef0123456789abcdef");
+    r->run_dir = strdup("/nonexistent/run");
+    r->url_prefix = spec->cfg->url_prefix;
+    if (sink->phase)
+        sink->phase(sink->ctx, EXEC_PHASE_RUNNING, NULL);
+    r->status = stub_status;
+    r->exit_code = 0;
+    if (stub_rc < 0)
+        r->error = strdup("stub: the sandbox failed");
+    return stub_rc;
+}
+
+static int stub_requirements(const struct exec_spec *spec, char *why, size_t whylen)
+{
+    for (size_t i = 0; i < spec->n_requirements; i++)
+        if (!strcmp(spec->requirements[i], "bad")) {
+            snprintf(why, whylen, "requirements[%zu]: refused", i);
+            return -EINVAL;
+        }
+    return 0;
+}
+
+static const struct app_exec stub_exec = {
+    .run = stub_run,
+    .cancel = exec_cancel,
+    .check_code = exec_check_code,
+    .check_requirements = stub_requirements,
+    .base_env = exec_base_env,
+};
+
+static void no_progress(void *ctx, double progress, double total, const char *message)
+{
+    (void)ctx, (void)progress, (void)total, (void)message;
+}
+static void no_log(void *ctx, enum tools_level level, const char *logger, const char *text, size_t len)
+{
+    (void)ctx, (void)level, (void)logger, (void)text, (void)len;
+}
+static bool cancelled(void *ctx)
+{
+    (void)ctx;
+    return client_cancel;
+}
+static void set_run(void *ctx, const char *run_id)
+{
+    (void)ctx;
+    snprintf(recorded, sizeof recorded, "%s", run_id);
+}
+
+static enum tools_outcome call(const struct tools_ctx *t, const char *name, const char *args_json, json_object **res)
+{
+    json_object *args = args_json ? json_tokener_parse(args_json) : NULL;
+    enum tools_outcome out = tools_call(t, name, args, res);
+    json_object_put(args);
+    return out;
+}
+
+static bool is_error(json_object *res, const char *text_part)
+{
+    json_object *v, *content, *text;
+    if (!json_object_object_get_ex(res, "isError", &v) || !json_object_get_boolean(v))
+        return false;
+    if (!json_object_object_get_ex(res, "content", &content))
+        return false;
+    json_object *b = json_object_array_get_idx(content, 0);
+    return json_object_object_get_ex(b, "text", &text) && strstr(json_object_get_string(text), text_part);
+}
+
+static void test_call(struct cfg *cfg)
+{
+    struct tools_ctx t = {
+        .cfg = cfg, .exec = &stub_exec, .session_dir = "/nonexistent/session", .version = "2025-11-25",
+        .base_url = "http://127.0.0.1", .progress = no_progress, .log = no_log, .cancelled = cancelled,
+        .client_cancelled = cancelled, .set_run = set_run,
+    };
+    json_object *res = NULL, *v;
+    cfg->exec.limits.code_bytes = 1000;
+    cfg->exec.url_prefix = "/artifacts/";
+
+    is_int(call(&t, "no_such_tool", NULL, &res), TOOLS_UNKNOWN, "an unknown tool");
+    ok(res == NULL, "... has no result");
+    cfg->test_fixture_tools = true;
+    is_int(call(&t, "test_simple_text", NULL, &res), TOOLS_UNKNOWN, "no fixture tools in this program");
+    cfg->test_fixture_tools = false;
+
+    stub_rc = 0, stub_status = EXEC_STATUS_OK;
+    is_int(call(&t, "run_code", "{\"code\":\"print(1)\"}", &res), TOOLS_RESULT, "run_code: a result");
+    is_int(runs, 1, "... through the table's run");
+    is_str(recorded, "0123456789abcdef0123456789abcdef", "... which recorded the run");
+    ok(json_object_object_get_ex(res, "isError", &v) && !json_object_get_boolean(v), "... not an error");
+    json_object_put(res);
+
+    is_int(call(&t, "run_code", "{\"code\":\"print(1)\",\"requirements\":[\"bad\"]}", &res), TOOLS_RESULT,
+           "refused requirements: a result");
+    ok(is_error(res, "requirements[0]: refused; nothing was run"), "... an error naming the refusal");
+    is_int(runs, 1, "... and nothing ran");
+    json_object_put(res);
+
+    is_int(call(&t, "run_my_script", "{\"code\":\"\"}", &res), TOOLS_RESULT, "empty code: a result");
+    ok(is_error(res, "nothing was run"), "... an error");
+    json_object_put(res);
+
+    stub_rc = -EIO, stub_status = EXEC_STATUS_SANDBOX_ERROR;
+    is_int(call(&t, "run_my_script", "{\"code\":\"print(1)\"}", &res), TOOLS_FAILED, "the sandbox failed");
+    ok(json_object_object_get_ex(res, "status", &v) && !strcmp(json_object_get_string(v), "sandbox_error"),
+       "... with the result for the error's data");
+    json_object_put(res);
+
+    stub_rc = -ENOENT; /* a file the executor needs is missing: no "unknown tool" */
+    is_int(call(&t, "run_my_script", "{\"code\":\"print(1)\"}", &res), TOOLS_FAILED, "-ENOENT from the run");
+    json_object_put(res);
+    is_int(call(&t, "list_dir", NULL, &res), TOOLS_FAILED, "a session without its workspace: a failure");
+    json_object_put(res);
+
+    stub_rc = 0, stub_status = EXEC_STATUS_CANCELLED, client_cancel = true;
+    is_int(call(&t, "run_my_script", "{\"code\":\"print(1)\"}", &res), TOOLS_CANCELLED,
+           "the client cancelled: nothing to send");
+    json_object_put(res);
+    client_cancel = false;
+}
+
 int main(void)
 {
     struct cfg cfg = {0};
     test_output_schema(&cfg);
     test_list(&cfg);
+    test_call(&cfg);
     return tap_done();
 }
