@@ -89,18 +89,24 @@ static const struct tools_def defs[] = {
      tools__schema_persist_artifact_input, tools__schema_persist_artifact_output, false, false, true},
 };
 
-/* The input schema of d, with the server's values patched in: run_code's
- * timeout maximum (wall_ms) and most files (mount_files). */
+/* The input schema of d, with the values that are not the file's patched
+ * in: run_code's timeout maximum (wall_ms) and most files (mount_files),
+ * the server's, and its most requirements (the file says 64 too, where
+ * json_object_object_add keeps the key's place). */
 static json_object *input_schema(const struct cfg *cfg, const struct tools_def *d)
 {
     json_object *in = json_tokener_parse(d->input);
     if (strcmp(d->name, "run_code"))
         return in;
-    json_object *props, *timeout, *files;
-    if (json_object_object_get_ex(in, "properties", &props) && json_object_object_get_ex(props, "timeout", &timeout))
+    json_object *props, *timeout, *files, *reqs;
+    if (!json_object_object_get_ex(in, "properties", &props))
+        return in;
+    if (json_object_object_get_ex(props, "timeout", &timeout))
         json_object_object_add(timeout, "maximum", json_object_new_double((double)cfg->exec.limits.wall_ms / 1000.0));
-    if (json_object_object_get_ex(in, "properties", &props) && json_object_object_get_ex(props, "files", &files))
+    if (json_object_object_get_ex(props, "files", &files))
         json_object_object_add(files, "maxItems", json_object_new_int64((int64_t)cfg->fetch.limits.mount_files));
+    if (json_object_object_get_ex(props, "requirements", &reqs))
+        json_object_object_add(reqs, "maxItems", json_object_new_int(TOOLS_MAX_REQUIREMENTS));
     return in;
 }
 

@@ -177,6 +177,10 @@ static void test_list(struct cfg *cfg)
                "run_code: the timeout's maximum is the server's wall time");
             ok(json_object_object_get_ex(files, "maxItems", &v) && json_object_get_int64(v) == 7,
                "run_code: files' maxItems is mount_files");
+            json_object *reqs;
+            json_object_object_get_ex(props, "requirements", &reqs);
+            ok(json_object_object_get_ex(reqs, "maxItems", &v) && json_object_get_int64(v) == TOOLS_MAX_REQUIREMENTS,
+               "run_code: requirements' maxItems is TOOLS_MAX_REQUIREMENTS");
         }
     }
     is_int(parsed, (long long)n, "every tool's input and output schema parses to an object");
