@@ -1,4 +1,5 @@
-/* app.c: routes, the shared checks, /artifacts/, /healthz and /api/run. */
+/* app.c: the routes, the checks they share, /artifacts/ and /healthz (see
+ * app.h); /mcp and /api/run are handed to mcp.c and web.c. */
 #include "config.h"
 
 #include "app.h"
@@ -32,70 +33,6 @@ bool app_host_allowed(const struct cfg *cfg, const char *name)
         p += len;
     }
     return false;
-}
-
-char *app_base64(const unsigned char *p, size_t n, size_t *out_len)
-{
-    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (n > (SIZE_MAX / 4) * 3 - 3)
-        return NULL;
-    size_t o = 0, len = (n + 2) / 3 * 4;
-    char *out = malloc(len + 1);
-    if (!out)
-        return NULL;
-    size_t i = 0;
-    for (; i + 3 <= n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-        out[o++] = tbl[v >> 18];
-        out[o++] = tbl[(v >> 12) & 63];
-        out[o++] = tbl[(v >> 6) & 63];
-        out[o++] = tbl[v & 63];
-    }
-    if (i < n) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
-        out[o++] = tbl[v >> 18];
-        out[o++] = tbl[(v >> 12) & 63];
-        out[o++] = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
-        out[o++] = '=';
-    }
-    out[o] = '\0';
-    if (out_len)
-        *out_len = o;
-    return out;
-}
-
-void app_base_url(const struct app *app, const struct http_req *req, char *out, size_t outlen)
-{
-    out[0] = '\0';
-    if (app->cfg->public_url && *app->cfg->public_url) {
-        snprintf(out, outlen, "%s", app->cfg->public_url);
-        size_t n = strlen(out);
-        while (n && out[n - 1] == '/')
-            out[--n] = '\0';
-        return;
-    }
-    const char *host = http_header(req, "Host");
-    char name[256];
-    if (!host || http_host_name(host, name, sizeof name) < 0)
-        return;
-    const char *scheme = http_param(req, "REQUEST_SCHEME");
-    const char *https = http_param(req, "HTTPS");
-    if (!scheme || (strcmp(scheme, "http") && strcmp(scheme, "https")))
-        scheme = (https && *https && strcasecmp(https, "off")) ? "https" : "http";
-    snprintf(out, outlen, "%s://%s", scheme, host);
-}
-
-static void send_text_error(struct http_resp *resp, int status, const char *message)
-{
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "error", json_object_new_string(message));
-    discard(http_send_json(resp, status, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
-    json_object_put(o);
-}
-
-void app_send_error(struct http_resp *resp, int status, const char *message)
-{
-    send_text_error(resp, status, message);
 }
 
 /* The checks every dynamic route shares. Returns true when the request may
@@ -155,7 +92,7 @@ static bool guard(const struct app *app, struct http_req *req, struct http_resp 
                  why);
         discard(http_send_json(resp, status, body));
     } else {
-        send_text_error(resp, status, why);
+        http_send_error(resp, status, why);
     }
     return false;
 }
@@ -200,13 +137,13 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
 
     if (strcmp(req->method, "GET") && strcmp(req->method, "HEAD")) {
         discard(http_add_header(resp, "Allow", "GET, HEAD"));
-        send_text_error(resp, 405, "use GET");
+        http_send_error(resp, 405, "use GET");
         return;
     }
     /* RUNID/PATH or RUNID.zip; RUNID may carry a node id (a cluster). */
     size_t idn = ws_id_prefix(rest);
     if (idn == 0) {
-        send_text_error(resp, 404, "no such run");
+        http_send_error(resp, 404, "no such run");
         return;
     }
     memcpy(run_id, rest, idn);
@@ -216,7 +153,7 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
     else if (rest[idn] == '/' && ws_rel_path_ok(rest + idn + 1))
         rel = rest + idn + 1;
     else {
-        send_text_error(resp, 404, "no such file");
+        http_send_error(resp, 404, "no such file");
         return;
     }
 
@@ -225,13 +162,13 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
     struct stat st;
     /* Only finished runs: result.json is what publishes one. */
     if (dfd < 0 || fstatat(dfd, "result.json", &st, AT_SYMLINK_NOFOLLOW) < 0) {
-        send_text_error(resp, 404, "no such run (or it has not finished, or it was removed)");
+        http_send_error(resp, 404, "no such run (or it has not finished, or it was removed)");
         return;
     }
     if (zip) {
         cleanup_fd int zfd = openat(dfd, "artifacts.zip", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (zfd < 0 || fstat(zfd, &st) < 0 || !S_ISREG(st.st_mode)) {
-            send_text_error(resp, 404, "this run has no zip (it wrote no files)");
+            http_send_error(resp, 404, "this run has no zip (it wrote no files)");
             return;
         }
         discard(http_add_header(resp, "Content-Disposition", "attachment; filename=\"%s.zip\"", run_id));
@@ -248,7 +185,7 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
     /* A regular file with no other name: a hard link to a file outside
      * output/ is never an artifact (artifacts.c), so it is not served. */
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-        send_text_error(resp, 404, "no such file in this run's output");
+        http_send_error(resp, 404, "no such file in this run's output");
         return;
     }
     unsigned char head[4096];
@@ -258,7 +195,7 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
     const char *mime = art_mime(head, hn > 0 ? (size_t)hn : 0, base);
     cleanup_free char *enc_base = result_url_path(base);
     if (!enc_base) {
-        send_text_error(resp, 500, "out of memory");
+        http_send_error(resp, 500, "out of memory");
         return;
     }
     /* nginx takes X-Accel-Redirect as a path as it is (no percent-decoding)
@@ -289,8 +226,9 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
 
 /* --------------------------------------------------------------- /healthz */
 
-static json_object *python_info(const struct cfg *cfg)
+static json_object *python_info(const struct app *app)
 {
+    const struct cfg *cfg = app->cfg;
     json_object *o = json_object_new_object();
     json_object_object_add(o, "path", json_object_new_string(cfg->python));
     char err[256];
@@ -298,7 +236,7 @@ static json_object *python_info(const struct cfg *cfg)
     cleanup_free char *text = NULL;
     size_t len;
     json_object *version = NULL;
-    if (exec_base_env(&cfg->exec, &env_dir, err, sizeof err) == 0) {
+    if (app_exec_of(app)->base_env(&cfg->exec, &env_dir, err, sizeof err) == 0) {
         cleanup_free char *cfgfile = NULL;
         if (asprintf(&cfgfile, "%s/pyvenv.cfg", env_dir) >= 0 &&
             util_read_file_at(AT_FDCWD, cfgfile, 65536, &text, &len) == 0) {
@@ -368,7 +306,7 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(o, "mode", json_object_new_string(app->mode));
     json_object_object_add(o, "isolation", json_object_new_string(isolation_level(app->cfg)));
     json_object_object_add(o, "isolation_config", json_object_new_string(app->cfg->isolation));
-    json_object_object_add(o, "python", python_info(app->cfg));
+    json_object_object_add(o, "python", python_info(app));
     json_object_object_add(o, "installer", json_object_new_string(installer_name(app->cfg)));
     json_object *w = json_object_new_object();
     if (app->workers) {
@@ -418,7 +356,7 @@ void app_handle(const struct app *app, struct http_io *io)
         strip_base_path(app, &req);
 
     if (!req.path_ok) {
-        send_text_error(&resp, 400, "bad request path");
+        http_send_error(&resp, 400, "bad request path");
     } else if (!strcmp(req.path, "/mcp")) {
         if (guard(app, &req, &resp, true, true))
             mcp_handle(app, &req, &resp);
@@ -429,7 +367,7 @@ void app_handle(const struct app *app, struct http_io *io)
             else if (!strncmp(req.path, "/api/run/", 9))
                 web_api_run_sub(app, &req, &resp, req.path + 9);
             else
-                send_text_error(&resp, 404, "no such API");
+                http_send_error(&resp, 404, "no such API");
         }
     } else if (!strncmp(req.path, "/artifacts/", 11)) {
         if (guard(app, &req, &resp, false, false))
@@ -438,10 +376,10 @@ void app_handle(const struct app *app, struct http_io *io)
         if (guard(app, &req, &resp, false, false))
             healthz(app, &req, &resp);
     } else {
-        send_text_error(&resp, 404, "not found");
+        http_send_error(&resp, 404, "not found");
     }
     if (!resp.started)
-        send_text_error(&resp, 500, "no response");
+        http_send_error(&resp, 500, "no response");
     http_resp_free(&resp);
     log_set_id(NULL);
 }

@@ -1,4 +1,6 @@
-/* http.c: requests and responses over FCGX streams or CGI's stdin/stdout. */
+/* http.c: requests and responses over FCGX streams or CGI's stdin/stdout,
+ * and what every route answers with: the Accept match, a JSON body read
+ * whole, an error body, the base of absolute links, base64. */
 #include "config.h"
 
 #include "http.h"
@@ -6,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcgiapp.h>
+#include <json-c/json.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -481,22 +484,179 @@ int http_host_name(const char *host, char *out_, size_t outlen)
     return 0;
 }
 
-bool http_accepts(const char *accept, const char *type)
+/* How closely a media range names type: 3 type/subtype, 2 type/ *, 1 * / *,
+ * 0 not at all. */
+static int range_match(const char *range, size_t n, const char *type)
 {
     const char *slash = strchr(type, '/');
     size_t major = slash ? (size_t)(slash - type) : strlen(type);
-    for (const char *p = accept; p && *p;) {
+    if (n == strlen(type) && !strncasecmp(range, type, n))
+        return 3;
+    if (n == major + 2 && !strncasecmp(range, type, major) && !strncmp(range + major, "/*", 2))
+        return 2;
+    if (n == 3 && !strncmp(range, "*/*", 3))
+        return 1;
+    return 0;
+}
+
+/* The q of the parameters p[0..n) (";a=b;q=0.5"): 1 when there is none. */
+static double range_q(const char *p, size_t n)
+{
+    double q = 1;
+    for (const char *end = p + n; p < end; p++) {
+        if (*p != ';')
+            continue;
+        const char *r = p + 1;
+        while (r < end && (*r == ' ' || *r == '\t'))
+            r++;
+        if (end - r >= 2 && (r[0] == 'q' || r[0] == 'Q') && r[1] == '=') {
+            char num[16];
+            size_t k = strcspn(r + 2, ";,");
+            if (k >= sizeof num)
+                k = sizeof num - 1;
+            memcpy(num, r + 2, k);
+            num[k] = '\0';
+            char *stop;
+            double v = strtod(num, &stop);
+            if (stop != num)
+                q = v;
+        }
+    }
+    return q;
+}
+
+int http_accept_q(const char *accept, const char *type, bool wildcards, double *q)
+{
+    int best = 0;
+    *q = 0;
+    for (const char *p = accept ? accept : ""; *p;) {
         while (*p == ' ' || *p == '\t' || *p == ',')
             p++;
-        size_t n = strcspn(p, ",;");
-        size_t e = n;
+        size_t n = strcspn(p, ",");
+        size_t e = strcspn(p, ";,");
         while (e && (p[e - 1] == ' ' || p[e - 1] == '\t'))
             e--;
-        if ((e == strlen(type) && !strncasecmp(p, type, e)) || (e == 3 && !strncmp(p, "*/*", 3)) ||
-            (e == major + 2 && !strncasecmp(p, type, major) && !strncmp(p + major, "/*", 2)))
-            return true;
+        int m = range_match(p, e, type);
+        if (!wildcards && m < 3)
+            m = 0;
+        /* The most specific range that names the type decides (RFC 9110
+         * 12.5.1); among equals, the first. */
+        if (m > best) {
+            best = m;
+            *q = range_q(p + e, n - e);
+        }
         p += n;
-        p += strcspn(p, ","); /* skip parameters */
     }
-    return false;
+    return best;
+}
+
+bool http_accepts(const char *accept, const char *type)
+{
+    double q;
+    return http_accept_q(accept, type, true, &q) && q > 0;
+}
+
+bool http_accepts_named(const char *accept, const char *type)
+{
+    double q;
+    return http_accept_q(accept, type, false, &q) && q > 0;
+}
+
+/* ------------------------------------------------------------ answers */
+
+char *http_base64(const unsigned char *p, size_t n, size_t *out_len)
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    if (n > (SIZE_MAX / 4) * 3 - 3)
+        return NULL;
+    size_t o = 0, len = (n + 2) / 3 * 4;
+    char *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+        out[o++] = tbl[v >> 18];
+        out[o++] = tbl[(v >> 12) & 63];
+        out[o++] = tbl[(v >> 6) & 63];
+        out[o++] = tbl[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+        out[o++] = tbl[v >> 18];
+        out[o++] = tbl[(v >> 12) & 63];
+        out[o++] = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
+        out[o++] = '=';
+    }
+    out[o] = '\0';
+    if (out_len)
+        *out_len = o;
+    return out;
+}
+
+void http_base_url(const struct http_req *req, const char *public_url, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    if (public_url && *public_url) {
+        snprintf(out, outlen, "%s", public_url);
+        size_t n = strlen(out);
+        while (n && out[n - 1] == '/')
+            out[--n] = '\0';
+        return;
+    }
+    const char *host = http_header(req, "Host");
+    char name[256];
+    if (!host || http_host_name(host, name, sizeof name) < 0)
+        return;
+    const char *scheme = http_param(req, "REQUEST_SCHEME");
+    const char *https = http_param(req, "HTTPS");
+    if (!scheme || (strcmp(scheme, "http") && strcmp(scheme, "https")))
+        scheme = (https && *https && strcasecmp(https, "off")) ? "https" : "http";
+    snprintf(out, outlen, "%s://%s", scheme, host);
+}
+
+void http_send_error(struct http_resp *resp, int status, const char *message)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "error", json_object_new_string(message));
+    discard(http_send_json(resp, status, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+    json_object_put(o);
+}
+
+int http_parse_json(const char *text, size_t len, int depth, json_object **out)
+{
+    *out = NULL;
+    json_tokener *tok = json_tokener_new_ex(depth);
+    if (!tok)
+        return -ENOMEM;
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+    bool complete = json_tokener_get_error(tok) == json_tokener_success;
+    /* White space may follow the value (RFC 8259: ws value ws), nothing
+     * else may. */
+    for (size_t i = complete ? (size_t)tok->char_offset : len; i < len; i++)
+        if (text[i] != ' ' && text[i] != '\n' && text[i] != '\r' && text[i] != '\t')
+            complete = false;
+    json_tokener_free(tok);
+    if (!complete || !o) {
+        json_object_put(o);
+        return -EBADMSG;
+    }
+    *out = o;
+    return 0;
+}
+
+int http_read_json(struct http_req *req, size_t max, int depth, json_object **out)
+{
+    cleanup_free char *body = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int rc = http_read_body(req, max, &body, &len);
+    if (rc == -E2BIG)
+        return rc;
+    if (rc < 0)
+        return -EIO;
+    if (len > (size_t)INT32_MAX) /* json_tokener takes an int */
+        return -E2BIG;
+    return http_parse_json(body, len, depth, out);
 }

@@ -2,7 +2,9 @@
  * sees them: CGI-style variables, a body to read, and a response of
  * CGI-style headers ("Status: 200 OK") and a body, written in one piece or
  * streamed as server-sent events. The transport (FCGX streams, or stdin and
- * stdout for CGI) hides behind struct http_io. */
+ * stdout for CGI) hides behind struct http_io. Beside them, what every
+ * route answers with: the Accept match, a JSON body read whole, an error
+ * body, the base of absolute links, base64. */
 #ifndef RMS_HTTP_H
 #define RMS_HTTP_H
 
@@ -10,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <json-c/json.h>
 
 #include "util.h"
 
@@ -121,8 +125,40 @@ int http_pct_decode(const char *s, size_t n, char *out, size_t outlen) must_chec
  * that is not a plain host[:port]. */
 int http_host_name(const char *host, char *out, size_t outlen) must_check;
 
-/* True when the comma-separated media ranges of an Accept header list
- * type (case-insensitive, parameters ignored; "* / *" and "type/ *" match). */
+/* The media ranges of an Accept header against type ("text/html"):
+ * returns how closely the most specific range that names it does (3
+ * type/subtype, 2 type/ *, 1 * / *; 0 none: *q is 0), with that range's q
+ * in *q (1 when it gives none). wildcards false: only 3 counts. Media
+ * types compare case-insensitively; parameters other than q are ignored. */
+int http_accept_q(const char *accept, const char *type, bool wildcards, double *q);
+
+/* True when Accept lets the client take type: a range names it (wildcards
+ * included) and the most specific such range has a q above 0 ("q=0" is
+ * "not acceptable"). NULL accepts nothing. */
 bool http_accepts(const char *accept, const char *type);
+/* The same, counting only a range that names type itself (no wildcard):
+ * how a client says it prefers type to the default. */
+bool http_accepts_named(const char *accept, const char *type);
+
+/* Base64 (RFC 4648, padded) of n bytes (caller frees), or NULL. */
+char *http_base64(const unsigned char *p, size_t n, size_t *out_len);
+
+/* The scheme://host[:port] absolute links start with: public_url when set
+ * (its trailing '/' dropped), else from the request (REQUEST_SCHEME or
+ * HTTPS, and the Host header, which the caller's allowlist accepted). ""
+ * when there is no way to know. */
+void http_base_url(const struct http_req *req, const char *public_url, char *out, size_t outlen);
+
+/* An error answer: {"error": message} with the status. */
+void http_send_error(struct http_resp *resp, int status, const char *message);
+
+/* Parses text[0..len) as one JSON value (strict, UTF-8 checked, at most
+ * depth deep) followed by nothing but white space. 0 with *out (caller
+ * puts), -EBADMSG for anything else, -ENOMEM. */
+int http_parse_json(const char *text, size_t len, int depth, json_object **out) must_check;
+/* Reads the request body (at most max bytes, http_read_body) and parses it
+ * with http_parse_json. 0 with *out; -E2BIG past max; -EIO when the body
+ * cannot be read; -EBADMSG when it is not JSON; -ENOMEM. */
+int http_read_json(struct http_req *req, size_t max, int depth, json_object **out) must_check;
 
 #endif

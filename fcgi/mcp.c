@@ -14,7 +14,7 @@
  * is written whole (rename) or is a marker whose existence is the news. */
 #include "config.h"
 
-#include "mcp.h"
+#include "mcp_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,8 +28,6 @@
 #include <unistd.h>
 
 #include "sha256.h"
-#include "tools.h"
-#include "executor.h"
 
 static const char *const versions[] = {"2025-03-26", "2025-06-18", "2025-11-25"};
 
@@ -44,22 +42,22 @@ bool mcp_version_supported(const char *v)
 static const char *const level_names[] = {"debug", "info", "notice", "warning",
                                           "error", "critical", "alert", "emergency"};
 
-const char *mcp_level_name(enum mcp_level l)
+const char *mcp_level_name(enum tools_level l)
 {
     return (size_t)l < ARRAY_SIZE(level_names) ? level_names[l] : "info";
 }
 
-static int level_parse(const char *s, enum mcp_level *l)
+int mcp__level_parse(const char *s, enum tools_level *l)
 {
     for (size_t i = 0; i < ARRAY_SIZE(level_names); i++)
         if (!strcmp(s, level_names[i])) {
-            *l = (enum mcp_level)i;
+            *l = (enum tools_level)i;
             return 0;
         }
     return -EINVAL;
 }
 
-static const char *to_json(json_object *o, size_t *len)
+const char *mcp__to_json(json_object *o, size_t *len)
 {
     return json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
 }
@@ -139,7 +137,7 @@ static void refuse(struct http_resp *resp, int status, int code, const char *mes
 {
     json_object *o = rpc_error(NULL, code, message, NULL);
     size_t n;
-    const char *s = to_json(o, &n);
+    const char *s = mcp__to_json(o, &n);
     log_msg(LOG_LVL_INFO, "%d: %s", status, message);
     discard(http_send(resp, status, "application/json", s, n));
     json_object_put(o);
@@ -148,7 +146,7 @@ static void refuse(struct http_resp *resp, int status, int code, const char *mes
 static void send_message(struct http_resp *resp, int status, json_object *o)
 {
     size_t n;
-    const char *s = to_json(o, &n);
+    const char *s = mcp__to_json(o, &n);
     discard(http_send(resp, status, "application/json", s, n));
 }
 
@@ -180,411 +178,13 @@ static void id_key(json_object *id, char out[65])
     util_hex(d, sizeof d, out);
 }
 
-/* ----------------------------------------------------------------- sessions */
-
-struct session {
-    char id[WS_ID_MAX + 1];
-    char *dir;                /* STATE/sessions/SID */
-    char version[16];
-    enum mcp_level level;
-    json_object *doc;         /* session.json as loaded */
-};
-
-static void session_free(struct session *s)
-{
-    free(s->dir);
-    json_object_put(s->doc);
-    memset(s, 0, sizeof *s);
-}
-
-static char *sessions_dir(const struct cfg *cfg)
-{
-    char *p;
-    return asprintf(&p, "%s/sessions", cfg->state_dir) < 0 ? NULL : p;
-}
-
-static int session_write(const struct session *s)
-{
-    cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return -errno;
-    size_t n;
-    const char *text = to_json(s->doc, &n);
-    return util_write_file_atomic(dfd, "session.json", text, n, 0600);
-}
-
-/* Loads a live session: 0, -ENOENT (unknown or ended), other -errno. Marks
- * it used (the idle clock restarts). */
-static int session_load(const struct cfg *cfg, const char *sid, struct session *s)
-{
-    memset(s, 0, sizeof *s);
-    if (!ws_id_valid(sid))
-        return -ENOENT;
-    snprintf(s->id, sizeof s->id, "%s", sid);
-    if (asprintf(&s->dir, "%s/sessions/%s", cfg->state_dir, sid) < 0) {
-        s->dir = NULL;
-        return -ENOMEM;
-    }
-    cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
-    cleanup_free char *text = NULL;
-    size_t len;
-    int rc = util_read_file_at(dfd, "session.json", MCP_SESSION_FILE_MAX, &text, &len);
-    if (rc < 0)
-        return rc == -ENOENT ? -ENOENT : rc;
-    s->doc = json_tokener_parse(text);
-    json_object *v;
-    if (!json_object_is_type(s->doc, json_type_object) || !json_object_object_get_ex(s->doc, "version", &v) ||
-        !mcp_version_supported(json_object_get_string(v)))
-        return -EIO;
-    snprintf(s->version, sizeof s->version, "%s", json_object_get_string(v));
-    s->level = MCP_LOG_DEBUG;
-    if (json_object_object_get_ex(s->doc, "log_level", &v))
-        discard(level_parse(json_object_get_string(v), &s->level)); /* a bad one stays debug */
-    /* The idle clock: the mtime of session.json. */
-    cleanup_fd int fd = openat(dfd, "session.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0)
-        futimens(fd, NULL);
-    return 0;
-}
-
-static int count_sessions(const struct cfg *cfg)
-{
-    cleanup_free char *dir = sessions_dir(cfg);
-    cleanup_fd int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (dfd < 0)
-        return 0;
-    cleanup_dir DIR *d = util_opendir_at(dfd);
-    int n = 0;
-    struct dirent *de;
-    while (d && (de = readdir(d)))
-        if (ws_id_valid(de->d_name))
-            n++;
-    return n;
-}
-
-static int session_create(const struct cfg *cfg, const char *version, json_object *client, struct session *s)
-{
-    memset(s, 0, sizeof *s);
-    int rc = ws_init_state(cfg->state_dir);
-    if (rc < 0)
-        return rc;
-    for (int tries = 0; tries < 4; tries++) {
-        rc = ws_new_id(cfg->exec.node_id, s->id);
-        if (rc < 0)
-            return rc;
-        free(s->dir);
-        if (asprintf(&s->dir, "%s/sessions/%s", cfg->state_dir, s->id) < 0) {
-            s->dir = NULL;
-            return -ENOMEM;
-        }
-        /* 0711: the fallback runs a script as a uid of its own, which must
-         * pass through to workspace/; the id is the capability, and the
-         * files that say something (session.json, calls/, ...) are 0600/0700. */
-        if (mkdir(s->dir, 0711) == 0 && chmod(s->dir, 0711) == 0)
-            break;
-        if (errno != EEXIST)
-            return -errno;
-        rc = -EEXIST;
-    }
-    if (rc < 0)
-        return rc;
-    cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return -errno;
-    static const char *const subs[] = {"workspace", "calls", "cancel", "runs"};
-    for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
-        if (mkdirat(dfd, subs[i], i == 0 ? 0755 : 0700) < 0)
-            return -errno;
-    snprintf(s->version, sizeof s->version, "%s", version);
-    s->level = MCP_LOG_DEBUG;
-    s->doc = json_object_new_object();
-    json_object_object_add(s->doc, "version", json_object_new_string(version));
-    json_object_object_add(s->doc, "log_level", json_object_new_string("debug"));
-    json_object_object_add(s->doc, "created_ms", json_object_new_int64(util_wall_ms()));
-    /* The client's name and version, each cut to MCP_CLIENT_FIELD_MAX bytes:
-     * what the client sends must not grow session.json past what
-     * session_load reads (MCP_SESSION_FILE_MAX). */
-    json_object *v = NULL, *c = client ? json_object_new_object() : NULL;
-    static const char *const fields[] = {"name", "version"};
-    for (size_t i = 0; c && i < ARRAY_SIZE(fields); i++) {
-        if (!json_object_object_get_ex(client, fields[i], &v) || !json_object_is_type(v, json_type_string))
-            continue;
-        size_t n = (size_t)json_object_get_string_len(v);
-        cleanup_free char *clean = util_utf8_sanitize(json_object_get_string(v),
-                                                      n > MCP_CLIENT_FIELD_MAX ? MCP_CLIENT_FIELD_MAX : n, &n);
-        if (clean)
-            json_object_object_add(c, fields[i], json_object_new_string_len(clean, (int)n));
-    }
-    if (c)
-        json_object_object_add(s->doc, "client", c);
-    /* session.json last: a directory without it is not a session yet. */
-    return session_write(s);
-}
-
-/* Creates STATE/runs/RUNID/cancel for the run recorded in calls/KEY. */
-static void cancel_run_of(const struct cfg *cfg, int calls_fd, const char *key)
-{
-    char run_id[WS_ID_MAX + 1];
-    cleanup_fd int fd = openat(calls_fd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = pread(fd, run_id, sizeof run_id - 1, 0);
-    if (n < WS_ID_LEN)
-        return;
-    run_id[n] = '\0'; /* exec_cancel refuses anything but an id */
-    if (exec_cancel(cfg->state_dir, run_id) == 0)
-        log_msg(LOG_LVL_INFO, "cancelling run %s", run_id);
-}
-
-/* Removes a session's runs (listed in SID/runs/) and then the session. */
-static int session_remove(const struct cfg *cfg, int sessions_fd, const char *name, bool with_runs)
-{
-    if (with_runs) {
-        cleanup_fd int rfd = openat(sessions_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        cleanup_fd int lfd = rfd >= 0 ? openat(rfd, "runs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-        cleanup_dir DIR *d = lfd >= 0 ? util_opendir_at(lfd) : NULL;
-        cleanup_free char *runs = NULL;
-        if (asprintf(&runs, "%s/runs", cfg->state_dir) < 0)
-            runs = NULL;
-        cleanup_fd int runs_fd = runs ? open(runs, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-        struct dirent *de;
-        while (d && runs_fd >= 0 && (de = readdir(d)))
-            if (ws_id_valid(de->d_name))
-                discard(util_rm_rf_at(runs_fd, de->d_name)); /* the reaper of runs retries */
-    }
-    return util_rm_rf_at(sessions_fd, name);
-}
-
-/* Ends a session now: cancels its calls in flight, renames it out of the
- * way (a request racing with this sees 404 at once), removes it. */
-static int session_end(const struct cfg *cfg, struct session *s)
-{
-    cleanup_free char *sdir = sessions_dir(cfg);
-    cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (sfd < 0)
-        return -errno;
-    cleanup_fd int calls = openat(sfd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (calls >= 0) {
-        cleanup_fd int cfd = openat(calls, "calls", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        cleanup_dir DIR *d = cfd >= 0 ? util_opendir_at(cfd) : NULL;
-        struct dirent *de;
-        while (d && (de = readdir(d)))
-            if (de->d_name[0] != '.')
-                cancel_run_of(cfg, cfd, de->d_name);
-    }
-    char dead[WS_ID_MAX + 16];
-    unsigned char rnd[4];
-    char hex[9];
-    if (util_random(rnd, sizeof rnd) < 0)
-        memset(rnd, 0, sizeof rnd);
-    util_hex(rnd, sizeof rnd, hex);
-    snprintf(dead, sizeof dead, ".ended-%s", hex);
-    if (renameat(sfd, s->id, sfd, dead) < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
-    return session_remove(cfg, sfd, dead, false);
-}
-
-int mcp_reap_sessions(const struct cfg *cfg, bool force)
-{
-    struct stat st;
-    if (cfg->session_ttl_ms <= 0)
-        return 0;
-    cleanup_free char *sdir = sessions_dir(cfg);
-    cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (sfd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    int64_t now = util_wall_ms();
-    if (!force && fstatat(sfd, ".reaped", &st, 0) == 0 &&
-        now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < 60000)
-        return 0;
-    int stamp = openat(sfd, ".reaped", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (stamp >= 0) {
-        futimens(stamp, NULL);
-        close(stamp);
-    }
-    cleanup_dir DIR *d = util_opendir_at(sfd);
-    if (!d)
-        return -errno;
-    int removed = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        const char *name = de->d_name;
-        if (!strncmp(name, ".ended-", 7)) { /* a DELETE that did not finish */
-            discard(util_rm_rf_at(sfd, name));
-            continue;
-        }
-        if (!ws_id_valid(name))
-            continue;
-        cleanup_fd int dfd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dfd < 0)
-            continue;
-        int64_t used;
-        if (fstatat(dfd, "session.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
-            used = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-        else if (fstat(dfd, &st) == 0) /* being created, or broken: by its directory */
-            used = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-        else
-            continue;
-        if (now - used < cfg->session_ttl_ms)
-            continue;
-        /* A call in flight keeps its session, however long the run. */
-        cleanup_fd int cfd = openat(dfd, "calls", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        cleanup_dir DIR *cd = cfd >= 0 ? util_opendir_at(cfd) : NULL;
-        bool busy = false;
-        struct dirent *ce;
-        while (cd && (ce = readdir(cd)))
-            if (ce->d_name[0] != '.')
-                busy = true;
-        if (busy)
-            continue;
-        if (session_remove(cfg, sfd, name, true) == 0) {
-            removed++;
-            log_msg(LOG_LVL_INFO, "session %s idle for %llds: removed", name, (long long)((now - used) / 1000));
-        }
-    }
-    return removed;
-}
-
-/* ------------------------------------------------------------ notifications */
-
-static void call_send(struct mcp_call *c, json_object *msg, bool flush)
-{
-    size_t n;
-    const char *s = to_json(msg, &n);
-    if (!c->sse || c->resp->failed)
-        return;
-    int64_t now = util_now_ms();
-    if (!flush && now - c->last_flush_ms >= 50)
-        flush = true;
-    discard(http_sse_event(c->resp, s, n, flush)); /* a gone client: the run goes on, its result is kept */
-    if (flush) {
-        c->last_flush_ms = now;
-        c->pending = false;
-    } else {
-        c->pending = true;
-    }
-}
-
-static json_object *number(double v)
-{
-    if (v == floor(v) && fabs(v) < 9e15)
-        return json_object_new_int64((int64_t)v);
-    return json_object_new_double(v);
-}
-
-void mcp_call_progress(struct mcp_call *c, double progress, double total, const char *message)
-{
-    if (!c->progress_token || !c->sse)
-        return;
-    if (c->any_progress && !(progress > c->last_progress))
-        return;
-    c->any_progress = true;
-    c->last_progress = progress;
-    json_object *m = json_object_new_object();
-    json_object *p = json_object_new_object();
-    json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
-    json_object_object_add(m, "method", json_object_new_string("notifications/progress"));
-    json_object_object_add(p, "progressToken", json_object_get(c->progress_token));
-    json_object_object_add(p, "progress", number(progress));
-    if (total > 0)
-        json_object_object_add(p, "total", number(total));
-    if (message)
-        json_object_object_add(p, "message", json_object_new_string(message));
-    json_object_object_add(m, "params", p);
-    call_send(c, m, true);
-    json_object_put(m);
-}
-
-void mcp_call_log(struct mcp_call *c, enum mcp_level level, const char *logger, const char *text, size_t len)
-{
-    if (!c->sse || level < c->log_level)
-        return;
-    size_t clean_len;
-    cleanup_free char *clean = util_utf8_sanitize(text, len, &clean_len);
-    if (!clean)
-        return;
-    json_object *m = json_object_new_object();
-    json_object *p = json_object_new_object();
-    json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
-    json_object_object_add(m, "method", json_object_new_string("notifications/message"));
-    json_object_object_add(p, "level", json_object_new_string(mcp_level_name(level)));
-    if (logger)
-        json_object_object_add(p, "logger", json_object_new_string(logger));
-    json_object_object_add(p, "data", json_object_new_string_len(clean, (int)clean_len));
-    json_object_object_add(m, "params", p);
-    call_send(c, m, false);
-    json_object_put(m);
-}
-
-bool mcp_call_client_cancelled(const struct mcp_call *c)
-{
-    char path[4096];
-    if (!c->session_dir || !c->key[0])
-        return false;
-    snprintf(path, sizeof path, "%s/cancel/%s", c->session_dir, c->key);
-    return access(path, F_OK) == 0;
-}
-
-bool mcp_call_cancelled(struct mcp_call *c)
-{
-    if (c->sse && !c->resp->failed) {
-        int64_t now = util_now_ms();
-        if (c->pending && now - c->last_flush_ms >= 50) {
-            discard(http_flush(c->resp));
-            c->pending = false;
-            c->last_flush_ms = now;
-        }
-        if (now - c->resp->last_write_ms >= MCP_KEEPALIVE_MS)
-            discard(http_sse_comment(c->resp, "keepalive"));
-    }
-    if (c->app->cancel_all && *c->app->cancel_all)
-        return true;
-    /* MCP says a disconnection is not a cancellation (the result is kept
-     * in the run directory); cancel_on_disconnect trades that for the CPU. */
-    if (c->app->cfg->cancel_on_disconnect && http_client_gone(c->resp)) {
-        if (!c->gone_logged)
-            log_msg(LOG_LVL_INFO, "the client hung up: cancelling its run (cancel_on_disconnect)");
-        c->gone_logged = true;
-        return true;
-    }
-    return mcp_call_client_cancelled(c);
-}
-
-void mcp_call_set_run(struct mcp_call *c, const char *run_id)
-{
-    char path[4096];
-    if (!c->session_dir)
-        return;
-    snprintf(path, sizeof path, "%s/runs/%s", c->session_dir, run_id);
-    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0)
-        close(fd);
-    if (!c->key[0])
-        return;
-    snprintf(path, sizeof path, "%s/calls/%s", c->session_dir, c->key);
-    fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-        discard(util_write_all(fd, run_id, strlen(run_id)));
-        close(fd);
-    }
-    /* A cancel that came before the run existed is applied now too. */
-    if (mcp_call_client_cancelled(c)) {
-        snprintf(path, sizeof path, "%s/runs/%s/cancel", c->app->cfg->state_dir, run_id);
-        fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            close(fd);
-    }
-}
-
 /* ---------------------------------------------------------------- dispatch */
 
 struct post {
     const struct app *app;
     struct http_req *req;
     struct http_resp *resp;
-    struct session s;
+    struct mcp_session s;
     bool want_sse;   /* the client accepts text/event-stream */
     bool in_batch;
 };
@@ -631,24 +231,24 @@ static void initialize(struct post *p, json_object *id, json_object *params)
         version = json_object_get_string(v);
     if (params)
         json_object_object_get_ex(params, "clientInfo", &client);
-    if (count_sessions(cfg) >= (int)cfg->max_sessions) {
+    if (mcp__count_sessions(cfg) >= (int)cfg->max_sessions) {
         discard(mcp_reap_sessions(cfg, true));
-        if (count_sessions(cfg) >= (int)cfg->max_sessions) {
+        if (mcp__count_sessions(cfg) >= (int)cfg->max_sessions) {
             refuse(p->resp, 503, -32000, "Service unavailable: too many open sessions (max_sessions)");
             return;
         }
     }
-    struct session s;
-    int rc = session_create(cfg, version, json_object_is_type(client, json_type_object) ? client : NULL, &s);
+    struct mcp_session s;
+    int rc = mcp__session_create(cfg, version, json_object_is_type(client, json_type_object) ? client : NULL, &s);
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "creating a session: %s", strerror(-rc));
         if (s.dir) {
-            cleanup_free char *sdir = sessions_dir(cfg);
+            cleanup_free char *sdir = mcp__sessions_dir(cfg);
             cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
             if (sfd >= 0 && ws_id_valid(s.id))
                 discard(util_rm_rf_at(sfd, s.id));
         }
-        session_free(&s);
+        mcp__session_free(&s);
         json_object *e = rpc_error(id, -32603, "Internal error: cannot create a session", NULL);
         send_message(p->resp, 500, e);
         json_object_put(e);
@@ -659,22 +259,22 @@ static void initialize(struct post *p, json_object *id, json_object *params)
     json_object *r = rpc_result(id, initialize_result(version));
     send_message(p->resp, 200, r);
     json_object_put(r);
-    session_free(&s);
+    mcp__session_free(&s);
     discard(mcp_reap_sessions(cfg, false));
 }
 
 static json_object *set_level(struct post *p, json_object *id, json_object *params)
 {
     json_object *v;
-    enum mcp_level l;
+    enum tools_level l;
     if (!json_object_is_type(params, json_type_object) || !json_object_object_get_ex(params, "level", &v) ||
-        !json_object_is_type(v, json_type_string) || level_parse(json_object_get_string(v), &l) < 0)
+        !json_object_is_type(v, json_type_string) || mcp__level_parse(json_object_get_string(v), &l) < 0)
         return rpc_error(id, -32602,
                          "Invalid params: level must be one of debug, info, notice, warning, error, critical, "
                          "alert, emergency",
                          NULL);
-    json_object_object_add(p->s.doc, "log_level", json_object_new_string(level_names[l]));
-    int rc = session_write(&p->s);
+    json_object_object_add(p->s.doc, "log_level", json_object_new_string(mcp_level_name(l)));
+    int rc = mcp__session_write(&p->s);
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "saving the log level: %s", strerror(-rc));
         return rpc_error(id, -32603, "Internal error: cannot save the log level", NULL);
@@ -710,7 +310,9 @@ static json_object *call_tool(struct post *p, json_object *id, json_object *para
         .last_flush_ms = util_now_ms(),
     };
     id_key(id, c.key);
-    app_base_url(p->app, p->req, c.base_url, sizeof c.base_url);
+    http_base_url(p->req, p->app->cfg->public_url, c.base_url, sizeof c.base_url);
+    struct tools_ctx t;
+    mcp__call_tools_ctx(&c, &t);
 
     /* calls/KEY says "in flight" (a cancel from another worker finds the
      * run through it; the reaper leaves the session alone). */
@@ -720,25 +322,27 @@ static json_object *call_tool(struct post *p, json_object *id, json_object *para
     if (fd >= 0)
         close(fd);
     json_object *result = NULL;
-    int rc = tools_call(&c, json_object_get_string(name), args, &result);
+    enum tools_outcome out = tools_call(&t, json_object_get_string(name), args, &result);
     unlink(path);
     snprintf(path, sizeof path, "%s/cancel/%s", p->s.dir, c.key);
     unlink(path);
-    if (rc == -ECANCELED) {
+    switch (out) {
+    case TOOLS_CANCELLED:
         json_object_put(result);
         log_msg(LOG_LVL_INFO, "tools/call %s cancelled by the client: no response", json_object_get_string(name));
         return NULL;
-    }
-    if (rc == -ENOENT) {
+    case TOOLS_UNKNOWN: {
         char msg[300];
         snprintf(msg, sizeof msg, "Invalid params: unknown tool '%.200s' (tools/list names them)",
                  json_object_get_string(name));
         return rpc_error(id, -32602, msg, NULL);
     }
-    if (rc < 0) {
+    case TOOLS_FAILED:
         /* The service failed, not the script: -32603 with the run's result
          * (status sandbox_error, error says why) as data. */
         return rpc_error(id, -32603, "Internal error: the sandbox failed (see data.error)", result);
+    case TOOLS_RESULT:
+        break;
     }
     return rpc_result(id, result);
 }
@@ -784,30 +388,10 @@ static void notification(struct post *p, const char *method, json_object *params
     int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0)
         close(fd);
-    cancel_run_of(p->app->cfg, cfd, key);
+    mcp__cancel_run_of(p->app, cfd, key);
 }
 
 /* ----------------------------------------------------------------- the POST */
-
-static json_object *parse_body(const char *body, size_t len)
-{
-    json_tokener *tok = json_tokener_new_ex(MCP_JSON_DEPTH);
-    if (!tok)
-        return NULL;
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    json_object *o = json_tokener_parse_ex(tok, body, (int)len);
-    bool complete = json_tokener_get_error(tok) == json_tokener_success;
-    /* Trailing whitespace is fine, anything else is not. */
-    for (size_t i = (size_t)tok->char_offset; complete && i < len; i++)
-        if (body[i] != ' ' && body[i] != '\n' && body[i] != '\r' && body[i] != '\t')
-            complete = false;
-    json_tokener_free(tok);
-    if (!complete || !o) {
-        json_object_put(o);
-        return NULL;
-    }
-    return o;
-}
 
 static bool need_session(struct post *p)
 {
@@ -816,7 +400,7 @@ static bool need_session(struct post *p)
         refuse(p->resp, 400, -32000, "Bad Request: Mcp-Session-Id header is required");
         return false;
     }
-    int rc = session_load(p->app->cfg, sid, &p->s);
+    int rc = mcp__session_load(p->app->cfg, sid, &p->s);
     if (rc == -ENOENT) {
         refuse(p->resp, 404, -32001, "Session not found");
         return false;
@@ -904,19 +488,17 @@ static void post(struct post *p)
                "Bad Request: unsupported MCP-Protocol-Version (supported: 2025-03-26, 2025-06-18, 2025-11-25)");
         return;
     }
-    cleanup_free char *body = NULL;
-    size_t len = 0;
-    int rc = http_read_body(p->req, (size_t)cfg->request_bytes, &body, &len);
+    json_object *msg = NULL;
+    int rc = http_read_json(p->req, (size_t)cfg->request_bytes, MCP_JSON_DEPTH, &msg);
     if (rc == -E2BIG) {
         refuse(p->resp, 413, -32000, "Content Too Large: the request body is larger than request_bytes");
         return;
     }
-    if (rc < 0) {
+    if (rc == -EIO) {
         refuse(p->resp, 400, -32700, "Parse error: cannot read the request body");
         return;
     }
-    json_object *msg = parse_body(body, len);
-    if (!msg) {
+    if (rc < 0) {
         refuse(p->resp, 400, -32700, "Parse error: the body is not valid JSON (or nests too deep)");
         return;
     }
@@ -937,14 +519,14 @@ static void post(struct post *p)
     }
     if (kind == MSG_REQUEST && !strcmp(method, "initialize")) {
         const char *sid = http_header(p->req, "Mcp-Session-Id");
-        struct session old = {0};
-        if (sid && *sid && session_load(cfg, sid, &old) == 0) {
-            session_free(&old);
+        struct mcp_session old = {0};
+        if (sid && *sid && mcp__session_load(cfg, sid, &old) == 0) {
+            mcp__session_free(&old);
             json_object *e = rpc_error(id, -32600, "Invalid Request: this session is already initialized", NULL);
             send_message(p->resp, 400, e);
             json_object_put(e);
         } else {
-            session_free(&old);
+            mcp__session_free(&old);
             initialize(p, id, params);
         }
         json_object_put(msg);
@@ -971,7 +553,7 @@ static void post(struct post *p)
     if (sse) {
         if (r) {
             size_t n;
-            const char *s = to_json(r, &n);
+            const char *s = mcp__to_json(r, &n);
             discard(http_sse_event(p->resp, s, n, true));
         }
     } else if (r) {
@@ -990,7 +572,7 @@ void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *r
         post(&p);
     } else if (!strcmp(req->method, "DELETE")) {
         if (need_session(&p)) {
-            int rc = session_end(app->cfg, &p.s);
+            int rc = mcp__session_end(app, &p.s);
             if (rc == -ENOENT)
                 refuse(resp, 404, -32001, "Session not found");
             else if (rc < 0)
@@ -1005,5 +587,6 @@ void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *r
         discard(http_add_header(resp, "Allow", "POST, DELETE"));
         refuse(resp, 405, -32000, "Method Not Allowed: this server offers no GET stream; POST requests");
     }
-    session_free(&p.s);
+    mcp__session_free(&p.s);
 }
+

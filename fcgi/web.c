@@ -126,7 +126,7 @@ static void refuse(enum web_mode mode, struct http_resp *resp, int status, const
 {
     log_msg(LOG_LVL_INFO, "/api/run: %d: %s", status, why);
     if (mode != WEB_HTML) {
-        app_send_error(resp, status, why);
+        http_send_error(resp, status, why);
         return;
     }
     struct dbuf b;
@@ -469,28 +469,22 @@ static int read_form(const struct app *app, struct http_req *req, const char *ct
  * "a\nb", "timeout": seconds}. */
 static int read_json(const struct app *app, struct http_req *req, struct web_fields *f, char *why, size_t whylen)
 {
-    cleanup_free char *body = NULL;
-    size_t len = 0;
-    int rc = http_read_body(req, (size_t)app->cfg->request_bytes, &body, &len);
+    json_object *in = NULL;
+    int rc = http_read_json(req, (size_t)app->cfg->request_bytes, WEB_JSON_DEPTH, &in);
     if (rc == -E2BIG) {
         snprintf(why, whylen, "the request is larger than request_bytes");
         return 413;
     }
-    if (rc < 0) {
+    if (rc == -EIO) {
         snprintf(why, whylen, "cannot read the request body");
         return 400;
     }
-    json_tokener *tok = json_tokener_new_ex(WEB_JSON_DEPTH);
-    if (!tok) {
+    if (rc == -ENOMEM) {
         snprintf(why, whylen, "out of memory");
         return 500;
     }
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    json_object *in = json_tokener_parse_ex(tok, body, (int)len);
-    bool complete = json_tokener_get_error(tok) == json_tokener_success && tok->char_offset == (int)len;
-    json_tokener_free(tok);
     int status = 0;
-    if (!complete || !json_object_is_type(in, json_type_object)) {
+    if (rc < 0 || !json_object_is_type(in, json_type_object)) {
         snprintf(why, whylen, "expected a JSON object with a string \"code\"");
         status = 400;
         goto out;
@@ -538,40 +532,6 @@ out:
     return status;
 }
 
-/* "Accept" names type itself (no wildcard) with a q above 0. */
-static bool accept_names(const char *accept, const char *type)
-{
-    size_t tn = strlen(type);
-    for (const char *p = accept ? accept : ""; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        size_t n = strcspn(p, ",");
-        size_t e = strcspn(p, ";,");
-        while (e && (p[e - 1] == ' ' || p[e - 1] == '\t'))
-            e--;
-        if (e == tn && !strncasecmp(p, type, tn)) {
-            const char *q = p + e;
-            const char *end = p + n;
-            bool zero = false;
-            for (; q < end; q++) {
-                if (*q == ';') {
-                    const char *r = q + 1;
-                    while (*r == ' ')
-                        r++;
-                    if ((r[0] == 'q' || r[0] == 'Q') && r[1] == '=') {
-                        char *stop;
-                        zero = strtod(r + 2, &stop) <= 0 && stop != r + 2;
-                    }
-                }
-            }
-            if (!zero)
-                return true;
-        }
-        p += n;
-    }
-    return false;
-}
-
 /* Splits the requirements text into lines: trimmed, no blanks, no '#'
  * comments. The strings point into text (modified). */
 static int split_reqs(char *text, const char **out, size_t max, size_t *n)
@@ -617,175 +577,212 @@ static int fetch_status(int rc)
 
 /* ----------------------------------------------------------------- run */
 
-void web_api_run(const struct app *app, struct http_req *req, struct http_resp *resp)
+/* The request's fields, from a multipart form or a JSON body. 0, or an
+ * HTTP status with the reason in why. */
+static int read_fields(const struct app *app, struct http_req *req, struct web_fields *f, char *why, size_t whylen)
+{
+    const char *ct = http_header(req, "Content-Type");
+    if (ct && !strncasecmp(ct, "multipart/form-data", 19))
+        return read_form(app, req, ct, f, why, whylen);
+    if (ct && !strncasecmp(ct, "application/json", 16) && (!ct[16] || ct[16] == ';' || ct[16] == ' '))
+        return read_json(app, req, f, why, whylen);
+    snprintf(why, whylen, "Content-Type must be multipart/form-data or application/json");
+    return 415;
+}
+
+/* What one run is made of beyond the fields: the input fetched from a URL
+ * and the requirement lines (both freed by spec_free). */
+struct web_spec {
+    struct exec_spec spec;
+    char *fetched;
+    const char **reqs;
+};
+
+static void spec_free(struct web_spec *s)
+{
+    free(s->fetched);
+    free(s->reqs);
+}
+
+/* The input: one way only. An empty text box and no file chosen are "no
+ * input" (the page always sends both fields). 0, or an HTTP status. */
+static int spec_input(const struct app *app, struct web_fields *f, struct web_spec *s, char *why, size_t whylen)
 {
     const struct cfg *cfg = app->cfg;
-    const char *accept = http_header(req, "Accept");
-    enum web_mode mode = accept_names(accept, "text/event-stream") ? WEB_SSE
-                         : accept_names(accept, "text/html")       ? WEB_HTML
-                                                                   : WEB_JSON;
-    if (strcmp(req->method, "POST")) {
-        discard(http_add_header(resp, "Allow", "POST"));
-        refuse(mode, resp, 405, "use POST with a multipart form or a JSON body {\"code\": ...}");
-        return;
-    }
-    const char *ct = http_header(req, "Content-Type");
-    char why[FETCH_ERR_MAX + 64] = "";
-    int status;
-    struct web_fields f;
-    fields_init(&f, cfg);
-    cleanup_free char *fetched = NULL;
-    size_t fetched_len = 0;
-    cleanup_free const char **reqs = NULL;
-    size_t n_reqs = 0;
-
-    if (ct && !strncasecmp(ct, "multipart/form-data", 19)) {
-        status = read_form(app, req, ct, &f, why, sizeof why);
-    } else if (ct && !strncasecmp(ct, "application/json", 16) && (!ct[16] || ct[16] == ';' || ct[16] == ' ')) {
-        status = read_json(app, req, &f, why, sizeof why);
-    } else {
-        status = 415;
-        snprintf(why, sizeof why, "Content-Type must be multipart/form-data or application/json");
-    }
-    if (status)
-        goto refused;
-
-    struct exec_spec spec;
-    exec_spec_init(&spec, &cfg->exec);
-    if (f.timeout.len) {
-        char *end;
-        double s = strtod(f.timeout.data, &end);
-        while (*end == ' ' || *end == 's')
-            end++;
-        if (*end || !(s > 0) || s * 1000 > (double)cfg->exec.limits.wall_ms) {
-            status = 400;
-            snprintf(why, sizeof why, "the timeout must be seconds, above 0 and at most the server's timeout (%lld s)",
-                     (long long)(cfg->exec.limits.wall_ms / 1000));
-            goto refused;
-        }
-        spec.limits.wall_ms = (int64_t)(s * 1000) < 100 ? 100 : (int64_t)(s * 1000);
-    }
-    /* The input: one way only. An empty text box and no file chosen are
-     * "no input" (the page always sends both fields). */
-    int ways = (f.input.len > 0) + f.file_given + (f.url.len > 0);
+    int ways = (f->input.len > 0) + f->file_given + (f->url.len > 0);
     if (ways > 1) {
-        status = 400;
-        snprintf(why, sizeof why, "give the input one way: as text, as a file, or as a URL");
-        goto refused;
+        snprintf(why, whylen, "give the input one way: as text, as a file, or as a URL");
+        return 400;
     }
-    if (f.url.len) {
+    if (f->url.len) {
         struct fetch_file ff;
         char ferr[FETCH_ERR_MAX];
-        int rc = fetch_to_memory(&cfg->fetch, f.url.data, cfg->exec.limits.input_bytes, "input_bytes", &fetched,
-                                 &fetched_len, &ff, ferr, sizeof ferr);
+        size_t len = 0;
+        int rc = fetch_to_memory(&cfg->fetch, f->url.data, cfg->exec.limits.input_bytes, "input_bytes", &s->fetched,
+                                 &len, &ff, ferr, sizeof ferr);
         if (rc < 0) {
-            status = fetch_status(rc);
-            snprintf(why, sizeof why, "input_url: %s", ferr);
-            goto refused;
+            snprintf(why, whylen, "input_url: %s", ferr);
+            return fetch_status(rc);
         }
-        spec.input = fetched;
-        spec.input_len = fetched_len;
-    } else if (f.file_given) {
-        spec.input = f.file.data;
-        spec.input_len = f.file.len;
-    } else if (f.input.len) {
-        spec.input = f.input.data;
-        spec.input_len = f.input.len;
+        s->spec.input = s->fetched;
+        s->spec.input_len = len;
+    } else if (f->file_given) {
+        s->spec.input = f->file.data;
+        s->spec.input_len = f->file.len;
+    } else if (f->input.len) {
+        s->spec.input = f->input.data;
+        s->spec.input_len = f->input.len;
     }
-    if (f.reqs.len) {
-        reqs = calloc(WEB_REQS_MAX, sizeof *reqs);
-        if (!reqs) {
-            status = 500;
-            snprintf(why, sizeof why, "out of memory");
-            goto refused;
-        }
-        if (split_reqs(f.reqs.data, reqs, WEB_REQS_MAX, &n_reqs) < 0) {
-            status = 413;
-            snprintf(why, sizeof why, "more than %d requirement lines", WEB_REQS_MAX);
-            goto refused;
-        }
-        spec.requirements = reqs;
-        spec.n_requirements = n_reqs;
-    }
-    spec.code = f.code.data ? f.code.data : "";
-    spec.code_len = f.code.len;
-    const char *cwhy = NULL;
-    int rc = exec_check_code(spec.code, spec.code_len, &spec.limits, &cwhy);
-    if (rc < 0) {
-        status = rc == -E2BIG ? 413 : 400;
-        snprintf(why, sizeof why, "%s", cwhy);
-        goto refused;
-    }
-    rc = exec_check_requirements(&spec, why, sizeof why);
-    if (rc < 0) {
-        status = rc == -EINVAL ? 400 : 500;
-        goto refused;
-    }
+    return 0;
+}
 
-    struct exec_result r;
-    exec_result_init(&r);
-    struct web_run w = {.app = app, .resp = resp, .r = &r, .sse = mode == WEB_SSE};
-    if (w.sse && app->mode && !strcmp(app->mode, "cgi"))
-        w.pad = cfg->cgi_sse_padding;
-    struct exec_sink sink = {
-        .ctx = &w, .phase = on_phase, .output = on_output, .install_line = on_install_line,
-        .cancelled = on_cancelled,
-    };
-    if (w.sse) {
-        if (http_sse_start(resp) < 0) {
-            fields_free(&f);
-            return;
+/* The spec of the run from the fields (borrowed from them), checked as
+ * exec_run() would check it. 0, or an HTTP status with the reason. */
+static int make_spec(const struct app *app, struct web_fields *f, struct web_spec *s, char *why, size_t whylen)
+{
+    const struct cfg *cfg = app->cfg;
+    const struct app_exec *exec = app_exec_of(app);
+    exec_spec_init(&s->spec, &cfg->exec);
+    if (f->timeout.len) {
+        char *end;
+        double sec = strtod(f->timeout.data, &end);
+        while (*end == ' ' || *end == 's')
+            end++;
+        if (*end || !(sec > 0) || sec * 1000 > (double)cfg->exec.limits.wall_ms) {
+            snprintf(why, whylen, "the timeout must be seconds, above 0 and at most the server's timeout (%lld s)",
+                     (long long)(cfg->exec.limits.wall_ms / 1000));
+            return 400;
         }
-        json_object *o = json_object_new_object();
-        json_object_object_add(o, "phase", json_object_new_string("queued"));
-        send_event(&w, "phase", o);
+        s->spec.limits.wall_ms = (int64_t)(sec * 1000) < 100 ? 100 : (int64_t)(sec * 1000);
     }
-    rc = exec_run(&spec, &sink, &r);
-    if (rc == -EBUSY) {
-        /* Turned away by admission control: nothing ran, nothing is kept. */
-        long long ra = (long long)((cfg->retry_after_ms + 999) / 1000);
-        const char *busy = r.error ? r.error : "the server is busy";
-        log_msg(LOG_LVL_INFO, "/api/run: 503: %s", busy);
-        if (w.sse) {
-            json_object *o = json_object_new_object();
-            json_object_object_add(o, "status", json_object_new_int(503));
-            json_object_object_add(o, "error", json_object_new_string(busy));
-            json_object_object_add(o, "retry_after", json_object_new_int64(ra));
-            send_event(&w, "error", o);
-        } else {
-            discard(http_add_header(resp, "Retry-After", "%lld", ra));
-            refuse(mode, resp, 503, busy);
+    int status = spec_input(app, f, s, why, whylen);
+    if (status)
+        return status;
+    if (f->reqs.len) {
+        size_t n = 0;
+        s->reqs = calloc(WEB_REQS_MAX, sizeof *s->reqs);
+        if (!s->reqs) {
+            snprintf(why, whylen, "out of memory");
+            return 500;
         }
-        fields_free(&f);
-        exec_result_free(&r);
-        return;
+        if (split_reqs(f->reqs.data, s->reqs, WEB_REQS_MAX, &n) < 0) {
+            snprintf(why, whylen, "more than %d requirement lines", WEB_REQS_MAX);
+            return 413;
+        }
+        s->spec.requirements = s->reqs;
+        s->spec.n_requirements = n;
     }
+    s->spec.code = f->code.data ? f->code.data : "";
+    s->spec.code_len = f->code.len;
+    const char *cwhy = NULL;
+    int rc = exec->check_code(s->spec.code, s->spec.code_len, &s->spec.limits, &cwhy);
+    if (rc < 0) {
+        snprintf(why, whylen, "%s", cwhy);
+        return rc == -E2BIG ? 413 : 400;
+    }
+    rc = exec->check_requirements(&s->spec, why, whylen);
     if (rc < 0)
-        log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id, r.error ? r.error : strerror(-rc));
+        return rc == -EINVAL ? 400 : 500;
+    return 0;
+}
+
+/* Turned away by admission control: nothing ran, nothing is kept. */
+static void answer_busy(struct web_run *w, enum web_mode mode, const struct exec_result *r)
+{
+    long long ra = (long long)((w->app->cfg->retry_after_ms + 999) / 1000);
+    const char *busy = r->error ? r->error : "the server is busy";
+    log_msg(LOG_LVL_INFO, "/api/run: 503: %s", busy);
+    if (w->sse) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "status", json_object_new_int(503));
+        json_object_object_add(o, "error", json_object_new_string(busy));
+        json_object_object_add(o, "retry_after", json_object_new_int64(ra));
+        send_event(w, "error", o);
+    } else {
+        discard(http_add_header(w->resp, "Retry-After", "%lld", ra));
+        refuse(mode, w->resp, 503, busy);
+    }
+}
+
+/* The run's answer: the result event, the result page, or the JSON. rc:
+ * exec_run's. */
+static void answer_result(struct web_run *w, enum web_mode mode, const struct exec_result *r, int rc)
+{
+    struct http_resp *resp = w->resp;
+    if (rc < 0)
+        log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r->run_id, r->error ? r->error : strerror(-rc));
     else
-        log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r.run_id, exec_status_name(r.status), (long long)r.duration_ms);
-    fields_free(&f);
-    json_object *res = result_to_json(&r);
+        log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r->run_id, exec_status_name(r->status), (long long)r->duration_ms);
+    json_object *res = result_to_json(r);
     if (!res) {
         if (!resp->started)
-            app_send_error(resp, 500, "out of memory");
+            http_send_error(resp, 500, "out of memory");
     } else if (mode == WEB_SSE) {
-        flush_carry(&w);
-        send_event(&w, "result", json_object_get(res));
+        flush_carry(w);
+        send_event(w, "result", json_object_get(res));
     } else if (mode == WEB_HTML) {
-        result_page(resp, rc < 0 ? 500 : 200, &r, res);
+        result_page(resp, rc < 0 ? 500 : 200, r, res);
     } else {
         size_t n;
         const char *s = json_object_to_json_string_length(res, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
         discard(http_send(resp, rc < 0 ? 500 : 200, "application/json", s, n));
     }
     json_object_put(res);
-    exec_result_free(&r);
-    return;
+}
 
-refused:
+/* Runs spec and answers in mode. */
+static void run_and_answer(const struct app *app, struct http_resp *resp, enum web_mode mode,
+                           const struct exec_spec *spec)
+{
+    struct exec_result r;
+    exec_result_init(&r);
+    struct web_run w = {.app = app, .resp = resp, .r = &r, .sse = mode == WEB_SSE};
+    if (w.sse && app->mode && !strcmp(app->mode, "cgi"))
+        w.pad = app->cfg->cgi_sse_padding;
+    struct exec_sink sink = {
+        .ctx = &w, .phase = on_phase, .output = on_output, .install_line = on_install_line,
+        .cancelled = on_cancelled,
+    };
+    if (w.sse) {
+        if (http_sse_start(resp) < 0)
+            goto out;
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "phase", json_object_new_string("queued"));
+        send_event(&w, "phase", o);
+    }
+    int rc = app_exec_of(app)->run(spec, &sink, &r);
+    if (rc == -EBUSY)
+        answer_busy(&w, mode, &r);
+    else
+        answer_result(&w, mode, &r, rc);
+out:
+    exec_result_free(&r);
+}
+
+void web_api_run(const struct app *app, struct http_req *req, struct http_resp *resp)
+{
+    const char *accept = http_header(req, "Accept");
+    enum web_mode mode = http_accepts_named(accept, "text/event-stream") ? WEB_SSE
+                         : http_accepts_named(accept, "text/html")       ? WEB_HTML
+                                                                         : WEB_JSON;
+    if (strcmp(req->method, "POST")) {
+        discard(http_add_header(resp, "Allow", "POST"));
+        refuse(mode, resp, 405, "use POST with a multipart form or a JSON body {\"code\": ...}");
+        return;
+    }
+    char why[FETCH_ERR_MAX + 64] = "";
+    struct web_fields f;
+    struct web_spec s = {0};
+    fields_init(&f, app->cfg);
+    int status = read_fields(app, req, &f, why, sizeof why);
+    if (status == 0)
+        status = make_spec(app, &f, &s, why, sizeof why);
+    if (status)
+        refuse(mode, resp, status, why[0] ? why : "the request was refused");
+    else
+        run_and_answer(app, resp, mode, &s.spec);
+    spec_free(&s);
     fields_free(&f);
-    refuse(mode, resp, status, why[0] ? why : "the request was refused");
 }
 
 /* ---------------------------------------------------------------- cancel */
@@ -795,26 +792,24 @@ void web_api_run_sub(const struct app *app, struct http_req *req, struct http_re
     char run_id[WS_ID_MAX + 1];
     size_t idn = ws_id_prefix(rest); /* RUNID, or NODE-RUNID in a cluster */
     if (idn == 0 || strcmp(rest + idn, "/cancel")) {
-        app_send_error(resp, 404, "no such API (POST api/run/RUNID/cancel stops a run)");
+        http_send_error(resp, 404, "no such API (POST api/run/RUNID/cancel stops a run)");
         return;
     }
     if (strcmp(req->method, "POST")) {
         discard(http_add_header(resp, "Allow", "POST"));
-        app_send_error(resp, 405, "use POST");
+        http_send_error(resp, 405, "use POST");
         return;
     }
     memcpy(run_id, rest, idn);
     run_id[idn] = '\0';
-    int rc = exec_cancel(app->cfg->state_dir, run_id);
+    int rc = app_cancel_run(app, run_id);
     if (rc == -ENOENT) {
-        app_send_error(resp, 404, "no such run");
+        http_send_error(resp, 404, "no such run");
     } else if (rc == -EALREADY) {
-        app_send_error(resp, 409, "the run has already finished");
+        http_send_error(resp, 409, "the run has already finished");
     } else if (rc < 0) {
-        log_msg(LOG_LVL_ERROR, "cancel %s: %s", run_id, strerror(-rc));
-        app_send_error(resp, 500, "cannot cancel the run");
+        http_send_error(resp, 500, "cannot cancel the run");
     } else {
-        log_msg(LOG_LVL_INFO, "run %s: cancel requested", run_id);
         discard(http_send_json(resp, 202, "{\"cancelled\":true}"));
     }
 }

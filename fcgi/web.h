@@ -6,7 +6,7 @@
 #ifndef RMS_WEB_H
 #define RMS_WEB_H
 
-#include "app.h"
+#include "app_ctx.h"
 #include "http.h"
 
 #define WEB_KEEPALIVE_MS 2000  /* SSE comment after this much silence: finds a gone client */

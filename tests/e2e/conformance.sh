@@ -19,6 +19,7 @@ major=$("$NODE" -p 'process.versions.node.split(".")[0]')
 EXPECTED=$top_srcdir/tests/e2e/conformance-expected-failures.yml
 
 STACK_CONF="test_fixture_tools = on"
+RUNMYSCRIPT=$top_builddir/tests/runmyscript-test # the program with the fixture tools (fcgi/tools_fixture.c)
 STACK_WORKERS=6
 stack_start serve || { ok 1 "the server starts"; done_testing; exit 1; }
 

@@ -69,7 +69,7 @@ static char *serve(const struct cfg *c, const char *method, const char *uri, con
     struct mem io = {.in = body, .in_len = len};
     dbuf_init(&io.out, 4u << 20);
     struct http_io hio = {&io, mem_read, mem_write, mem_flush, envp};
-    struct app app = {.cfg = c, .mode = "fastcgi", .cancel_all = &cancel_all};
+    struct app app = {.cfg = c, .mode = "fastcgi", .cancel_all = &cancel_all, .exec = &fuzz_exec};
     app_handle(&app, &hio);
     fuzz_assert(io.out.len < io.out.max, "a response of 4 MiB or more");
     return dbuf_steal(&io.out, NULL);

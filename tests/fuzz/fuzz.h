@@ -14,9 +14,12 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-/* stubs.c: set when the stubbed exec_run reported a failure of the
- * service (the caller clears it). */
+/* stubs.c: set when the stub run reported a failure of the service (the
+ * caller clears it). */
 extern bool fuzz_stub_failed;
+/* stubs.c: the executor table a target's struct app uses (its .exec). */
+struct app_exec;
+extern const struct app_exec fuzz_exec;
 
 #define fuzz_assert(cond, what)                                                      \
     do {                                                                             \

@@ -16,9 +16,11 @@
 #
 # A target is fuzz-NAME.c (LLVMFuzzerTestOneInput) with seeds in
 # corpus/NAME/; adding one is adding its name to TARGETS. Every target links
-# all of common/, sandbox/ and fcgi/ (but main.c) as one static library, with the
-# sandbox boundary stubbed (stubs.c: exec_run and deps_python_info; the real
-# ones are compiled under other names), so a target pulls in what it calls.
+# all of common/, sandbox/ and fcgi/ (but main.c, and tools_nofixture.c: the
+# targets have the fixture tools) as one static library, and the tool schemas
+# generated as make generates them. A target that serves HTTP swaps the
+# executor for stubs.c's table (struct app's exec), so a target pulls in what
+# it calls and nothing starts Python.
 set -u
 TARGETS=(
     mcp
@@ -76,14 +78,13 @@ export FUZZ_CC CFLAGS newest_header fuzz_script
 
 build() {
     local jobs=() src base extra objs=()
-    for src in "$top_srcdir"/common/*.c "$top_srcdir"/sandbox/*.c "$top_srcdir"/fcgi/*.c; do
+    local schemas=$FUZZ_DIR/obj/tools_schemas.c
+    (cd "$top_srcdir" && sh fcgi/schemas/embed.sh . fcgi/schemas/*.json) >"$schemas.tmp" || return 1
+    cmp -s "$schemas.tmp" "$schemas" && rm -f "$schemas.tmp" || mv "$schemas.tmp" "$schemas"
+    for src in "$top_srcdir"/common/*.c "$top_srcdir"/sandbox/*.c "$top_srcdir"/fcgi/*.c "$schemas"; do
         base=$(basename "$src" .c)
-        [ "$base" = main ] && continue
-        extra=
-        # The real entry points stay in the library under other names.
-        [ "$src" = "$top_srcdir/sandbox/exec.c" ] && extra=-Dexec_run=fuzz__real_exec_run
-        [ "$src" = "$top_srcdir/sandbox/deps.c" ] && extra=-Ddeps_python_info=fuzz__real_deps_python_info
-        jobs+=("$src" "$FUZZ_DIR/obj/lib-$base.o" "$extra")
+        [ "$base" = main ] || [ "$base" = tools_nofixture ] && continue
+        jobs+=("$src" "$FUZZ_DIR/obj/lib-$base.o" "")
         objs+=("$FUZZ_DIR/obj/lib-$base.o")
     done
     for src in "$here"/stubs.c "${TARGETS[@]/#/$here/fuzz-}"; do

@@ -1,19 +1,21 @@
-/* stubs.c: the sandbox boundary, stubbed for the fuzz targets that drive
- * the HTTP side (fcgi/): exec_run and deps_python_info are replaced (the
- * build compiles the real ones under other names) so that no process is
- * started, nothing is installed and no script runs. The stub exec_run
- * still does what the front doors rely on: a run id, phases, output
- * through the sink (the script's text, as if it printed itself), a status
- * and artifacts whose names come from the script ("#artifact NAME" lines;
- * "#sandbox-error" anywhere makes the run a failure of the service),
- * so the result serializer, the notifications and the links are
- * exercised with hostile bytes. */
+/* stubs.c: the executor, stubbed for the fuzz targets that drive the HTTP
+ * side (fcgi/): fuzz_exec is a table of struct app_exec that a target puts
+ * in its struct app, so that no process is started, nothing is installed
+ * and no script runs. The stub run still does what the front doors rely
+ * on: a run id, phases, output through the sink (the script's text, as if
+ * it printed itself), a status and artifacts whose names come from the
+ * script ("#artifact NAME" lines; "#sandbox-error" anywhere makes the run a
+ * failure of the service), so the result serializer, the notifications
+ * and the links are exercised with hostile bytes. The requirement check is
+ * the real parser without the interpreter (deps_declared, no
+ * requires-python): the real one asks Python for its version. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_ctx.h"
 #include "deps.h"
 #include "exec_log.h"
 #include "executor.h"
@@ -22,18 +24,21 @@
 
 bool fuzz_stub_failed;
 
-int deps_python_info(const char *state_dir, const char *python, struct deps_python *info, char *err, size_t errlen)
+static int stub_check_requirements(const struct exec_spec *spec, char *why, size_t whylen)
 {
-    static const char *const stdlib[] = {"json", "os", "sys"};
-    memset(info, 0, sizeof *info);
-    snprintf(info->key, sizeof info->key, "0123456789abcdef");
-    info->path = strdup(python);
-    info->version = strdup("3.11.2");
-    info->platform = strdup("linux-x86_64");
-    for (size_t i = 0; i < ARRAY_SIZE(stdlib); i++)
-        if (deps_strv_push(&info->stdlib, stdlib[i], strlen(stdlib[i])) < 0)
-            return -ENOMEM;
-    return info->path && info->version && info->platform ? 0 : -ENOMEM;
+    struct deps_set set = {0};
+    int rc = deps_declared(&spec->cfg->deps, spec->requirements, spec->n_requirements, spec->code, spec->code_len,
+                           NULL, &set, why, whylen);
+    deps_set_free(&set);
+    return rc;
+}
+
+static int stub_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen)
+{
+    (void)cfg;
+    *env_dir = NULL;
+    snprintf(err, errlen, "stub: no interpreter");
+    return -ENOSYS;
 }
 
 static int add_artifact(struct exec_result *r, const char *name, size_t len)
@@ -57,7 +62,7 @@ static int add_artifact(struct exec_result *r, const char *name, size_t len)
     return 0;
 }
 
-int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
     const struct exec_config *cfg = spec->cfg;
     int rc = ws_new_id(cfg->node_id, r->run_id);
@@ -116,3 +121,11 @@ done:
         sink->phase(sink->ctx, EXEC_PHASE_DONE, exec_status_name(r->status));
     return 0;
 }
+
+const struct app_exec fuzz_exec = {
+    .run = stub_run,
+    .cancel = exec_cancel,
+    .check_code = exec_check_code,
+    .check_requirements = stub_check_requirements,
+    .base_env = stub_base_env,
+};

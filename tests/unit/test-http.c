@@ -1,6 +1,7 @@
 /* test-http.c: the HTTP helpers the front doors rely on: percent-decoding,
- * Host and Origin names, Accept matching, the host allowlist, base64, the
- * body reader's limit, and the response writer's framing. */
+ * Host and Origin names, Accept matching (q=0 included), the host
+ * allowlist, base64, the body reader's limit, the JSON body reader, and the
+ * response writer's framing. */
 #include "config.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include "app.h"
 #include "http.h"
 #include "mcp.h"
+#include "tools.h"
 #include "memio.h"
 #include "tap.h"
 
@@ -55,6 +57,58 @@ static void test_accept(void)
     ok(http_accepts("text/*", "text/event-stream"), "text/*");
     ok(!http_accepts("text/html", "application/json"), "no match");
     ok(!http_accepts("application/jsonx", "application/json"), "no prefix match");
+    ok(!http_accepts(NULL, "application/json"), "no Accept header: nothing named");
+    ok(!http_accepts("text/event-stream;q=0, application/json", "text/event-stream"), "q=0: not acceptable");
+    ok(!http_accepts("text/event-stream; q=0.0", "text/event-stream"), "q=0.0: not acceptable");
+    ok(http_accepts("text/event-stream;q=0.001", "text/event-stream"), "a small q is acceptable");
+    ok(!http_accepts("*/*;q=0", "application/json"), "*/*;q=0: nothing is acceptable");
+    ok(!http_accepts("text/event-stream;q=0, */*", "text/event-stream"), "the most specific range decides");
+    ok(http_accepts("*/*;q=0, application/json", "application/json"), "... both ways");
+    ok(http_accepts("TEXT/HTML", "text/html"), "case-insensitive");
+    ok(http_accepts_named("text/html", "text/html"), "named: the type itself");
+    ok(!http_accepts_named("*/*", "text/html") && !http_accepts_named("text/*", "text/html"),
+       "named: wildcards do not name it");
+    ok(!http_accepts_named("text/html;q=0", "text/html"), "named: q=0 is not acceptable");
+    ok(http_accepts_named("application/json;charset=utf-8, text/html ; level=1", "text/html"),
+       "named: parameters other than q ignored");
+    double q;
+    is_int(http_accept_q("text/*;q=0.5, text/html;q=0.7", "text/html", true, &q), 3, "the most specific match");
+    ok(q == 0.7, "its q");
+}
+
+static void test_json_body(void)
+{
+    json_object *o = NULL;
+    is_int(http_parse_json("{\"a\":1}", 7, 16, &o), 0, "a JSON object");
+    json_object_put(o);
+    is_int(http_parse_json("{\"a\":1} \r\n\t", 11, 16, &o), 0, "trailing white space is fine");
+    json_object_put(o);
+    is_int(http_parse_json("{\"a\":1} x", 9, 16, &o), -EBADMSG, "anything else after the value is not");
+    ok(o == NULL, "no value then");
+    is_int(http_parse_json("{\"a\":1}{}", 9, 16, &o), -EBADMSG, "nor a second value");
+    is_int(http_parse_json("{\"a\":", 5, 16, &o), -EBADMSG, "a cut value");
+    is_int(http_parse_json("", 0, 16, &o), -EBADMSG, "an empty body");
+    is_int(http_parse_json("[[[1]]]", 7, 2, &o), -EBADMSG, "deeper than depth");
+    is_int(http_parse_json("\"\xff\"", 3, 16, &o), -EBADMSG, "invalid UTF-8");
+
+    char e1[] = "REQUEST_METHOD=POST", e2[] = "CONTENT_LENGTH=9";
+    char *env[] = {e1, e2, NULL};
+    struct mem m = {.in = "[1, 2]\n\n\n", .in_len = 9, .chunk = 4};
+    dbuf_init(&m.out, 1 << 10);
+    struct http_io io = {&m, mem_read, mem_write, mem_flush, env};
+    struct http_req req;
+    http_req_init(&req, &io);
+    is_int(http_read_json(&req, 8, 16, &o), -E2BIG, "a body past the limit: -E2BIG");
+    is_int(http_read_json(&req, 9, 16, &o), 0, "a body read and parsed");
+    ok(json_object_is_type(o, json_type_array) && json_object_array_length(o) == 2, "the value");
+    json_object_put(o);
+    char e3[] = "CONTENT_LENGTH=20";
+    char *env2[] = {e1, e3, NULL};
+    struct mem m2 = {.in = "[1]", .in_len = 3};
+    struct http_io io2 = {&m2, mem_read, mem_write, mem_flush, env2};
+    http_req_init(&req, &io2);
+    is_int(http_read_json(&req, 100, 16, &o), -EIO, "a body that ends short: -EIO");
+    dbuf_free(&m.out);
 }
 
 static void test_base64(void)
@@ -64,7 +118,7 @@ static void test_base64(void)
     } v[] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"foobar", "Zm9vYmFy"}};
     int good = 0;
     for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
-        char *b = app_base64((const unsigned char *)v[i].in, strlen(v[i].in), NULL);
+        char *b = http_base64((const unsigned char *)v[i].in, strlen(v[i].in), NULL);
         good += b && !strcmp(b, v[i].out);
         free(b);
     }
@@ -125,7 +179,7 @@ static void test_versions(void)
            mcp_version_supported("2025-11-25"),
        "the three revisions");
     ok(!mcp_version_supported("2024-11-05") && !mcp_version_supported("2025-11-25x"), "no others");
-    is_str(mcp_level_name(MCP_LOG_WARNING), "warning", "level names");
+    is_str(mcp_level_name(TOOLS_LOG_WARNING), "warning", "level names");
 }
 
 int main(void)
@@ -133,6 +187,7 @@ int main(void)
     test_decode();
     test_hosts();
     test_accept();
+    test_json_body();
     test_base64();
     test_body_and_response();
     test_versions();

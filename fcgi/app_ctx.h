@@ -1,0 +1,54 @@
+/* app_ctx.h: what every front door of a request is given: the
+ * configuration, the shared worker counters, the shutdown flag, and the
+ * executor as a table of functions (so that a test swaps the sandbox out
+ * without renaming symbols). The router (app.c), MCP, the tools and the web
+ * page all read it; it includes none of them. */
+#ifndef RMS_APP_CTX_H
+#define RMS_APP_CTX_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cfg.h"
+#include "executor.h"
+
+/* The executor's entry points the HTTP side calls, with the contracts of
+ * executor.h (exec_run, exec_cancel, exec_check_code,
+ * exec_check_requirements, exec_base_env). */
+struct app_exec {
+    int (*run)(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r);
+    int (*cancel)(const char *state_dir, const char *run_id);
+    int (*check_code)(const char *code, size_t len, const struct exec_limits *lim, const char **why);
+    int (*check_requirements)(const struct exec_spec *spec, char *why, size_t whylen);
+    int (*base_env)(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen);
+};
+
+/* The real executor. */
+extern const struct app_exec app_exec_default;
+
+/* Worker counters that `serve` shares between its processes (a shared
+ * mapping); NULL in the one-process modes. */
+struct app_workers {
+    unsigned total;
+    unsigned busy;   /* updated with atomic builtins */
+};
+
+struct app {
+    const struct cfg *cfg;
+    struct app_workers *workers;             /* borrowed, may be NULL */
+    const char *mode;                        /* "serve", "fastcgi" or "cgi" */
+    volatile sig_atomic_t *cancel_all;       /* set: stop every run now (shutdown) */
+    const struct app_exec *exec;             /* borrowed; NULL: app_exec_default */
+};
+
+/* The executor table of app: app->exec, or the default when it is NULL. */
+const struct app_exec *app_exec_of(const struct app *app);
+
+/* Asks the run run_id to stop, from any worker (the run's cancel marker,
+ * which the process running it polls). The one way a front door cancels a
+ * run: exec_cancel's answer (0, -ENOENT no such run, -EALREADY finished,
+ * other -errno), logged. */
+int app_cancel_run(const struct app *app, const char *run_id) must_check;
+
+#endif

@@ -1,0 +1,198 @@
+/* mcp_call.c: one tools/call as it is served: its progress and log
+ * notifications on the SSE stream (flushed at most every 50 ms, with a
+ * keepalive comment after MCP_KEEPALIVE_MS of silence), the client's cancel
+ * (a marker another worker may have made), and the tools' view of it. */
+#include "config.h"
+
+#include "mcp_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void call_send(struct mcp_call *c, json_object *msg, bool flush)
+{
+    size_t n;
+    const char *s = mcp__to_json(msg, &n);
+    if (!c->sse || c->resp->failed)
+        return;
+    int64_t now = util_now_ms();
+    if (!flush && now - c->last_flush_ms >= 50)
+        flush = true;
+    discard(http_sse_event(c->resp, s, n, flush)); /* a gone client: the run goes on, its result is kept */
+    if (flush) {
+        c->last_flush_ms = now;
+        c->pending = false;
+    } else {
+        c->pending = true;
+    }
+}
+
+static json_object *number(double v)
+{
+    if (v == floor(v) && fabs(v) < 9e15)
+        return json_object_new_int64((int64_t)v);
+    return json_object_new_double(v);
+}
+
+/* notifications/progress when the request has a progressToken, with
+ * progress strictly increasing (a value not above the last is dropped). */
+static void call_progress(struct mcp_call *c, double progress, double total, const char *message)
+{
+    if (!c->progress_token || !c->sse)
+        return;
+    if (c->any_progress && !(progress > c->last_progress))
+        return;
+    c->any_progress = true;
+    c->last_progress = progress;
+    json_object *m = json_object_new_object();
+    json_object *p = json_object_new_object();
+    json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(m, "method", json_object_new_string("notifications/progress"));
+    json_object_object_add(p, "progressToken", json_object_get(c->progress_token));
+    json_object_object_add(p, "progress", number(progress));
+    if (total > 0)
+        json_object_object_add(p, "total", number(total));
+    if (message)
+        json_object_object_add(p, "message", json_object_new_string(message));
+    json_object_object_add(m, "params", p);
+    call_send(c, m, true);
+    json_object_put(m);
+}
+
+/* notifications/message when level is at or above the session's;
+ * text[0..len) is sanitised to UTF-8. */
+static void call_log(struct mcp_call *c, enum tools_level level, const char *logger, const char *text, size_t len)
+{
+    if (!c->sse || level < c->log_level)
+        return;
+    size_t clean_len;
+    cleanup_free char *clean = util_utf8_sanitize(text, len, &clean_len);
+    if (!clean)
+        return;
+    json_object *m = json_object_new_object();
+    json_object *p = json_object_new_object();
+    json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(m, "method", json_object_new_string("notifications/message"));
+    json_object_object_add(p, "level", json_object_new_string(mcp_level_name(level)));
+    if (logger)
+        json_object_object_add(p, "logger", json_object_new_string(logger));
+    json_object_object_add(p, "data", json_object_new_string_len(clean, (int)clean_len));
+    json_object_object_add(m, "params", p);
+    call_send(c, m, false);
+    json_object_put(m);
+}
+
+/* True when the client sent notifications/cancelled for this call. */
+static bool call_client_cancelled(const struct mcp_call *c)
+{
+    char path[4096];
+    if (!c->session_dir || !c->key[0])
+        return false;
+    snprintf(path, sizeof path, "%s/cancel/%s", c->session_dir, c->key);
+    return access(path, F_OK) == 0;
+}
+
+/* True when the client cancelled the call (from any worker) or the server
+ * is stopping runs. Also keeps the stream alive and pushes out buffered
+ * events. */
+static bool call_cancelled(struct mcp_call *c)
+{
+    if (c->sse && !c->resp->failed) {
+        int64_t now = util_now_ms();
+        if (c->pending && now - c->last_flush_ms >= 50) {
+            discard(http_flush(c->resp));
+            c->pending = false;
+            c->last_flush_ms = now;
+        }
+        if (now - c->resp->last_write_ms >= MCP_KEEPALIVE_MS)
+            discard(http_sse_comment(c->resp, "keepalive"));
+    }
+    if (c->app->cancel_all && *c->app->cancel_all)
+        return true;
+    /* MCP says a disconnection is not a cancellation (the result is kept
+     * in the run directory); cancel_on_disconnect trades that for the CPU. */
+    if (c->app->cfg->cancel_on_disconnect && http_client_gone(c->resp)) {
+        if (!c->gone_logged)
+            log_msg(LOG_LVL_INFO, "the client hung up: cancelling its run (cancel_on_disconnect)");
+        c->gone_logged = true;
+        return true;
+    }
+    return call_client_cancelled(c);
+}
+
+/* Records the call's run (so that a cancel from another worker finds it)
+ * and adds it to the session's runs. */
+static void call_set_run(struct mcp_call *c, const char *run_id)
+{
+    char path[4096];
+    if (!c->session_dir)
+        return;
+    snprintf(path, sizeof path, "%s/runs/%s", c->session_dir, run_id);
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    if (!c->key[0])
+        return;
+    snprintf(path, sizeof path, "%s/calls/%s", c->session_dir, c->key);
+    fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        discard(util_write_all(fd, run_id, strlen(run_id)));
+        close(fd);
+    }
+    /* A cancel that came before the run existed is applied now too. */
+    if (call_client_cancelled(c))
+        discard(app_cancel_run(c->app, run_id)); /* the run polls the marker; nothing else to do */
+}
+
+
+/* ------------------------------------------------- the tools' callbacks */
+
+static void ctx_progress(void *ctx, double progress, double total, const char *message)
+{
+    call_progress(ctx, progress, total, message);
+}
+
+static void ctx_log(void *ctx, enum tools_level level, const char *logger, const char *text, size_t len)
+{
+    call_log(ctx, level, logger, text, len);
+}
+
+static bool ctx_cancelled(void *ctx)
+{
+    return call_cancelled(ctx);
+}
+
+static bool ctx_client_cancelled(void *ctx)
+{
+    return call_client_cancelled(ctx);
+}
+
+static void ctx_set_run(void *ctx, const char *run_id)
+{
+    call_set_run(ctx, run_id);
+}
+
+void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t)
+{
+    *t = (struct tools_ctx){
+        .cfg = c->app->cfg,
+        .exec = app_exec_of(c->app),
+        .session_dir = c->session_dir,
+        .version = c->version,
+        .base_url = c->base_url,
+        .ctx = c,
+        .progress = ctx_progress,
+        .log = ctx_log,
+        .cancelled = ctx_cancelled,
+        .client_cancelled = ctx_client_cancelled,
+        .set_run = ctx_set_run,
+    };
+}

@@ -1,0 +1,277 @@
+/* mcp_session.c: MCP sessions on disk (mcp.h has the layout of
+ * STATE/sessions/SID/): made by initialize, loaded by every later request,
+ * ended by DELETE, reaped when idle. Any worker serves any session: each
+ * file is written whole (rename) or is a marker whose existence is the news. */
+#include "config.h"
+
+#include "mcp_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+void mcp__session_free(struct mcp_session *s)
+{
+    free(s->dir);
+    json_object_put(s->doc);
+    memset(s, 0, sizeof *s);
+}
+
+char *mcp__sessions_dir(const struct cfg *cfg)
+{
+    char *p;
+    return asprintf(&p, "%s/sessions", cfg->state_dir) < 0 ? NULL : p;
+}
+
+int mcp__session_write(const struct mcp_session *s)
+{
+    cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    size_t n;
+    const char *text = mcp__to_json(s->doc, &n);
+    return util_write_file_atomic(dfd, "session.json", text, n, 0600);
+}
+
+/* Loads a live session: 0, -ENOENT (unknown or ended), other -errno. Marks
+ * it used (the idle clock restarts). */
+int mcp__session_load(const struct cfg *cfg, const char *sid, struct mcp_session *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!ws_id_valid(sid))
+        return -ENOENT;
+    snprintf(s->id, sizeof s->id, "%s", sid);
+    if (asprintf(&s->dir, "%s/sessions/%s", cfg->state_dir, sid) < 0) {
+        s->dir = NULL;
+        return -ENOMEM;
+    }
+    cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? -ENOENT : -errno;
+    cleanup_free char *text = NULL;
+    size_t len;
+    int rc = util_read_file_at(dfd, "session.json", MCP_SESSION_FILE_MAX, &text, &len);
+    if (rc < 0)
+        return rc == -ENOENT ? -ENOENT : rc;
+    s->doc = json_tokener_parse(text);
+    json_object *v;
+    if (!json_object_is_type(s->doc, json_type_object) || !json_object_object_get_ex(s->doc, "version", &v) ||
+        !mcp_version_supported(json_object_get_string(v)))
+        return -EIO;
+    snprintf(s->version, sizeof s->version, "%s", json_object_get_string(v));
+    s->level = TOOLS_LOG_DEBUG;
+    if (json_object_object_get_ex(s->doc, "log_level", &v))
+        discard(mcp__level_parse(json_object_get_string(v), &s->level)); /* a bad one stays debug */
+    /* The idle clock: the mtime of session.json. */
+    cleanup_fd int fd = openat(dfd, "session.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0)
+        futimens(fd, NULL);
+    return 0;
+}
+
+int mcp__count_sessions(const struct cfg *cfg)
+{
+    cleanup_free char *dir = mcp__sessions_dir(cfg);
+    cleanup_fd int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (dfd < 0)
+        return 0;
+    cleanup_dir DIR *d = util_opendir_at(dfd);
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        if (ws_id_valid(de->d_name))
+            n++;
+    return n;
+}
+
+int mcp__session_create(const struct cfg *cfg, const char *version, json_object *client, struct mcp_session *s)
+{
+    memset(s, 0, sizeof *s);
+    int rc = ws_init_state(cfg->state_dir);
+    if (rc < 0)
+        return rc;
+    for (int tries = 0; tries < 4; tries++) {
+        rc = ws_new_id(cfg->exec.node_id, s->id);
+        if (rc < 0)
+            return rc;
+        free(s->dir);
+        if (asprintf(&s->dir, "%s/sessions/%s", cfg->state_dir, s->id) < 0) {
+            s->dir = NULL;
+            return -ENOMEM;
+        }
+        /* 0711: the fallback runs a script as a uid of its own, which must
+         * pass through to workspace/; the id is the capability, and the
+         * files that say something (session.json, calls/, ...) are 0600/0700. */
+        if (mkdir(s->dir, 0711) == 0 && chmod(s->dir, 0711) == 0)
+            break;
+        if (errno != EEXIST)
+            return -errno;
+        rc = -EEXIST;
+    }
+    if (rc < 0)
+        return rc;
+    cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    static const char *const subs[] = {"workspace", "calls", "cancel", "runs"};
+    for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
+        if (mkdirat(dfd, subs[i], i == 0 ? 0755 : 0700) < 0)
+            return -errno;
+    snprintf(s->version, sizeof s->version, "%s", version);
+    s->level = TOOLS_LOG_DEBUG;
+    s->doc = json_object_new_object();
+    json_object_object_add(s->doc, "version", json_object_new_string(version));
+    json_object_object_add(s->doc, "log_level", json_object_new_string("debug"));
+    json_object_object_add(s->doc, "created_ms", json_object_new_int64(util_wall_ms()));
+    /* The client's name and version, each cut to MCP_CLIENT_FIELD_MAX bytes:
+     * what the client sends must not grow session.json past what
+     * session_load reads (MCP_SESSION_FILE_MAX). */
+    json_object *v = NULL, *c = client ? json_object_new_object() : NULL;
+    static const char *const fields[] = {"name", "version"};
+    for (size_t i = 0; c && i < ARRAY_SIZE(fields); i++) {
+        if (!json_object_object_get_ex(client, fields[i], &v) || !json_object_is_type(v, json_type_string))
+            continue;
+        size_t n = (size_t)json_object_get_string_len(v);
+        cleanup_free char *clean = util_utf8_sanitize(json_object_get_string(v),
+                                                      n > MCP_CLIENT_FIELD_MAX ? MCP_CLIENT_FIELD_MAX : n, &n);
+        if (clean)
+            json_object_object_add(c, fields[i], json_object_new_string_len(clean, (int)n));
+    }
+    if (c)
+        json_object_object_add(s->doc, "client", c);
+    /* session.json last: a directory without it is not a session yet. */
+    return mcp__session_write(s);
+}
+
+/* Creates STATE/runs/RUNID/cancel for the run recorded in calls/KEY. */
+void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key)
+{
+    char run_id[WS_ID_MAX + 1];
+    cleanup_fd int fd = openat(calls_fd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = pread(fd, run_id, sizeof run_id - 1, 0);
+    if (n < WS_ID_LEN)
+        return;
+    run_id[n] = '\0'; /* exec_cancel refuses anything but an id */
+    discard(app_cancel_run(app, run_id)); /* one that has finished, or is gone, needs nothing */
+}
+
+/* Removes a session's runs (listed in SID/runs/) and then the session. */
+static int session_remove(const struct cfg *cfg, int sessions_fd, const char *name, bool with_runs)
+{
+    if (with_runs) {
+        cleanup_fd int rfd = openat(sessions_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        cleanup_fd int lfd = rfd >= 0 ? openat(rfd, "runs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        cleanup_dir DIR *d = lfd >= 0 ? util_opendir_at(lfd) : NULL;
+        cleanup_free char *runs = NULL;
+        if (asprintf(&runs, "%s/runs", cfg->state_dir) < 0)
+            runs = NULL;
+        cleanup_fd int runs_fd = runs ? open(runs, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        struct dirent *de;
+        while (d && runs_fd >= 0 && (de = readdir(d)))
+            if (ws_id_valid(de->d_name))
+                discard(util_rm_rf_at(runs_fd, de->d_name)); /* the reaper of runs retries */
+    }
+    return util_rm_rf_at(sessions_fd, name);
+}
+
+/* Ends a session now: cancels its calls in flight, renames it out of the
+ * way (a request racing with this sees 404 at once), removes it. */
+int mcp__session_end(const struct app *app, struct mcp_session *s)
+{
+    const struct cfg *cfg = app->cfg;
+    cleanup_free char *sdir = mcp__sessions_dir(cfg);
+    cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (sfd < 0)
+        return -errno;
+    cleanup_fd int calls = openat(sfd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (calls >= 0) {
+        cleanup_fd int cfd = openat(calls, "calls", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        cleanup_dir DIR *d = cfd >= 0 ? util_opendir_at(cfd) : NULL;
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+            if (de->d_name[0] != '.')
+                mcp__cancel_run_of(app, cfd, de->d_name);
+    }
+    char dead[WS_ID_MAX + 16];
+    unsigned char rnd[4];
+    char hex[9];
+    if (util_random(rnd, sizeof rnd) < 0)
+        memset(rnd, 0, sizeof rnd);
+    util_hex(rnd, sizeof rnd, hex);
+    snprintf(dead, sizeof dead, ".ended-%s", hex);
+    if (renameat(sfd, s->id, sfd, dead) < 0)
+        return errno == ENOENT ? -ENOENT : -errno;
+    return session_remove(cfg, sfd, dead, false);
+}
+
+int mcp_reap_sessions(const struct cfg *cfg, bool force)
+{
+    struct stat st;
+    if (cfg->session_ttl_ms <= 0)
+        return 0;
+    cleanup_free char *sdir = mcp__sessions_dir(cfg);
+    cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (sfd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    int64_t now = util_wall_ms();
+    if (!force && fstatat(sfd, ".reaped", &st, 0) == 0 &&
+        now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < 60000)
+        return 0;
+    int stamp = openat(sfd, ".reaped", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (stamp >= 0) {
+        futimens(stamp, NULL);
+        close(stamp);
+    }
+    cleanup_dir DIR *d = util_opendir_at(sfd);
+    if (!d)
+        return -errno;
+    int removed = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *name = de->d_name;
+        if (!strncmp(name, ".ended-", 7)) { /* a DELETE that did not finish */
+            discard(util_rm_rf_at(sfd, name));
+            continue;
+        }
+        if (!ws_id_valid(name))
+            continue;
+        cleanup_fd int dfd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+            continue;
+        int64_t used;
+        if (fstatat(dfd, "session.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
+            used = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+        else if (fstat(dfd, &st) == 0) /* being created, or broken: by its directory */
+            used = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+        else
+            continue;
+        if (now - used < cfg->session_ttl_ms)
+            continue;
+        /* A call in flight keeps its session, however long the run. */
+        cleanup_fd int cfd = openat(dfd, "calls", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        cleanup_dir DIR *cd = cfd >= 0 ? util_opendir_at(cfd) : NULL;
+        bool busy = false;
+        struct dirent *ce;
+        while (cd && (ce = readdir(cd)))
+            if (ce->d_name[0] != '.')
+                busy = true;
+        if (busy)
+            continue;
+        if (session_remove(cfg, sfd, name, true) == 0) {
+            removed++;
+            log_msg(LOG_LVL_INFO, "session %s idle for %llds: removed", name, (long long)((now - used) / 1000));
+        }
+    }
+    return removed;
+}
+

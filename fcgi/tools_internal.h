@@ -1,0 +1,94 @@
+/* tools_internal.h: what the parts of the tools module share: the table's
+ * entry, the schemas built into the program (tools_schemas.c, generated from
+ * fcgi/schemas/), the result and argument helpers, and each tool's entry
+ * point (tools_run.c, tools_ws.c, tools_xfer.c, tools_fixture.c). A tool
+ * returns 0 with *result, -ECANCELED when the client cancelled the call, or
+ * another -errno when the service failed (tools_call makes the outcome). */
+#ifndef RMS_TOOLS_INTERNAL_H
+#define RMS_TOOLS_INTERNAL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "executor.h"
+#include "http.h"
+#include "tools.h"
+#include "util.h"
+
+/* One tool of tools/list. */
+struct tools_def {
+    const char *name, *title, *description;
+    const char *input, *output; /* JSON Schema text; output may be NULL */
+    bool read_only;
+    bool fixture;               /* test_fixture_tools only */
+    bool open_world;            /* talks to the outside (and is idempotent) */
+};
+
+/* The conformance suite's fixture tools: tools_fixture.c in the test
+ * program, none (tools_nofixture.c) in the one that is installed. */
+extern const struct tools_def tools__fixture_defs[];
+extern const size_t tools__n_fixture_defs;
+/* Calls the fixture tool name: 0 with *result, or -ENOENT for no such one. */
+int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object **result) must_check;
+
+/* fcgi/schemas/NAME.json, as generated. */
+extern const char tools__schema_run_output[], tools__schema_run_code_input[], tools__schema_run_my_script_input[],
+    tools__schema_list_dir_input[], tools__schema_list_dir_output[], tools__schema_preview_file_input[],
+    tools__schema_preview_file_output[], tools__schema_mount_file_input[], tools__schema_mount_file_output[],
+    tools__schema_persist_artifact_input[], tools__schema_persist_artifact_output[], tools__schema_empty_input[];
+
+/* Results (new objects). */
+json_object *tools__text_block(const char *s, size_t n);
+/* content [text], isError; steals structured (may be NULL). */
+json_object *tools__simple_result(const char *text, bool is_error, json_object *structured);
+/* An isError result whose text is the formatted message. */
+json_object *tools__arg_error(const char *fmt, ...) printf_like(1, 2);
+/* An isError result naming the first argument not in known (NULL-ended),
+ * or NULL when all are known. */
+json_object *tools__check_known(json_object *args, const char *const *known, const char *tool);
+/* The argument key (borrowed), NULL when missing or null. */
+json_object *tools__get_arg(json_object *args, const char *key);
+
+/* One entry of run_code's files: borrowed from the arguments. */
+struct file_arg {
+    const char *url, *path;
+};
+
+/* The tools. */
+int tools__run_code(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
+int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
+int tools__list_dir(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
+int tools__preview_file(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
+int tools__mount_file(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
+int tools__persist_artifact(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
+/* run_code's files, into the session's mounts/ before the run. 0 with
+ * *result NULL when all are there; 0 with an isError *result when one
+ * failed (nothing runs); -ECANCELED or another -errno. */
+int tools__mount_files(const struct tools_ctx *c, const struct file_arg *files, size_t n_files,
+                       json_object **result) must_check;
+
+/* The caller's callbacks (struct tools_ctx). */
+static inline void tools__progress(const struct tools_ctx *c, double progress, double total, const char *message)
+{
+    c->progress(c->ctx, progress, total, message);
+}
+static inline void tools__log(const struct tools_ctx *c, enum tools_level level, const char *logger, const char *text,
+                              size_t len)
+{
+    c->log(c->ctx, level, logger, text, len);
+}
+static inline bool tools__cancelled(const struct tools_ctx *c)
+{
+    return c->cancelled(c->ctx);
+}
+static inline bool tools__client_cancelled(const struct tools_ctx *c)
+{
+    return c->client_cancelled(c->ctx);
+}
+static inline void tools__set_run(const struct tools_ctx *c, const char *run_id)
+{
+    c->set_run(c->ctx, run_id);
+}
+
+#endif

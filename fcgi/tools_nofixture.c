@@ -1,0 +1,20 @@
+/* tools_nofixture.c: no fixture tools, in the program that is installed
+ * (tools_fixture.c has the conformance suite's, for tests/runmyscript-test
+ * only). test_fixture_tools = on then lists and calls nothing more. */
+#include "config.h"
+
+#include "tools_internal.h"
+
+#include <errno.h>
+
+/* One entry that is never listed: C has no empty arrays. */
+const struct tools_def tools__fixture_defs[] = {{0}};
+const size_t tools__n_fixture_defs = 0;
+
+int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object **result)
+{
+    (void)c;
+    (void)name;
+    *result = NULL;
+    return -ENOENT;
+}

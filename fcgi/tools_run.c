@@ -1,0 +1,463 @@
+/* tools_run.c: the script tools, run_code (in the session's workspace, with
+ * requirements, files and a timeout) and run_my_script (a fresh directory).
+ * Both call exec_run with a sink that turns phases into progress
+ * notifications and output lines into log notifications, and answer with a
+ * text summary, small images inline, links and the result JSON. A script
+ * that fails, and arguments that are wrong, are results with isError
+ * (SEP-1303: the model reads the reason and corrects itself). */
+#include "config.h"
+
+#include "tools_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOOLS_LINKS_MAX 100         /* resource_link blocks in one result */
+#define TOOLS_TEXT_ARTIFACTS_MAX 50 /* artifacts listed in the text block */
+#define TOOLS_LOG_LINE_MAX 4096     /* a longer line goes out in pieces */
+
+/* Appends text to b cut to fit (a cut UTF-8 sequence becomes U+FFFD later). */
+static void put_text(struct dbuf *b, const char *s, size_t n)
+{
+    size_t room = b->max > b->len ? b->max - b->len : 0;
+    discard(dbuf_append(b, s, n < room ? n : room));
+}
+
+static void summary_text(const struct tools_ctx *c, const struct exec_result *r, struct dbuf *b)
+{
+    char hs[32];
+    discard(dbuf_printf(b, "status: %s", exec_status_name(r->status)));
+    if (r->limit)
+        discard(dbuf_printf(b, " (limit %s)", r->limit));
+    if (r->signal)
+        discard(dbuf_printf(b, ", killed by signal %d", r->signal));
+    else if (r->exit_code >= 0)
+        discard(dbuf_printf(b, ", exit code %d", r->exit_code));
+    discard(dbuf_printf(b, ", %lld ms, run %s\n", (long long)r->duration_ms, r->run_id));
+    if (r->error)
+        discard(dbuf_printf(b, "error: %s\n", r->error));
+    if (r->n_requirements == 0 && r->status != EXEC_STATUS_SANDBOX_ERROR) {
+        /* nothing */
+    }
+    const struct exec_log *log = &r->log;
+    discard(dbuf_printf(b, "--- log%s ---\n", r->log.truncated ? " (truncated at log_bytes)" : ""));
+    if (log->buf.len <= TOOLS_TEXT_LOG_MAX) {
+        put_text(b, log->buf.data ? log->buf.data : "", log->buf.len);
+    } else {
+        /* The start (where the problem often begins) and the end (the
+         * traceback); the whole log is in structuredContent.logs. */
+        size_t head = TOOLS_TEXT_LOG_MAX / 4, tail = TOOLS_TEXT_LOG_MAX - head;
+        put_text(b, log->buf.data, head);
+        discard(dbuf_printf(b, "\n[... %zu bytes left out here; structuredContent.logs has them all ...]\n",
+                            log->buf.len - head - tail));
+        put_text(b, log->buf.data + log->buf.len - tail, tail);
+    }
+    if (b->len && b->data[b->len - 1] != '\n')
+        discard(dbuf_append(b, "\n", 1));
+    if (r->n_artifacts == 0) {
+        discard(dbuf_printf(b, "--- no artifacts (files written to SCRIPT_OUTPUT come back here) ---\n"));
+        return;
+    }
+    discard(dbuf_printf(b, "--- artifacts (%zu) ---\n", r->n_artifacts));
+    for (size_t i = 0; i < r->n_artifacts && i < TOOLS_TEXT_ARTIFACTS_MAX; i++) {
+        const struct exec_artifact *a = &r->artifacts[i];
+        cleanup_free char *enc = result_url_path(a->path);
+        util_human_size(a->size, hs, sizeof hs);
+        discard(dbuf_printf(b, "%s  %s  %s  %s/artifacts/%s/%s\n", a->path, hs, a->summary ? a->summary : "",
+                            c->base_url, r->run_id, enc ? enc : ""));
+    }
+    if (r->n_artifacts > TOOLS_TEXT_ARTIFACTS_MAX)
+        discard(dbuf_printf(b, "... and %zu more (structuredContent.artifacts lists them all)\n",
+                            r->n_artifacts - TOOLS_TEXT_ARTIFACTS_MAX));
+    if (r->has_zip)
+        discard(dbuf_printf(b, "all as one zip: %s/artifacts/%s.zip\n", c->base_url, r->run_id));
+}
+
+static bool inline_image(const char *mime)
+{
+    return !strcmp(mime, "image/png") || !strcmp(mime, "image/jpeg") || !strcmp(mime, "image/gif") ||
+           !strcmp(mime, "image/webp");
+}
+
+static json_object *run_result(const struct tools_ctx *c, const struct exec_result *r)
+{
+    const struct cfg *cfg = c->cfg;
+    json_object *res = json_object_new_object();
+    json_object *content = json_object_new_array();
+
+    struct dbuf b;
+    dbuf_init(&b, TOOLS_TEXT_LOG_MAX + 16384);
+    summary_text(c, r, &b);
+    size_t tn;
+    cleanup_free char *text = util_utf8_sanitize(b.data ? b.data : "", b.len, &tn);
+    dbuf_free(&b);
+    if (text)
+        json_object_array_add(content, tools__text_block(text, tn));
+
+    /* Small images inline, within one budget for the whole result. */
+    cleanup_free char *out_dir = NULL;
+    if (asprintf(&out_dir, "%s/output", r->run_dir) < 0)
+        out_dir = NULL;
+    cleanup_fd int ofd = out_dir ? open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    uint64_t budget = cfg->image_inline_bytes;
+    for (size_t i = 0; ofd >= 0 && i < r->n_artifacts; i++) {
+        const struct exec_artifact *a = &r->artifacts[i];
+        if (!inline_image(a->mime) || a->size == 0 || a->size > budget)
+            continue;
+        cleanup_fd int fd = ws_open_beneath(ofd, a->path, O_RDONLY | O_NONBLOCK, 0);
+        cleanup_free char *data = NULL;
+        size_t n;
+        if (fd < 0 || util_read_fd(fd, (size_t)a->size, &data, &n) < 0)
+            continue;
+        cleanup_free char *b64 = http_base64((const unsigned char *)data, n, NULL);
+        if (!b64)
+            continue;
+        budget -= n;
+        json_object *img = json_object_new_object();
+        json_object_object_add(img, "type", json_object_new_string("image"));
+        json_object_object_add(img, "data", json_object_new_string(b64));
+        json_object_object_add(img, "mimeType", json_object_new_string(a->mime));
+        json_object_array_add(content, img);
+    }
+
+    /* resource_link exists from 2025-06-18 on; links need an absolute base. */
+    if (strcmp(c->version, "2025-06-18") >= 0 && c->base_url[0]) {
+        size_t links = 0;
+        for (size_t i = 0; i < r->n_artifacts && links < TOOLS_LINKS_MAX; i++, links++) {
+            const struct exec_artifact *a = &r->artifacts[i];
+            cleanup_free char *enc = result_url_path(a->path);
+            cleanup_free char *uri = NULL;
+            cleanup_free char *name = util_utf8_sanitize(a->path, strlen(a->path), NULL);
+            if (!enc || !name || asprintf(&uri, "%s/artifacts/%s/%s", c->base_url, r->run_id, enc) < 0)
+                continue;
+            json_object *l = json_object_new_object();
+            json_object_object_add(l, "type", json_object_new_string("resource_link"));
+            json_object_object_add(l, "uri", json_object_new_string(uri));
+            json_object_object_add(l, "name", json_object_new_string(name));
+            json_object_object_add(l, "mimeType", json_object_new_string(a->mime));
+            json_object_object_add(l, "size", json_object_new_int64((int64_t)a->size));
+            if (a->summary) {
+                cleanup_free char *sum = util_utf8_sanitize(a->summary, strlen(a->summary), NULL);
+                if (sum)
+                    json_object_object_add(l, "description", json_object_new_string(sum));
+            }
+            json_object_array_add(content, l);
+        }
+        if (r->has_zip) {
+            cleanup_free char *uri = NULL;
+            if (asprintf(&uri, "%s/artifacts/%s.zip", c->base_url, r->run_id) >= 0) {
+                json_object *l = json_object_new_object();
+                json_object_object_add(l, "type", json_object_new_string("resource_link"));
+                json_object_object_add(l, "uri", json_object_new_string(uri));
+                json_object_object_add(l, "name", json_object_new_string("artifacts.zip"));
+                json_object_object_add(l, "mimeType", json_object_new_string("application/zip"));
+                json_object_object_add(l, "description", json_object_new_string("all artifacts of the run"));
+                json_object_array_add(content, l);
+            }
+        }
+    }
+    json_object_object_add(res, "content", content);
+    json_object_object_add(res, "structuredContent", result_to_json(r));
+    json_object_object_add(res, "isError", json_object_new_boolean(r->status != EXEC_STATUS_OK));
+    return res;
+}
+
+/* ------------------------------------------------------------- the runs */
+
+struct run_ctx {
+    const struct tools_ctx *call;
+    struct exec_result *r;
+    bool recorded;
+    struct dbuf line[3];  /* the partial line of each stream */
+};
+
+static const enum tools_level stream_level[] = {TOOLS_LOG_INFO, TOOLS_LOG_WARNING, TOOLS_LOG_NOTICE};
+static const char *const stream_logger[] = {"stdout", "stderr", "runmyscript"};
+
+static void emit_line(struct run_ctx *x, enum exec_stream s)
+{
+    struct dbuf *b = &x->line[s];
+    size_t n = b->len;
+    while (n && (b->data[n - 1] == '\n' || b->data[n - 1] == '\r'))
+        n--;
+    tools__log(x->call, stream_level[s], stream_logger[s], b->data ? b->data : "", n);
+    b->len = 0;
+}
+
+static void on_output(void *ctx, enum exec_stream s, const char *data, size_t len)
+{
+    struct run_ctx *x = ctx;
+    if ((size_t)s >= ARRAY_SIZE(x->line))
+        return;
+    struct dbuf *b = &x->line[s];
+    while (len) {
+        const char *nl = memchr(data, '\n', len);
+        size_t take = nl ? (size_t)(nl - data) + 1 : len;
+        if (take > TOOLS_LOG_LINE_MAX - b->len)
+            take = TOOLS_LOG_LINE_MAX - b->len;
+        discard(dbuf_append(b, data, take)); /* fits: the buffer's max is the line max */
+        data += take;
+        len -= take;
+        if (b->len >= TOOLS_LOG_LINE_MAX || b->data[b->len - 1] == '\n')
+            emit_line(x, s);
+    }
+}
+
+static void on_phase(void *ctx, enum exec_phase p, const char *detail)
+{
+    static const char *const what[] = {"queued", "resolving the environment", "installing requirements",
+                                       "running", "collecting artifacts", "done"};
+    struct run_ctx *x = ctx;
+    if (!x->recorded && x->r->run_id[0]) {
+        x->recorded = true;
+        tools__set_run(x->call, x->r->run_id);
+    }
+    if (p == EXEC_PHASE_DONE || p == EXEC_PHASE_COLLECTING)
+        for (size_t s = 0; s < ARRAY_SIZE(x->line); s++)
+            if (x->line[s].len)
+                emit_line(x, (enum exec_stream)s);
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s%s%s", (size_t)p < ARRAY_SIZE(what) ? what[p] : "working", detail ? ": " : "",
+             detail ? detail : "");
+    /* The call said "queued" (0) when it began; a wait that exec_run
+     * reports (for a run slot, or the session's other run) is 0.5, since
+     * progress must grow. */
+    double progress = p == EXEC_PHASE_QUEUED ? 0.5 : (double)p;
+    tools__progress(x->call, progress, (double)EXEC_PHASE_DONE, msg);
+}
+
+static void on_install_line(void *ctx, const char *line)
+{
+    struct run_ctx *x = ctx;
+    tools__log(x->call, TOOLS_LOG_INFO, "installer", line, strlen(line));
+}
+
+static bool on_cancelled(void *ctx)
+{
+    struct run_ctx *x = ctx;
+    return tools__cancelled(x->call);
+}
+
+static int run(const struct tools_ctx *c, const char *code, size_t code_len, const char *input, size_t input_len,
+               const char *const *reqs, size_t n_reqs, const struct file_arg *files, size_t n_files, int64_t wall_ms,
+               bool in_session, json_object **result)
+{
+    const struct cfg *cfg = c->cfg;
+    struct exec_spec spec;
+    exec_spec_init(&spec, &cfg->exec);
+    spec.code = code;
+    spec.code_len = code_len;
+    spec.input = input;
+    spec.input_len = input_len;
+    spec.requirements = reqs;
+    spec.n_requirements = n_reqs;
+    if (wall_ms > 0)
+        spec.limits.wall_ms = wall_ms;
+    cleanup_free char *workspace = NULL;
+    if (in_session && asprintf(&workspace, "%s/workspace", c->session_dir) < 0)
+        return -ENOMEM;
+    spec.workspace = workspace;
+
+    const char *why = NULL;
+    int rc = c->exec->check_code(code, code_len, &spec.limits, &why);
+    if (rc == 0 && spec.limits.input_bytes && input_len > spec.limits.input_bytes) {
+        rc = -E2BIG;
+        why = "the input is larger than input_bytes";
+    }
+    if (rc < 0) {
+        *result = tools__arg_error("%s; nothing was run", why);
+        return 0;
+    }
+    /* Requirements (the list and a PEP 723 block) are checked here, though
+     * exec_run checks them again: a refusal is the caller's to fix, and it
+     * must come before run_code's files are downloaded and "queued" is
+     * reported. */
+    char rwhy[512] = "";
+    rc = c->exec->check_requirements(&spec, rwhy, sizeof rwhy);
+    if (rc == -EINVAL) {
+        *result = tools__arg_error("%s; nothing was run", rwhy);
+        return 0;
+    }
+    if (rc < 0) {
+        log_msg(LOG_LVL_ERROR, "checking requirements: %s", rwhy);
+        return rc;
+    }
+    if (tools__client_cancelled(c))
+        return -ECANCELED;
+
+    tools__progress(c, (double)EXEC_PHASE_QUEUED, (double)EXEC_PHASE_DONE, "queued");
+    /* The files first: one that cannot be fetched is the caller's to fix,
+     * and nothing runs without it. */
+    rc = tools__mount_files(c, files, n_files, result);
+    if (rc < 0 || *result)
+        return rc;
+
+    struct exec_result r;
+    struct run_ctx x = {.call = c, .r = &r};
+    for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
+        dbuf_init(&x.line[i], TOOLS_LOG_LINE_MAX);
+    struct exec_sink sink = {
+        .ctx = &x, .phase = on_phase, .output = on_output, .install_line = on_install_line,
+        .cancelled = on_cancelled,
+    };
+    exec_result_init(&r);
+    rc = c->exec->run(&spec, &sink, &r);
+    for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
+        dbuf_free(&x.line[i]);
+    if (r.status == EXEC_STATUS_CANCELLED && tools__client_cancelled(c)) {
+        rc = -ECANCELED;
+    } else if (rc == -EBUSY) {
+        /* Not a failure of the service: the caller should come back later. */
+        *result = tools__simple_result(r.error, true, NULL);
+        rc = 0;
+    } else if (rc < 0) {
+        *result = result_to_json(&r);
+        log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id, r.error ? r.error : strerror(-rc));
+    } else {
+        *result = run_result(c, &r);
+        log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r.run_id, exec_status_name(r.status),
+                (long long)r.duration_ms);
+    }
+    exec_result_free(&r);
+    return rc;
+}
+
+int tools__run_code(const struct tools_ctx *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"code", "requirements", "files", "input", "timeout", NULL};
+    const struct cfg *cfg = c->cfg;
+    if ((*result = tools__check_known(args, known, "run_code")))
+        return 0;
+    json_object *code = tools__get_arg(args, "code"), *reqs = tools__get_arg(args, "requirements"), *files = tools__get_arg(args, "files"),
+                *input = tools__get_arg(args, "input"), *timeout = tools__get_arg(args, "timeout");
+    if (!code || !json_object_is_type(code, json_type_string)) {
+        *result = tools__arg_error("run_code: code (a string holding the whole Python script) is required");
+        return 0;
+    }
+    size_t n_files = files && json_object_is_type(files, json_type_array) ? json_object_array_length(files) : 0;
+    if (files && !json_object_is_type(files, json_type_array)) {
+        *result = tools__arg_error("run_code: files must be a list of {\"url\": ..., \"mountPath\": ...} objects; "
+                            "nothing was run");
+        return 0;
+    }
+    if (n_files > cfg->fetch.limits.mount_files) {
+        *result = tools__arg_error("run_code: at most %llu files (mount_files); nothing was run",
+                            (unsigned long long)cfg->fetch.limits.mount_files);
+        return 0;
+    }
+    cleanup_free struct file_arg *file_v = n_files ? calloc(n_files, sizeof *file_v) : NULL;
+    if (n_files && !file_v)
+        return -ENOMEM;
+    for (size_t i = 0; i < n_files; i++) {
+        static const char *const fknown[] = {"url", "mountPath", NULL};
+        json_object *e = json_object_array_get_idx(files, i);
+        json_object *u = NULL, *mp = NULL;
+        if (json_object_is_type(e, json_type_object)) {
+            u = tools__get_arg(e, "url");
+            mp = tools__get_arg(e, "mountPath");
+            char what[48];
+            snprintf(what, sizeof what, "run_code: files[%zu]", i);
+            if ((*result = tools__check_known(e, fknown, what)))
+                return 0;
+        }
+        if (!u || !mp || !json_object_is_type(u, json_type_string) || !json_object_is_type(mp, json_type_string)) {
+            *result = tools__arg_error("run_code: files[%zu] must be an object with url and mountPath, both strings, "
+                                "e.g. {\"url\": \"https://example.org/data.csv\", \"mountPath\": \"data.csv\"}; "
+                                "nothing was run",
+                                i);
+            return 0;
+        }
+        file_v[i] = (struct file_arg){json_object_get_string(u), json_object_get_string(mp)};
+        /* Every URL and path is checked before the first download. */
+        char err[FETCH_ERR_MAX];
+        int rc = fetch_url_check(file_v[i].url, err, sizeof err);
+        if (rc == -EINVAL) {
+            cleanup_free char *clean = util_utf8_sanitize(err, strlen(err), NULL);
+            *result = tools__arg_error("run_code: files[%zu]: %s; nothing was run", i, clean ? clean : "a bad URL");
+            return 0;
+        }
+        if (!ws_rel_path_ok(file_v[i].path)) {
+            cleanup_free char *clean = util_utf8_sanitize(file_v[i].path, strlen(file_v[i].path), NULL);
+            *result = tools__arg_error("run_code: files[%zu]: mountPath '%.200s' is not a safe path relative to mounts/ "
+                                "(no '..', '.', empty parts or leading '/'); nothing was run",
+                                i, clean ? clean : "?");
+            return 0;
+        }
+    }
+    if (input && !json_object_is_type(input, json_type_string)) {
+        *result = tools__arg_error("run_code: input must be a string (JSON, CSV, text or base64)");
+        return 0;
+    }
+    int64_t wall_ms = 0;
+    if (timeout) {
+        double s = json_object_get_double(timeout);
+        double max = (double)cfg->exec.limits.wall_ms / 1000.0;
+        if ((!json_object_is_type(timeout, json_type_int) && !json_object_is_type(timeout, json_type_double)) ||
+            !(s > 0) || s > max) {
+            *result = tools__arg_error("run_code: timeout must be a number of seconds above 0 and at most %g (the "
+                                "server's limit)",
+                                max);
+            return 0;
+        }
+        wall_ms = (int64_t)(s * 1000.0);
+        if (wall_ms < 100)
+            wall_ms = 100;
+    }
+    size_t n_reqs = 0;
+    cleanup_free const char **req_v = NULL;
+    if (reqs) {
+        if (!json_object_is_type(reqs, json_type_array)) {
+            *result = tools__arg_error("run_code: requirements must be a list of strings such as [\"pandas\"]");
+            return 0;
+        }
+        n_reqs = json_object_array_length(reqs);
+        if (n_reqs > TOOLS_MAX_REQUIREMENTS) {
+            *result = tools__arg_error("run_code: at most %d requirements", TOOLS_MAX_REQUIREMENTS);
+            return 0;
+        }
+        req_v = calloc(n_reqs + 1, sizeof *req_v);
+        if (!req_v)
+            return -ENOMEM;
+        for (size_t i = 0; i < n_reqs; i++) {
+            json_object *e = json_object_array_get_idx(reqs, i);
+            const char *s = json_object_get_string(e);
+            size_t len = (size_t)json_object_get_string_len(e);
+            bool ok = json_object_is_type(e, json_type_string) && len > 0 && len <= TOOLS_REQUIREMENT_MAX;
+            for (size_t k = 0; ok && k < len; k++)
+                ok = (unsigned char)s[k] >= 0x20 && s[k] != 0x7f;
+            if (!ok) {
+                *result = tools__arg_error("run_code: requirements[%zu] must be a requirement specifier such as "
+                                    "\"numpy==1.26.4\" (1 to %d printable characters)",
+                                    i, TOOLS_REQUIREMENT_MAX);
+                return 0;
+            }
+            req_v[i] = s;
+        }
+    }
+    return run(c, json_object_get_string(code), (size_t)json_object_get_string_len(code),
+               input ? json_object_get_string(input) : NULL, input ? (size_t)json_object_get_string_len(input) : 0,
+               req_v, n_reqs, file_v, n_files, wall_ms, true, result);
+}
+
+int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"code", "user_input", NULL};
+    if ((*result = tools__check_known(args, known, "run_my_script")))
+        return 0;
+    json_object *code = tools__get_arg(args, "code"), *input = tools__get_arg(args, "user_input");
+    if (!code || !json_object_is_type(code, json_type_string)) {
+        *result = tools__arg_error("run_my_script: code (a string holding the whole Python script) is required");
+        return 0;
+    }
+    if (input && !json_object_is_type(input, json_type_string)) {
+        *result = tools__arg_error("run_my_script: user_input must be a string (text, JSON, Markdown or base64)");
+        return 0;
+    }
+    return run(c, json_object_get_string(code), (size_t)json_object_get_string_len(code),
+               input ? json_object_get_string(input) : NULL, input ? (size_t)json_object_get_string_len(input) : 0,
+               NULL, 0, NULL, 0, 0, false, result);
+}
+

@@ -1,0 +1,334 @@
+/* test-tools.c: the tool schemas built into the program against what the
+ * code writes: every key result_to_json writes for a run with artifacts,
+ * requirements and an error, and for a bare failure, is a property of the
+ * run tools' outputSchema with a matching JSON type, and every key the
+ * schema requires is written; so the two cannot drift. Also: every schema
+ * parses, the server's limits are patched into run_code's input, and
+ * tools_call's outcomes with the executor swapped for a table of stubs. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_log.h"
+#include "executor.h"
+#include "tap.h"
+#include "tools.h"
+
+/* The JSON type names a value of json-c type t satisfies. */
+static bool type_fits(json_object *v, const char *name)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_null: return !strcmp(name, "null");
+    case json_type_boolean: return !strcmp(name, "boolean");
+    case json_type_int: return !strcmp(name, "integer") || !strcmp(name, "number");
+    case json_type_double: return !strcmp(name, "number");
+    case json_type_string: return !strcmp(name, "string");
+    case json_type_array: return !strcmp(name, "array");
+    case json_type_object: return !strcmp(name, "object");
+    }
+    return false;
+}
+
+/* Checks v against schema (type, properties, required, items); each
+ * mismatch is a diagnostic and counts. */
+static int check(json_object *v, json_object *schema, const char *path)
+{
+    int bad = 0;
+    json_object *type, *props, *req, *items;
+    if (json_object_object_get_ex(schema, "type", &type)) {
+        bool fits = false;
+        if (json_object_is_type(type, json_type_array)) {
+            for (size_t i = 0; i < json_object_array_length(type); i++)
+                fits = fits || type_fits(v, json_object_get_string(json_object_array_get_idx(type, i)));
+        } else {
+            fits = type_fits(v, json_object_get_string(type));
+        }
+        if (!fits) {
+            diag("%s: a %s, the schema says %s", path, json_type_to_name(json_object_get_type(v)),
+                 json_object_to_json_string(type));
+            bad++;
+        }
+    }
+    if (json_object_is_type(v, json_type_object)) {
+        bool has_props = json_object_object_get_ex(schema, "properties", &props);
+        json_object_object_foreach(v, key, val) {
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s.%s", path, key);
+            json_object *ps;
+            if (!has_props || !json_object_object_get_ex(props, key, &ps)) {
+                diag("%s: written, but not in the schema's properties", sub);
+                bad++;
+                continue;
+            }
+            bad += check(val, ps, sub);
+        }
+        if (json_object_object_get_ex(schema, "required", &req))
+            for (size_t i = 0; i < json_object_array_length(req); i++) {
+                const char *k = json_object_get_string(json_object_array_get_idx(req, i));
+                if (!json_object_object_get_ex(v, k, NULL)) {
+                    diag("%s.%s: required by the schema, not written", path, k);
+                    bad++;
+                }
+            }
+    }
+    if (json_object_is_type(v, json_type_array) && json_object_object_get_ex(schema, "items", &items))
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+            bad += check(json_object_array_get_idx(v, i), items, sub);
+        }
+    return bad;
+}
+
+static void add_artifact(struct exec_result *r, const char *path, uint64_t size, const char *mime, const char *summary)
+{
+    r->artifacts = realloc(r->artifacts, (r->n_artifacts + 1) * sizeof *r->artifacts);
+    struct exec_artifact *a = &r->artifacts[r->n_artifacts++];
+    a->path = strdup(path);
+    a->size = size;
+    a->mime = strdup(mime);
+    a->summary = summary ? strdup(summary) : NULL;
+}
+
+/* A run that has everything: limit, signal, log, requirements, an
+ * environment, the installer's log, artifacts with URLs, a zip, an error. */
+static void full_result(struct exec_result *r)
+{
+    exec_result_init(r);
+    snprintf(r->run_id, sizeof r->run_id, "0123456789abcdef0123456789abcdef");
+    r->status = EXEC_STATUS_INSTALL_FAILED;
+    r->limit = "wall_time";
+    r->exit_code = 1;
+    r->signal = 9;
+    r->duration_ms = 1234;
+    r->cpu_ms = 56;
+    bool marker;
+    discard(exec_log_append(&r->log, EXEC_STREAM_STDOUT, "hello\n", 6, &marker));
+    discard(exec_log_append(&r->log, EXEC_STREAM_STDERR, "oops\n", 5, &marker));
+    r->requirements = calloc(2, sizeof *r->requirements);
+    r->requirements[0] = strdup("numpy==1.26.4");
+    r->requirements[1] = strdup("pandas==2.2.0");
+    r->n_requirements = 2;
+    r->env_cache = EXEC_ENV_BUILT;
+    snprintf(r->env_key, sizeof r->env_key, "0123456789abcdef0123456789abcdef");
+    r->install_log = strdup("Collecting numpy\n");
+    r->failed_requirement = strdup("nosuchpackage");
+    add_artifact(r, "plot.png", 1000, "image/png", "a 640x480 PNG");
+    add_artifact(r, "data/table.csv", 20, "text/csv", NULL);
+    r->artifacts_skipped = 1;
+    r->has_zip = true;
+    r->zip_path = strdup("/state/runs/x/artifacts.zip");
+    r->workdir = strdup("/state/runs/x/work");
+    r->isolation = "namespaces+seccomp";
+    r->error = strdup("cannot install nosuchpackage");
+    r->url_prefix = "/artifacts/";
+}
+
+static int check_result(json_object *schema, const struct exec_result *r, const char *what)
+{
+    json_object *res = result_to_json(r);
+    ok(res != NULL, "%s: serialized", what);
+    int bad = check(res, schema, "structuredContent");
+    json_object_put(res);
+    return bad;
+}
+
+static void test_output_schema(const struct cfg *cfg)
+{
+    static const char *const run_tools[] = {"run_code", "run_my_script"};
+    for (size_t t = 0; t < ARRAY_SIZE(run_tools); t++) {
+        json_object *schema = tools_output_schema(cfg, run_tools[t]);
+        ok(schema != NULL, "%s has an output schema", run_tools[t]);
+        struct exec_result r;
+        full_result(&r);
+        is_int(check_result(schema, &r, "a full result"), 0, "%s: a full result fits the schema", run_tools[t]);
+        exec_result_free(&r);
+        exec_result_init(&r); /* a bare sandbox error: every optional field null */
+        is_int(check_result(schema, &r, "a bare result"), 0, "%s: a bare failure fits the schema", run_tools[t]);
+        exec_result_free(&r);
+        json_object_put(schema);
+    }
+    ok(tools_output_schema(cfg, "no_such_tool") == NULL, "no schema for an unknown tool");
+}
+
+static void test_list(struct cfg *cfg)
+{
+    cfg->exec.limits.wall_ms = 42500;
+    cfg->fetch.limits.mount_files = 7;
+    json_object *tools = tools_list(cfg, "2025-11-25");
+    size_t n = json_object_array_length(tools);
+    is_int((long long)n, 6, "six tools (no fixtures in this program)");
+    int parsed = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *t = json_object_array_get_idx(tools, i), *in, *out, *name;
+        json_object_object_get_ex(t, "name", &name);
+        bool ok_in = json_object_object_get_ex(t, "inputSchema", &in) && json_object_is_type(in, json_type_object);
+        bool ok_out = json_object_object_get_ex(t, "outputSchema", &out) && json_object_is_type(out, json_type_object);
+        parsed += ok_in && ok_out;
+        if (!strcmp(json_object_get_string(name), "run_code")) {
+            json_object *props, *timeout, *files, *v;
+            json_object_object_get_ex(in, "properties", &props);
+            json_object_object_get_ex(props, "timeout", &timeout);
+            json_object_object_get_ex(props, "files", &files);
+            ok(json_object_object_get_ex(timeout, "maximum", &v) && json_object_get_double(v) == 42.5,
+               "run_code: the timeout's maximum is the server's wall time");
+            ok(json_object_object_get_ex(files, "maxItems", &v) && json_object_get_int64(v) == 7,
+               "run_code: files' maxItems is mount_files");
+            json_object *reqs;
+            json_object_object_get_ex(props, "requirements", &reqs);
+            ok(json_object_object_get_ex(reqs, "maxItems", &v) && json_object_get_int64(v) == TOOLS_MAX_REQUIREMENTS,
+               "run_code: requirements' maxItems is TOOLS_MAX_REQUIREMENTS");
+        }
+    }
+    is_int(parsed, (long long)n, "every tool's input and output schema parses to an object");
+    json_object_put(tools);
+    tools = tools_list(cfg, "2025-03-26");
+    json_object *first = json_object_array_get_idx(tools, 0);
+    ok(!json_object_object_get_ex(first, "outputSchema", NULL) && !json_object_object_get_ex(first, "title", NULL),
+       "2025-03-26: no outputSchema, no title");
+    json_object_put(tools);
+}
+
+/* ------------------------------------------------ tools_call's outcomes */
+
+static int runs;          /* calls of the stub run */
+static int stub_rc;       /* what it returns */
+static enum exec_status stub_status;
+static bool client_cancel;
+static char recorded[WS_ID_MAX + 1];
+
+static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+{
+    runs++;
+    snprintf(r->run_id, sizeof r->run_id, "0123456789abcdef0123456789abcdef");
+    r->run_dir = strdup("/nonexistent/run");
+    r->url_prefix = spec->cfg->url_prefix;
+    if (sink->phase)
+        sink->phase(sink->ctx, EXEC_PHASE_RUNNING, NULL);
+    r->status = stub_status;
+    r->exit_code = 0;
+    if (stub_rc < 0)
+        r->error = strdup("stub: the sandbox failed");
+    return stub_rc;
+}
+
+static int stub_requirements(const struct exec_spec *spec, char *why, size_t whylen)
+{
+    for (size_t i = 0; i < spec->n_requirements; i++)
+        if (!strcmp(spec->requirements[i], "bad")) {
+            snprintf(why, whylen, "requirements[%zu]: refused", i);
+            return -EINVAL;
+        }
+    return 0;
+}
+
+static const struct app_exec stub_exec = {
+    .run = stub_run,
+    .cancel = exec_cancel,
+    .check_code = exec_check_code,
+    .check_requirements = stub_requirements,
+    .base_env = exec_base_env,
+};
+
+static void no_progress(void *ctx, double progress, double total, const char *message)
+{
+    (void)ctx, (void)progress, (void)total, (void)message;
+}
+static void no_log(void *ctx, enum tools_level level, const char *logger, const char *text, size_t len)
+{
+    (void)ctx, (void)level, (void)logger, (void)text, (void)len;
+}
+static bool cancelled(void *ctx)
+{
+    (void)ctx;
+    return client_cancel;
+}
+static void set_run(void *ctx, const char *run_id)
+{
+    (void)ctx;
+    snprintf(recorded, sizeof recorded, "%s", run_id);
+}
+
+static enum tools_outcome call(const struct tools_ctx *t, const char *name, const char *args_json, json_object **res)
+{
+    json_object *args = args_json ? json_tokener_parse(args_json) : NULL;
+    enum tools_outcome out = tools_call(t, name, args, res);
+    json_object_put(args);
+    return out;
+}
+
+static bool is_error(json_object *res, const char *text_part)
+{
+    json_object *v, *content, *text;
+    if (!json_object_object_get_ex(res, "isError", &v) || !json_object_get_boolean(v))
+        return false;
+    if (!json_object_object_get_ex(res, "content", &content))
+        return false;
+    json_object *b = json_object_array_get_idx(content, 0);
+    return json_object_object_get_ex(b, "text", &text) && strstr(json_object_get_string(text), text_part);
+}
+
+static void test_call(struct cfg *cfg)
+{
+    struct tools_ctx t = {
+        .cfg = cfg, .exec = &stub_exec, .session_dir = "/nonexistent/session", .version = "2025-11-25",
+        .base_url = "http://127.0.0.1", .progress = no_progress, .log = no_log, .cancelled = cancelled,
+        .client_cancelled = cancelled, .set_run = set_run,
+    };
+    json_object *res = NULL, *v;
+    cfg->exec.limits.code_bytes = 1000;
+    cfg->exec.url_prefix = "/artifacts/";
+
+    is_int(call(&t, "no_such_tool", NULL, &res), TOOLS_UNKNOWN, "an unknown tool");
+    ok(res == NULL, "... has no result");
+    cfg->test_fixture_tools = true;
+    is_int(call(&t, "test_simple_text", NULL, &res), TOOLS_UNKNOWN, "no fixture tools in this program");
+    cfg->test_fixture_tools = false;
+
+    stub_rc = 0, stub_status = EXEC_STATUS_OK;
+    is_int(call(&t, "run_code", "{\"code\":\"print(1)\"}", &res), TOOLS_RESULT, "run_code: a result");
+    is_int(runs, 1, "... through the table's run");
+    is_str(recorded, "0123456789abcdef0123456789abcdef", "... which recorded the run");
+    ok(json_object_object_get_ex(res, "isError", &v) && !json_object_get_boolean(v), "... not an error");
+    json_object_put(res);
+
+    is_int(call(&t, "run_code", "{\"code\":\"print(1)\",\"requirements\":[\"bad\"]}", &res), TOOLS_RESULT,
+           "refused requirements: a result");
+    ok(is_error(res, "requirements[0]: refused; nothing was run"), "... an error naming the refusal");
+    is_int(runs, 1, "... and nothing ran");
+    json_object_put(res);
+
+    is_int(call(&t, "run_my_script", "{\"code\":\"\"}", &res), TOOLS_RESULT, "empty code: a result");
+    ok(is_error(res, "nothing was run"), "... an error");
+    json_object_put(res);
+
+    stub_rc = -EIO, stub_status = EXEC_STATUS_SANDBOX_ERROR;
+    is_int(call(&t, "run_my_script", "{\"code\":\"print(1)\"}", &res), TOOLS_FAILED, "the sandbox failed");
+    ok(json_object_object_get_ex(res, "status", &v) && !strcmp(json_object_get_string(v), "sandbox_error"),
+       "... with the result for the error's data");
+    json_object_put(res);
+
+    stub_rc = -ENOENT; /* a file the executor needs is missing: no "unknown tool" */
+    is_int(call(&t, "run_my_script", "{\"code\":\"print(1)\"}", &res), TOOLS_FAILED, "-ENOENT from the run");
+    json_object_put(res);
+    is_int(call(&t, "list_dir", NULL, &res), TOOLS_FAILED, "a session without its workspace: a failure");
+    json_object_put(res);
+
+    stub_rc = 0, stub_status = EXEC_STATUS_CANCELLED, client_cancel = true;
+    is_int(call(&t, "run_my_script", "{\"code\":\"print(1)\"}", &res), TOOLS_CANCELLED,
+           "the client cancelled: nothing to send");
+    json_object_put(res);
+    client_cancel = false;
+}
+
+int main(void)
+{
+    struct cfg cfg = {0};
+    test_output_schema(&cfg);
+    test_list(&cfg);
+    test_call(&cfg);
+    return tap_done();
+}
