@@ -264,3 +264,26 @@ int ws_reap_runs(const char *state_dir, int64_t ttl_ms)
     }
     return removed;
 }
+
+/* ------------------------------------------------------------- mounts/ */
+
+int ws_mounts_open(int workspace_fd, bool make)
+{
+    if (make && mkdirat(workspace_fd, WS_MOUNTS_DIR, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    int fd = openat(workspace_fd, WS_MOUNTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOTDIR ? -ELOOP : -errno;
+    return fd;
+}
+
+bool ws_mounts_dir(const char *workdir, bool make)
+{
+    cleanup_fd int wfd = open(workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (wfd < 0)
+        return false;
+    if (make && mkdirat(wfd, WS_MOUNTS_DIR, 0755) < 0 && errno != EEXIST)
+        log_msg(LOG_LVL_WARN, "cannot make %s/%s: %s", workdir, WS_MOUNTS_DIR, strerror(errno));
+    struct stat st;
+    return fstatat(wfd, WS_MOUNTS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
