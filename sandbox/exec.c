@@ -347,6 +347,33 @@ static bool has_detected(const struct deps_set *set)
     return false;
 }
 
+/* The installer failed (outcome, deps_env_get's): the run's status, not
+ * the service's, with the reason, and the installer's last lines in the
+ * log for a reader of the log alone. */
+static void install_failed(struct run *run, int outcome, const struct deps_env *env, const char *err)
+{
+    struct exec_result *r = run->r;
+    r->status = EXEC_STATUS_INSTALL_FAILED;
+    r->limit = outcome == DEPS_ENV_INSTALL_TIMEOUT ? "install_time" : NULL;
+    r->failed_requirement = env->failed ? strdup(env->failed) : NULL;
+    free(r->error);
+    r->error = strdup(err);
+    exec__system_line(run, "[runmyscript] %s", err);
+    const struct dbuf *il = &run->install_log;
+    size_t start = il->len, lines = 0;
+    while (start > 0 && lines <= EXEC_INSTALL_TAIL_LINES)
+        if (il->data[--start] == '\n')
+            lines++;
+    if (start > 0 || lines > EXEC_INSTALL_TAIL_LINES)
+        start++;
+    for (size_t i = start; i < il->len;) {
+        const char *nl = memchr(il->data + i, '\n', il->len - i);
+        size_t n = nl ? (size_t)(nl - (il->data + i)) : il->len - i;
+        exec__system_line(run, "[install] %.*s", (int)n, il->data + i);
+        i += n + 1;
+    }
+}
+
 /* Finds the environment of the run: the base one when the script needs
  * nothing past the standard library, else the one for its requirements,
  * from the cache or built now, held in env for the run. An installer that
@@ -385,7 +412,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
          * session's workspace, or a file mount_file put in its mounts/)
          * is not something to install. */
         cleanup_free char *mounts = NULL;
-        if (spec->workspace && asprintf(&mounts, "%s/mounts", spec->workspace) < 0)
+        if (spec->workspace && asprintf(&mounts, "%s/" WS_MOUNTS_DIR, spec->workspace) < 0)
             mounts = NULL;
         const char *local[] = {r->run_dir, spec->workspace, mounts};
         rc = deps_detect(&cfg->deps, spec->code, spec->code_len, info, local, ARRAY_SIZE(local), base, set, err,
@@ -405,7 +432,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
             rc = deps_env_get(&cfg->deps, cfg->state_dir, info, base, &only, spec->limits.install_ms, &io, env, err,
                               sizeof err);
         deps_set_free(&only);
-        if (rc < 0)
+        if (rc != DEPS_ENV_READY)
             goto failed;
         deps_drop_provided(set, info, env->dir);
         if (!has_detected(set))
@@ -422,7 +449,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
         log_msg(LOG_LVL_INFO, "requirements: %s", names ? names : "?");
     }
     rc = deps_env_get(&cfg->deps, cfg->state_dir, info, base, set, spec->limits.install_ms, &io, env, err, sizeof err);
-    if (rc < 0)
+    if (rc != DEPS_ENV_READY)
         goto failed;
 done:
     r->env_cache = env->built ? EXEC_ENV_BUILT : EXEC_ENV_HIT;
@@ -443,28 +470,8 @@ done:
     *env_dir = env->dir;
     return 0;
 failed:
-    if (rc == -EPROTO) {
-        /* The installer failed: the run's status, not the service's. */
-        r->status = EXEC_STATUS_INSTALL_FAILED;
-        r->limit = env->timed_out ? "install_time" : NULL;
-        r->failed_requirement = env->failed ? strdup(env->failed) : NULL;
-        free(r->error);
-        r->error = strdup(err);
-        exec__system_line(run, "[runmyscript] %s", err);
-        /* The installer's last lines, for a reader of the log alone. */
-        const struct dbuf *il = &run->install_log;
-        size_t start = il->len, lines = 0;
-        while (start > 0 && lines <= EXEC_INSTALL_TAIL_LINES)
-            if (il->data[--start] == '\n')
-                lines++;
-        if (start > 0 || lines > EXEC_INSTALL_TAIL_LINES)
-            start++;
-        for (size_t i = start; i < il->len;) {
-            const char *nl = memchr(il->data + i, '\n', il->len - i);
-            size_t n = nl ? (size_t)(nl - (il->data + i)) : il->len - i;
-            exec__system_line(run, "[install] %.*s", (int)n, il->data + i);
-            i += n + 1;
-        }
+    if (rc > 0) {
+        install_failed(run, rc, env, err);
         return 0;
     }
     exec__set_error(r, "%s", *err ? err : strerror(-rc));
