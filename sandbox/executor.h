@@ -282,7 +282,18 @@ void exec_result_free(struct exec_result *r);
  * slot); nothing is kept on disk (r->run_id is ""), r->error says when to
  * try again (cfg->retry_after_ms), and the front door answers "busy".
  * While it waits for a slot the sink gets the queued phase and cancelled()
- * is polled. */
+ * is polled.
+ *
+ * A call the executor refuses is refused first, before anything is made
+ * (no run directory, no slot, no sink callback, r->run_id ""): exec_run
+ * makes the checks of exec_check_code (-EINVAL, -E2BIG), of input_bytes
+ * (-E2BIG) and of exec_check_requirements (-EINVAL), with the same
+ * one-line reason in r->error, to be shown as it is: the caller's request
+ * is at fault, not the service. When the interpreter cannot be asked, that
+ * is another -errno, reason in r->error. A front door may rely on exec_run
+ * alone for these checks: rc -EINVAL or -E2BIG with r->run_id[0] == '\0'
+ * is "refused, nothing was run"; the exec_check_* functions are for a
+ * front door that wants the answer before it does work of its own. */
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
 
 /* Asks the run run_id (under state_dir) to stop, from any process: creates
@@ -303,7 +314,7 @@ int exec_check_code(const char *code, size_t len, const struct exec_limits *lim,
  * matches the interpreter. 0; -EINVAL with a one-line reason in why (show
  * it as it is: the request is refused); another -errno when the service
  * cannot tell (the interpreter is missing), reason in why. exec_run()
- * checks the same and returns -EINVAL without a result on a refusal. */
+ * makes the same check itself and refuses the same calls (see there). */
 int exec_check_requirements(const struct exec_spec *spec, char *why, size_t whylen) must_check;
 
 /* Marks runs whose process died before it recorded a result (a worker
