@@ -94,7 +94,8 @@ static int lock_file(const char *path, bool *waited, int *out)
     return -EDEADLK;
 }
 
-int deps_base_env(const char *state_dir, const char *python, char **env_dir, char *err, size_t errlen)
+/* deps_base_env's work; a failure may leave err empty. */
+static int base_env(const char *state_dir, const char *python, char **env_dir, char *err, size_t errlen)
 {
     char key[17];
     int rc = deps__interpreter_key(python, key, err, errlen);
@@ -155,6 +156,15 @@ int deps_base_env(const char *state_dir, const char *python, char **env_dir, cha
     }
     *env_dir = steal_pointer(&dir);
     return 0;
+}
+
+int deps_base_env(const char *state_dir, const char *python, char **env_dir, char *err, size_t errlen)
+{
+    err[0] = '\0';
+    int rc = base_env(state_dir, python, env_dir, err, errlen);
+    if (rc < 0 && !err[0])
+        snprintf(err, errlen, "the base environment of %s: %s", python, strerror(-rc));
+    return rc;
 }
 
 /* ------------------------------------------------------ file-tree helpers */

@@ -571,8 +571,11 @@ static int part_open(int dirfd, const char *rel, mode_t mode, struct fetch_part 
     char buf[1025];
     snprintf(buf, sizeof buf, "%s", rel);
     int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-    if (cur < 0)
-        return -errno;
+    if (cur < 0) {
+        int e = errno;
+        snprintf(err, errlen, "the directory: %s", strerror(e));
+        return -e;
+    }
     char *comp = buf;
     for (char *slash; (slash = strchr(comp, '/'));) {
         *slash = '\0';
@@ -615,6 +618,7 @@ static int part_open(int dirfd, const char *rel, mode_t mode, struct fetch_part 
         int rc = util_random(rnd, sizeof rnd);
         if (rc < 0) {
             fetch__part_discard(p);
+            snprintf(err, errlen, "naming a temporary file: %s", strerror(-rc));
             return rc;
         }
         util_hex(rnd, sizeof rnd, hex);
@@ -632,6 +636,7 @@ static int part_open(int dirfd, const char *rel, mode_t mode, struct fetch_part 
     }
     p->tmp[0] = '\0';
     fetch__part_discard(p);
+    snprintf(err, errlen, "cannot create a temporary file: %s", strerror(EEXIST));
     return -EEXIST;
 }
 

@@ -82,7 +82,7 @@ build() {
         extra=
         # The real entry points stay in the library under other names.
         [ "$src" = "$top_srcdir/sandbox/exec.c" ] && extra=-Dexec_run=fuzz__real_exec_run
-        [ "$src" = "$top_srcdir/sandbox/deps.c" ] && extra=-Ddeps_python_info=fuzz__real_deps_python_info
+        [ "$src" = "$top_srcdir/sandbox/deps_python.c" ] && extra=-Ddeps_python_info=fuzz__real_deps_python_info
         jobs+=("$src" "$FUZZ_DIR/obj/lib-$base.o" "$extra")
         objs+=("$FUZZ_DIR/obj/lib-$base.o")
     done
