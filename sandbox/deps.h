@@ -18,7 +18,7 @@
 
 #include "executor.h"
 
-struct jail_tool; /* jail.h (which includes exec.h, which includes this) */
+struct jail_tool; /* jail.h: deps_install_io points at one, and deps.h need not include jail.h */
 
 #define DEPS_MAX_IMPORTS 256     /* distinct top-level imports one script may list */
 #define DEPS_MAP_MAX (1u << 20)  /* bytes of import-names.tsv */

@@ -43,6 +43,7 @@
 #include "workspace.h"
 
 #define DEPS_VENV_TIMEOUT_MS 120000
+#define DEPS_LOCK_TRIES 100                  /* lock files eviction may unlink under a waiter */
 #define DEPS_METADATA_MAX (64 * 1024)        /* bytes of a dist-info METADATA read (the headers) */
 #define DEPS_MANIFEST_MAX (1u << 20)
 #define DEPS_WALK_DEPTH 64                   /* directory depth of an environment */
@@ -69,7 +70,7 @@ static bool env_complete(const char *dir)
  * eviction unlinked while we waited is not the lock any more: then again. */
 static int lock_file(const char *path, bool *waited, int *out)
 {
-    for (int tries = 0; tries < 100; tries++) {
+    for (int tries = 0; tries < DEPS_LOCK_TRIES; tries++) {
         cleanup_fd int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0)
             return -errno;

@@ -49,6 +49,8 @@
 #include "sha256.h"
 #include "workspace.h"
 
+#define FETCH_PART_TRIES 4 /* random temporary names tried before giving up */
+
 /* libcurl, loaded on first use. */
 #define CURL_FUNCS(X)                                                                                  \
     X(global_init) X(easy_init) X(easy_setopt) X(easy_perform) X(easy_getinfo) X(easy_cleanup)        \
@@ -612,7 +614,7 @@ static int part_open(int dirfd, const char *rel, mode_t mode, struct fetch_part 
     }
     snprintf(p->name, sizeof p->name, "%s", comp);
     p->dirfd = cur;
-    for (int tries = 0; tries < 4; tries++) {
+    for (int tries = 0; tries < FETCH_PART_TRIES; tries++) {
         unsigned char rnd[8];
         char hex[17];
         int rc = util_random(rnd, sizeof rnd);

@@ -13,6 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define WS_CREATE_TRIES 4 /* fresh random ids tried for a new run directory */
+
 #ifdef HAVE_LINUX_OPENAT2_H
 #include <linux/openat2.h>
 #endif
@@ -134,7 +136,7 @@ int ws_run_create(const char *state_dir, const char *node, char id[WS_ID_MAX + 1
         return rc;
     /* 128 random bits do not collide in practice; EEXIST is still handled
      * rather than assumed away. */
-    for (int tries = 0; tries < 4; tries++) {
+    for (int tries = 0; tries < WS_CREATE_TRIES; tries++) {
         rc = ws_new_id(node, id);
         if (rc < 0)
             return rc;
