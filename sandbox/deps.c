@@ -1,1250 +1,288 @@
-/* deps.c: the Python environments scripts run with.
- *
- * Theory of operation. Every environment lives in STATE/envs:
- *
- *   base-IKEY/          the base environment of an interpreter (python -m
- *                       venv --without-pip): the standard library only
- *   KEY/                one set of requirements, installed (KEY: a hash of
- *                       the interpreter, the sorted requirements and the
- *                       index settings); read-only once published
- *   .KEY.lock           the build lock of KEY: one builder at a time
- *   .tmp-KEY-RAND/      a build in progress (or one that was killed)
- *   .trash-KEY-RAND/    an evicted environment being removed
- *
- * A build copies the base environment into .tmp-KEY-RAND, runs the
- * installer into it, writes the manifest (what it holds, its size), makes
- * it read-only, syncs it, and renames it to KEY: an environment at KEY is
- * always complete. A run that uses KEY holds a shared flock on the
- * directory for as long as the script runs and sets its mtime (the LRU
- * clock). Eviction takes an exclusive flock without waiting (so it never
- * takes one in use), renames the directory to .trash-..., and removes it;
- * a run that opened KEY just before checks after its lock that KEY is
- * still the directory it holds, and builds again if not. Leftovers of
- * killed builds are removed by the next build of the key or by the next
- * eviction pass, whichever holds the key's build lock first. */
+/* deps.c: a run's requirements as one set: the declared ones (the
+ * explicit list, then the script's PEP 723 block), those its imports need
+ * (detected, minus the standard library, the script's own modules and what
+ * an environment already provides), at most one per distribution, earlier
+ * sources winning. The environments they are installed into: deps_env.c. */
 #include "config.h"
 
-#include "deps.h"
+#include "deps_internal.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "jail.h"
-#include "proc.h"
-#include "sha256.h"
-#include "workspace.h"
+/* ------------------------------------------------------------- the set */
 
-#define DEPS_VENV_TIMEOUT_MS 120000
-#define DEPS_INFO_TIMEOUT_MS 60000
-#define DEPS_INFO_MAX (512 * 1024)           /* bytes of an interpreter's info */
-#define DEPS_INSTALL_OUT_MAX (4u << 20)      /* installer output kept for the failure report */
-#define DEPS_METADATA_MAX (64 * 1024)        /* bytes of a dist-info METADATA read (the headers) */
-#define DEPS_MANIFEST_MAX (1u << 20)
-#define DEPS_WALK_DEPTH 64                   /* directory depth of an environment */
-#define DEPS_MANIFEST "runmyscript-env.txt"  /* in the environment's top directory */
-#define DEPS_SHEBANG "#!/usr/bin/env python3\n"
-
-static const char *const helper_envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL};
-
-char *deps_env_python(const char *env_dir)
+void deps_set_free(struct deps_set *s)
 {
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].name);
+        free(s->v[i].spec);
+        free(s->v[i].module);
+    }
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* True when an earlier source already names this distribution. */
+static bool set_has_earlier(const struct deps_set *s, const char *name, enum deps_source src)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].source < src && !strcmp(s->v[i].name, name))
+            return true;
+    return false;
+}
+
+static bool set_has(const struct deps_set *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i].name, name))
+            return true;
+    return false;
+}
+
+/* Steals name, spec and module. */
+static int set_add(struct deps_set *s, char *name, char *spec, enum deps_source src, char *module)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        struct deps_req *v = realloc(s->v, cap * sizeof *v);
+        if (!v) {
+            free(name);
+            free(spec);
+            free(module);
+            return -ENOMEM;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (struct deps_req){name, spec, src, module};
+    return 0;
+}
+
+static int add_checked(const struct deps_config *cfg, struct deps_set *set, const char *spec, enum deps_source src,
+                       const char *where, char *why, size_t whylen)
+{
+    char *name = NULL, *canon = NULL;
+    char reason[600];
+    int rc = deps_check_requirement(spec, cfg->requirement_urls, &name, &canon, reason, sizeof reason);
+    if (rc < 0) {
+        snprintf(why, whylen, "%s: %s", where, reason);
+        return rc;
+    }
+    if (set_has_earlier(set, name, src)) {
+        free(name);
+        free(canon);
+        return 0;
+    }
+    if (set->n >= DEPS_MAX_REQUIREMENTS) {
+        free(name);
+        free(canon);
+        snprintf(why, whylen, "%s: more than %d requirements", where, DEPS_MAX_REQUIREMENTS);
+        return -EINVAL;
+    }
+    return set_add(set, name, canon, src, NULL);
+}
+
+int deps_declared(const struct deps_config *cfg, const char *const *explicit_reqs, size_t n_explicit,
+                  const char *code, size_t code_len, const struct deps_python *info, struct deps_set *set,
+                  char *why, size_t whylen)
+{
+    int rc;
+    for (size_t i = 0; i < n_explicit; i++) {
+        rc = add_checked(cfg, set, explicit_reqs[i], DEPS_SRC_EXPLICIT, "the requirements", why, whylen);
+        if (rc < 0)
+            return rc;
+    }
+    struct deps_meta meta;
+    rc = deps_read_meta(code, code_len, &meta, why, whylen);
+    for (size_t i = 0; rc == 0 && i < meta.dependencies.n; i++)
+        rc = add_checked(cfg, set, meta.dependencies.v[i], DEPS_SRC_SCRIPT, "the script's PEP 723 dependencies",
+                         why, whylen);
+    if (rc == 0 && meta.requires_python && info) {
+        int ok = deps_version_satisfies(info->version, meta.requires_python);
+        if (ok < 0) {
+            snprintf(why, whylen, "the script's PEP 723 requires-python '%.100s' is not a valid version specifier",
+                     meta.requires_python);
+            rc = -EINVAL;
+        } else if (ok == 0) {
+            snprintf(why, whylen, "the script requires Python %.100s (PEP 723 requires-python), but %s is %s",
+                     meta.requires_python, info->path, info->version);
+            rc = -EINVAL;
+        }
+    }
+    deps_meta_free(&meta);
+    return rc;
+}
+
+/* ------------------------------------------------------------ detection */
+
+/* Site-packages of an environment, for this interpreter's version. */
+static char *site_packages(const char *env_dir, const struct deps_python *info)
+{
+    int major = 0, minor = 0;
     char *p;
-    if (asprintf(&p, "%s/bin/python3", env_dir) < 0)
+    if (sscanf(info->version, "%d.%d", &major, &minor) != 2)
+        return NULL;
+    if (asprintf(&p, "%s/lib/python%d.%d/site-packages", env_dir, major, minor) < 0)
         return NULL;
     return p;
 }
 
-/* A key for the interpreter: its real path and the identity of the file, so
- * that an upgraded python gets a new environment. Cheap: no exec. */
-static int interpreter_key(const char *python, char out[17], char *err, size_t errlen)
+/* True when dir holds a module or package called name: NAME.py, NAME/,
+ * NAME.so or NAME.<tag>.so. */
+static bool dir_has_module(const char *dir, const char *name)
 {
-    char real[PATH_MAX];
+    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return false;
+    char f[300];
     struct stat st;
-    if (!realpath(python, real) || stat(real, &st) < 0) {
-        int e = errno;
-        snprintf(err, errlen, "python interpreter %s: %s", python, strerror(e));
-        return -e;
-    }
-    if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
-        snprintf(err, errlen, "python interpreter %s is not an executable file", python);
-        return -EACCES;
-    }
-    char id[PATH_MAX + 128], hex[65];
-    int n = snprintf(id, sizeof id, "%s\n%llu\n%lld.%09ld\n%llu", real, (unsigned long long)st.st_size,
-                     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
-    sha256_hex(id, (size_t)n, hex);
-    memcpy(out, hex, 16);
-    out[16] = '\0';
-    return 0;
-}
-
-static bool env_complete(const char *dir)
-{
-    char p[PATH_MAX];
-    struct stat st;
-    snprintf(p, sizeof p, "%s/pyvenv.cfg", dir);
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* The last non-empty line of a helper's output, for a one-line reason. */
-static const char *last_line(char *out)
-{
-    if (!out)
-        return "";
-    char *end = out + strlen(out);
-    while (end > out && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-        *--end = '\0';
-    char *nl = strrchr(out, '\n');
-    return nl ? nl + 1 : out;
-}
-
-/* Takes the exclusive lock on path (created if missing). A lock file that
- * eviction unlinked while we waited is not the lock any more: then again. */
-static int lock_file(const char *path, bool *waited, int *out)
-{
-    for (int tries = 0; tries < 100; tries++) {
-        cleanup_fd int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0)
-            return -errno;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-            if (errno != EWOULDBLOCK)
-                return -errno;
-            if (waited)
-                *waited = true;
-            log_msg(LOG_LVL_INFO, "waiting for the lock %s: another run is building this environment", path);
-            while (flock(fd, LOCK_EX) < 0)
-                if (errno != EINTR)
-                    return -errno;
-        }
-        struct stat a, b;
-        if (fstat(fd, &a) < 0)
-            return -errno;
-        if (stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
-            *out = steal_fd(&fd);
-            return 0;
-        }
-    }
-    return -EDEADLK;
-}
-
-int deps_base_env(const char *state_dir, const char *python, char **env_dir, char *err, size_t errlen)
-{
-    char key[17];
-    int rc = interpreter_key(python, key, err, errlen);
-    if (rc < 0)
-        return rc;
-    cleanup_free char *dir = NULL;
-    if (asprintf(&dir, "%s/envs/base-%s", state_dir, key) < 0)
-        return -ENOMEM;
-    if (env_complete(dir)) {
-        *env_dir = steal_pointer(&dir);
-        return 0;
-    }
-
-    rc = ws_init_state(state_dir);
-    if (rc < 0) {
-        snprintf(err, errlen, "state directory %s: %s", state_dir, strerror(-rc));
-        return rc;
-    }
-    /* One builder per key: the others wait on the lock, then find it done. */
-    char lockpath[PATH_MAX];
-    snprintf(lockpath, sizeof lockpath, "%s/envs/.base-%s.lock", state_dir, key);
-    cleanup_fd int lock = -1;
-    rc = lock_file(lockpath, NULL, &lock);
-    if (rc < 0) {
-        snprintf(err, errlen, "lock %s: %s", lockpath, strerror(-rc));
-        return rc;
-    }
-    if (env_complete(dir)) {
-        *env_dir = steal_pointer(&dir);
-        return 0;
-    }
-    /* Left over from a build that was killed: never used, removed now. */
-    discard(util_rm_rf_at(AT_FDCWD, dir));
-
-    char id[WS_ID_MAX + 1];
-    rc = ws_new_id(NULL, id);
-    if (rc < 0)
-        return rc;
-    cleanup_free char *tmp = NULL;
-    if (asprintf(&tmp, "%s/envs/.tmp-base-%s-%.8s", state_dir, key, id) < 0)
-        return -ENOMEM;
-    const char *argv[] = {python, "-I", "-m", "venv", "--without-pip", tmp, NULL};
-    cleanup_free char *out = NULL;
-    int st = 0;
-    rc = proc_run(argv, helper_envp, DEPS_VENV_TIMEOUT_MS, 8192, &out, &st, NULL, NULL);
-    if (rc < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !env_complete(tmp)) {
-        const char *last = last_line(out);
-        snprintf(err, errlen, "making the base environment with %s -m venv failed%s%s", python, *last ? ": " : "",
-                 last);
-        discard(util_rm_rf_at(AT_FDCWD, tmp));
-        return rc < 0 ? rc : -EIO;
-    }
-    if (rename(tmp, dir) < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "publishing the base environment: %s", strerror(errno));
-        discard(util_rm_rf_at(AT_FDCWD, tmp));
-        return rc;
-    }
-    *env_dir = steal_pointer(&dir);
-    return 0;
-}
-
-/* ------------------------------------------------------ the interpreter */
-
-/* Asked of the interpreter once: its version, platform, the pip it would
- * run, and every standard-library module name. */
-static const char info_script[] =
-    "import os, sys, sysconfig\n"
-    "print('runmyscript-python 1')\n"
-    "print('version %d.%d.%d' % sys.version_info[:3])\n"
-    "print('platform', sysconfig.get_platform())\n"
-    "try:\n"
-    "    import importlib.util\n"
-    "    s = importlib.util.find_spec('pip')\n"
-    "    r = os.path.join(s.submodule_search_locations[0], '__pip-runner__.py') if s else ''\n"
-    "except Exception:\n"
-    "    r = ''\n"
-    "print('pip_runner', r if r and os.path.isfile(r) else '')\n"
-    "for n in sorted(set(sys.stdlib_module_names) | set(sys.builtin_module_names)):\n"
-    "    print('stdlib', n)\n";
-
-void deps_python_free(struct deps_python *info)
-{
-    free(info->path);
-    free(info->version);
-    free(info->platform);
-    free(info->pip_runner);
-    deps_strv_free(&info->stdlib);
-    memset(info, 0, sizeof *info);
-}
-
-static int parse_info(char *text, struct deps_python *info)
-{
-    char *save = NULL;
-    bool header = false;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *sp = strchr(line, ' ');
-        const char *v = sp ? sp + 1 : "";
-        if (sp)
-            *sp = '\0';
-        int rc = 0;
-        if (!strcmp(line, "runmyscript-python"))
-            header = !strcmp(v, "1");
-        else if (!strcmp(line, "version"))
-            rc = (info->version = strdup(v)) ? 0 : -ENOMEM;
-        else if (!strcmp(line, "platform"))
-            rc = (info->platform = strdup(v)) ? 0 : -ENOMEM;
-        else if (!strcmp(line, "pip_runner") && *v)
-            rc = (info->pip_runner = strdup(v)) ? 0 : -ENOMEM;
-        else if (!strcmp(line, "stdlib"))
-            rc = deps_strv_push(&info->stdlib, v, strlen(v));
-        if (rc < 0)
-            return rc;
-    }
-    /* Sorted by the interpreter (code point order is byte order here). */
-    for (size_t i = 1; i < info->stdlib.n; i++)
-        if (strcmp(info->stdlib.v[i - 1], info->stdlib.v[i]) >= 0)
-            return -EINVAL;
-    return header && info->version && info->platform && info->stdlib.n >= 10 ? 0 : -EINVAL;
-}
-
-static int ask_python(const char *state_dir, const char *python, const char *cache, struct deps_python *info,
-                      char *err, size_t errlen);
-
-int deps_python_info(const char *state_dir, const char *python, struct deps_python *info, char *err,
-                     size_t errlen)
-{
-    memset(info, 0, sizeof *info);
-    int rc = interpreter_key(python, info->key, err, errlen);
-    if (rc < 0)
-        return rc;
-    info->path = strdup(python);
-    if (!info->path)
-        return -ENOMEM;
-    cleanup_free char *cache = NULL, *text = NULL;
-    if (asprintf(&cache, "%s/cache/python-%s.info", state_dir, info->key) < 0)
-        return -ENOMEM;
-    size_t len;
-    if (util_read_file_at(AT_FDCWD, cache, DEPS_INFO_MAX, &text, &len) == 0) {
-        if (parse_info(text, info) == 0)
-            return 0;
-        /* A damaged cache is asked again. */
-        free(info->version);
-        free(info->platform);
-        free(info->pip_runner);
-        info->version = info->platform = info->pip_runner = NULL;
-        deps_strv_free(&info->stdlib);
-    }
-    return ask_python(state_dir, python, cache, info, err, errlen);
-}
-
-/* Asks the interpreter and caches the answer. */
-static int ask_python(const char *state_dir, const char *python, const char *cache, struct deps_python *info,
-                      char *err, size_t errlen)
-{
-    int rc;
-    const char *argv[] = {python, "-I", "-c", info_script, NULL};
-    cleanup_free char *out = NULL;
-    int st = 0;
-    rc = proc_run(argv, helper_envp, DEPS_INFO_TIMEOUT_MS, DEPS_INFO_MAX, &out, &st, NULL, NULL);
-    if (rc < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        snprintf(err, errlen, "asking %s about itself failed (it needs Python 3.10 or later): %s", python,
-                 last_line(out));
-        return rc < 0 ? rc : -EIO;
-    }
-    cleanup_free char *copy = strdup(out);
-    if (!copy)
-        return -ENOMEM;
-    if (parse_info(copy, info) < 0) {
-        snprintf(err, errlen, "%s did not say what it is (it needs Python 3.10 or later)", python);
-        return -EIO;
-    }
-    rc = ws_init_state(state_dir);
-    cleanup_fd int cfd = -1;
-    if (rc == 0) {
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/cache", state_dir);
-        cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        rc = cfd < 0 ? -errno : 0;
-    }
-    if (rc == 0)
-        rc = util_write_file_atomic(cfd, strrchr(cache, '/') + 1, out, strlen(out), 0644);
-    if (rc < 0)
-        log_msg(LOG_LVL_WARN, "could not cache what %s is in %s: %s", python, cache, strerror(-rc));
-    return 0; /* the cache only saves time */
-}
-
-static int cmp_strp(const void *a, const void *b)
-{
-    return strcmp((const char *)a, *(char *const *)b);
-}
-
-bool deps_python_is_stdlib(const struct deps_python *info, const char *module)
-{
-    return info->stdlib.n && bsearch(module, info->stdlib.v, info->stdlib.n, sizeof *info->stdlib.v, cmp_strp);
-}
-
-/* ------------------------------------------------------ file-tree helpers */
-
-/* Calls fn on every entry under dirfd/name (pre-order: a directory before
- * its contents), never following symlinks. */
-typedef int (*walk_fn)(int parent, const char *name, const struct stat *st, void *ctx);
-
-static int walk(int parent, const char *name, walk_fn fn, void *ctx, int depth)
-{
-    struct stat st;
-    if (depth > DEPS_WALK_DEPTH)
-        return -ELOOP;
-    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return -errno;
-    int rc = fn(parent, name, &st, ctx);
-    if (rc < 0 || !S_ISDIR(st.st_mode))
-        return rc;
-    cleanup_fd int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    cleanup_dir DIR *d = util_opendir_at(fd);
+    snprintf(f, sizeof f, "%s.py", name);
+    if (fstatat(dfd, f, &st, 0) == 0 && S_ISREG(st.st_mode))
+        return true;
+    if (fstatat(dfd, name, &st, 0) == 0 && S_ISDIR(st.st_mode))
+        return true;
+    /* Extension modules: NAME.so or NAME.cpython-311-x86_64-linux-gnu.so. */
+    cleanup_dir DIR *d = util_opendir_at(dfd);
     if (!d)
-        return -errno;
+        return false;
+    size_t nl = strlen(name);
     for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        rc = walk(fd, e->d_name, fn, ctx, depth + 1);
-        if (rc < 0)
-            return rc;
+        size_t el = strlen(e->d_name);
+        if (el > nl + 3 && !strncmp(e->d_name, name, nl) && e->d_name[nl] == '.' &&
+            !strcmp(e->d_name + el - 3, ".so"))
+            return true;
     }
-    return 0;
+    return false;
 }
 
-static int add_size(int parent, const char *name, const struct stat *st, void *ctx)
+static bool env_has_module(const char *env_dir, const struct deps_python *info, const char *module)
 {
-    (void)parent, (void)name;
-    *(uint64_t *)ctx += (uint64_t)st->st_blocks * 512;
-    return 0;
+    cleanup_free char *sp = site_packages(env_dir, info);
+    return sp && dir_has_module(sp, module);
 }
 
-/* Read-only for everyone, readable by everyone whatever the umask was: a
- * run's own uid (the jail's) must read what the server's installed. */
-static int set_readonly(int parent, const char *name, const struct stat *st, void *ctx)
+int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len, const struct deps_python *info,
+                const char *const *local_dirs, size_t n_local, const char *have_env, struct deps_set *set,
+                char *why, size_t whylen)
 {
-    (void)ctx;
-    if (S_ISLNK(st->st_mode))
-        return 0; /* chmod would follow it */
-    mode_t mode = S_ISDIR(st->st_mode) || (st->st_mode & 0111) ? 0555 : 0444;
-    return fchmodat(parent, name, mode, 0) < 0 ? -errno : 0;
-}
-
-static int set_writable(int parent, const char *name, const struct stat *st, void *ctx)
-{
-    (void)ctx;
-    if (!S_ISDIR(st->st_mode))
-        return 0; /* only directories need it for unlinking */
-    return fchmodat(parent, name, (st->st_mode & 07777) | 0700, 0) < 0 ? -errno : 0;
-}
-
-/* rm -rf of an environment, which is read-only. */
-static int remove_env(int parent, const char *name)
-{
-    discard(walk(parent, name, set_writable, NULL, 0)); /* what fails shows below */
-    return util_rm_rf_at(parent, name);
-}
-
-/* Copies the tree at srcfd into the empty directory dstfd: directories,
- * regular files (with their modes) and symlinks. */
-static int copy_tree(int srcfd, int dstfd, int depth)
-{
-    if (depth > DEPS_WALK_DEPTH)
-        return -ELOOP;
-    cleanup_dir DIR *d = util_opendir_at(srcfd);
-    if (!d)
-        return -errno;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        struct stat st;
-        if (fstatat(srcfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            return -errno;
-        int rc = 0;
-        if (S_ISDIR(st.st_mode)) {
-            if (mkdirat(dstfd, e->d_name, st.st_mode & 07777) < 0)
-                return -errno;
-            cleanup_fd int s = openat(srcfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            cleanup_fd int t = openat(dstfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (s < 0 || t < 0)
-                return -errno;
-            rc = copy_tree(s, t, depth + 1);
-        } else if (S_ISLNK(st.st_mode)) {
-            char target[PATH_MAX];
-            ssize_t n = readlinkat(srcfd, e->d_name, target, sizeof target - 1);
-            if (n < 0)
-                return -errno;
-            target[n] = '\0';
-            if (symlinkat(target, dstfd, e->d_name) < 0)
-                return -errno;
-        } else if (S_ISREG(st.st_mode)) {
-            rc = util_copy_file(srcfd, e->d_name, dstfd, e->d_name);
-            if (rc == 0 && fchmodat(dstfd, e->d_name, st.st_mode & 07777, 0) < 0)
-                rc = -errno;
-        }
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------ the environment */
-
-void deps_env_init(struct deps_env *e)
-{
-    memset(e, 0, sizeof *e);
-    e->fd = -1;
-}
-
-void deps_env_release(struct deps_env *e)
-{
-    if (e->fd >= 0)
-        close(e->fd); /* drops the shared lock */
-    free(e->dir);
-    free(e->failed);
-    deps_strv_free(&e->installed);
-    deps_env_init(e);
-}
-
-static bool is_key(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return true;
-}
-
-/* The manifest: what an environment holds and how big it is. */
-static int read_manifest(int dirfd, struct deps_strv *installed, uint64_t *bytes)
-{
-    cleanup_free char *text = NULL;
-    size_t len;
-    int rc = util_read_file_at(dirfd, DEPS_MANIFEST, DEPS_MANIFEST_MAX, &text, &len);
-    if (rc < 0)
-        return rc;
-    if (strncmp(text, "runmyscript-env 1\n", 18))
-        return -EINVAL;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (bytes && !strncmp(line, "bytes ", 6))
-            *bytes = strtoull(line + 6, NULL, 10);
-        else if (installed && !strncmp(line, "have ", 5) && (rc = deps_strv_push(installed, line + 5, strlen(line + 5))) < 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* Opens KEY for a run: shared lock, still published at its name, manifest
- * read, mtime set (the LRU clock). -ENOENT when there is none to use. */
-static int env_use(struct deps_env *e)
-{
-    cleanup_fd int fd = open(e->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
-    while (flock(fd, LOCK_SH) < 0)
-        if (errno != EINTR)
-            return -errno;
-    struct stat a, b;
-    if (fstat(fd, &a) < 0)
-        return -errno;
-    if (stat(e->dir, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
-        return -ENOENT; /* evicted between the open and the lock */
-    deps_strv_free(&e->installed);
-    int rc = read_manifest(fd, &e->installed, NULL);
-    if (rc < 0)
-        return -ENOENT; /* not one of ours: the builder replaces it */
-    if (futimens(fd, NULL) < 0)
-        log_msg(LOG_LVL_DEBUG, "touching %s: %s", e->dir, strerror(errno));
-    e->fd = steal_fd(&fd);
-    return 0;
-}
-
-
-static int cmp_strpp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void hash_line(struct sha256 *h, const char *k, const char *v)
-{
-    sha256_update(h, k, strlen(k));
-    sha256_update(h, " ", 1);
-    sha256_update(h, v ? v : "-", strlen(v ? v : "-"));
-    sha256_update(h, "\n", 1);
-}
-
-/* KEY: the interpreter (path, file identity, version, platform), the
- * installer, the index settings and the sorted requirements. */
-static void env_key(const struct deps_config *cfg, const struct deps_python *info, const char *installer,
-                    const struct deps_set *set, char out[33])
-{
-    struct sha256 h;
-    unsigned char d[32];
-    const char *specs[DEPS_MAX_REQUIREMENTS];
-    size_t n = 0;
-    for (size_t i = 0; i < set->n && n < ARRAY_SIZE(specs); i++)
-        specs[n++] = set->v[i].spec;
-    qsort(specs, n, sizeof *specs, cmp_strpp);
-    sha256_init(&h);
-    hash_line(&h, "runmyscript-env", "1");
-    hash_line(&h, "python", info->path);
-    hash_line(&h, "python-id", info->key);
-    hash_line(&h, "version", info->version);
-    hash_line(&h, "platform", info->platform);
-    hash_line(&h, "installer", installer);
-    hash_line(&h, "index_url", cfg->index_url);
-    hash_line(&h, "extra_index_url", cfg->extra_index_url);
-    hash_line(&h, "find_links", cfg->find_links);
-    hash_line(&h, "only_binary", cfg->only_binary ? "on" : "off");
-    for (size_t i = 0; i < n; i++)
-        hash_line(&h, "req", specs[i]);
-    sha256_final(&h, d);
-    util_hex(d, 16, out);
-}
-
-/* uv on PATH (the server's own PATH), or NULL (caller frees). */
-static char *find_uv(void)
-{
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    for (const char *p = path; *p;) {
-        const char *colon = strchr(p, ':');
-        size_t n = colon ? (size_t)(colon - p) : strlen(p);
-        if (n && p[0] == '/') {
-            char *cand;
-            if (asprintf(&cand, "%.*s/uv", (int)n, p) < 0)
-                return NULL;
-            struct stat st;
-            if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-                return cand;
-            free(cand);
-        }
-        p += n + (colon ? 1 : 0);
-    }
-    return NULL;
-}
-
-/* An argv under construction. */
-struct args {
-    struct deps_strv s;
-    const char **v;
-};
-
-static int arg(struct args *a, const char *s)
-{
-    return deps_strv_push(&a->s, s, strlen(s));
-}
-
-/* Each blank-separated word of list, after opt. */
-static int arg_list(struct args *a, const char *opt, const char *list)
-{
-    for (const char *p = list; p && *p;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        size_t n = strcspn(p, " \t");
-        if (n) {
-            int rc = arg(a, opt);
-            if (rc == 0)
-                rc = deps_strv_push(&a->s, p, n);
-            if (rc < 0)
-                return rc;
-        }
-        p += n;
-    }
-    return 0;
-}
-
-static int args_finish(struct args *a)
-{
-    a->v = calloc(a->s.n + 1, sizeof *a->v);
-    if (!a->v)
-        return -ENOMEM;
-    for (size_t i = 0; i < a->s.n; i++)
-        a->v[i] = a->s.v[i];
-    return 0;
-}
-
-static void args_free(struct args *a)
-{
-    deps_strv_free(&a->s);
-    free(a->v);
-}
-
-/* The installer's command line for the environment at env_dir. pip runs
- * as `pip --python ENV/bin/python3 install` does, minus its first start:
- * that command only re-runs pip's own __pip-runner__.py under the target
- * interpreter, which is what we run directly (0.3 s saved per build). */
-static int installer_args(const struct deps_config *cfg, const char *pip_runner, const char *uv,
-                          const char *state_dir, const char *env_dir, const struct deps_set *set, struct args *a)
-{
-    cleanup_free char *py = deps_env_python(env_dir), *cache = NULL;
-    bool use_uv = uv != NULL;
-    if (!py || asprintf(&cache, "%s/cache/%s", state_dir, use_uv ? "uv" : "pip") < 0)
-        return -ENOMEM;
-    int rc;
-    if (use_uv) {
-        const char *head[] = {uv, "pip", "install", "--python", py, "--no-config", "--cache-dir", cache,
-                              "--compile-bytecode"};
-        rc = 0;
-        for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(head); i++)
-            rc = arg(a, head[i]);
-    } else {
-        const char *head[] = {py, "-I", pip_runner, "install", "--isolated", "--disable-pip-version-check",
-                              "--no-input", "--no-color", "--progress-bar", "off", "--root-user-action=ignore",
-                              "--no-warn-script-location", "--cache-dir", cache};
-        rc = 0;
-        for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(head); i++)
-            rc = arg(a, head[i]);
-    }
-    if (rc == 0 && cfg->only_binary) {
-        rc = arg(a, "--only-binary");
-        if (rc == 0)
-            rc = arg(a, ":all:");
-    }
-    if (rc == 0 && cfg->index_url && !strcmp(cfg->index_url, "none"))
-        rc = arg(a, "--no-index");
-    else if (rc == 0 && cfg->index_url)
-        rc = arg_list(a, "--index-url", cfg->index_url);
-    if (rc == 0)
-        rc = arg_list(a, "--extra-index-url", cfg->extra_index_url);
-    if (rc == 0)
-        rc = arg_list(a, "--find-links", cfg->find_links);
-    /* After "--" nothing is an option, whatever a requirement says. */
-    if (rc == 0)
-        rc = arg(a, "--");
-    for (size_t i = 0; rc == 0 && i < set->n; i++)
-        rc = arg(a, set->v[i].spec);
-    return rc < 0 ? rc : args_finish(a);
-}
-
-/* Runs the installer for the environment being built at env_dir: THE ONE
- * PLACE an installer runs, in the jail (jail_run_tool: the namespaces,
- * seccomp, the host's network). It sees the system read-only and, writable,
- * only env_dir, the installer cache and its HOME, each bound at its host
- * path so that argv and envp need no rewriting and fix_shebangs() still
- * finds env_dir in the scripts the installer writes; file:// find-links
- * directories and a uv outside /usr are bound read-only. */
-#define DEPS_FIND_LINKS_MAX 16  /* local find-links directories bound into the installer's jail */
-
-static int deps__run_installer(const struct deps_config *cfg, const char *const *argv, const char *const *envp,
-                               const char *env_dir, const char *cache_dir, const char *home_dir, int64_t timeout_ms,
-                               const struct deps_install_io *io, char **out, int *wstatus, char *err, size_t errlen)
-{
-    if (!io || !io->jail)
-        return proc_run(argv, envp, timeout_ms, DEPS_INSTALL_OUT_MAX, out, wstatus, io ? io->line : NULL,
-                        io ? io->ctx : NULL);
-    struct jail_bind binds[3 + DEPS_FIND_LINKS_MAX + 1];
-    size_t n = 0;
-    binds[n++] = (struct jail_bind){env_dir, env_dir, JAIL_BIND_RW};
-    binds[n++] = (struct jail_bind){cache_dir, cache_dir, JAIL_BIND_RW};
-    binds[n++] = (struct jail_bind){home_dir, home_dir, JAIL_BIND_RW};
-    /* Local find-links: "file:///dir" or "/dir", read-only. */
-    char links[4096];
-    snprintf(links, sizeof links, "%s", cfg->find_links ? cfg->find_links : "");
-    for (char *save = NULL, *tok = strtok_r(links, " \t,", &save); tok && n < ARRAY_SIZE(binds) - 1;
-         tok = strtok_r(NULL, " \t,", &save)) {
-        const char *path = !strncmp(tok, "file://", 7) ? tok + 7 : tok[0] == '/' ? tok : NULL;
-        if (path && path[0] == '/')
-            binds[n++] = (struct jail_bind){path, path, JAIL_BIND_OPTIONAL};
-    }
-    /* uv lives wherever it was installed (argv[0] when it is the installer). */
-    if (strncmp(argv[0], "/usr/", 5) && strncmp(argv[0], env_dir, strlen(env_dir)))
-        binds[n++] = (struct jail_bind){argv[0], argv[0], 0};
-    const char *chown_paths[] = {env_dir, cache_dir, home_dir};
-    struct jail_tool t = *io->jail;
-    t.o.binds = binds;
-    t.o.n_binds = n;
-    t.o.argv = argv;
-    t.o.envp = envp;
-    t.o.cwd = env_dir;
-    t.o.network = true;
-    t.o.chown_paths = chown_paths;
-    t.o.n_chown_paths = ARRAY_SIZE(chown_paths);
-    t.timeout_ms = timeout_ms;
-    t.max_output = DEPS_INSTALL_OUT_MAX;
-    t.line = io->line;
-    t.ctx = io->ctx;
-    int rc = jail_run_tool(&t, wstatus, out, err, errlen);
-    if (rc < 0 && rc != -ETIMEDOUT && !err[0])
-        snprintf(err, errlen, "%s", strerror(-rc));
-    return rc;
-}
-
-/* Which requirement failed, from the installer's output: pip's "Could not
- * find a version that satisfies the requirement X (from Y)" names Y, the
- * requirement X came in with; "No matching distribution found for X";
- * uv's "Because X was not found" and "you require X". Mapped back to the
- * set's own spelling when it names one of its distributions. */
-static char *failed_requirement(const char *out, const struct deps_set *set)
-{
-    static const char *const marks[] = {
-        "satisfies the requirement ", "No matching distribution found for ", "Invalid requirement: ",
-        "you require ", "Because ",
-    };
-    char cand[DEPS_SPEC_MAX + 1] = "";
-    for (size_t m = 0; out && m < ARRAY_SIZE(marks) && !cand[0]; m++) {
-        const char *p = strstr(out, marks[m]);
-        if (!p)
-            continue;
-        p += strlen(marks[m]);
-        if (*p == '\'')
-            p++;
-        size_t n = strcspn(p, " \n'");
-        if (n > DEPS_SPEC_MAX)
-            n = DEPS_SPEC_MAX;
-        memcpy(cand, p, n);
-        cand[n] = '\0';
-        const char *from = p + n;
-        if (m == 0 && !strncmp(from, " (from ", 7) && strncmp(from, " (from versions", 15)) {
-            from += 7;
-            n = strcspn(from, ")\n,");
-            if (n > DEPS_SPEC_MAX)
-                n = DEPS_SPEC_MAX;
-            memcpy(cand, from, n);
-            cand[n] = '\0';
-        }
-    }
-    if (cand[0]) {
-        size_t n = 0;
-        while (cand[n] && (isalnum((unsigned char)cand[n]) || strchr("._-", cand[n])))
-            n++;
-        cleanup_free char *name = deps_normalize_name(cand, n);
-        for (size_t i = 0; name && i < set->n; i++)
-            if (!strcmp(set->v[i].name, name))
-                return strdup(set->v[i].spec);
-        return strdup(cand);
-    }
-    return set->n == 1 ? strdup(set->v[0].spec) : NULL;
-}
-
-/* "name==version" of every dist-info in site-packages, sorted. */
-static int list_installed(const char *site, struct deps_strv *out)
-{
-    cleanup_fd int sfd = open(site, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (sfd < 0)
-        return -errno;
-    cleanup_dir DIR *d = util_opendir_at(sfd);
-    if (!d)
-        return -errno;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (n < 11 || strcmp(e->d_name + n - 10, ".dist-info"))
-            continue;
-        char path[NAME_MAX + 16];
-        snprintf(path, sizeof path, "%s/METADATA", e->d_name);
-        cleanup_fd int mfd = openat(sfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (mfd < 0)
-            continue;
-        /* Only the headers matter; a long description past the limit is cut. */
-        char buf[DEPS_METADATA_MAX];
-        ssize_t got = read(mfd, buf, sizeof buf - 1);
-        if (got <= 0)
-            continue;
-        buf[got] = '\0';
-        const char *name = NULL, *version = NULL;
-        size_t name_n = 0, version_n = 0;
-        for (char *line = buf; *line && *line != '\n';) {
-            char *nl = strchr(line, '\n');
-            size_t ll = nl ? (size_t)(nl - line) : strlen(line);
-            if (ll && line[ll - 1] == '\r')
-                ll--;
-            if (ll > 6 && !strncmp(line, "Name: ", 6))
-                name = line + 6, name_n = ll - 6;
-            else if (ll > 9 && !strncmp(line, "Version: ", 9))
-                version = line + 9, version_n = ll - 9;
-            if (!nl)
-                break;
-            line = nl + 1;
-        }
-        if (!name || !version)
-            continue;
-        cleanup_free char *norm = deps_normalize_name(name, name_n);
-        cleanup_free char *entry = NULL;
-        if (!norm || asprintf(&entry, "%s==%.*s", norm, (int)version_n, version) < 0)
-            return -ENOMEM;
-        int rc = deps_strv_push(out, entry, strlen(entry));
-        if (rc < 0)
-            return rc;
-    }
-    qsort(out->v, out->n, sizeof *out->v, cmp_strpp);
-    return 0;
-}
-
-/* Console scripts the installer wrote start with "#!TMP/bin/python3",
- * which stops existing at the rename (and is another path in the jail).
- * They get "#!/usr/bin/env python3": the run's PATH starts with ENV/bin. */
-static int fix_shebangs(const char *env_dir)
-{
-    cleanup_free char *bin = NULL, *want = NULL;
-    if (asprintf(&bin, "%s/bin", env_dir) < 0 || asprintf(&want, "#!%s/bin/python", env_dir) < 0)
-        return -ENOMEM;
-    cleanup_fd int bfd = open(bin, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (bfd < 0)
-        return -errno;
-    cleanup_dir DIR *d = util_opendir_at(bfd);
-    if (!d)
-        return -errno;
-    size_t wl = strlen(want);
-    for (struct dirent *e; (e = readdir(d));) {
-        struct stat st;
-        if (fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-            continue;
-        char head[PATH_MAX + 64];
-        cleanup_fd int fd = openat(bfd, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        ssize_t n = fd < 0 ? -1 : pread(fd, head, sizeof head, 0);
-        if (n < (ssize_t)wl || memcmp(head, want, wl))
-            continue;
-        cleanup_free char *text = NULL;
-        size_t len;
-        int rc = util_read_file_at(bfd, e->d_name, 64u << 20, &text, &len);
-        if (rc < 0)
-            return rc;
-        const char *nl = memchr(text, '\n', len);
-        size_t rest = nl ? len - (size_t)(nl + 1 - text) : 0;
-        struct dbuf b;
-        dbuf_init(&b, len + sizeof DEPS_SHEBANG);
-        rc = dbuf_append(&b, DEPS_SHEBANG, strlen(DEPS_SHEBANG));
-        if (rc == 0 && rest)
-            rc = dbuf_append(&b, nl + 1, rest);
-        if (rc == 0)
-            rc = util_write_file_atomic(bfd, e->d_name, b.data, b.len, st.st_mode & 07777);
-        dbuf_free(&b);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-static int write_manifest(int dirfd, const struct deps_set *set, const struct deps_strv *installed, uint64_t bytes)
-{
-    struct dbuf b;
-    dbuf_init(&b, DEPS_MANIFEST_MAX);
-    int rc = dbuf_printf(&b, "runmyscript-env 1\nbytes %llu\n", (unsigned long long)bytes);
-    for (size_t i = 0; rc == 0 && i < set->n; i++)
-        rc = dbuf_printf(&b, "want %s\n", set->v[i].spec);
-    for (size_t i = 0; rc == 0 && i < installed->n; i++)
-        rc = dbuf_printf(&b, "have %s\n", installed->v[i]);
-    if (rc == 0)
-        rc = util_write_file_atomic(dirfd, DEPS_MANIFEST, b.data, b.len, 0444);
-    dbuf_free(&b);
-    return rc;
-}
-
-/* Builds the environment for set at tmp (which does not exist yet). */
-static int build_env(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
-                     const char *base_env, const char *uv, const char *pip_runner, const struct deps_set *set,
-                     int64_t install_ms,
-                     const struct deps_install_io *io, const char *tmp, struct deps_env *e, char *err,
-                     size_t errlen)
-{
-    int rc;
-    if (mkdir(tmp, 0755) < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "creating %s: %s", tmp, strerror(errno));
-        return rc;
-    }
-    {
-        cleanup_fd int s = open(base_env, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        cleanup_fd int t = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        rc = s < 0 || t < 0 ? -errno : copy_tree(s, t, 0);
-        if (rc < 0) {
-            snprintf(err, errlen, "copying the base environment: %s", strerror(-rc));
-            return rc;
-        }
-    }
-    cleanup_free char *cache = NULL, *home = NULL, *home_env = NULL;
-    if (asprintf(&cache, "%s/cache/%s", state_dir, uv ? "uv" : "pip") < 0 ||
-        asprintf(&home, "%s/cache/home", state_dir) < 0 || asprintf(&home_env, "HOME=%s", home) < 0)
-        return -ENOMEM;
-    /* Both exist before the installer starts: the jail binds them. */
-    const char *dirs[] = {home, cache};
-    for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-        if (mkdir(dirs[i], 0755) < 0 && errno != EEXIST) {
-            rc = -errno;
-            snprintf(err, errlen, "creating %s: %s", dirs[i], strerror(errno));
-            return rc;
-        }
-    }
-    struct args a = {0};
-    rc = installer_args(cfg, pip_runner, uv, state_dir, tmp, set, &a);
-    if (rc < 0) {
-        args_free(&a);
-        return rc;
-    }
-    /* The installer's temporary files (downloads, unpacked wheels) go to
-     * disk inside the environment being built, not to the jail's small
-     * /tmp; removed before the environment is published. */
-    cleanup_free char *itmp = NULL, *tmp_env = NULL;
-    if (asprintf(&itmp, "%s/.install-tmp", tmp) < 0 || asprintf(&tmp_env, "TMPDIR=%s", itmp) < 0)
-        return -ENOMEM;
-    if (mkdir(itmp, 0700) < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "creating %s: %s", itmp, strerror(errno));
-        args_free(&a);
-        return rc;
-    }
-    const char *envp[] = {helper_envp[0], helper_envp[1], home_env, tmp_env, NULL};
-    cleanup_free char *names = deps_set_names(set);
-    if (io && io->installing)
-        io->installing(io->ctx, names ? names : "");
-    cleanup_free char *out = NULL;
-    int st = 0;
-    log_msg(LOG_LVL_INFO, "installing %s into %s with %s", names ? names : "?", tmp, a.v[0]);
-    char jerr[256] = "";
-    rc = deps__run_installer(cfg, a.v, envp, tmp, cache, home, install_ms, io, &out, &st, jerr, sizeof jerr);
-    args_free(&a);
-    if (rc == -ETIMEDOUT) {
-        e->timed_out = true;
-        e->failed = set->n == 1 ? strdup(set->v[0].spec) : NULL;
-        snprintf(err, errlen, "installing %s took longer than install_time (%lld s) and was stopped",
-                 names ? names : "the requirements", (long long)(install_ms / 1000));
-        return -EPROTO;
-    }
-    if (rc < 0) {
-        snprintf(err, errlen, "could not start the installer: %s", jerr[0] ? jerr : strerror(-rc));
-        return rc;
-    }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && (!out || !*out)) {
-            snprintf(err, errlen, "could not run the installer (%s)", uv ? uv : pip_runner);
-            return -ENOEXEC;
-        }
-        e->failed = failed_requirement(out, set);
-        /* The error line that says why; else the last line. */
-        const char *why = NULL;
-        for (const char *p = out; p && (p = strstr(p, "ERROR: ")); p++)
-            why = p;
-        char line[400];
-        if (why) {
-            snprintf(line, sizeof line, "%.*s", (int)strcspn(why, "\n"), why);
-        } else {
-            snprintf(line, sizeof line, "%s", last_line(out));
-        }
-        snprintf(err, errlen, "installing %s failed%s%s%s: %s", names ? names : "the requirements",
-                 e->failed ? " (" : "", e->failed ? e->failed : "", e->failed ? ")" : "", line);
-        return -EPROTO;
-    }
-
-    discard(util_rm_rf_at(AT_FDCWD, itmp)); /* a leftover would only cost room */
-    /* Complete: shebangs, the manifest, read-only, synced. */
-    cleanup_free char *site = NULL;
-    int major = 0, minor = 0;
-    if (sscanf(info->version, "%d.%d", &major, &minor) != 2 ||
-        asprintf(&site, "%s/lib/python%d.%d/site-packages", tmp, major, minor) < 0)
-        return -ENOMEM;
-    struct deps_strv installed = {0};
-    rc = fix_shebangs(tmp);
-    if (rc == 0)
-        rc = list_installed(site, &installed);
-    cleanup_fd int tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (rc == 0 && tfd < 0)
-        rc = -errno;
-    uint64_t bytes = 0;
-    if (rc == 0)
-        rc = walk(AT_FDCWD, tmp, add_size, &bytes, 0);
-    if (rc == 0)
-        rc = write_manifest(tfd, set, &installed, bytes);
-    deps_strv_free(&installed);
-    if (rc == 0)
-        rc = walk(AT_FDCWD, tmp, set_readonly, NULL, 0);
-    if (rc == 0 && syncfs(tfd) < 0)
-        rc = -errno;
-    if (rc < 0) {
-        snprintf(err, errlen, "finishing the environment: %s", strerror(-rc));
-        return rc;
-    }
-    return 0;
-}
-
-int deps_env_get(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
-                 const char *base_env, const struct deps_set *set, int64_t install_ms,
-                 const struct deps_install_io *io, struct deps_env *e, char *err, size_t errlen)
-{
-    cleanup_free char *uv = NULL;
-    if (cfg->installer != DEPS_INSTALLER_PIP) {
-        uv = find_uv();
-        if (!uv && cfg->installer == DEPS_INSTALLER_UV) {
-            snprintf(err, errlen, "installer = uv, but uv is not on PATH");
-            return -ENOENT;
-        }
-    }
-    /* pip as the interpreter's facts found it; when they found none (or it
-     * is gone), the interpreter is asked again: python3-pip may have been
-     * installed or upgraded since. Only builds get here. */
-    cleanup_free char *runner = NULL;
-    const char *pip_runner = info->pip_runner;
-    if (!uv && (!pip_runner || access(pip_runner, R_OK) < 0)) {
-        struct deps_python fresh = {0};
-        cleanup_free char *cache = NULL;
-        if (asprintf(&cache, "%s/cache/python-%s.info", state_dir, info->key) < 0)
-            return -ENOMEM;
-        if (ask_python(state_dir, info->path, cache, &fresh, err, errlen) == 0 && fresh.pip_runner)
-            runner = steal_pointer(&fresh.pip_runner);
-        deps_python_free(&fresh);
-        pip_runner = runner;
-    }
-    if (!uv && !pip_runner) {
-        snprintf(err, errlen, "%s has no pip (pip 22.3 or later, e.g. Debian's python3-pip) and uv is not on PATH",
-                 info->path);
-        return -ENOENT;
-    }
-    env_key(cfg, info, uv ? "uv" : "pip", set, e->key);
-    if (asprintf(&e->dir, "%s/envs/%s", state_dir, e->key) < 0) {
-        e->dir = NULL;
-        return -ENOMEM;
-    }
-    int rc = env_use(e);
-    if (rc != -ENOENT) {
-        if (rc < 0)
-            snprintf(err, errlen, "opening the environment %s: %s", e->dir, strerror(-rc));
-        return rc;
-    }
-
-    char lockpath[PATH_MAX];
-    snprintf(lockpath, sizeof lockpath, "%s/envs/.%s.lock", state_dir, e->key);
-    cleanup_fd int lock = -1;
-    rc = lock_file(lockpath, NULL, &lock);
-    if (rc < 0) {
-        snprintf(err, errlen, "lock %s: %s", lockpath, strerror(-rc));
-        return rc;
-    }
-    rc = env_use(e);
-    if (rc != -ENOENT) {
-        if (rc < 0)
-            snprintf(err, errlen, "opening the environment %s: %s", e->dir, strerror(-rc));
-        return rc; /* another run built it while we waited */
-    }
-
-    /* We hold the build lock: whatever is at KEY is not ours (a directory
-     * without a manifest), and any .tmp-KEY-* is a killed build. */
-    cleanup_fd int envs = -1;
-    {
-        char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/envs", state_dir);
-        envs = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (envs < 0) {
-            rc = -errno;
-            snprintf(err, errlen, "%s: %s", p, strerror(errno));
-            return rc;
-        }
-    }
-    discard(remove_env(envs, e->key)); /* usually nothing there */
-    {
-        cleanup_dir DIR *d = util_opendir_at(envs);
-        char prefix[48];
-        snprintf(prefix, sizeof prefix, ".tmp-%s-", e->key);
-        for (struct dirent *de; d && (de = readdir(d));)
-            if (!strncmp(de->d_name, prefix, strlen(prefix))) {
-                log_msg(LOG_LVL_INFO, "removing %s, left by a build that did not finish", de->d_name);
-                discard(remove_env(envs, de->d_name));
-            }
-    }
-    char id[WS_ID_MAX + 1];
-    rc = ws_new_id(NULL, id);
-    if (rc < 0)
-        return rc;
-    cleanup_free char *tmp = NULL;
-    if (asprintf(&tmp, "%s/envs/.tmp-%s-%.8s", state_dir, e->key, id) < 0)
-        return -ENOMEM;
-    rc = build_env(cfg, state_dir, info, base_env, uv, pip_runner, set, install_ms, io, tmp, e, err, errlen);
-    if (rc < 0) {
-        discard(remove_env(AT_FDCWD, tmp));
-        return rc;
-    }
-    if (rename(tmp, e->dir) < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "publishing the environment %s: %s", e->dir, strerror(errno));
-        discard(remove_env(AT_FDCWD, tmp));
-        return rc;
-    }
-    if (fsync(envs) < 0)
-        log_msg(LOG_LVL_WARN, "fsync %s/envs: %s", state_dir, strerror(errno));
-    rc = env_use(e);
-    if (rc < 0) {
-        snprintf(err, errlen, "opening the environment just built at %s: %s", e->dir, strerror(-rc));
-        return rc;
-    }
-    e->built = true;
-    /* The build lock goes before eviction, which takes other keys' locks. */
-    close(steal_fd(&lock));
-    int ev = deps_evict(state_dir, cfg->cache_bytes, e->key);
-    if (ev < 0)
-        log_msg(LOG_LVL_WARN, "evicting environments: %s", strerror(-ev));
-    return 0;
-}
-
-/* --------------------------------------------------------------- eviction */
-
-struct cand {
-    char name[40];
-    struct timespec used;
-    uint64_t bytes;
-};
-
-static int cmp_cand(const void *a, const void *b)
-{
-    const struct cand *x = a, *y = b;
-    if (x->used.tv_sec != y->used.tv_sec)
-        return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
-    if (x->used.tv_nsec != y->used.tv_nsec)
-        return x->used.tv_nsec < y->used.tv_nsec ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-/* Removes envs/NAME (a .tmp- of a key) when nobody holds the key's build
- * lock: then the build that made it is dead. */
-static void remove_stale_tmp(int envs, const char *name)
-{
-    char lockname[64];
-    if (strlen(name) < 5 + 32 || !is_key(name + 5, 32))
-        return;
-    snprintf(lockname, sizeof lockname, ".%.32s.lock", name + 5);
-    cleanup_fd int fd = openat(envs, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
-        return; /* a build of this key is running */
-    log_msg(LOG_LVL_INFO, "removing %s, left by a build that did not finish", name);
-    discard(remove_env(envs, name));
-}
-
-int deps_evict(const char *state_dir, uint64_t cap, const char *keep_key)
-{
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/envs", state_dir);
-    cleanup_fd int envs = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (envs < 0)
-        return -errno;
-    struct cand *c = NULL;
-    size_t n = 0, capn = 0;
-    uint64_t total = 0;
-    int evicted = 0, rc = 0;
-    {
-        cleanup_dir DIR *d = util_opendir_at(envs);
-        if (!d)
-            return -errno;
-        for (struct dirent *de; (de = readdir(d));) {
-            const char *nm = de->d_name;
-            if (!strncmp(nm, ".trash-", 7)) {
-                discard(remove_env(envs, nm));
-                continue;
-            }
-            if (!strncmp(nm, ".tmp-", 5)) {
-                remove_stale_tmp(envs, nm);
-                continue;
-            }
-            if (strlen(nm) != 32 || !is_key(nm, 32))
-                continue;
-            cleanup_fd int fd = openat(envs, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            struct stat st;
-            uint64_t bytes = 0;
-            if (fd < 0 || fstat(fd, &st) < 0 || read_manifest(fd, NULL, &bytes) < 0)
-                continue;
-            if (n == capn) {
-                capn = capn ? capn * 2 : 16;
-                struct cand *nc = realloc(c, capn * sizeof *c);
-                if (!nc) {
-                    free(c);
-                    return -ENOMEM;
-                }
-                c = nc;
-            }
-            snprintf(c[n].name, sizeof c[n].name, "%s", nm);
-            c[n].used = st.st_mtim;
-            c[n].bytes = bytes;
-            total += bytes;
-            n++;
-        }
-    }
-    if (cap == 0 || total <= cap)
+    struct deps_strv mods = {0};
+    struct deps_map map = {0};
+    cleanup_free char *map_path = NULL;
+    int rc = deps_scan_imports(code, code_len, &mods);
+    if (rc == -E2BIG) {
+        snprintf(why, whylen, "the script imports more than %d modules", DEPS_MAX_IMPORTS);
         goto out;
-    qsort(c, n, sizeof *c, cmp_cand);
-    for (size_t i = 0; i < n && total > cap; i++) {
-        if (keep_key && !strcmp(c[i].name, keep_key))
+    }
+    if (rc < 0)
+        goto out;
+    for (size_t i = 0; i < mods.n; i++) {
+        const char *mod = mods.v[i];
+        if (deps_python_is_stdlib(info, mod))
             continue;
-        cleanup_fd int fd = openat(envs, c[i].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
+        bool local = false;
+        for (size_t k = 0; !local && k < n_local; k++)
+            local = local_dirs[k] && dir_has_module(local_dirs[k], mod);
+        if (local || (have_env && env_has_module(have_env, info, mod)))
             continue;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-            continue; /* a run is using it */
-        char id[WS_ID_MAX + 1], trash[80];
-        if (ws_new_id(NULL, id) < 0)
-            continue;
-        snprintf(trash, sizeof trash, ".trash-%s-%.8s", c[i].name, id);
-        if (renameat(envs, c[i].name, envs, trash) < 0) {
-            rc = -errno;
+        /* The map is read only when an import needs it: a script of the
+         * standard library never does. */
+        if (!map_path) {
+            if (asprintf(&map_path, "%s/import-names.tsv", cfg->data_dir) < 0) {
+                map_path = NULL;
+                rc = -ENOMEM;
+                goto out;
+            }
+            rc = deps_map_load(map_path, &map, why, whylen);
+            if (rc < 0) {
+                size_t n = strlen(why);
+                snprintf(why + n, whylen - n, " (configuration key data_dir; make install puts it there)");
+                goto out;
+            }
+        }
+        const char *dist = deps_map_lookup(&map, mod);
+        char *name = deps_normalize_name(dist, strlen(dist));
+        if (!name) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (set_has(set, name)) {
+            free(name);
             continue;
         }
-        close(steal_fd(&fd));
-        log_msg(LOG_LVL_INFO, "evicted environment %s (%llu bytes, least recently used)", c[i].name,
-                (unsigned long long)c[i].bytes);
-        discard(remove_env(envs, trash));
-        /* Its build lock too, taken so that no builder holds it meanwhile
-         * (a builder that opened it before the unlink sees the change and
-         * opens the new one). */
-        char lockname[64];
-        snprintf(lockname, sizeof lockname, ".%s.lock", c[i].name);
-        cleanup_fd int lfd = openat(envs, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
-            unlinkat(envs, lockname, 0);
-        total -= c[i].bytes;
-        evicted++;
+        if (set->n >= DEPS_MAX_REQUIREMENTS) {
+            free(name);
+            snprintf(why, whylen, "the script needs more than %d requirements", DEPS_MAX_REQUIREMENTS);
+            rc = -E2BIG;
+            goto out;
+        }
+        char *spec = strdup(name), *module = strdup(mod);
+        if (!spec || !module) {
+            free(name);
+            free(spec);
+            free(module);
+            rc = -ENOMEM;
+            goto out;
+        }
+        rc = set_add(set, name, spec, DEPS_SRC_IMPORT, module);
+        if (rc < 0)
+            goto out;
     }
 out:
-    free(c);
-    return rc < 0 && evicted == 0 ? rc : evicted;
+    deps_map_free(&map);
+    deps_strv_free(&mods);
+    return rc;
+}
+
+void deps_drop_provided(struct deps_set *set, const struct deps_python *info, const char *env_dir)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        struct deps_req *r = &set->v[i];
+        if (r->source == DEPS_SRC_IMPORT && env_has_module(env_dir, info, r->module)) {
+            free(r->name);
+            free(r->spec);
+            free(r->module);
+            continue;
+        }
+        set->v[o++] = *r;
+    }
+    set->n = o;
+}
+
+int deps_set_copy(const struct deps_set *in, bool declared_only, struct deps_set *out)
+{
+    for (size_t i = 0; i < in->n; i++) {
+        const struct deps_req *r = &in->v[i];
+        if (declared_only && r->source == DEPS_SRC_IMPORT)
+            continue;
+        char *name = strdup(r->name), *spec = strdup(r->spec), *module = r->module ? strdup(r->module) : NULL;
+        if (!name || !spec || (r->module && !module)) {
+            free(name);
+            free(spec);
+            free(module);
+            return -ENOMEM;
+        }
+        int rc = set_add(out, name, spec, r->source, module);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+char *deps_set_names(const struct deps_set *set)
+{
+    struct dbuf b;
+    dbuf_init(&b, 64 * 1024);
+    for (size_t i = 0; i < set->n; i++)
+        if ((i && dbuf_append(&b, ", ", 2) < 0) || dbuf_append(&b, set->v[i].spec, strlen(set->v[i].spec)) < 0)
+            break;
+    char *s = dbuf_steal(&b, NULL);
+    return s ? s : strdup("");
 }

@@ -18,7 +18,7 @@
 
 #include "executor.h"
 
-struct jail_tool; /* jail.h (which includes exec.h, which includes this) */
+struct jail_tool; /* jail.h: deps_install_io points at one, and deps.h need not include jail.h */
 
 #define DEPS_MAX_IMPORTS 256     /* distinct top-level imports one script may list */
 #define DEPS_MAP_MAX (1u << 20)  /* bytes of import-names.tsv */
@@ -188,8 +188,7 @@ struct deps_env {
     int fd;               /* the directory, holding the shared lock */
     bool built;           /* this call built it (else a cache hit) */
     struct deps_strv installed;  /* name==version, what it holds */
-    char *failed;         /* on install failure: the requirement that failed, or NULL */
-    bool timed_out;       /* on install failure: install_ms passed */
+    char *failed;         /* on an install outcome: the requirement that failed, or NULL */
 };
 void deps_env_init(struct deps_env *e);
 /* Releases the lock and frees. */
@@ -209,13 +208,24 @@ struct deps_install_io {
     void *ctx;
 };
 
+/* What deps_env_get says besides a negative errno (the service failed):
+ * the environment is there, or the installer failed, the run's outcome
+ * (install_failed) and not the service's. */
+enum deps_env_outcome {
+    DEPS_ENV_READY = 0,           /* *e filled and held */
+    DEPS_ENV_INSTALL_FAILED = 1,  /* the installer exited with a failure */
+    DEPS_ENV_INSTALL_TIMEOUT = 2, /* the installer ran past install_ms and was stopped */
+};
+
 /* Gets the environment for set: a cache hit, or a build (one per key at a
  * time; others wait and then hit). base_env is the interpreter's base
  * environment (the new one starts as a copy of it). install_ms bounds the
- * installer. Returns 0 with *e filled and held; -EPROTO when the
- * installer failed or timed out (e->failed, e->timed_out, and the reason
- * in err: the installer's last line); other -errno when the service failed
- * (reason in err). After a build it evicts least recently used
+ * installer. Returns DEPS_ENV_READY with *e filled and held;
+ * DEPS_ENV_INSTALL_FAILED or DEPS_ENV_INSTALL_TIMEOUT (e->failed names the
+ * requirement when it can be told); a negative errno when the service
+ * failed. Whatever is not DEPS_ENV_READY has its one-line reason in err
+ * (the installer's error line, the limit, or what failed), the one channel
+ * for the message. After a build it evicts least recently used
  * environments past cfg->cache_bytes. */
 int deps_env_get(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
                  const char *base_env, const struct deps_set *set, int64_t install_ms,

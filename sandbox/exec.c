@@ -31,13 +31,15 @@
 #include "admit.h"
 #include "artifacts.h"
 #include "deps.h"
-#include "fetch.h"
 #include "jail.h"
 #include "result.h"
 #include "workspace.h"
 
 #define EXEC_INSTALL_LOG_MAX (256 * 1024) /* bytes of installer output kept in the result */
 #define EXEC_INSTALL_TAIL_LINES 10        /* of them, shown in the log when an install fails */
+#define EXEC_ORPHAN_AGE_MS 1000           /* a run directory younger than this may not hold its lock yet */
+#define EXEC_SESSION_POLL_US 50000        /* how often a run waiting for its session tries the lock */
+#define EXEC_SESSION_SLACK_MS 10000       /* past the other run's longest life, before giving up */
 
 /* ---------------------------------------------------------------- names */
 
@@ -105,8 +107,6 @@ void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
     spec->limits = cfg->limits;
     spec->auto_deps = cfg->auto_deps;
 }
-
-#define EXEC_ORPHAN_AGE_MS 1000 /* see exec_mark_orphans */
 
 void exec__set_error(struct exec_result *r, const char *fmt, ...)
 {
@@ -347,6 +347,33 @@ static bool has_detected(const struct deps_set *set)
     return false;
 }
 
+/* The installer failed (outcome, deps_env_get's): the run's status, not
+ * the service's, with the reason, and the installer's last lines in the
+ * log for a reader of the log alone. */
+static void install_failed(struct run *run, int outcome, const struct deps_env *env, const char *err)
+{
+    struct exec_result *r = run->r;
+    r->status = EXEC_STATUS_INSTALL_FAILED;
+    r->limit = outcome == DEPS_ENV_INSTALL_TIMEOUT ? "install_time" : NULL;
+    r->failed_requirement = env->failed ? strdup(env->failed) : NULL;
+    free(r->error);
+    r->error = strdup(err);
+    exec__system_line(run, "[runmyscript] %s", err);
+    const struct dbuf *il = &run->install_log;
+    size_t start = il->len, lines = 0;
+    while (start > 0 && lines <= EXEC_INSTALL_TAIL_LINES)
+        if (il->data[--start] == '\n')
+            lines++;
+    if (start > 0 || lines > EXEC_INSTALL_TAIL_LINES)
+        start++;
+    for (size_t i = start; i < il->len;) {
+        const char *nl = memchr(il->data + i, '\n', il->len - i);
+        size_t n = nl ? (size_t)(nl - (il->data + i)) : il->len - i;
+        exec__system_line(run, "[install] %.*s", (int)n, il->data + i);
+        i += n + 1;
+    }
+}
+
 /* Finds the environment of the run: the base one when the script needs
  * nothing past the standard library, else the one for its requirements,
  * from the cache or built now, held in env for the run. An installer that
@@ -385,7 +412,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
          * session's workspace, or a file mount_file put in its mounts/)
          * is not something to install. */
         cleanup_free char *mounts = NULL;
-        if (spec->workspace && asprintf(&mounts, "%s/mounts", spec->workspace) < 0)
+        if (spec->workspace && asprintf(&mounts, "%s/" WS_MOUNTS_DIR, spec->workspace) < 0)
             mounts = NULL;
         const char *local[] = {r->run_dir, spec->workspace, mounts};
         rc = deps_detect(&cfg->deps, spec->code, spec->code_len, info, local, ARRAY_SIZE(local), base, set, err,
@@ -405,7 +432,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
             rc = deps_env_get(&cfg->deps, cfg->state_dir, info, base, &only, spec->limits.install_ms, &io, env, err,
                               sizeof err);
         deps_set_free(&only);
-        if (rc < 0)
+        if (rc != DEPS_ENV_READY)
             goto failed;
         deps_drop_provided(set, info, env->dir);
         if (!has_detected(set))
@@ -422,7 +449,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
         log_msg(LOG_LVL_INFO, "requirements: %s", names ? names : "?");
     }
     rc = deps_env_get(&cfg->deps, cfg->state_dir, info, base, set, spec->limits.install_ms, &io, env, err, sizeof err);
-    if (rc < 0)
+    if (rc != DEPS_ENV_READY)
         goto failed;
 done:
     r->env_cache = env->built ? EXEC_ENV_BUILT : EXEC_ENV_HIT;
@@ -443,28 +470,8 @@ done:
     *env_dir = env->dir;
     return 0;
 failed:
-    if (rc == -EPROTO) {
-        /* The installer failed: the run's status, not the service's. */
-        r->status = EXEC_STATUS_INSTALL_FAILED;
-        r->limit = env->timed_out ? "install_time" : NULL;
-        r->failed_requirement = env->failed ? strdup(env->failed) : NULL;
-        free(r->error);
-        r->error = strdup(err);
-        exec__system_line(run, "[runmyscript] %s", err);
-        /* The installer's last lines, for a reader of the log alone. */
-        const struct dbuf *il = &run->install_log;
-        size_t start = il->len, lines = 0;
-        while (start > 0 && lines <= EXEC_INSTALL_TAIL_LINES)
-            if (il->data[--start] == '\n')
-                lines++;
-        if (start > 0 || lines > EXEC_INSTALL_TAIL_LINES)
-            start++;
-        for (size_t i = start; i < il->len;) {
-            const char *nl = memchr(il->data + i, '\n', il->len - i);
-            size_t n = nl ? (size_t)(nl - (il->data + i)) : il->len - i;
-            exec__system_line(run, "[install] %.*s", (int)n, il->data + i);
-            i += n + 1;
-        }
+    if (rc > 0) {
+        install_failed(run, rc, env, err);
         return 0;
     }
     exec__set_error(r, "%s", *err ? err : strerror(-rc));
@@ -508,7 +515,7 @@ static int lock_session(struct run *run)
         return 0;
     exec__phase(run, EXEC_PHASE_QUEUED, "waiting for the session's other run");
     const struct exec_limits *l = &spec->limits;
-    int64_t give_up = util_now_ms() + l->wall_ms + l->install_ms + l->kill_grace_ms + 10000;
+    int64_t give_up = util_now_ms() + l->wall_ms + l->install_ms + l->kill_grace_ms + EXEC_SESSION_SLACK_MS;
     for (;;) {
         if (flock(run->session_lock, LOCK_EX | LOCK_NB) == 0)
             return 0;
@@ -526,7 +533,7 @@ static int lock_session(struct run *run)
             exec__set_error(run->r, "the session's other run did not end in time; try again");
             return -EBUSY;
         }
-        usleep(50000);
+        usleep(EXEC_SESSION_POLL_US);
     }
 }
 
@@ -574,6 +581,40 @@ static int admit(struct run *run)
         rc = -EBUSY;
     } else if (rc < 0) {
         exec__set_error(run->r, "waiting for a run slot: %s", strerror(-rc));
+    }
+    return rc;
+}
+
+/* A run turned away (-EBUSY) never started: nothing of it is kept (the
+ * client is told to retry), not even its id. */
+static void turn_away(struct run *run)
+{
+    struct exec_result *r = run->r;
+    close(run->run_fd);
+    run->run_fd = -1;
+    int rm = util_rm_rf_at(AT_FDCWD, r->run_dir);
+    if (rm < 0)
+        log_msg(LOG_LVL_WARN, "cannot remove %s: %s", r->run_dir, strerror(-rm));
+    free(r->run_dir);
+    r->run_dir = NULL;
+    log_msg(LOG_LVL_INFO, "turned away: %s", r->error);
+    r->run_id[0] = '\0';
+}
+
+/* Writes result.json; a run that went well until then fails with what
+ * failed (rc is exec_run's so far, and what it returns then). */
+static int record(struct run *run, int rc)
+{
+    struct exec_result *r = run->r;
+    int64_t t_record = util_now_ms();
+    int wrc = result_record(r);
+    log_msg(LOG_LVL_DEBUG, "timing: record %lld ms", (long long)(util_now_ms() - t_record));
+    if (wrc < 0) {
+        log_msg(LOG_LVL_ERROR, "recording the result: %s", strerror(-wrc));
+        if (rc == 0) {
+            exec__set_error(r, "could not record the result in %s: %s", r->run_dir, strerror(-wrc));
+            rc = wrc;
+        }
     }
     return rc;
 }
@@ -633,18 +674,8 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
         rc = 0; /* a result: cancelled */
         goto out;
     }
-    if (rc == -EBUSY) {
-        /* Never started: keep nothing (the client is told to retry). */
-        close(run.run_fd);
-        run.run_fd = -1;
-        int rm = util_rm_rf_at(AT_FDCWD, r->run_dir);
-        if (rm < 0)
-            log_msg(LOG_LVL_WARN, "cannot remove %s: %s", r->run_dir, strerror(-rm));
-        free(r->run_dir);
-        r->run_dir = NULL;
-        log_msg(LOG_LVL_INFO, "turned away: %s", r->error);
-        r->run_id[0] = '\0';
-    }
+    if (rc == -EBUSY)
+        turn_away(&run);
     if (rc < 0)
         goto out;
     int64_t t_workspace = util_now_ms();
@@ -682,18 +713,8 @@ out:
         r->status = EXEC_STATUS_SANDBOX_ERROR;
     if (rc < 0 && rc != -EBUSY)
         log_msg(LOG_LVL_ERROR, "run failed: %s", r->error ? r->error : strerror(-rc));
-    if (r->run_dir) {
-        int64_t t_record = util_now_ms();
-        int wrc = result_record(r);
-        log_msg(LOG_LVL_DEBUG, "timing: record %lld ms", (long long)(util_now_ms() - t_record));
-        if (wrc < 0) {
-            log_msg(LOG_LVL_ERROR, "recording the result: %s", strerror(-wrc));
-            if (rc == 0) {
-                exec__set_error(r, "could not record the result in %s: %s", r->run_dir, strerror(-wrc));
-                rc = wrc;
-            }
-        }
-    }
+    if (r->run_dir)
+        rc = record(&run, rc);
     exec__phase(&run, EXEC_PHASE_DONE, exec_status_name(r->status));
     if (run.out_fd >= 0)
         close(run.out_fd);
@@ -742,10 +763,14 @@ int exec_mark_orphans(const struct exec_config *cfg)
         if (fd < 0 || faccessat(fd, "result.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
             flock(fd, LOCK_EX | LOCK_NB) < 0)
             continue;
+        /* The whole id, NODE-HEX in a cluster (ws_id_valid: at most
+         * WS_ID_MAX bytes). */
         struct exec_result r;
+        size_t id_len = strnlen(de->d_name, sizeof r.run_id);
+        if (id_len >= sizeof r.run_id)
+            continue;
         exec_result_init(&r);
-        memcpy(r.run_id, de->d_name, WS_ID_LEN); /* ws_id_valid: exactly WS_ID_LEN */
-        r.run_id[WS_ID_LEN] = '\0';
+        memcpy(r.run_id, de->d_name, id_len + 1);
         if (asprintf(&r.run_dir, "%s/%s", path, de->d_name) < 0) {
             r.run_dir = NULL;
             exec_result_free(&r);

@@ -59,23 +59,6 @@ static void layout_free(struct layout *l)
     memset(l, 0, sizeof *l);
 }
 
-/* mounts/ of the workspace (mount_file's files) is read-only to scripts.
- * A session's workspace always gets one, so that a script can never own a
- * writable mounts/ into which a later mount_file would write. Returns true
- * when the workspace has it as a real directory (not a symlink). */
-static bool mounts_dir(const char *workdir, bool make)
-{
-    cleanup_fd int wfd = open(workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (wfd < 0)
-        return false;
-    if (make && mkdirat(wfd, FETCH_MOUNTS_DIR, 0755) < 0 && errno != EEXIST) {
-        int e = errno;
-        log_msg(LOG_LVL_WARN, "cannot make %s/%s: %s", workdir, FETCH_MOUNTS_DIR, strerror(e));
-    }
-    struct stat st;
-    return fstatat(wfd, FETCH_MOUNTS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* In the namespaces: the workspace at /work, its mounts/ read-only over
  * /work/mounts, the environment at /env, and for a session run (whose
  * workspace is not its run directory) the run directory read-only at /job.
@@ -90,7 +73,7 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
     const char *work, *job, *env, *home, *tmp;
     char hbuf[4096], tbuf[4096];
     memset(l, 0, sizeof *l);
-    bool has_mounts = mounts_dir(r->workdir, session);
+    bool has_mounts = ws_mounts_dir(r->workdir, session);
     if (mode == JAIL_MODE_NAMESPACES) {
         work = "/work";
         job = session ? "/job" : "/work";
@@ -102,13 +85,13 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
             l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
         l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
         if (has_mounts) {
-            if (asprintf(&l->mounts, "%s/%s", r->workdir, FETCH_MOUNTS_DIR) < 0) {
+            if (asprintf(&l->mounts, "%s/%s", r->workdir, WS_MOUNTS_DIR) < 0) {
                 l->mounts = NULL;
                 goto oom;
             }
             /* Read-only, and neither end reached through a symlink: the
              * workspace is the script's to rearrange between runs. */
-            l->binds[l->n_binds++] = (struct jail_bind){l->mounts, "/work/" FETCH_MOUNTS_DIR, JAIL_BIND_NOFOLLOW};
+            l->binds[l->n_binds++] = (struct jail_bind){l->mounts, "/work/" WS_MOUNTS_DIR, JAIL_BIND_NOFOLLOW};
         }
     } else {
         work = r->workdir;
@@ -241,7 +224,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
             .uid_count = cfg->uid_count,
             .chown_paths = l.chown,
             .n_chown_paths = l.n_chown,
-            .chown_keep = FETCH_MOUNTS_DIR,
+            .chown_keep = WS_MOUNTS_DIR,
         };
         rc = jail_start(&o, proc, err, sizeof err);
         layout_free(&l);

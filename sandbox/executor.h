@@ -282,7 +282,18 @@ void exec_result_free(struct exec_result *r);
  * slot); nothing is kept on disk (r->run_id is ""), r->error says when to
  * try again (cfg->retry_after_ms), and the front door answers "busy".
  * While it waits for a slot the sink gets the queued phase and cancelled()
- * is polled. */
+ * is polled.
+ *
+ * A call the executor refuses is refused first, before anything is made
+ * (no run directory, no slot, no sink callback, r->run_id ""): exec_run
+ * makes the checks of exec_check_code (-EINVAL, -E2BIG), of input_bytes
+ * (-E2BIG) and of exec_check_requirements (-EINVAL), with the same
+ * one-line reason in r->error, to be shown as it is: the caller's request
+ * is at fault, not the service. When the interpreter cannot be asked, that
+ * is another -errno, reason in r->error. A front door may rely on exec_run
+ * alone for these checks: rc -EINVAL or -E2BIG with r->run_id[0] == '\0'
+ * is "refused, nothing was run"; the exec_check_* functions are for a
+ * front door that wants the answer before it does work of its own. */
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
 
 /* Asks the run run_id (under state_dir) to stop, from any process: creates
@@ -303,7 +314,7 @@ int exec_check_code(const char *code, size_t len, const struct exec_limits *lim,
  * matches the interpreter. 0; -EINVAL with a one-line reason in why (show
  * it as it is: the request is refused); another -errno when the service
  * cannot tell (the interpreter is missing), reason in why. exec_run()
- * checks the same and returns -EINVAL without a result on a refusal. */
+ * makes the same check itself and refuses the same calls (see there). */
 int exec_check_requirements(const struct exec_spec *spec, char *why, size_t whylen) must_check;
 
 /* Marks runs whose process died before it recorded a result (a worker
@@ -384,20 +395,35 @@ struct fetch_file {
     uint64_t bytes;
     char sha256[65];       /* lower-case hex, computed while streaming */
     const char *mime;      /* static: art_mime() of the first bytes and the name */
-    long http_status;      /* the final response's status */
+    long http_status;      /* the final response's status; on failure too (0: none came) */
 };
 
-/* Errors, from all the transfer functions below: 0 on success, else a
- * negative errno with a one-line reason in err naming the URL (redacted:
+/* The one outcome of a transfer that is neither success nor a negative
+ * errno: the server answered with an HTTP error status (>= 400); the
+ * status is in fetch_file.http_status or fetch_upload_result.status, and
+ * in err. Its value is below every errno (Linux's end at 4095), so a
+ * switch on the return code tells it apart from them. */
+enum fetch_outcome {
+    FETCH_E_HTTP = -4096 - 1,
+};
+/* A short name of a transfer's return code for logs: FETCH_E_HTTP's, or
+ * strerror's for a negative errno (static). The user-facing reason is err. */
+const char *fetch_strerror(int rc);
+
+/* Errors, from all the transfer functions below: 0 on success, else
+ * FETCH_E_HTTP or a negative errno, always with a one-line reason in err
+ * (the one channel for the message) naming the URL (redacted:
  * fetch_url_redact) and the HTTP status, the curl error or the limit:
+ *   FETCH_E_HTTP  the server answered with an HTTP error status (>= 400)
  *   -EINVAL     a bad URL (scheme, syntax, length) or an unsafe path
  *   -EACCES     the guard refused the address (not public, not allowlisted)
  *   -EFBIG      a size limit (fetch_bytes, upload_bytes, mount_bytes)
  *   -EDQUOT     mount_files
  *   -ETIMEDOUT  fetch_connect_timeout or fetch_timeout
  *   -ELOOP      more than fetch_redirects redirects, or a symlink in a path
- *   -EPROTO     the server answered with an HTTP error status (>= 400), or
- *               a redirect with fetch_redirects = 0
+ *   -EPROTO     the final answer is no file and no HTTP error: a redirect
+ *               with fetch_redirects = 0, or another status outside 2xx
+ *               below 400
  *   -EPROTONOSUPPORT  a redirect to a scheme other than http or https
  *   -EHOSTUNREACH, -ECONNREFUSED, -EIO  the network or the server failed
  *   -ENOSYS     libcurl cannot be loaded
@@ -435,7 +461,8 @@ struct fetch_upload_result {
  * followed anywhere on the way: ws_open_beneath) to url. A file larger than
  * limits.upload_bytes is refused before anything is sent, and the read side
  * stops at the cap while streaming. A final status >= 400 is an error
- * (-EPROTO, the status in out->status and in err). dirfd is borrowed. */
+ * (FETCH_E_HTTP, the status in out->status and in err). dirfd is
+ * borrowed. */
 int fetch_upload(const struct fetch_config *cfg, const char *url, int dirfd, const char *rel,
                  struct fetch_upload_result *out, char *err, size_t errlen) must_check;
 

@@ -22,7 +22,6 @@
 #define FETCH_RECORD_MAX (32u << 20) /* bytes of a session's mounts record: 10000
                                       * entries (mount_files' ceiling) of at most
                                       * ~2 KiB each */
-#define FETCH_MOUNTS_DIR "mounts"  /* in a session's workspace: mounted files */
 
 /* ------------------------------------------------------ the address guard */
 

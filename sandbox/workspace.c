@@ -13,6 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define WS_CREATE_TRIES 4 /* fresh random ids tried for a new run directory */
+
 #ifdef HAVE_LINUX_OPENAT2_H
 #include <linux/openat2.h>
 #endif
@@ -134,7 +136,7 @@ int ws_run_create(const char *state_dir, const char *node, char id[WS_ID_MAX + 1
         return rc;
     /* 128 random bits do not collide in practice; EEXIST is still handled
      * rather than assumed away. */
-    for (int tries = 0; tries < 4; tries++) {
+    for (int tries = 0; tries < WS_CREATE_TRIES; tries++) {
         rc = ws_new_id(node, id);
         if (rc < 0)
             return rc;
@@ -263,4 +265,27 @@ int ws_reap_runs(const char *state_dir, int64_t ttl_ms)
             removed++;
     }
     return removed;
+}
+
+/* ------------------------------------------------------------- mounts/ */
+
+int ws_mounts_open(int workspace_fd, bool make)
+{
+    if (make && mkdirat(workspace_fd, WS_MOUNTS_DIR, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    int fd = openat(workspace_fd, WS_MOUNTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOTDIR ? -ELOOP : -errno;
+    return fd;
+}
+
+bool ws_mounts_dir(const char *workdir, bool make)
+{
+    cleanup_fd int wfd = open(workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (wfd < 0)
+        return false;
+    if (make && mkdirat(wfd, WS_MOUNTS_DIR, 0755) < 0 && errno != EEXIST)
+        log_msg(LOG_LVL_WARN, "cannot make %s/%s: %s", workdir, WS_MOUNTS_DIR, strerror(errno));
+    struct stat st;
+    return fstatat(wfd, WS_MOUNTS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }

@@ -1,7 +1,8 @@
 /* workspace.h: the state directory on disk: run directories with random
  * ids, path safety for names a client gives, and reaping of old runs (the
  * public part is in executor.h). Layout (doc/architecture.md, "State on
- * disk"): STATE/runs/RUNID/, STATE/sessions/SID/, STATE/envs/, STATE/cache/. */
+ * disk"): STATE/runs/RUNID/, STATE/sessions/SID/, STATE/envs/, STATE/cache/;
+ * in a session's workspace, mounts/ holds the mounted files. */
 #ifndef RMS_WORKSPACE_H
 #define RMS_WORKSPACE_H
 
@@ -14,5 +15,23 @@
  * (ws_new_id with node, which may be NULL). On success *run_dir is a new
  * string (caller frees) and id is filled. */
 int ws_run_create(const char *state_dir, const char *node, char id[WS_ID_MAX + 1], char **run_dir) must_check;
+
+/* The directory of a session workspace that receives mount_file's files:
+ * bound read-only over /work/mounts in the namespaces, kept the server's
+ * own (its uid, its write bits removed from the files) in the fallback. */
+#define WS_MOUNTS_DIR "mounts"
+
+/* Opens the mounts/ of the workspace at workspace_fd (borrowed), making it
+ * first (0755) when make and it is missing, following no symlink: an fd
+ * (caller closes), -ELOOP when mounts/ is a symlink or not a directory,
+ * -ENOENT when it is missing, other -errno. */
+int ws_mounts_open(int workspace_fd, bool make) must_check;
+
+/* Whether the workspace at workdir has a mounts/ directory (not a
+ * symlink), made first when make (a failure to make it is logged, and the
+ * answer is then what is there). A session's workspace always gets one
+ * before its script runs, so that a script can never own a writable
+ * mounts/ into which a later mount_file would write. */
+bool ws_mounts_dir(const char *workdir, bool make);
 
 #endif

@@ -1,11 +1,13 @@
 /* test-exec.c: the ordered log and its cap, the limit table, script checks,
- * and session runs keeping their own copy of what they produced. */
+ * session runs keeping their own copy of what they produced, and the
+ * result of a run whose process died. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec_log.h"
@@ -147,8 +149,45 @@ static void test_session_snapshot(void)
     discard(system(cmd));
 }
 
+/* A run whose process died in a cluster (a NODE-HEX id) is marked with its
+ * whole id in its result.json, the node prefix included. */
+static void test_orphan_node_id(void)
+{
+    char tmp[] = "/tmp/rms-test-exec-XXXXXX";
+    if (!mkdtemp(tmp)) {
+        ok(0, "mkdtemp");
+        return;
+    }
+    char state[300], run[400];
+    snprintf(state, sizeof state, "%s/state", tmp);
+    is_int(ws_init_state(state), 0, "orphans: the state directory");
+    const char *id = "node7-0123456789abcdef0123456789abcdef";
+    ok(ws_id_valid(id), "orphans: a node-prefixed id is an id");
+    snprintf(run, sizeof run, "%s/runs/%s", state, id);
+    is_int(mkdir(run, 0700), 0, "orphans: a run directory without a result");
+    /* Older than a run that is only starting. */
+    struct timespec old[2] = {{.tv_sec = time(NULL) - 60}, {.tv_sec = time(NULL) - 60}};
+    is_int(utimensat(AT_FDCWD, run, old, 0), 0, "orphans: made old");
+    struct exec_config cfg = {.state_dir = state, .python = "/usr/bin/python3"};
+    exec_limits_default(&cfg.limits);
+    is_int(exec_mark_orphans(&cfg), 1, "orphans: one run marked");
+    char *text = slurp(run, "result.json");
+    json_object *o = text ? json_tokener_parse(text) : NULL, *v = NULL;
+    ok(o && json_object_object_get_ex(o, "run_id", &v), "orphans: result.json has a run_id");
+    is_str(v ? json_object_get_string(v) : NULL, id, "orphans: the whole node-prefixed id is recorded");
+    ok(v && json_object_object_get_ex(o, "status", &v) && !strcmp(json_object_get_string(v), "sandbox_error"),
+       "orphans: status sandbox_error");
+    if (o)
+        json_object_put(o);
+    free(text);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    discard(system(cmd));
+}
+
 int main(void)
 {
+    test_orphan_node_id();
     test_session_snapshot();
     test_log();
     test_limits();

@@ -1,7 +1,7 @@
 /* test-fetch.c: the SSRF guard's classifier and allowlist, URL checks and
  * redaction, the limits table. Nothing here sends a packet: the guard is
  * tested on socket addresses built in memory, never by connecting to the
- * ranges it refuses. */
+ * ranges it refuses. The outcome codes of the transfers. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -336,8 +336,18 @@ static void test_limits(void)
     ok(fetch_limit_find("nope") == NULL, "an unknown key");
 }
 
+/* FETCH_E_HTTP is apart from every errno, and has a name for logs. */
+static void test_outcomes(void)
+{
+    ok(FETCH_E_HTTP < -4095, "FETCH_E_HTTP is below every errno");
+    ok(FETCH_E_HTTP != -EPROTO, "an HTTP error status is not -EPROTO");
+    ok(strstr(fetch_strerror(FETCH_E_HTTP), "HTTP") != NULL, "fetch_strerror names FETCH_E_HTTP");
+    is_str(fetch_strerror(-EFBIG), strerror(EFBIG), "fetch_strerror of an errno is strerror's");
+}
+
 int main(void)
 {
+    test_outcomes();
     test_ipv4();
     test_ipv6();
     test_invalid();

@@ -1,4 +1,5 @@
-/* test-workspace.c: ids, run directories and path safety. */
+/* test-workspace.c: ids, run directories, path safety and a session
+ * workspace's mounts/. */
 #include "config.h"
 
 #include <errno.h>
@@ -167,8 +168,41 @@ static void test_runs(void)
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
 }
 
+/* mounts/: missing, made, a symlink in its place, a file in its place. */
+static void test_mounts(void)
+{
+    char tmp[] = "/tmp/rms-test-ws-XXXXXX";
+    if (!mkdtemp(tmp)) {
+        ok(0, "mkdtemp");
+        return;
+    }
+    int wfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    is_int(ws_mounts_open(wfd, false), -ENOENT, "mounts/: missing");
+    ok(!ws_mounts_dir(tmp, false), "mounts/: ws_mounts_dir says missing");
+    int m = ws_mounts_open(wfd, true);
+    ok(m >= 0, "mounts/: made and opened");
+    if (m >= 0)
+        close(m);
+    ok(ws_mounts_dir(tmp, false), "mounts/: ws_mounts_dir finds it");
+    is_int(unlinkat(wfd, WS_MOUNTS_DIR, AT_REMOVEDIR), 0, "mounts/: removed");
+    is_int(symlinkat("/etc", wfd, WS_MOUNTS_DIR), 0, "mounts/: a symlink in its place");
+    is_int(ws_mounts_open(wfd, true), -ELOOP, "mounts/: a symlink is not followed");
+    ok(!ws_mounts_dir(tmp, true), "mounts/: ws_mounts_dir refuses a symlink");
+    is_int(unlinkat(wfd, WS_MOUNTS_DIR, 0), 0, "mounts/: symlink removed");
+    int f = openat(wfd, WS_MOUNTS_DIR, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (f >= 0)
+        close(f);
+    is_int(ws_mounts_open(wfd, true), -ELOOP, "mounts/: a file is not a directory");
+    is_int(unlinkat(wfd, WS_MOUNTS_DIR, 0), 0, "mounts/: file removed");
+    ok(ws_mounts_dir(tmp, true), "mounts/: ws_mounts_dir makes it");
+    unlinkat(wfd, WS_MOUNTS_DIR, AT_REMOVEDIR);
+    close(wfd);
+    rmdir(tmp);
+}
+
 int main(void)
 {
+    test_mounts();
     test_ids();
     test_node_ids();
     test_rel_paths();

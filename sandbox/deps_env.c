@@ -1,0 +1,829 @@
+/* deps_env.c: the Python environments scripts run with.
+ *
+ * Theory of operation. Every environment lives in STATE/envs:
+ *
+ *   base-IKEY/          the base environment of an interpreter (python -m
+ *                       venv --without-pip): the standard library only
+ *   KEY/                one set of requirements, installed (KEY: a hash of
+ *                       the interpreter, the sorted requirements and the
+ *                       index settings); read-only once published
+ *   .KEY.lock           the build lock of KEY: one builder at a time
+ *   .tmp-KEY-RAND/      a build in progress (or one that was killed)
+ *   .trash-KEY-RAND/    an evicted environment being removed
+ *
+ * A build copies the base environment into .tmp-KEY-RAND, runs the
+ * installer into it, writes the manifest (what it holds, its size), makes
+ * it read-only, syncs it, and renames it to KEY: an environment at KEY is
+ * always complete. A run that uses KEY holds a shared flock on the
+ * directory for as long as the script runs and sets its mtime (the LRU
+ * clock). Eviction takes an exclusive flock without waiting (so it never
+ * takes one in use), renames the directory to .trash-..., and removes it;
+ * a run that opened KEY just before checks after its lock that KEY is
+ * still the directory it holds, and builds again if not. Leftovers of
+ * killed builds are removed by the next build of the key or by the next
+ * eviction pass, whichever holds the key's build lock first. */
+#include "config.h"
+
+#include "deps_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "sha256.h"
+#include "workspace.h"
+
+#define DEPS_VENV_TIMEOUT_MS 120000
+#define DEPS_LOCK_TRIES 100                  /* lock files eviction may unlink under a waiter */
+#define DEPS_METADATA_MAX (64 * 1024)        /* bytes of a dist-info METADATA read (the headers) */
+#define DEPS_MANIFEST_MAX (1u << 20)
+#define DEPS_WALK_DEPTH 64                   /* directory depth of an environment */
+#define DEPS_MANIFEST "runmyscript-env.txt"  /* in the environment's top directory */
+#define DEPS_SHEBANG "#!/usr/bin/env python3\n"
+
+char *deps_env_python(const char *env_dir)
+{
+    char *p;
+    if (asprintf(&p, "%s/bin/python3", env_dir) < 0)
+        return NULL;
+    return p;
+}
+
+static bool env_complete(const char *dir)
+{
+    char p[PATH_MAX];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/pyvenv.cfg", dir);
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Takes the exclusive lock on path (created if missing). A lock file that
+ * eviction unlinked while we waited is not the lock any more: then again. */
+static int lock_file(const char *path, bool *waited, int *out)
+{
+    for (int tries = 0; tries < DEPS_LOCK_TRIES; tries++) {
+        cleanup_fd int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+            return -errno;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+            if (errno != EWOULDBLOCK)
+                return -errno;
+            if (waited)
+                *waited = true;
+            log_msg(LOG_LVL_INFO, "waiting for the lock %s: another run is building this environment", path);
+            while (flock(fd, LOCK_EX) < 0)
+                if (errno != EINTR)
+                    return -errno;
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) < 0)
+            return -errno;
+        if (stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+            *out = steal_fd(&fd);
+            return 0;
+        }
+    }
+    return -EDEADLK;
+}
+
+/* deps_base_env's work; a failure may leave err empty. */
+static int base_env(const char *state_dir, const char *python, char **env_dir, char *err, size_t errlen)
+{
+    char key[17];
+    int rc = deps__interpreter_key(python, key, err, errlen);
+    if (rc < 0)
+        return rc;
+    cleanup_free char *dir = NULL;
+    if (asprintf(&dir, "%s/envs/base-%s", state_dir, key) < 0)
+        return -ENOMEM;
+    if (env_complete(dir)) {
+        *env_dir = steal_pointer(&dir);
+        return 0;
+    }
+
+    rc = ws_init_state(state_dir);
+    if (rc < 0) {
+        snprintf(err, errlen, "state directory %s: %s", state_dir, strerror(-rc));
+        return rc;
+    }
+    /* One builder per key: the others wait on the lock, then find it done. */
+    char lockpath[PATH_MAX];
+    snprintf(lockpath, sizeof lockpath, "%s/envs/.base-%s.lock", state_dir, key);
+    cleanup_fd int lock = -1;
+    rc = lock_file(lockpath, NULL, &lock);
+    if (rc < 0) {
+        snprintf(err, errlen, "lock %s: %s", lockpath, strerror(-rc));
+        return rc;
+    }
+    if (env_complete(dir)) {
+        *env_dir = steal_pointer(&dir);
+        return 0;
+    }
+    /* Left over from a build that was killed: never used, removed now. */
+    discard(util_rm_rf_at(AT_FDCWD, dir));
+
+    char id[WS_ID_MAX + 1];
+    rc = ws_new_id(NULL, id);
+    if (rc < 0)
+        return rc;
+    cleanup_free char *tmp = NULL;
+    if (asprintf(&tmp, "%s/envs/.tmp-base-%s-%.8s", state_dir, key, id) < 0)
+        return -ENOMEM;
+    const char *argv[] = {python, "-I", "-m", "venv", "--without-pip", tmp, NULL};
+    cleanup_free char *out = NULL;
+    int st = 0;
+    rc = proc_run(argv, deps__helper_envp, DEPS_VENV_TIMEOUT_MS, 8192, &out, &st, NULL, NULL);
+    if (rc < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !env_complete(tmp)) {
+        const char *last = deps__last_line(out);
+        snprintf(err, errlen, "making the base environment with %s -m venv failed%s%s", python, *last ? ": " : "",
+                 last);
+        discard(util_rm_rf_at(AT_FDCWD, tmp));
+        return rc < 0 ? rc : -EIO;
+    }
+    if (rename(tmp, dir) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "publishing the base environment: %s", strerror(errno));
+        discard(util_rm_rf_at(AT_FDCWD, tmp));
+        return rc;
+    }
+    *env_dir = steal_pointer(&dir);
+    return 0;
+}
+
+int deps_base_env(const char *state_dir, const char *python, char **env_dir, char *err, size_t errlen)
+{
+    err[0] = '\0';
+    int rc = base_env(state_dir, python, env_dir, err, errlen);
+    if (rc < 0 && !err[0])
+        snprintf(err, errlen, "the base environment of %s: %s", python, strerror(-rc));
+    return rc;
+}
+
+/* ------------------------------------------------------ file-tree helpers */
+
+/* Calls fn on every entry under dirfd/name (pre-order: a directory before
+ * its contents), never following symlinks. */
+typedef int (*walk_fn)(int parent, const char *name, const struct stat *st, void *ctx);
+
+static int walk(int parent, const char *name, walk_fn fn, void *ctx, int depth)
+{
+    struct stat st;
+    if (depth > DEPS_WALK_DEPTH)
+        return -ELOOP;
+    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -errno;
+    int rc = fn(parent, name, &st, ctx);
+    if (rc < 0 || !S_ISDIR(st.st_mode))
+        return rc;
+    cleanup_fd int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    cleanup_dir DIR *d = util_opendir_at(fd);
+    if (!d)
+        return -errno;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        rc = walk(fd, e->d_name, fn, ctx, depth + 1);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int add_size(int parent, const char *name, const struct stat *st, void *ctx)
+{
+    (void)parent, (void)name;
+    *(uint64_t *)ctx += (uint64_t)st->st_blocks * 512;
+    return 0;
+}
+
+/* Read-only for everyone, readable by everyone whatever the umask was: a
+ * run's own uid (the jail's) must read what the server's installed. */
+static int set_readonly(int parent, const char *name, const struct stat *st, void *ctx)
+{
+    (void)ctx;
+    if (S_ISLNK(st->st_mode))
+        return 0; /* chmod would follow it */
+    mode_t mode = S_ISDIR(st->st_mode) || (st->st_mode & 0111) ? 0555 : 0444;
+    return fchmodat(parent, name, mode, 0) < 0 ? -errno : 0;
+}
+
+static int set_writable(int parent, const char *name, const struct stat *st, void *ctx)
+{
+    (void)ctx;
+    if (!S_ISDIR(st->st_mode))
+        return 0; /* only directories need it for unlinking */
+    return fchmodat(parent, name, (st->st_mode & 07777) | 0700, 0) < 0 ? -errno : 0;
+}
+
+/* rm -rf of an environment, which is read-only. */
+static int remove_env(int parent, const char *name)
+{
+    discard(walk(parent, name, set_writable, NULL, 0)); /* what fails shows below */
+    return util_rm_rf_at(parent, name);
+}
+
+/* Copies the tree at srcfd into the empty directory dstfd: directories,
+ * regular files (with their modes) and symlinks. */
+static int copy_tree(int srcfd, int dstfd, int depth)
+{
+    if (depth > DEPS_WALK_DEPTH)
+        return -ELOOP;
+    cleanup_dir DIR *d = util_opendir_at(srcfd);
+    if (!d)
+        return -errno;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        struct stat st;
+        if (fstatat(srcfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            return -errno;
+        int rc = 0;
+        if (S_ISDIR(st.st_mode)) {
+            if (mkdirat(dstfd, e->d_name, st.st_mode & 07777) < 0)
+                return -errno;
+            cleanup_fd int s = openat(srcfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            cleanup_fd int t = openat(dstfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (s < 0 || t < 0)
+                return -errno;
+            rc = copy_tree(s, t, depth + 1);
+        } else if (S_ISLNK(st.st_mode)) {
+            char target[PATH_MAX];
+            ssize_t n = readlinkat(srcfd, e->d_name, target, sizeof target - 1);
+            if (n < 0)
+                return -errno;
+            target[n] = '\0';
+            if (symlinkat(target, dstfd, e->d_name) < 0)
+                return -errno;
+        } else if (S_ISREG(st.st_mode)) {
+            rc = util_copy_file(srcfd, e->d_name, dstfd, e->d_name);
+            if (rc == 0 && fchmodat(dstfd, e->d_name, st.st_mode & 07777, 0) < 0)
+                rc = -errno;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------ the environment */
+
+void deps_env_init(struct deps_env *e)
+{
+    memset(e, 0, sizeof *e);
+    e->fd = -1;
+}
+
+void deps_env_release(struct deps_env *e)
+{
+    if (e->fd >= 0)
+        close(e->fd); /* drops the shared lock */
+    free(e->dir);
+    free(e->failed);
+    deps_strv_free(&e->installed);
+    deps_env_init(e);
+}
+
+static bool is_key(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return true;
+}
+
+/* The manifest: what an environment holds and how big it is. */
+static int read_manifest(int dirfd, struct deps_strv *installed, uint64_t *bytes)
+{
+    cleanup_free char *text = NULL;
+    size_t len;
+    int rc = util_read_file_at(dirfd, DEPS_MANIFEST, DEPS_MANIFEST_MAX, &text, &len);
+    if (rc < 0)
+        return rc;
+    if (strncmp(text, "runmyscript-env 1\n", 18))
+        return -EINVAL;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (bytes && !strncmp(line, "bytes ", 6))
+            *bytes = strtoull(line + 6, NULL, 10);
+        else if (installed && !strncmp(line, "have ", 5) && (rc = deps_strv_push(installed, line + 5, strlen(line + 5))) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Opens KEY for a run: shared lock, still published at its name, manifest
+ * read, mtime set (the LRU clock). -ENOENT when there is none to use. */
+static int env_use(struct deps_env *e)
+{
+    cleanup_fd int fd = open(e->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? -ENOENT : -errno;
+    while (flock(fd, LOCK_SH) < 0)
+        if (errno != EINTR)
+            return -errno;
+    struct stat a, b;
+    if (fstat(fd, &a) < 0)
+        return -errno;
+    if (stat(e->dir, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+        return -ENOENT; /* evicted between the open and the lock */
+    deps_strv_free(&e->installed);
+    int rc = read_manifest(fd, &e->installed, NULL);
+    if (rc < 0)
+        return -ENOENT; /* not one of ours: the builder replaces it */
+    if (futimens(fd, NULL) < 0)
+        log_msg(LOG_LVL_DEBUG, "touching %s: %s", e->dir, strerror(errno));
+    e->fd = steal_fd(&fd);
+    return 0;
+}
+
+
+static int cmp_strpp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void hash_line(struct sha256 *h, const char *k, const char *v)
+{
+    sha256_update(h, k, strlen(k));
+    sha256_update(h, " ", 1);
+    sha256_update(h, v ? v : "-", strlen(v ? v : "-"));
+    sha256_update(h, "\n", 1);
+}
+
+/* KEY: the interpreter (path, file identity, version, platform), the
+ * installer, the index settings and the sorted requirements. */
+static void env_key(const struct deps_config *cfg, const struct deps_python *info, const char *installer,
+                    const struct deps_set *set, char out[33])
+{
+    struct sha256 h;
+    unsigned char d[32];
+    const char *specs[DEPS_MAX_REQUIREMENTS];
+    size_t n = 0;
+    for (size_t i = 0; i < set->n && n < ARRAY_SIZE(specs); i++)
+        specs[n++] = set->v[i].spec;
+    qsort(specs, n, sizeof *specs, cmp_strpp);
+    sha256_init(&h);
+    hash_line(&h, "runmyscript-env", "1");
+    hash_line(&h, "python", info->path);
+    hash_line(&h, "python-id", info->key);
+    hash_line(&h, "version", info->version);
+    hash_line(&h, "platform", info->platform);
+    hash_line(&h, "installer", installer);
+    hash_line(&h, "index_url", cfg->index_url);
+    hash_line(&h, "extra_index_url", cfg->extra_index_url);
+    hash_line(&h, "find_links", cfg->find_links);
+    hash_line(&h, "only_binary", cfg->only_binary ? "on" : "off");
+    for (size_t i = 0; i < n; i++)
+        hash_line(&h, "req", specs[i]);
+    sha256_final(&h, d);
+    util_hex(d, 16, out);
+}
+
+/* "name==version" of every dist-info in site-packages, sorted. */
+static int list_installed(const char *site, struct deps_strv *out)
+{
+    cleanup_fd int sfd = open(site, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sfd < 0)
+        return -errno;
+    cleanup_dir DIR *d = util_opendir_at(sfd);
+    if (!d)
+        return -errno;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 11 || strcmp(e->d_name + n - 10, ".dist-info"))
+            continue;
+        char path[NAME_MAX + 16];
+        snprintf(path, sizeof path, "%s/METADATA", e->d_name);
+        cleanup_fd int mfd = openat(sfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (mfd < 0)
+            continue;
+        /* Only the headers matter; a long description past the limit is cut. */
+        char buf[DEPS_METADATA_MAX];
+        ssize_t got = read(mfd, buf, sizeof buf - 1);
+        if (got <= 0)
+            continue;
+        buf[got] = '\0';
+        const char *name = NULL, *version = NULL;
+        size_t name_n = 0, version_n = 0;
+        for (char *line = buf; *line && *line != '\n';) {
+            char *nl = strchr(line, '\n');
+            size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+            if (ll && line[ll - 1] == '\r')
+                ll--;
+            if (ll > 6 && !strncmp(line, "Name: ", 6))
+                name = line + 6, name_n = ll - 6;
+            else if (ll > 9 && !strncmp(line, "Version: ", 9))
+                version = line + 9, version_n = ll - 9;
+            if (!nl)
+                break;
+            line = nl + 1;
+        }
+        if (!name || !version)
+            continue;
+        cleanup_free char *norm = deps_normalize_name(name, name_n);
+        cleanup_free char *entry = NULL;
+        if (!norm || asprintf(&entry, "%s==%.*s", norm, (int)version_n, version) < 0)
+            return -ENOMEM;
+        int rc = deps_strv_push(out, entry, strlen(entry));
+        if (rc < 0)
+            return rc;
+    }
+    qsort(out->v, out->n, sizeof *out->v, cmp_strpp);
+    return 0;
+}
+
+/* Console scripts the installer wrote start with "#!TMP/bin/python3",
+ * which stops existing at the rename (and is another path in the jail).
+ * They get "#!/usr/bin/env python3": the run's PATH starts with ENV/bin. */
+static int fix_shebangs(const char *env_dir)
+{
+    cleanup_free char *bin = NULL, *want = NULL;
+    if (asprintf(&bin, "%s/bin", env_dir) < 0 || asprintf(&want, "#!%s/bin/python", env_dir) < 0)
+        return -ENOMEM;
+    cleanup_fd int bfd = open(bin, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (bfd < 0)
+        return -errno;
+    cleanup_dir DIR *d = util_opendir_at(bfd);
+    if (!d)
+        return -errno;
+    size_t wl = strlen(want);
+    for (struct dirent *e; (e = readdir(d));) {
+        struct stat st;
+        if (fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+            continue;
+        char head[PATH_MAX + 64];
+        cleanup_fd int fd = openat(bfd, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        ssize_t n = fd < 0 ? -1 : pread(fd, head, sizeof head, 0);
+        if (n < (ssize_t)wl || memcmp(head, want, wl))
+            continue;
+        cleanup_free char *text = NULL;
+        size_t len;
+        int rc = util_read_file_at(bfd, e->d_name, 64u << 20, &text, &len);
+        if (rc < 0)
+            return rc;
+        const char *nl = memchr(text, '\n', len);
+        size_t rest = nl ? len - (size_t)(nl + 1 - text) : 0;
+        struct dbuf b;
+        dbuf_init(&b, len + sizeof DEPS_SHEBANG);
+        rc = dbuf_append(&b, DEPS_SHEBANG, strlen(DEPS_SHEBANG));
+        if (rc == 0 && rest)
+            rc = dbuf_append(&b, nl + 1, rest);
+        if (rc == 0)
+            rc = util_write_file_atomic(bfd, e->d_name, b.data, b.len, st.st_mode & 07777);
+        dbuf_free(&b);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int write_manifest(int dirfd, const struct deps_set *set, const struct deps_strv *installed, uint64_t bytes)
+{
+    struct dbuf b;
+    dbuf_init(&b, DEPS_MANIFEST_MAX);
+    int rc = dbuf_printf(&b, "runmyscript-env 1\nbytes %llu\n", (unsigned long long)bytes);
+    for (size_t i = 0; rc == 0 && i < set->n; i++)
+        rc = dbuf_printf(&b, "want %s\n", set->v[i].spec);
+    for (size_t i = 0; rc == 0 && i < installed->n; i++)
+        rc = dbuf_printf(&b, "have %s\n", installed->v[i]);
+    if (rc == 0)
+        rc = util_write_file_atomic(dirfd, DEPS_MANIFEST, b.data, b.len, 0444);
+    dbuf_free(&b);
+    return rc;
+}
+
+/* Builds the environment for set at tmp (which does not exist yet): a copy
+ * of the base environment, the installer run into it, then finished
+ * (shebangs, the manifest, read-only, synced). DEPS_ENV_READY, an install
+ * outcome (e->failed set), or -errno; the reason in err. */
+static int build_env(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+                     const char *base_env, const char *uv, const char *pip_runner, const struct deps_set *set,
+                     int64_t install_ms, const struct deps_install_io *io, const char *tmp, struct deps_env *e,
+                     char *err, size_t errlen)
+{
+    int rc;
+    if (mkdir(tmp, 0755) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "creating %s: %s", tmp, strerror(errno));
+        return rc;
+    }
+    {
+        cleanup_fd int s = open(base_env, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cleanup_fd int t = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        rc = s < 0 || t < 0 ? -errno : copy_tree(s, t, 0);
+        if (rc < 0) {
+            snprintf(err, errlen, "copying the base environment: %s", strerror(-rc));
+            return rc;
+        }
+    }
+    rc = deps__install(cfg, state_dir, uv, pip_runner, set, install_ms, io, tmp, &e->failed, err, errlen);
+    if (rc != DEPS_ENV_READY)
+        return rc;
+    /* Complete: shebangs, the manifest, read-only, synced. */
+    cleanup_free char *site = NULL;
+    int major = 0, minor = 0;
+    if (sscanf(info->version, "%d.%d", &major, &minor) != 2 ||
+        asprintf(&site, "%s/lib/python%d.%d/site-packages", tmp, major, minor) < 0)
+        return -ENOMEM;
+    struct deps_strv installed = {0};
+    rc = fix_shebangs(tmp);
+    if (rc == 0)
+        rc = list_installed(site, &installed);
+    cleanup_fd int tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rc == 0 && tfd < 0)
+        rc = -errno;
+    uint64_t bytes = 0;
+    if (rc == 0)
+        rc = walk(AT_FDCWD, tmp, add_size, &bytes, 0);
+    if (rc == 0)
+        rc = write_manifest(tfd, set, &installed, bytes);
+    deps_strv_free(&installed);
+    if (rc == 0)
+        rc = walk(AT_FDCWD, tmp, set_readonly, NULL, 0);
+    if (rc == 0 && syncfs(tfd) < 0)
+        rc = -errno;
+    if (rc < 0) {
+        snprintf(err, errlen, "finishing the environment: %s", strerror(-rc));
+        return rc;
+    }
+    return 0;
+}
+
+
+/* The installer a build uses: uv (on PATH, unless installer = pip), else
+ * pip as the interpreter's facts found it; when they found none (or it is
+ * gone), the interpreter is asked again: python3-pip may have been
+ * installed or upgraded since. Only builds get here. *uv and *runner are
+ * the caller's to free; *pip_runner is one of them or info's. */
+static int pick_installer(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+                          char **uv, char **runner, const char **pip_runner, char *err, size_t errlen)
+{
+    *uv = *runner = NULL;
+    *pip_runner = info->pip_runner;
+    if (cfg->installer != DEPS_INSTALLER_PIP) {
+        *uv = deps__find_uv();
+        if (!*uv && cfg->installer == DEPS_INSTALLER_UV) {
+            snprintf(err, errlen, "installer = uv, but uv is not on PATH");
+            return -ENOENT;
+        }
+    }
+    if (!*uv && (!*pip_runner || access(*pip_runner, R_OK) < 0)) {
+        struct deps_python fresh = {0};
+        cleanup_free char *cache = NULL;
+        if (asprintf(&cache, "%s/cache/python-%s.info", state_dir, info->key) < 0)
+            return -ENOMEM;
+        if (deps__ask_python(state_dir, info->path, cache, &fresh, err, errlen) == 0 && fresh.pip_runner)
+            *runner = steal_pointer(&fresh.pip_runner);
+        deps_python_free(&fresh);
+        *pip_runner = *runner;
+    }
+    if (!*uv && !*pip_runner) {
+        snprintf(err, errlen, "%s has no pip (pip 22.3 or later, e.g. Debian's python3-pip) and uv is not on PATH",
+                 info->path);
+        return -ENOENT;
+    }
+    return 0;
+}
+
+/* Under the build lock of key: whatever is at KEY is not ours (a directory
+ * without a manifest), and any .tmp-KEY-* is a killed build. */
+static void remove_leftovers(int envs, const char *key)
+{
+    discard(remove_env(envs, key)); /* usually nothing there */
+    cleanup_dir DIR *d = util_opendir_at(envs);
+    char prefix[48];
+    snprintf(prefix, sizeof prefix, ".tmp-%s-", key);
+    for (struct dirent *de; d && (de = readdir(d));)
+        if (!strncmp(de->d_name, prefix, strlen(prefix))) {
+            log_msg(LOG_LVL_INFO, "removing %s, left by a build that did not finish", de->d_name);
+            discard(remove_env(envs, de->d_name));
+        }
+}
+
+/* env_use, with the reason of a failure in err. */
+static int use_env(struct deps_env *e, const char *what, char *err, size_t errlen)
+{
+    int rc = env_use(e);
+    if (rc < 0 && rc != -ENOENT)
+        snprintf(err, errlen, "opening the environment %s%s: %s", what, e->dir, strerror(-rc));
+    return rc;
+}
+
+/* deps_env_get once the environment is known to be missing: the build,
+ * under the key's lock, and its publication. */
+static int env_build(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+                     const char *base_env, const char *uv, const char *pip_runner, const struct deps_set *set,
+                     int64_t install_ms, const struct deps_install_io *io, struct deps_env *e, char *err,
+                     size_t errlen)
+{
+    char lockpath[PATH_MAX];
+    snprintf(lockpath, sizeof lockpath, "%s/envs/.%s.lock", state_dir, e->key);
+    cleanup_fd int lock = -1;
+    int rc = lock_file(lockpath, NULL, &lock);
+    if (rc < 0) {
+        snprintf(err, errlen, "lock %s: %s", lockpath, strerror(-rc));
+        return rc;
+    }
+    rc = use_env(e, "", err, errlen);
+    if (rc != -ENOENT)
+        return rc; /* another run built it while we waited */
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/envs", state_dir);
+    cleanup_fd int envs = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (envs < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: %s", p, strerror(errno));
+        return rc;
+    }
+    remove_leftovers(envs, e->key);
+    char id[WS_ID_MAX + 1];
+    rc = ws_new_id(NULL, id);
+    if (rc < 0)
+        return rc;
+    cleanup_free char *tmp = NULL;
+    if (asprintf(&tmp, "%s/envs/.tmp-%s-%.8s", state_dir, e->key, id) < 0)
+        return -ENOMEM;
+    rc = build_env(cfg, state_dir, info, base_env, uv, pip_runner, set, install_ms, io, tmp, e, err, errlen);
+    if (rc != DEPS_ENV_READY) {
+        discard(remove_env(AT_FDCWD, tmp));
+        return rc;
+    }
+    if (rename(tmp, e->dir) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "publishing the environment %s: %s", e->dir, strerror(errno));
+        discard(remove_env(AT_FDCWD, tmp));
+        return rc;
+    }
+    if (fsync(envs) < 0)
+        log_msg(LOG_LVL_WARN, "fsync %s/envs: %s", state_dir, strerror(errno));
+    rc = use_env(e, "just built at ", err, errlen);
+    if (rc < 0)
+        return rc;
+    e->built = true;
+    /* The build lock goes (cleanup) before the caller's eviction, which
+     * takes other keys' locks. */
+    return 0;
+}
+
+int deps_env_get(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+                 const char *base_env, const struct deps_set *set, int64_t install_ms,
+                 const struct deps_install_io *io, struct deps_env *e, char *err, size_t errlen)
+{
+    cleanup_free char *uv = NULL, *runner = NULL;
+    const char *pip_runner;
+    err[0] = '\0';
+    int rc = pick_installer(cfg, state_dir, info, &uv, &runner, &pip_runner, err, errlen);
+    if (rc < 0)
+        goto out;
+    env_key(cfg, info, uv ? "uv" : "pip", set, e->key);
+    if (asprintf(&e->dir, "%s/envs/%s", state_dir, e->key) < 0) {
+        e->dir = NULL;
+        rc = -ENOMEM;
+        goto out;
+    }
+    rc = use_env(e, "", err, errlen);
+    if (rc != -ENOENT)
+        goto out;
+    rc = env_build(cfg, state_dir, info, base_env, uv, pip_runner, set, install_ms, io, e, err, errlen);
+    if (rc == 0) {
+        int ev = deps_evict(state_dir, cfg->cache_bytes, e->key);
+        if (ev < 0)
+            log_msg(LOG_LVL_WARN, "evicting environments: %s", strerror(-ev));
+    }
+out:
+    if (rc < 0 && !err[0])
+        snprintf(err, errlen, "%s", strerror(-rc));
+    return rc;
+}
+
+/* --------------------------------------------------------------- eviction */
+
+struct cand {
+    char name[40];
+    struct timespec used;
+    uint64_t bytes;
+};
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    if (x->used.tv_sec != y->used.tv_sec)
+        return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+    if (x->used.tv_nsec != y->used.tv_nsec)
+        return x->used.tv_nsec < y->used.tv_nsec ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Removes envs/NAME (a .tmp- of a key) when nobody holds the key's build
+ * lock: then the build that made it is dead. */
+static void remove_stale_tmp(int envs, const char *name)
+{
+    char lockname[64];
+    if (strlen(name) < 5 + 32 || !is_key(name + 5, 32))
+        return;
+    snprintf(lockname, sizeof lockname, ".%.32s.lock", name + 5);
+    cleanup_fd int fd = openat(envs, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+        return; /* a build of this key is running */
+    log_msg(LOG_LVL_INFO, "removing %s, left by a build that did not finish", name);
+    discard(remove_env(envs, name));
+}
+
+int deps_evict(const char *state_dir, uint64_t cap, const char *keep_key)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/envs", state_dir);
+    cleanup_fd int envs = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (envs < 0)
+        return -errno;
+    struct cand *c = NULL;
+    size_t n = 0, capn = 0;
+    uint64_t total = 0;
+    int evicted = 0, rc = 0;
+    {
+        cleanup_dir DIR *d = util_opendir_at(envs);
+        if (!d)
+            return -errno;
+        for (struct dirent *de; (de = readdir(d));) {
+            const char *nm = de->d_name;
+            if (!strncmp(nm, ".trash-", 7)) {
+                discard(remove_env(envs, nm));
+                continue;
+            }
+            if (!strncmp(nm, ".tmp-", 5)) {
+                remove_stale_tmp(envs, nm);
+                continue;
+            }
+            if (strlen(nm) != 32 || !is_key(nm, 32))
+                continue;
+            cleanup_fd int fd = openat(envs, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            struct stat st;
+            uint64_t bytes = 0;
+            if (fd < 0 || fstat(fd, &st) < 0 || read_manifest(fd, NULL, &bytes) < 0)
+                continue;
+            if (n == capn) {
+                capn = capn ? capn * 2 : 16;
+                struct cand *nc = realloc(c, capn * sizeof *c);
+                if (!nc) {
+                    free(c);
+                    return -ENOMEM;
+                }
+                c = nc;
+            }
+            snprintf(c[n].name, sizeof c[n].name, "%s", nm);
+            c[n].used = st.st_mtim;
+            c[n].bytes = bytes;
+            total += bytes;
+            n++;
+        }
+    }
+    if (cap == 0 || total <= cap)
+        goto out;
+    qsort(c, n, sizeof *c, cmp_cand);
+    for (size_t i = 0; i < n && total > cap; i++) {
+        if (keep_key && !strcmp(c[i].name, keep_key))
+            continue;
+        cleanup_fd int fd = openat(envs, c[i].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+            continue; /* a run is using it */
+        char id[WS_ID_MAX + 1], trash[80];
+        if (ws_new_id(NULL, id) < 0)
+            continue;
+        snprintf(trash, sizeof trash, ".trash-%s-%.8s", c[i].name, id);
+        if (renameat(envs, c[i].name, envs, trash) < 0) {
+            rc = -errno;
+            continue;
+        }
+        close(steal_fd(&fd));
+        log_msg(LOG_LVL_INFO, "evicted environment %s (%llu bytes, least recently used)", c[i].name,
+                (unsigned long long)c[i].bytes);
+        discard(remove_env(envs, trash));
+        /* Its build lock too, taken so that no builder holds it meanwhile
+         * (a builder that opened it before the unlink sees the change and
+         * opens the new one). */
+        char lockname[64];
+        snprintf(lockname, sizeof lockname, ".%s.lock", c[i].name);
+        cleanup_fd int lfd = openat(envs, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
+            unlinkat(envs, lockname, 0);
+        total -= c[i].bytes;
+        evicted++;
+    }
+out:
+    free(c);
+    return rc < 0 && evicted == 0 ? rc : evicted;
+}
+

@@ -1,0 +1,324 @@
+/* deps_install.c: the installer's run for an environment being built: uv
+ * or pip, its command line from the configuration (index, find-links,
+ * wheels only), run in the jail with the host's network and nothing but
+ * the new environment, its cache and its HOME writable, and its outcome:
+ * installed, failed (naming the requirement) or timed out. */
+#include "config.h"
+
+#include "deps_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jail.h"
+#include "proc.h"
+
+#define DEPS_INSTALL_OUT_MAX (4u << 20) /* installer output kept for the failure report */
+
+char *deps__find_uv(void)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path; *p;) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        if (n && p[0] == '/') {
+            char *cand;
+            if (asprintf(&cand, "%.*s/uv", (int)n, p) < 0)
+                return NULL;
+            struct stat st;
+            if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+                return cand;
+            free(cand);
+        }
+        p += n + (colon ? 1 : 0);
+    }
+    return NULL;
+}
+
+/* An argv under construction. */
+struct args {
+    struct deps_strv s;
+    const char **v;
+};
+
+static int arg(struct args *a, const char *s)
+{
+    return deps_strv_push(&a->s, s, strlen(s));
+}
+
+/* Each blank-separated word of list, after opt. */
+static int arg_list(struct args *a, const char *opt, const char *list)
+{
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t n = strcspn(p, " \t");
+        if (n) {
+            int rc = arg(a, opt);
+            if (rc == 0)
+                rc = deps_strv_push(&a->s, p, n);
+            if (rc < 0)
+                return rc;
+        }
+        p += n;
+    }
+    return 0;
+}
+
+static int args_finish(struct args *a)
+{
+    a->v = calloc(a->s.n + 1, sizeof *a->v);
+    if (!a->v)
+        return -ENOMEM;
+    for (size_t i = 0; i < a->s.n; i++)
+        a->v[i] = a->s.v[i];
+    return 0;
+}
+
+static void args_free(struct args *a)
+{
+    deps_strv_free(&a->s);
+    free(a->v);
+}
+
+/* The installer's command line for the environment at env_dir. pip runs
+ * as `pip --python ENV/bin/python3 install` does, minus its first start:
+ * that command only re-runs pip's own __pip-runner__.py under the target
+ * interpreter, which is what we run directly (0.3 s saved per build). */
+static int installer_args(const struct deps_config *cfg, const char *pip_runner, const char *uv,
+                          const char *state_dir, const char *env_dir, const struct deps_set *set, struct args *a)
+{
+    cleanup_free char *py = deps_env_python(env_dir), *cache = NULL;
+    bool use_uv = uv != NULL;
+    if (!py || asprintf(&cache, "%s/cache/%s", state_dir, use_uv ? "uv" : "pip") < 0)
+        return -ENOMEM;
+    int rc;
+    if (use_uv) {
+        const char *head[] = {uv, "pip", "install", "--python", py, "--no-config", "--cache-dir", cache,
+                              "--compile-bytecode"};
+        rc = 0;
+        for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(head); i++)
+            rc = arg(a, head[i]);
+    } else {
+        const char *head[] = {py, "-I", pip_runner, "install", "--isolated", "--disable-pip-version-check",
+                              "--no-input", "--no-color", "--progress-bar", "off", "--root-user-action=ignore",
+                              "--no-warn-script-location", "--cache-dir", cache};
+        rc = 0;
+        for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(head); i++)
+            rc = arg(a, head[i]);
+    }
+    if (rc == 0 && cfg->only_binary) {
+        rc = arg(a, "--only-binary");
+        if (rc == 0)
+            rc = arg(a, ":all:");
+    }
+    if (rc == 0 && cfg->index_url && !strcmp(cfg->index_url, "none"))
+        rc = arg(a, "--no-index");
+    else if (rc == 0 && cfg->index_url)
+        rc = arg_list(a, "--index-url", cfg->index_url);
+    if (rc == 0)
+        rc = arg_list(a, "--extra-index-url", cfg->extra_index_url);
+    if (rc == 0)
+        rc = arg_list(a, "--find-links", cfg->find_links);
+    /* After "--" nothing is an option, whatever a requirement says. */
+    if (rc == 0)
+        rc = arg(a, "--");
+    for (size_t i = 0; rc == 0 && i < set->n; i++)
+        rc = arg(a, set->v[i].spec);
+    return rc < 0 ? rc : args_finish(a);
+}
+
+/* Runs the installer for the environment being built at env_dir: THE ONE
+ * PLACE an installer runs, in the jail (jail_run_tool: the namespaces,
+ * seccomp, the host's network). It sees the system read-only and, writable,
+ * only env_dir, the installer cache and its HOME, each bound at its host
+ * path so that argv and envp need no rewriting and fix_shebangs() still
+ * finds env_dir in the scripts the installer writes; file:// find-links
+ * directories and a uv outside /usr are bound read-only. */
+#define DEPS_FIND_LINKS_MAX 16  /* local find-links directories bound into the installer's jail */
+
+static int run_installer(const struct deps_config *cfg, const char *const *argv, const char *const *envp,
+                         const char *env_dir, const char *cache_dir, const char *home_dir, int64_t timeout_ms,
+                         const struct deps_install_io *io, char **out, int *wstatus, char *err, size_t errlen)
+{
+    if (!io || !io->jail)
+        return proc_run(argv, envp, timeout_ms, DEPS_INSTALL_OUT_MAX, out, wstatus, io ? io->line : NULL,
+                        io ? io->ctx : NULL);
+    struct jail_bind binds[3 + DEPS_FIND_LINKS_MAX + 1];
+    size_t n = 0;
+    binds[n++] = (struct jail_bind){env_dir, env_dir, JAIL_BIND_RW};
+    binds[n++] = (struct jail_bind){cache_dir, cache_dir, JAIL_BIND_RW};
+    binds[n++] = (struct jail_bind){home_dir, home_dir, JAIL_BIND_RW};
+    /* Local find-links: "file:///dir" or "/dir", read-only. */
+    char links[4096];
+    snprintf(links, sizeof links, "%s", cfg->find_links ? cfg->find_links : "");
+    for (char *save = NULL, *tok = strtok_r(links, " \t,", &save); tok && n < ARRAY_SIZE(binds) - 1;
+         tok = strtok_r(NULL, " \t,", &save)) {
+        const char *path = !strncmp(tok, "file://", 7) ? tok + 7 : tok[0] == '/' ? tok : NULL;
+        if (path && path[0] == '/')
+            binds[n++] = (struct jail_bind){path, path, JAIL_BIND_OPTIONAL};
+    }
+    /* uv lives wherever it was installed (argv[0] when it is the installer). */
+    if (strncmp(argv[0], "/usr/", 5) && strncmp(argv[0], env_dir, strlen(env_dir)))
+        binds[n++] = (struct jail_bind){argv[0], argv[0], 0};
+    const char *chown_paths[] = {env_dir, cache_dir, home_dir};
+    struct jail_tool t = *io->jail;
+    t.o.binds = binds;
+    t.o.n_binds = n;
+    t.o.argv = argv;
+    t.o.envp = envp;
+    t.o.cwd = env_dir;
+    t.o.network = true;
+    t.o.chown_paths = chown_paths;
+    t.o.n_chown_paths = ARRAY_SIZE(chown_paths);
+    t.timeout_ms = timeout_ms;
+    t.max_output = DEPS_INSTALL_OUT_MAX;
+    t.line = io->line;
+    t.ctx = io->ctx;
+    int rc = jail_run_tool(&t, wstatus, out, err, errlen);
+    if (rc < 0 && rc != -ETIMEDOUT && !err[0])
+        snprintf(err, errlen, "%s", strerror(-rc));
+    return rc;
+}
+
+/* Which requirement failed, from the installer's output: pip's "Could not
+ * find a version that satisfies the requirement X (from Y)" names Y, the
+ * requirement X came in with; "No matching distribution found for X";
+ * uv's "Because X was not found" and "you require X". Mapped back to the
+ * set's own spelling when it names one of its distributions. */
+static char *failed_requirement(const char *out, const struct deps_set *set)
+{
+    static const char *const marks[] = {
+        "satisfies the requirement ", "No matching distribution found for ", "Invalid requirement: ",
+        "you require ", "Because ",
+    };
+    char cand[DEPS_SPEC_MAX + 1] = "";
+    for (size_t m = 0; out && m < ARRAY_SIZE(marks) && !cand[0]; m++) {
+        const char *p = strstr(out, marks[m]);
+        if (!p)
+            continue;
+        p += strlen(marks[m]);
+        if (*p == '\'')
+            p++;
+        size_t n = strcspn(p, " \n'");
+        if (n > DEPS_SPEC_MAX)
+            n = DEPS_SPEC_MAX;
+        memcpy(cand, p, n);
+        cand[n] = '\0';
+        const char *from = p + n;
+        if (m == 0 && !strncmp(from, " (from ", 7) && strncmp(from, " (from versions", 15)) {
+            from += 7;
+            n = strcspn(from, ")\n,");
+            if (n > DEPS_SPEC_MAX)
+                n = DEPS_SPEC_MAX;
+            memcpy(cand, from, n);
+            cand[n] = '\0';
+        }
+    }
+    if (cand[0]) {
+        size_t n = 0;
+        while (cand[n] && (isalnum((unsigned char)cand[n]) || strchr("._-", cand[n])))
+            n++;
+        cleanup_free char *name = deps_normalize_name(cand, n);
+        for (size_t i = 0; name && i < set->n; i++)
+            if (!strcmp(set->v[i].name, name))
+                return strdup(set->v[i].spec);
+        return strdup(cand);
+    }
+    return set->n == 1 ? strdup(set->v[0].spec) : NULL;
+}
+
+
+/* The one-line reason of an installer that exited with a failure: the
+ * error line that says why, else its last line. */
+static void install_failure(const char *names, const char *failed, char *out, char *err, size_t errlen)
+{
+    const char *why = NULL;
+    for (const char *p = out; p && (p = strstr(p, "ERROR: ")); p++)
+        why = p;
+    char line[400];
+    if (why)
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(why, "\n"), why);
+    else
+        snprintf(line, sizeof line, "%s", deps__last_line(out));
+    snprintf(err, errlen, "installing %s failed%s%s%s: %s", names ? names : "the requirements", failed ? " (" : "",
+             failed ? failed : "", failed ? ")" : "", line);
+}
+
+int deps__install(const struct deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
+                  const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
+                  char **failed, char *err, size_t errlen)
+{
+    int rc;
+    *failed = NULL;
+    cleanup_free char *cache = NULL, *home = NULL, *home_env = NULL;
+    if (asprintf(&cache, "%s/cache/%s", state_dir, uv ? "uv" : "pip") < 0 ||
+        asprintf(&home, "%s/cache/home", state_dir) < 0 || asprintf(&home_env, "HOME=%s", home) < 0)
+        return -ENOMEM;
+    /* Both exist before the installer starts: the jail binds them. */
+    const char *dirs[] = {home, cache};
+    for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+        if (mkdir(dirs[i], 0755) < 0 && errno != EEXIST) {
+            rc = -errno;
+            snprintf(err, errlen, "creating %s: %s", dirs[i], strerror(errno));
+            return rc;
+        }
+    }
+    /* The installer's temporary files (downloads, unpacked wheels) go to
+     * disk inside the environment being built, not to the jail's small
+     * /tmp; removed before the environment is published. */
+    cleanup_free char *itmp = NULL, *tmp_env = NULL;
+    if (asprintf(&itmp, "%s/.install-tmp", tmp) < 0 || asprintf(&tmp_env, "TMPDIR=%s", itmp) < 0)
+        return -ENOMEM;
+    if (mkdir(itmp, 0700) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "creating %s: %s", itmp, strerror(errno));
+        return rc;
+    }
+    struct args a = {0};
+    rc = installer_args(cfg, pip_runner, uv, state_dir, tmp, set, &a);
+    if (rc < 0) {
+        args_free(&a);
+        return rc;
+    }
+    const char *envp[] = {deps__helper_envp[0], deps__helper_envp[1], home_env, tmp_env, NULL};
+    cleanup_free char *names = deps_set_names(set);
+    if (io && io->installing)
+        io->installing(io->ctx, names ? names : "");
+    cleanup_free char *out = NULL;
+    int st = 0;
+    log_msg(LOG_LVL_INFO, "installing %s into %s with %s", names ? names : "?", tmp, a.v[0]);
+    char jerr[256] = "";
+    rc = run_installer(cfg, a.v, envp, tmp, cache, home, install_ms, io, &out, &st, jerr, sizeof jerr);
+    args_free(&a);
+    if (rc == -ETIMEDOUT) {
+        *failed = set->n == 1 ? strdup(set->v[0].spec) : NULL;
+        snprintf(err, errlen, "installing %s took longer than install_time (%lld s) and was stopped",
+                 names ? names : "the requirements", (long long)(install_ms / 1000));
+        return DEPS_ENV_INSTALL_TIMEOUT;
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "could not start the installer: %s", jerr[0] ? jerr : strerror(-rc));
+        return rc;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && (!out || !*out)) {
+            snprintf(err, errlen, "could not run the installer (%s)", uv ? uv : pip_runner);
+            return -ENOEXEC;
+        }
+        *failed = failed_requirement(out, set);
+        install_failure(names, *failed, out, err, errlen);
+        return DEPS_ENV_INSTALL_FAILED;
+    }
+    discard(util_rm_rf_at(AT_FDCWD, itmp)); /* a leftover would only cost room */
+    return DEPS_ENV_READY;
+}

@@ -1,0 +1,447 @@
+/* fetch_session.c: the transfers of a session: mount_file into the
+ * workspace's mounts/ with the session's record (mounts.json, beside the
+ * workspace where no script writes) that makes a repeated mount a no-op
+ * and holds the session's mount_files and mount_bytes, and
+ * persist_artifact's upload of a file of output/. */
+#include "config.h"
+
+#include "fetch_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "artifacts.h"
+#include "sha256.h"
+#include "workspace.h"
+
+#define FETCH_RECORD "mounts.json" /* in the session directory */
+#define FETCH_LOCK "mounts.lock"
+
+/* ------------------------------------------------------------- sessions */
+
+void fetch_mount_free(struct fetch_mount *m)
+{
+    free(m->mounted_as);
+    memset(m, 0, sizeof *m);
+}
+
+/* Opens name beneath dirfd as a directory, making it when missing and
+ * following no symlink. */
+static int open_subdir(int dirfd, const char *name, bool make)
+{
+    if (make && mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOTDIR ? -ELOOP : -errno;
+    return fd;
+}
+
+/* One entry of the record. */
+struct rec_entry {
+    const char *path, *url_sha256, *sha256, *mime;
+    uint64_t bytes, ino;
+    int64_t mtime_ns;
+};
+
+static uint64_t jint(json_object *o, const char *k)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, k, &v) ? (uint64_t)json_object_get_int64(v) : 0;
+}
+
+static const char *jstr(json_object *o, const char *k)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                            : NULL;
+}
+
+/* Reads the record (an empty one when there is none). Caller puts *root. */
+static int record_read(int sfd, json_object **root, json_object **mounts)
+{
+    cleanup_free char *text = NULL;
+    size_t len;
+    int rc = util_read_file_at(sfd, FETCH_RECORD, FETCH_RECORD_MAX, &text, &len);
+    json_object *r = NULL;
+    if (rc == 0)
+        r = json_tokener_parse(text);
+    else if (rc != -ENOENT)
+        return rc;
+    if (!r || !json_object_is_type(r, json_type_object)) {
+        /* Missing, or damaged (only we write it, atomically): start over;
+         * the worst that follows is a download done again. */
+        if (r)
+            json_object_put(r);
+        r = json_object_new_object();
+        if (!r)
+            return -ENOMEM;
+    }
+    json_object *m;
+    if (!json_object_object_get_ex(r, "mounts", &m) || !json_object_is_type(m, json_type_array)) {
+        m = json_object_new_array();
+        if (!m) {
+            json_object_put(r);
+            return -ENOMEM;
+        }
+        json_object_object_add(r, "mounts", m);
+    }
+    *root = r;
+    *mounts = m;
+    return 0;
+}
+
+static int record_write(int sfd, json_object *root)
+{
+    size_t n;
+    const char *s =
+        json_object_to_json_string_length(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+    if (!s)
+        return -ENOMEM;
+    if (n > FETCH_RECORD_MAX)
+        return -EFBIG;
+    return util_write_file_atomic(sfd, FETCH_RECORD, s, n, 0600);
+}
+
+/* The index of path's entry, or -1. */
+static int record_find(json_object *mounts, const char *path)
+{
+    size_t n = json_object_array_length(mounts);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = jstr(json_object_array_get_idx(mounts, i), "path");
+        if (p && !strcmp(p, path))
+            return (int)i;
+    }
+    return -1;
+}
+
+/* Bytes recorded for every path but skip. */
+static uint64_t record_bytes_except(json_object *mounts, int skip)
+{
+    uint64_t sum = 0;
+    size_t n = json_object_array_length(mounts);
+    for (size_t i = 0; i < n; i++)
+        if ((int)i != skip)
+            sum += jint(json_object_array_get_idx(mounts, i), "bytes");
+    return sum;
+}
+
+static int lock_session(int sfd)
+{
+    int fd = openat(sfd, FETCH_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    while (flock(fd, LOCK_EX) < 0) {
+        if (errno != EINTR) {
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+    }
+    return fd;
+}
+
+/* Whether the file at mounts/path is still the one recorded. */
+static bool still_there(int mfd, json_object *ent)
+{
+    const char *path = jstr(ent, "path");
+    if (!path)
+        return false;
+    cleanup_fd int fd = ws_open_beneath(mfd, path, O_RDONLY | O_NONBLOCK, 0);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        return false;
+    int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return (uint64_t)st.st_ino == jint(ent, "ino") && (uint64_t)st.st_size == jint(ent, "bytes") &&
+           (uint64_t)mt == jint(ent, "mtime_ns");
+}
+
+static void url_digest(const char *url, char out[65])
+{
+    sha256_hex(url, strlen(url), out);
+}
+
+/* A mount in the making: what its steps share. */
+struct mount_job {
+    const struct fetch_limits *l;
+    const char *path;       /* mount_path, relative to mounts/ */
+    char shown[512];        /* the URL, redacted */
+    char udig[65];          /* the URL's SHA-256 */
+    int sfd, mfd;           /* the session directory, workspace/mounts/ (owned) */
+};
+
+static void mount_job_close(struct mount_job *j)
+{
+    if (j->sfd >= 0)
+        close(j->sfd);
+    if (j->mfd >= 0)
+        close(j->mfd);
+    j->sfd = j->mfd = -1;
+}
+
+/* Opens the session directory and its workspace/mounts/ (both made when
+ * missing), and checks that mounts/ is the server's own. */
+static int mount_open_dirs(struct mount_job *j, const char *session_dir, char *err, size_t errlen)
+{
+    j->sfd = open(session_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (j->sfd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "mount %s: the session directory: %s", j->shown, strerror(e));
+        return -e;
+    }
+    cleanup_fd int wfd = open_subdir(j->sfd, "workspace", true);
+    j->mfd = wfd < 0 ? wfd : ws_mounts_open(wfd, true);
+    if (wfd < 0 || j->mfd < 0) {
+        int rc = wfd < 0 ? wfd : j->mfd;
+        snprintf(err, errlen, "mount %s: %s: %s", j->shown, wfd < 0 ? "workspace/" : "workspace/" WS_MOUNTS_DIR "/",
+                 rc == -ELOOP ? "a symlink or not a directory" : strerror(-rc));
+        return rc;
+    }
+    /* mounts/ is made by the server (here, or before a session run) and
+     * kept its own: one owned by anyone else was put there by a script (the
+     * rlimits fallback as root lets a script rename the real one away), and
+     * writing into it would hand the script our files to change. */
+    struct stat mst;
+    if (fstat(j->mfd, &mst) < 0 || mst.st_uid != geteuid()) {
+        snprintf(err, errlen, "mount %s: workspace/mounts/ does not belong to the server (a script replaced it?)",
+                 j->shown);
+        return -EPERM;
+    }
+    return 0;
+}
+
+/* Takes the session's lock and reads its record (caller puts *root and
+ * closes *lock, also on failure). */
+static int mount_lock_record(struct mount_job *j, int *lock, json_object **root, json_object **mounts, char *err,
+                             size_t errlen)
+{
+    int rc;
+    *lock = lock_session(j->sfd);
+    if (*lock < 0 || (rc = record_read(j->sfd, root, mounts)) < 0) {
+        rc = *lock < 0 ? *lock : rc;
+        snprintf(err, errlen, "mount %s: the session's record: %s", j->shown, strerror(-rc));
+        return rc;
+    }
+    return 0;
+}
+
+/* mount_files: whether a new path (idx < 0) may still be recorded. */
+static int mount_files_left(const struct mount_job *j, json_object *mounts, int idx, char *err, size_t errlen)
+{
+    if (idx >= 0 || json_object_array_length(mounts) < j->l->mount_files)
+        return 0;
+    snprintf(err, errlen, "mount %s: the session already has %llu mounted files (mount_files)", j->shown,
+             (unsigned long long)j->l->mount_files);
+    return -EDQUOT;
+}
+
+/* Whether the record's entry ent is this URL's file, still in place; if so
+ * out is filled from it. */
+static bool mount_reuse(const struct mount_job *j, json_object *ent, struct fetch_mount *out)
+{
+    const char *u = jstr(ent, "url_sha256"), *sha = jstr(ent, "sha256"), *mime = jstr(ent, "mime");
+    if (!u || strcmp(u, j->udig) || !sha || strlen(sha) != 64 || !mime || !still_there(j->mfd, ent))
+        return false;
+    out->bytes = jint(ent, "bytes");
+    memcpy(out->sha256, sha, 65);
+    /* The MIME type again from the file (art_mime returns a static string;
+     * the record's is only a copy). */
+    cleanup_fd int fd = ws_open_beneath(j->mfd, j->path, O_RDONLY | O_NONBLOCK, 0);
+    unsigned char head[FETCH_HEAD];
+    ssize_t n = fd >= 0 ? pread(fd, head, sizeof head, 0) : -1;
+    out->mime = art_mime(head, n > 0 ? (size_t)n : 0, j->path);
+    out->reused = true;
+    return true;
+}
+
+/* Phase 1, under the lock: is the file there already (1, out filled), and
+ * else what may the download weigh (0, *max and *cap set)? */
+static int mount_budget(struct mount_job *j, struct fetch_mount *out, uint64_t *max, const char **cap, char *err,
+                        size_t errlen)
+{
+    json_object *root = NULL, *mounts;
+    cleanup_fd int lock = -1;
+    int rc = mount_lock_record(j, &lock, &root, &mounts, err, errlen);
+    if (rc < 0)
+        goto out;
+    int idx = record_find(mounts, j->path);
+    if (idx >= 0 && mount_reuse(j, json_object_array_get_idx(mounts, (size_t)idx), out)) {
+        rc = 1;
+        goto out;
+    }
+    rc = mount_files_left(j, mounts, idx, err, errlen);
+    if (rc < 0)
+        goto out;
+    uint64_t others = record_bytes_except(mounts, idx);
+    uint64_t room = others >= j->l->mount_bytes ? 0 : j->l->mount_bytes - others;
+    *max = j->l->fetch_bytes;
+    *cap = "fetch_bytes";
+    if (room < *max) {
+        *max = room;
+        *cap = "what is left of mount_bytes in this session";
+    }
+    if (*max == 0) {
+        snprintf(err, errlen, "mount %s: the session's mounted files already fill mount_bytes", j->shown);
+        rc = -EFBIG;
+    }
+out:
+    if (root)
+        json_object_put(root);
+    return rc;
+}
+
+/* The record's entry for a published file (NULL on ENOMEM). */
+static json_object *record_entry(const struct mount_job *j, const struct fetch_file *f, const struct stat *st)
+{
+    json_object *ent = json_object_new_object();
+    if (!ent)
+        return NULL;
+    json_object_object_add(ent, "path", json_object_new_string(j->path));
+    json_object_object_add(ent, "url", json_object_new_string(j->shown));
+    json_object_object_add(ent, "url_sha256", json_object_new_string(j->udig));
+    json_object_object_add(ent, "bytes", json_object_new_int64((int64_t)f->bytes));
+    json_object_object_add(ent, "sha256", json_object_new_string(f->sha256));
+    json_object_object_add(ent, "mime", json_object_new_string(f->mime));
+    json_object_object_add(ent, "ino", json_object_new_int64((int64_t)st->st_ino));
+    json_object_object_add(ent, "mtime_ns",
+                           json_object_new_int64((int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec));
+    return ent;
+}
+
+/* Phase 3, under the lock again: the limits still hold (another mount may
+ * have landed meanwhile), then publish p and record it. */
+static int mount_publish(struct mount_job *j, struct fetch_part *p, const struct fetch_file *f, char *err,
+                         size_t errlen)
+{
+    json_object *root = NULL, *mounts;
+    cleanup_fd int lock = -1;
+    int rc = mount_lock_record(j, &lock, &root, &mounts, err, errlen);
+    if (rc < 0)
+        goto out;
+    int idx = record_find(mounts, j->path);
+    rc = mount_files_left(j, mounts, idx, err, errlen);
+    if (rc < 0)
+        goto out;
+    if (record_bytes_except(mounts, idx) + f->bytes > j->l->mount_bytes) {
+        char hs[32];
+        util_human_size(j->l->mount_bytes, hs, sizeof hs);
+        snprintf(err, errlen, "mount %s: the session's mounted files would pass mount_bytes (%s)", j->shown, hs);
+        rc = -EFBIG;
+        goto out;
+    }
+    struct stat st;
+    if (fstat(p->fd, &st) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "mount %s: %s", j->shown, strerror(errno));
+        goto out;
+    }
+    rc = fetch__part_publish(p, err, errlen);
+    if (rc < 0)
+        goto out;
+    json_object *ent = record_entry(j, f, &st);
+    if (!ent) {
+        rc = -ENOMEM;
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (idx >= 0)
+        json_object_array_put_idx(mounts, (size_t)idx, ent);
+    else
+        json_object_array_add(mounts, ent);
+    rc = record_write(j->sfd, root);
+    if (rc < 0)
+        /* The file is in place and whole; without its record, the next
+         * mount of it downloads it again. */
+        snprintf(err, errlen, "mount %s: recording it: %s", j->shown, strerror(-rc));
+out:
+    if (root)
+        json_object_put(root);
+    return rc;
+}
+
+int fetch_mount(const struct fetch_config *cfg, const char *session_dir, const char *url, const char *mount_path,
+                struct fetch_mount *out, char *err, size_t errlen)
+{
+    struct mount_job j = {.l = &cfg->limits, .path = mount_path, .sfd = -1, .mfd = -1};
+    struct fetch_part p = FETCH_PART_INIT;
+    struct fetch_file f;
+    uint64_t max = 0;
+    const char *cap = NULL;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    fetch_url_redact(url, j.shown, sizeof j.shown);
+    rc = fetch_url_check(url, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (!ws_rel_path_ok(mount_path)) {
+        snprintf(err, errlen,
+                 "mount %s: '%.200s' is not a safe relative path (no '..', '.', empty parts or leading '/')",
+                 j.shown, mount_path);
+        return -EINVAL;
+    }
+    if (asprintf(&out->mounted_as, "%s/%s", WS_MOUNTS_DIR, mount_path) < 0) {
+        out->mounted_as = NULL;
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    url_digest(url, j.udig);
+
+    rc = mount_open_dirs(&j, session_dir, err, errlen);
+    if (rc < 0)
+        goto out;
+    rc = mount_budget(&j, out, &max, &cap, err, errlen);
+    if (rc != 0) {
+        rc = rc > 0 ? 0 : rc; /* reused: nothing to fetch */
+        goto out;
+    }
+    /* Phase 2, unlocked: the download, into a temporary file of its own.
+     * 0444: a mounted file is read-only, to scripts of the fallback too. */
+    rc = fetch__download_part(cfg, url, j.mfd, mount_path, 0444, max, cap, &p, &f, err, errlen);
+    if (rc < 0)
+        goto out;
+    rc = mount_publish(&j, &p, &f, err, errlen);
+    if (rc < 0)
+        goto out;
+    out->bytes = f.bytes;
+    memcpy(out->sha256, f.sha256, sizeof out->sha256);
+    out->mime = f.mime;
+out:
+    fetch__part_discard(&p);
+    mount_job_close(&j);
+    if (rc < 0)
+        fetch_mount_free(out);
+    return rc;
+}
+
+int fetch_persist(const struct fetch_config *cfg, const char *session_dir, const char *relative_path, const char *url,
+                  struct fetch_upload_result *out, char *err, size_t errlen)
+{
+    char shown[512];
+    memset(out, 0, sizeof *out);
+    fetch_url_redact(url, shown, sizeof shown);
+    cleanup_fd int sfd = open(session_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sfd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "upload %s: the session directory: %s", shown, strerror(e));
+        return -e;
+    }
+    cleanup_fd int wfd = open_subdir(sfd, "workspace", false);
+    cleanup_fd int ofd = wfd < 0 ? -1 : open_subdir(wfd, "output", false);
+    if (wfd < 0 || ofd < 0) {
+        int rc = wfd < 0 ? wfd : ofd;
+        if (rc == -1)
+            rc = -ENOENT;
+        snprintf(err, errlen, "upload %s: the session's output/: %s", shown,
+                 rc == -ELOOP ? "a symlink or not a directory" : strerror(-rc));
+        return rc;
+    }
+    return fetch_upload(cfg, url, ofd, relative_path, out, err, errlen);
+}
