@@ -63,6 +63,7 @@ int cli_fetch_status(int rc)
     case -ENAMETOOLONG: return CLI_EXIT_CANTCREAT;
     case -ENOSYS:
     case -ENOMEM: return CLI_EXIT_SERVICE;
+    case FETCH_E_HTTP: /* the server answered with an error status */
     default: return CLI_EXIT_NOINPUT;
     }
 }

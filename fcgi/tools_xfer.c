@@ -75,16 +75,16 @@ static void xfer_start(const struct tools_ctx *c, struct xfer_call *t, const cha
 }
 
 /* A failed transfer: -ECANCELED when the client cancelled (send nothing),
- * else an isError result "TOOL: REASON TAIL" with fetch.c's one-line reason
+ * else an isError result "TOOL: REASON TAIL" with the transfer's one-line reason
  * (the URL in it without its query). */
 static int xfer_error(const struct tools_ctx *c, const char *tool, int rc, const char *err, const char *tail,
                       json_object **result)
 {
     if (rc == -ECANCELED && tools__client_cancelled(c))
         return -ECANCELED;
-    log_msg(LOG_LVL_INFO, "%s failed: %s", tool, strerror(-rc));
+    log_msg(LOG_LVL_INFO, "%s failed: %s", tool, fetch_strerror(rc));
     cleanup_free char *clean = util_utf8_sanitize(err, strlen(err), NULL);
-    *result = tools__arg_error("%s: %s%s", tool, clean ? clean : strerror(-rc), tail);
+    *result = tools__arg_error("%s: %s%s", tool, clean ? clean : fetch_strerror(rc), tail);
     return 0;
 }
 

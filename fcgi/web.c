@@ -571,6 +571,7 @@ static int fetch_status(int rc)
     case -ELOOP: return 400;
     case -ENOSYS:
     case -ENOMEM: return 500;
+    case FETCH_E_HTTP: /* the server answered with an error: a bad gateway */
     default: return 502;
     }
 }
