@@ -172,6 +172,11 @@ struct run_ctx {
     struct exec_result *r;
     bool recorded;
     struct dbuf line[3];  /* the partial line of each stream */
+    const struct file_arg *files; /* run_code's, mounted once exec_run accepts the call */
+    size_t n_files;
+    bool accepted;        /* exec_run's checks passed: on_accepted ran */
+    int accepted_rc;      /* what on_accepted returned: < 0, it stopped the run */
+    json_object *refusal; /* on_accepted's isError answer (a file failed), or NULL */
 };
 
 static const enum tools_level stream_level[] = {TOOLS_LOG_INFO, TOOLS_LOG_WARNING, TOOLS_LOG_NOTICE};
@@ -241,6 +246,23 @@ static bool on_cancelled(void *ctx)
     return tools__cancelled(x->call);
 }
 
+/* exec_run accepted the call: "queued", then run_code's files into the
+ * session's mounts/ (a file that cannot be fetched is the caller's to fix,
+ * and nothing runs without it). A refusal stops the run before anything
+ * is made for it. */
+static int on_accepted(void *ctx)
+{
+    struct run_ctx *x = ctx;
+    x->accepted = true;
+    if (tools__client_cancelled(x->call))
+        return -ECANCELED;
+    tools__progress(x->call, (double)EXEC_PHASE_QUEUED, (double)EXEC_PHASE_DONE, "queued");
+    int rc = tools__mount_files(x->call, x->files, x->n_files, &x->refusal);
+    if (rc == 0 && x->refusal)
+        rc = -ECANCELED;
+    return x->accepted_rc = rc;
+}
+
 static int run(const struct tools_ctx *c, const char *code, size_t code_len, const char *input, size_t input_len,
                const char *const *reqs, size_t n_reqs, const struct file_arg *files, size_t n_files, int64_t wall_ms,
                bool in_session, json_object **result)
@@ -261,53 +283,39 @@ static int run(const struct tools_ctx *c, const char *code, size_t code_len, con
         return -ENOMEM;
     spec.workspace = workspace;
 
-    const char *why = NULL;
-    int rc = c->exec->check_code(code, code_len, &spec.limits, &why);
-    if (rc == 0 && spec.limits.input_bytes && input_len > spec.limits.input_bytes) {
-        rc = -E2BIG;
-        why = "the input is larger than input_bytes";
-    }
-    if (rc < 0) {
-        *result = tools__arg_error("%s; nothing was run", why);
-        return 0;
-    }
-    /* Requirements (the list and a PEP 723 block) are checked here, though
-     * exec_run checks them again: a refusal is the caller's to fix, and it
-     * must come before run_code's files are downloaded and "queued" is
-     * reported. */
-    char rwhy[512] = "";
-    rc = c->exec->check_requirements(&spec, rwhy, sizeof rwhy);
-    if (rc == -EINVAL) {
-        *result = tools__arg_error("%s; nothing was run", rwhy);
-        return 0;
-    }
-    if (rc < 0) {
-        log_msg(LOG_LVL_ERROR, "checking requirements: %s", rwhy);
-        return rc;
-    }
     if (tools__client_cancelled(c))
         return -ECANCELED;
 
-    tools__progress(c, (double)EXEC_PHASE_QUEUED, (double)EXEC_PHASE_DONE, "queued");
-    /* The files first: one that cannot be fetched is the caller's to fix,
-     * and nothing runs without it. */
-    rc = tools__mount_files(c, files, n_files, result);
-    if (rc < 0 || *result)
-        return rc;
-
+    /* exec_run checks the code, the input's size and the requirements
+     * before anything is made, and only then calls on_accepted, which says
+     * "queued" and downloads run_code's files: a refused call has cost
+     * nothing and is checked once. */
     struct exec_result r;
-    struct run_ctx x = {.call = c, .r = &r};
+    struct run_ctx x = {.call = c, .r = &r, .files = files, .n_files = n_files};
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_init(&x.line[i], TOOLS_LOG_LINE_MAX);
     struct exec_sink sink = {
         .ctx = &x, .phase = on_phase, .output = on_output, .install_line = on_install_line,
-        .cancelled = on_cancelled,
+        .cancelled = on_cancelled, .accepted = on_accepted,
     };
     exec_result_init(&r);
-    rc = c->exec->run(&spec, &sink, &r);
+    int rc = c->exec->run(&spec, &sink, &r);
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_free(&x.line[i]);
-    if (r.status == EXEC_STATUS_CANCELLED && tools__client_cancelled(c)) {
+    if (!x.accepted && (rc == -EINVAL || rc == -E2BIG)) {
+        /* exec_run's checks refused the call (the code, the input, the
+         * requirements): the caller's to fix, and nothing was made. */
+        *result = tools__arg_error("%s; nothing was run", r.error ? r.error : "the call was refused");
+        rc = 0;
+    } else if (!x.accepted && rc < 0) {
+        /* The checks could not be made (the interpreter cannot be asked). */
+        log_msg(LOG_LVL_ERROR, "checking requirements: %s", r.error ? r.error : strerror(-rc));
+    } else if (x.accepted_rc < 0) {
+        /* on_accepted stopped it: a file failed (its isError answer), the
+         * client left, or the service failed. */
+        *result = steal_pointer(&x.refusal);
+        rc = *result ? 0 : x.accepted_rc;
+    } else if (r.status == EXEC_STATUS_CANCELLED && tools__client_cancelled(c)) {
         rc = -ECANCELED;
     } else if (rc == -EBUSY) {
         /* Not a failure of the service: the caller should come back later. */

@@ -655,6 +655,8 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
         exec__set_error(r, "%s", err);
         goto refused;
     }
+    if (sink && sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)
+        goto refused;
     int64_t t_checked = util_now_ms();
     rc = make_workspace(&run);
     if (rc < 0)

@@ -196,6 +196,13 @@ struct exec_sink {
     /* Polled a few times a second while the script runs; returning true
      * cancels the run (status "cancelled"). */
     bool (*cancelled)(void *ctx);
+    /* Called once, when the call has passed exec_run's checks and before
+     * anything is made for it: the place for a front door's own work that
+     * must come after the checks and before the run (run_code downloads
+     * its files here). 0 goes on; a negative errno refuses the run:
+     * exec_run returns it with nothing made (r->run_id "", r->error not
+     * set: the front door has its own answer). */
+    int (*accepted)(void *ctx);
 };
 
 /* ---------------------------------------------------------- the result */
@@ -293,7 +300,9 @@ void exec_result_free(struct exec_result *r);
  * is another -errno, reason in r->error. A front door may rely on exec_run
  * alone for these checks: rc -EINVAL or -E2BIG with r->run_id[0] == '\0'
  * is "refused, nothing was run"; the exec_check_* functions are for a
- * front door that wants the answer before it does work of its own. */
+ * front door that must choose its answer's shape before the run starts
+ * (an HTTP status, an exit status), and sink->accepted for work of its own
+ * that must wait for the checks. */
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
 
 /* Asks the run run_id (under state_dir) to stop, from any process: creates

@@ -65,7 +65,24 @@ static int add_artifact(struct exec_result *r, const char *name, size_t len)
 static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
     const struct exec_config *cfg = spec->cfg;
-    int rc = ws_new_id(cfg->node_id, r->run_id);
+    /* As exec_run: the checks first (a refusal makes nothing and calls no
+     * sink), then sink->accepted. */
+    const char *cwhy = NULL;
+    char why[512];
+    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &cwhy);
+    if (rc == 0 && spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
+        rc = -E2BIG;
+        cwhy = "the input is larger than input_bytes";
+    }
+    if (rc == 0 && (rc = stub_check_requirements(spec, why, sizeof why)) < 0)
+        cwhy = why;
+    if (rc < 0) {
+        r->error = strdup(cwhy);
+        return rc;
+    }
+    if (sink && sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)
+        return rc;
+    rc = ws_new_id(cfg->node_id, r->run_id);
     if (rc < 0)
         return rc;
     r->url_prefix = cfg->url_prefix;

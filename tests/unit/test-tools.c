@@ -200,8 +200,25 @@ static enum exec_status stub_status;
 static bool client_cancel;
 static char recorded[WS_ID_MAX + 1];
 
+static int stub_requirements(const struct exec_spec *spec, char *why, size_t whylen);
+
+/* As exec_run: the checks first (a refusal makes nothing and calls no
+ * sink), then sink->accepted, then the run. */
 static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
+    const char *cwhy = NULL;
+    char why[256];
+    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &cwhy);
+    if (rc == 0 && (rc = stub_requirements(spec, why, sizeof why)) == 0)
+        cwhy = NULL;
+    else if (!cwhy)
+        cwhy = why;
+    if (rc < 0) {
+        r->error = strdup(cwhy);
+        return rc;
+    }
+    if (sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)
+        return rc;
     runs++;
     snprintf(r->run_id, sizeof r->run_id, "0123456789abcdef0123456789abcdef");
     r->run_dir = strdup("/nonexistent/run");
@@ -298,6 +315,16 @@ static void test_call(struct cfg *cfg)
     is_int(call(&t, "run_code", "{\"code\":\"print(1)\",\"requirements\":[\"bad\"]}", &res), TOOLS_RESULT,
            "refused requirements: a result");
     ok(is_error(res, "requirements[0]: refused; nothing was run"), "... an error naming the refusal");
+    is_int(runs, 1, "... and nothing ran");
+    json_object_put(res);
+
+    /* Refused before run_code's files are fetched: the executor's checks
+     * come first, the downloads only once it has accepted the call. */
+    is_int(call(&t, "run_code",
+                "{\"code\":\"print(1)\",\"requirements\":[\"bad\"],"
+                "\"files\":[{\"url\":\"http://127.0.0.1:9/f\",\"mountPath\":\"f\"}]}", &res),
+           TOOLS_RESULT, "refused requirements with files: a result");
+    ok(is_error(res, "requirements[0]: refused; nothing was run"), "... the refusal, not a download's failure");
     is_int(runs, 1, "... and nothing ran");
     json_object_put(res);
 
