@@ -1,8 +1,9 @@
 /* web.c: /api/run (see web.h). One request: read the fields (a multipart
  * form, streamed through form.c with the form_* limits, or a JSON body),
- * resolve the input (text, an uploaded file, or a URL fetched by fetch.c
- * with its guard and caps), check everything exec_run() would refuse, then
- * run and answer in the form the client asked for.
+ * resolve the input (text, an uploaded file, or a URL fetched by the
+ * executor's transfers with their guard and caps), check everything
+ * exec_run() would refuse, then run and answer in the form the client
+ * asked for.
  *
  * Stop: the first event of the stream names the run and its cancel URL
  * (relative to the page: api/run/RUNID/cancel). POSTing it creates the

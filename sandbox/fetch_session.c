@@ -222,10 +222,9 @@ static int mount_open_dirs(struct mount_job *j, const char *session_dir, char *e
 static int mount_lock_record(struct mount_job *j, int *lock, json_object **root, json_object **mounts, char *err,
                              size_t errlen)
 {
-    int rc;
     *lock = lock_session(j->sfd);
-    if (*lock < 0 || (rc = record_read(j->sfd, root, mounts)) < 0) {
-        rc = *lock < 0 ? *lock : rc;
+    int rc = *lock < 0 ? *lock : record_read(j->sfd, root, mounts);
+    if (rc < 0) {
         snprintf(err, errlen, "mount %s: the session's record: %s", j->shown, strerror(-rc));
         return rc;
     }

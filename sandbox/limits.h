@@ -37,7 +37,7 @@ struct exec_limits {
 
 enum exec_limit_unit { EXEC_UNIT_MS, EXEC_UNIT_BYTES, EXEC_UNIT_COUNT };
 
-/* One row per limit: the table the config parser, the README and the tests
+/* One row per limit: the table the config parser, doc/configuration.md and the tests
  * are checked against. */
 struct exec_limit_def {
     const char *key;         /* configuration key, also the name in results */

@@ -1,8 +1,9 @@
 /* fuzz-mcp.c: libFuzzer target for the HTTP side of the program as
  * app_handle() serves it: MCP's JSON-RPC parsing, the lifecycle and the
- * dispatch (fcgi/mcp.c), the tools' argument checks and results
- * (fcgi/tools.c), the /artifacts/ route and /api/run (fcgi/app.c), with
- * the sandbox stubbed (stubs.c: no process is started).
+ * dispatch (fcgi/mcp*.c), the tools' argument checks and results
+ * (fcgi/tools*.c), the /artifacts/ route (fcgi/app.c) and /api/run
+ * (fcgi/web.c), with the executor stubbed (stubs.c: no process is
+ * started).
  *
  * The input: byte 0 picks the request, the rest is its body (or, for
  * /artifacts/, the path after it up to the first newline):
