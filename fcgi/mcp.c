@@ -29,39 +29,6 @@
 
 #include "sha256.h"
 
-static const char *const versions[] = {"2025-03-26", "2025-06-18", "2025-11-25"};
-
-bool mcp_version_supported(const char *v)
-{
-    for (size_t i = 0; i < ARRAY_SIZE(versions); i++)
-        if (!strcmp(v, versions[i]))
-            return true;
-    return false;
-}
-
-static const char *const level_names[] = {"debug", "info", "notice", "warning",
-                                          "error", "critical", "alert", "emergency"};
-
-const char *mcp_level_name(enum tools_level l)
-{
-    return (size_t)l < ARRAY_SIZE(level_names) ? level_names[l] : "info";
-}
-
-int mcp__level_parse(const char *s, enum tools_level *l)
-{
-    for (size_t i = 0; i < ARRAY_SIZE(level_names); i++)
-        if (!strcmp(s, level_names[i])) {
-            *l = (enum tools_level)i;
-            return 0;
-        }
-    return -EINVAL;
-}
-
-const char *mcp__to_json(json_object *o, size_t *len)
-{
-    return json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
-}
-
 /* ---------------------------------------------------------------- JSON-RPC */
 
 enum msg_kind { MSG_INVALID, MSG_REQUEST, MSG_NOTIFICATION, MSG_RESPONSE };

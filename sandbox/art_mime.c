@@ -540,3 +540,17 @@ char *art_summary(int fd, const char *mime, uint64_t size)
     }
     return rc < 0 ? NULL : s;
 }
+
+size_t art__read_head(int fd, unsigned char *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, buf + got, n - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    return got;
+}

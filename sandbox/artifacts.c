@@ -183,20 +183,6 @@ static void drop_shared_links(struct walk *w)
     w->n = o;
 }
 
-size_t art__read_head(int fd, unsigned char *buf, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = pread(fd, buf + got, n - got, (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    return got;
-}
-
 int art_collect(int outfd, uint64_t max_files, uint64_t max_bytes, struct art_list *l)
 {
     struct walk w = {0};

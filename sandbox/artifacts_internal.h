@@ -1,6 +1,6 @@
 /* artifacts_internal.h: what the parts of the artifacts module share: the
  * walk (artifacts.c) reads the first bytes of a file the way the MIME
- * sniffing and the summaries (art_mime.c) do. */
+ * sniffing and the summaries do (art__read_head, in art_mime.c). */
 #ifndef RMS_ARTIFACTS_INTERNAL_H
 #define RMS_ARTIFACTS_INTERNAL_H
 

@@ -50,14 +50,6 @@
 #define DEPS_MANIFEST "runmyscript-env.txt"  /* in the environment's top directory */
 #define DEPS_SHEBANG "#!/usr/bin/env python3\n"
 
-char *deps_env_python(const char *env_dir)
-{
-    char *p;
-    if (asprintf(&p, "%s/bin/python3", env_dir) < 0)
-        return NULL;
-    return p;
-}
-
 static bool env_complete(const char *dir)
 {
     char p[PATH_MAX];

@@ -188,3 +188,10 @@ bool deps_python_is_stdlib(const struct deps_python *info, const char *module)
     return info->stdlib.n && bsearch(module, info->stdlib.v, info->stdlib.n, sizeof *info->stdlib.v, cmp_strp);
 }
 
+char *deps_env_python(const char *env_dir)
+{
+    char *p;
+    if (asprintf(&p, "%s/bin/python3", env_dir) < 0)
+        return NULL;
+    return p;
+}

@@ -41,124 +41,12 @@
 #define EXEC_SESSION_POLL_US 50000        /* how often a run waiting for its session tries the lock */
 #define EXEC_SESSION_SLACK_MS 10000       /* past the other run's longest life, before giving up */
 
-/* ---------------------------------------------------------------- names */
-
-const char *exec_phase_name(enum exec_phase p)
-{
-    static const char *const names[] = {"queued", "resolving", "installing", "running", "collecting", "done"};
-    return (size_t)p < ARRAY_SIZE(names) ? names[p] : "unknown";
-}
-
-const char *exec_env_cache_name(enum exec_env_cache c)
-{
-    static const char *const names[] = {"none", "hit", "built"};
-    return (size_t)c < ARRAY_SIZE(names) ? names[c] : "unknown";
-}
-
-const char *exec_stream_name(enum exec_stream s)
-{
-    static const char *const names[] = {"stdout", "stderr", "system"};
-    return (size_t)s < ARRAY_SIZE(names) ? names[s] : "unknown";
-}
-
-const char *exec_status_name(enum exec_status s)
-{
-    static const char *const names[] = {"ok",        "error",          "timeout",   "memory",
-                                        "output_limit", "install_failed", "cancelled", "sandbox_error"};
-    return (size_t)s < ARRAY_SIZE(names) ? names[s] : "sandbox_error";
-}
-
-/* -------------------------------------------------------------- results */
-
-void exec_result_init(struct exec_result *r)
-{
-    memset(r, 0, sizeof *r);
-    r->exit_code = -1;
-    r->status = EXEC_STATUS_SANDBOX_ERROR;
-    exec_log_init(&r->log, 1 * MIB);
-}
-
-void exec_result_free(struct exec_result *r)
-{
-    free(r->run_dir);
-    free(r->workdir);
-    free(r->output_dir);
-    exec_log_free(&r->log);
-    for (size_t i = 0; i < r->n_requirements; i++)
-        free(r->requirements[i]);
-    free(r->requirements);
-    free(r->install_log);
-    free(r->failed_requirement);
-    for (size_t i = 0; i < r->n_artifacts; i++) {
-        free(r->artifacts[i].path);
-        free(r->artifacts[i].mime);
-        free(r->artifacts[i].summary);
-    }
-    free(r->artifacts);
-    free(r->zip_path);
-    free(r->error);
-    memset(r, 0, sizeof *r);
-}
-
 void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
 {
     memset(spec, 0, sizeof *spec);
     spec->cfg = cfg;
     spec->limits = cfg->limits;
     spec->auto_deps = cfg->auto_deps;
-}
-
-void exec__set_error(struct exec_result *r, const char *fmt, ...)
-{
-    va_list ap;
-    free(r->error);
-    va_start(ap, fmt);
-    if (vasprintf(&r->error, fmt, ap) < 0)
-        r->error = NULL;
-    va_end(ap);
-    r->status = EXEC_STATUS_SANDBOX_ERROR;
-}
-
-void exec__phase(struct run *run, enum exec_phase p, const char *detail)
-{
-    if (run->sink && run->sink->phase)
-        run->sink->phase(run->sink->ctx, p, detail);
-}
-
-void exec__emit(struct run *run, enum exec_stream stream, const char *data, size_t len)
-{
-    bool marker = false;
-    int kept = exec_log_append(&run->r->log, stream, data, len, &marker);
-    if (kept < 0)
-        return;
-    if (run->sink && run->sink->output) {
-        if (kept > 0)
-            run->sink->output(run->sink->ctx, stream, data, (size_t)kept);
-        if (marker) {
-            const struct exec_chunk *c = &run->r->log.chunks[run->r->log.n_chunks - 1];
-            run->sink->output(run->sink->ctx, EXEC_STREAM_SYSTEM, run->r->log.buf.data + c->off, c->len);
-        }
-    }
-}
-
-void exec__system_line(struct run *run, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n > sizeof line - 2)
-        n = (int)sizeof line - 2;
-    line[n++] = '\n';
-    line[n] = '\0';
-    /* Start on a new line when the script's output ended mid-line. */
-    const struct exec_log *log = &run->r->log;
-    if (log->buf.len && log->buf.data[log->buf.len - 1] != '\n')
-        exec__emit(run, EXEC_STREAM_SYSTEM, "\n", 1);
-    exec__emit(run, EXEC_STREAM_SYSTEM, line, (size_t)n);
 }
 
 /* Makes the run directory, script.py, input and output/. */

@@ -1,7 +1,11 @@
-/* result.c: the one serializer of run results. */
+/* result.c: a run's result (struct exec_result): the names of its enums,
+ * its life (init, free), and the one serializer every front door uses,
+ * with the record of it in the run directory. */
 #include "config.h"
 
 #include "result.h"
+
+#include "exec_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +14,67 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* ---------------------------------------------------------------- names */
+
+const char *exec_phase_name(enum exec_phase p)
+{
+    static const char *const names[] = {"queued", "resolving", "installing", "running", "collecting", "done"};
+    return (size_t)p < ARRAY_SIZE(names) ? names[p] : "unknown";
+}
+
+const char *exec_env_cache_name(enum exec_env_cache c)
+{
+    static const char *const names[] = {"none", "hit", "built"};
+    return (size_t)c < ARRAY_SIZE(names) ? names[c] : "unknown";
+}
+
+const char *exec_stream_name(enum exec_stream s)
+{
+    static const char *const names[] = {"stdout", "stderr", "system"};
+    return (size_t)s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+const char *exec_status_name(enum exec_status s)
+{
+    static const char *const names[] = {"ok",        "error",          "timeout",   "memory",
+                                        "output_limit", "install_failed", "cancelled", "sandbox_error"};
+    return (size_t)s < ARRAY_SIZE(names) ? names[s] : "sandbox_error";
+}
+
+/* ------------------------------------------------------------- its life */
+
+void exec_result_init(struct exec_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->exit_code = -1;
+    r->status = EXEC_STATUS_SANDBOX_ERROR;
+    exec_log_init(&r->log, 1 * MIB);
+}
+
+void exec_result_free(struct exec_result *r)
+{
+    free(r->run_dir);
+    free(r->workdir);
+    free(r->output_dir);
+    exec_log_free(&r->log);
+    for (size_t i = 0; i < r->n_requirements; i++)
+        free(r->requirements[i]);
+    free(r->requirements);
+    free(r->install_log);
+    free(r->failed_requirement);
+    for (size_t i = 0; i < r->n_artifacts; i++) {
+        free(r->artifacts[i].path);
+        free(r->artifacts[i].mime);
+        free(r->artifacts[i].summary);
+    }
+    free(r->artifacts);
+    free(r->zip_path);
+    free(r->error);
+    memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------------- as JSON */
 
 static json_object *str_or_null(const char *s)
 {
