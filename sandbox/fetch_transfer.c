@@ -328,6 +328,14 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
     return 0;
 }
 
+/* Sets one option on handle h of API c, unless an earlier one failed: the
+ * CURLcode e in scope keeps the first failure. */
+#define SET(opt, val)                              \
+    do {                                           \
+        if (e == CURLE_OK)                         \
+            e = c->easy_setopt(h, opt, val);       \
+    } while (0)
+
 /* The rules every handle gets. */
 static int setup_handle(const struct curl_api *c, CURL *h, struct xfer *x, const char *url)
 {
@@ -335,11 +343,6 @@ static int setup_handle(const struct curl_api *c, CURL *h, struct xfer *x, const
     char ua[64];
     snprintf(ua, sizeof ua, "runmyscript/%s", PACKAGE_VERSION);
     CURLcode e = CURLE_OK;
-#define SET(opt, val)                              \
-    do {                                           \
-        if (e == CURLE_OK)                         \
-            e = c->easy_setopt(h, opt, val);       \
-    } while (0)
     SET(CURLOPT_URL, url);
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_NOSIGNAL, 1L);
@@ -372,7 +375,6 @@ static int setup_handle(const struct curl_api *c, CURL *h, struct xfer *x, const
         SET(CURLOPT_XFERINFODATA, x);
         SET(CURLOPT_NOPROGRESS, 0L);
     }
-#undef SET
     return e == CURLE_OK ? 0 : -EINVAL;
 }
 
@@ -499,14 +501,11 @@ static int run_download(const struct fetch_config *cfg, const char *url, struct 
     rc = setup_handle(c, h, x, url);
     CURLcode e = CURLE_OK;
     if (rc == 0) {
-        e = c->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-        if (e == CURLE_OK)
-            e = c->easy_setopt(h, CURLOPT_WRITEDATA, x);
+        SET(CURLOPT_WRITEFUNCTION, on_write);
+        SET(CURLOPT_WRITEDATA, x);
         /* 4xx and 5xx fail before their body is written. */
-        if (e == CURLE_OK)
-            e = c->easy_setopt(h, CURLOPT_FAILONERROR, 1L);
-        if (e == CURLE_OK)
-            e = c->easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->max);
+        SET(CURLOPT_FAILONERROR, 1L);
+        SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->max);
         if (e != CURLE_OK)
             rc = -EINVAL;
     }
@@ -804,11 +803,6 @@ int fetch_upload(const struct fetch_config *cfg, const char *url, int dirfd, con
     x.in_size = (uint64_t)st.st_size;
     rc = setup_handle(c, h, &x, url);
     CURLcode e = CURLE_OK;
-#define SET(opt, val)                              \
-    do {                                           \
-        if (e == CURLE_OK)                         \
-            e = c->easy_setopt(h, opt, val);       \
-    } while (0)
     SET(CURLOPT_UPLOAD, 1L);
     SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)st.st_size);
     SET(CURLOPT_READFUNCTION, on_read);
@@ -817,7 +811,6 @@ int fetch_upload(const struct fetch_config *cfg, const char *url, int dirfd, con
     SET(CURLOPT_SEEKDATA, &x);
     SET(CURLOPT_WRITEFUNCTION, discard_body);
     SET(CURLOPT_FAILONERROR, 1L);
-#undef SET
     if (rc < 0 || e != CURLE_OK) {
         snprintf(err, errlen, "setting up the transfer: %s", c->easy_strerror(e));
         c->easy_cleanup(h);
