@@ -688,7 +688,7 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
     if (rc != -ENOENT)
         goto out;
     rc = env_build(cfg, state_dir, info, base_env, uv, pip_runner, set, install_ms, io, e, err, errlen);
-    if (rc == 0) {
+    if (rc == 0 && e->built) { /* only the run that built it evicts */
         int ev = deps_evict(state_dir, cfg->cache_bytes, e->key);
         if (ev < 0)
             log_msg(LOG_LVL_WARN, "evicting environments: %s", strerror(-ev));

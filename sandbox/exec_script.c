@@ -257,6 +257,7 @@ struct script_watch {
     enum stop_reason stop;
     int64_t t0;            /* the clock's start: after the jail's */
     int64_t next_measure;  /* of the output directory */
+    int64_t next_cancel;   /* the next look for a cancel */
     int wstatus;
     struct rusage ru;
 };
@@ -286,15 +287,19 @@ static int script_reap(void *ctx)
     return 1;
 }
 
-/* Cancellation at every wake-up, the output directory's size every
- * EXEC_MEASURE_EVERY_MS: true (and the reason in w) to stop the run. */
+/* Cancellation every EXEC_TICK_MS (not at each of a chatty script's many
+ * wake-ups), the output directory's size every EXEC_MEASURE_EVERY_MS:
+ * true (and the reason in w) to stop the run. */
 static bool script_tick(void *ctx, int64_t now)
 {
     struct script_watch *w = ctx;
     const struct exec_limits *lim = &w->run->spec->limits;
-    if (exec__cancel_requested(w->run)) {
-        w->stop = STOP_CANCEL;
-        return true;
+    if (now >= w->next_cancel) {
+        w->next_cancel = now + EXEC_TICK_MS;
+        if (exec__cancel_requested(w->run)) {
+            w->stop = STOP_CANCEL;
+            return true;
+        }
     }
     if (now < w->next_measure)
         return false;

@@ -52,7 +52,7 @@ const size_t exec_limit_defs_n = ARRAY_SIZE(exec_limit_defs);
 
 /* The table machinery, for any struct of limits described by rows (the
  * fetch limits use it too). */
-uint64_t exec_limit_field_get(const void *limits, const struct exec_limit_def *d)
+static uint64_t exec_limit_field_get(const void *limits, const struct exec_limit_def *d)
 {
     const char *base = (const char *)limits + d->offset;
     if (d->unit == EXEC_UNIT_MS) {
@@ -65,7 +65,7 @@ uint64_t exec_limit_field_get(const void *limits, const struct exec_limit_def *d
     return v;
 }
 
-void exec_limit_field_set(void *limits, const struct exec_limit_def *d, uint64_t v)
+static void exec_limit_field_set(void *limits, const struct exec_limit_def *d, uint64_t v)
 {
     char *base = (char *)limits + d->offset;
     if (d->unit == EXEC_UNIT_MS) {
@@ -76,14 +76,14 @@ void exec_limit_field_set(void *limits, const struct exec_limit_def *d, uint64_t
     }
 }
 
-void exec_limit_fields_default(void *limits, size_t size, const struct exec_limit_def *defs, size_t n)
+static void exec_limit_fields_default(void *limits, size_t size, const struct exec_limit_def *defs, size_t n)
 {
     memset(limits, 0, size);
     for (size_t i = 0; i < n; i++)
         exec_limit_field_set(limits, &defs[i], defs[i].dflt);
 }
 
-const struct exec_limit_def *exec_limit_row(const struct exec_limit_def *defs, size_t n, const char *key)
+static const struct exec_limit_def *exec_limit_row(const struct exec_limit_def *defs, size_t n, const char *key)
 {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(defs[i].key, key))

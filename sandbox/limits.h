@@ -50,13 +50,6 @@ struct exec_limit_def {
 extern const struct exec_limit_def exec_limit_defs[];
 extern const size_t exec_limit_defs_n;
 
-/* The same for any struct of limits laid out by a table of rows (the
- * fetch limits): read or write a field, fill in the defaults, find a row. */
-uint64_t exec_limit_field_get(const void *limits, const struct exec_limit_def *d);
-void exec_limit_field_set(void *limits, const struct exec_limit_def *d, uint64_t v);
-void exec_limit_fields_default(void *limits, size_t size, const struct exec_limit_def *defs, size_t n);
-const struct exec_limit_def *exec_limit_row(const struct exec_limit_def *defs, size_t n, const char *key);
-
 /* Fills l with the defaults of exec_limit_defs[]. */
 void exec_limits_default(struct exec_limits *l);
 /* Reads or writes the field of a limit by its row. */

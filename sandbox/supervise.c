@@ -168,7 +168,7 @@ static void capture_lines(struct supervise_capture *c, bool flush)
     pending->data[pending->len] = '\0';
 }
 
-void supervise_capture_chunk(void *capture, const char *data, size_t len)
+static void capture_chunk(void *capture, const char *data, size_t len)
 {
     struct supervise_capture *c = capture;
     discard(dbuf_append(&c->out, data, len)); /* past the ceiling: dropped */
@@ -178,7 +178,7 @@ void supervise_capture_chunk(void *capture, const char *data, size_t len)
     capture_lines(c, dbuf_append(&c->pending, data, len) < 0);
 }
 
-char *supervise_capture_finish(struct supervise_capture *c)
+static char *capture_finish(struct supervise_capture *c)
 {
     if (c->line)
         capture_lines(c, true);
@@ -191,7 +191,7 @@ enum supervise_end supervise_capture_run(struct supervise_capture *c, int fd, in
                                          char **out)
 {
     struct supervise s = {
-        .fds = {{fd, supervise_capture_chunk, c}},
+        .fds = {{fd, capture_chunk, c}},
         .n_fds = 1,
         .read_max = SUPERVISE_CAPTURE_READ,
         .pidfd = -1,
@@ -202,6 +202,6 @@ enum supervise_end supervise_capture_run(struct supervise_capture *c, int fd, in
     };
     enum supervise_end end;
     discard(supervise_run(&s, &end)); /* a failed poll ends the watch as EOF would */
-    *out = supervise_capture_finish(c);
+    *out = capture_finish(c);
     return end;
 }

@@ -64,8 +64,8 @@ struct supervise {
 int supervise_run(const struct supervise *s, enum supervise_end *end) must_check;
 
 /* Output kept in memory under a ceiling, and cut into lines for a callback
- * (a line split across reads is one line). Its chunk function is a
- * supervise_fd.chunk with the capture as ctx. */
+ * (a line split across reads is one line): what supervise_capture_run
+ * fills. */
 struct supervise_capture {
     struct dbuf out;      /* whole chunks while they fit under the ceiling */
     struct dbuf pending;  /* the start of a line not yet complete */
@@ -74,17 +74,14 @@ struct supervise_capture {
 };
 void supervise_capture_init(struct supervise_capture *c, size_t max, void (*line)(void *ctx, const char *line),
                             void *ctx);
-void supervise_capture_chunk(void *capture, const char *data, size_t len);
-/* Passes on the last, unterminated line and returns the output (caller
- * frees; may be NULL when nothing came). The capture is empty after. */
-char *supervise_capture_finish(struct supervise_capture *c);
 
 /* The watch of a trusted program (the installer, a helper): fd, its
  * stdout and stderr in one (non-blocking, borrowed), read to EOF into c in
  * reads of SUPERVISE_CAPTURE_READ, the process's end not watched; past
  * timeout_ms from now stop(ctx, SUPERVISE_DEADLINE, SIGKILL) ends its
- * tree and the reading goes on to EOF. *out as supervise_capture_finish.
- * Returns SUPERVISE_DEADLINE when the deadline passed, else
+ * tree and the reading goes on to EOF. The last, unterminated line goes
+ * to the line callback too; *out is the output kept (caller frees; NULL
+ * when nothing came). Returns SUPERVISE_DEADLINE when the deadline passed, else
  * SUPERVISE_EXITED (a failed poll ends the watch as EOF would). */
 enum supervise_end supervise_capture_run(struct supervise_capture *c, int fd, int64_t timeout_ms,
                                          void (*stop)(void *ctx, enum supervise_end why, int sig), void *ctx,

@@ -286,6 +286,6 @@ bool ws_mounts_dir(const char *workdir, bool make)
         return false;
     if (make && mkdirat(wfd, WS_MOUNTS_DIR, 0755) < 0 && errno != EEXIST)
         log_msg(LOG_LVL_WARN, "cannot make %s/%s: %s", workdir, WS_MOUNTS_DIR, strerror(errno));
-    struct stat st;
-    return fstatat(wfd, WS_MOUNTS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    cleanup_fd int fd = ws_mounts_open(wfd, false);
+    return fd >= 0;
 }
