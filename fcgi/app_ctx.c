@@ -10,8 +10,6 @@
 const struct app_exec app_exec_default = {
     .run = exec_run,
     .cancel = exec_cancel,
-    .check_code = exec_check_code,
-    .check_requirements = exec_check_requirements,
     .base_env = exec_base_env,
 };
 

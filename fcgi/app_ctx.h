@@ -14,13 +14,12 @@
 #include "executor.h"
 
 /* The executor's entry points the HTTP side calls, with the contracts of
- * executor.h (exec_run, exec_cancel, exec_check_code,
- * exec_check_requirements, exec_base_env). */
+ * executor.h (exec_run, exec_cancel, exec_base_env). A call's checks are
+ * exec_run's own: a refused call comes back from run before any sink
+ * callback. */
 struct app_exec {
     int (*run)(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r);
     int (*cancel)(const char *state_dir, const char *run_id);
-    int (*check_code)(const char *code, size_t len, const struct exec_limits *lim, const char **why);
-    int (*check_requirements)(const struct exec_spec *spec, char *why, size_t whylen);
     int (*base_env)(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen);
 };
 

@@ -175,7 +175,7 @@ void cli__print_summary(const struct exec_result *r, const char *dest, bool tty)
         const struct exec_artifact *a = &r->artifacts[i];
         util_human_size(a->size, hs, sizeof hs);
         cleanup_free char *path = util_utf8_sanitize(a->path, strlen(a->path), NULL);
-        fprintf(f, "  %-28s %10s  %s\n", path ? path : "?", hs, a->summary);
+        fprintf(f, "  %-28s %10s  %s\n", path ? path : "?", hs, a->summary ? a->summary : "");
     }
     if (r->has_zip)
         fprintf(f, "  %-28s %10s  all of the above\n", CLI__ZIP_NAME, "");

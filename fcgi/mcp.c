@@ -16,10 +16,8 @@
 
 #include "mcp_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,7 +151,6 @@ struct post {
     struct http_resp *resp;
     struct mcp_session s;
     bool want_sse;   /* the client accepts text/event-stream */
-    bool in_batch;
 };
 
 static json_object *server_info(void)
@@ -209,12 +206,6 @@ static void initialize(struct post *p, json_object *id, json_object *params)
     int rc = mcp__session_create(cfg, version, json_object_is_type(client, json_type_object) ? client : NULL, &s);
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "creating a session: %s", strerror(-rc));
-        if (s.dir) {
-            cleanup_free char *sdir = mcp__sessions_dir(cfg);
-            cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-            if (sfd >= 0 && ws_id_valid(s.id))
-                discard(util_rm_rf_at(sfd, s.id));
-        }
         mcp__session_free(&s);
         json_object *e = rpc_error(id, -32603, "Internal error: cannot create a session", NULL);
         send_message(p->resp, 500, e);
@@ -267,7 +258,6 @@ static json_object *call_tool(struct post *p, json_object *id, json_object *para
 
     struct mcp_call c = {
         .app = p->app,
-        .req = p->req,
         .resp = p->resp,
         .session_dir = p->s.dir,
         .version = p->s.version,

@@ -6,15 +6,12 @@
 
 #include "mcp_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static void call_send(struct mcp_call *c, json_object *msg, bool flush)

@@ -22,8 +22,6 @@ struct mcp_session {
 };
 
 void mcp__session_free(struct mcp_session *s);
-/* STATE/sessions (caller frees), or NULL. */
-char *mcp__sessions_dir(const struct cfg *cfg);
 /* Rewrites session.json from s->doc (atomically). 0 or -errno. */
 int mcp__session_write(const struct mcp_session *s) must_check;
 /* Loads a live session: 0, -ENOENT (unknown or ended), other -errno. Marks
@@ -32,7 +30,8 @@ int mcp__session_load(const struct cfg *cfg, const char *sid, struct mcp_session
 /* The number of sessions on disk. */
 int mcp__count_sessions(const struct cfg *cfg);
 /* Makes a session of revision version (client: clientInfo, may be NULL).
- * 0, or -errno with s->dir possibly set (the caller removes it). */
+ * 0, or -errno with nothing of it left on disk. s is to be freed either
+ * way. */
 int mcp__session_create(const struct cfg *cfg, const char *version, json_object *client,
                         struct mcp_session *s) must_check;
 /* Cancels the run that calls/KEY (in calls_fd) names, if any. */
@@ -50,7 +49,6 @@ const char *mcp__to_json(json_object *o, size_t *len);
 /* One tools/call being served. */
 struct mcp_call {
     const struct app *app;
-    struct http_req *req;
     struct http_resp *resp;
     const char *session_dir;      /* STATE/sessions/SID */
     const char *version;          /* the session's negotiated revision */

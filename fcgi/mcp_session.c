@@ -9,11 +9,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,7 +23,8 @@ void mcp__session_free(struct mcp_session *s)
     memset(s, 0, sizeof *s);
 }
 
-char *mcp__sessions_dir(const struct cfg *cfg)
+/* STATE/sessions (caller frees), or NULL. */
+static char *sessions_dir(const struct cfg *cfg)
 {
     char *p;
     return asprintf(&p, "%s/sessions", cfg->state_dir) < 0 ? NULL : p;
@@ -79,7 +78,7 @@ int mcp__session_load(const struct cfg *cfg, const char *sid, struct mcp_session
 
 int mcp__count_sessions(const struct cfg *cfg)
 {
-    cleanup_free char *dir = mcp__sessions_dir(cfg);
+    cleanup_free char *dir = sessions_dir(cfg);
     cleanup_fd int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dfd < 0)
         return 0;
@@ -92,7 +91,9 @@ int mcp__count_sessions(const struct cfg *cfg)
     return n;
 }
 
-int mcp__session_create(const struct cfg *cfg, const char *version, json_object *client, struct mcp_session *s)
+/* mcp__session_create's work; *made once the directory is ours. */
+static int session_make(const struct cfg *cfg, const char *version, json_object *client, struct mcp_session *s,
+                        bool *made)
 {
     memset(s, 0, sizeof *s);
     int rc = ws_init_state(cfg->state_dir);
@@ -110,8 +111,12 @@ int mcp__session_create(const struct cfg *cfg, const char *version, json_object 
         /* 0711: the fallback runs a script as a uid of its own, which must
          * pass through to workspace/; the id is the capability, and the
          * files that say something (session.json, calls/, ...) are 0600/0700. */
-        if (mkdir(s->dir, 0711) == 0 && chmod(s->dir, 0711) == 0)
+        if (mkdir(s->dir, 0711) == 0) {
+            *made = true;
+            if (chmod(s->dir, 0711) < 0)
+                return -errno;
             break;
+        }
         if (errno != EEXIST)
             return -errno;
         rc = -EEXIST;
@@ -149,6 +154,19 @@ int mcp__session_create(const struct cfg *cfg, const char *version, json_object 
         json_object_object_add(s->doc, "client", c);
     /* session.json last: a directory without it is not a session yet. */
     return mcp__session_write(s);
+}
+
+int mcp__session_create(const struct cfg *cfg, const char *version, json_object *client, struct mcp_session *s)
+{
+    bool made = false;
+    int rc = session_make(cfg, version, client, s, &made);
+    if (rc < 0 && made) { /* nothing half-made stays */
+        cleanup_free char *sdir = sessions_dir(cfg);
+        cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (sfd >= 0)
+            discard(util_rm_rf_at(sfd, s->id));
+    }
+    return rc;
 }
 
 /* Creates STATE/runs/RUNID/cancel for the run recorded in calls/KEY. */
@@ -189,7 +207,7 @@ static int session_remove(const struct cfg *cfg, int sessions_fd, const char *na
 int mcp__session_end(const struct app *app, struct mcp_session *s)
 {
     const struct cfg *cfg = app->cfg;
-    cleanup_free char *sdir = mcp__sessions_dir(cfg);
+    cleanup_free char *sdir = sessions_dir(cfg);
     cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (sfd < 0)
         return -errno;
@@ -219,7 +237,7 @@ int mcp_reap_sessions(const struct cfg *cfg, bool force)
     struct stat st;
     if (cfg->session_ttl_ms <= 0)
         return 0;
-    cleanup_free char *sdir = mcp__sessions_dir(cfg);
+    cleanup_free char *sdir = sessions_dir(cfg);
     cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (sfd < 0)
         return errno == ENOENT ? 0 : -errno;

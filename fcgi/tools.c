@@ -56,37 +56,37 @@ static const struct tools_def defs[] = {
      "while the script runs. A script that fails returns isError true with the status and the full log (the "
      "traceback): fix the code and call again. files downloads remote files into mounts/ first (as "
      "mount_file does).",
-     tools__schema_run_code_input, tools__schema_run_output, false, false},
+     tools__schema_run_code_input, tools__schema_run_output, tools__run_code, false, false},
     {"run_my_script", "Run my script",
      "Run a self-contained Python 3 script in a fresh, empty sandbox (nothing persists between calls), "
      "Run My Script style: user_input becomes the file at os.environ['SCRIPT_INPUT'], every file the script "
      "writes into os.environ['SCRIPT_OUTPUT'] comes back as an artifact with a link and a summary, plus a zip "
      "of them all, and the log holds stdout and stderr. Packages the script imports are installed (cached). "
      "No network access while it runs. A failing script returns isError true with the full log.",
-     tools__schema_run_my_script_input, tools__schema_run_output, false, false},
+     tools__schema_run_my_script_input, tools__schema_run_output, tools__run_my_script, false, false},
     {"list_dir", "List workspace files",
      "List the files and folders of this session's workspace, where run_code scripts run and leave their "
      "files (output/ holds what they wrote to SCRIPT_OUTPUT). dir_path is relative to the workspace; "
      "symbolic links are listed, never followed.",
-     tools__schema_list_dir_input, tools__schema_list_dir_output, true, false},
+     tools__schema_list_dir_input, tools__schema_list_dir_output, tools__list_dir, true, false},
     {"preview_file", "Preview a workspace file",
      "Show the start of a text file in this session's workspace (the first preview_bytes, 8 KiB by default; "
      "a longer file is cut with a note saying so). For a binary file it gives the size and type instead. "
      "relative_path is relative to the workspace, e.g. 'output/result.csv'.",
-     tools__schema_preview_file_input, tools__schema_preview_file_output, true, false},
+     tools__schema_preview_file_input, tools__schema_preview_file_output, tools__preview_file, true, false},
     {"mount_file", "Mount a remote file",
      "Download a file from an http or https URL into this session's workspace, at mounts/MOUNT_PATH, where "
      "run_code scripts read it (read-only; open('mounts/MOUNT_PATH') from the current directory). Returns "
      "mounted_as, bytes, sha256 and mime. Mounting the same URL to the same path again in the session is a "
      "no-op. Only public addresses are fetched; downloads are capped in size and time. A failure (HTTP "
      "error, timeout, too large, refused address) returns isError true naming the URL and the reason.",
-     tools__schema_mount_file_input, tools__schema_mount_file_output, false, false, true},
+     tools__schema_mount_file_input, tools__schema_mount_file_output, tools__mount_file, false, true},
     {"persist_artifact", "Upload an output file",
      "Upload a file the scripts wrote to output/ (SCRIPT_OUTPUT) with an HTTP PUT to a URL you provide, such "
      "as a presigned upload URL of an object store, so that it outlives the session. relative_path is "
      "relative to output/. Returns uploaded_bytes and the HTTP status. Uploads are capped in size; a failure "
      "returns isError true naming the URL (without its query) and the reason.",
-     tools__schema_persist_artifact_input, tools__schema_persist_artifact_output, false, false, true},
+     tools__schema_persist_artifact_input, tools__schema_persist_artifact_output, tools__persist_artifact, false, true},
 };
 
 /* The input schema of d, with the values that are not the file's patched
@@ -212,37 +212,25 @@ json_object *tools__get_arg(json_object *args, const char *key)
     return NULL;
 }
 
-
 /* ------------------------------------------------------------- dispatch */
 
-typedef int tool_fn(const struct tools_ctx *c, json_object *args, json_object **result);
-
-static const struct {
-    const char *name;
-    tool_fn *fn;
-} fns[] = {
-    {"run_code", tools__run_code},     {"run_my_script", tools__run_my_script},
-    {"list_dir", tools__list_dir},     {"preview_file", tools__preview_file},
-    {"mount_file", tools__mount_file}, {"persist_artifact", tools__persist_artifact},
-};
+static const struct tools_def *find_def(const struct tools_def *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(name, v[i].name))
+            return &v[i];
+    return NULL;
+}
 
 enum tools_outcome tools_call(const struct tools_ctx *t, const char *name, json_object *args, json_object **result)
 {
-    tool_fn *fn = NULL;
-    int rc;
     *result = NULL;
-    for (size_t i = 0; i < ARRAY_SIZE(fns) && !fn; i++)
-        if (!strcmp(name, fns[i].name))
-            fn = fns[i].fn;
-    if (fn) {
-        rc = fn(t, args, result);
-    } else if (t->cfg->test_fixture_tools && !strncmp(name, "test_", 5)) {
-        rc = tools__fixture_call(t, name, result);
-        if (rc == -ENOENT)
-            return TOOLS_UNKNOWN;
-    } else {
+    const struct tools_def *d = find_def(defs, ARRAY_SIZE(defs), name);
+    if (!d && t->cfg->test_fixture_tools)
+        d = find_def(tools__fixture_defs, tools__n_fixture_defs, name);
+    if (!d)
         return TOOLS_UNKNOWN;
-    }
+    int rc = d->call ? d->call(t, args, result) : tools__fixture_call(t, name, result);
     if (rc == -ECANCELED)
         return TOOLS_CANCELLED;
     return rc < 0 ? TOOLS_FAILED : TOOLS_RESULT;

@@ -16,19 +16,16 @@
 #include <unistd.h>
 
 const struct tools_def tools__fixture_defs[] = {
-    {"test_simple_text", NULL, "Test fixture: returns a simple text block.", tools__schema_empty_input, NULL, true, true},
-    {"test_image_content", NULL, "Test fixture: returns a 1x1 PNG image block.", tools__schema_empty_input, NULL, true, true},
-    {"test_audio_content", NULL, "Test fixture: returns a short WAV audio block.", tools__schema_empty_input, NULL, true, true},
-    {"test_embedded_resource", NULL, "Test fixture: returns an embedded text resource.", tools__schema_empty_input, NULL, true,
-     true},
-    {"test_multiple_content_types", NULL, "Test fixture: returns text, image and resource blocks.", tools__schema_empty_input,
-     NULL, true, true},
-    {"test_tool_with_logging", NULL, "Test fixture: sends three log notifications, then a result.", tools__schema_empty_input,
-     NULL, true, true},
+    {"test_simple_text", NULL, "Test fixture: returns a simple text block.", tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_image_content", NULL, "Test fixture: returns a 1x1 PNG image block.", tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_audio_content", NULL, "Test fixture: returns a short WAV audio block.", tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_embedded_resource", NULL, "Test fixture: returns an embedded text resource.", tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_multiple_content_types", NULL, "Test fixture: returns text, image and resource blocks.", tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_tool_with_logging", NULL, "Test fixture: sends three log notifications, then a result.", tools__schema_empty_input, NULL, NULL, true, false},
     {"test_tool_with_progress", NULL, "Test fixture: sends progress 0, 50, 100 of 100, then a result.",
-     tools__schema_empty_input, NULL, true, true},
+     tools__schema_empty_input, NULL, NULL, true, false},
     {"test_error_handling", NULL, "Test fixture: always returns a tool error (isError true).", tools__schema_empty_input, NULL,
-     true, true},
+     NULL, true, false},
 };
 const size_t tools__n_fixture_defs = ARRAY_SIZE(tools__fixture_defs);
 

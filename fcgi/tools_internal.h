@@ -16,12 +16,16 @@
 #include "tools.h"
 #include "util.h"
 
+/* A tool's work: 0 with *result (an isError one for the caller's mistakes),
+ * -ECANCELED when the client cancelled, another -errno when it failed. */
+typedef int tools__fn(const struct tools_ctx *c, json_object *args, json_object **result);
+
 /* One tool of tools/list. */
 struct tools_def {
     const char *name, *title, *description;
     const char *input, *output; /* JSON Schema text; output may be NULL */
+    tools__fn *call;            /* NULL: a fixture tool (tools__fixture_call) */
     bool read_only;
-    bool fixture;               /* test_fixture_tools only */
     bool open_world;            /* talks to the outside (and is idempotent) */
 };
 
@@ -29,7 +33,7 @@ struct tools_def {
  * program, none (tools_nofixture.c) in the one that is installed. */
 extern const struct tools_def tools__fixture_defs[];
 extern const size_t tools__n_fixture_defs;
-/* Calls the fixture tool name: 0 with *result, or -ENOENT for no such one. */
+/* Calls the fixture tool name (one of tools__fixture_defs), as a tools__fn. */
 int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object **result) must_check;
 
 /* fcgi/schemas/NAME.json, as generated. */

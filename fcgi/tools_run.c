@@ -39,9 +39,6 @@ static void summary_text(const struct tools_ctx *c, const struct exec_result *r,
     discard(dbuf_printf(b, ", %lld ms, run %s\n", (long long)r->duration_ms, r->run_id));
     if (r->error)
         discard(dbuf_printf(b, "error: %s\n", r->error));
-    if (r->n_requirements == 0 && r->status != EXEC_STATUS_SANDBOX_ERROR) {
-        /* nothing */
-    }
     const struct exec_log *log = &r->log;
     discard(dbuf_printf(b, "--- log%s ---\n", r->log.truncated ? " (truncated at log_bytes)" : ""));
     if (log->buf.len <= TOOLS_TEXT_LOG_MAX) {
@@ -283,13 +280,10 @@ static int run(const struct tools_ctx *c, const char *code, size_t code_len, con
         return -ENOMEM;
     spec.workspace = workspace;
 
-    if (tools__client_cancelled(c))
-        return -ECANCELED;
-
     /* exec_run checks the code, the input's size and the requirements
      * before anything is made, and only then calls on_accepted, which says
-     * "queued" and downloads run_code's files: a refused call has cost
-     * nothing and is checked once. */
+     * "queued" and downloads run_code's files (or stops if the client has
+     * left): a refused call has cost nothing and is checked once. */
     struct exec_result r;
     struct run_ctx x = {.call = c, .r = &r, .files = files, .n_files = n_files};
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)

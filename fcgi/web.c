@@ -1,9 +1,9 @@
 /* web.c: /api/run (see web.h). One request: read the fields (a multipart
  * form, streamed through form.c with the form_* limits, or a JSON body),
  * resolve the input (text, an uploaded file, or a URL fetched by the
- * executor's transfers with their guard and caps), check everything
- * exec_run() would refuse, then run and answer in the form the client
- * asked for.
+ * executor's transfers with their guard and caps), then run and answer
+ * in the form the client asked for: a call exec_run() refuses is a 400 or
+ * 413, and a stream opens only once it has accepted the call.
  *
  * Stop: the first event of the stream names the run and its cancel URL
  * (relative to the page: api/run/RUNID/cancel). POSTing it creates the
@@ -232,6 +232,7 @@ struct web_run {
     struct http_resp *resp;
     struct exec_result *r;
     bool sse;
+    bool accepted;       /* exec_run's checks passed: on_accepted ran */
     bool announced;
     uint64_t pad;        /* CGI: cgi_sse_padding, else 0 */
     bool unpadded;       /* events written since the last padding */
@@ -638,12 +639,12 @@ static int spec_input(const struct app *app, struct web_fields *f, struct web_sp
     return 0;
 }
 
-/* The spec of the run from the fields (borrowed from them), checked as
- * exec_run() would check it. 0, or an HTTP status with the reason. */
+/* The spec of the run from the fields (borrowed from them); exec_run
+ * checks the code, the input and the requirements. 0, or an HTTP status
+ * with the reason. */
 static int make_spec(const struct app *app, struct web_fields *f, struct web_spec *s, char *why, size_t whylen)
 {
     const struct cfg *cfg = app->cfg;
-    const struct app_exec *exec = app_exec_of(app);
     exec_spec_init(&s->spec, &cfg->exec);
     if (f->timeout.len) {
         char *end;
@@ -676,15 +677,6 @@ static int make_spec(const struct app *app, struct web_fields *f, struct web_spe
     }
     s->spec.code = f->code.data ? f->code.data : "";
     s->spec.code_len = f->code.len;
-    const char *cwhy = NULL;
-    int rc = exec->check_code(s->spec.code, s->spec.code_len, &s->spec.limits, &cwhy);
-    if (rc < 0) {
-        snprintf(why, whylen, "%s", cwhy);
-        return rc == -E2BIG ? 413 : 400;
-    }
-    rc = exec->check_requirements(&s->spec, why, whylen);
-    if (rc < 0)
-        return rc == -EINVAL ? 400 : 500;
     return 0;
 }
 
@@ -733,6 +725,22 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct ex
 }
 
 /* Runs spec and answers in mode. */
+/* exec_run accepted the call: only now does the answer become a stream
+ * (a refusal before it is a plain 400 or 413), opened with "queued". */
+static int on_accepted(void *ctx)
+{
+    struct web_run *w = ctx;
+    w->accepted = true;
+    if (!w->sse)
+        return 0;
+    if (http_sse_start(w->resp) < 0)
+        return -EPIPE; /* the client is gone: nothing runs */
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "phase", json_object_new_string("queued"));
+    send_event(w, "phase", o);
+    return 0;
+}
+
 static void run_and_answer(const struct app *app, struct http_resp *resp, enum web_mode mode,
                            const struct exec_spec *spec)
 {
@@ -743,21 +751,18 @@ static void run_and_answer(const struct app *app, struct http_resp *resp, enum w
         w.pad = app->cfg->cgi_sse_padding;
     struct exec_sink sink = {
         .ctx = &w, .phase = on_phase, .output = on_output, .install_line = on_install_line,
-        .cancelled = on_cancelled,
+        .cancelled = on_cancelled, .accepted = on_accepted,
     };
-    if (w.sse) {
-        if (http_sse_start(resp) < 0)
-            goto out;
-        json_object *o = json_object_new_object();
-        json_object_object_add(o, "phase", json_object_new_string("queued"));
-        send_event(&w, "phase", o);
-    }
     int rc = app_exec_of(app)->run(spec, &sink, &r);
-    if (rc == -EBUSY)
+    if (!w.accepted && rc < 0) /* refused by the checks: the request's to fix, or 500 */
+        refuse(mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,
+               r.error ? r.error : "the request was refused");
+    else if (rc == -EPIPE && !r.run_id[0])
+        ; /* on_accepted found the client gone */
+    else if (rc == -EBUSY)
         answer_busy(&w, mode, &r);
     else
         answer_result(&w, mode, &r, rc);
-out:
     exec_result_free(&r);
 }
 

@@ -299,10 +299,10 @@ void exec_result_free(struct exec_result *r);
  * is at fault, not the service. When the interpreter cannot be asked, that
  * is another -errno, reason in r->error. A front door may rely on exec_run
  * alone for these checks: rc -EINVAL or -E2BIG with r->run_id[0] == '\0'
- * is "refused, nothing was run"; the exec_check_* functions are for a
- * front door that must choose its answer's shape before the run starts
- * (an HTTP status, an exit status), and sink->accepted for work of its own
- * that must wait for the checks. */
+ * is "refused, nothing was run" (the MCP and web doors rely on it); the
+ * exec_check_* functions are for a caller that wants the answer without a
+ * run (the CLI, before its own work), and sink->accepted for a front
+ * door's work that must wait for the checks. */
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
 
 /* Asks the run run_id (under state_dir) to stop, from any process: creates

@@ -117,6 +117,9 @@ static int rdonly_below(const char *top)
  * where the kernel has it (and a container's filter lets it through). */
 static int rdonly_tree(int fd)
 {
+    struct stat st;
+    if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+        return 0; /* a file has no submounts */
 #ifdef SYS_mount_setattr
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
     if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == 0)

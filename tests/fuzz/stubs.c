@@ -142,7 +142,5 @@ done:
 const struct app_exec fuzz_exec = {
     .run = stub_run,
     .cancel = exec_cancel,
-    .check_code = exec_check_code,
-    .check_requirements = stub_check_requirements,
     .base_env = stub_base_env,
 };

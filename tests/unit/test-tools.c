@@ -245,8 +245,6 @@ static int stub_requirements(const struct exec_spec *spec, char *why, size_t why
 static const struct app_exec stub_exec = {
     .run = stub_run,
     .cancel = exec_cancel,
-    .check_code = exec_check_code,
-    .check_requirements = stub_requirements,
     .base_env = exec_base_env,
 };
 
