@@ -268,46 +268,60 @@ int util_write_file_new(int dirfd, const char *name, const void *data, size_t n,
     return rc;
 }
 
-static int rm_rf_depth(int dirfd, const char *name, int depth)
+/* util_rm_rf_at's walk: files in pre, directories in post; the first
+ * failure is kept and the walk carries on. */
+struct rm_walk {
+    int err;
+    bool not_empty;   /* a directory kept an entry the walk did not reach */
+};
+
+static int rm_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
-    /* Try the cheap cases first: a file, a symlink or an empty directory. */
+    struct rm_walk *c = ctx;
+    (void)depth;
+    if (!S_ISDIR(st->st_mode) && unlinkat(dirfd, name, 0) < 0 && errno != ENOENT && !c->err)
+        c->err = -errno;
+    return 0;
+}
+
+static int rm_post(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
+{
+    struct rm_walk *c = ctx;
+    (void)st;
+    (void)depth;
+    if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+        if (errno == ENOTEMPTY || errno == EEXIST)
+            c->not_empty = true;
+        else if (!c->err)
+            c->err = -errno;
+    }
+    return 0;
+}
+
+#define RM_RF_PASSES 8  /* walks of a tree whose listings shifted as they were emptied */
+
+int util_rm_rf_at(int dirfd, const char *name)
+{
+    /* The cheap cases first: a file, a symlink. */
     if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
         return 0;
     if (errno != EISDIR && errno != EPERM)
         return -errno;
-    if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
-        return 0;
-    if (errno != ENOTEMPTY && errno != EEXIST)
-        return -errno;
-    if (depth > 4096)
-        return -ELOOP;
-    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        int rc = -errno;
-        close(fd);
-        return rc;
+    /* A walk comes back to a directory at the position its listing
+     * stopped; where positions count entries (tmpfs), emptying the
+     * directory moves them and the walk passes over some: walk again. */
+    for (int pass = 0; pass < RM_RF_PASSES; pass++) {
+        struct rm_walk c = {0, false};
+        struct util_walk w = {.pre = rm_pre, .post = rm_post, .ctx = &c};
+        int rc = util_walk_at(dirfd, name, &w);
+        if (rc == -ENOENT)
+            return 0;
+        if (rc < 0)
+            return rc;
+        if (c.err || !c.not_empty)
+            return c.err;
     }
-    int rc = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        int r = rm_rf_depth(fd, de->d_name, depth + 1);
-        if (r < 0 && rc == 0)
-            rc = r;
-    }
-    closedir(d);
-    if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && rc == 0)
-        rc = -errno;
-    return rc;
-}
-
-int util_rm_rf_at(int dirfd, const char *name)
-{
-    return rm_rf_depth(dirfd, name, 0);
+    return -ENOTEMPTY;
 }
 
 int util_mkdir_p(const char *path, mode_t mode)
@@ -529,4 +543,159 @@ int util_random(void *buf, size_t n)
         n -= (size_t)r;
     }
     return 0;
+}
+
+int util_hide_argv(int argc, char **argv, int keep)
+{
+    if (argc <= keep)
+        return 0;
+    /* The kernel lays the words out one after the other; clear only what
+     * is so laid out. */
+    char *start = argv[keep], *end = argv[keep];
+    for (int i = keep; i < argc; i++) {
+        if (argv[i] != end)
+            break;
+        end += strlen(argv[i]) + 1;
+    }
+    for (int i = keep; i < argc; i++) {
+        char *copy = strdup(argv[i]);
+        if (!copy)
+            return -ENOMEM;
+        argv[i] = copy;
+    }
+    memset(start, 0, (size_t)(end - start));
+    return 0;
+}
+
+/* One directory of util_walk_at's path from the top: its identity, to
+ * check that ".." leads back to it, where its listing stopped, and the
+ * name it has in its parent. */
+struct walk_level {
+    dev_t dev;
+    ino_t ino;
+    long pos;
+    char *name;
+};
+
+/* Opens the directory name below parentfd as a stream, checking that it
+ * is the one (dev, ino) names: the tree did not change under the walk. */
+static int walk_open(int parentfd, const char *name, int flags, dev_t dev, ino_t ino, DIR **out)
+{
+    int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+    struct stat now;
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &now) < 0 || now.st_dev != dev || now.st_ino != ino) {
+        close(fd);
+        return -ESTALE;
+    }
+    if (!(*out = fdopendir(fd))) {
+        close(fd);
+        return -errno;
+    }
+    return 0;
+}
+
+/* Goes up from the directory open in *d to its parent, reopened through
+ * ".." and positioned where its listing stopped. */
+static int walk_up(DIR **d, const struct walk_level *parent)
+{
+    DIR *up = NULL;
+    int rc = walk_open(dirfd(*d), "..", 0, parent->dev, parent->ino, &up);
+    closedir(*d);
+    *d = up;
+    if (rc == 0)
+        seekdir(up, parent->pos);
+    return rc;
+}
+
+/* Opens name (a directory, as st says) below parentfd. */
+static int walk_down(int parentfd, const char *name, const struct stat *st, DIR **out)
+{
+    return walk_open(parentfd, name, O_NOFOLLOW, st->st_dev, st->st_ino, out);
+}
+
+int util_walk_at(int topfd, const char *name, const struct util_walk *w)
+{
+    struct stat st;
+    if (fstatat(topfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -errno;
+    int rc = w->pre(topfd, name, &st, 0, w->ctx);
+    if (rc != 0 || !S_ISDIR(st.st_mode))
+        return rc < 0 ? rc : 0;
+    struct walk_level *lv = calloc(8, sizeof *lv);
+    size_t cap = 8, depth = 0; /* lv[depth] is the directory open in d */
+    DIR *d = NULL;
+    if (!lv)
+        return -ENOMEM;
+    lv[0] = (struct walk_level){st.st_dev, st.st_ino, 0, NULL};
+    rc = walk_down(topfd, name, &st, &d);
+    while (rc == 0) {
+        errno = 0;
+        struct dirent *de = readdir(d);
+        if (!de && errno) {
+            rc = -errno;
+            break;
+        }
+        if (!de) {
+            /* This directory is done: its post, from its parent. */
+            if (depth == 0)
+                break;
+            rc = walk_up(&d, &lv[depth - 1]);
+            struct stat me = {.st_dev = lv[depth].dev, .st_ino = lv[depth].ino, .st_mode = S_IFDIR};
+            if (rc == 0 && w->post)
+                rc = w->post(dirfd(d), lv[depth].name, &me, (int)depth, w->ctx);
+            free(lv[depth].name);
+            lv[depth].name = NULL;
+            depth--;
+            continue;
+        }
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            if (errno == ENOENT)
+                continue;
+            rc = -errno;
+            break;
+        }
+        int r = w->pre(dirfd(d), de->d_name, &st, (int)depth + 1, w->ctx);
+        if (r < 0)
+            rc = r;
+        if (r != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (depth + 1 == cap) {
+            struct walk_level *more = realloc(lv, 2 * cap * sizeof *lv);
+            if (!more) {
+                rc = -ENOMEM;
+                break;
+            }
+            memset(more + cap, 0, cap * sizeof *lv);
+            lv = more;
+            cap *= 2;
+        }
+        /* Down, holding no descriptor of the parent: only where its
+         * listing stopped, so that no depth runs out of descriptors. */
+        lv[depth].pos = telldir(d);
+        lv[depth + 1] = (struct walk_level){st.st_dev, st.st_ino, 0, strdup(de->d_name)};
+        if (!lv[depth + 1].name) {
+            rc = -ENOMEM;
+            break;
+        }
+        DIR *sub = NULL;
+        rc = walk_down(dirfd(d), de->d_name, &st, &sub);
+        closedir(d);
+        d = sub;
+        depth++;
+    }
+    if (d)
+        closedir(d);
+    for (size_t i = 0; i <= depth && i < cap; i++)
+        free(lv[i].name);
+    free(lv);
+    if (rc == 0 && w->post) {
+        if (fstatat(topfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            return -errno;
+        rc = w->post(topfd, name, &st, 0, w->ctx);
+    }
+    return rc;
 }

@@ -5,6 +5,7 @@
 #define RMS_UTIL_H
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -97,6 +98,24 @@ int util_write_file_new(int dirfd, const char *name, const void *data, size_t n,
 /* Removes dirfd/name and everything under it without following symlinks.
  * 0 or -errno of the first failure (it carries on past failures). */
 int util_rm_rf_at(int dirfd, const char *name) must_check;
+/* A walk of a tree (util_walk_at). pre is called for every entry, a
+ * directory before its contents: < 0 stops the walk with that, 1 skips the
+ * directory's contents, 0 goes on. post (may be NULL) is called for each
+ * directory after its contents. Both get the entry as (dirfd, name), its
+ * lstat and its depth (the top is 0). */
+struct util_walk {
+    int (*pre)(int dirfd, const char *name, const struct stat *st, int depth, void *ctx);
+    int (*post)(int dirfd, const char *name, const struct stat *st, int depth, void *ctx);
+    void *ctx;
+};
+/* Walks dirfd/name and everything under it without following symlinks,
+ * as deep as the tree goes: it holds one directory open at a time (coming
+ * back up through "..", checked to be the directory it left, at the
+ * position its listing stopped), so neither the depth nor the length of
+ * the paths is bounded by descriptors or PATH_MAX. Entries must not be
+ * added or removed while it walks (a change of the tree's shape is
+ * -ESTALE). 0 or -errno (or pre's or post's < 0). */
+int util_walk_at(int dirfd, const char *name, const struct util_walk *w) must_check;
 /* mkdir -p with mode for each missing component. 0 or -errno. */
 int util_mkdir_p(const char *path, mode_t mode) must_check;
 /* Copies src (a regular file, not followed if a symlink) to dst, creating
@@ -125,6 +144,13 @@ void util_human_size(uint64_t n, char *out, size_t outlen);
 /* --- time --- */
 int64_t util_now_ms(void);      /* CLOCK_MONOTONIC in ms */
 int64_t util_wall_ms(void);     /* CLOCK_REALTIME in ms */
+
+/* --- the process --- */
+/* /proc/PID/cmdline is readable by every process of the machine: argv[keep]
+ * and after become copies on the heap (argv points at them), and what the
+ * kernel shows of them is cleared, so that a secret given on the command
+ * line (a token, a presigned URL) is not shown to anyone. 0 or -ENOMEM. */
+int util_hide_argv(int argc, char **argv, int keep) must_check;
 
 /* --- randomness --- */
 /* Fills buf from getrandom(2), retrying EINTR and short reads. 0 or -errno. */

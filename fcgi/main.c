@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "cli.h"
 #include "server.h"
+#include "util.h"
 
 static void usage(FILE *f)
 {
@@ -32,6 +34,15 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* Nothing of ours is for a script to read: not dumpable, so that a
+     * process of our uid (the fallback's script run unprivileged) cannot
+     * read our memory or environment through /proc or ptrace; and the
+     * command line past the command hidden (it may hold a token). */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (util_hide_argv(argc, argv, 2) < 0) {
+        fprintf(stderr, "runmyscript: out of memory\n");
+        return 1;
+    }
     if (argc < 2) {
         if (server_stdin_is_fastcgi())
             return server_fastcgi_stdin(argv[0]);

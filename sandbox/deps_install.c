@@ -21,6 +21,7 @@
 #include "proc.h"
 
 #define DEPS_INSTALL_OUT_MAX (4u << 20) /* installer output kept for the failure report */
+#define DEPS_INSTALL_ENV_MAX (64u << 10) /* one variable of the installer's environment */
 
 char *deps__find_uv(void)
 {
@@ -44,10 +45,10 @@ char *deps__find_uv(void)
     return NULL;
 }
 
-/* An argv under construction. */
+/* The installer's argv and environment under construction. */
 struct args {
-    struct deps_strv s;
-    const char **v;
+    struct deps_strv s, e;
+    const char **v, **env;
 };
 
 static int arg(struct args *a, const char *s)
@@ -55,66 +56,86 @@ static int arg(struct args *a, const char *s)
     return deps_strv_push(&a->s, s, strlen(s));
 }
 
-/* Each blank-separated word of list, after opt. */
-static int arg_list(struct args *a, const char *opt, const char *list)
+/* NAME=the blank-separated words of list joined by sep, into the
+ * environment; nothing when list has none. */
+static int env_list(struct args *a, const char *name, const char *list, char sep)
 {
-    for (const char *p = list; p && *p;) {
+    struct dbuf b;
+    dbuf_init(&b, DEPS_INSTALL_ENV_MAX);
+    int rc = dbuf_printf(&b, "%s=", name);
+    size_t head = b.len;
+    for (const char *p = list; rc == 0 && p && *p;) {
         while (*p == ' ' || *p == '\t')
             p++;
         size_t n = strcspn(p, " \t");
-        if (n) {
-            int rc = arg(a, opt);
-            if (rc == 0)
-                rc = deps_strv_push(&a->s, p, n);
-            if (rc < 0)
-                return rc;
-        }
+        if (n && b.len > head)
+            rc = dbuf_printf(&b, "%c", sep);
+        if (n && rc == 0)
+            rc = dbuf_printf(&b, "%.*s", (int)n, p);
         p += n;
     }
-    return 0;
+    if (rc == 0 && b.len > head)
+        rc = deps_strv_push(&a->e, b.data, b.len);
+    dbuf_free(&b);
+    return rc;
 }
 
-static int args_finish(struct args *a)
+static int strv_finish(const struct deps_strv *s, const char *const *tail, const char ***out)
 {
-    a->v = calloc(a->s.n + 1, sizeof *a->v);
-    if (!a->v)
+    size_t nt = 0;
+    while (tail && tail[nt])
+        nt++;
+    *out = calloc(s->n + nt + 1, sizeof **out);
+    if (!*out)
         return -ENOMEM;
-    for (size_t i = 0; i < a->s.n; i++)
-        a->v[i] = a->s.v[i];
+    for (size_t i = 0; i < s->n; i++)
+        (*out)[i] = s->v[i];
+    for (size_t i = 0; i < nt; i++)
+        (*out)[s->n + i] = tail[i];
     return 0;
 }
 
 static void args_free(struct args *a)
 {
     deps_strv_free(&a->s);
+    deps_strv_free(&a->e);
     free(a->v);
+    free(a->env);
 }
 
-/* The installer's command line for the environment at env_dir. pip runs
- * as `pip --python ENV/bin/python3 install` does, minus its first start:
- * that command only re-runs pip's own __pip-runner__.py under the target
- * interpreter, which is what we run directly (0.3 s saved per build). */
+/* The installer's command line and environment for the environment at
+ * env_dir. pip runs as `pip --python ENV/bin/python3 install` does, minus
+ * its first start: that command only re-runs pip's own __pip-runner__.py
+ * under the target interpreter, which is what we run directly (0.3 s saved
+ * per build). The index and find-links locations go into the environment,
+ * never the command line: a location may carry credentials, and a command
+ * line is readable by every process of the machine. envp_base ends the
+ * environment (NULL-terminated). */
 static int installer_args(const struct deps_config *cfg, const char *pip_runner, const char *uv,
-                          const char *state_dir, const char *env_dir, const struct deps_set *set, struct args *a)
+                          const char *state_dir, const char *env_dir, const struct deps_set *set,
+                          const char *const *envp_base, struct args *a)
 {
     cleanup_free char *py = deps_env_python(env_dir), *cache = NULL;
     bool use_uv = uv != NULL;
     if (!py || asprintf(&cache, "%s/cache/%s", state_dir, use_uv ? "uv" : "pip") < 0)
         return -ENOMEM;
-    int rc;
+    int rc = 0;
     if (use_uv) {
         const char *head[] = {uv, "pip", "install", "--python", py, "--no-config", "--cache-dir", cache,
                               "--compile-bytecode"};
-        rc = 0;
         for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(head); i++)
             rc = arg(a, head[i]);
     } else {
-        const char *head[] = {py, "-I", pip_runner, "install", "--isolated", "--disable-pip-version-check",
+        /* No --isolated (it ignores the environment we pass the locations
+         * in); PIP_CONFIG_FILE=/dev/null keeps every configuration file
+         * out instead, and the environment is all ours. */
+        const char *head[] = {py, "-I", pip_runner, "install", "--disable-pip-version-check",
                               "--no-input", "--no-color", "--progress-bar", "off", "--root-user-action=ignore",
                               "--no-warn-script-location", "--cache-dir", cache};
-        rc = 0;
         for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(head); i++)
             rc = arg(a, head[i]);
+        if (rc == 0)
+            rc = deps_strv_push(&a->e, "PIP_CONFIG_FILE=/dev/null", strlen("PIP_CONFIG_FILE=/dev/null"));
     }
     if (rc == 0 && cfg->only_binary) {
         rc = arg(a, "--only-binary");
@@ -124,17 +145,21 @@ static int installer_args(const struct deps_config *cfg, const char *pip_runner,
     if (rc == 0 && cfg->index_url && !strcmp(cfg->index_url, "none"))
         rc = arg(a, "--no-index");
     else if (rc == 0 && cfg->index_url)
-        rc = arg_list(a, "--index-url", cfg->index_url);
+        rc = env_list(a, use_uv ? "UV_INDEX_URL" : "PIP_INDEX_URL", cfg->index_url, ' ');
     if (rc == 0)
-        rc = arg_list(a, "--extra-index-url", cfg->extra_index_url);
+        rc = env_list(a, use_uv ? "UV_EXTRA_INDEX_URL" : "PIP_EXTRA_INDEX_URL", cfg->extra_index_url, ' ');
     if (rc == 0)
-        rc = arg_list(a, "--find-links", cfg->find_links);
+        rc = env_list(a, use_uv ? "UV_FIND_LINKS" : "PIP_FIND_LINKS", cfg->find_links, use_uv ? ',' : ' ');
     /* After "--" nothing is an option, whatever a requirement says. */
     if (rc == 0)
         rc = arg(a, "--");
     for (size_t i = 0; rc == 0 && i < set->n; i++)
         rc = arg(a, set->v[i].spec);
-    return rc < 0 ? rc : args_finish(a);
+    if (rc == 0)
+        rc = strv_finish(&a->s, NULL, &a->v);
+    if (rc == 0)
+        rc = strv_finish(&a->e, envp_base, &a->env);
+    return rc;
 }
 
 /* Runs the installer for the environment being built at env_dir: THE ONE
@@ -285,12 +310,12 @@ int deps__install(const struct deps_config *cfg, const char *state_dir, const ch
         return rc;
     }
     struct args a = {0};
-    rc = installer_args(cfg, pip_runner, uv, state_dir, tmp, set, &a);
+    const char *envp[] = {deps__helper_envp[0], deps__helper_envp[1], home_env, tmp_env, NULL};
+    rc = installer_args(cfg, pip_runner, uv, state_dir, tmp, set, envp, &a);
     if (rc < 0) {
         args_free(&a);
         return rc;
     }
-    const char *envp[] = {deps__helper_envp[0], deps__helper_envp[1], home_env, tmp_env, NULL};
     cleanup_free char *names = deps_set_names(set);
     if (io && io->installing)
         io->installing(io->ctx, names ? names : "");
@@ -298,7 +323,7 @@ int deps__install(const struct deps_config *cfg, const char *state_dir, const ch
     int st = 0;
     log_msg(LOG_LVL_INFO, "installing %s into %s with %s", names ? names : "?", tmp, a.v[0]);
     char jerr[256] = "";
-    rc = run_installer(cfg, a.v, envp, tmp, cache, home, install_ms, io, &out, &st, jerr, sizeof jerr);
+    rc = run_installer(cfg, a.v, a.env, tmp, cache, home, install_ms, io, &out, &st, jerr, sizeof jerr);
     args_free(&a);
     if (rc == -ETIMEDOUT) {
         *failed = set->n == 1 ? strdup(set->v[0].spec) : NULL;

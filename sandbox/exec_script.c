@@ -44,6 +44,7 @@ struct layout {
     struct jail_bind binds[4];
     size_t n_binds;
     char *mounts;                 /* host path of the workspace's mounts/ */
+    const char *stdin_inside;     /* jail_opts.stdin_inside */
     const char *chown[2];
     size_t n_chown;
 };
@@ -81,8 +82,10 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         home = "/tmp/home";
         tmp = "/tmp";
         l->binds[l->n_binds++] = (struct jail_bind){r->workdir, "/work", JAIL_BIND_RW};
-        if (session)
+        if (session) {
             l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
+            l->stdin_inside = "/job/input";
+        }
         l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
         if (has_mounts) {
             if (asprintf(&l->mounts, "%s/%s", r->workdir, WS_MOUNTS_DIR) < 0) {
@@ -216,6 +219,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
             .fd_in = in_fd,
             .fd_out = out_w,
             .fd_err = err_w,
+            .stdin_inside = l.stdin_inside,
             .limits = &spec->limits,
             .network = cfg->script_network,
             .state_dir = cfg->state_dir,

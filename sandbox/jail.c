@@ -36,7 +36,12 @@
  *     new proc where no full proc is visible), and the caller's binds (the
  *     workspace read-write, the environment read-only; a read-only bind is
  *     read-only in every mount below it too); pivot_root, the old root
- *     detached, the new root read-only. Then it forks the script and stays
+ *     detached, the new root read-only. Then it forks the script and
+ *     re-executes this program (the descriptor of /proc/self/exe the parent
+ *     opened) as a fresh image with an empty environment, so that no
+ *     process a script can see holds anything of the server: not its
+ *     command line, environment, configuration or memory; the script waits
+ *     for that before it goes on. init stays
  *     pid 1, because pid 1 is what the kernel hands orphans to and what
  *     takes the namespace down when it exits: it reaps orphans, forwards
  *     SIGTERM to every process of the namespace, and when the script exits
@@ -148,6 +153,15 @@ void jail_probe(struct jail_caps *c)
 
 /* ------------------------------------------------- the namespaces mode */
 
+/* This program (O_PATH, close-on-exec), for init to re-execute
+ * (jail_init.c): its path may be gone from the new root, the descriptor
+ * is not. An fd, or -errno. */
+static int self_exe_open(void)
+{
+    int fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
 /* The pipes between the parent and init, each {read end, write end}. */
 struct ns_pipes {
     int err[2];   /* (stage, errno) reports of init and the script */
@@ -204,14 +218,24 @@ static pid_t ns_clone(const struct jail_opts *o, struct jail_proc *p, char *err,
         snprintf(err, errlen, "the kernel has no seccomp");
         return -ENOSYS;
     }
+    /* The server is not dumpable (a process of its uid cannot read it), and
+     * a child inherits that: but an unprivileged parent can write the uid
+     * map of a dumpable child only (the /proc files of one that is not are
+     * root's). So init is made dumpable, and makes itself not dumpable
+     * again once the maps are written; the parent is so for the clone. */
+    int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    if (dumpable == 0)
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
     if (pid < 0 && errno == EINVAL && (flags & CLONE_NEWCGROUP)) {
         /* A kernel without cgroup namespaces: the rest still holds. */
         flags &= ~(unsigned long)CLONE_NEWCGROUP;
         pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
     }
+    int e = errno;
+    if (pid != 0 && dumpable == 0)
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     if (pid < 0) {
-        int e = errno;
         /* What clone answers where user namespaces are off, capped or
          * filtered: the host's doing, not this run's. */
         p->unavailable = e == EPERM || e == EINVAL || e == ENOSPC || e == EUSERS || e == EACCES;
@@ -276,11 +300,19 @@ static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char
     memset(&c, 0, sizeof c);
     c.o = o;
     c.err_w = c.go_r = c.status_w = -1;
+    c.reaper_go[0] = c.reaper_go[1] = -1;
+    c.self_exe = -1;
     snprintf(c.tmp_opts, sizeof c.tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
              (unsigned long long)o->limits->tmp_bytes, (unsigned long long)o->limits->tmp_files);
     rc = ns_identity(o, p, &c, err, errlen);
     if (rc < 0)
         return rc;
+    c.self_exe = self_exe_open();
+    if (c.self_exe < 0) {
+        rc = c.self_exe;
+        snprintf(err, errlen, "opening this program for the sandbox's init: %s", strerror(-rc));
+        goto fail;
+    }
     if (pipe2(pp.err, O_CLOEXEC) < 0 || pipe2(pp.go, O_CLOEXEC) < 0 || pipe2(pp.st, O_CLOEXEC) < 0) {
         int e = errno;
         snprintf(err, errlen, "pipe: %s", strerror(e));
@@ -323,6 +355,7 @@ static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char
     p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     p->status_fd = pp.st[0];
     jail__plan_free(&c);
+    close(c.self_exe);
     return 0;
 
 fail_child:
@@ -334,6 +367,8 @@ fail_child:
 fail:
     ns_pipes_close(&pp);
     jail__plan_free(&c);
+    if (c.self_exe >= 0)
+        close(c.self_exe);
     jail_finish(p);
     return rc;
 }

@@ -51,6 +51,11 @@ struct jail_opts {
     const char *const *envp;
     const char *cwd;                /* as seen inside */
     int fd_in, fd_out, fd_err;      /* become 0, 1, 2 */
+    /* Namespaces mode: stdin is this file, opened inside the new root,
+     * instead of fd_in (NULL: fd_in). An input bound read-only stays so:
+     * a descriptor the parent opened reopens (/proc/self/fd/0) read-write
+     * through the host's mount. */
+    const char *stdin_inside;
     const struct exec_limits *limits;
     bool network;                   /* keep the host's network (installs; script_network) */
     const char *state_dir;          /* uid slots and the root mount point live here */
@@ -80,6 +85,7 @@ struct jail_proc {
     int uid_lock;         /* held for the run: its host uid is ours */
     char **given;         /* paths chowned to host_uid, taken back at the end */
     char *given_keep;     /* jail_opts.chown_keep, left alone both ways */
+    mode_t *given_mode;   /* each given path's mode before the run, put back after */
     uid_t host_uid;
     char *cg_memory;      /* cgroup v1/v2 directories made for the run, or NULL */
     char *cg_pids;

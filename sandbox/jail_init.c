@@ -1,15 +1,21 @@
 /* jail_init.c: pid 1 of a run's namespaces and the script it forks. init
- * is a clone of this program: it waits for its uid maps, builds the root,
- * takes the seccomp filter from the parent, forks the script, reaps every
- * orphan, forwards SIGTERM to every process of the namespace, and when the
- * script exits reports its status and exits, which makes the kernel kill
- * whatever is left. The script drops everything and execs. */
+ * starts as a clone of this program: it waits for its uid maps, builds the
+ * root, takes the seccomp filter from the parent and forks the script. Then
+ * it re-executes the program as a fresh image (init_fresh_main), with an
+ * empty environment and an argv of three numbers, so that nothing of the
+ * parent (its command line, environment, configuration, memory) is left
+ * in any process a script can see; only then does the script go on. The
+ * fresh init reaps every orphan, forwards SIGTERM to every process of the
+ * namespace, and when the script exits reports its status and exits,
+ * which makes the kernel kill whatever is left. The script drops
+ * everything and execs. */
 #include "config.h"
 
 #include "jail_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <grp.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
@@ -26,6 +32,7 @@
 #include <unistd.h>
 
 #define JAIL_HOSTNAME "runmyscript"
+#define JAIL_INIT_ARG "--sandbox-init"  /* argv[1] of init's fresh image */
 
 /* Closes every descriptor but those in keep. */
 static void close_all_except(const int *keep, size_t n)
@@ -80,10 +87,20 @@ static _Noreturn void script_main(struct jail_ns_ctx *c)
 {
     const struct jail_opts *o = c->o;
     int efd = c->err_w;
+    /* Nothing of the script runs before init is a fresh image: until init
+     * says so, its memory is still a copy of the parent's. */
+    char word;
+    close(c->reaper_go[1]);
+    if (util_read_exact(c->reaper_go[0], &word, 1) < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_INIT_EXEC, EPIPE, NULL);
+    close(c->reaper_go[0]);
     jail__reset_signals();
     if (setsid() < 0)
         jail__child_fail(efd, JAIL_STAGE_SETSID);
-    efd = jail__setup_fds(efd, o->fd_in, o->fd_out, o->fd_err);
+    int in = o->fd_in;
+    if (o->stdin_inside && (in = open(o->stdin_inside, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_DUP, errno, o->stdin_inside);
+    efd = jail__setup_fds(efd, in, o->fd_out, o->fd_err);
     jail__apply_rlimits(efd, c->rows, c->nrows);
     int rc = jail__drop_caps_before_setuid();
     if (rc < 0)
@@ -123,6 +140,9 @@ static void init_prepare(struct jail_ns_ctx *c)
     while (r < 0 && errno == EINTR);
     if (r != 1)
         jail__child_fail_err(efd, JAIL_STAGE_MAPS, EPIPE, NULL);
+    /* The maps are written: from here on no process of our uid may read
+     * this copy of the parent's memory (see ns_clone). */
+    prctl(PR_SET_DUMPABLE, 0);
     /* Nothing we mount may reach the host's mount tree. */
     jail__must(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, efd, JAIL_STAGE_MOUNT);
     char what[sizeof ((struct jail_child_error *)0)->what] = "";
@@ -142,7 +162,7 @@ static void init_prepare(struct jail_ns_ctx *c)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* Nothing of the parent's (its sockets, its other files) stays open in
      * the namespace: only our pipes and the script's three. */
-    const int pipes_and_stdio[] = {efd, c->status_w, o->fd_in, o->fd_out, o->fd_err, c->go_r};
+    const int pipes_and_stdio[] = {efd, c->status_w, o->fd_in, o->fd_out, o->fd_err, c->go_r, c->self_exe};
     int keep[ARRAY_SIZE(pipes_and_stdio) + JAIL_PLAN_MAX];
     size_t nkeep = 0;
     for (size_t i = 0; i < ARRAY_SIZE(pipes_and_stdio); i++)
@@ -166,35 +186,51 @@ static void init_receive_filter(struct jail_ns_ctx *c)
     close(c->go_r);
 }
 
-/* Forwards the parent's SIGTERM (the wall limit, a cancel) to all, and
- * forks the script. Returns its pid. */
+/* Forks the script with every signal blocked (the script resets them; init
+ * keeps them blocked across its re-exec, and the fresh image unblocks them
+ * once its handlers are in place: a SIGTERM meanwhile stays pending).
+ * fork, not vfork: the script waits for init's re-exec before it goes on.
+ * Returns its pid. */
 static pid_t init_fork_script(struct jail_ns_ctx *c)
 {
-    struct sigaction sa = {.sa_handler = init_on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-
-    /* vfork: the script shares our memory until its execve, so no page of
-     * ours is copied for it. Signals stay blocked across it, so that none
-     * runs our handler in the child before the child resets them. */
-    sigset_t blocked, old;
+    sigset_t blocked;
     sigfillset(&blocked);
-    sigprocmask(SIG_SETMASK, &blocked, &old);
-    pid_t script = vfork();
+    sigprocmask(SIG_SETMASK, &blocked, NULL);
+    if (pipe2(c->reaper_go, O_CLOEXEC) < 0)
+        jail__child_fail(c->err_w, JAIL_STAGE_FORK);
+    pid_t script = fork();
     if (script == 0)
         script_main(c);
-    sigprocmask(SIG_SETMASK, &old, NULL);
     if (script < 0)
         jail__child_fail(c->err_w, JAIL_STAGE_FORK);
+    close(c->reaper_go[0]);
     return script;
 }
 
+/* init becomes a fresh image of this program: argv "runmyscript-init
+ * JAIL_INIT_ARG SCRIPT STATUS_FD GO_FD", no environment. Only the status
+ * pipe and the script's go survive the exec (the error pipe, the script's
+ * stdio, the plan and the program's descriptor are close-on-exec): a
+ * failed exec is still reported on the error pipe. */
+static _Noreturn void init_reexec(struct jail_ns_ctx *c, pid_t script)
+{
+    char spid[16], sfd[16], gfd[16];
+    snprintf(spid, sizeof spid, "%d", (int)script);
+    snprintf(sfd, sizeof sfd, "%d", c->status_w);
+    snprintf(gfd, sizeof gfd, "%d", c->reaper_go[1]);
+    const char *argv[] = {"runmyscript-init", JAIL_INIT_ARG, spid, sfd, gfd, NULL};
+    const char *envp[] = {NULL};
+    if (fcntl(c->status_w, F_SETFD, 0) < 0 || fcntl(c->reaper_go[1], F_SETFD, 0) < 0)
+        jail__child_fail(c->err_w, JAIL_STAGE_INIT_EXEC);
+    syscall(SYS_execveat, c->self_exe, "", argv, envp, AT_EMPTY_PATH);
+    jail__child_fail(c->err_w, JAIL_STAGE_INIT_EXEC);
+}
+
 /* Reaps every process until the script is done, then reports its status
- * and the resource use of all and leaves. The kernel kills the rest of the
- * namespace when pid 1 exits. */
-static _Noreturn void init_report(struct jail_ns_ctx *c, pid_t script)
+ * and the resource use of all (children reaped before the re-exec count
+ * too) and leaves. The kernel kills the rest of the namespace when pid 1
+ * exits. */
+static _Noreturn void init_report(int status_w, pid_t script)
 {
     int st = 0;
     struct rusage ru;
@@ -209,7 +245,7 @@ static _Noreturn void init_report(struct jail_ns_ctx *c, pid_t script)
     }
     struct jail_status_msg msg = {.status = st};
     getrusage(RUSAGE_CHILDREN, &msg.ru);
-    ssize_t w = write(c->status_w, &msg, sizeof msg);
+    ssize_t w = write(status_w, &msg, sizeof msg);
     (void)w;
     _exit(0);
 }
@@ -230,10 +266,54 @@ _Noreturn void jail__init_main(struct jail_ns_ctx *c)
     }
     init_receive_filter(c);
     pid_t script = init_fork_script(c);
-    /* The script holds the error pipe until its execve; init lets go. */
-    close(efd);
-    close(o->fd_in);
-    close(o->fd_out);
-    close(o->fd_err);
-    init_report(c, script);
+    init_reexec(c, script);
+}
+
+static int parse_fd(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    return *s && !*end && v >= 0 && v < INT32_MAX ? (int)v : -1;
+}
+
+/* The fresh image of init: the program re-executed with argv[1] =
+ * JAIL_INIT_ARG. */
+static _Noreturn void init_fresh_main(int argc, char **argv)
+{
+    /* Not dumpable: the script (uid 1000 like init, unprivileged) can
+     * neither read nor write this process's memory through /proc. */
+    prctl(PR_SET_DUMPABLE, 0);
+    /* The parent's death still takes the run with it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int script = argc == 5 ? parse_fd(argv[2]) : -1;
+    int status_w = argc == 5 ? parse_fd(argv[3]) : -1;
+    int go_w = argc == 5 ? parse_fd(argv[4]) : -1;
+    if (script <= 0 || status_w < 0 || go_w < 0 || getpid() != 1) {
+        fprintf(stderr, "runmyscript: %s is the sandbox's own init, not a command\n", JAIL_INIT_ARG);
+        _exit(JAIL_CHILD_FAILED);
+    }
+    struct sigaction sa = {.sa_handler = init_on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    /* Everything else of the namespace is the script's: let it go. */
+    if (write(go_w, "g", 1) != 1)
+        _exit(JAIL_CHILD_FAILED);
+    close(go_w);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    init_report(status_w, (pid_t)script);
+}
+
+/* Whatever program links the sandbox (the server, its test twin, the unit
+ * tests) is the one init re-executes, so init's fresh image starts here,
+ * before that program's main() and anything it reads: the C library calls
+ * a constructor with main's arguments. */
+__attribute__((constructor)) static void init_fresh_entry(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    if (argc >= 2 && argv && argv[1] && !strcmp(argv[1], JAIL_INIT_ARG))
+        init_fresh_main(argc, argv);
 }

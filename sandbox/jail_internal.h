@@ -20,7 +20,7 @@ enum jail_stage {
     JAIL_STAGE_SETSID = 1, JAIL_STAGE_DUP, JAIL_STAGE_RLIMIT, JAIL_STAGE_NNP, JAIL_STAGE_CHDIR, JAIL_STAGE_EXEC,
     JAIL_STAGE_MAPS, JAIL_STAGE_MOUNT, JAIL_STAGE_ROOT, JAIL_STAGE_PIVOT, JAIL_STAGE_PROC, JAIL_STAGE_DEV,
     JAIL_STAGE_ETC, JAIL_STAGE_BIND, JAIL_STAGE_NET, JAIL_STAGE_FORK, JAIL_STAGE_IDS, JAIL_STAGE_CAPS,
-    JAIL_STAGE_SECCOMP,
+    JAIL_STAGE_SECCOMP, JAIL_STAGE_INIT_EXEC,
 };
 
 #define JAIL_CHILD_FAILED 127   /* the exit status of a child whose setup failed (it reported why) */
@@ -126,6 +126,8 @@ struct jail_ns_ctx {
     int err_w;                   /* (stage, errno) pipe, write end */
     int go_r;                    /* the parent says "maps written", then sends the filter */
     int status_w;                /* init reports the script's end */
+    int self_exe;                /* this program (O_PATH), which init re-executes */
+    int reaper_go[2];            /* init, re-executed, tells the script to go on */
     struct jail_rlimit_row rows[JAIL_RLIMIT_ROWS];
     size_t nrows;
     bool set_groups;             /* we may (and must) clear supplementary groups */
@@ -154,7 +156,8 @@ struct jail_status_msg {
 };
 
 /* pid 1 of the run's namespaces: waits for the parent, builds the root,
- * forks the script, reports its end. Never returns. */
+ * forks the script, re-executes itself (a fresh image) and reports the
+ * script's end. Never returns. */
 _Noreturn void jail__init_main(struct jail_ns_ctx *c);
 
 /* --------------------------------------------------- jail_tree.c */

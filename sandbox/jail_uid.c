@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define JAIL_CHOWN_DEPTH_MAX 64  /* directories deeper than this keep their contents' owners (a run's tree is shallow) */
 
 /* Takes a host uid of its own for the run (root only): the lock file
  * STATE/.uids/N, held until the run is over. */
@@ -56,33 +55,28 @@ int jail__take_uid(const struct jail_opts *o, struct jail_proc *p, char *err, si
     return -EAGAIN;
 }
 
-/* chown -R without following symlinks; keep, directly under the top, is
- * left as it is. */
-static int chown_tree(int dirfd, const char *name, uid_t uid, gid_t gid, int depth, const char *keep)
+/* chown -R without following symlinks, however deep the tree; keep,
+ * directly under the top, is left as it is. */
+struct chown_walk {
+    uid_t uid;
+    gid_t gid;
+    const char *keep;
+};
+
+static int chown_one(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
-    if (depth == 1 && keep && !strcmp(name, keep))
-        return 0;
-    if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-        return -errno;
-    struct stat st;
-    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) || depth > JAIL_CHOWN_DEPTH_MAX)
-        return 0;
-    cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    cleanup_dir DIR *d = util_opendir_at(fd);
-    if (!d)
-        return -errno;
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        int r = chown_tree(fd, de->d_name, uid, gid, depth + 1, keep);
-        if (r < 0 && rc == 0)
-            rc = r;
-    }
-    return rc;
+    const struct chown_walk *c = ctx;
+    (void)st;
+    if (depth == 1 && c->keep && !strcmp(name, c->keep))
+        return 1;
+    return fchownat(dirfd, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+static int chown_tree(const char *path, uid_t uid, gid_t gid, const char *keep)
+{
+    struct chown_walk c = {uid, gid, keep};
+    struct util_walk w = {.pre = chown_one, .ctx = &c};
+    return util_walk_at(AT_FDCWD, path, &w);
 }
 
 /* Gives the run's paths to its uid for the run; jail_finish takes them back
@@ -91,14 +85,22 @@ static int chown_tree(int dirfd, const char *name, uid_t uid, gid_t gid, int dep
 int jail__give_paths(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen)
 {
     p->given = calloc(o->n_chown_paths + 1, sizeof *p->given);
-    if (!p->given)
+    p->given_mode = calloc(o->n_chown_paths + 1, sizeof *p->given_mode);
+    if (!p->given || !p->given_mode)
         return -ENOMEM;
     if (o->chown_keep && !(p->given_keep = strdup(o->chown_keep)))
         return -ENOMEM;
     for (size_t i = 0; i < o->n_chown_paths; i++) {
+        struct stat st;
+        if (lstat(o->chown_paths[i], &st) < 0) {
+            int e = errno;
+            snprintf(err, errlen, "giving %s to the sandbox uid: %s", o->chown_paths[i], strerror(e));
+            return -e;
+        }
+        p->given_mode[i] = st.st_mode & 07777;
         if (!(p->given[i] = strdup(o->chown_paths[i])))
             return -ENOMEM;
-        int rc = chown_tree(AT_FDCWD, o->chown_paths[i], p->host_uid, p->host_uid, 0, o->chown_keep);
+        int rc = chown_tree(o->chown_paths[i], p->host_uid, p->host_uid, o->chown_keep);
         if (rc < 0) {
             snprintf(err, errlen, "giving %s to the sandbox uid: %s", o->chown_paths[i], strerror(-rc));
             return rc;
@@ -110,7 +112,11 @@ int jail__give_paths(const struct jail_opts *o, struct jail_proc *p, char *err, 
 void jail__uid_release(struct jail_proc *p)
 {
     for (size_t i = 0; p->given && p->given[i]; i++) {
-        int rc = chown_tree(AT_FDCWD, p->given[i], geteuid(), getegid(), 0, p->given_keep);
+        int rc = chown_tree(p->given[i], geteuid(), getegid(), p->given_keep);
+        /* Its own again, with the mode it had: the script may have opened
+         * it to all (chmod 0777) while it was its. */
+        if (rc == 0 && fchmodat(AT_FDCWD, p->given[i], p->given_mode[i], 0) < 0)
+            rc = -errno;
         if (rc < 0 && rc != -ENOENT)
             log_msg(LOG_LVL_ERROR, "taking back %s from uid %u: %s", p->given[i], (unsigned)p->host_uid,
                     strerror(-rc));
@@ -118,6 +124,8 @@ void jail__uid_release(struct jail_proc *p)
     }
     free(p->given);
     p->given = NULL;
+    free(p->given_mode);
+    p->given_mode = NULL;
     free(p->given_keep);
     p->given_keep = NULL;
     if (p->uid_lock >= 0) {

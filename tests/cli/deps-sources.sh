@@ -202,13 +202,15 @@ cat >$T/bin/uv <<UVEOF
 # where only its output reaches the test, through install_log), installs
 # with pip.
 echo "uv-args: \$*"
+echo "uv-find-links: \${UV_FIND_LINKS:-}"
 [ "\$1 \$2" = "pip install" ] || exit 2
 shift 2
 py= specs=() fl=()
+IFS=, read -ra links <<<"\${UV_FIND_LINKS:-}"
+for l in "\${links[@]}"; do fl+=(--find-links "\$l"); done
 while [ \$# -gt 0 ]; do
     case "\$1" in
     --python) py=\$2; shift 2 ;;
-    --find-links) fl+=(--find-links "\$2"); shift 2 ;;
     --) shift; specs=("\$@"); break ;;
     *) shift ;;
     esac
@@ -223,8 +225,12 @@ args=$(jget $T/uv.json 'r["install_log"]' | sed -n 's/^uv-args: //p')
 ok $? "uv was the installer"
 args="$args "
 like "$args" "pip install --python $ST/envs/.tmp-" "uv pip install --python TMP/bin/python3"
-like "$args" "--only-binary :all: --no-index --find-links file://$WHEELHOUSE -- rms-beta" \
-    "wheels only, no index, the find-links, then the requirement after --"
+like "$args" "--only-binary :all: --no-index -- rms-beta" \
+    "wheels only, no index, then the requirement after --"
+is "$(jget $T/uv.json 'r["install_log"]' | sed -n 's/^uv-find-links: //p')" "file://$WHEELHOUSE" \
+    "the find-links in UV_FIND_LINKS"
+! grep -q -- "--find-links\|--index-url\|--extra-index-url" <<<"$args"
+ok $? "no location on the installer's command line (one may carry credentials; a command line is public)"
 like "$args" "--cache-dir $ST/cache/uv" "uv's cache is under the state directory"
 uv_key=$(jget $T/uv.json 'r["env"]')
 [ "$uv_key" != "$(jget $T/b.json 'r["env"]')" ]

@@ -1,9 +1,12 @@
-/* test-util.c: bounded buffers, UTF-8, sha256, sizes, atomic writes. */
+/* test-util.c: bounded buffers, UTF-8, sha256, sizes, atomic writes, tree
+ * walks. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,6 +108,73 @@ static void test_files(void)
     close(dfd);
 }
 
+/* A walk counts what it meets, a directory's post after its contents. */
+struct count {
+    int pre, post, deepest;
+    bool order_ok;
+};
+
+static int count_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
+{
+    struct count *c = ctx;
+    (void)dirfd;
+    (void)st;
+    c->pre++;
+    if (depth > c->deepest)
+        c->deepest = depth;
+    return depth == 1 && !strcmp(name, "skip") ? 1 : 0;
+}
+
+static int count_post(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
+{
+    struct count *c = ctx;
+    (void)dirfd;
+    (void)name;
+    c->post++;
+    c->order_ok = c->order_ok && S_ISDIR(st->st_mode) && depth <= c->deepest;
+    return 0;
+}
+
+/* Deeper than descriptors allow and than PATH_MAX spells. */
+#define DEEP 3000
+
+static void test_walk(void)
+{
+    char dir[] = "/tmp/rms-test-walk-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "temporary directory");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    ok(mkdirat(fd, "skip", 0755) == 0 && mkdirat(fd, "skip/x", 0755) == 0, "a directory to skip");
+    bool made = true;
+    for (int i = 0; i < DEEP && made; i++) {
+        made = mkdirat(fd, "d", 0755) == 0;
+        int sub = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+        close(fd);
+        fd = sub;
+        made = made && fd >= 0;
+        if (made && i % 100 == 0) {
+            int f = openat(fd, "f", O_WRONLY | O_CREAT, 0644);
+            made = f >= 0;
+            close(f);
+        }
+    }
+    close(fd);
+    ok(made, "a tree %d directories deep", DEEP);
+    struct rlimit old, low = {64, 64};
+    getrlimit(RLIMIT_NOFILE, &old);
+    low.rlim_max = old.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &low);
+    struct count c = {0, 0, 0, true};
+    struct util_walk w = {.pre = count_pre, .post = count_post, .ctx = &c};
+    is_int(util_walk_at(AT_FDCWD, dir, &w), 0, "walked with 64 descriptors");
+    is_int(c.deepest, DEEP, "to the bottom");
+    is_int(c.pre, 1 + 1 + DEEP + DEEP / 100, "every entry once, the skipped directory's contents not");
+    is_int(c.post, 1 + DEEP, "every directory walked into has its post");
+    ok(c.order_ok, "posts come after the contents");
+    is_int(util_rm_rf_at(AT_FDCWD, dir), 0, "rm -rf of the deep tree");
+    setrlimit(RLIMIT_NOFILE, &old);
+    ok(access(dir, F_OK) < 0, "it is gone");
+}
+
 int main(void)
 {
     test_dbuf();
@@ -112,5 +182,6 @@ int main(void)
     test_sha256();
     test_human();
     test_files();
+    test_walk();
     return tap_done();
 }
