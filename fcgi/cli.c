@@ -22,14 +22,35 @@
 #define CLI_SESSION_MODE 0711
 #define CLI_WORKSPACE_MODE 0755
 
+/* "PREFIX MESSAGE" and a newline on stderr. MESSAGE may quote a script (a
+ * requirement of its PEP 723 block) or a name the user gave: on a terminal
+ * its control characters are escaped, and the line is in style sgr, as
+ * runmyscript's own lines are. */
+static void say(const char *sgr, const char *prefix, const char *fmt, va_list ap)
+{
+    cleanup_free char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    bool tty = isatty(2);
+    cleanup_free char *esc = tty && msg ? cli__escaped(msg) : NULL;
+    const char *text = tty ? esc : msg;
+    fprintf(stderr, "%s%s%s%s\n", tty ? sgr : "", prefix, text ? text : "out of memory", tty ? CLI__SGR_RESET : "");
+}
+
 void cli__fail(const char *fmt, ...)
 {
     va_list ap;
-    fputs("runmyscript: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(CLI__SGR_BOLD, "runmyscript: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+void cli__note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(CLI__SGR_DIM, "", fmt, ap);
+    va_end(ap);
 }
 
 char *cli__session_make(const char *dir, char *why, size_t whylen)

@@ -1,6 +1,7 @@
 /* cli_internal.h: what the parts of the command line share: the error line,
- * the session directory, the --config/--set options, and for `run` the
- * terminal output (cli_term.c) and the copies into --out (cli_out.c). */
+ * the session directory, the --config/--set options, the escaping of text
+ * shown on a terminal (cli_escape.c), and for `run` the terminal output
+ * (cli_term.c) and the copies into --out (cli_out.c). */
 #ifndef RMS_CLI_INTERNAL_H
 #define RMS_CLI_INTERNAL_H
 
@@ -18,8 +19,61 @@ enum { CLI__GO_ON = -1 };
 /* The room for a one-line reason a step hands back to be printed. */
 #define CLI__ERR_MAX 512
 
-/* Prints "runmyscript: MESSAGE" and a newline on stderr. */
+/* Prints "runmyscript: MESSAGE" and a newline on stderr; on a terminal in
+ * bold, MESSAGE escaped (cli__escaped: it may quote a script's text). */
 void cli__fail(const char *fmt, ...) printf_like(1, 2);
+
+/* A line of runmyscript's own on stderr ("[runmyscript] mounted ..."): as
+ * cli__fail, dim on a terminal, without the "runmyscript: ". */
+void cli__note(const char *fmt, ...) printf_like(1, 2);
+
+/* How runmyscript's own lines look on a terminal: a script cannot give its
+ * lines these, since the ESC that starts them is escaped in its text. */
+#define CLI__SGR_RED "\033[31m"
+#define CLI__SGR_YELLOW "\033[33m"
+#define CLI__SGR_DIM "\033[2m"
+#define CLI__SGR_BOLD "\033[1m"
+#define CLI__SGR_RESET "\033[0m"
+
+/* ------------------------------------- text shown on a terminal, escaped */
+
+/* --escape WHEN: whether text runmyscript did not write (the script's
+ * output, artifact names and summaries, the installer's lines) is shown
+ * escaped: where the stream is a terminal (auto), always, or never. */
+enum cli__escape {
+    CLI__ESCAPE_AUTO,
+    CLI__ESCAPE_ALWAYS,
+    CLI__ESCAPE_NEVER,
+};
+
+/* "auto", "always" or "never" into *mode: 0, or -EINVAL (mode unchanged). */
+int cli__escape_parse(const char *s, enum cli__escape *mode) must_check;
+
+/* True when text written to fd is escaped under mode. */
+bool cli__escape_on(enum cli__escape mode, int fd);
+
+/* A stream of text being escaped: the first bytes of a UTF-8 sequence that
+ * a chunk's end cut wait here for the rest. Zero it to start. */
+struct cli__esc {
+    unsigned char seq[4];
+    unsigned char have, need;
+};
+
+/* Appends s[0..n) to out with each control character (C0 but tab, DEL, C1)
+ * and each byte that is not part of valid UTF-8 escaped: \a \b \n \v \f
+ * \r by name, any other as \ooo (ESC is \033). Tab and valid UTF-8 text
+ * pass unchanged; so does a backslash. A sequence left unfinished at the
+ * end of s stays in st. 0, -ENOMEM, or -E2BIG past out's ceiling (a byte
+ * grows to at most four). */
+int cli__esc_feed(struct cli__esc *st, const char *s, size_t n, struct dbuf *out) must_check;
+
+/* Appends what st still holds (a sequence cut short, escaped byte by byte)
+ * and empties st. 0, -ENOMEM or -E2BIG. */
+int cli__esc_flush(struct cli__esc *st, struct dbuf *out) must_check;
+
+/* s escaped as cli__esc_feed does, as a whole (caller frees); NULL on
+ * ENOMEM. */
+char *cli__escaped(const char *s);
 
 /* Makes DIR and DIR/workspace (a session for the CLI) and returns DIR's
  * absolute path (caller frees), or NULL with a reason in why. */
@@ -33,18 +87,22 @@ int cli__cfg_from_args(int argc, char **argv, const char *self, struct cfg *cfg)
 /* ------------------------------------------------ `run`: the terminal */
 
 /* The live log on stdout: [stderr] marks (or colour on a terminal) where
- * the script's streams change. */
+ * the script's streams change; escaped (esc) or as the script wrote it. */
 struct cli__term {
     bool tty;
     bool err_tty;
+    bool esc;     /* the log on stdout is escaped */
+    bool err_esc; /* what stderr shows of the script's is escaped */
     bool at_line_start;
     enum exec_stream last;
+    struct cli__esc esc_state[EXEC_STREAM_SYSTEM + 1]; /* one per stream */
 };
 
-/* Starts t for stdout and stderr as they are, and catches SIGINT, SIGTERM
- * and SIGHUP so that they cancel the run instead of killing us (SIGPIPE is
- * ignored: a closed stdout cancels the run too). */
-void cli__term_start(struct cli__term *t);
+/* Starts t for stdout and stderr as they are (escaped as mode says), and
+ * catches SIGINT, SIGTERM and SIGHUP so that they cancel the run instead of
+ * killing us (SIGPIPE is ignored: a closed stdout cancels the run too). */
+void cli__term_start(struct cli__term *t, enum cli__escape mode);
+
 
 /* The sink for exec_run(): with json, only the cancelling (the log is in
  * the JSON); else the live log and the install lines too. Borrows t. */
@@ -57,8 +115,9 @@ void cli__term_end(struct cli__term *t, bool json);
 int cli__print_result_json(const struct exec_result *r) must_check;
 
 /* The summary under the log on stderr: status, environment, artifacts
- * (dest: where they were copied, NULL when they were not). */
-void cli__print_summary(const struct exec_result *r, const char *dest, bool tty);
+ * (dest: where they were copied, NULL when they were not); bold on a
+ * terminal, the artifacts' names and summaries escaped when t->err_esc. */
+void cli__print_summary(const struct exec_result *r, const char *dest, const struct cli__term *t);
 
 /* The exit status a finished run gives (cli.h has the table). */
 int cli__exit_status(const struct exec_result *r);

@@ -44,6 +44,8 @@ static void usage(FILE *f)
             "  --no-auto-deps        do not install what the script's imports need\n"
             "  --auto-deps           do (the default, unless the auto_deps key is off)\n"
             "  --json                print the result JSON instead of the log and the file list\n"
+            "  --escape WHEN         show control characters of the script's output escaped: auto\n"
+            "                        (on a terminal, the default), always or never\n"
             "  --config FILE         the configuration file\n"
             "  --set KEY=VALUE       set a configuration key (repeatable; `runmyscript config` lists them)\n"
             "  -h, --help            this help\n"
@@ -68,6 +70,7 @@ struct run_req_arg {
 struct run_args {
     const char *script, *input_file, *input_text, *input_url, *out, *timeout, *config, *session;
     bool json;
+    enum cli__escape escape;
     int auto_deps; /* -1: the configuration's */
     const char **sets, **mounts;
     size_t nsets, nmounts;
@@ -154,6 +157,7 @@ static int run_parse_args(int argc, char **argv, struct run_args *a)
         OPT_WITH,
         OPT_AUTO_DEPS,
         OPT_NO_AUTO_DEPS,
+        OPT_ESCAPE,
     };
     static const struct option opts[] = {
         {"input", required_argument, NULL, OPT_INPUT},   {"input-text", required_argument, NULL, OPT_INPUT_TEXT},
@@ -164,10 +168,11 @@ static int run_parse_args(int argc, char **argv, struct run_args *a)
         {"mount", required_argument, NULL, OPT_MOUNT},   {"help", no_argument, NULL, 'h'},
         {"with", required_argument, NULL, OPT_WITH},     {"requirements", required_argument, NULL, 'r'},
         {"auto-deps", no_argument, NULL, OPT_AUTO_DEPS}, {"no-auto-deps", no_argument, NULL, OPT_NO_AUTO_DEPS},
+        {"escape", required_argument, NULL, OPT_ESCAPE},
         {NULL, 0, NULL, 0},
     };
     int c;
-    *a = (struct run_args){.auto_deps = -1};
+    *a = (struct run_args){.auto_deps = -1, .escape = CLI__ESCAPE_AUTO};
     /* Each option takes at most one argv slot: argc + 1 is room for all. */
     a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
     a->mounts = calloc((size_t)argc + 1, sizeof *a->mounts);
@@ -191,6 +196,12 @@ static int run_parse_args(int argc, char **argv, struct run_args *a)
         case 'r': a->req_args[a->n_req_args++] = (struct run_req_arg){true, optarg}; break;
         case OPT_AUTO_DEPS: a->auto_deps = 1; break;
         case OPT_NO_AUTO_DEPS: a->auto_deps = 0; break;
+        case OPT_ESCAPE:
+            if (cli__escape_parse(optarg, &a->escape) < 0) {
+                cli__fail("--escape %s: expected auto, always or never", optarg);
+                return CLI_EXIT_USAGE;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return CLI_EXIT_USAGE;
         }
@@ -383,8 +394,8 @@ static int run_open_session(const struct run_args *a, const struct cfg *cfg, str
             return cli_fetch_status(rc);
         }
         if (!a->json)
-            fprintf(stderr, "[runmyscript] %s %s (%llu bytes, sha256 %.12s...)\n", m.reused ? "kept" : "mounted",
-                    m.mounted_as, (unsigned long long)m.bytes, m.sha256);
+            cli__note("[runmyscript] %s %s (%llu bytes, sha256 %.12s...)", m.reused ? "kept" : "mounted", m.mounted_as,
+                      (unsigned long long)m.bytes, m.sha256);
         fetch_mount_free(&m);
     }
     return CLI__GO_ON;
@@ -443,7 +454,7 @@ static int run_and_report(const struct run_args *a, const struct exec_spec *spec
             return CLI_EXIT_SERVICE;
         }
     } else {
-        cli__print_summary(r, dest, isatty(2));
+        cli__print_summary(r, dest, t);
     }
     return cli__exit_status(r);
 }
@@ -476,7 +487,7 @@ int cli_run(int argc, char **argv, const char *self)
     if (status == CLI__GO_ON) {
         struct cli__term t;
         struct exec_spec spec;
-        cli__term_start(&t);
+        cli__term_start(&t, a.escape);
         status = run_build_spec(&a, &cfg, &in, &spec);
         if (status == CLI__GO_ON)
             status = run_and_report(&a, &spec, &t, &r);

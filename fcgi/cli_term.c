@@ -1,7 +1,8 @@
 /* cli_term.c: what `runmyscript run` shows: the script's log live on
- * stdout (marked or coloured by stream), the install lines and the summary
- * on stderr, or with --json the result, and the exit status of the run. A
- * signal or a closed stdout cancels the run through the sink. */
+ * stdout (marked or coloured by stream, escaped on a terminal), the install
+ * lines and the summary on stderr, or with --json the result, and the exit
+ * status of the run. A signal or a closed stdout cancels the run through
+ * the sink. */
 #include "config.h"
 
 #include "cli_internal.h"
@@ -16,11 +17,9 @@
  * shell. */
 #define CLI_EXIT_SIGNAL_BASE 128
 
-#define CLI_SGR_RED "\033[31m"
-#define CLI_SGR_YELLOW "\033[33m"
-#define CLI_SGR_DIM "\033[2m"
-#define CLI_SGR_BOLD "\033[1m"
-#define CLI_SGR_RESET "\033[0m"
+/* An escaped piece of a line grows to at most four bytes a byte, and the
+ * bytes a cut sequence held (cli__esc_feed): its buffer's ceiling. */
+#define CLI_ESC_PIECE_MAX(n) ((n) * 4 + 16)
 
 static volatile sig_atomic_t interrupted;
 
@@ -30,7 +29,7 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
-void cli__term_start(struct cli__term *t)
+void cli__term_start(struct cli__term *t, enum cli__escape mode)
 {
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
@@ -38,7 +37,11 @@ void cli__term_start(struct cli__term *t)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    *t = (struct cli__term){.tty = isatty(1), .err_tty = isatty(2), .at_line_start = true,
+    *t = (struct cli__term){.tty = isatty(1),
+                            .err_tty = isatty(2),
+                            .esc = cli__escape_on(mode, 1),
+                            .err_esc = cli__escape_on(mode, 2),
+                            .at_line_start = true,
                             .last = EXEC_STREAM_STDOUT};
 }
 
@@ -48,30 +51,80 @@ static void put(const char *s, size_t n)
         interrupted = 1; /* stdout is gone (a closed pipe): stop the run */
 }
 
+/* How each stream's lines look: on a terminal the script's stderr is red and
+ * runmyscript's own lines (limits, truncation) yellow; on a pipe stderr's
+ * lines are marked. Each piece of a line is coloured and reset on its own,
+ * so no colour runs over into the next line. */
+static const char *const stream_sgr[] = {
+    [EXEC_STREAM_STDOUT] = "",
+    [EXEC_STREAM_STDERR] = CLI__SGR_RED,
+    [EXEC_STREAM_SYSTEM] = CLI__SGR_YELLOW,
+};
+static const char *const stream_mark[] = {
+    [EXEC_STREAM_STDOUT] = "",
+    [EXEC_STREAM_STDERR] = "[stderr] ",
+    [EXEC_STREAM_SYSTEM] = "",
+};
+
+/* Before text of stream s: a newline when another stream's line is open,
+ * and on a pipe the mark of s at the start of a line. */
+static void term_begin(struct cli__term *t, enum exec_stream s)
+{
+    if (!t->at_line_start && s != t->last) {
+        put("\n", 1);
+        t->at_line_start = true;
+    }
+    if (t->at_line_start && !t->tty)
+        put(stream_mark[s], strlen(stream_mark[s]));
+    t->at_line_start = false;
+    t->last = s;
+}
+
+/* A piece of one line of s (no newline in it), escaped when t->esc, in the
+ * colour of s on a terminal. line_end: a newline follows, so a sequence the
+ * escaper holds cannot be finished and is shown escaped now. */
+static void term_piece(struct cli__term *t, enum exec_stream s, const char *p, size_t n, bool line_end)
+{
+    struct dbuf b;
+    dbuf_init(&b, CLI_ESC_PIECE_MAX(n));
+    if (t->esc) {
+        int rc = cli__esc_feed(&t->esc_state[s], p, n, &b);
+        if (rc == 0 && line_end)
+            rc = cli__esc_flush(&t->esc_state[s], &b);
+        if (rc < 0) {
+            /* Out of memory: nothing unescaped may reach the terminal, so
+             * the run stops as when stdout is gone. */
+            interrupted = 1;
+            dbuf_free(&b);
+            return;
+        }
+        p = b.data;
+        n = b.len;
+    }
+    const char *sgr = t->tty ? stream_sgr[s] : "";
+    if (n && sgr[0])
+        put(sgr, strlen(sgr));
+    if (n)
+        put(p, n);
+    if (n && sgr[0])
+        put(CLI__SGR_RESET, strlen(CLI__SGR_RESET));
+    dbuf_free(&b);
+}
+
 static void term_output(void *ctx, enum exec_stream stream, const char *data, size_t len)
 {
     struct cli__term *t = ctx;
-    static const char *const color[] = {"", CLI_SGR_RED, CLI_SGR_YELLOW};
-    static const char *const mark[] = {"", "[stderr] ", ""};
-    if (!t->at_line_start && stream != t->last)
-        put("\n", 1);
-    if (t->tty && color[stream][0])
-        fputs(color[stream], stdout);
     const char *p = data, *end = data + len;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *stop = nl ? nl + 1 : end;
-        if (t->at_line_start || stream != t->last) {
-            if (!t->tty)
-                fputs(mark[stream], stdout);
+        term_begin(t, stream);
+        term_piece(t, stream, p, (size_t)((nl ? nl : end) - p), nl != NULL);
+        if (nl) {
+            put("\n", 1);
+            t->at_line_start = true;
         }
-        put(p, (size_t)(stop - p));
-        t->at_line_start = nl != NULL;
-        t->last = stream;
-        p = stop;
+        p = nl ? nl + 1 : end;
     }
-    if (t->tty && color[stream][0])
-        fputs(CLI_SGR_RESET, stdout);
     fflush(stdout);
 }
 
@@ -81,12 +134,14 @@ static bool term_cancelled(void *ctx)
     return interrupted != 0;
 }
 
-/* One dim line on stderr: "PREFIX TEXT" with TEXT made printable. */
+/* One line of runmyscript's own on stderr, dim on a terminal: "PREFIX
+ * TEXT", TEXT escaped (t->err_esc) or with bytes that are not UTF-8
+ * replaced. */
 static void dim_line(const struct cli__term *t, const char *prefix, const char *text)
 {
-    cleanup_free char *clean = util_utf8_sanitize(text, strlen(text), NULL);
-    fprintf(stderr, "%s%s%s%s\n", t->err_tty ? CLI_SGR_DIM : "", prefix, clean ? clean : "",
-            t->err_tty ? CLI_SGR_RESET : "");
+    cleanup_free char *clean = t->err_esc ? cli__escaped(text) : util_utf8_sanitize(text, strlen(text), NULL);
+    fprintf(stderr, "%s%s%s%s\n", t->err_tty ? CLI__SGR_DIM : "", prefix, clean ? clean : "",
+            t->err_tty ? CLI__SGR_RESET : "");
 }
 
 static void term_phase(void *ctx, enum exec_phase phase, const char *detail)
@@ -113,6 +168,13 @@ struct exec_sink cli__term_sink(struct cli__term *t, bool json)
 
 void cli__term_end(struct cli__term *t, bool json)
 {
+    /* A sequence the script left unfinished is shown escaped. */
+    for (size_t s = 0; !json && s < ARRAY_SIZE(t->esc_state); s++) {
+        if (t->esc_state[s].have) {
+            term_begin(t, (enum exec_stream)s);
+            term_piece(t, (enum exec_stream)s, "", 0, true);
+        }
+    }
     if (!json && !t->at_line_start)
         put("\n", 1);
     fflush(stdout);
@@ -145,11 +207,24 @@ int cli__exit_status(const struct exec_result *r)
     return CLI_EXIT_SERVICE;
 }
 
-void cli__print_summary(const struct exec_result *r, const char *dest, bool tty)
+/* Text of the script's in the summary (an artifact's name or summary), as
+ * the log is shown: escaped when t->err_esc, else as it is, or with bytes
+ * that are not UTF-8 replaced (sanitize). Caller frees; NULL on ENOMEM. */
+static char *shown(const struct cli__term *t, const char *s, bool sanitize)
+{
+    if (t->err_esc)
+        return cli__escaped(s);
+    return sanitize ? util_utf8_sanitize(s, strlen(s), NULL) : strdup(s);
+}
+
+void cli__print_summary(const struct exec_result *r, const char *dest, const struct cli__term *t)
 {
     FILE *f = stderr;
+    /* Every line of the summary is bold on a terminal, which a script's
+     * forged "--- ok" or artifact list cannot be. */
+    const char *on = t->err_tty ? CLI__SGR_BOLD : "", *off = t->err_tty ? CLI__SGR_RESET : "";
     char hs[32];
-    fprintf(f, "%s--- %s", tty ? CLI_SGR_BOLD : "", exec_status_name(r->status));
+    fprintf(f, "%s--- %s", on, exec_status_name(r->status));
     if (r->limit)
         fprintf(f, " (%s)", r->limit);
     if (r->signal)
@@ -157,26 +232,31 @@ void cli__print_summary(const struct exec_result *r, const char *dest, bool tty)
     else if (r->exit_code >= 0)
         fprintf(f, ", exit code %d", r->exit_code);
     fprintf(f, ", %lld ms, isolation: %s, run %s%s\n", (long long)r->duration_ms, r->isolation ? r->isolation : "none",
-            r->run_id, tty ? CLI_SGR_RESET : "");
-    if (r->error)
-        fprintf(f, "error: %s\n", r->error);
+            r->run_id, off);
+    if (r->error) {
+        cleanup_free char *error = shown(t, r->error, false);
+        fprintf(f, "%serror: %s%s\n", on, error ? error : "?", off);
+    }
     if (r->n_requirements) {
-        fprintf(f, "environment (%s):", exec_env_cache_name(r->env_cache));
-        for (size_t i = 0; i < r->n_requirements; i++)
-            fprintf(f, " %s", r->requirements[i]);
-        fputc('\n', f);
+        fprintf(f, "%senvironment (%s):", on, exec_env_cache_name(r->env_cache));
+        for (size_t i = 0; i < r->n_requirements; i++) {
+            cleanup_free char *req = shown(t, r->requirements[i], false);
+            fprintf(f, " %s", req ? req : "?");
+        }
+        fprintf(f, "%s\n", off);
     }
     if (r->n_artifacts == 0) {
-        fprintf(f, "no artifacts\n");
+        fprintf(f, "%sno artifacts%s\n", on, off);
         return;
     }
-    fprintf(f, "artifacts (%zu) in %s/:\n", r->n_artifacts, dest ? dest : r->output_dir);
+    fprintf(f, "%sartifacts (%zu) in %s/:%s\n", on, r->n_artifacts, dest ? dest : r->output_dir, off);
     for (size_t i = 0; i < r->n_artifacts; i++) {
         const struct exec_artifact *a = &r->artifacts[i];
         util_human_size(a->size, hs, sizeof hs);
-        cleanup_free char *path = util_utf8_sanitize(a->path, strlen(a->path), NULL);
-        fprintf(f, "  %-28s %10s  %s\n", path ? path : "?", hs, a->summary ? a->summary : "");
+        cleanup_free char *path = shown(t, a->path, true);
+        cleanup_free char *summary = a->summary ? shown(t, a->summary, false) : NULL;
+        fprintf(f, "%s  %-28s %10s  %s%s\n", on, path ? path : "?", hs, summary ? summary : "", off);
     }
     if (r->has_zip)
-        fprintf(f, "  %-28s %10s  all of the above\n", CLI__ZIP_NAME, "");
+        fprintf(f, "%s  %-28s %10s  all of the above%s\n", on, CLI__ZIP_NAME, "", off);
 }
