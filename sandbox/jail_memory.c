@@ -148,6 +148,8 @@ static int file_cmp(const void *a, const void *b)
 static uint64_t files_bytes(struct memory_pass *m)
 {
     uint64_t sum = 0;
+    if (m->n_files == 0)
+        return 0; /* no array at all yet: qsort wants one */
     qsort(m->files, m->n_files, sizeof *m->files, file_cmp);
     for (size_t i = 0; i < m->n_files; i++)
         if (i == 0 || file_cmp(&m->files[i - 1], &m->files[i]) != 0)
