@@ -84,7 +84,8 @@ static int add_children(struct pidset *s, pid_t pid)
 }
 
 /* The walk: every descendant of root as of now, each visited before its
- * children are read (a process the visitor stops cannot add more). */
+ * children are read (so that one the visitor stops adds no more once its
+ * stop lands; teardown repeats the walk until none is new). */
 static int walk(pid_t root, struct pidset *s, int (*visit)(pid_t pid, void *ctx), void *ctx)
 {
     s->n = 0;
