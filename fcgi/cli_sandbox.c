@@ -10,6 +10,19 @@
 /* The exit status when runs would be refused (0 when they can happen). */
 #define CLI_SANDBOX_REFUSED 1
 
+/* How `memory` holds a run as a whole in the jail (jail true) or in the
+ * fallback, which never has a cgroup. */
+static void memory_text(const struct jail_caps *c, bool jail, char *buf, size_t n)
+{
+    if (jail && c->cgroup_v2)
+        snprintf(buf, n, "cgroup v2 (whole run)");
+    else if (jail && c->cgroup_v1_memory)
+        snprintf(buf, n, "cgroup v1 (whole run)");
+    else
+        snprintf(buf, n, "watched: sum of the run's processes every %d ms, plus RLIMIT_AS per process",
+                 c->memory_watch_ms);
+}
+
 int cli_check_sandbox(int argc, char **argv, const char *self)
 {
     struct cfg cfg;
@@ -30,10 +43,15 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
     printf("cgroup v1 pids:        %s\n", caps.cgroup_v1_pids ? yes : no);
     printf("cgroup v2 (delegated): %s\n", caps.cgroup_v2 ? yes : no);
     bool ns = caps.userns && caps.seccomp && cfg.exec.isolation != EXEC_ISOLATION_RLIMITS;
-    bool mem_cg = caps.cgroup_v1_memory, pid_cg = caps.cgroup_v1_pids;
-    printf("limits enforced:       wall time (we stop the run), cpu time (RLIMIT_CPU), memory (%s), "
+    bool pid_cg = caps.cgroup_v1_pids;
+    char mem_jail[128], mem_fallback[128];
+    memory_text(&caps, true, mem_jail, sizeof mem_jail);
+    memory_text(&caps, false, mem_fallback, sizeof mem_fallback);
+    printf("memory (jail):         %s\n", mem_jail);
+    printf("memory (fallback):     %s\n", mem_fallback);
+    printf("limits enforced:       wall time (we stop the run), cpu time (RLIMIT_CPU), memory (%s, above), "
            "processes (%s), file size (RLIMIT_FSIZE), open files (RLIMIT_NOFILE), /tmp size (%s), output (we watch)\n",
-           ns && caps.cgroup_v2 ? "cgroup v2 memory.max" : ns && mem_cg ? "cgroup memory.limit_in_bytes" : "RLIMIT_AS",
+           ns ? "jail" : "fallback",
            ns && caps.cgroup_v2 ? "cgroup v2 pids.max"
            : ns && pid_cg       ? "cgroup pids.max"
            : ns                 ? "RLIMIT_NPROC in the user namespace"

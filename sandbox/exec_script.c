@@ -3,9 +3,10 @@
  * layout the script sees in each isolation mode (interpreter, script, cwd,
  * environment, binds), the start in the jail or the fallback, and its
  * watch under supervise.c: the output into the log, the script's exit (a
- * pidfd), the wall deadline, and a tick that checks cancellation and the
- * output directory's size; a stop is SIGTERM, then SIGKILL after
- * kill_grace, then a drain of what is left.
+ * pidfd), the wall deadline, and a tick that checks cancellation, the
+ * output directory's size and, where no cgroup holds it, the run's memory
+ * as a whole; a stop is SIGTERM, then SIGKILL after kill_grace (at once for
+ * memory), then a drain of what is left.
  *
  * Stream order: chunks are logged in the order the reader gets them. With
  * unbuffered Python that is the order of the writes, except for writes to
@@ -35,6 +36,10 @@
 #define EXEC_TICK_MS 100           /* cancellation, at least this often */
 #define EXEC_MEASURE_EVERY_MS 500  /* output directory size while running */
 #define EXEC_DRAIN_MS 2000         /* reading what is left after the end */
+/* The memory watch takes at most a tenth of the time: a slow sum (many
+ * processes sharing a large heap copy-on-write make the exact count walk
+ * all their page tables) waits this many times as long as it took. */
+#define EXEC_MEMORY_PACE 10
 
 /* Where things are as the script sees them, for one isolation mode. */
 struct layout {
@@ -167,7 +172,7 @@ bool exec__cancel_requested(struct run *run)
 }
 
 /* Why a run was stopped by us. */
-enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL };
+enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL, STOP_MEMORY };
 
 /* Set once a start found that this host cannot make the namespaces, so
  * that later runs of this process go straight to the fallback. */
@@ -262,6 +267,7 @@ struct script_watch {
     int64_t t0;            /* the clock's start: after the jail's */
     int64_t next_measure;  /* of the output directory */
     int64_t next_cancel;   /* the next look for a cancel */
+    int64_t next_memory;   /* the next sum of the run's memory */
     int wstatus;
     struct rusage ru;
 };
@@ -291,6 +297,30 @@ static int script_reap(void *ctx)
     return 1;
 }
 
+/* Where no memory cgroup holds the run, its memory as a whole every
+ * JAIL_MEMORY_WATCH_MS: RLIMIT_AS binds each process alone, and six of them
+ * would hold six times `memory`. Past it the run is killed at once (in
+ * script_stop), as a cgroup's OOM kill would end it, and reported as that
+ * is: jail_proc.memory_breached, status memory. */
+static bool script_memory_check(struct script_watch *w, int64_t now)
+{
+    if (now < w->next_memory)
+        return false;
+    uint64_t held = 0;
+    int64_t t = util_now_ms();
+    int over = jail_memory_check(w->proc, w->run->spec->limits.memory, &held);
+    int64_t took = util_now_ms() - t;
+    w->next_memory = now + (took * EXEC_MEMORY_PACE > JAIL_MEMORY_WATCH_MS ? took * EXEC_MEMORY_PACE
+                                                                           : JAIL_MEMORY_WATCH_MS);
+    if (over <= 0)
+        return false;
+    log_msg(LOG_LVL_INFO, "the run holds %llu bytes, past memory = %llu: killed", (unsigned long long)held,
+            (unsigned long long)w->run->spec->limits.memory);
+    w->proc->memory_breached = true;
+    w->stop = STOP_MEMORY;
+    return true;
+}
+
 /* Cancellation every EXEC_TICK_MS (not at each of a chatty script's many
  * wake-ups), the output directory's size every EXEC_MEASURE_EVERY_MS:
  * true (and the reason in w) to stop the run. */
@@ -305,6 +335,8 @@ static bool script_tick(void *ctx, int64_t now)
             return true;
         }
     }
+    if (script_memory_check(w, now))
+        return true;
     if (now < w->next_measure)
         return false;
     uint64_t files = 0, bytes = 0;
@@ -325,8 +357,8 @@ static void script_stop(void *ctx, enum supervise_end why, int sig)
     struct script_watch *w = ctx;
     struct run *run = w->run;
     const struct exec_limits *lim = &run->spec->limits;
-    if (sig == SIGKILL) {
-        jail_kill_all(w->proc);
+    if (sig == SIGKILL || w->stop == STOP_MEMORY) {
+        jail_kill_all(w->proc); /* memory: no grace, as a cgroup's OOM kill gives none */
         return;
     }
     if (why == SUPERVISE_DEADLINE)

@@ -547,6 +547,9 @@ struct jail_caps {
     bool cgroup_v1_memory, cgroup_v1_pids;  /* writable v1 hierarchies (root) */
     bool cgroup_v2;       /* a delegated v2 cgroup with memory and pids */
     bool root;
+    /* Where no memory cgroup holds a run, the executor sums the memory of
+     * its processes this often and kills it past `memory`. */
+    int memory_watch_ms;
 };
 
 /* Probes the host (forks a child that tries the namespaces). */

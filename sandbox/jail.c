@@ -6,7 +6,8 @@
  *   jail_uid.c      the run's host uid, its paths, the uid maps
  *   jail_mount.c    the mount plan and the new root
  *   jail_init.c     pid 1 of the namespaces, and the script it forks
- *   jail_tree.c     the fallback's process tree: signal, stop, kill, reap
+ *   jail_tree.c     the run's process tree: one walk; the fallback's signal, stop, kill, reap
+ *   jail_memory.c   the run's memory as a whole, where no cgroup holds it
  *   jail_tool.c     a trusted tool (the installer) run to completion
  *
  * Theory of operation, namespaces mode:
@@ -149,6 +150,7 @@ void jail_probe(struct jail_caps *c)
     c->cgroup_v1_pids = c->root && access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0;
     /* A delegated v2 cgroup: ours, writable, memory and pids enabled below. */
     c->cgroup_v2 = jail__cg_v2_delegated();
+    c->memory_watch_ms = JAIL_MEMORY_WATCH_MS;
 }
 
 /* ------------------------------------------------- the namespaces mode */

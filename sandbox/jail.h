@@ -90,7 +90,8 @@ struct jail_proc {
     char *cg_memory;      /* cgroup v1/v2 directories made for the run, or NULL */
     char *cg_pids;
     bool cg_v2;
-    bool memory_breached; /* filled by jail_finish() */
+    bool memory_breached; /* filled by jail_finish(), or set by the caller's
+                           * memory watch (jail_memory_check) */
     bool pids_breached;
     bool unavailable;     /* jail_start failed because the host cannot make
                            * the namespaces (or has no seccomp), not because
@@ -123,6 +124,22 @@ int jail_try_reap(struct jail_proc *p, int *wstatus, struct rusage *ru) must_che
  * Returns how many processes besides the first it killed (rlimits mode;
  * namespaces mode returns 0: the kernel kills the namespace). */
 int jail_kill_all(struct jail_proc *p);
+
+/* How often the executor sums a run's memory where no memory cgroup holds
+ * it (jail_memory_check). */
+#define JAIL_MEMORY_WATCH_MS 100
+
+/* The run's memory as a whole, where no memory cgroup holds it (the
+ * namespaces without one, and the fallback): what its processes hold of
+ * anonymous and shared memory and swap, the memfds and deleted tmpfs files
+ * they hold open (each once), and in the namespaces the pages of its /tmp
+ * and /dev/shm, into *held. The cheap counters of each process
+ * while their sum stays at or under limit (it is an upper bound); past it,
+ * the proportional sizes (a page that N processes share counts once in
+ * all), which are *held then. Returns 1 when *held passes limit, else 0;
+ * 0 with *held = 0 when a cgroup holds the run (its own limit applies) or
+ * the run has ended. A process that ends mid-count counts 0. */
+int jail_memory_check(struct jail_proc *p, uint64_t limit, uint64_t *held) must_check;
 
 /* After the run: reads the cgroups' breach counters into p, removes the
  * cgroups, releases the uid. */

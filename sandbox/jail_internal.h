@@ -1,7 +1,7 @@
 /* jail_internal.h: what the parts of the jail share: the child's failure
  * report, the rlimits, the seccomp filter and capabilities, the cgroups,
- * the uid slots, the mount plan and the root, init, and the process tree
- * of the fallback. Not for the rest of sandbox/: jail.h is. */
+ * the uid slots, the mount plan and the root, init, and the run's process
+ * tree. Not for the rest of sandbox/: jail.h is. */
 #ifndef RMS_JAIL_INTERNAL_H
 #define RMS_JAIL_INTERNAL_H
 
@@ -162,6 +162,12 @@ _Noreturn void jail__init_main(struct jail_ns_ctx *c);
 
 /* --------------------------------------------------- jail_tree.c */
 
+/* The walk of the run's processes: visit(pid, ctx) for every descendant
+ * of root as of now (root itself excluded), each before its children are
+ * read. A nonzero return of visit ends the walk and is returned; 0 once
+ * every one was visited. A process that ends or is born meanwhile may be
+ * missed: a snapshot, not a freeze. */
+int jail__tree_each(pid_t root, int (*visit)(pid_t pid, void *ctx), void *ctx);
 /* The fallback: sig to pid's process group and to every descendant of
  * ours. */
 void jail__tree_signal(pid_t pid, int sig);

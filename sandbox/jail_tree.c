@@ -1,8 +1,10 @@
-/* jail_tree.c: the fallback's process tree. Without a PID namespace the
- * run's processes are found as our descendants (we are their subreaper),
- * through /proc/PID/task/TID/children; teardown stops them all (a stopped
+/* jail_tree.c: the run's process tree as /proc shows it: one walk of a
+ * process's descendants through /proc/PID/task/TID/children, with a visitor
+ * for each. The fallback has no PID namespace, so its run is our
+ * descendants (we are their subreaper): teardown stops them all (a stopped
  * process cannot fork), repeats until the set is stable, then kills and
- * reaps until nothing is left. */
+ * reaps until nothing is left. The memory watch walks the same tree, from
+ * init in the namespaces (every process of the namespace descends from it). */
 #include "config.h"
 
 #include "jail_internal.h"
@@ -81,13 +83,28 @@ static int add_children(struct pidset *s, pid_t pid)
     return added;
 }
 
-/* All descendants of this process, as of now. */
-static void collect_descendants(struct pidset *s)
+/* The walk: every descendant of root as of now, each visited before its
+ * children are read (so that one the visitor stops adds no more once its
+ * stop lands; teardown repeats the walk until none is new). */
+static int walk(pid_t root, struct pidset *s, int (*visit)(pid_t pid, void *ctx), void *ctx)
 {
     s->n = 0;
-    add_children(s, getpid());
-    for (size_t i = 0; i < s->n; i++)
+    add_children(s, root);
+    for (size_t i = 0; i < s->n; i++) {
+        int rc = visit ? visit(s->v[i], ctx) : 0;
+        if (rc != 0)
+            return rc;
         add_children(s, s->v[i]);
+    }
+    return 0;
+}
+
+int jail__tree_each(pid_t root, int (*visit)(pid_t pid, void *ctx), void *ctx)
+{
+    struct pidset s = {0};
+    int rc = walk(root, &s, visit, ctx);
+    free(s.v);
+    return rc;
 }
 
 /* Reaps every exited child; the first process's status is kept. */
@@ -106,32 +123,54 @@ static void reap_children(struct jail_proc *p)
     free(s.v);
 }
 
+static int signal_one(pid_t pid, void *ctx)
+{
+    kill(pid, *(int *)ctx);
+    return 0;
+}
+
 void jail__tree_signal(pid_t pid, int sig)
 {
-    struct pidset s = {0};
     /* The process group first (cheap, and covers the common case), then
      * every descendant that left it. */
     kill(-pid, sig);
-    collect_descendants(&s);
-    for (size_t i = 0; i < s.n; i++)
-        kill(s.v[i], sig);
-    free(s.v);
+    discard(jail__tree_each(getpid(), signal_one, &sig));
+}
+
+/* What the teardown's passes keep: who was stopped, who was killed, how
+ * many a pass found that it had not seen. */
+struct teardown {
+    struct pidset stopped, killed;
+    int fresh;
+};
+
+static int stop_one(pid_t pid, void *ctx)
+{
+    struct teardown *t = ctx;
+    if (pidset_add(&t->stopped, pid) > 0) {
+        kill(pid, SIGSTOP);
+        t->fresh++;
+    }
+    return 0;
+}
+
+static int kill_one(pid_t pid, void *ctx)
+{
+    struct teardown *t = ctx;
+    if (kill(pid, SIGKILL) == 0)
+        discard(pidset_add(&t->killed, pid));
+    return 0;
 }
 
 int jail__tree_kill(struct jail_proc *p)
 {
-    struct pidset s = {0}, stopped = {0}, killed = {0};
+    struct teardown t = {0};
+    struct pidset left = {0};
     /* Freeze: stop every descendant until a pass finds no new one. */
     for (int round = 0; round < JAIL_FREEZE_ROUNDS; round++) {
-        collect_descendants(&s);
-        int fresh = 0;
-        for (size_t i = 0; i < s.n; i++) {
-            if (pidset_add(&stopped, s.v[i]) > 0) {
-                kill(s.v[i], SIGSTOP);
-                fresh++;
-            }
-        }
-        if (!fresh)
+        t.fresh = 0;
+        discard(jail__tree_each(getpid(), stop_one, &t));
+        if (!t.fresh)
             break;
     }
     /* Kill the frozen tree, then keep killing and reaping until nothing is
@@ -139,21 +178,18 @@ int jail__tree_kill(struct jail_proc *p)
      * answers kill(), so "left" means "not yet reaped". */
     int64_t give_up = util_now_ms() + JAIL_KILL_GIVE_UP_MS;
     for (;;) {
-        collect_descendants(&s);
-        for (size_t i = 0; i < s.n; i++)
-            if (kill(s.v[i], SIGKILL) == 0)
-                discard(pidset_add(&killed, s.v[i]));
+        discard(jail__tree_each(getpid(), kill_one, &t));
         reap_children(p);
-        collect_descendants(&s);
-        if (s.n == 0 || util_now_ms() > give_up)
+        discard(walk(getpid(), &left, NULL, NULL));
+        if (left.n == 0 || util_now_ms() > give_up)
             break;
         usleep(JAIL_KILL_PAUSE_US);
     }
-    int n = (int)killed.n;
-    if (pidset_has(&killed, p->pid))
+    int n = (int)t.killed.n;
+    if (pidset_has(&t.killed, p->pid))
         n--;
-    free(s.v);
-    free(stopped.v);
-    free(killed.v);
+    free(left.v);
+    free(t.stopped.v);
+    free(t.killed.v);
     return n;
 }

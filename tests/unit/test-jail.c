@@ -1,5 +1,5 @@
-/* test-jail.c: jail_run_tool (the installer's jail), the probe, and the
- * read-only binds (their submounts too). */
+/* test-jail.c: jail_run_tool (the installer's jail), the probe, the
+ * read-only binds (their submounts too), and the memory watch's sum. */
 #include "config.h"
 
 #include <errno.h>
@@ -68,6 +68,44 @@ static void ro_submount(const char *state, struct jail_tool *t, enum jail_mode m
     free(out);
     if (umount2(sub, MNT_DETACH) < 0)
         diag("umount %s: %s", sub, strerror(errno));
+}
+
+/* jail_memory_check on a run of its own in the fallback (which never has a
+ * cgroup): a sleeping process holds more than a page and less than a TiB,
+ * and nothing once the run is over. */
+static void memory_check(const struct jail_tool *t)
+{
+    struct jail_opts o = t->o;
+    const char *argv[] = {"/bin/sleep", "30", NULL};
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    o.mode = JAIL_MODE_RLIMITS;
+    o.argv = argv;
+    o.fd_in = o.fd_out = o.fd_err = null;
+    struct jail_proc p;
+    char err[256] = "";
+    int rc = jail_start(&o, &p, err, sizeof err);
+    is_int(rc, 0, "a run to measure started (%s)", err);
+    uint64_t held = 0, tiny = 0, huge = 0;
+    /* The sleep may still be starting: its first pages are enough. */
+    for (int i = 0; i < 200 && rc == 0 && held == 0; i++) {
+        discard(jail_memory_check(&p, 4096, &held));
+        if (held == 0)
+            usleep(10000);
+    }
+    int over = rc == 0 ? jail_memory_check(&p, 4096, &tiny) : -1;
+    int under = rc == 0 ? jail_memory_check(&p, 1ull << 40, &huge) : -1;
+    ok(over == 1 && tiny > 4096, "over a limit of one page: %d (%llu bytes)", over, (unsigned long long)tiny);
+    ok(under == 0 && huge > 0 && huge < (1ull << 40), "under a TiB: %d (%llu bytes)", under,
+       (unsigned long long)huge);
+    if (rc == 0) {
+        jail_kill_all(&p);
+        ok(jail_memory_check(&p, 4096, &held) == 0 && held == 0, "an ended run holds nothing");
+        jail_proc_free(&p);
+    } else {
+        ok(0, "an ended run holds nothing (no run)");
+    }
+    if (null >= 0)
+        close(null);
 }
 
 int main(void)
@@ -142,6 +180,7 @@ int main(void)
     free(out);
 
     t.o.argv = argv;
+    memory_check(&t);
     ro_submount(state, &t, mode);
 
     ok(util_rm_rf_at(AT_FDCWD, state) == 0, "cleanup");
