@@ -134,8 +134,11 @@ static int walk_dir(struct walk *w, int dirfd, const char *prefix, int depth)
         if (w->paths) {
             int len = snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "", name);
             if (len < 0 || (size_t)len >= sizeof rel) {
-                w->skipped++;
-                continue;
+                if (!w->prune) {
+                    w->skipped++;
+                    continue;
+                }
+                strcpy(rel, "/"); /* past ART_MAX_PATH: no listed path begins so, so it goes */
             }
         }
         struct stat st;
@@ -284,13 +287,18 @@ static int prune_unlink(struct walk *w, int dirfd, const char *name, int flags)
         return 0;
     if (errno == EACCES && fchmod(dirfd, 0700) == 0 && unlinkat(dirfd, name, flags) == 0)
         return 0;
-    if (flags == AT_REMOVEDIR && (errno == ENOTEMPTY || errno == EEXIST) && w->prune->has_since)
-        return 0; /* it holds older files, which stay */
+    if (flags == AT_REMOVEDIR && (errno == ENOTEMPTY || errno == EEXIST) && (w->prune->has_since || w->prune->listed))
+        return 0; /* it holds files that stay */
     return -errno;
 }
 
 /* Scopes of a prune: the subtree goes whole, or entry by entry. */
 static char prune_all;
+
+static int cmp_listed(const void *key, const void *elem)
+{
+    return strcmp(key, ((const struct exec_artifact *)elem)->path);
+}
 
 static bool after(const struct timespec *t, const struct timespec *since)
 {
@@ -308,10 +316,13 @@ static int prune_visit(struct walk *w, int dirfd, const char *name, const char *
         if (!strncmp(name, p->moved_prefix, strlen(p->moved_prefix)))
             return WALK_NEXT; /* moved up from deep down: removed after the walk */
     }
-    bool all = w->scope == &prune_all || !p->has_since;
+    bool all = w->scope == &prune_all || (!p->has_since && !p->listed);
     if (!S_ISDIR(st->st_mode)) {
         /* A file's ctime moves with every write, chmod, link or rename. */
-        if (!all && !after(&st->st_ctim, &p->since))
+        if (!all && p->has_since && !after(&st->st_ctim, &p->since))
+            return WALK_NEXT;
+        if (!all && p->listed && S_ISREG(st->st_mode) &&
+            bsearch(rel, p->listed, p->n_listed, sizeof *p->listed, cmp_listed))
             return WALK_NEXT;
         int rc = prune_unlink(w, dirfd, name, 0);
         if (rc == 0) {
@@ -341,7 +352,7 @@ static int prune_visit(struct walk *w, int dirfd, const char *name, const char *
 
 static int prune_leave(struct walk *w, int dirfd, const char *name)
 {
-    if (w->scope != &prune_all) {
+    if (w->scope != &prune_all && w->prune->has_since) {
         /* Its birth time says whether it is new; where the file system
          * keeps none, its ctime (an older directory emptied goes too). */
         struct statx stx;
@@ -360,7 +371,8 @@ static int prune_leave(struct walk *w, int dirfd, const char *name)
 
 int art_prune(int dirfd, struct art_prune *p)
 {
-    struct walk w = {.visit = prune_visit, .leave = prune_leave, .fix_modes = true, .prune = p, .top_fd = dirfd};
+    struct walk w = {.visit = prune_visit, .leave = prune_leave, .paths = p->listed != NULL, .fix_modes = true,
+                     .prune = p, .top_fd = dirfd};
     unsigned char raw[6];
     int rc = util_random(raw, sizeof raw);
     if (rc < 0)

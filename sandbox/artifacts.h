@@ -77,16 +77,19 @@ struct art_prune {
     const char *const *keep;   /* names at the top left alone (NULL-terminated; NULL: none) */
     bool has_since;            /* remove only what changed after since (ctime, which a script cannot set) */
     struct timespec since;
+    const struct exec_artifact *listed; /* or remove all but these files (sorted by path; borrowed) */
+    size_t n_listed;
     uint64_t files, bytes;     /* out: names removed, bytes of the files among them */
     char moved_prefix[32];     /* internal: deep subtrees moved up to the top */
     unsigned n_moved;
 };
 
 /* Removes the tree at dirfd's entries (dirfd itself stays), never
- * following a symlink: all but p->keep, or with has_since the files that
+ * following a symlink: all but p->keep; or with has_since the files that
  * changed after since (their ctime) and the directories made after it
  * (their birth time, or ctime where the file system keeps none) once they
- * are empty. A subtree deeper than ART_MEASURE_DEPTH is
+ * are empty; or with listed every file but those (an output/ left holding
+ * exactly its artifacts) and the directories it empties. A subtree deeper than ART_MEASURE_DEPTH is
  * moved up to the top first, so that no depth runs the process out of
  * descriptors. 0 or the first -errno (it removes what it can). */
 int art_prune(int dirfd, struct art_prune *p) must_check;

@@ -95,8 +95,10 @@ const char *exec__disk_over(struct run *run, bool fallback, bool output, char *w
 void exec__disk_mark(struct run *run, struct timespec *since)
 {
     struct stat st;
-    cleanup_fd int fd = openat(run->run_fd, ".started", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0 && futimens(fd, NULL) == 0 && fstat(fd, &st) == 0) {
+    /* O_NONBLOCK: a FIFO a quick script put there does not hold us. */
+    cleanup_fd int fd =
+        openat(run->run_fd, ".started", O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd >= 0 && futimens(fd, NULL) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
         *since = st.st_ctim;
         return;
     }
@@ -155,6 +157,14 @@ void exec__disk_tidy(struct run *run)
     keep[n] = NULL;
     struct art_prune p = {.keep = keep};
     int rc = art_prune(run->run_fd, &p);
+    /* A run's own output/ holds its artifacts and nothing more: not what
+     * was past output_bytes or output_files, nor links, FIFOs and the like
+     * (a session's is shared by its runs: its run has a copy). */
+    if (rc == 0 && out_here && !spec->workspace && r->status != EXEC_STATUS_SANDBOX_ERROR) {
+        struct art_prune o = {.listed = r->artifacts, .n_listed = r->n_artifacts};
+        rc = art_prune(run->out_fd, &o);
+        p.files += o.files;
+    }
     if (rc == 0)
         rc = restore_file(run->run_fd, "script.py", spec->code, spec->code_len);
     if (rc == 0)

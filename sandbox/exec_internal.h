@@ -65,7 +65,8 @@ void exec__disk_mark(struct run *run, struct timespec *since);
 void exec__disk_cut(struct run *run, const struct timespec *since);
 /* After a run: the run directory keeps script.py and input (as given),
  * output/ and the zip; whatever else the script wrote there (its scratch
- * files, the fallback's home/ and tmp/) is removed. */
+ * files, the fallback's home/ and tmp/) is removed, and so is what the
+ * output/ of a run alone holds but its artifacts. */
 void exec__disk_tidy(struct run *run);
 /* A script of the fallback that died of a MemoryError (RLIMIT_AS). */
 bool exec__died_of_memory(const struct exec_result *r);

@@ -153,6 +153,19 @@ PY
     ran && [ -f "$RUN_DIR/output/kept.txt" ] && [ -s "$RUN_DIR/artifacts.zip" ]
     ok $? "$m its artifacts and zip are kept"
 
+    # --- output/ keeps its artifacts, not what was past output_bytes ---
+    disk outpast --set output_bytes=1M --timeout 30 <<'PY'
+out = os.environ["SCRIPT_OUTPUT"]
+os.symlink("/etc/passwd", os.path.join(out, "link"))
+for name in ("a.bin", "b.bin", "c.bin", "d.bin"):
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(b"x" * (600 << 10))
+linger()
+PY
+    status_is output_limit output_bytes "output/ past output_bytes"
+    ran && [ "$(ls "$RUN_DIR/output")" = a.bin ]
+    ok $? "$m output/ keeps only the artifact listed ($(ls "$RUN_DIR/output" 2>/dev/null | tr '\n' ' '))"
+
     # --- the fallback's $TMPDIR and $HOME are held to tmp_bytes ---
     case $m in
     fallback-*)

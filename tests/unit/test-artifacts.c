@@ -304,11 +304,29 @@ static void test_disk(void)
     close(ffd);
     struct art_prune p = {.has_since = true, .since = since};
     is_int(art_prune(wfd, &p), 0, "prune what changed since");
-    ok(faccessat(ofd, "new.txt", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && faccessat(wfd, "fresh", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
+    ok(faccessat(ofd, "new.txt", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+           faccessat(wfd, "fresh", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
        "the new file and directory are gone");
     ok(faccessat(ofd, "a.txt", F_OK, 0) == 0 && faccessat(wfd, "scratch", F_OK, 0) == 0 &&
            faccessat(wfd, "link", F_OK, AT_SYMLINK_NOFOLLOW) == 0,
        "the older ones stay");
+
+    /* A prune to the listed files: output/ left holding its artifacts. */
+    put_at(ofd, "b.txt", 10);
+    discard(mkdirat(ofd, "sub", 0755));
+    int sfd = openat(ofd, "sub", O_RDONLY | O_DIRECTORY);
+    put_at(sfd, "c.txt", 10);
+    put_at(sfd, "d.txt", 10);
+    close(sfd);
+    discard(symlinkat("a.txt", ofd, "ln"));
+    char pa[] = "a.txt", pc[] = "sub/c.txt";
+    struct exec_artifact listed[] = {{.path = pa}, {.path = pc}};
+    struct art_prune lp = {.listed = listed, .n_listed = 2};
+    is_int(art_prune(ofd, &lp), 0, "prune output/ to its artifacts");
+    ok(faccessat(ofd, "a.txt", F_OK, 0) == 0 && faccessat(ofd, "sub/c.txt", F_OK, 0) == 0, "the listed files stay");
+    ok(faccessat(ofd, "b.txt", F_OK, 0) < 0 && faccessat(ofd, "sub/d.txt", F_OK, 0) < 0 &&
+           faccessat(ofd, "ln", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
+       "the others, and the symlink, are gone");
 
     /* A prune of all but the kept names, the deep tree and the shut
      * directory included. */
