@@ -160,15 +160,16 @@ void exec__disk_tidy(struct run *run)
     /* A run's own output/ holds its artifacts and nothing more: not what
      * was past output_bytes or output_files, nor links, FIFOs and the like
      * (a session's is shared by its runs: its run has a copy). */
-    if (rc == 0 && out_here && !spec->workspace && r->status != EXEC_STATUS_SANDBOX_ERROR) {
+    if (out_here && !spec->workspace && r->status != EXEC_STATUS_SANDBOX_ERROR) {
         struct art_prune o = {.listed = r->artifacts, .n_listed = r->n_artifacts};
-        rc = art_prune(run->out_fd, &o);
+        int orc = art_prune(run->out_fd, &o);
         p.files += o.files;
+        rc = rc < 0 ? rc : orc;
     }
-    if (rc == 0)
-        rc = restore_file(run->run_fd, "script.py", spec->code, spec->code_len);
-    if (rc == 0)
-        rc = restore_file(run->run_fd, "input", spec->input, spec->input_len);
+    /* Each step whatever the one before it did: the first failure is told. */
+    int src = restore_file(run->run_fd, "script.py", spec->code, spec->code_len);
+    int irc = restore_file(run->run_fd, "input", spec->input, spec->input_len);
+    rc = rc < 0 ? rc : src < 0 ? src : irc;
     if (rc < 0)
         log_msg(LOG_LVL_ERROR, "removing what the script left in the run directory: %s", strerror(-rc));
     else if (p.files)

@@ -153,6 +153,15 @@ PY
     ran && [ -f "$RUN_DIR/output/kept.txt" ] && [ -s "$RUN_DIR/artifacts.zip" ]
     ok $? "$m its artifacts and zip are kept"
 
+    # --- script.py and input are kept as given, not as the script left them ---
+    disk replace <<'PY'
+fill(os.environ["SCRIPT_INPUT"], 2)
+with open(__file__, "a") as f:
+    f.write("# " + "x" * 100000 + "\n")
+PY
+    ran && [ "$(stat -c %s "$RUN_DIR/input")" = 0 ] && cmp -s "$RUN_DIR/script.py" $T/$m-replace.py
+    ok $? "$m an input and a script.py the script grew are put back as given"
+
     # --- output/ keeps its artifacts, not what was past output_bytes ---
     disk outpast --set output_bytes=1M --timeout 30 <<'PY'
 out = os.environ["SCRIPT_OUTPUT"]
