@@ -625,6 +625,8 @@ static void apply_exec(struct cfg *c)
     c->exec.admit.queue_wait_ms = c->queue_wait_ms;
     c->exec.retry_after_ms = c->retry_after_ms;
     c->fetch.allow = &c->fetch_allow;
+    c->fetch.workspace_bytes = c->exec.limits.workspace_bytes;
+    c->fetch.workspace_files = c->exec.limits.workspace_files;
     c->exec.auto_deps = c->auto_deps;
     struct deps_config *d = &c->exec.deps;
     d->data_dir = c->data_dir;

@@ -15,6 +15,7 @@ enum {
     CLI_EXIT_INSTALL_FAILED = 120,
     CLI_EXIT_MEMORY = 121,
     CLI_EXIT_OUTPUT_LIMIT = 122,
+    CLI_EXIT_WORKSPACE_LIMIT = 123,
     CLI_EXIT_TIMEOUT = 124,
     CLI_EXIT_SERVICE = 125,       /* the service itself failed: sandbox_error */
     CLI_EXIT_CANCELLED = 130,     /* Ctrl-C, like a shell */

@@ -51,12 +51,12 @@ static void usage(FILE *f)
             "  -h, --help            this help\n"
             "\n"
             "Exit status: the script's exit code (128+N when killed by signal N), or\n"
-            "  %d timeout   %d memory   %d output limit   %d install failed   %d cancelled\n"
-            "  %d the service failed    %d usage   %d bad script, input or requirement   %d file not found\n"
-            "  %d cannot write --out    %d bad configuration\n"
+            "  %d timeout   %d memory   %d output limit   %d workspace limit   %d install failed\n"
+            "  %d cancelled   %d the service failed   %d usage   %d bad script, input or requirement\n"
+            "  %d file not found   %d cannot write --out   %d bad configuration\n"
             "  --input-url and --mount: %d bad URL or path, %d over a size limit, %d could not be fetched\n",
-            CLI_EXIT_TIMEOUT, CLI_EXIT_MEMORY, CLI_EXIT_OUTPUT_LIMIT, CLI_EXIT_INSTALL_FAILED, CLI_EXIT_CANCELLED,
-            CLI_EXIT_SERVICE, CLI_EXIT_USAGE, CLI_EXIT_DATAERR, CLI_EXIT_NOINPUT, CLI_EXIT_CANTCREAT,
+            CLI_EXIT_TIMEOUT, CLI_EXIT_MEMORY, CLI_EXIT_OUTPUT_LIMIT, CLI_EXIT_WORKSPACE_LIMIT, CLI_EXIT_INSTALL_FAILED,
+            CLI_EXIT_CANCELLED, CLI_EXIT_SERVICE, CLI_EXIT_USAGE, CLI_EXIT_DATAERR, CLI_EXIT_NOINPUT, CLI_EXIT_CANTCREAT,
             CLI_EXIT_CONFIG, CLI_EXIT_USAGE, CLI_EXIT_DATAERR, CLI_EXIT_NOINPUT);
 }
 

@@ -1,4 +1,6 @@
-/* artifacts.c: walking output/ (art_collect, art_measure) and the
+/* artifacts.c: the one walk of a tree the executor has: listing output/
+ * (art_collect), measuring output/ or a whole workspace (art_measure,
+ * art_measure_tree) and pruning what a run left (art_prune); and the
  * snapshot of a session run's files. The MIME types and summaries are in
  * art_mime.c, the zip in art_zip.c.
  *
@@ -37,6 +39,11 @@ void art_list_free(struct art_list *l)
 
 /* ------------------------------------------------------------- the walk */
 
+/* One walk serves every job: listing output/ (art_collect), measuring a
+ * tree (art_measure, art_measure_tree) and pruning one (art_prune). The
+ * job's visit decides, entry by entry, whether to go into a directory. */
+enum { WALK_NEXT = 0, WALK_DESCEND = 1 };
+
 struct entry {
     char *path;
     dev_t dev;
@@ -45,13 +52,32 @@ struct entry {
     uint64_t size;
 };
 
+struct walk;
+typedef int walk_visit_fn(struct walk *w, int dirfd, const char *name, const char *rel, const struct stat *st,
+                          int depth);
+
 struct walk {
+    walk_visit_fn *visit;
+    /* after a directory's contents (pruning: its removal), or NULL */
+    int (*leave)(struct walk *w, int dirfd, const char *name);
+    bool paths;               /* build the relative paths (listing) */
+    bool fix_modes;           /* open a directory of ours that its mode shuts us out of */
+    bool stopped;
+    void *scope;              /* the job's state for the current subtree, restored after it */
+    /* listing */
     struct entry *v;
     size_t n, cap;
     uint64_t skipped;
     uint64_t bytes;
-    uint64_t stop_files, stop_bytes; /* measuring: stop early (0: never) */
-    bool stopped;
+    uint64_t stop_files, stop_bytes; /* art_measure: stop early (0: never) */
+    /* measuring a tree */
+    struct art_tally *total;
+    const struct art_part *parts;
+    size_t n_parts;
+    bool unmeasured;
+    /* pruning */
+    struct art_prune *prune;
+    int top_fd;
 };
 
 static int walk_add(struct walk *w, const char *path, const struct stat *st)
@@ -79,9 +105,22 @@ static void walk_free(struct walk *w)
     free(w->v);
 }
 
-/* Walks dirfd (borrowed) whose path relative to output/ is prefix ("" at the
- * top). keep_paths is false when only counting. */
-static int walk_dir(struct walk *w, int dirfd, const char *prefix, int depth, bool keep_paths)
+/* Opens the directory name beneath dirfd without following a symlink. A
+ * directory of ours whose mode shuts us out (a script's chmod 000, which
+ * the server's own uid shares in the unprivileged modes) is opened anyway
+ * when the walk may fix modes: what it holds must be measured and removed. */
+static int walk_open_dir(struct walk *w, int dirfd, const char *name, const struct stat *st)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == EACCES && w->fix_modes && st->st_uid == geteuid() &&
+        fchmodat(dirfd, name, (st->st_mode & 07777) | 0700, 0) == 0)
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+/* Walks dirfd (borrowed), whose path relative to the top is prefix ("" at
+ * the top; only built when w->paths). */
+static int walk_dir(struct walk *w, int dirfd, const char *prefix, int depth)
 {
     cleanup_dir DIR *d = util_opendir_at(dirfd);
     if (!d)
@@ -91,11 +130,16 @@ static int walk_dir(struct walk *w, int dirfd, const char *prefix, int depth, bo
         const char *name = de->d_name;
         if (!strcmp(name, ".") || !strcmp(name, ".."))
             continue;
-        char rel[ART_MAX_PATH + 1];
-        int len = snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "", name);
-        if (len < 0 || (size_t)len >= sizeof rel) {
-            w->skipped++;
-            continue;
+        char rel[ART_MAX_PATH + 1] = "";
+        if (w->paths) {
+            int len = snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "", name);
+            if (len < 0 || (size_t)len >= sizeof rel) {
+                if (!w->prune) {
+                    w->skipped++;
+                    continue;
+                }
+                strcpy(rel, "/"); /* past ART_MAX_PATH: no listed path begins so, so it goes */
+            }
         }
         struct stat st;
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -103,43 +147,254 @@ static int walk_dir(struct walk *w, int dirfd, const char *prefix, int depth, bo
                 continue;
             return -errno;
         }
-        if (S_ISDIR(st.st_mode)) {
-            if (depth + 1 > ART_MAX_DEPTH) {
+        void *scope = w->scope;
+        int act = w->visit(w, dirfd, name, rel, &st, depth);
+        if (act == WALK_DESCEND) {
+            int sub = walk_open_dir(w, dirfd, name, &st);
+            if (sub >= 0) {
+                act = walk_dir(w, sub, rel, depth + 1);
+                close(sub);
+                if (act == 0 && w->leave)
+                    act = w->leave(w, dirfd, name);
+            } else if (sub == -ENOENT || sub == -ELOOP || sub == -ENOTDIR || (sub == -EACCES && !w->fix_modes)) {
+                /* Gone or replaced since the stat (not a directory to
+                 * walk), or shut to a listing. */
                 w->skipped++;
-                continue;
+                act = 0;
+            } else {
+                act = sub;
             }
-            int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub < 0) {
-                if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR || errno == EACCES) {
-                    w->skipped++;
-                    continue;
-                }
-                return -errno;
-            }
-            int rc = walk_dir(w, sub, rel, depth + 1, keep_paths);
-            close(sub);
-            if (rc < 0)
-                return rc;
-        } else if (S_ISREG(st.st_mode)) {
-            int rc = walk_add(w, keep_paths ? rel : NULL, &st);
-            if (rc < 0)
-                return rc;
-            if ((w->stop_files && w->n > w->stop_files) || (w->stop_bytes && w->bytes > w->stop_bytes))
-                w->stopped = true;
-        } else {
-            w->skipped++; /* symlink, FIFO, socket, device */
         }
+        w->scope = scope;
+        if (act < 0)
+            return act;
     }
     return 0;
 }
 
+/* Listing and art_measure: regular files, directories to ART_MAX_DEPTH. */
+static int list_visit(struct walk *w, int dirfd, const char *name, const char *rel, const struct stat *st, int depth)
+{
+    (void)dirfd;
+    (void)name;
+    if (S_ISDIR(st->st_mode)) {
+        if (depth + 1 > ART_MAX_DEPTH) {
+            w->skipped++;
+            return WALK_NEXT;
+        }
+        return WALK_DESCEND;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        w->skipped++; /* symlink, FIFO, socket, device */
+        return WALK_NEXT;
+    }
+    if (!w->paths) {
+        /* Counting only: nothing to keep. */
+        w->n++;
+        w->bytes += (uint64_t)st->st_size;
+    } else {
+        int rc = walk_add(w, rel, st);
+        if (rc < 0)
+            return rc;
+    }
+    if ((w->stop_files && w->n > w->stop_files) || (w->stop_bytes && w->bytes > w->stop_bytes))
+        w->stopped = true;
+    return WALK_NEXT;
+}
+
 int art_measure(int outfd, uint64_t stop_files, uint64_t stop_bytes, uint64_t *files, uint64_t *bytes)
 {
-    struct walk w = {.stop_files = stop_files, .stop_bytes = stop_bytes};
-    int rc = walk_dir(&w, outfd, "", 0, false);
+    struct walk w = {.visit = list_visit, .stop_files = stop_files, .stop_bytes = stop_bytes};
+    int rc = walk_dir(&w, outfd, "", 0);
     *files = w.n;
     *bytes = w.bytes;
-    walk_free(&w);
+    return rc;
+}
+
+/* ------------------------------------------------------- measuring a tree */
+
+bool art_tally_over(const struct art_tally *t)
+{
+    return (t->stop_files && t->files > t->stop_files) || (t->stop_bytes && t->bytes > t->stop_bytes);
+}
+
+static void tally_add(struct art_tally *t, const struct stat *st)
+{
+    if (t->all_inodes) {
+        /* The disk it takes: a sparse file its size, a preallocated one its
+         * blocks. */
+        uint64_t blocks = (uint64_t)st->st_blocks * 512;
+        t->files++;
+        t->bytes += blocks > (uint64_t)st->st_size ? blocks : (uint64_t)st->st_size;
+    } else if (S_ISREG(st->st_mode)) {
+        t->files++;
+        t->bytes += (uint64_t)st->st_size;
+    }
+}
+
+/* The part a directory or a file of the top belongs to, or NULL. */
+static const struct art_part *part_of(const struct walk *w, const char *name, const struct stat *st, int depth)
+{
+    for (size_t i = 0; i < w->n_parts; i++) {
+        const struct art_part *p = &w->parts[i];
+        if (p->name ? depth == 0 && !strcmp(p->name, name)
+                    : S_ISDIR(st->st_mode) && st->st_dev == p->dev && st->st_ino == p->ino)
+            return p;
+    }
+    return NULL;
+}
+
+static int tally_visit(struct walk *w, int dirfd, const char *name, const char *rel, const struct stat *st, int depth)
+{
+    (void)dirfd;
+    (void)rel;
+    const struct art_part *p = part_of(w, name, st, depth);
+    if (p)
+        w->scope = p->t;
+    tally_add(w->total, st);
+    if (w->scope)
+        tally_add(w->scope, st);
+    if (art_tally_over(w->total) || (w->scope && art_tally_over(w->scope)))
+        w->stopped = true;
+    if (!S_ISDIR(st->st_mode))
+        return WALK_NEXT;
+    if (depth + 1 > ART_MEASURE_DEPTH) {
+        /* Deeper than the walk holds descriptors for: what is below is
+         * not counted, so the tree is taken as past its bound. */
+        w->unmeasured = w->stopped = true;
+        return WALK_NEXT;
+    }
+    return WALK_DESCEND;
+}
+
+int art_measure_tree(int dirfd, struct art_tally *total, const struct art_part *parts, size_t n_parts,
+                     bool *unmeasured)
+{
+    struct walk w = {.visit = tally_visit, .fix_modes = true, .total = total, .parts = parts, .n_parts = n_parts};
+    int rc = walk_dir(&w, dirfd, "", 0);
+    if (w.unmeasured)
+        *unmeasured = true;
+    return rc;
+}
+
+/* ------------------------------------------------------------- pruning */
+
+/* Removes a file, making the directory writable first when its mode (a
+ * script's chmod) is what refuses. */
+static int prune_unlink(struct walk *w, int dirfd, const char *name, int flags)
+{
+    if (unlinkat(dirfd, name, flags) == 0 || errno == ENOENT)
+        return 0;
+    if (errno == EACCES && fchmod(dirfd, 0700) == 0 && unlinkat(dirfd, name, flags) == 0)
+        return 0;
+    if (flags == AT_REMOVEDIR && (errno == ENOTEMPTY || errno == EEXIST) && (w->prune->has_since || w->prune->listed))
+        return 0; /* it holds files that stay */
+    return -errno;
+}
+
+/* Scopes of a prune: the subtree goes whole, or entry by entry. */
+static char prune_all;
+
+static int cmp_listed(const void *key, const void *elem)
+{
+    return strcmp(key, ((const struct exec_artifact *)elem)->path);
+}
+
+static bool after(const struct timespec *t, const struct timespec *since)
+{
+    return t->tv_sec > since->tv_sec || (t->tv_sec == since->tv_sec && t->tv_nsec > since->tv_nsec);
+}
+
+static int prune_visit(struct walk *w, int dirfd, const char *name, const char *rel, const struct stat *st, int depth)
+{
+    (void)rel;
+    struct art_prune *p = w->prune;
+    if (depth == 0 && dirfd == w->top_fd) {
+        for (size_t i = 0; p->keep && p->keep[i]; i++)
+            if (!strcmp(p->keep[i], name))
+                return WALK_NEXT;
+        if (!strncmp(name, p->moved_prefix, strlen(p->moved_prefix)))
+            return WALK_NEXT; /* moved up from deep down: removed after the walk */
+    }
+    bool all = w->scope == &prune_all || (!p->has_since && !p->listed);
+    if (!S_ISDIR(st->st_mode)) {
+        /* A file's ctime moves with every write, chmod, link or rename. */
+        if (!all && p->has_since && !after(&st->st_ctim, &p->since))
+            return WALK_NEXT;
+        if (!all && p->listed && S_ISREG(st->st_mode) &&
+            bsearch(rel, p->listed, p->n_listed, sizeof *p->listed, cmp_listed))
+            return WALK_NEXT;
+        int rc = prune_unlink(w, dirfd, name, 0);
+        if (rc == 0) {
+            p->files++;
+            p->bytes += (uint64_t)st->st_size;
+        }
+        return rc;
+    }
+    /* A directory's ctime moves whenever an entry comes or goes: it is
+     * walked, and removed after when it is empty and was made after since
+     * (prune_leave). */
+    if (all)
+        w->scope = &prune_all;
+    if (depth + 1 > ART_MEASURE_DEPTH) {
+        /* Too deep to go on holding a descriptor per level: the subtree
+         * moves up to the top under a name of ours, and is removed from
+         * there (a tree this deep is the run's own: deeper ones stop it). */
+        char moved[64];
+        snprintf(moved, sizeof moved, "%s%u", p->moved_prefix, p->n_moved);
+        if (renameat(dirfd, name, w->top_fd, moved) < 0)
+            return errno == ENOENT ? WALK_NEXT : -errno;
+        p->n_moved++;
+        return WALK_NEXT;
+    }
+    return WALK_DESCEND;
+}
+
+static int prune_leave(struct walk *w, int dirfd, const char *name)
+{
+    if (w->scope != &prune_all && w->prune->has_since) {
+        /* Its birth time says whether it is new; where the file system
+         * keeps none, its ctime (an older directory emptied goes too). */
+        struct statx stx;
+        if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_CTIME, &stx) < 0)
+            return errno == ENOENT ? 0 : -errno;
+        const struct statx_timestamp *t = (stx.stx_mask & STATX_BTIME) ? &stx.stx_btime : &stx.stx_ctime;
+        struct timespec ts = {(time_t)t->tv_sec, (long)t->tv_nsec};
+        if (!after(&ts, &w->prune->since))
+            return 0;
+    }
+    int rc = prune_unlink(w, dirfd, name, AT_REMOVEDIR);
+    if (rc == 0)
+        w->prune->files++;
+    return rc;
+}
+
+int art_prune(int dirfd, struct art_prune *p)
+{
+    struct walk w = {.visit = prune_visit, .leave = prune_leave, .paths = p->listed != NULL, .fix_modes = true,
+                     .prune = p, .top_fd = dirfd};
+    unsigned char raw[6];
+    int rc = util_random(raw, sizeof raw);
+    if (rc < 0)
+        return rc;
+    char hex[2 * sizeof raw + 1];
+    util_hex(raw, sizeof raw, hex);
+    snprintf(p->moved_prefix, sizeof p->moved_prefix, ".prune-%s-", hex);
+    p->n_moved = 0;
+    rc = walk_dir(&w, dirfd, "", 0);
+    /* What moved up, whole (each may move more of itself up). */
+    for (unsigned i = 0; rc == 0 && i < p->n_moved; i++) {
+        char moved[64];
+        snprintf(moved, sizeof moved, "%s%u", p->moved_prefix, i);
+        struct stat st;
+        if (fstatat(dirfd, moved, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        cleanup_fd int sub = walk_open_dir(&w, dirfd, moved, &st);
+        w.scope = &prune_all;
+        rc = sub < 0 ? sub : walk_dir(&w, sub, "", 1);
+        if (rc == 0)
+            rc = prune_leave(&w, dirfd, moved);
+    }
     return rc;
 }
 
@@ -185,9 +440,9 @@ static void drop_shared_links(struct walk *w)
 
 int art_collect(int outfd, uint64_t max_files, uint64_t max_bytes, struct art_list *l)
 {
-    struct walk w = {0};
+    struct walk w = {.visit = list_visit, .paths = true};
     memset(l, 0, sizeof *l);
-    int rc = walk_dir(&w, outfd, "", 0, true);
+    int rc = walk_dir(&w, outfd, "", 0);
     if (rc < 0)
         goto out;
     drop_shared_links(&w);

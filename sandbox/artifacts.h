@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "executor.h"
 
@@ -31,6 +33,66 @@ int art_collect(int outfd, uint64_t max_files, uint64_t max_bytes, struct art_li
 /* Counts files and bytes under outfd, stopping early once either passes
  * its stop value (0: no stop). Used while a script runs. 0 or -errno. */
 int art_measure(int outfd, uint64_t stop_files, uint64_t stop_bytes, uint64_t *files, uint64_t *bytes) must_check;
+
+/* ------------------------------------------------------------ the disk */
+
+#define ART_MEASURE_DEPTH 128 /* directory levels measured or pruned in place (a descriptor or two each) */
+
+/* What a measure counts. all_inodes: every file, directory, link or other
+ * inode counts once per name, with the larger of its size and its blocks
+ * (the disk it takes); else regular files and their sizes, as output/ is
+ * held to output_files and output_bytes. A measure adds to files and bytes
+ * (start them at 0) and stops once either passes its stop value (0: no
+ * stop). */
+struct art_tally {
+    bool all_inodes;
+    uint64_t stop_files, stop_bytes;
+    uint64_t files, bytes;
+};
+/* Whether t has passed a stop value. */
+bool art_tally_over(const struct art_tally *t);
+
+/* A part of a tree tallied on its own as well: the entry of the top named
+ * name, or (name NULL) the directory with that dev and ino wherever it is.
+ * Parts may share a tally (borrowed). */
+struct art_part {
+    const char *name;
+    dev_t dev;
+    ino_t ino;
+    struct art_tally *t;
+};
+
+/* Measures the tree at dirfd (borrowed; symlinks are counted, never
+ * followed) into total, and what lies in each part into its tally too,
+ * stopping once total or a part passes a stop value. A directory of the
+ * server's own uid that its mode shuts (chmod 000) is opened by giving the
+ * server its bits back. A directory deeper than ART_MEASURE_DEPTH is not
+ * walked: *unmeasured is set, and the caller takes the tree as past its
+ * bound. 0 or -errno (what could be counted is counted). */
+int art_measure_tree(int dirfd, struct art_tally *total, const struct art_part *parts, size_t n_parts,
+                     bool *unmeasured) must_check;
+
+/* What to prune, and what was pruned. */
+struct art_prune {
+    const char *const *keep;   /* names at the top left alone (NULL-terminated; NULL: none) */
+    bool has_since;            /* remove only what changed after since (ctime, which a script cannot set) */
+    struct timespec since;
+    const struct exec_artifact *listed; /* or remove all but these files (sorted by path; borrowed) */
+    size_t n_listed;
+    uint64_t files, bytes;     /* out: names removed, bytes of the files among them */
+    char moved_prefix[32];     /* internal: deep subtrees moved up to the top */
+    unsigned n_moved;
+};
+
+/* Removes the tree at dirfd's entries (dirfd itself stays), never
+ * following a symlink: all but p->keep; or with has_since the files that
+ * changed after since (their ctime) and the directories made after it
+ * (their birth time, or ctime where the file system keeps none) once they
+ * are empty; or with listed every file but those (an output/ left holding
+ * exactly its artifacts) and the directories it empties. A subtree deeper than ART_MEASURE_DEPTH is
+ * moved up to the top first, so that no depth runs the process out of
+ * descriptors. 0 or the first -errno (it removes what it can). */
+int art_prune(int dirfd, struct art_prune *p) must_check;
 
 /* Copies the listed files, read beneath outfd, to the same relative paths
  * beneath dstfd (an empty directory), byte for byte up to their listed

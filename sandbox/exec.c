@@ -595,6 +595,7 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
         r->status = EXEC_STATUS_MEMORY, r->limit = "memory";
     int64_t t_collect = util_now_ms();
     rc = collect(&run);
+    exec__disk_tidy(&run);
     log_msg(LOG_LVL_DEBUG, "timing: run %lld ms (script %lld ms), collect %lld ms", (long long)(t_collect - t_run),
             (long long)r->duration_ms, (long long)(util_now_ms() - t_collect));
 out:

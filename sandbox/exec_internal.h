@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "admit.h"
 #include "executor.h"
@@ -47,6 +48,26 @@ bool exec__cancel_requested(struct run *run);
  * times and the breached limit of run->r. 0, or -errno when the service
  * failed (r->error says why). */
 int exec__run_script(struct run *run, const char *env_dir) must_check;
+/* The disk of the run (exec_disk.c): measures what the script can write
+ * (in the fallback, the run directory's home/ and tmp/ too; output/ only
+ * when output) and returns the key of the limit it passes (static), with a
+ * sentence for the log in why, or NULL. A tree that cannot be measured
+ * passes workspace_files. */
+const char *exec__disk_over(struct run *run, bool fallback, bool output, char *why, size_t whylen);
+/* The script's start as a file's ctime: that of a marker made in the run
+ * directory once the script is started (after the jail gave the run its
+ * paths, which changes their ctime), from the clock that stamps the files
+ * the script writes. */
+void exec__disk_mark(struct run *run, struct timespec *since);
+/* After a session run that passed a limit of the disk: removes from the
+ * workspace what changed after since (exec__disk_mark), and says so in
+ * the log. */
+void exec__disk_cut(struct run *run, const struct timespec *since);
+/* After a run: the run directory keeps script.py and input (as given),
+ * output/ and the zip; whatever else the script wrote there (its scratch
+ * files, the fallback's home/ and tmp/) is removed, and so is what the
+ * output/ of a run alone holds but its artifacts. */
+void exec__disk_tidy(struct run *run);
 /* A script of the fallback that died of a MemoryError (RLIMIT_AS). */
 bool exec__died_of_memory(const struct exec_result *r);
 

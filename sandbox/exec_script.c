@@ -26,7 +26,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "artifacts.h"
 #include "deps.h"
 #include "fetch.h"
 #include "jail.h"
@@ -34,7 +33,7 @@
 #include "workspace.h"
 
 #define EXEC_TICK_MS 100           /* cancellation, at least this often */
-#define EXEC_MEASURE_EVERY_MS 500  /* output directory size while running */
+#define EXEC_MEASURE_EVERY_MS 500  /* the disk the run takes (output/, the workspace) while running */
 #define EXEC_DRAIN_MS 2000         /* reading what is left after the end */
 /* The memory watch takes at most a tenth of the time: a slow sum (many
  * processes sharing a large heap copy-on-write make the exact count walk
@@ -172,7 +171,7 @@ bool exec__cancel_requested(struct run *run)
 }
 
 /* Why a run was stopped by us. */
-enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL, STOP_MEMORY };
+enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL, STOP_MEMORY, STOP_WORKSPACE };
 
 /* Set once a start found that this host cannot make the namespaces, so
  * that later runs of this process go straight to the fallback. */
@@ -265,7 +264,10 @@ struct script_watch {
     struct jail_proc *proc;
     enum stop_reason stop;
     int64_t t0;            /* the clock's start: after the jail's */
-    int64_t next_measure;  /* of the output directory */
+    struct timespec since; /* the same, as a file's ctime: what the script wrote has a later one */
+    bool fallback;         /* the rlimits mode: home/ and tmp/ are the run directory's */
+    int64_t next_measure;  /* of the disk */
+    char why[192];         /* a disk limit passed, for the log */
     int64_t next_cancel;   /* the next look for a cancel */
     int64_t next_memory;   /* the next sum of the run's memory */
     int wstatus;
@@ -322,12 +324,13 @@ static bool script_memory_check(struct script_watch *w, int64_t now)
 }
 
 /* Cancellation every EXEC_TICK_MS (not at each of a chatty script's many
- * wake-ups), the output directory's size every EXEC_MEASURE_EVERY_MS:
- * true (and the reason in w) to stop the run. */
+ * wake-ups), the disk (output/, the workspace; the fallback's home/ and
+ * tmp/) every EXEC_MEASURE_EVERY_MS: true (and the reason in w) to stop
+ * the run. One walk measures it all, and stops as soon as a limit is
+ * passed. */
 static bool script_tick(void *ctx, int64_t now)
 {
     struct script_watch *w = ctx;
-    const struct exec_limits *lim = &w->run->spec->limits;
     if (now >= w->next_cancel) {
         w->next_cancel = now + EXEC_TICK_MS;
         if (exec__cancel_requested(w->run)) {
@@ -339,15 +342,13 @@ static bool script_tick(void *ctx, int64_t now)
         return true;
     if (now < w->next_measure)
         return false;
-    uint64_t files = 0, bytes = 0;
     w->next_measure = now + EXEC_MEASURE_EVERY_MS;
-    if (art_measure(w->run->out_fd, lim->output_files, lim->output_bytes, &files, &bytes) == 0 &&
-        ((lim->output_files && files > lim->output_files) || (lim->output_bytes && bytes > lim->output_bytes))) {
-        w->stop = STOP_OUTPUT;
-        w->run->r->limit = (lim->output_files && files > lim->output_files) ? "output_files" : "output_bytes";
-        return true;
-    }
-    return false;
+    const char *limit = exec__disk_over(w->run, w->fallback, true, w->why, sizeof w->why);
+    if (!limit)
+        return false;
+    w->stop = !strncmp(limit, "output_", 7) ? STOP_OUTPUT : STOP_WORKSPACE;
+    w->run->r->limit = limit;
+    return true;
 }
 
 /* Stops the run: says why in the log, SIGTERM to all of it, and once the
@@ -369,6 +370,8 @@ static void script_stop(void *ctx, enum supervise_end why, int sig)
         exec__system_line(run, "[runmyscript] the run passed its wall time limit (timeout = %s) and was stopped", hs);
     } else if (w->stop == STOP_CANCEL) {
         exec__system_line(run, "[runmyscript] the run was cancelled");
+    } else if (w->stop == STOP_WORKSPACE) {
+        exec__system_line(run, "[runmyscript] %s; the run was stopped", w->why);
     } else {
         if (!strcmp(run->r->limit, "output_bytes"))
             util_human_size(lim->output_bytes, hs, sizeof hs);
@@ -378,6 +381,29 @@ static void script_stop(void *ctx, enum supervise_end why, int sig)
                           hs);
     }
     jail_signal(w->proc, SIGTERM);
+}
+
+/* The disk once the script is over (what it wrote since the last tick
+ * counts too), and for a session run that passed a limit of it, what the
+ * run wrote removed from the workspace: before jail_finish, whose taking
+ * back of the workspace changes the ctime of everything in it. */
+static void script_disk_end(struct script_watch *w)
+{
+    struct run *run = w->run;
+    bool crossed = w->stop == STOP_WORKSPACE;
+    if (!crossed) {
+        const char *limit = exec__disk_over(run, w->fallback, false, w->why, sizeof w->why);
+        if (limit) {
+            crossed = true;
+            exec__system_line(run, "[runmyscript] %s by the time the script ended", w->why);
+            if (w->stop == STOP_NONE) {
+                w->stop = STOP_WORKSPACE;
+                run->r->limit = limit;
+            }
+        }
+    }
+    if (crossed && run->spec->workspace)
+        exec__disk_cut(run, &w->since);
 }
 
 /* The result from what we did and what the script did: its times, exit
@@ -406,6 +432,8 @@ static void script_result(struct run *run, struct script_watch *w)
         r->status = EXEC_STATUS_CANCELLED;
     } else if (w->stop == STOP_OUTPUT) {
         r->status = EXEC_STATUS_OUTPUT_LIMIT;
+    } else if (w->stop == STOP_WORKSPACE) {
+        r->status = EXEC_STATUS_WORKSPACE_LIMIT;
     } else if (r->signal == SIGXCPU || (r->signal == SIGKILL && lim->cpu_ms > 0 && r->cpu_ms >= lim->cpu_ms)) {
         r->status = EXEC_STATUS_TIMEOUT;
         r->limit = "cpu_time";
@@ -451,6 +479,8 @@ int exec__run_script(struct run *run, const char *env_dir)
     if (rc < 0)
         goto out;
     int64_t t0 = util_now_ms();
+    struct timespec since;
+    exec__disk_mark(run, &since);
     rc = util_set_nonblock(out_pipe[0]);
     if (rc == 0)
         rc = util_set_nonblock(err_pipe[0]);
@@ -460,8 +490,8 @@ int exec__run_script(struct run *run, const char *env_dir)
         goto out;
     }
 
-    struct script_watch w = {.run = run, .proc = &proc, .stop = STOP_NONE, .t0 = t0,
-                             .next_measure = t0 + EXEC_MEASURE_EVERY_MS};
+    struct script_watch w = {.run = run, .proc = &proc, .stop = STOP_NONE, .t0 = t0, .since = since,
+                             .fallback = proc.mode == JAIL_MODE_RLIMITS, .next_measure = t0 + EXEC_MEASURE_EVERY_MS};
     struct supervise s = {
         .fds = {{out_pipe[0], script_stdout, &w}, {err_pipe[0], script_stderr, &w}}, /* stdout first in a wake-up */
         .n_fds = 2,
@@ -482,6 +512,7 @@ int exec__run_script(struct run *run, const char *env_dir)
         jail_kill_all(&proc);
         goto out;
     }
+    script_disk_end(&w);
     script_result(run, &w);
     rc = 0;
 out:

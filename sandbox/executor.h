@@ -216,6 +216,7 @@ enum exec_status {
     EXEC_STATUS_INSTALL_FAILED,
     EXEC_STATUS_CANCELLED,
     EXEC_STATUS_SANDBOX_ERROR,  /* the service failed, not the script */
+    EXEC_STATUS_WORKSPACE_LIMIT, /* workspace_bytes or workspace_files; tmp_bytes or tmp_files in the fallback */
 };
 const char *exec_status_name(enum exec_status s);
 
@@ -394,6 +395,10 @@ struct fetch_config {
      * stops the transfer: it fails with -ECANCELED and leaves no file. */
     bool (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;               /* borrowed */
+    /* The bound of a session's workspace (the run limits workspace_bytes
+     * and workspace_files; 0: none): fetch_mount refuses a file that would
+     * take the workspace past it. */
+    uint64_t workspace_bytes, workspace_files;
 };
 void fetch_config_init(struct fetch_config *c);
 

@@ -1,7 +1,8 @@
 /* fetch_session.c: the transfers of a session: mount_file into the
  * workspace's mounts/ with the session's record (mounts.json, beside the
  * workspace where no script writes) that makes a repeated mount a no-op
- * and holds the session's mount_files and mount_bytes, and
+ * and holds the session's mount_files and mount_bytes (and the whole
+ * workspace to workspace_bytes and workspace_files, as its runs are), and
  * persist_artifact's upload of a file of output/. */
 #include "config.h"
 
@@ -170,20 +171,23 @@ static void url_digest(const char *url, char out[65])
 
 /* A mount in the making: what its steps share. */
 struct mount_job {
+    const struct fetch_config *cfg;
     const struct fetch_limits *l;
     const char *path;       /* mount_path, relative to mounts/ */
     char shown[512];        /* the URL, redacted */
     char udig[65];          /* the URL's SHA-256 */
-    int sfd, mfd;           /* the session directory, workspace/mounts/ (owned) */
+    int sfd, wfd, mfd;      /* the session directory, workspace/, workspace/mounts/ (owned) */
 };
 
 static void mount_job_close(struct mount_job *j)
 {
     if (j->sfd >= 0)
         close(j->sfd);
+    if (j->wfd >= 0)
+        close(j->wfd);
     if (j->mfd >= 0)
         close(j->mfd);
-    j->sfd = j->mfd = -1;
+    j->sfd = j->wfd = j->mfd = -1;
 }
 
 /* Opens the session directory and its workspace/mounts/ (both made when
@@ -196,11 +200,11 @@ static int mount_open_dirs(struct mount_job *j, const char *session_dir, char *e
         snprintf(err, errlen, "mount %s: the session directory: %s", j->shown, strerror(e));
         return -e;
     }
-    cleanup_fd int wfd = open_subdir(j->sfd, "workspace", true);
-    j->mfd = wfd < 0 ? wfd : ws_mounts_open(wfd, true);
-    if (wfd < 0 || j->mfd < 0) {
-        int rc = wfd < 0 ? wfd : j->mfd;
-        snprintf(err, errlen, "mount %s: %s: %s", j->shown, wfd < 0 ? "workspace/" : "workspace/" WS_MOUNTS_DIR "/",
+    j->wfd = open_subdir(j->sfd, "workspace", true);
+    j->mfd = j->wfd < 0 ? j->wfd : ws_mounts_open(j->wfd, true);
+    if (j->wfd < 0 || j->mfd < 0) {
+        int rc = j->wfd < 0 ? j->wfd : j->mfd;
+        snprintf(err, errlen, "mount %s: %s: %s", j->shown, j->wfd < 0 ? "workspace/" : "workspace/" WS_MOUNTS_DIR "/",
                  rc == -ELOOP ? "a symlink or not a directory" : strerror(-rc));
         return rc;
     }
@@ -241,6 +245,39 @@ static int mount_files_left(const struct mount_job *j, json_object *mounts, int 
     return -EDQUOT;
 }
 
+/* workspace_bytes and workspace_files: the bytes the workspace still has
+ * room for (*room), a file at the job's path (idx: its entry in the
+ * record, or -1) counted as gone, since the mount replaces it; a new path
+ * takes an inode per part of it. UINT64_MAX when unbounded. */
+static int mount_ws_room(const struct mount_job *j, json_object *mounts, int idx, uint64_t *room, char *err,
+                         size_t errlen)
+{
+    const struct fetch_config *c = j->cfg;
+    *room = UINT64_MAX;
+    if (!c->workspace_bytes && !c->workspace_files)
+        return 0;
+    struct art_tally t = {.all_inodes = true};
+    bool unmeasured = false;
+    int rc = art_measure_tree(j->wfd, &t, NULL, 0, &unmeasured);
+    if (rc < 0 || unmeasured) {
+        snprintf(err, errlen, "mount %s: the session's workspace cannot be measured (%s)", j->shown,
+                 rc < 0 ? strerror(-rc) : "its directories nest too deep");
+        return rc < 0 ? rc : -EDQUOT;
+    }
+    uint64_t old = idx >= 0 ? jint(json_object_array_get_idx(mounts, (size_t)idx), "bytes") : 0;
+    uint64_t used = t.bytes > old ? t.bytes - old : 0, inodes = 1;
+    for (const char *s = j->path; (s = strchr(s, '/')); s++)
+        inodes++;
+    if (c->workspace_files && idx < 0 && t.files + inodes > c->workspace_files) {
+        snprintf(err, errlen, "mount %s: the session's workspace would pass workspace_files (%llu files)", j->shown,
+                 (unsigned long long)c->workspace_files);
+        return -EDQUOT;
+    }
+    if (c->workspace_bytes)
+        *room = used >= c->workspace_bytes ? 0 : c->workspace_bytes - used;
+    return 0;
+}
+
 /* Whether the record's entry ent is this URL's file, still in place; if so
  * out is filled from it. */
 static bool mount_reuse(const struct mount_job *j, json_object *ent, struct fetch_mount *out)
@@ -278,16 +315,26 @@ static int mount_budget(struct mount_job *j, struct fetch_mount *out, uint64_t *
     rc = mount_files_left(j, mounts, idx, err, errlen);
     if (rc < 0)
         goto out;
-    uint64_t others = record_bytes_except(mounts, idx);
+    uint64_t others = record_bytes_except(mounts, idx), ws_room;
     uint64_t room = others >= j->l->mount_bytes ? 0 : j->l->mount_bytes - others;
+    rc = mount_ws_room(j, mounts, idx, &ws_room, err, errlen);
+    if (rc < 0)
+        goto out;
     *max = j->l->fetch_bytes;
     *cap = "fetch_bytes";
     if (room < *max) {
         *max = room;
         *cap = "what is left of mount_bytes in this session";
     }
+    if (ws_room < *max) {
+        *max = ws_room;
+        *cap = "what is left of workspace_bytes in the session's workspace";
+    }
     if (*max == 0) {
-        snprintf(err, errlen, "mount %s: the session's mounted files already fill mount_bytes", j->shown);
+        if (ws_room == 0)
+            snprintf(err, errlen, "mount %s: the session's workspace would pass workspace_bytes", j->shown);
+        else
+            snprintf(err, errlen, "mount %s: the session's mounted files already fill mount_bytes", j->shown);
         rc = -EFBIG;
     }
 out:
@@ -335,6 +382,17 @@ static int mount_publish(struct mount_job *j, struct fetch_part *p, const struct
         rc = -EFBIG;
         goto out;
     }
+    /* The workspace, the downloaded part in it (so f->bytes are counted
+     * already): another mount or a run may have filled it meanwhile. */
+    uint64_t ws_room;
+    rc = mount_ws_room(j, mounts, idx, &ws_room, err, errlen);
+    if (rc < 0)
+        goto out;
+    if (ws_room == 0 && j->cfg->workspace_bytes) {
+        snprintf(err, errlen, "mount %s: the session's workspace would pass workspace_bytes", j->shown);
+        rc = -EFBIG;
+        goto out;
+    }
     struct stat st;
     if (fstat(p->fd, &st) < 0) {
         rc = -errno;
@@ -368,7 +426,7 @@ out:
 int fetch_mount(const struct fetch_config *cfg, const char *session_dir, const char *url, const char *mount_path,
                 struct fetch_mount *out, char *err, size_t errlen)
 {
-    struct mount_job j = {.l = &cfg->limits, .path = mount_path, .sfd = -1, .mfd = -1};
+    struct mount_job j = {.cfg = cfg, .l = &cfg->limits, .path = mount_path, .sfd = -1, .wfd = -1, .mfd = -1};
     struct fetch_part p = FETCH_PART_INIT;
     struct fetch_file f;
     uint64_t max = 0;

@@ -37,9 +37,11 @@ const struct exec_limit_def exec_limit_defs[] = {
     LIMIT("kill_grace", EXEC_UNIT_MS, kill_grace_ms, 2000, 0, 60000,
           "time between SIGTERM and SIGKILL when a run is stopped"),
     LIMIT("tmp_bytes", EXEC_UNIT_BYTES, tmp_bytes, 256 * MIB, 1 * MIB, 64 * GIB,
-          "writes to /tmp or /dev/shm fail with ENOSPC; the status is the script's own (namespaces mode)"),
+          "writes to /tmp or /dev/shm fail with ENOSPC; the status is the script's own (namespaces mode); "
+          "in the fallback, status workspace_limit (limit tmp_bytes) for the run directory's tmp/ and home/"),
     LIMIT("tmp_files", EXEC_UNIT_COUNT, tmp_files, 65536, 64, 100000000,
-          "creating files in /tmp or /dev/shm fails with ENOSPC; the status is the script's own"),
+          "creating files in /tmp or /dev/shm fails with ENOSPC; the status is the script's own; "
+          "in the fallback, status workspace_limit (limit tmp_files)"),
     LIMIT("code_bytes", EXEC_UNIT_BYTES, code_bytes, 1 * MIB, 1 * KIB, 256 * MIB,
           "the request is refused before anything runs (CLI exit 65, HTTP 413)"),
     LIMIT("input_bytes", EXEC_UNIT_BYTES, input_bytes, 64 * MIB, 0, 16 * GIB,
@@ -47,6 +49,12 @@ const struct exec_limit_def exec_limit_defs[] = {
     LIMIT("install_time", EXEC_UNIT_MS, install_ms, 300000, 1000, 24ull * 3600 * 1000,
           "status install_failed (limit install_time): the installer is killed, nothing is published, "
           "the script does not run"),
+    /* Above output_bytes and output_files: output/ is a part of the
+     * workspace, so the smaller of the two bounds it. */
+    LIMIT("workspace_bytes", EXEC_UNIT_BYTES, workspace_bytes, 4 * GIB, 1 * MIB, 64 * 1024 * GIB,
+          "status workspace_limit (limit workspace_bytes): the run is stopped, what it wrote past the bound is removed"),
+    LIMIT("workspace_files", EXEC_UNIT_COUNT, workspace_files, 50000, 16, 100000000,
+          "status workspace_limit (limit workspace_files): the run is stopped, what it wrote past the bound is removed"),
 };
 const size_t exec_limit_defs_n = ARRAY_SIZE(exec_limit_defs);
 

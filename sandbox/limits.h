@@ -33,6 +33,8 @@ struct exec_limits {
     uint64_t code_bytes;    /* code_bytes: largest script a request may carry */
     uint64_t input_bytes;   /* input_bytes: largest input a request may carry */
     int64_t install_ms;     /* install_time: wall clock of the installer */
+    uint64_t workspace_bytes; /* workspace_bytes: disk of the workspace (output/ included) */
+    uint64_t workspace_files; /* workspace_files: inodes of it */
 };
 
 enum exec_limit_unit { EXEC_UNIT_MS, EXEC_UNIT_BYTES, EXEC_UNIT_COUNT };

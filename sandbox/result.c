@@ -38,7 +38,8 @@ const char *exec_stream_name(enum exec_stream s)
 const char *exec_status_name(enum exec_status s)
 {
     static const char *const names[] = {"ok",        "error",          "timeout",   "memory",
-                                        "output_limit", "install_failed", "cancelled", "sandbox_error"};
+                                        "output_limit", "install_failed", "cancelled", "sandbox_error",
+                                        "workspace_limit"};
     return (size_t)s < ARRAY_SIZE(names) ? names[s] : "sandbox_error";
 }
 

@@ -344,6 +344,7 @@
       timeout: 'The script ran out of time' + (r.limit ? ' (' + r.limit + ').' : '.'),
       memory: 'The script ran out of memory.',
       output_limit: 'The script wrote too much' + (r.limit ? ' (' + r.limit + ').' : '.'),
+      workspace_limit: 'The script wrote too much to its workspace' + (r.limit ? ' (' + r.limit + ').' : '.'),
       install_failed: 'The requirements could not be installed' + (r.error ? ': ' + r.error : '.'),
       cancelled: 'The run was stopped.',
       sandbox_error: 'The service failed' + (r.error ? ': ' + r.error : '.'),

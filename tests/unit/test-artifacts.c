@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -205,6 +207,147 @@ static void test_walk_and_zip(const char *root)
     close(rfd);
 }
 
+/* Writes n bytes of x into dirfd/name. */
+static void put_at(int dirfd, const char *name, size_t n)
+{
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    char buf[4096];
+    memset(buf, 'x', sizeof buf);
+    for (size_t done = 0; fd >= 0 && done < n; done += sizeof buf)
+        discard(util_write_all(fd, buf, n - done < sizeof buf ? n - done : sizeof buf));
+    if (fd >= 0)
+        close(fd);
+}
+
+/* A chain of depth directories "d" below dirfd. */
+static void nest(int dirfd, int depth)
+{
+    int cur = dup(dirfd);
+    for (int i = 0; i < depth && cur >= 0; i++) {
+        discard(mkdirat(cur, "d", 0755));
+        int next = openat(cur, "d", O_RDONLY | O_DIRECTORY);
+        close(cur);
+        cur = next;
+    }
+    if (cur >= 0) {
+        put_at(cur, "deep.bin", 10);
+        close(cur);
+    }
+}
+
+static void test_disk(void)
+{
+    ok(mkdirat(dfd, "ws", 0755) == 0, "workspace dir");
+    int wfd = openat(dfd, "ws", O_RDONLY | O_DIRECTORY);
+    discard(mkdirat(wfd, "output", 0755));
+    discard(mkdirat(wfd, "tmp", 0755));
+    int ofd = openat(wfd, "output", O_RDONLY | O_DIRECTORY);
+    int tfd = openat(wfd, "tmp", O_RDONLY | O_DIRECTORY);
+    put_at(wfd, "scratch", 100000);
+    put_at(ofd, "a.txt", 1000);
+    put_at(tfd, "t", 5000);
+    discard(symlinkat("/etc", wfd, "link"));
+    struct stat ost;
+    discard(fstat(ofd, &ost));
+
+    struct art_tally total = {.all_inodes = true}, out = {0}, tmp = {.all_inodes = true};
+    struct art_part parts[] = {{NULL, ost.st_dev, ost.st_ino, &out}, {"tmp", 0, 0, &tmp}};
+    bool unmeasured = false;
+    is_int(art_measure_tree(wfd, &total, parts, 2, &unmeasured), 0, "measure a tree");
+    is_int((long long)total.files, 6, "every inode counts: 3 files, 2 directories, a symlink (not followed)");
+    ok(total.bytes >= 106000, "bytes: at least the files' sizes (%llu)", (unsigned long long)total.bytes);
+    ok(out.files == 1 && out.bytes == 1000, "output/ tallied apart: regular files and their sizes");
+    ok(tmp.files == 2 && tmp.bytes >= 5000, "tmp/ tallied apart, itself included");
+    ok(!unmeasured && !art_tally_over(&total), "measured whole, under no bound");
+
+    struct art_tally capped = {.all_inodes = true, .stop_bytes = 50000};
+    is_int(art_measure_tree(wfd, &capped, NULL, 0, &unmeasured), 0, "measure with a bound");
+    ok(art_tally_over(&capped), "past the bound");
+
+    /* chmod 000 does not hide a directory from its owner's measure. */
+    discard(mkdirat(wfd, "shut", 0755));
+    int hfd = openat(wfd, "shut", O_RDONLY | O_DIRECTORY);
+    put_at(hfd, "h", 70000);
+    close(hfd);
+    discard(fchmodat(wfd, "shut", 0, 0));
+    struct art_tally t2 = {.all_inodes = true};
+    is_int(art_measure_tree(wfd, &t2, NULL, 0, &unmeasured), 0, "measure with a shut directory");
+    ok(t2.bytes >= 176000 && !unmeasured, "what the shut directory holds is counted (%llu)",
+       (unsigned long long)t2.bytes);
+
+    /* Deeper than the walk goes: unmeasured, and pruned all the same. */
+    nest(wfd, ART_MEASURE_DEPTH + 40);
+    struct art_tally t3 = {.all_inodes = true};
+    is_int(art_measure_tree(wfd, &t3, NULL, 0, &unmeasured), 0, "measure a deep tree");
+    ok(unmeasured, "too deep: unmeasured");
+
+    /* A prune by time: only what changed after since, the ctime of a
+     * marker (as exec_disk.c takes it). What follows is written once the
+     * file system's clock has moved past it (a coarse clock moves in
+     * ticks): a wait for a condition, not for a time. */
+    struct timespec since;
+    struct stat mst;
+    put_at(dfd, "marker", 1);
+    discard(fstatat(dfd, "marker", &mst, 0));
+    since = mst.st_ctim;
+    for (long i = 0; i < 100000000; i++) {
+        put_at(dfd, "probe", 1);
+        discard(fstatat(dfd, "probe", &mst, 0));
+        if (mst.st_ctim.tv_sec > since.tv_sec ||
+            (mst.st_ctim.tv_sec == since.tv_sec && mst.st_ctim.tv_nsec > since.tv_nsec))
+            break;
+    }
+    put_at(ofd, "new.txt", 10);
+    discard(mkdirat(wfd, "fresh", 0755));
+    int ffd = openat(wfd, "fresh", O_RDONLY | O_DIRECTORY);
+    put_at(ffd, "f", 10);
+    close(ffd);
+    struct art_prune p = {.has_since = true, .since = since};
+    is_int(art_prune(wfd, &p), 0, "prune what changed since");
+    ok(faccessat(ofd, "new.txt", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+           faccessat(wfd, "fresh", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
+       "the new file and directory are gone");
+    ok(faccessat(ofd, "a.txt", F_OK, 0) == 0 && faccessat(wfd, "scratch", F_OK, 0) == 0 &&
+           faccessat(wfd, "link", F_OK, AT_SYMLINK_NOFOLLOW) == 0,
+       "the older ones stay");
+
+    /* A prune to the listed files: output/ left holding its artifacts. */
+    put_at(ofd, "b.txt", 10);
+    discard(mkdirat(ofd, "sub", 0755));
+    int sfd = openat(ofd, "sub", O_RDONLY | O_DIRECTORY);
+    put_at(sfd, "c.txt", 10);
+    put_at(sfd, "d.txt", 10);
+    close(sfd);
+    discard(symlinkat("a.txt", ofd, "ln"));
+    char pa[] = "a.txt", pc[] = "sub/c.txt";
+    struct exec_artifact listed[] = {{.path = pa}, {.path = pc}};
+    struct art_prune lp = {.listed = listed, .n_listed = 2};
+    is_int(art_prune(ofd, &lp), 0, "prune output/ to its artifacts");
+    ok(faccessat(ofd, "a.txt", F_OK, 0) == 0 && faccessat(ofd, "sub/c.txt", F_OK, 0) == 0, "the listed files stay");
+    ok(faccessat(ofd, "b.txt", F_OK, 0) < 0 && faccessat(ofd, "sub/d.txt", F_OK, 0) < 0 &&
+           faccessat(ofd, "ln", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
+       "the others, and the symlink, are gone");
+
+    /* A prune of all but the kept names, the deep tree and the shut
+     * directory included. */
+    const char *keep[] = {"output", NULL};
+    struct art_prune all = {.keep = keep};
+    is_int(art_prune(wfd, &all), 0, "prune all but output/");
+    int left = 0;
+    int d2 = dup(wfd);
+    DIR *d = fdopendir(d2);
+    struct dirent *de;
+    rewinddir(d);
+    while ((de = readdir(d)))
+        left += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+    closedir(d);
+    is_int(left, 1, "only output/ is left");
+    ok(faccessat(ofd, "a.txt", F_OK, 0) == 0, "with what it holds");
+    close(tfd);
+    close(ofd);
+    close(wfd);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/rms-test-art-XXXXXX";
@@ -218,6 +361,7 @@ int main(void)
     dfd = root;
     close(sfd);
     test_walk_and_zip(dir);
+    test_disk();
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
     return tap_done();
 }

@@ -47,9 +47,11 @@ static void test_limits(void)
     is_int(l.wall_ms, 60000, "timeout defaults to 60 s");
     is_int(l.install_ms, 300000, "install_time defaults to 300 s");
     is_int((long long)l.log_bytes, 1 << 20, "log_bytes defaults to 1 MiB");
+    ok(l.workspace_bytes >= l.output_bytes && l.workspace_files >= l.output_files,
+       "the workspace's bound holds output/'s: workspace_* at least output_*");
     const char *keys[] = {"timeout", "cpu_time", "memory", "file_size", "open_files", "processes",
                           "log_bytes", "output_bytes", "output_files", "kill_grace", "tmp_bytes", "tmp_files",
-                          "code_bytes", "input_bytes", "install_time"};
+                          "code_bytes", "input_bytes", "install_time", "workspace_bytes", "workspace_files"};
     int found = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const struct exec_limit_def *d = exec_limit_find(keys[i]);
@@ -193,6 +195,7 @@ int main(void)
     test_limits();
     test_check();
     ok(!strcmp(exec_status_name(EXEC_STATUS_OUTPUT_LIMIT), "output_limit") &&
+           !strcmp(exec_status_name(EXEC_STATUS_WORKSPACE_LIMIT), "workspace_limit") &&
            !strcmp(exec_status_name(EXEC_STATUS_SANDBOX_ERROR), "sandbox_error") &&
            !strcmp(exec_status_name(EXEC_STATUS_INSTALL_FAILED), "install_failed"),
        "status names of the result contract");
