@@ -39,6 +39,7 @@ static const char *stage_name(int s)
     case JAIL_STAGE_IDS: return "switching to the sandbox user";
     case JAIL_STAGE_CAPS: return "dropping capabilities";
     case JAIL_STAGE_SECCOMP: return "loading the seccomp filter";
+    case JAIL_STAGE_LANDLOCK: return "restricting the fallback with Landlock";
     }
     return "starting";
 }

@@ -82,7 +82,7 @@ int main(void)
     struct jail_caps caps;
     jail_probe(&caps);
     enum jail_mode mode = caps.userns && caps.seccomp ? JAIL_MODE_NAMESPACES : JAIL_MODE_RLIMITS;
-    diag("mode: %s", jail_mode_name(mode));
+    diag("mode: %s", mode == JAIL_MODE_NAMESPACES ? "namespaces" : "rlimits");
     struct exec_limits lim;
     exec_limits_default(&lim);
     const char *inside = mode == JAIL_MODE_NAMESPACES ? "/env" : envdir;
