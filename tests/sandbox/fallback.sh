@@ -337,6 +337,10 @@ PY
     like "$LOGS" "R seccomp ['2']" "$MODE: /proc/self/status says Seccomp: 2"
     like "$LOGS" "R outside 13" "$MODE: a read outside the rules fails with EACCES"
     like "$CS" "isolation landlock+seccomp" "$MODE: check-sandbox says the fallback gets landlock+seccomp"
+    # landlock = on: the same here (it refuses only a kernel without it).
+    RMS_MODE_ENV="RUNMYSCRIPT_LANDLOCK=on" mode_rms run $T/ll.py --json >$T/ll-on.json 2>$T/ll-on.err
+    is "$(jget $T/ll-on.json 'r["status"], r["isolation"]' 2>/dev/null)" '["ok", "landlock+seccomp"]' \
+        "$MODE: landlock = on runs with Landlock where the kernel has it"
 else
     skip "this kernel has no Landlock (check-sandbox: $(grep '^landlock' <<<"$CS"))"
 fi

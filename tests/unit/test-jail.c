@@ -1,5 +1,5 @@
-/* test-jail.c: jail_run_tool (the installer's jail), the probe, and the
- * read-only binds (their submounts too). */
+/* test-jail.c: jail_run_tool (the installer's jail), the probe, the
+ * read-only binds (their submounts too), and the fallback's names. */
 #include "config.h"
 
 #include <errno.h>
@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -70,8 +71,33 @@ static void ro_submount(const char *state, struct jail_tool *t, enum jail_mode m
         diag("umount %s: %s", sub, strerror(errno));
 }
 
+/* What a fallback run is called on hosts with and without Landlock and
+ * seccomp, under each landlock setting; on refuses a host without it. */
+static void fallback_names(void)
+{
+    static const struct {
+        int abi;
+        bool seccomp;
+        enum exec_landlock l;
+        const char *want;
+    } cases[] = {
+        {7, true, EXEC_LANDLOCK_AUTO, "landlock+seccomp"}, {7, true, EXEC_LANDLOCK_ON, "landlock+seccomp"},
+        {7, true, EXEC_LANDLOCK_OFF, "rlimits"},           {1, false, EXEC_LANDLOCK_AUTO, "landlock"},
+        {0, true, EXEC_LANDLOCK_AUTO, "rlimits+seccomp"},  {0, false, EXEC_LANDLOCK_AUTO, "rlimits"},
+        {0, true, EXEC_LANDLOCK_ON, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct jail_caps c = {.landlock_abi = cases[i].abi, .seccomp = cases[i].seccomp};
+        const char *got = jail_fallback_isolation(&c, cases[i].l);
+        ok(got == cases[i].want || (got && cases[i].want && !strcmp(got, cases[i].want)),
+           "the fallback with ABI %d, seccomp %d, landlock %d: %s (want %s)", cases[i].abi, cases[i].seccomp,
+           (int)cases[i].l, got ? got : "refused", cases[i].want ? cases[i].want : "refused");
+    }
+}
+
 int main(void)
 {
+    fallback_names();
     char state[] = "/tmp/rms-test-jail-XXXXXX";
     ok(mkdtemp(state) != NULL, "state directory");
     chmod(state, 0755);
