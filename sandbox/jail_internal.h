@@ -123,7 +123,10 @@ struct jail_ll_rule {
     bool optional;      /* skipped when the path is missing */
 };
 
-#define JAIL_LL_RULES_MAX 48   /* /usr, its links, /etc and /dev entries, /proc/self and the caller's binds */
+/* /usr, its links, the prefix, /etc and /dev entries, /proc/self (33), and
+ * the caller's binds: the installer's are the most (20, with 16 local
+ * find_links directories). */
+#define JAIL_LL_RULES_MAX 64
 
 struct jail_ll_plan {
     int abi;                   /* the kernel's Landlock ABI; 0: none */
