@@ -259,9 +259,8 @@ static json_object *python_info(const struct app *app)
     return o;
 }
 
-/* What runs get here: the jail's probe (a forked child tries the
- * namespaces), once per process, and the configuration's choice. */
-static const char *isolation_level(const struct cfg *cfg)
+/* The jail's probe (a forked child tries the namespaces), once per process. */
+static const struct jail_caps *host_caps(void)
 {
     static struct jail_caps caps;
     static bool probed;
@@ -269,11 +268,20 @@ static const char *isolation_level(const struct cfg *cfg)
         jail_probe(&caps);
         probed = true;
     }
-    if (caps.userns && caps.seccomp && cfg->exec.isolation != EXEC_ISOLATION_RLIMITS)
+    return &caps;
+}
+
+/* What runs get here: the probe and the configuration's choice. */
+static const char *isolation_level(const struct cfg *cfg)
+{
+    const struct jail_caps *caps = host_caps();
+    if (caps->userns && caps->seccomp && cfg->exec.isolation != EXEC_ISOLATION_RLIMITS)
         return "namespaces+seccomp";
     if (cfg->exec.isolation == EXEC_ISOLATION_RLIMITS ||
-        (!cfg->exec.require_isolation && cfg->exec.isolation == EXEC_ISOLATION_AUTO))
-        return "rlimits";
+        (!cfg->exec.require_isolation && cfg->exec.isolation == EXEC_ISOLATION_AUTO)) {
+        const char *fb = jail_fallback_isolation(caps, cfg->exec.landlock);
+        return fb ? fb : "none: runs are refused (landlock = on and this kernel has no Landlock)";
+    }
     return "none: runs are refused (require_isolation = on and no namespaces here)";
 }
 
@@ -306,6 +314,7 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(o, "mode", json_object_new_string(app->mode));
     json_object_object_add(o, "isolation", json_object_new_string(isolation_level(app->cfg)));
     json_object_object_add(o, "isolation_config", json_object_new_string(app->cfg->isolation));
+    json_object_object_add(o, "landlock_abi", json_object_new_int(host_caps()->landlock_abi));
     json_object_object_add(o, "python", python_info(app));
     json_object_object_add(o, "installer", json_object_new_string(installer_name(app->cfg)));
     json_object *w = json_object_new_object();

@@ -66,6 +66,7 @@ static const struct cfg_key plain_keys[] = {
     K("python", CFG_PATH, python),
     K("isolation", CFG_ISOLATION, isolation),
     K("require_isolation", CFG_BOOL, require_isolation),
+    K("landlock", CFG_AUTO_BOOL, landlock),
     K("script_network", CFG_BOOL, script_network),
     K("uid_base", CFG_UINT, uid_base),
     K("uid_count", CFG_UINT, uid_count),
@@ -616,6 +617,7 @@ static void apply_exec(struct cfg *c)
                         : !strcmp(c->isolation, "rlimits") ? EXEC_ISOLATION_RLIMITS
                                                            : EXEC_ISOLATION_AUTO;
     c->exec.require_isolation = c->require_isolation;
+    c->exec.landlock = c->landlock < 0 ? EXEC_LANDLOCK_AUTO : c->landlock ? EXEC_LANDLOCK_ON : EXEC_LANDLOCK_OFF;
     c->exec.script_network = c->script_network;
     c->exec.uid_base = (uint32_t)c->uid_base;
     c->exec.uid_count = (uint32_t)c->uid_count;
@@ -653,6 +655,7 @@ static int set_defaults(struct cfg *c)
     c->isolation = strdup("auto");
     c->run_ttl_ms = 24LL * 3600 * 1000;
     c->require_isolation = true;
+    c->landlock = -1;
     c->uid_base = 800000;
     c->uid_count = 1024;
     c->log_level = LOG_LVL_WARN;

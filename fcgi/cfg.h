@@ -19,6 +19,7 @@ struct cfg {
     char *python;
     char *isolation;          /* auto | namespaces | rlimits */
     bool require_isolation;
+    int landlock;             /* the fallback's Landlock and filter: -1 auto, 1 on (required), 0 off */
     bool script_network;
     uint64_t uid_base, uid_count;
     int64_t run_ttl_ms;

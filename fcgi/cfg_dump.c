@@ -38,6 +38,7 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "python = %s\n", c->python);
     rc = rc ? rc : dbuf_printf(&b, "isolation = %s\n", c->isolation);
     rc = rc ? rc : dbuf_printf(&b, "require_isolation = %s\n", c->require_isolation ? "on" : "off");
+    rc = rc ? rc : dbuf_printf(&b, "landlock = %s\n", c->landlock < 0 ? "auto" : c->landlock ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "script_network = %s\n", c->script_network ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "uid_base = %llu\n", (unsigned long long)c->uid_base);
     rc = rc ? rc : dbuf_printf(&b, "uid_count = %llu\n", (unsigned long long)c->uid_count);

@@ -1,6 +1,6 @@
 /* cli_sandbox.c: `runmyscript check-sandbox`: what this host supports
- * (namespaces, seccomp, cgroups), how each limit would be enforced, and the
- * isolation runs get under the configuration given. */
+ * (namespaces, seccomp, Landlock, cgroups), how each limit would be
+ * enforced, and the isolation runs get under the configuration given. */
 #include "config.h"
 
 #include "cli_internal.h"
@@ -39,6 +39,10 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
     printf("pid namespace:         %s\n", caps.userns ? yes : no);
     printf("network namespace:     %s\n", caps.userns ? yes : no);
     printf("seccomp:               %s\n", caps.seccomp ? yes : no);
+    if (caps.landlock_abi)
+        printf("landlock:              ABI %d\n", caps.landlock_abi);
+    else
+        printf("landlock:              no\n");
     printf("cgroup v1 memory:      %s\n", caps.cgroup_v1_memory ? yes : no);
     printf("cgroup v1 pids:        %s\n", caps.cgroup_v1_pids ? yes : no);
     printf("cgroup v2 (delegated): %s\n", caps.cgroup_v2 ? yes : no);
@@ -58,11 +62,16 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
                                 : "RLIMIT_NPROC, not for root",
            ns ? "tmpfs size" : "not limited: TMPDIR is in the run directory");
     int status = 0;
+    const char *fb = jail_fallback_isolation(&caps, cfg.exec.landlock);
+    bool fallback = cfg.exec.isolation == EXEC_ISOLATION_RLIMITS ||
+                    (!cfg.exec.require_isolation && cfg.exec.isolation == EXEC_ISOLATION_AUTO);
     if (ns) {
         printf("runs get:              isolation namespaces+seccomp\n");
-    } else if (cfg.exec.isolation == EXEC_ISOLATION_RLIMITS || (!cfg.exec.require_isolation &&
-                                                                cfg.exec.isolation == EXEC_ISOLATION_AUTO)) {
-        printf("runs get:              isolation rlimits (the fallback: %s)\n",
+    } else if (fallback && !fb) {
+        printf("runs get:              nothing: runs are refused (landlock = on and this kernel has no Landlock)\n");
+        status = CLI_SANDBOX_REFUSED;
+    } else if (fallback) {
+        printf("runs get:              isolation %s (the fallback: %s)\n", fb,
                cfg.exec.isolation == EXEC_ISOLATION_RLIMITS ? "isolation = rlimits" : "require_isolation = off");
     } else {
         printf("runs get:              nothing: runs are refused (require_isolation = on and no namespaces here)\n");

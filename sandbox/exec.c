@@ -286,6 +286,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
             .uid_base = cfg->uid_base,
             .uid_count = cfg->uid_count,
             .interpreter = cfg->python,
+            .landlock = cfg->landlock,
         },
         .may_fall_back = exec__may_fall_back(cfg),
     };

@@ -45,7 +45,8 @@ struct layout {
     char *vars[12];               /* the environment: the allowlist of doc/architecture.md */
     const char *envp[13];
     char *python, *script, *cwd;
-    struct jail_bind binds[4];
+    char *home, *tmp;             /* the fallback's HOME and TMPDIR (host paths) */
+    struct jail_bind binds[6];
     size_t n_binds;
     char *mounts;                 /* host path of the workspace's mounts/ */
     const char *stdin_inside;     /* jail_opts.stdin_inside */
@@ -60,6 +61,8 @@ static void layout_free(struct layout *l)
     free(l->python);
     free(l->script);
     free(l->cwd);
+    free(l->home);
+    free(l->tmp);
     free(l->mounts);
     memset(l, 0, sizeof *l);
 }
@@ -68,15 +71,18 @@ static void layout_free(struct layout *l)
  * /work/mounts, the environment at /env, and for a session run (whose
  * workspace is not its run directory) the run directory read-only at /job.
  * HOME and TMPDIR on the private /tmp. In the fallback: the host's paths,
+ * the same binds at them (the Landlock rules: the workspace, HOME and
+ * TMPDIR read-write, the run directory and the environment read-only),
  * and the files of mounts/ made read-only (chmod a-w). As root, mounts/
  * keeps the server's uid (jail_opts.chown_keep) while the rest of the
  * workspace becomes the run's, so that holds; run unprivileged, the
- * fallback's script has the server's uid and could put the bits back. */
+ * fallback's script has the server's uid and could put the bits back
+ * (Landlock has no rule for a read-only directory below a writable one,
+ * nor for chmod). */
 static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_result *r, const char *env_dir,
                        bool session)
 {
     const char *work, *job, *env, *home, *tmp;
-    char hbuf[4096], tbuf[4096];
     memset(l, 0, sizeof *l);
     bool has_mounts = ws_mounts_dir(r->workdir, session);
     if (mode == JAIL_MODE_NAMESPACES) {
@@ -104,10 +110,20 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         work = r->workdir;
         job = r->run_dir;
         env = env_dir;
-        snprintf(hbuf, sizeof hbuf, "%s/home", r->run_dir);
-        snprintf(tbuf, sizeof tbuf, "%s/tmp", r->run_dir);
-        home = hbuf;
-        tmp = tbuf;
+        if (asprintf(&l->home, "%s/home", r->run_dir) < 0)
+            l->home = NULL;
+        if (asprintf(&l->tmp, "%s/tmp", r->run_dir) < 0)
+            l->tmp = NULL;
+        if (!l->home || !l->tmp)
+            goto oom;
+        home = l->home;
+        tmp = l->tmp;
+        l->binds[l->n_binds++] = (struct jail_bind){r->workdir, r->workdir, JAIL_BIND_RW};
+        if (session)
+            l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, r->run_dir, 0};
+        l->binds[l->n_binds++] = (struct jail_bind){env_dir, env_dir, 0};
+        l->binds[l->n_binds++] = (struct jail_bind){home, home, JAIL_BIND_RW};
+        l->binds[l->n_binds++] = (struct jail_bind){tmp, tmp, JAIL_BIND_RW};
         if (has_mounts) {
             cleanup_fd int wfd = open(r->workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             int rc = wfd < 0 ? -errno : fetch_mounts_chmod_ro(wfd);
@@ -226,6 +242,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
             .stdin_inside = l.stdin_inside,
             .limits = &spec->limits,
             .network = cfg->script_network,
+            .landlock = cfg->landlock,
             .state_dir = cfg->state_dir,
             .tag = r->run_id,
             .uid_base = cfg->uid_base,
@@ -237,7 +254,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
         rc = jail_start(&o, proc, err, sizeof err);
         layout_free(&l);
         if (rc == 0) {
-            r->isolation = jail_mode_name(mode);
+            r->isolation = jail_proc_isolation(proc);
             return 0;
         }
         if (mode == JAIL_MODE_NAMESPACES && proc->unavailable) {

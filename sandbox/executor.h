@@ -121,6 +121,13 @@ enum exec_isolation {
     EXEC_ISOLATION_RLIMITS,    /* force the fallback (tests, shared hosts) */
 };
 
+/* The fallback's Landlock and seccomp filter (config landlock). */
+enum exec_landlock {
+    EXEC_LANDLOCK_AUTO, /* both where the kernel has them */
+    EXEC_LANDLOCK_ON,   /* refuse a fallback run where the kernel has no Landlock */
+    EXEC_LANDLOCK_OFF,  /* neither: the plain rlimits fallback */
+};
+
 /* Server-wide settings exec_run() needs; the front door fills it from the
  * configuration file. All strings are borrowed for the life of the struct. */
 struct exec_config {
@@ -130,6 +137,7 @@ struct exec_config {
     const char *node_id;        /* run ids are NODE-HEX (a cluster); NULL: HEX */
     enum exec_isolation isolation;
     bool require_isolation;     /* refuse to run without the namespaces */
+    enum exec_landlock landlock;
     bool script_network;
     uint32_t uid_base, uid_count; /* host uids for runs when we are root */
     struct exec_limits limits;  /* defaults for a call */
@@ -274,7 +282,8 @@ struct exec_result {
     uint64_t artifacts_skipped; /* entries of output/ that are not artifacts */
     bool has_zip;               /* artifacts.zip complete and published */
     char *zip_path;
-    const char *isolation;      /* "namespaces+seccomp" or "rlimits" */
+    const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",
+                                 * "landlock", "rlimits+seccomp", "rlimits" */
     char *error;                /* sandbox_error, install_failed: a one-line user-facing reason */
     const char *url_prefix;     /* copied from the config for the serializer */
 };
@@ -555,9 +564,16 @@ struct jail_caps {
     /* Where no memory cgroup holds a run, the executor sums the memory of
      * its processes this often and kills it past `memory`. */
     int memory_watch_ms;
+    int landlock_abi;     /* the kernel's Landlock ABI version, 0: none */
 };
 
 /* Probes the host (forks a child that tries the namespaces). */
 void jail_probe(struct jail_caps *c);
+
+/* The isolation a fallback run gets on the host c describes under the
+ * landlock setting (static string, as exec_result.isolation names it), or
+ * NULL when landlock = on and the kernel has no Landlock (fallback runs
+ * are refused). */
+const char *jail_fallback_isolation(const struct jail_caps *c, enum exec_landlock l);
 
 #endif

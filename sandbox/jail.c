@@ -2,6 +2,7 @@
  * tree; the parts of the work live in jail_*.c (jail_internal.h):
  *   jail_child.c    a forked child's setup before execve, its failure report
  *   jail_seccomp.c  the seccomp filter and the dropping of capabilities
+ *   jail_landlock.c the fallback's Landlock ruleset
  *   jail_cgroup.c   the run's cgroups (v2 delegated, or v1 as root)
  *   jail_uid.c      the run's host uid, its paths, the uid maps
  *   jail_mount.c    the mount plan and the new root
@@ -72,7 +73,18 @@
  *   process the script leaves behind (a daemon that forked twice and called
  *   setsid() included) is re-parented to us rather than to init. The script
  *   is forked into its own session with no_new_privs, its rlimits, a clean
- *   environment and only fds 0-2. Teardown walks our descendants through
+ *   environment and only fds 0-2. Without namespaces the script would have
+ *   the host's file system, network and processes as far as its uid reaches
+ *   (unprivileged: the server's uid, and with it the server): so where the
+ *   kernel has them (landlock = auto) it then restricts itself with
+ *   Landlock, whose rules are the jail's binds at their host paths plus the
+ *   system the jail's root holds (jail_landlock.c), and loads the
+ *   fallback's seccomp filter, which refuses besides the jail's list what
+ *   the namespaces would have hidden (System V IPC, unix and, offline, IP
+ *   sockets). The ruleset is built before the uid changes (root opens what
+ *   the run's uid may not) and enforced after no_new_privs, the filter
+ *   last. Landlock's ptrace rule also keeps the script from the server's
+ *   /proc/PID/mem, environ and descriptors. Teardown walks our descendants through
  *   /proc/PID/task/TID/children, stops them all (a stopped process cannot
  *   fork), repeats until the set is stable, then kills and reaps them.
  */
@@ -83,6 +95,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -94,9 +107,26 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-const char *jail_mode_name(enum jail_mode m)
+/* The fallback's name from what it had. */
+static const char *fallback_name(bool landlock, bool seccomp)
 {
-    return m == JAIL_MODE_NAMESPACES ? "namespaces+seccomp" : "rlimits";
+    return landlock && seccomp ? "landlock+seccomp" : landlock ? "landlock" : seccomp ? "rlimits+seccomp" : "rlimits";
+}
+
+const char *jail_proc_isolation(const struct jail_proc *p)
+{
+    if (p->mode == JAIL_MODE_NAMESPACES)
+        return "namespaces+seccomp";
+    return fallback_name(p->landlock_abi > 0, p->seccomp);
+}
+
+const char *jail_fallback_isolation(const struct jail_caps *c, enum exec_landlock l)
+{
+    if (l == EXEC_LANDLOCK_OFF)
+        return fallback_name(false, false);
+    if (l == EXEC_LANDLOCK_ON && !c->landlock_abi)
+        return NULL;
+    return fallback_name(c->landlock_abi > 0, c->seccomp);
 }
 
 enum jail_mode jail_mode_for(enum exec_isolation isolation)
@@ -146,6 +176,7 @@ void jail_probe(struct jail_caps *c)
             waitpid(pid, NULL, 0);
     }
     c->seccomp = jail__seccomp_usable();
+    c->landlock_abi = jail__landlock_abi();
     c->cgroup_v1_memory = c->root && access("/sys/fs/cgroup/memory/cgroup.procs", W_OK) == 0;
     c->cgroup_v1_pids = c->root && access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0;
     /* A delegated v2 cgroup: ours, writable, memory and pids enabled below. */
@@ -271,7 +302,7 @@ static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_
         snprintf(err, errlen, "putting the run into its cgroups: %s", strerror(-rc));
         return rc;
     }
-    const struct sock_fprog *prog = jail__seccomp_program(&rc);
+    const struct sock_fprog *prog = jail__seccomp_program(JAIL_FILTER_JAIL, &rc);
     if (!prog) {
         snprintf(err, errlen, "building the seccomp filter: %s", strerror(-rc));
         return rc;
@@ -377,10 +408,59 @@ fail:
 
 /* ---------------------------------------------------- the rlimits mode */
 
+/* What the fallback's child restricts itself with under o->landlock: the
+ * Landlock plan (pl->abi 0: none) and the filter (*prog NULL: none). 0 or
+ * -errno with a reason in err. */
+static int rlimits_sandbox(const struct jail_opts *o, struct jail_ll_plan *pl, const struct sock_fprog **prog,
+                           char *err, size_t errlen)
+{
+    int rc = 0;
+    memset(pl, 0, sizeof *pl);
+    *prog = NULL;
+    if (o->landlock == EXEC_LANDLOCK_OFF)
+        return 0;
+    if (o->landlock == EXEC_LANDLOCK_ON && !jail__landlock_abi()) {
+        snprintf(err, errlen, "landlock = on, and this kernel has no Landlock (Linux 5.13 or later, lsm=landlock)");
+        return -ENOSYS;
+    }
+    rc = jail__landlock_plan(o, pl);
+    if (rc < 0) {
+        snprintf(err, errlen, "the Landlock rules: %s", strerror(-rc));
+        return rc;
+    }
+    if (jail__seccomp_usable()) {
+        *prog = jail__seccomp_program(o->network ? JAIL_FILTER_FALLBACK : JAIL_FILTER_FALLBACK_OFFLINE, &rc);
+        if (!*prog) {
+            snprintf(err, errlen, "building the seccomp filter: %s", strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* In the fallback's child, after no_new_privs: Landlock, then the filter
+ * (which the Landlock calls must not meet). Reports and exits on failure. */
+static void rlimits_enforce(int efd, int llfd, const struct sock_fprog *prog)
+{
+    int rc = llfd >= 0 ? jail__landlock_enforce(llfd) : 0;
+    if (rc < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_LANDLOCK, -rc, NULL);
+    if (llfd >= 0)
+        close(llfd);
+    if (prog && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
+        jail__child_fail(efd, JAIL_STAGE_SECCOMP);
+}
+
 static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen)
 {
     int pipefd[2];
     struct jail_rlimit_row rows[JAIL_RLIMIT_ROWS];
+    struct jail_ll_plan ll;
+    const struct sock_fprog *prog;
+
+    int rc = rlimits_sandbox(o, &ll, &prog, err, errlen);
+    if (rc < 0)
+        return rc;
 
     /* Orphans of the run come to us, not to init: see the theory above. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
@@ -393,7 +473,7 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
     bool root_user = geteuid() == 0;
     uid_t uid = getuid();
     if (root_user) {
-        int rc = jail__take_uid(o, p, err, errlen);
+        rc = jail__take_uid(o, p, err, errlen);
         if (rc < 0)
             return rc;
         rc = jail__give_paths(o, p, err, errlen);
@@ -427,6 +507,11 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
         if (setsid() < 0)
             jail__child_fail(efd, JAIL_STAGE_SETSID);
         efd = jail__setup_fds(efd, o->fd_in, o->fd_out, o->fd_err);
+        int llfd = -1;
+        const char *what = NULL;
+        int lrc = ll.abi ? jail__landlock_ruleset(&ll, &llfd, &what) : 0;
+        if (lrc < 0)
+            jail__child_fail_err(efd, JAIL_STAGE_LANDLOCK, -lrc, what);
         jail__apply_rlimits(efd, rows, nrows);
         if (root_user && (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
             jail__child_fail(efd, JAIL_STAGE_IDS);
@@ -440,12 +525,15 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
             jail__child_fail(efd, JAIL_STAGE_NNP);
         if (chdir(o->cwd) < 0)
             jail__child_fail(efd, JAIL_STAGE_CHDIR);
+        rlimits_enforce(efd, llfd, prog);
         execve(o->argv[0], (char *const *)o->argv, (char *const *)o->envp);
         jail__child_fail(efd, JAIL_STAGE_EXEC);
     }
 
     close(pipefd[1]);
     p->pid = pid;
+    p->landlock_abi = ll.abi;
+    p->seccomp = prog != NULL;
     struct jail_child_error ce;
     int failed = jail__read_child_error(pipefd[0], &ce);
     close(pipefd[0]);

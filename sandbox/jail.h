@@ -5,9 +5,11 @@
  * Two modes. "namespaces+seccomp": new user, mount, PID, IPC, UTS, network
  * (and cgroup) namespaces, a fresh read-only root with only what Python
  * needs, an unprivileged uid, no capabilities, a seccomp filter, cgroup
- * memory and pids limits where the host has them. "rlimits": the fallback
- * for hosts without user namespaces: rlimits, a session of its own, a clean
- * environment, no_new_privs. */
+ * memory and pids limits where the host has them. The fallback, for hosts
+ * without user namespaces: rlimits, a session of its own, a clean
+ * environment, no_new_privs, and where the kernel has them Landlock (the
+ * file system view, TCP, signals and abstract sockets) and the seccomp
+ * filter ("landlock+seccomp"; "rlimits" without either). */
 #ifndef RMS_JAIL_H
 #define RMS_JAIL_H
 
@@ -21,7 +23,6 @@
 #define JAIL_UID 1000   /* the sandbox user's uid and gid inside */
 
 enum jail_mode { JAIL_MODE_NAMESPACES, JAIL_MODE_RLIMITS };
-const char *jail_mode_name(enum jail_mode m); /* "namespaces+seccomp", "rlimits" */
 
 /* A directory or file of the host made visible inside (namespaces mode). */
 enum {
@@ -41,7 +42,10 @@ struct jail_bind {
 
 struct jail_opts {
     enum jail_mode mode;
-    const struct jail_bind *binds;  /* namespaces mode only */
+    /* Namespaces: bound inside. The fallback: host and inside are the same
+     * path, and they are its Landlock rules (JAIL_BIND_RW: read-write, else
+     * read and execute). */
+    const struct jail_bind *binds;
     size_t n_binds;
     const char *const *argv;        /* argv[0] absolute (as seen inside) */
     /* The host's Python interpreter the run uses (a venv's bin/python3 links
@@ -58,6 +62,7 @@ struct jail_opts {
     const char *stdin_inside;
     const struct exec_limits *limits;
     bool network;                   /* keep the host's network (installs; script_network) */
+    enum exec_landlock landlock;    /* the fallback: Landlock and the filter (auto), required (on), neither (off) */
     const char *state_dir;          /* uid slots and the root mount point live here */
     const char *tag;                /* names the run's cgroups (a run id) */
     uint32_t uid_base, uid_count;   /* host uids for runs when we are root */
@@ -93,10 +98,18 @@ struct jail_proc {
     bool memory_breached; /* filled by jail_finish(), or set by the caller's
                            * memory watch (jail_memory_check) */
     bool pids_breached;
+    int landlock_abi;     /* the fallback: the Landlock ABI it enforced, 0: none */
+    bool seccomp;         /* the fallback: the seccomp filter was loaded */
     bool unavailable;     /* jail_start failed because the host cannot make
                            * the namespaces (or has no seccomp), not because
                            * of this run: the fallback may be used */
 };
+
+/* What isolation a started run has (static string): "namespaces+seccomp";
+ * in the fallback "landlock+seccomp", "landlock" (no seccomp here),
+ * "rlimits+seccomp" (no Landlock here) or "rlimits" (neither, or
+ * landlock = off). */
+const char *jail_proc_isolation(const struct jail_proc *p);
 
 /* The mode a run asks for: namespaces unless the isolation config forces
  * the fallback. Whether the host allows them, jail_start finds out (and

@@ -20,7 +20,7 @@ enum jail_stage {
     JAIL_STAGE_SETSID = 1, JAIL_STAGE_DUP, JAIL_STAGE_RLIMIT, JAIL_STAGE_NNP, JAIL_STAGE_CHDIR, JAIL_STAGE_EXEC,
     JAIL_STAGE_MAPS, JAIL_STAGE_MOUNT, JAIL_STAGE_ROOT, JAIL_STAGE_PIVOT, JAIL_STAGE_PROC, JAIL_STAGE_DEV,
     JAIL_STAGE_ETC, JAIL_STAGE_BIND, JAIL_STAGE_NET, JAIL_STAGE_FORK, JAIL_STAGE_IDS, JAIL_STAGE_CAPS,
-    JAIL_STAGE_SECCOMP, JAIL_STAGE_INIT_EXEC, JAIL_STAGE_IPC,
+    JAIL_STAGE_SECCOMP, JAIL_STAGE_INIT_EXEC, JAIL_STAGE_IPC, JAIL_STAGE_LANDLOCK,
 };
 
 #define JAIL_CHILD_FAILED 127   /* the exit status of a child whose setup failed (it reported why) */
@@ -69,9 +69,18 @@ int jail__setup_fds(int efd, int in, int out, int err);
 
 /* ------------------------------------------------ jail_seccomp.c */
 
-/* The compiled filter, made on first use and kept for the process; NULL
- * with *rc = -errno when it cannot be built. */
-const struct sock_fprog *jail__seccomp_program(int *rc);
+/* Which filter: one builder, what differs is what the run lacks. The jail
+ * leans on its namespaces for System V IPC, other processes and sockets;
+ * the fallback has none and refuses those in the filter itself. */
+enum jail_filter {
+    JAIL_FILTER_JAIL,             /* the namespaces' script and installer */
+    JAIL_FILTER_FALLBACK,         /* the fallback with the network (script_network, installs) */
+    JAIL_FILTER_FALLBACK_OFFLINE, /* the fallback without: no AF_INET/AF_INET6 sockets either */
+    JAIL_FILTER_N
+};
+/* The compiled filter of that kind, made on first use and kept for the
+ * process; NULL with *rc = -errno when it cannot be built. */
+const struct sock_fprog *jail__seccomp_program(enum jail_filter kind, int *rc);
 /* Whether this kernel and libseccomp can filter. */
 bool jail__seccomp_usable(void);
 /* In the script, around its change of uid: 0 or -errno. */
@@ -103,7 +112,58 @@ void jail__uid_release(struct jail_proc *p);
 /* Writes the namespace's uid and gid maps of the new init pid. 0 or -errno. */
 int jail__write_maps(pid_t pid, bool root_user, uint32_t uid_base, uid_t host_uid) must_check;
 
+/* ------------------------------------------------ jail_landlock.c */
+
+/* The fallback's file system view as Landlock rules: each a path and what
+ * may be done beneath it. Computed by the parent (no allocation in the
+ * child), opened by the child before its uid changes. */
+struct jail_ll_rule {
+    const char *path;   /* borrowed: jail_opts, a static list, or prefix */
+    uint64_t access;    /* LANDLOCK_ACCESS_FS_*, within the handled set */
+    bool optional;      /* skipped when the path is missing */
+};
+
+/* /usr, its links, the prefix, /etc and /dev entries, /proc/self (33), and
+ * the caller's binds: the installer's are the most (20, with 16 local
+ * find_links directories). */
+#define JAIL_LL_RULES_MAX 64
+
+struct jail_ll_plan {
+    int abi;                   /* the kernel's Landlock ABI; 0: none */
+    uint64_t fs, net, scoped;  /* what the ruleset handles */
+    struct jail_ll_rule rules[JAIL_LL_RULES_MAX];
+    size_t n;
+    char prefix[PATH_MAX];     /* the interpreter's prefix outside /usr */
+};
+
+/* The kernel's Landlock ABI version (0 when it has none or it is off),
+ * asked once per process. */
+int jail__landlock_abi(void);
+/* The plan for a fallback run of o. 0, or -E2BIG when there are too many
+ * binds. */
+int jail__landlock_plan(const struct jail_opts *o, struct jail_ll_plan *pl) must_check;
+/* In the child, before its uid changes (root may open more than the run's
+ * uid): the ruleset of the plan, its fd into *fd. 0 or -errno with the
+ * path at fault in *what. */
+int jail__landlock_ruleset(const struct jail_ll_plan *pl, int *fd, const char **what) must_check;
+/* In the child, after no_new_privs: the ruleset from now on, for it and
+ * everything it starts. 0 or -errno. */
+int jail__landlock_enforce(int fd) must_check;
+
 /* -------------------------------------------------- jail_mount.c */
+
+/* What of the host's /etc and /dev a run may read (the jail binds them, the
+ * fallback's Landlock rules name them): one list for both. */
+extern const char *const jail__etc_files[];
+extern const size_t jail__n_etc_files;
+extern const char *const jail__dev_nodes[];
+extern const size_t jail__n_dev_nodes;
+/* The merged-/usr links (or directories on older systems). */
+extern const char *const jail__usr_links[];
+extern const size_t jail__n_usr_links;
+/* The interpreter's prefix into buf when it is not under /usr (a /opt or
+ * pyenv build), else NULL. */
+const char *jail__python_prefix(const char *argv0, char *buf, size_t n);
 
 /* One thing the new root gets from the host: a bind of a file or directory
  * opened (O_PATH) while it could still be seen, or a symlink. */

@@ -239,7 +239,7 @@ static int write_file(const char *path, const char *text, mode_t mode)
 
 /* The interpreter's prefix when it is not under /usr (a /opt or pyenv
  * build): bound at the same path so that it finds its standard library. */
-static const char *python_prefix(const char *argv0, char *buf, size_t n)
+const char *jail__python_prefix(const char *argv0, char *buf, size_t n)
 {
     char real[PATH_MAX];
     if (!realpath(argv0, real))
@@ -258,6 +258,18 @@ static const char *python_prefix(const char *argv0, char *buf, size_t n)
     snprintf(buf, n, "%s", real);
     return buf;
 }
+
+/* /etc: only what Python and the C library read. */
+const char *const jail__etc_files[] = {
+    "/etc/ld.so.cache", "/etc/ssl",      "/etc/ca-certificates", "/etc/localtime", "/etc/nsswitch.conf",
+    "/etc/mime.types",  "/etc/fonts",    "/etc/timezone",        "/etc/pki",
+};
+const size_t jail__n_etc_files = ARRAY_SIZE(jail__etc_files);
+/* /dev: a few nodes of the host's. */
+const char *const jail__dev_nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+const size_t jail__n_dev_nodes = ARRAY_SIZE(jail__dev_nodes);
+const char *const jail__usr_links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+const size_t jail__n_usr_links = ARRAY_SIZE(jail__usr_links);
 
 void jail__plan_free(struct jail_ns_ctx *c)
 {
@@ -332,8 +344,8 @@ int jail__plan_make(struct jail_ns_ctx *c, char *err, size_t errlen)
 
     rc = plan_bind(c, "/usr", "/usr", RO, false, err, errlen);
     /* The merged-/usr links (or directories on older systems). */
-    static const char *const tops[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
-    for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(tops); i++) {
+    const char *const *tops = jail__usr_links;
+    for (size_t i = 0; rc == 0 && i < jail__n_usr_links; i++) {
         struct stat st;
         char link[PATH_MAX];
         if (lstat(tops[i], &st) < 0)
@@ -348,22 +360,15 @@ int jail__plan_make(struct jail_ns_ctx *c, char *err, size_t errlen)
             rc = plan_bind(c, tops[i], tops[i], RO, true, err, errlen);
         }
     }
-    const char *pp = o->interpreter ? python_prefix(o->interpreter, q, sizeof q) : NULL;
+    const char *pp = o->interpreter ? jail__python_prefix(o->interpreter, q, sizeof q) : NULL;
     if (rc == 0 && pp)
         rc = plan_bind(c, pp, pp, RO, false, err, errlen);
-    /* /etc: only what Python and the C library read. */
-    static const char *const etc[] = {
-        "/etc/ld.so.cache", "/etc/ssl",      "/etc/ca-certificates", "/etc/localtime", "/etc/nsswitch.conf",
-        "/etc/mime.types",  "/etc/fonts",    "/etc/timezone",        "/etc/pki",
-    };
-    for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(etc); i++)
-        rc = plan_bind(c, etc[i], etc[i], RO, true, err, errlen);
+    for (size_t i = 0; rc == 0 && i < jail__n_etc_files; i++)
+        rc = plan_bind(c, jail__etc_files[i], jail__etc_files[i], RO, true, err, errlen);
     if (rc == 0 && o->network)
         rc = plan_bind(c, "/etc/resolv.conf", "/etc/resolv.conf", RO, true, err, errlen);
-    /* /dev: a few nodes of the host's. */
-    static const char *const nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
-    for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(nodes); i++)
-        rc = plan_bind(c, nodes[i], nodes[i], MS_NOSUID | MS_NOEXEC, false, err, errlen);
+    for (size_t i = 0; rc == 0 && i < jail__n_dev_nodes; i++)
+        rc = plan_bind(c, jail__dev_nodes[i], jail__dev_nodes[i], MS_NOSUID | MS_NOEXEC, false, err, errlen);
     /* The caller's: the workspace, the environment, ... */
     for (size_t i = 0; rc == 0 && i < o->n_binds; i++) {
         const struct jail_bind *b = &o->binds[i];

@@ -1,6 +1,7 @@
 /* jail_seccomp.c: the script's last steps before execve that take power
- * away: the seccomp filter (built once per process, each rule with its
- * reason) and the dropping of every capability around the change of uid. */
+ * away: the seccomp filter (one builder for the jail and the fallback, each
+ * kind built once per process, each rule with its reason) and the dropping
+ * of every capability around the change of uid. */
 #include "config.h"
 
 #include "jail_internal.h"
@@ -50,13 +51,48 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out)
     return 0;
 }
 
+/* What the fallback refuses besides the jail's list: it has no IPC, PID or
+ * network namespace to keep the host's objects apart. */
+static int fallback_rules(scmp_filter_ctx ctx, enum jail_filter kind)
+{
+    const uint32_t eperm = SCMP_ACT_ERRNO(EPERM), eacces = SCMP_ACT_ERRNO(EACCES);
+    /* System V IPC is the host's: segments, semaphores and queues of every
+     * other run and program (POSIX shared memory is files in /dev/shm,
+     * which Landlock keeps out of reach). */
+    static const char *const sysv[] = {"shmget", "shmat",  "shmdt",  "shmctl", "semget", "semop",
+                                       "semtimedop", "semctl", "msgget", "msgsnd", "msgrcv", "msgctl"};
+    int rc = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(sysv) && rc == 0; i++) {
+        int n = seccomp_syscall_resolve_name(sysv[i]);
+        if (n != __NR_SCMP_ERROR)
+            rc = seccomp_rule_add(ctx, eperm, n, 0);
+    }
+    /* Unix sockets by path reach the host's daemons (the server's own
+     * FastCGI socket among them), and Landlock does not govern connecting
+     * to one: no socket(AF_UNIX). socketpair(2) is another call and stays
+     * (multiprocessing's pipes, asyncio's self-pipe). */
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, eacces, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+    /* Without the network no IP socket at all: Landlock covers TCP only,
+     * not UDP, ICMP or raw. */
+    if (kind == JAIL_FILTER_FALLBACK_OFFLINE) {
+        if (rc == 0)
+            rc = seccomp_rule_add(ctx, eacces, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_INET));
+        if (rc == 0)
+            rc = seccomp_rule_add(ctx, eacces, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_INET6));
+        if (rc == 0)
+            rc = seccomp_rule_add(ctx, eacces, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_PACKET));
+    }
+    return rc;
+}
+
 /* The filter: everything is allowed (Python and its C extensions need a wide
  * surface) except what lets a process leave or widen its sandbox, reach
  * the kernel's rarely-hardened corners, or look at other processes.
  * Compiled once per process into BPF (the parent does it before the clone:
  * a forked child would pay the allocations again in copy-on-write faults),
  * then only loaded by each script. */
-static int build_seccomp(struct sock_fprog *out)
+static int build_seccomp(enum jail_filter kind, struct sock_fprog *out)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx)
@@ -98,6 +134,8 @@ static int build_seccomp(struct sock_fprog *out)
     DENY("process_vm_readv");
     DENY("process_vm_writev");
     DENY("kcmp");
+    /* Taking another process's descriptors. */
+    DENY("pidfd_getfd");
     /* Replacing the kernel or loading code into it. */
     DENY("kexec_load");
     DENY("kexec_file_load");
@@ -136,22 +174,29 @@ static int build_seccomp(struct sock_fprog *out)
     if (rc == 0)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
                               SCMP_A2(SCMP_CMP_NE, 0 /* NETLINK_ROUTE */));
+    /* Changing another process's limits (a server's, so that its teardown
+     * fails): prlimit64 with a pid other than 0, which is the caller. The C
+     * library's getrlimit and setrlimit pass 0. */
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, eperm, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_NE, 0));
 #undef DENY
+    if (rc == 0 && kind != JAIL_FILTER_JAIL)
+        rc = fallback_rules(ctx, kind);
     if (rc == 0)
         rc = export_bpf(ctx, out);
     seccomp_release(ctx);
     return rc;
 }
 
-/* The compiled filter, made on first use and kept for the process. */
-const struct sock_fprog *jail__seccomp_program(int *rc_out)
+/* The compiled filters, each made on first use and kept for the process. */
+const struct sock_fprog *jail__seccomp_program(enum jail_filter kind, int *rc_out)
 {
-    static struct sock_fprog prog;
-    static int rc = 1;
-    if (rc == 1)
-        rc = build_seccomp(&prog);
-    *rc_out = rc;
-    return rc == 0 ? &prog : NULL;
+    static struct sock_fprog prog[JAIL_FILTER_N];
+    static int rc[JAIL_FILTER_N] = {1, 1, 1};
+    if (rc[kind] == 1)
+        rc[kind] = build_seccomp(kind, &prog[kind]);
+    *rc_out = rc[kind];
+    return rc[kind] == 0 ? &prog[kind] : NULL;
 }
 
 /* Capabilities go in two steps around the uid change. Before it (this

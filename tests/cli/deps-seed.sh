@@ -76,9 +76,11 @@ seen=$envdir
 [ "$(jget $T/where.json 'r["isolation"]')" = "namespaces+seccomp" ] && seen=/env
 is "$(echo "$logs" | sed -n 's/^PREFIX //p')" "$seen" "sys.prefix is the environment ($seen as the script sees it)"
 like "$(echo "$logs" | sed -n 's/^PIL //p')" "$seen/lib/" "PIL is imported from it"
-[ "$(jget $T/where.json 'r["isolation"]')" = "namespaces+seccomp" ] && \
-    like "$logs" "WRITABLE False" "the environment is read-only to the script" || \
-    skip "the read-only mount is the jail's (this run: $(jget $T/where.json 'r["isolation"]'))"
+# Read-only by the jail's mount, or in the fallback by Landlock.
+case $(jget $T/where.json 'r["isolation"]') in
+namespaces+seccomp | landlock*) like "$logs" "WRITABLE False" "the environment is read-only to the script" ;;
+*) skip "the read-only mount is the jail's, the rule Landlock's (this run: $(jget $T/where.json 'r["isolation"]'))" ;;
+esac
 
 # --- stdlib only: no environment, ever ---
 export RUNMYSCRIPT_STATE_DIR=$T/state2

@@ -117,8 +117,8 @@ page_checks() { # page_checks LABEL CONF-LINES
     conf "$2"
 }
 
-pass() { # pass LABEL CONF-LINES: the cases of one isolation mode
-    local label=$1 H
+pass() { # pass LABEL CONF-LINES [ISOLATION]: the cases of one isolation mode
+    local label=$1 H want=${3:-${1%% *}}
     conf "$2"
     mcp_cases cgi "$label"
 
@@ -163,7 +163,7 @@ PY
     wait "$curl_pid"
     is "$(jb 'r["result"]["structuredContent"]["logs"]')" "early
 late" "$label: then the result"
-    like "$(jb 'r["result"]["structuredContent"]["isolation"]')" "${label%% *}" "$label: the result says which isolation"
+    like "$(jb 'r["result"]["structuredContent"]["isolation"]')" "$want" "$label: the result says which isolation ($want)"
     ! grep -qi '^Content-Encoding' "$T/h"
     ok $? "$label: the stream is not compressed (no-gzip from .htaccess)"
 
@@ -175,7 +175,79 @@ if "${AS[@]}" env -i PATH=/usr/bin:/bin "$INST_BIN" check-sandbox --set state_di
 else
     skip "$WEB_USER cannot make the namespaces here: $(head -1 "$T/cs.out")"
 fi
-pass "rlimits (apache)" "isolation = rlimits\nrequire_isolation = off"
+# The fallback's name says what it had here (landlock+seccomp where the
+# kernel has Landlock): check-sandbox as the web user predicts it.
+FB=$("${AS[@]}" env -i PATH=/usr/bin:/bin "$INST_BIN" check-sandbox --set state_dir="$SITE/state" \
+    --set isolation=rlimits --set require_isolation=off 2>&1 | sed -n 's/^runs get: *isolation \([^ ]*\) (the fallback.*/\1/p')
+pass "rlimits (apache)" "isolation = rlimits\nrequire_isolation = off" "$FB"
+
+# The fallback's attacks through Apache, as a shared host runs it: the CGI
+# program runs as the web user, and without Landlock so would the script,
+# with the program's configuration, its environment, the state directory,
+# Apache's sockets and processes in reach. Each probe is harmless if it
+# succeeds (reads, a connect that sends nothing, signal 0).
+APACHE_PID=$(cat "$SITE/apache/run/httpd.pid")
+TOK=$(new_token)
+conf "isolation = rlimits\nrequire_isolation = off"
+cat >"$T/ap-attack.py" <<PY
+import os, signal, socket, sys
+def res(name, reached, detail=""):
+    print("R", name, "reached" if reached else "contained", detail)
+def read(name, path):
+    try:
+        with open(path, "rb") as f:
+            res(name, True, "%d bytes" % len(f.read()))
+    except OSError as e:
+        res(name, False, e.strerror)
+read("config", "$DOCS/cgi-bin/runmyscript.conf")
+read("environ", "/proc/%d/environ" % os.getppid())
+try:
+    res("state", True, str(len(os.listdir("$SITE/state/runs"))))
+except OSError as e:
+    res("state", False, e.strerror)
+sp = [p for p in sys.path if p.startswith(sys.prefix) and p.endswith("site-packages")]
+try:
+    os.chmod(sp[0], os.stat(sp[0]).st_mode | 0o700)
+    open(os.path.join(sp[0], "rms-evil-$TOK.pth"), "w").write("import sys; sys.stderr.write('PWNED-$TOK\\n')\n")
+    res("pth", True)
+except (OSError, IndexError) as e:
+    res("pth", False, str(e))
+for name, fam, addr in (("cgid-socket", socket.AF_UNIX, "$SITE/apache/run/cgid.sock"),
+                        ("apache-tcp", socket.AF_INET, ("127.0.0.1", $PORT))):
+    try:
+        c = socket.socket(fam)
+        c.settimeout(3)
+        c.connect(addr)
+        c.close()
+        res(name, True)
+    except OSError as e:
+        res(name, False, e.strerror)
+try:
+    os.kill($APACHE_PID, 0)
+    res("signal", True)
+except OSError as e:
+    res("signal", False, e.strerror)
+PY
+"$PYTHON3" - "$T/ap-attack.py" >"$T/ap-attack.json" <<'PY'
+import json, sys
+print(json.dumps({"jsonrpc": "2.0", "id": 20, "method": "tools/call",
+                  "params": {"name": "run_code", "arguments": {"code": open(sys.argv[1]).read()}}}))
+PY
+init 2025-11-25
+post "@$T/ap-attack.json" -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
+LOGS=$(jb 'r["result"]["structuredContent"]["logs"]')
+is "$(jb 'r["result"]["structuredContent"]["isolation"]')" "$FB" "fallback attacks (apache): the run's isolation"
+for probe in config environ state pth cgid-socket apache-tcp signal; do
+    line=$(grep "^R $probe " <<<"$LOGS" | head -1)
+    like "$line" "R $probe contained" "fallback attacks (apache): $probe${line:+ (${line#R $probe })}"
+done
+post '{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(\"later\")"}}}' \
+    -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
+LATER=$(jb 'r["result"]["structuredContent"]["logs"]')
+like "$LATER" "later" "fallback attacks (apache): a later run runs"
+! grep -q "PWNED-$TOK" <<<"$LATER"
+ok $? "fallback attacks (apache): and runs no .pth the attacker left"
+find "$SITE/state/envs" -name "rms-evil-$TOK.pth" -delete 2>/dev/null
 
 # What the web must not reach.
 for p in cgi-bin/runmyscript.conf state/runs/x "cgi-bin/runmyscript.conf?x=1"; do

@@ -72,8 +72,16 @@ cgi "$INIT" RUNMYSCRIPT_ISOLATION=rlimits RUNMYSCRIPT_REQUIRE_ISOLATION=off
 SID=$(grep -i '^Mcp-Session-Id:' "$T/cgi.out" | cut -d' ' -f2 | tr -d '\r')
 cgi '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"open(\"here.txt\", \"w\").write(\"x\")\nprint(\"fallback\")"}}}' \
     "HTTP_MCP_SESSION_ID=$SID" RUNMYSCRIPT_ISOLATION=rlimits RUNMYSCRIPT_REQUIRE_ISOLATION=off
+# The fallback's name says what it had here: check-sandbox predicts it, and
+# /healthz says it with the Landlock ABI check-sandbox reports.
+CS=$("$RUNMYSCRIPT" check-sandbox --set isolation=rlimits --set require_isolation=off 2>&1)
+FB=$(sed -n 's/^runs get: *isolation \([^ ]*\) (the fallback.*/\1/p' <<<"$CS")
+ABI=$(sed -n 's/^landlock: *ABI \([0-9]*\)$/\1/p' <<<"$CS")
 is "$(sed '1,/^\r$/d' "$T/cgi.out" | "$PYTHON3" -c 'import json, sys; r = json.load(sys.stdin)["result"]["structuredContent"]; print(r["status"], r["isolation"], r["logs"].strip())')" \
-    "ok rlimits fallback" "a session run in the rlimits fallback"
+    "ok $FB fallback" "a session run in the rlimits fallback ($FB)"
+cgi "" REQUEST_METHOD=GET REQUEST_URI=/healthz CONTENT_LENGTH=0 RUNMYSCRIPT_ISOLATION=rlimits RUNMYSCRIPT_REQUIRE_ISOLATION=off
+is "$(sed '1,/^\r$/d' "$T/cgi.out" | "$PYTHON3" -c 'import json, sys; r = json.load(sys.stdin); print(r["isolation"], r["landlock_abi"])')" \
+    "$FB ${ABI:-0}" "/healthz names the fallback's isolation and the Landlock ABI"
 
 # Artifacts: the bytes themselves by default in CGI mode (no nginx in front
 # of a CGI program, as a rule), X-Accel-Redirect with accel_redirect = on.

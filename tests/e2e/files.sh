@@ -101,7 +101,9 @@ like "$LOGS" "R sha $(sha $F/data/small.bin)" "and the one mount_file mounted ea
 is "$(fix_hits "GET /data/table.csv")" $((hits + 1)) "downloaded once"
 is "$(jb '[a["path"] for a in r["result"]["structuredContent"]["artifacts"]]')" '["ok.txt"]' \
     "mounted files are not artifacts"
-is "$(sc '["isolation"]')" "$([ "$ISO" = rlimits ] && echo rlimits || echo namespaces+seccomp)" "isolation: $ISO"
+FB=$("$RUNMYSCRIPT" check-sandbox --set isolation=rlimits --set require_isolation=off |
+    sed -n 's/^runs get: *isolation \([^ ]*\) (the fallback.*/\1/p')
+is "$(sc '["isolation"]')" "$([ "$ISO" = rlimits ] && echo "$FB" || echo namespaces+seccomp)" "isolation: $ISO"
 if [ "$ISO" = rlimits ] && [ "$(id -u)" != 0 ]; then
     skip "the fallback run unprivileged has the server's uid: read-only is not enforced (doc/isolation.md)"
 else

@@ -254,6 +254,7 @@ static void test_messages(void)
         {"installer", "x", "installer = 'x': expected auto, uv or pip"},
         {"log_level", "loud", "log_level = 'loud': expected error, warning, info or debug"},
         {"accel_redirect", "maybe", "accel_redirect = 'maybe': expected auto, on or off"},
+        {"landlock", "maybe", "landlock = 'maybe': expected auto, on or off"},
         {"require_isolation", "maybe", "require_isolation = 'maybe': expected on or off"},
         {"queue_wait", "soon", "queue_wait = 'soon': expected a duration such as 30, 1.5s, 2m or 24h"},
         {"request_bytes", "big", "request_bytes = 'big': expected a size such as 1048576, 64K, 512M or 2G"},

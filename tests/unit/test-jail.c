@@ -1,5 +1,6 @@
 /* test-jail.c: jail_run_tool (the installer's jail), the probe, the
- * read-only binds (their submounts too), and the memory watch's sum. */
+ * read-only binds (their submounts too), the memory watch's sum, and the
+ * fallback's names. */
 #include "config.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -108,8 +110,33 @@ static void memory_check(const struct jail_tool *t)
         close(null);
 }
 
+/* What a fallback run is called on hosts with and without Landlock and
+ * seccomp, under each landlock setting; on refuses a host without it. */
+static void fallback_names(void)
+{
+    static const struct {
+        int abi;
+        bool seccomp;
+        enum exec_landlock l;
+        const char *want;
+    } cases[] = {
+        {7, true, EXEC_LANDLOCK_AUTO, "landlock+seccomp"}, {7, true, EXEC_LANDLOCK_ON, "landlock+seccomp"},
+        {7, true, EXEC_LANDLOCK_OFF, "rlimits"},           {1, false, EXEC_LANDLOCK_AUTO, "landlock"},
+        {0, true, EXEC_LANDLOCK_AUTO, "rlimits+seccomp"},  {0, false, EXEC_LANDLOCK_AUTO, "rlimits"},
+        {0, true, EXEC_LANDLOCK_ON, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct jail_caps c = {.landlock_abi = cases[i].abi, .seccomp = cases[i].seccomp};
+        const char *got = jail_fallback_isolation(&c, cases[i].l);
+        ok(got == cases[i].want || (got && cases[i].want && !strcmp(got, cases[i].want)),
+           "the fallback with ABI %d, seccomp %d, landlock %d: %s (want %s)", cases[i].abi, cases[i].seccomp,
+           (int)cases[i].l, got ? got : "refused", cases[i].want ? cases[i].want : "refused");
+    }
+}
+
 int main(void)
 {
+    fallback_names();
     char state[] = "/tmp/rms-test-jail-XXXXXX";
     ok(mkdtemp(state) != NULL, "state directory");
     chmod(state, 0755);
@@ -120,7 +147,7 @@ int main(void)
     struct jail_caps caps;
     jail_probe(&caps);
     enum jail_mode mode = caps.userns && caps.seccomp ? JAIL_MODE_NAMESPACES : JAIL_MODE_RLIMITS;
-    diag("mode: %s", jail_mode_name(mode));
+    diag("mode: %s", mode == JAIL_MODE_NAMESPACES ? "namespaces" : "rlimits");
     struct exec_limits lim;
     exec_limits_default(&lim);
     const char *inside = mode == JAIL_MODE_NAMESPACES ? "/env" : envdir;
