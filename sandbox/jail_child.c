@@ -40,7 +40,6 @@ static const char *stage_name(int s)
     case JAIL_STAGE_CAPS: return "dropping capabilities";
     case JAIL_STAGE_SECCOMP: return "loading the seccomp filter";
     case JAIL_STAGE_INIT_EXEC: return "starting the sandbox's init";
-    case JAIL_STAGE_IPC: return "bounding the run's System V IPC";
     case JAIL_STAGE_LANDLOCK: return "restricting the fallback with Landlock";
     }
     return "starting";

@@ -82,35 +82,6 @@ static void init_on_signal(int sig)
     kill(-1, sig);
 }
 
-/* The run's System V IPC namespace is its own, with the kernel's defaults
- * for a new one: shared memory all but unbounded (shmall, shmmax) and 32000
- * message queues. A segment no process has attached is no process's
- * memory, so the executor's watch cannot see it: bound the namespace
- * instead, shared memory to `memory` in all, queues to a few. init, the
- * namespace's root, writes its sysctls; the script cannot. */
-#define JAIL_MSG_QUEUES 16   /* kernel.msgmni: message queues of a run (of 16 KiB each by default) */
-
-static int write_sysctl(const char *path, unsigned long long v)
-{
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%llu\n", v);
-    cleanup_fd int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    return util_write_all(fd, buf, (size_t)n);
-}
-
-static int ipc_bound(const struct exec_limits *l)
-{
-    long page = sysconf(_SC_PAGESIZE);
-    int rc = write_sysctl("/proc/sys/kernel/msgmni", JAIL_MSG_QUEUES);
-    if (rc == 0 && l->memory > 0)
-        rc = write_sysctl("/proc/sys/kernel/shmmax", l->memory);
-    if (rc == 0 && l->memory > 0)
-        rc = write_sysctl("/proc/sys/kernel/shmall", (l->memory + (uint64_t)page - 1) / (uint64_t)page);
-    return rc;
-}
-
 /* The script, forked by init: drop everything, exec. */
 static _Noreturn void script_main(struct jail_ns_ctx *c)
 {
@@ -293,12 +264,6 @@ _Noreturn void jail__init_main(struct jail_ns_ctx *c)
         if (rc < 0)
             jail__child_fail_err(efd, JAIL_STAGE_NET, -rc, NULL);
     }
-    /* The sysctls are the namespace root's (uid 0 inside): mapped only
-     * when we are root; unprivileged, the seccomp filter refuses System V
-     * IPC instead. */
-    int rc = c->set_groups ? ipc_bound(o->limits) : 0;
-    if (rc < 0)
-        jail__child_fail_err(efd, JAIL_STAGE_IPC, -rc, NULL);
     init_receive_filter(c);
     pid_t script = init_fork_script(c);
     init_reexec(c, script);

@@ -51,22 +51,12 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out)
     return 0;
 }
 
-/* What the fallback refuses besides the jail's list: it has no IPC, PID or
+/* What the fallback refuses besides the jail's list: it has no PID or
  * network namespace to keep the host's objects apart. */
 static int fallback_rules(scmp_filter_ctx ctx, enum jail_filter kind)
 {
-    const uint32_t eperm = SCMP_ACT_ERRNO(EPERM), eacces = SCMP_ACT_ERRNO(EACCES);
-    /* System V IPC is the host's: segments, semaphores and queues of every
-     * other run and program (POSIX shared memory is files in /dev/shm,
-     * which Landlock keeps out of reach). */
-    static const char *const sysv[] = {"shmget", "shmat",  "shmdt",  "shmctl", "semget", "semop",
-                                       "semtimedop", "semctl", "msgget", "msgsnd", "msgrcv", "msgctl"};
+    const uint32_t eacces = SCMP_ACT_ERRNO(EACCES);
     int rc = 0;
-    for (size_t i = 0; i < ARRAY_SIZE(sysv) && rc == 0; i++) {
-        int n = seccomp_syscall_resolve_name(sysv[i]);
-        if (n != __NR_SCMP_ERROR)
-            rc = seccomp_rule_add(ctx, eperm, n, 0);
-    }
     /* Unix sockets by path reach the host's daemons (the server's own
      * FastCGI socket among them), and Landlock does not govern connecting
      * to one: no socket(AF_UNIX). socketpair(2) is another call and stays
@@ -179,6 +169,19 @@ static int build_seccomp(enum jail_filter kind, struct sock_fprog *out)
      * library's getrlimit and setrlimit pass 0. */
     if (rc == 0)
         rc = seccomp_rule_add(ctx, eperm, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_NE, 0));
+    /* System V IPC, in every mode. In the fallback it is the host's:
+     * segments, semaphores and queues of every other run and program. In
+     * the jail it is the run's own namespace, but a segment no process has
+     * attached is no process's memory, so the watch that bounds a run
+     * without a cgroup cannot see it. Python's multiprocessing uses POSIX
+     * semaphores and shared memory (files in /dev/shm), not these. */
+    static const char *const sysv[] = {"shmget", "shmat",  "shmdt",  "shmctl", "semget", "semop",
+                                       "semtimedop", "semctl", "msgget", "msgsnd", "msgrcv", "msgctl"};
+    for (size_t i = 0; i < ARRAY_SIZE(sysv) && rc == 0; i++) {
+        int n = seccomp_syscall_resolve_name(sysv[i]);
+        if (n != __NR_SCMP_ERROR)
+            rc = seccomp_rule_add(ctx, eperm, n, 0);
+    }
 #undef DENY
     if (rc == 0 && kind != JAIL_FILTER_JAIL)
         rc = fallback_rules(ctx, kind);

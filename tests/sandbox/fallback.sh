@@ -260,11 +260,12 @@ for m in $RMS_MODES; do
     sysv_segment make $SYSV_KEY
 
     # A run before, and a session's run, each leaving a file behind.
-    printf 'open("victim-%s.txt", "w").write("victim data\\n")\n' "$TOK" >$T/victim.py
+    # In output/: what else a run writes in its directory is gone after it.
+    printf 'import os\nopen(os.environ["SCRIPT_OUTPUT"] + "/victim-%s.txt", "w").write("victim data\\n")\n' "$TOK" >$T/victim.py
     printf 'open("session-%s.txt", "w").write("session data\\n")\n' "$TOK" >$T/session.py
     mode_file $T/victim.py $T/session.py
     mode_rms run $T/victim.py --json >$T/victim-$m.json 2>$T/victim-$m.err
-    VICTIM_FILE=$MODE_STATE/runs/$(jget $T/victim-$m.json 'r["run_id"]')/victim-$TOK.txt
+    VICTIM_FILE=$MODE_STATE/runs/$(jget $T/victim-$m.json 'r["run_id"]')/output/victim-$TOK.txt
     mode_rms run $T/session.py --session "$MODE_STATE/sessions/victim" --json >$T/session-$m.json 2>$T/session-$m.err
     SESSION_FILE=$MODE_STATE/sessions/victim/workspace/session-$TOK.txt
     [ -f "$VICTIM_FILE" ] && [ -f "$SESSION_FILE" ]

@@ -126,8 +126,29 @@ except OSError as e:
     print("R refused", e.errno)
 PY
 
+# System V shared memory: a segment no process has attached is no process's
+# memory, out of the watch's sight; every mode refuses the calls. Six
+# segments of 100 MiB, made and never attached, removed at once if made.
+cat >$T/sysv.py <<'PY'
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+made = []
+for i in range(6):
+    sid = libc.shmget(0, ctypes.c_size_t(100 << 20), 0o1000 | 0o600)
+    if sid < 0:
+        print("R shmget refused", ctypes.get_errno(), flush=True)
+        break
+    made.append(sid)
+for sid in made:
+    libc.shmctl(sid, 0, None)  # IPC_RMID
+print("R made", len(made))
+PY
+
 for m in $RMS_MODES; do
     mode_enter $m || { skip "$m: $MODE_SKIP"; continue; }
+    probe sysv --set memory=256M < $T/sysv.py
+    like "$LOGS" "R shmget refused 1" "$m: System V shared memory is refused (EPERM)"
+    like "$LOGS" "R made 0" "$m: no segment was made"
     mode_rms check-sandbox >$T/$m-check.txt 2>&1
     case $m in jail-*) key="memory (jail)" ;; *) key="memory (fallback)" ;; esac
     enforced=$(grep -F "$key:" $T/$m-check.txt | sed 's/^[^:]*: *//')

@@ -25,7 +25,12 @@ cat >$T/look.py <<'PY'
 import os, sys
 secrets = [s.encode() for s in sys.stdin.read().split()]
 seen = []
-for p in os.listdir("/proc"):
+try:
+    pids = os.listdir("/proc")
+except OSError:
+    pids = []  # not even a listing (Landlock): then each known pid is tried
+pids += [str(os.getppid()), "1"]
+for p in pids:
     if not p.isdigit() or int(p) == os.getpid():
         continue
     for f in ("cmdline", "environ"):
