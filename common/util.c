@@ -847,7 +847,7 @@ int util_walk_at(int topfd, const char *name, struct util_walk *w)
     int rc = walk_lstat(topfd, name, &st);
     if (rc < 0)
         return rc;
-    rc = walk_answer(w->pre(topfd, name, &st, 0, w->ctx));
+    rc = w->pre(topfd, name, &st, 0, w->ctx);
     if (rc != 0 || !S_ISDIR(st.st_mode))
         return rc < 0 ? rc : 0;
     if (!(s.lv = calloc(8, sizeof *s.lv)))

@@ -280,6 +280,13 @@ static int seen_fail(int dirfd, const char *name, const struct stat *st, int dep
     return err == -ENOENT ? 0 : err;
 }
 
+static int skip_top(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
+{
+    (void)dirfd, (void)name, (void)st, (void)depth;
+    ((struct seen *)ctx)->pre++;
+    return UTIL_WALK_SKIP;
+}
+
 static int walk_seen(int top, struct seen *c, unsigned flags, bool fail)
 {
     struct util_walk w = {.pre = seen_pre, .post = seen_post, .fail = fail ? seen_fail : NULL, .ctx = c, .flags = flags};
@@ -316,6 +323,9 @@ static void test_walk_more(const char *base)
     is_int(c.pre, n, "%s: every entry once", base);
     is_int(c.post, 10 + CHAIN, "%s: every directory's post", base);
     is_int(c.bad_paths, 0, "%s: each path is the entry's, from the top", base);
+    struct util_walk top_skip = {.pre = skip_top, .ctx = &c};
+    c.pre = 0;
+    ok(util_walk_at(top, "", &top_skip) == 0 && c.pre == 1, "%s: the top skipped, nothing below it is met", base);
     c.stop_at = 7;
     is_int(walk_seen(top, &c, 0, false), 0, "%s: a stopped walk ends with 0", base);
     ok(c.pre == 7 && c.post == 0, "%s: no call after the stop (%d, %d)", base, c.pre, c.post);
