@@ -99,23 +99,42 @@ int util_write_file_new(int dirfd, const char *name, const void *data, size_t n,
  * 0 or -errno of the first failure (it carries on past failures). */
 int util_rm_rf_at(int dirfd, const char *name) must_check;
 /* A walk of a tree (util_walk_at). pre is called for every entry, a
- * directory before its contents: < 0 stops the walk with that, 1 skips the
- * directory's contents, 0 goes on. post (may be NULL) is called for each
- * directory after its contents. Both get the entry as (dirfd, name), its
- * lstat and its depth (the top is 0). */
+ * directory before its contents; it answers UTIL_WALK_NEXT (go on),
+ * UTIL_WALK_SKIP (not into this directory's contents), UTIL_WALK_STOP (end
+ * the walk now, with 0: no more calls) or < 0 (end it with that). post
+ * (may be NULL) is called for each directory after its contents (the
+ * same answers, SKIP meaning NEXT). Both get the entry as (dirfd, name),
+ * its lstat (post: only its st_dev, st_ino and st_mode below the top) and
+ * its depth (the top is 0). fail (may be NULL) is called for a directory
+ * pre went into that cannot be opened (err: -errno, -ESTALE when it is no
+ * longer the directory of the lstat): < 0 or UTIL_WALK_STOP end the walk,
+ * anything else passes over it (no post); without fail the walk ends with
+ * err. The callbacks may remove the entry they are given (pre: a file, or
+ * a directory they skip; post: the directory just walked). */
+enum { UTIL_WALK_NEXT = 0, UTIL_WALK_SKIP = 1, UTIL_WALK_STOP = 2 };
+#define UTIL_WALK_PATHS 1u     /* keep path: the entry's path from the top ("" for the top) */
+#define UTIL_WALK_FIX_MODES 2u /* a directory of ours that its mode shuts us out of gets u+rwx and is opened */
 struct util_walk {
     int (*pre)(int dirfd, const char *name, const struct stat *st, int depth, void *ctx);
     int (*post)(int dirfd, const char *name, const struct stat *st, int depth, void *ctx);
+    int (*fail)(int dirfd, const char *name, const struct stat *st, int depth, int err, void *ctx);
     void *ctx;
+    unsigned flags;         /* UTIL_WALK_* */
+    const char *path;       /* set by the walk, valid during a callback (UTIL_WALK_PATHS) */
 };
 /* Walks dirfd/name and everything under it without following symlinks,
- * as deep as the tree goes: it holds one directory open at a time (coming
- * back up through "..", checked to be the directory it left, at the
- * position its listing stopped), so neither the depth nor the length of
- * the paths is bounded by descriptors or PATH_MAX. Entries must not be
- * added or removed while it walks (a change of the tree's shape is
- * -ESTALE). 0 or -errno (or pre's or post's < 0). */
-int util_walk_at(int dirfd, const char *name, const struct util_walk *w) must_check;
+ * as deep as the tree goes: it holds at most 17 directories open, the 16
+ * nearest the top and the one it lists (to a deeper one it comes back up
+ * through "..", checked to be the directory it left, just past the entry
+ * it went down into), so neither the depth nor the length of the paths is
+ * bounded by descriptors or PATH_MAX. What the callbacks
+ * remove as above is safe; other changes of the tree while it walks may
+ * make it pass over entries, or end it with -ESTALE (a directory on its
+ * way moved elsewhere, or gone from its parent when it comes back up).
+ * name "" walks the directory open at dirfd itself (as AT_EMPTY_PATH;
+ * its listing from a duplicate rewound to the start, its mode not looked
+ * at). 0 or -errno (or a callback's < 0). */
+int util_walk_at(int dirfd, const char *name, struct util_walk *w) must_check;
 /* mkdir -p with mode for each missing component. 0 or -errno. */
 int util_mkdir_p(const char *path, mode_t mode) must_check;
 /* Copies src (a regular file, not followed if a symlink) to dst, creating

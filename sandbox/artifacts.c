@@ -4,9 +4,9 @@
  * snapshot of a session run's files. The MIME types and summaries are in
  * art_mime.c, the zip in art_zip.c.
  *
- * The walk opens every directory with O_NOFOLLOW relative to its parent's
- * fd, so a symlink anywhere is seen as a symlink and skipped, never
- * followed. A regular file is an artifact unless it has hard links outside
+ * The walk (util_walk_at) opens every directory with O_NOFOLLOW relative
+ * to its parent, so a symlink anywhere is seen as a symlink and skipped,
+ * never followed. A regular file is an artifact unless it has hard links outside
  * output/: its link count must equal the number of names the walk found for
  * it, or a script could link /etc/shadow (or another run's file) into its
  * output and have us hand it out. */
@@ -40,9 +40,12 @@ void art_list_free(struct art_list *l)
 /* ------------------------------------------------------------- the walk */
 
 /* One walk serves every job: listing output/ (art_collect), measuring a
- * tree (art_measure, art_measure_tree) and pruning one (art_prune). The
- * job's visit decides, entry by entry, whether to go into a directory. */
-enum { WALK_NEXT = 0, WALK_DESCEND = 1 };
+ * tree (art_measure, art_measure_tree) and pruning one (art_prune), each
+ * util_walk_at over the directory it is given (its entries are depth 1),
+ * one directory open at a time however deep the tree goes. The job's
+ * callbacks decide, entry by entry, whether to go into a directory. */
+#define ART_WALK_PASSES 4 /* walks of a tree a running script moved a directory of under the walk */
+#define ART_PARTS_MAX 8   /* parts of a measured tree */
 
 struct entry {
     char *path;
@@ -52,32 +55,25 @@ struct entry {
     uint64_t size;
 };
 
-struct walk;
-typedef int walk_visit_fn(struct walk *w, int dirfd, const char *name, const char *rel, const struct stat *st,
-                          int depth);
-
 struct walk {
-    walk_visit_fn *visit;
-    /* after a directory's contents (pruning: its removal), or NULL */
-    int (*leave)(struct walk *w, int dirfd, const char *name);
-    bool paths;               /* build the relative paths (listing) */
-    bool fix_modes;           /* open a directory of ours that its mode shuts us out of */
-    bool stopped;
-    void *scope;              /* the job's state for the current subtree, restored after it */
+    struct util_walk uw;      /* its ctx is this walk */
     /* listing */
     struct entry *v;
     size_t n, cap;
     uint64_t skipped;
     uint64_t bytes;
     uint64_t stop_files, stop_bytes; /* art_measure: stop early (0: never) */
-    /* measuring a tree */
-    struct art_tally *total;
+    /* measuring a tree: the tallies as they were before the walk, and the
+     * parts the current entry lies in, innermost last */
+    struct art_tally *total, saved_total, saved[ART_PARTS_MAX];
     const struct art_part *parts;
-    size_t n_parts;
-    bool unmeasured;
+    size_t n_parts, n_scope;
+    struct {
+        int depth;
+        struct art_tally *t;
+    } scope[ART_PARTS_MAX];
     /* pruning */
     struct art_prune *prune;
-    int top_fd;
 };
 
 static int walk_add(struct walk *w, const char *path, const struct stat *st)
@@ -103,109 +99,93 @@ static void walk_free(struct walk *w)
     for (size_t i = 0; i < w->n; i++)
         free(w->v[i].path);
     free(w->v);
+    w->v = NULL;
+    w->n = w->cap = 0;
 }
 
-/* Opens the directory name beneath dirfd without following a symlink. A
- * directory of ours whose mode shuts us out (a script's chmod 000, which
- * the server's own uid shares in the unprivileged modes) is opened anyway
- * when the walk may fix modes: what it holds must be measured and removed. */
-static int walk_open_dir(struct walk *w, int dirfd, const char *name, const struct stat *st)
+/* A directory that could not be opened: gone or replaced since its stat
+ * (not a directory to walk), or shut to a listing, is passed over. A
+ * directory of ours that its mode shuts (a script's chmod 000, which the
+ * server's own uid shares in the unprivileged modes) was opened anyway
+ * when the walk fixes modes: what it holds must be measured and removed. */
+static int walk_fail(int dirfd, const char *name, const struct stat *st, int depth, int err, void *ctx)
 {
-    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == EACCES && w->fix_modes && st->st_uid == geteuid() &&
-        fchmodat(dirfd, name, (st->st_mode & 07777) | 0700, 0) == 0)
-        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    return fd < 0 ? -errno : fd;
-}
-
-/* Walks dirfd (borrowed), whose path relative to the top is prefix ("" at
- * the top; only built when w->paths). */
-static int walk_dir(struct walk *w, int dirfd, const char *prefix, int depth)
-{
-    cleanup_dir DIR *d = util_opendir_at(dirfd);
-    if (!d)
-        return -errno;
-    struct dirent *de;
-    while (!w->stopped && (de = readdir(d))) {
-        const char *name = de->d_name;
-        if (!strcmp(name, ".") || !strcmp(name, ".."))
-            continue;
-        char rel[ART_MAX_PATH + 1] = "";
-        if (w->paths) {
-            int len = snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "", name);
-            if (len < 0 || (size_t)len >= sizeof rel) {
-                if (!w->prune) {
-                    w->skipped++;
-                    continue;
-                }
-                strcpy(rel, "/"); /* past ART_MAX_PATH: no listed path begins so, so it goes */
-            }
-        }
-        struct stat st;
-        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-            if (errno == ENOENT)
-                continue;
-            return -errno;
-        }
-        void *scope = w->scope;
-        int act = w->visit(w, dirfd, name, rel, &st, depth);
-        if (act == WALK_DESCEND) {
-            int sub = walk_open_dir(w, dirfd, name, &st);
-            if (sub >= 0) {
-                act = walk_dir(w, sub, rel, depth + 1);
-                close(sub);
-                if (act == 0 && w->leave)
-                    act = w->leave(w, dirfd, name);
-            } else if (sub == -ENOENT || sub == -ELOOP || sub == -ENOTDIR || (sub == -EACCES && !w->fix_modes)) {
-                /* Gone or replaced since the stat (not a directory to
-                 * walk), or shut to a listing. */
-                w->skipped++;
-                act = 0;
-            } else {
-                act = sub;
-            }
-        }
-        w->scope = scope;
-        if (act < 0)
-            return act;
+    struct walk *w = ctx;
+    (void)dirfd, (void)name, (void)st, (void)depth;
+    if (err == -ENOENT || err == -ELOOP || err == -ENOTDIR || err == -ESTALE ||
+        (err == -EACCES && !(w->uw.flags & UTIL_WALK_FIX_MODES))) {
+        w->skipped++;
+        return 0;
     }
-    return 0;
+    return err;
+}
+
+/* Walks the directory open at dirfd with w's job; again from the start
+ * when a running script moved a directory under the walk (-ESTALE),
+ * reset (may be NULL) first putting the job's state back. */
+static int walk_run(int dirfd, struct walk *w, void (*reset)(struct walk *w))
+{
+    int rc = 0;
+    w->uw.ctx = w;
+    w->uw.fail = walk_fail;
+    for (int pass = 0; pass < ART_WALK_PASSES; pass++) {
+        if (pass && reset)
+            reset(w);
+        if ((rc = util_walk_at(dirfd, "", &w->uw)) != -ESTALE)
+            break;
+    }
+    return rc;
 }
 
 /* Listing and art_measure: regular files, directories to ART_MAX_DEPTH. */
-static int list_visit(struct walk *w, int dirfd, const char *name, const char *rel, const struct stat *st, int depth)
+static int list_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
-    (void)dirfd;
-    (void)name;
+    struct walk *w = ctx;
+    bool paths = w->uw.flags & UTIL_WALK_PATHS;
+    (void)dirfd, (void)name;
+    if (depth == 0)
+        return UTIL_WALK_NEXT;
+    if (paths && strlen(w->uw.path) > ART_MAX_PATH) {
+        w->skipped++;
+        return UTIL_WALK_SKIP;
+    }
     if (S_ISDIR(st->st_mode)) {
-        if (depth + 1 > ART_MAX_DEPTH) {
+        if (depth > ART_MAX_DEPTH) {
             w->skipped++;
-            return WALK_NEXT;
+            return UTIL_WALK_SKIP;
         }
-        return WALK_DESCEND;
+        return UTIL_WALK_NEXT;
     }
     if (!S_ISREG(st->st_mode)) {
         w->skipped++; /* symlink, FIFO, socket, device */
-        return WALK_NEXT;
+        return UTIL_WALK_NEXT;
     }
-    if (!w->paths) {
+    if (!paths) {
         /* Counting only: nothing to keep. */
         w->n++;
         w->bytes += (uint64_t)st->st_size;
     } else {
-        int rc = walk_add(w, rel, st);
+        int rc = walk_add(w, w->uw.path, st);
         if (rc < 0)
             return rc;
     }
     if ((w->stop_files && w->n > w->stop_files) || (w->stop_bytes && w->bytes > w->stop_bytes))
-        w->stopped = true;
-    return WALK_NEXT;
+        return UTIL_WALK_STOP;
+    return UTIL_WALK_NEXT;
+}
+
+static void list_reset(struct walk *w)
+{
+    if (w->uw.flags & UTIL_WALK_PATHS)
+        walk_free(w);
+    w->n = 0;
+    w->bytes = w->skipped = 0;
 }
 
 int art_measure(int outfd, uint64_t stop_files, uint64_t stop_bytes, uint64_t *files, uint64_t *bytes)
 {
-    struct walk w = {.visit = list_visit, .stop_files = stop_files, .stop_bytes = stop_bytes};
-    int rc = walk_dir(&w, outfd, "", 0);
+    struct walk w = {.uw = {.pre = list_pre}, .stop_files = stop_files, .stop_bytes = stop_bytes};
+    int rc = walk_run(outfd, &w, list_reset);
     *files = w.n;
     *bytes = w.bytes;
     return rc;
@@ -237,63 +217,67 @@ static const struct art_part *part_of(const struct walk *w, const char *name, co
 {
     for (size_t i = 0; i < w->n_parts; i++) {
         const struct art_part *p = &w->parts[i];
-        if (p->name ? depth == 0 && !strcmp(p->name, name)
+        if (p->name ? depth == 1 && !strcmp(p->name, name)
                     : S_ISDIR(st->st_mode) && st->st_dev == p->dev && st->st_ino == p->ino)
             return p;
     }
     return NULL;
 }
 
-static int tally_visit(struct walk *w, int dirfd, const char *name, const char *rel, const struct stat *st, int depth)
+static int tally_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
+    struct walk *w = ctx;
     (void)dirfd;
-    (void)rel;
+    if (depth == 0)
+        return UTIL_WALK_NEXT;
+    /* Out of the parts whose directories the walk has left. */
+    while (w->n_scope && w->scope[w->n_scope - 1].depth >= depth)
+        w->n_scope--;
     const struct art_part *p = part_of(w, name, st, depth);
-    if (p)
-        w->scope = p->t;
+    struct art_tally *t = p ? p->t : w->n_scope ? w->scope[w->n_scope - 1].t : NULL;
     tally_add(w->total, st);
-    if (w->scope)
-        tally_add(w->scope, st);
-    if (art_tally_over(w->total) || (w->scope && art_tally_over(w->scope)))
-        w->stopped = true;
-    if (!S_ISDIR(st->st_mode))
-        return WALK_NEXT;
-    if (depth + 1 > ART_MEASURE_DEPTH) {
-        /* Deeper than the walk holds descriptors for: what is below is
-         * not counted, so the tree is taken as past its bound. */
-        w->unmeasured = w->stopped = true;
-        return WALK_NEXT;
-    }
-    return WALK_DESCEND;
+    if (t)
+        tally_add(t, st);
+    if (art_tally_over(w->total) || (t && art_tally_over(t)))
+        return UTIL_WALK_STOP;
+    if (p && S_ISDIR(st->st_mode) && w->n_scope < ART_PARTS_MAX)
+        w->scope[w->n_scope++] = (typeof(w->scope[0])){depth, p->t};
+    return UTIL_WALK_NEXT;
 }
 
-int art_measure_tree(int dirfd, struct art_tally *total, const struct art_part *parts, size_t n_parts,
-                     bool *unmeasured)
+static void tally_reset(struct walk *w)
 {
-    struct walk w = {.visit = tally_visit, .fix_modes = true, .total = total, .parts = parts, .n_parts = n_parts};
-    int rc = walk_dir(&w, dirfd, "", 0);
-    if (w.unmeasured)
-        *unmeasured = true;
-    return rc;
+    *w->total = w->saved_total;
+    for (size_t i = 0; i < w->n_parts; i++)
+        *w->parts[i].t = w->saved[i];
+    w->n_scope = 0;
+}
+
+int art_measure_tree(int dirfd, struct art_tally *total, const struct art_part *parts, size_t n_parts)
+{
+    struct walk w = {.uw = {.pre = tally_pre, .flags = UTIL_WALK_FIX_MODES}, .total = total, .saved_total = *total,
+                     .parts = parts, .n_parts = n_parts};
+    if (n_parts > ART_PARTS_MAX)
+        return -EINVAL;
+    for (size_t i = 0; i < n_parts; i++)
+        w.saved[i] = *parts[i].t;
+    return walk_run(dirfd, &w, tally_reset);
 }
 
 /* ------------------------------------------------------------- pruning */
 
 /* Removes a file, making the directory writable first when its mode (a
  * script's chmod) is what refuses. */
-static int prune_unlink(struct walk *w, int dirfd, const char *name, int flags)
+static int prune_unlink(const struct art_prune *p, int dirfd, const char *name, int flags)
 {
     if (unlinkat(dirfd, name, flags) == 0 || errno == ENOENT)
         return 0;
     if (errno == EACCES && fchmod(dirfd, 0700) == 0 && unlinkat(dirfd, name, flags) == 0)
         return 0;
-    if (flags == AT_REMOVEDIR && (errno == ENOTEMPTY || errno == EEXIST) && (w->prune->has_since || w->prune->listed))
+    if (flags == AT_REMOVEDIR && (errno == ENOTEMPTY || errno == EEXIST) && (p->has_since || p->listed))
         return 0; /* it holds files that stay */
     return -errno;
 }
-
-/* Scopes of a prune: the subtree goes whole, or entry by entry. */
-static char prune_all;
 
 static int cmp_listed(const void *key, const void *elem)
 {
@@ -305,54 +289,43 @@ static bool after(const struct timespec *t, const struct timespec *since)
     return t->tv_sec > since->tv_sec || (t->tv_sec == since->tv_sec && t->tv_nsec > since->tv_nsec);
 }
 
-static int prune_visit(struct walk *w, int dirfd, const char *name, const char *rel, const struct stat *st, int depth)
+/* Files as they are met; a directory's ctime moves whenever an entry
+ * comes or goes: it is walked, and removed after when it is empty and was
+ * made after since (prune_post). */
+static int prune_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
-    (void)rel;
+    struct walk *w = ctx;
     struct art_prune *p = w->prune;
-    if (depth == 0 && dirfd == w->top_fd) {
-        for (size_t i = 0; p->keep && p->keep[i]; i++)
-            if (!strcmp(p->keep[i], name))
-                return WALK_NEXT;
-        if (!strncmp(name, p->moved_prefix, strlen(p->moved_prefix)))
-            return WALK_NEXT; /* moved up from deep down: removed after the walk */
+    if (depth == 0)
+        return UTIL_WALK_NEXT;
+    for (size_t i = 0; depth == 1 && p->keep && p->keep[i]; i++)
+        if (!strcmp(p->keep[i], name))
+            return UTIL_WALK_SKIP;
+    if (S_ISDIR(st->st_mode))
+        return UTIL_WALK_NEXT;
+    /* A file's ctime moves with every write, chmod, link or rename. */
+    if (p->has_since && !after(&st->st_ctim, &p->since))
+        return UTIL_WALK_NEXT;
+    /* A path past ART_MAX_PATH is no artifact's: it goes. */
+    if (p->listed && S_ISREG(st->st_mode) && strlen(w->uw.path) <= ART_MAX_PATH &&
+        bsearch(w->uw.path, p->listed, p->n_listed, sizeof *p->listed, cmp_listed))
+        return UTIL_WALK_NEXT;
+    int rc = prune_unlink(p, dirfd, name, 0);
+    if (rc == 0) {
+        p->files++;
+        p->bytes += (uint64_t)st->st_size;
     }
-    bool all = w->scope == &prune_all || (!p->has_since && !p->listed);
-    if (!S_ISDIR(st->st_mode)) {
-        /* A file's ctime moves with every write, chmod, link or rename. */
-        if (!all && p->has_since && !after(&st->st_ctim, &p->since))
-            return WALK_NEXT;
-        if (!all && p->listed && S_ISREG(st->st_mode) &&
-            bsearch(rel, p->listed, p->n_listed, sizeof *p->listed, cmp_listed))
-            return WALK_NEXT;
-        int rc = prune_unlink(w, dirfd, name, 0);
-        if (rc == 0) {
-            p->files++;
-            p->bytes += (uint64_t)st->st_size;
-        }
-        return rc;
-    }
-    /* A directory's ctime moves whenever an entry comes or goes: it is
-     * walked, and removed after when it is empty and was made after since
-     * (prune_leave). */
-    if (all)
-        w->scope = &prune_all;
-    if (depth + 1 > ART_MEASURE_DEPTH) {
-        /* Too deep to go on holding a descriptor per level: the subtree
-         * moves up to the top under a name of ours, and is removed from
-         * there (a tree this deep is the run's own: deeper ones stop it). */
-        char moved[64];
-        snprintf(moved, sizeof moved, "%s%u", p->moved_prefix, p->n_moved);
-        if (renameat(dirfd, name, w->top_fd, moved) < 0)
-            return errno == ENOENT ? WALK_NEXT : -errno;
-        p->n_moved++;
-        return WALK_NEXT;
-    }
-    return WALK_DESCEND;
+    return rc;
 }
 
-static int prune_leave(struct walk *w, int dirfd, const char *name)
+static int prune_post(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
-    if (w->scope != &prune_all && w->prune->has_since) {
+    struct walk *w = ctx;
+    struct art_prune *p = w->prune;
+    (void)st;
+    if (depth == 0)
+        return UTIL_WALK_NEXT;
+    if (p->has_since) {
         /* Its birth time says whether it is new; where the file system
          * keeps none, its ctime (an older directory emptied goes too). */
         struct statx stx;
@@ -360,42 +333,23 @@ static int prune_leave(struct walk *w, int dirfd, const char *name)
             return errno == ENOENT ? 0 : -errno;
         const struct statx_timestamp *t = (stx.stx_mask & STATX_BTIME) ? &stx.stx_btime : &stx.stx_ctime;
         struct timespec ts = {(time_t)t->tv_sec, (long)t->tv_nsec};
-        if (!after(&ts, &w->prune->since))
+        if (!after(&ts, &p->since))
             return 0;
     }
-    int rc = prune_unlink(w, dirfd, name, AT_REMOVEDIR);
+    int rc = prune_unlink(p, dirfd, name, AT_REMOVEDIR);
     if (rc == 0)
-        w->prune->files++;
+        p->files++;
     return rc;
 }
 
 int art_prune(int dirfd, struct art_prune *p)
 {
-    struct walk w = {.visit = prune_visit, .leave = prune_leave, .paths = p->listed != NULL, .fix_modes = true,
-                     .prune = p, .top_fd = dirfd};
-    unsigned char raw[6];
-    int rc = util_random(raw, sizeof raw);
-    if (rc < 0)
-        return rc;
-    char hex[2 * sizeof raw + 1];
-    util_hex(raw, sizeof raw, hex);
-    snprintf(p->moved_prefix, sizeof p->moved_prefix, ".prune-%s-", hex);
-    p->n_moved = 0;
-    rc = walk_dir(&w, dirfd, "", 0);
-    /* What moved up, whole (each may move more of itself up). */
-    for (unsigned i = 0; rc == 0 && i < p->n_moved; i++) {
-        char moved[64];
-        snprintf(moved, sizeof moved, "%s%u", p->moved_prefix, i);
-        struct stat st;
-        if (fstatat(dirfd, moved, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            continue;
-        cleanup_fd int sub = walk_open_dir(&w, dirfd, moved, &st);
-        w.scope = &prune_all;
-        rc = sub < 0 ? sub : walk_dir(&w, sub, "", 1);
-        if (rc == 0)
-            rc = prune_leave(&w, dirfd, moved);
-    }
-    return rc;
+    struct walk w = {.uw = {.pre = prune_pre,
+                            .post = prune_post,
+                            .flags = UTIL_WALK_FIX_MODES | (p->listed ? UTIL_WALK_PATHS : 0)},
+                     .prune = p};
+    /* Walked again, what was removed is not met again. */
+    return walk_run(dirfd, &w, NULL);
 }
 
 static int cmp_entry_path(const void *a, const void *b)
@@ -440,9 +394,9 @@ static void drop_shared_links(struct walk *w)
 
 int art_collect(int outfd, uint64_t max_files, uint64_t max_bytes, struct art_list *l)
 {
-    struct walk w = {.visit = list_visit, .paths = true};
+    struct walk w = {.uw = {.pre = list_pre, .flags = UTIL_WALK_PATHS}};
     memset(l, 0, sizeof *l);
-    int rc = walk_dir(&w, outfd, "", 0);
+    int rc = walk_run(outfd, &w, list_reset);
     if (rc < 0)
         goto out;
     drop_shared_links(&w);

@@ -36,8 +36,6 @@ int art_measure(int outfd, uint64_t stop_files, uint64_t stop_bytes, uint64_t *f
 
 /* ------------------------------------------------------------ the disk */
 
-#define ART_MEASURE_DEPTH 128 /* directory levels measured or pruned in place (a descriptor or two each) */
-
 /* What a measure counts. all_inodes: every file, directory, link or other
  * inode counts once per name, with the larger of its size and its blocks
  * (the disk it takes); else regular files and their sizes, as output/ is
@@ -66,11 +64,12 @@ struct art_part {
  * followed) into total, and what lies in each part into its tally too,
  * stopping once total or a part passes a stop value. A directory of the
  * server's own uid that its mode shuts (chmod 000) is opened by giving the
- * server its bits back. A directory deeper than ART_MEASURE_DEPTH is not
- * walked: *unmeasured is set, and the caller takes the tree as past its
- * bound. 0 or -errno (what could be counted is counted). */
-int art_measure_tree(int dirfd, struct art_tally *total, const struct art_part *parts, size_t n_parts,
-                     bool *unmeasured) must_check;
+ * server its bits back. However deep the tree, it is measured whole (one
+ * directory open at a time); a directory the running script moves while
+ * the walk is in it has the walk start again, the tallies as they were
+ * (-ESTALE after four walks). At most 8 parts (-EINVAL). 0 or -errno
+ * (what could be counted is counted). */
+int art_measure_tree(int dirfd, struct art_tally *total, const struct art_part *parts, size_t n_parts) must_check;
 
 /* What to prune, and what was pruned. */
 struct art_prune {
@@ -80,8 +79,6 @@ struct art_prune {
     const struct exec_artifact *listed; /* or remove all but these files (sorted by path; borrowed) */
     size_t n_listed;
     uint64_t files, bytes;     /* out: names removed, bytes of the files among them */
-    char moved_prefix[32];     /* internal: deep subtrees moved up to the top */
-    unsigned n_moved;
 };
 
 /* Removes the tree at dirfd's entries (dirfd itself stays), never
@@ -89,9 +86,9 @@ struct art_prune {
  * changed after since (their ctime) and the directories made after it
  * (their birth time, or ctime where the file system keeps none) once they
  * are empty; or with listed every file but those (an output/ left holding
- * exactly its artifacts) and the directories it empties. A subtree deeper than ART_MEASURE_DEPTH is
- * moved up to the top first, so that no depth runs the process out of
- * descriptors. 0 or the first -errno (it removes what it can). */
+ * exactly its artifacts) and the directories it empties; in place
+ * however deep the tree (one directory open at a time). 0 or the first
+ * -errno (it removes what it can). */
 int art_prune(int dirfd, struct art_prune *p) must_check;
 
 /* Copies the listed files, read beneath outfd, to the same relative paths

@@ -46,7 +46,6 @@
 #define DEPS_LOCK_TRIES 100                  /* lock files eviction may unlink under a waiter */
 #define DEPS_METADATA_MAX (64 * 1024)        /* bytes of a dist-info METADATA read (the headers) */
 #define DEPS_MANIFEST_MAX (1u << 20)
-#define DEPS_WALK_DEPTH 64                   /* directory depth of an environment */
 #define DEPS_MANIFEST "runmyscript-env.txt"  /* in the environment's top directory */
 #define DEPS_SHEBANG "#!/usr/bin/env python3\n"
 
@@ -163,33 +162,27 @@ int deps_base_env(const char *state_dir, const char *python, char **env_dir, cha
 /* ------------------------------------------------------ file-tree helpers */
 
 /* Calls fn on every entry under dirfd/name (pre-order: a directory before
- * its contents), never following symlinks. */
+ * its contents), never following symlinks, however deep (util_walk_at). */
 typedef int (*walk_fn)(int parent, const char *name, const struct stat *st, void *ctx);
 
-static int walk(int parent, const char *name, walk_fn fn, void *ctx, int depth)
+struct env_walk {
+    walk_fn fn;
+    void *ctx;
+};
+
+static int walk_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
-    struct stat st;
-    if (depth > DEPS_WALK_DEPTH)
-        return -ELOOP;
-    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return -errno;
-    int rc = fn(parent, name, &st, ctx);
-    if (rc < 0 || !S_ISDIR(st.st_mode))
-        return rc;
-    cleanup_fd int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    cleanup_dir DIR *d = util_opendir_at(fd);
-    if (!d)
-        return -errno;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        rc = walk(fd, e->d_name, fn, ctx, depth + 1);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    const struct env_walk *e = ctx;
+    (void)depth;
+    int rc = e->fn(dirfd, name, st, e->ctx);
+    return rc < 0 ? rc : 0;
+}
+
+static int walk(int parent, const char *name, walk_fn fn, void *ctx)
+{
+    struct env_walk e = {fn, ctx};
+    struct util_walk w = {.pre = walk_pre, .ctx = &e};
+    return util_walk_at(parent, name, &w);
 }
 
 static int add_size(int parent, const char *name, const struct stat *st, void *ctx)
@@ -221,51 +214,71 @@ static int set_writable(int parent, const char *name, const struct stat *st, voi
 /* rm -rf of an environment, which is read-only. */
 static int remove_env(int parent, const char *name)
 {
-    discard(walk(parent, name, set_writable, NULL, 0)); /* what fails shows below */
+    discard(walk(parent, name, set_writable, NULL)); /* what fails shows below */
     return util_rm_rf_at(parent, name);
 }
 
 /* Copies the tree at srcfd into the empty directory dstfd: directories,
- * regular files (with their modes) and symlinks. */
-static int copy_tree(int srcfd, int dstfd, int depth)
+ * regular files (with their modes) and symlinks. The walk lists the
+ * source; dst follows it, into each directory made (pre) and back up
+ * through ".." after it (post): one descriptor of each tree at a time. */
+struct copy_walk {
+    int dst; /* the directory of the copy the walk's entries go in */
+};
+
+static int copy_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
-    if (depth > DEPS_WALK_DEPTH)
-        return -ELOOP;
-    cleanup_dir DIR *d = util_opendir_at(srcfd);
-    if (!d)
-        return -errno;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        struct stat st;
-        if (fstatat(srcfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    struct copy_walk *c = ctx;
+    if (depth == 0)
+        return 0;
+    if (S_ISDIR(st->st_mode)) {
+        if (mkdirat(c->dst, name, st->st_mode & 07777) < 0)
             return -errno;
-        int rc = 0;
-        if (S_ISDIR(st.st_mode)) {
-            if (mkdirat(dstfd, e->d_name, st.st_mode & 07777) < 0)
-                return -errno;
-            cleanup_fd int s = openat(srcfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            cleanup_fd int t = openat(dstfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (s < 0 || t < 0)
-                return -errno;
-            rc = copy_tree(s, t, depth + 1);
-        } else if (S_ISLNK(st.st_mode)) {
-            char target[PATH_MAX];
-            ssize_t n = readlinkat(srcfd, e->d_name, target, sizeof target - 1);
-            if (n < 0)
-                return -errno;
-            target[n] = '\0';
-            if (symlinkat(target, dstfd, e->d_name) < 0)
-                return -errno;
-        } else if (S_ISREG(st.st_mode)) {
-            rc = util_copy_file(srcfd, e->d_name, dstfd, e->d_name);
-            if (rc == 0 && fchmodat(dstfd, e->d_name, st.st_mode & 07777, 0) < 0)
-                rc = -errno;
-        }
-        if (rc < 0)
-            return rc;
+        int t = openat(c->dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (t < 0)
+            return -errno;
+        close(c->dst);
+        c->dst = t;
+    } else if (S_ISLNK(st->st_mode)) {
+        char target[PATH_MAX];
+        ssize_t n = readlinkat(dirfd, name, target, sizeof target - 1);
+        if (n < 0)
+            return -errno;
+        target[n] = '\0';
+        if (symlinkat(target, c->dst, name) < 0)
+            return -errno;
+    } else if (S_ISREG(st->st_mode)) {
+        int rc = util_copy_file(dirfd, name, c->dst, name);
+        if (rc == 0 && fchmodat(c->dst, name, st->st_mode & 07777, 0) < 0)
+            rc = -errno;
+        return rc;
     }
     return 0;
+}
+
+static int copy_post(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
+{
+    struct copy_walk *c = ctx;
+    (void)dirfd, (void)name, (void)st;
+    if (depth == 0)
+        return 0;
+    int up = openat(c->dst, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (up < 0)
+        return -errno;
+    close(c->dst);
+    c->dst = up;
+    return 0;
+}
+
+static int copy_tree(int srcfd, int dstfd)
+{
+    struct copy_walk c = {fcntl(dstfd, F_DUPFD_CLOEXEC, 3)};
+    struct util_walk w = {.pre = copy_pre, .post = copy_post, .ctx = &c};
+    if (c.dst < 0)
+        return -errno;
+    int rc = util_walk_at(srcfd, "", &w);
+    close(c.dst);
+    return rc;
 }
 
 /* ------------------------------------------------------ the environment */
@@ -513,7 +526,7 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
     {
         cleanup_fd int s = open(base_env, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         cleanup_fd int t = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        rc = s < 0 || t < 0 ? -errno : copy_tree(s, t, 0);
+        rc = s < 0 || t < 0 ? -errno : copy_tree(s, t);
         if (rc < 0) {
             snprintf(err, errlen, "copying the base environment: %s", strerror(-rc));
             return rc;
@@ -537,12 +550,12 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
         rc = -errno;
     uint64_t bytes = 0;
     if (rc == 0)
-        rc = walk(AT_FDCWD, tmp, add_size, &bytes, 0);
+        rc = walk(AT_FDCWD, tmp, add_size, &bytes);
     if (rc == 0)
         rc = write_manifest(tfd, set, &installed, bytes);
     deps_strv_free(&installed);
     if (rc == 0)
-        rc = walk(AT_FDCWD, tmp, set_readonly, NULL, 0);
+        rc = walk(AT_FDCWD, tmp, set_readonly, NULL);
     if (rc == 0 && syncfs(tfd) < 0)
         rc = -errno;
     if (rc < 0) {

@@ -24,7 +24,6 @@
 /* The tallies of one measure. */
 struct disk_tally {
     struct art_tally ws, out, tmp;
-    bool unmeasured;
 };
 
 /* The limit a tally passed: files_key when its count did, else bytes_key. */
@@ -61,18 +60,14 @@ const char *exec__disk_over(struct run *run, bool fallback, bool output, char *w
     struct art_part parts[] = {{NULL, ost.st_dev, ost.st_ino, &d.out}, {"home", 0, 0, &d.tmp}, {"tmp", 0, 0, &d.tmp}};
     bool session = run->spec->workspace != NULL;
     int rc = art_measure_tree(session ? run->session_lock : run->run_fd, &d.ws, parts,
-                              fallback && !session ? ARRAY_SIZE(parts) : 1, &d.unmeasured);
+                              fallback && !session ? ARRAY_SIZE(parts) : 1);
     /* A session run of the fallback writes its run directory too. */
     if (rc == 0 && session && fallback && !art_tally_over(&d.ws))
-        rc = art_measure_tree(run->run_fd, &d.ws, parts + 1, 2, &d.unmeasured);
+        rc = art_measure_tree(run->run_fd, &d.ws, parts + 1, 2);
     if (output && art_tally_over(&d.out))
         return passed(&d.out, "output_files", "output_bytes"); /* exec_script.c says so */
-    if (rc < 0 || d.unmeasured) {
-        if (rc < 0)
-            snprintf(why, whylen, "the workspace could not be measured (%s)", strerror(-rc));
-        else
-            snprintf(why, whylen, "the workspace could not be measured (its directories nest deeper than %d levels)",
-                     ART_MEASURE_DEPTH);
+    if (rc < 0) {
+        snprintf(why, whylen, "the workspace could not be measured (%s)", strerror(-rc));
         return "workspace_files";
     }
     if (fallback && art_tally_over(&d.tmp)) {

@@ -7,7 +7,6 @@
 
 #include "fetch_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -15,8 +14,6 @@
 #include <unistd.h>
 
 #include "workspace.h"
-
-#define FETCH_MOUNT_DEPTH 64 /* directory levels fetch_mounts_chmod_ro walks */
 
 void fetch_config_init(struct fetch_config *c)
 {
@@ -33,40 +30,29 @@ const char *fetch_strerror(int rc)
 
 /* ---------------------------------------------------- read-only mounts */
 
-static int chmod_ro_dir(int dfd, int depth)
+/* Each regular file that anyone may write loses its write bits. */
+static int ro_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
-    if (depth > FETCH_MOUNT_DEPTH)
+    int *first = ctx;
+    (void)depth;
+    if (!S_ISREG(st->st_mode) || !(st->st_mode & 0222))
         return 0;
-    cleanup_dir DIR *d = util_opendir_at(dfd);
-    if (!d)
-        return -errno;
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        struct stat st;
-        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            continue;
-        if (S_ISDIR(st.st_mode)) {
-            int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub < 0)
-                continue;
-            int r = chmod_ro_dir(sub, depth + 1);
-            close(sub);
-            if (r < 0 && rc == 0)
-                rc = r;
-        } else if (S_ISREG(st.st_mode) && (st.st_mode & 0222)) {
-            /* Opened, not named: fchmod acts on what was checked, never on
-             * a symlink swapped in after the stat. */
-            cleanup_fd int fd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-            if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                continue;
-            if (fchmod(fd, st.st_mode & 07777 & ~(mode_t)0222) < 0 && rc == 0)
-                rc = -errno;
-        }
-    }
-    return rc;
+    /* Opened, not named: fchmod acts on what was checked, never on a
+     * symlink swapped in after the stat. */
+    struct stat now;
+    cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &now) < 0 || !S_ISREG(now.st_mode))
+        return 0;
+    if (fchmod(fd, now.st_mode & 07777 & ~(mode_t)0222) < 0 && *first == 0)
+        *first = -errno;
+    return 0;
+}
+
+/* A directory below mounts/ that cannot be opened is passed over. */
+static int ro_fail(int dirfd, const char *name, const struct stat *st, int depth, int err, void *ctx)
+{
+    (void)dirfd, (void)name, (void)st, (void)ctx;
+    return depth == 0 ? err : 0;
 }
 
 int fetch_mounts_chmod_ro(int workspace_fd)
@@ -74,7 +60,9 @@ int fetch_mounts_chmod_ro(int workspace_fd)
     int mfd = ws_mounts_open(workspace_fd, false);
     if (mfd < 0)
         return mfd == -ENOENT || mfd == -ELOOP ? 0 : mfd;
-    int rc = chmod_ro_dir(mfd, 0);
+    int first = 0;
+    struct util_walk w = {.pre = ro_pre, .fail = ro_fail, .ctx = &first};
+    int rc = util_walk_at(mfd, "", &w);
     close(mfd);
-    return rc;
+    return rc < 0 ? rc : first;
 }

@@ -257,12 +257,10 @@ static int mount_ws_room(const struct mount_job *j, json_object *mounts, int idx
     if (!c->workspace_bytes && !c->workspace_files)
         return 0;
     struct art_tally t = {.all_inodes = true};
-    bool unmeasured = false;
-    int rc = art_measure_tree(j->wfd, &t, NULL, 0, &unmeasured);
-    if (rc < 0 || unmeasured) {
-        snprintf(err, errlen, "mount %s: the session's workspace cannot be measured (%s)", j->shown,
-                 rc < 0 ? strerror(-rc) : "its directories nest too deep");
-        return rc < 0 ? rc : -EDQUOT;
+    int rc = art_measure_tree(j->wfd, &t, NULL, 0);
+    if (rc < 0) {
+        snprintf(err, errlen, "mount %s: the session's workspace cannot be measured (%s)", j->shown, strerror(-rc));
+        return rc;
     }
     uint64_t old = idx >= 0 ? jint(json_object_array_get_idx(mounts, (size_t)idx), "bytes") : 0;
     uint64_t used = t.bytes > old ? t.bytes - old : 0, inodes = 1;

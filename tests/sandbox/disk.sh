@@ -107,9 +107,21 @@ for i in range(400):
 fill("deep.bin", 48)
 linger()
 PY
-    is "$(jget $J 'r["status"]' 2>/dev/null)" workspace_limit "$m a file 400 directories deep: status workspace_limit"
+    status_is workspace_limit workspace_bytes "a file 400 directories deep (its bytes counted)"
     ran && [ ! -e "$RUN_DIR/d" ]
     ok $? "$m the deep tree is gone"
+    # A deep tree under the bound is measured to its bottom, not taken as
+    # past it; and what it left is removed in place, however deep.
+    disk deep-ok --set workspace_bytes=20M --timeout 30 <<'PY'
+for i in range(400):
+    os.mkdir("d")
+    os.chdir("d")
+fill("deep.bin", 1)
+print("R wrote", flush=True)
+PY
+    is "$(jget $J 'r["status"]' 2>/dev/null)" ok "$m a small file 400 directories deep: status ok"
+    ran && [ ! -e "$RUN_DIR/d" ]
+    ok $? "$m the deep tree is gone after the run"
 
     # --- bytes a directory's mode hides, or that take blocks but no size ---
     disk hidden --set workspace_bytes=20M --timeout 30 <<'PY'

@@ -2,12 +2,15 @@
  * walks. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sha256.h"
@@ -175,6 +178,225 @@ static void test_walk(void)
     ok(access(dir, F_OK) < 0, "it is gone");
 }
 
+/* A tree for the walks below: files interleaved with directories, a
+ * chain deeper than the streams the walk keeps open, an entry after it. */
+#define CHAIN 40
+
+static int make_tree(int top)
+{
+    int made = 0;
+    char name[64];
+    for (int i = 0; i < 60; i++) {
+        snprintf(name, sizeof name, i % 6 == 5 ? "s%02d" : "f%02d", i);
+        if (i % 6 == 5) {
+            made += mkdirat(top, name, 0755) == 0;
+            int sub = openat(top, name, O_RDONLY | O_DIRECTORY);
+            for (int j = 0; j < 20; j++) {
+                char f[16];
+                snprintf(f, sizeof f, "g%02d", j);
+                int fd = openat(sub, f, O_WRONLY | O_CREAT, 0644);
+                made += fd >= 0;
+                close(fd);
+            }
+            close(sub);
+        } else {
+            int fd = openat(top, name, O_WRONLY | O_CREAT, 0644);
+            made += fd >= 0;
+            close(fd);
+        }
+    }
+    int fd = dup(top);
+    for (int i = 0; i < CHAIN && fd >= 0; i++) {
+        made += mkdirat(fd, "c", 0755) == 0;
+        for (int j = 0; j < 3; j++) {
+            snprintf(name, sizeof name, "h%d", j);
+            int f = openat(fd, name, O_WRONLY | O_CREAT, 0644);
+            made += f >= 0;
+            close(f);
+        }
+        int sub = openat(fd, "c", O_RDONLY | O_DIRECTORY);
+        close(fd);
+        fd = sub;
+    }
+    close(fd);
+    fd = openat(top, "zz", O_WRONLY | O_CREAT, 0644);
+    made += fd >= 0;
+    close(fd);
+    return made;
+}
+
+/* What a walk saw: entries, posts, paths that do not spell the entry. */
+struct seen {
+    struct util_walk *w;
+    int pre, post, bad_paths, stop_at, fails;
+    bool remove;
+};
+
+static bool path_is(const char *path, const char *name, int depth)
+{
+    size_t n = strlen(path), m = strlen(name);
+    int slashes = 0;
+    for (const char *p = path; *p; p++)
+        slashes += *p == '/';
+    return n >= m && !strcmp(path + n - m, name) && slashes == depth - 1 && (n == m || path[n - m - 1] == '/');
+}
+
+static int seen_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
+{
+    struct seen *c = ctx;
+    if (depth == 0)
+        return 0;
+    c->pre++;
+    if ((c->w->flags & UTIL_WALK_PATHS) && !path_is(c->w->path, name, depth))
+        c->bad_paths++;
+    if (c->stop_at && c->pre == c->stop_at)
+        return UTIL_WALK_STOP;
+    if (c->remove && !S_ISDIR(st->st_mode))
+        return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
+    if (!strcmp(name, "gone"))
+        return renameat(dirfd, name, dirfd, "went") < 0 ? -errno : 0;
+    return 0;
+}
+
+static int seen_post(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
+{
+    struct seen *c = ctx;
+    (void)st;
+    if (depth == 0)
+        return 0;
+    c->post++;
+    if ((c->w->flags & UTIL_WALK_PATHS) && !path_is(c->w->path, name, depth))
+        c->bad_paths++;
+    if (c->remove)
+        return unlinkat(dirfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+    return 0;
+}
+
+static int seen_fail(int dirfd, const char *name, const struct stat *st, int depth, int err, void *ctx)
+{
+    struct seen *c = ctx;
+    (void)dirfd, (void)name, (void)st, (void)depth;
+    c->fails++;
+    return err == -ENOENT ? 0 : err;
+}
+
+static int skip_top(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
+{
+    (void)dirfd, (void)name, (void)st, (void)depth;
+    ((struct seen *)ctx)->pre++;
+    return UTIL_WALK_SKIP;
+}
+
+static int walk_seen(int top, struct seen *c, unsigned flags, bool fail)
+{
+    struct util_walk w = {.pre = seen_pre, .post = seen_post, .fail = fail ? seen_fail : NULL, .ctx = c, .flags = flags};
+    c->w = &w;
+    c->pre = c->post = c->bad_paths = c->fails = 0;
+    return util_walk_at(top, "", &w);
+}
+
+static int count_left(int top)
+{
+    DIR *d = util_opendir_at(top);
+    int n = 0;
+    for (struct dirent *de; d && (de = readdir(d));)
+        n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Paths, a stop, a directory that cannot be opened, and the walk's own
+ * removals, in a directory of base (a tmpfs: /dev/shm, and /tmp). */
+static void test_walk_more(const char *base)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/rms-test-walk2-XXXXXX", base);
+    if (!mkdtemp(dir)) {
+        ok(1, "# skip %s: %s", base, strerror(errno));
+        return;
+    }
+    int top = open(dir, O_RDONLY | O_DIRECTORY);
+    int n = make_tree(top);
+    struct seen c = {0};
+    is_int(walk_seen(top, &c, UTIL_WALK_PATHS, false), 0, "%s: a walk with paths", base);
+    is_int(c.pre, n, "%s: every entry once", base);
+    is_int(c.post, 10 + CHAIN, "%s: every directory's post", base);
+    is_int(c.bad_paths, 0, "%s: each path is the entry's, from the top", base);
+    struct util_walk top_skip = {.pre = skip_top, .ctx = &c};
+    c.pre = 0;
+    ok(util_walk_at(top, "", &top_skip) == 0 && c.pre == 1, "%s: the top skipped, nothing below it is met", base);
+    c.stop_at = 7;
+    is_int(walk_seen(top, &c, 0, false), 0, "%s: a stopped walk ends with 0", base);
+    ok(c.pre == 7 && c.post == 0, "%s: no call after the stop (%d, %d)", base, c.pre, c.post);
+    c.stop_at = 0;
+    ok(mkdirat(top, "gone", 0755) == 0, "%s: a directory that goes before the walk opens it", base);
+    is_int(walk_seen(top, &c, 0, false), -ENOENT, "%s: without fail, the walk ends with its error", base);
+    ok(renameat(top, "went", top, "gone") == 0, "%s: it is back", base);
+    is_int(walk_seen(top, &c, 0, true), 0, "%s: fail passes over it", base);
+    ok(c.fails == 1 && c.pre == n + 1, "%s: and the walk goes on (%d fails, %d of %d)", base, c.fails, c.pre, n + 1);
+    ok(unlinkat(top, "went", AT_REMOVEDIR) == 0, "%s: tidied", base);
+    c.remove = true;
+    is_int(walk_seen(top, &c, UTIL_WALK_PATHS, false), 0, "%s: a walk removing what it is given", base);
+    is_int(c.pre, n, "%s: it met every entry", base);
+    is_int(count_left(top), 0, "%s: one walk leaves nothing", base);
+    close(top);
+    ok(rmdir(dir) == 0, "%s: cleanup", base);
+}
+
+/* As a uid that modes bind (the server's own in the unprivileged modes):
+ * a directory of ours chmod 000 is opened with UTIL_WALK_FIX_MODES and is
+ * fail's to judge without; a directory we may list but not search, deeper
+ * than the streams kept open, is left from the top. The child's answer:
+ * a bit per check that failed. */
+#define NOBODY 65534
+
+static int modes_child(const char *dir)
+{
+    int bad = 0;
+    if (setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+        return 0xff;
+    int top = open(dir, O_RDONLY | O_DIRECTORY);
+    bool made = mkdirat(top, "shut", 0755) == 0;
+    int fd = openat(top, "shut/x", O_WRONLY | O_CREAT, 0644);
+    made = made && fd >= 0 && close(fd) == 0 && fchmodat(top, "shut", 0, 0) == 0;
+    struct seen c = {0};
+    bad |= !made;
+    bad |= (walk_seen(top, &c, 0, true) != -EACCES || c.fails != 1) << 1;
+    bad |= (walk_seen(top, &c, UTIL_WALK_FIX_MODES, true) != 0 || c.pre != 2 || c.fails != 0) << 2;
+    fd = dup(top);
+    for (int i = 0; i < 20 && fd >= 0; i++) {
+        discard(mkdirat(fd, "c", 0755));
+        int sub = openat(fd, "c", O_RDONLY | O_DIRECTORY);
+        close(fd);
+        fd = sub;
+    }
+    made = fd >= 0 && mkdirat(fd, "r", 0400) == 0 && mkdirat(fd, "s", 0755) == 0;
+    close(fd);
+    bad |= !made << 3;
+    bad |= (walk_seen(top, &c, 0, false) != 0 || c.pre != 2 + 20 + 2 || c.post != 1 + 20 + 2) << 4;
+    close(top);
+    return bad;
+}
+
+static void test_walk_modes(void)
+{
+    char dir[] = "/tmp/rms-test-walk3-XXXXXX";
+    ok(mkdtemp(dir) != NULL && chown(dir, NOBODY, NOBODY) == 0, "a directory of uid %d", NOBODY);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(modes_child(dir));
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int bad = WIFEXITED(status) ? WEXITSTATUS(status) : 0xff;
+    is_int(bad & 1, 0, "a shut directory of ours");
+    is_int(bad & 2, 0, "without UTIL_WALK_FIX_MODES it is fail's (-EACCES)");
+    is_int(bad & 4, 0, "with it, it is opened and walked");
+    is_int(bad & 8, 0, "a directory listable, not searchable, 21 levels down");
+    is_int(bad & 16, 0, "the walk comes back up from it, and on");
+    is_int(util_rm_rf_at(AT_FDCWD, dir), 0, "cleanup");
+}
+
 int main(void)
 {
     test_dbuf();
@@ -183,5 +405,8 @@ int main(void)
     test_human();
     test_files();
     test_walk();
+    test_walk_more("/dev/shm");
+    test_walk_more("/tmp");
+    test_walk_modes();
     return tap_done();
 }
