@@ -508,7 +508,8 @@ int exec__run_script(struct run *run, const char *env_dir)
     }
 
     struct script_watch w = {.run = run, .proc = &proc, .stop = STOP_NONE, .t0 = t0, .since = since,
-                             .fallback = proc.mode == JAIL_MODE_RLIMITS, .next_measure = t0 + EXEC_MEASURE_EVERY_MS};
+                             .fallback = proc.mode == JAIL_MODE_RLIMITS, .next_measure = t0 + EXEC_MEASURE_EVERY_MS,
+                             .next_memory = t0 + JAIL_MEMORY_WATCH_MS};
     struct supervise s = {
         .fds = {{out_pipe[0], script_stdout, &w}, {err_pipe[0], script_stderr, &w}}, /* stdout first in a wake-up */
         .n_fds = 2,
