@@ -51,6 +51,8 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out)
     return 0;
 }
 
+#define JAIL_SOCK_TYPE_MASK 0xf /* the type of socket(2)'s type, without SOCK_NONBLOCK and SOCK_CLOEXEC */
+
 /* What the fallback refuses besides the jail's list: it has no PID or
  * network namespace to keep the host's objects apart. */
 static int fallback_rules(scmp_filter_ctx ctx, enum jail_filter kind)
@@ -63,6 +65,14 @@ static int fallback_rules(scmp_filter_ctx ctx, enum jail_filter kind)
      * (multiprocessing's pipes, asyncio's self-pipe). */
     if (rc == 0)
         rc = seccomp_rule_add(ctx, eacces, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+    /* Nor a datagram pair: sendto and sendmsg of a datagram socket take
+     * any address, a socketpair's end as well, and reach the host's
+     * datagram sockets by path (syslog's, the journal's). A stream or
+     * seqpacket pair refuses an address; a raw one is a datagram one. */
+    static const int dgram_types[] = {SOCK_DGRAM, SOCK_RAW};
+    for (size_t i = 0; i < ARRAY_SIZE(dgram_types) && rc == 0; i++)
+        rc = seccomp_rule_add(ctx, eacces, SCMP_SYS(socketpair), 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+                              SCMP_A1(SCMP_CMP_MASKED_EQ, JAIL_SOCK_TYPE_MASK, dgram_types[i]));
     /* Without the network no IP socket at all: Landlock covers TCP only,
      * not UDP, ICMP or raw. */
     if (kind == JAIL_FILTER_FALLBACK_OFFLINE) {
