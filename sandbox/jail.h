@@ -154,6 +154,13 @@ int jail_kill_all(struct jail_proc *p);
  * the run has ended. A process that ends mid-count counts 0. */
 int jail_memory_check(struct jail_proc *p, uint64_t limit, uint64_t *held) must_check;
 
+/* The disk that the run's processes hold through descriptors of files
+ * deleted from device dev (the workspace's), each once and counted as the
+ * walk of a tree counts a file (the larger of size and blocks), into
+ * *bytes: no walk of the workspace sees them. 0 with *bytes = 0 when the
+ * run has ended, or -errno (*bytes what was found). */
+int jail_deleted_bytes(struct jail_proc *p, dev_t dev, uint64_t *bytes) must_check;
+
 /* After the run: reads the cgroups' breach counters into p, removes the
  * cgroups, releases the uid. */
 void jail_finish(struct jail_proc *p);
