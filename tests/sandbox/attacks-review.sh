@@ -1,15 +1,17 @@
 #!/bin/bash
 # Attacks a review found on the bounds a run is held to, in the four
-# isolation modes (tests/lib/modes.sh): memory that lives only in a socket's
-# queue, disk held by files deleted while open, unix datagram sockets of the
-# host reached through a socketpair, and, where the script's uid is the
-# server's, the modes of the server's own files (the state directory, the
-# configuration, a shared environment).
+# isolation modes (tests/lib/modes.sh): memory that lives only in a
+# socket's queue, disk held by files deleted while open (by a descriptor,
+# or in a socket's queue), unix datagram sockets of the host reached
+# through a socketpair, and, where the script's uid is the server's, the
+# modes of the server's own files (the state directory, the configuration,
+# a shared environment).
 #
 # Harmless if an attack succeeds: the memory and disk are bounded (400 MiB
-# for a few seconds, 45 MiB in the run's own directory), the datagram goes
-# to a listener of the test's, the files whose modes a script changes are
-# the test's own state directory and configuration.
+# for a few seconds, 45 MiB in the run's own directory, freed when the run
+# ends), the datagram goes to a listener of the test's, the files whose
+# modes a script changes are the test's own state directory and
+# configuration.
 RMS_JAIL_OPTIONAL=1 # the fallback modes run where the jail cannot
 . "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 . "$top_srcdir/tests/lib/modes.sh" || exit 99
@@ -70,6 +72,23 @@ time.sleep(3)
 print("R the deleted files stayed", flush=True)
 PY
 
+# The same files, each sent through a socketpair to the script itself
+# (SCM_RIGHTS) before it is closed and deleted: no process holds them by a
+# descriptor, only the socket's queue does.
+cat >$T/deleted-inflight.py <<'PY'
+import array, os, socket, time
+a, b = socket.socketpair()
+for i in range(3):
+    with open("big%d" % i, "wb") as f:
+        for _ in range(15):
+            f.write(b"x" * (1 << 20))
+        a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [f.fileno()]))])
+    os.unlink("big%d" % i)
+print("R 45 MiB of deleted files in flight", flush=True)
+time.sleep(3)
+print("R the deleted files stayed in flight", flush=True)
+PY
+
 # A unix datagram socket of the host's, by path and abstract: a socketpair's
 # end is a datagram socket that sendto may address anywhere.
 mkdir -p $T/dg && chmod 777 $T/dg
@@ -118,6 +137,13 @@ for m in $RMS_MODES; do
     ! grep -q "R the deleted files stayed" <<<"$LOGS"
     ok $? "$m: the deleted files did not stay"
     gone "deleted files"
+
+    probe deleted-inflight --set workspace_bytes=20M --timeout 30 <$T/deleted-inflight.py
+    is "$(field status) $(field limit)" "workspace_limit workspace_bytes" \
+        "$m: 45 MiB of deleted files held only in a socket's queue under workspace_bytes = 20M: status workspace_limit"
+    ! grep -q "R the deleted files stayed" <<<"$LOGS"
+    ok $? "$m: the deleted files did not stay in flight"
+    gone "deleted files in flight"
 
     probe dgram <$T/dgram.py
     is "$(field status)" ok "$m: the datagram probe ran"
