@@ -3,15 +3,15 @@
 # isolation modes (tests/lib/modes.sh): memory that lives only in a
 # socket's queue, disk held by files deleted while open (by a descriptor,
 # or in a socket's queue), unix datagram sockets of the host reached
-# through a socketpair, and, where the script's uid is the server's, the
-# modes of the server's own files (the state directory, the configuration,
-# a shared environment).
+# through a socketpair, and, where the script's uid is the server's, its
+# processes' priorities and CPUs and the modes of its files (the state
+# directory, the configuration, a shared environment).
 #
 # Harmless if an attack succeeds: the memory and disk are bounded (400 MiB
 # for a few seconds, 45 MiB in the run's own directory, freed when the run
-# ends), the datagram goes to a listener of the test's, the files whose
-# modes a script changes are the test's own state directory and
-# configuration.
+# ends), the datagram goes to a listener of the test's, the process whose
+# priority a script changes is a sleeper of the test's, the files whose
+# modes it changes are the test's own state directory and configuration.
 RMS_JAIL_OPTIONAL=1 # the fallback modes run where the jail cannot
 . "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 . "$top_srcdir/tests/lib/modes.sh" || exit 99
@@ -155,6 +155,58 @@ done
 "$PYTHON3" -c 'import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"end", sys.argv[1])' $T/dg/sock
 wait_until grep -q "GOT end" $T/dg/listener.out
 is "$(grep GOT $T/dg/listener.out | grep -v 'GOT end$')" "" "no datagram of a run reached the test's listener"
+
+# Steering a process of the server's uid (a sleeper of the test's, run as
+# the mode's user): its priority, I/O priority, scheduling class and CPUs.
+# Without a PID namespace, the kernel lets the same uid change them all.
+probe_steer() { # probe_steer PID UID: the probe script for that victim
+    cat <<PY
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+pid, uid = $1, $2
+def ioprio():
+    if libc.syscall(251, 1, pid, 3 << 13) < 0:  # ioprio_set(IOPRIO_WHO_PROCESS, pid, IDLE)
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+for name, call in (("setpriority", lambda: os.setpriority(os.PRIO_PROCESS, pid, 19)),
+                   ("setpriority-user", lambda: os.setpriority(os.PRIO_USER, uid, 19)),
+                   ("sched_setaffinity", lambda: os.sched_setaffinity(pid, {0})),
+                   ("sched_setscheduler", lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))),
+                   ("ioprio_set", ioprio)):
+    if name == "setpriority-user" and uid == 0:
+        print("R steer", name, "contained (who 0 is the caller's own uid: nothing to ask)", flush=True)
+        continue
+    try:
+        call()
+        print("R steer", name, "reached", flush=True)
+    except OSError as e:
+        print("R steer", name, "contained", e.strerror, flush=True)
+# Its own: nice, its own affinity and class stay.
+os.nice(1)
+os.sched_setaffinity(0, os.sched_getaffinity(0))
+print("R steer own done", flush=True)
+PY
+}
+for m in $RMS_MODES; do
+    if ! mode_enter $m; then
+        skip "$m: $MODE_SKIP"
+        continue
+    fi
+    "${MODE_RUNAS[@]}" sleep 600 &
+    victim=$!
+    before="$(ps -o ni=,cls= -p $victim) $(taskset -p $victim 2>/dev/null | awk '{print $NF}')"
+    probe_steer $victim $(stat -c %u /proc/$victim) >$T/$m-steer.src
+    probe steer <$T/$m-steer.src
+    is "$(field status)" ok "$m: the steering probe ran"
+    for call in setpriority setpriority-user sched_setaffinity sched_setscheduler ioprio_set; do
+        like "$LOGS" "R steer $call contained" "$m: $call on a process (a user) of the server's uid is refused"
+    done
+    like "$LOGS" "R steer own done" "$m: a script still sets its own nice and affinity"
+    is "$(ps -o ni=,cls= -p $victim) $(taskset -p $victim 2>/dev/null | awk '{print $NF}')" "$before" \
+        "$m: the victim's nice, class and CPUs are as they were"
+    kill $victim
+    wait $victim 2>/dev/null
+done
 
 # Where the script's uid is the server's (fallback-user): Landlock governs
 # reading and writing, not chmod or utime. The test's own state directory
