@@ -111,8 +111,10 @@ struct exec_sink cli__term_sink(struct cli__term *t, bool json);
 /* Ends the live log: a newline when its last line had none. */
 void cli__term_end(struct cli__term *t, bool json);
 
-/* Prints the result as one line of JSON on stdout. 0, or -ENOMEM. */
-int cli__print_result_json(const struct exec_result *r) must_check;
+/* Prints the result as one line of JSON on stdout; when t->esc (a
+ * terminal), with DEL and the C1 controls as \u escapes and bytes that are
+ * not UTF-8 as U+FFFD, which JSON would pass raw. 0, or -ENOMEM. */
+int cli__print_result_json(const struct exec_result *r, const struct cli__term *t) must_check;
 
 /* The summary under the log on stderr: status, environment, artifacts
  * (dest: where they were copied, NULL when they were not); bold on a

@@ -438,7 +438,7 @@ static int run_and_report(const struct run_args *a, const struct exec_spec *spec
     if (rc < 0) {
         cli__fail("%s", r->error ? r->error : strerror(-rc));
         if (a->json)
-            discard(cli__print_result_json(r)); /* the error is already told */
+            discard(cli__print_result_json(r, t)); /* the error is already told */
         return rc == -EBUSY ? CLI_EXIT_BUSY : CLI_EXIT_SERVICE;
     }
     if ((!a->json || a->out) && (r->n_artifacts || r->has_zip)) {
@@ -449,7 +449,7 @@ static int run_and_report(const struct run_args *a, const struct exec_spec *spec
         }
     }
     if (a->json) {
-        if (cli__print_result_json(r) < 0) {
+        if (cli__print_result_json(r, t) < 0) {
             cli__fail("out of memory");
             return CLI_EXIT_SERVICE;
         }

@@ -180,12 +180,44 @@ void cli__term_end(struct cli__term *t, bool json)
     fflush(stdout);
 }
 
-int cli__print_result_json(const struct exec_result *r)
+/* The JSON for a terminal: JSON escapes the C0 controls, not DEL or the
+ * C1 controls (U+009B is a CSI to a terminal that takes C1 in UTF-8), nor
+ * bytes that are not UTF-8 (an 8-bit CSI to one that does not). The same
+ * text to a JSON reader, nothing a terminal would act on. */
+static char *json_for_terminal(const char *json)
+{
+    size_t n = 0;
+    cleanup_free char *s = util_utf8_sanitize(json, strlen(json), &n);
+    if (!s)
+        return NULL;
+    struct dbuf b;
+    dbuf_init(&b, n * 6 + 1); /* each byte at most a \u00XX */
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == 0x7f)
+            rc = dbuf_append(&b, "\\u007f", 6);
+        else if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] < 0xa0) /* U+0080..U+009F */
+            rc = dbuf_printf(&b, "\\u00%02x", (unsigned char)s[++i]);
+        else
+            rc = dbuf_append(&b, &s[i], 1);
+    }
+    if (rc < 0) {
+        dbuf_free(&b);
+        return NULL;
+    }
+    return dbuf_steal(&b, NULL);
+}
+
+int cli__print_result_json(const struct exec_result *r, const struct cli__term *t)
 {
     cleanup_free char *s = result_to_string(r, false, NULL);
     if (!s)
         return -ENOMEM;
-    printf("%s\n", s);
+    cleanup_free char *shown = t->esc ? json_for_terminal(s) : NULL;
+    if (t->esc && !shown)
+        return -ENOMEM;
+    printf("%s\n", shown ? shown : s);
     return 0;
 }
 

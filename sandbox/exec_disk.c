@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "artifacts.h"
+#include "jail.h"
 
 /* The tallies of one measure. */
 struct disk_tally {
@@ -42,7 +43,8 @@ static void say_limit(const char *what, const char *key, uint64_t v, bool bytes,
     snprintf(why, whylen, "%s (%s = %s)", what, key, hs);
 }
 
-const char *exec__disk_over(struct run *run, bool fallback, bool output, char *why, size_t whylen)
+const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallback, bool output, char *why,
+                            size_t whylen)
 {
     const struct exec_limits *lim = &run->spec->limits;
     struct disk_tally d = {
@@ -64,6 +66,10 @@ const char *exec__disk_over(struct run *run, bool fallback, bool output, char *w
     /* A session run of the fallback writes its run directory too. */
     if (rc == 0 && session && fallback && !art_tally_over(&d.ws))
         rc = art_measure_tree(run->run_fd, &d.ws, parts + 1, 2);
+    /* Files deleted while open take the workspace's disk still. */
+    uint64_t held = 0;
+    if (rc == 0 && proc && jail_deleted_bytes(proc, ost.st_dev, &held) == 0)
+        d.ws.bytes += held;
     if (output && art_tally_over(&d.out))
         return passed(&d.out, "output_files", "output_bytes"); /* exec_script.c says so */
     if (rc < 0) {

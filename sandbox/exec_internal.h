@@ -11,6 +11,8 @@
 #include "admit.h"
 #include "executor.h"
 
+struct jail_proc;
+
 /* One run, while exec_run() works on it. */
 struct run {
     const struct exec_spec *spec;
@@ -53,7 +55,8 @@ int exec__run_script(struct run *run, const char *env_dir) must_check;
  * when output) and returns the key of the limit it passes (static), with a
  * sentence for the log in why, or NULL. A tree that cannot be measured
  * passes workspace_files. */
-const char *exec__disk_over(struct run *run, bool fallback, bool output, char *why, size_t whylen);
+const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallback, bool output, char *why,
+                            size_t whylen);
 /* The script's start as a file's ctime: that of a marker made in the run
  * directory once the script is started (after the jail gave the run its
  * paths, which changes their ctime), from the clock that stamps the files

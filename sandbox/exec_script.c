@@ -360,7 +360,7 @@ static bool script_tick(void *ctx, int64_t now)
     if (now < w->next_measure)
         return false;
     w->next_measure = now + EXEC_MEASURE_EVERY_MS;
-    const char *limit = exec__disk_over(w->run, w->fallback, true, w->why, sizeof w->why);
+    const char *limit = exec__disk_over(w->run, w->proc, w->fallback, true, w->why, sizeof w->why);
     if (!limit)
         return false;
     w->stop = !strncmp(limit, "output_", 7) ? STOP_OUTPUT : STOP_WORKSPACE;
@@ -409,7 +409,7 @@ static void script_disk_end(struct script_watch *w)
     struct run *run = w->run;
     bool crossed = w->stop == STOP_WORKSPACE;
     if (!crossed) {
-        const char *limit = exec__disk_over(run, w->fallback, false, w->why, sizeof w->why);
+        const char *limit = exec__disk_over(run, w->proc, w->fallback, false, w->why, sizeof w->why);
         if (limit) {
             crossed = true;
             exec__system_line(run, "[runmyscript] %s by the time the script ended", w->why);

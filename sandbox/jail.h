@@ -98,6 +98,8 @@ struct jail_proc {
     bool memory_breached; /* filled by jail_finish(), or set by the caller's
                            * memory watch (jail_memory_check) */
     bool pids_breached;
+    int64_t deleted_next_ms; /* jail_deleted_bytes: when it looks again */
+    uint64_t deleted_held;   /* and what it found last */
     int landlock_abi;     /* the fallback: the Landlock ABI it enforced, 0: none */
     bool seccomp;         /* the fallback: the seccomp filter was loaded */
     bool unavailable;     /* jail_start failed because the host cannot make
@@ -153,6 +155,15 @@ int jail_kill_all(struct jail_proc *p);
  * 0 with *held = 0 when a cgroup holds the run (its own limit applies) or
  * the run has ended. A process that ends mid-count counts 0. */
 int jail_memory_check(struct jail_proc *p, uint64_t limit, uint64_t *held) must_check;
+
+/* The disk that the run's processes hold through descriptors of files
+ * deleted from device dev (the workspace's), each once and counted as the
+ * walk of a tree counts a file (the larger of size and blocks), into
+ * *bytes: no walk of the workspace sees them. A look never takes more
+ * than a tenth of the time: until ten times as long as the last took has
+ * passed, *bytes is what it found. 0 with *bytes = 0 when the run has
+ * ended, or -errno (*bytes what was found). */
+int jail_deleted_bytes(struct jail_proc *p, dev_t dev, uint64_t *bytes) must_check;
 
 /* After the run: reads the cgroups' breach counters into p, removes the
  * cgroups, releases the uid. */

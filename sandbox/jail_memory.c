@@ -19,7 +19,11 @@
  * more is read. Past it, the exact count: the proportional sizes of
  * /proc/PID/smaps_rollup (Pss_Anon, Pss_Shmem, SwapPss), in which a page
  * mapped by N processes counts 1/N in each, so that the sum counts it
- * once. */
+ * once.
+ *
+ * The same look at the descriptors serves the disk bound: a file deleted
+ * while open still takes the disk of the workspace it was in, out of the
+ * sight of the walk of the tree (jail_deleted_bytes). */
 #include "config.h"
 
 #include "jail_internal.h"
@@ -39,6 +43,8 @@
 
 #define JAIL_TMPFS_DIRS 2         /* the jail's /tmp and /dev/shm */
 
+#define JAIL_DELETED_PACE 10      /* jail_deleted_bytes waits this many times as long as its last look took */
+
 #define JAIL_FILES_FIRST 16       /* files a pass makes room for at first; it doubles as it grows */
 
 /* A file that holds memory, by its identity: one that several processes
@@ -54,6 +60,7 @@ struct memory_pass {
     bool exact;       /* smaps_rollup's proportional sizes; else the status counters */
     uint64_t limit;   /* the pass may stop once the sum passes it */
     uint64_t bytes;
+    dev_t disk;       /* nonzero: the pass counts deleted files of this device, not memory */
     dev_t own[JAIL_TMPFS_DIRS]; /* the jail's tmpfs devices, counted whole by their statfs */
     size_t n_own;
     struct held_file *files;    /* found in this pass, each as often as it is held */
@@ -174,6 +181,14 @@ static void add_descriptors(struct memory_pass *m, pid_t pid)
         if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode) ||
             st.st_nlink != 0)
             continue;
+        if (m->disk) {
+            /* What the tree's walk would count of it: the larger of its
+             * size and its blocks. */
+            uint64_t blocks = (uint64_t)st.st_blocks * 512, size = (uint64_t)st.st_size;
+            if (st.st_dev == m->disk)
+                note_file(m, (struct held_file){st.st_dev, st.st_ino, size > blocks ? size : blocks});
+            continue;
+        }
         bool own = false;
         for (size_t i = 0; i < m->n_own; i++)
             own = own || m->own[i] == st.st_dev;
@@ -219,14 +234,46 @@ static void pass_start(struct memory_pass *m, const struct jail_proc *p, bool ex
     }
 }
 
+/* In the namespaces every process of the run descends from init; in the
+ * fallback from us, their subreaper. */
+static pid_t run_root(const struct jail_proc *p)
+{
+    return p->mode == JAIL_MODE_NAMESPACES ? p->pid : getpid();
+}
+
+static int add_descriptors_of(pid_t pid, void *ctx)
+{
+    add_descriptors(ctx, pid);
+    return 0;
+}
+
+int jail_deleted_bytes(struct jail_proc *p, dev_t dev, uint64_t *bytes)
+{
+    *bytes = 0;
+    if (p->pid <= 0 || p->reaped || dev == 0)
+        return 0;
+    /* A run of open_files descriptors in each of its processes makes a
+     * look slow (a stat each): it is made less often, not dearer. */
+    int64_t start = util_now_ms();
+    if (start < p->deleted_next_ms) {
+        *bytes = p->deleted_held;
+        return 0;
+    }
+    struct memory_pass m = {.disk = dev};
+    int rc = jail__tree_each(run_root(p), add_descriptors_of, &m);
+    *bytes = p->deleted_held = files_bytes(&m);
+    free(m.files);
+    int64_t end = util_now_ms();
+    p->deleted_next_ms = end + (end - start) * JAIL_DELETED_PACE;
+    return rc < 0 ? rc : 0;
+}
+
 int jail_memory_check(struct jail_proc *p, uint64_t limit, uint64_t *held)
 {
     *held = 0;
     if (p->cg_memory || limit == 0 || p->pid <= 0 || p->reaped)
         return 0; /* a cgroup holds the run, or nothing is left to hold */
-    /* In the namespaces every process of the run descends from init; in
-     * the fallback from us, their subreaper. */
-    pid_t root = p->mode == JAIL_MODE_NAMESPACES ? p->pid : getpid();
+    pid_t root = run_root(p);
     struct memory_pass m = {0};
     pass_start(&m, p, false, limit);
     discard(jail__tree_each(root, add_process, &m));

@@ -51,6 +51,10 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out)
     return 0;
 }
 
+#define JAIL_PRIO_PROCESS 0       /* setpriority's which for one process (PRIO_PROCESS) */
+#define JAIL_IOPRIO_WHO_PROCESS 1 /* ioprio_set's which for one process */
+#define JAIL_SOCK_TYPE_MASK 0xf /* the type of socket(2)'s type, without SOCK_NONBLOCK and SOCK_CLOEXEC */
+
 /* What the fallback refuses besides the jail's list: it has no PID or
  * network namespace to keep the host's objects apart. */
 static int fallback_rules(scmp_filter_ctx ctx, enum jail_filter kind)
@@ -63,6 +67,40 @@ static int fallback_rules(scmp_filter_ctx ctx, enum jail_filter kind)
      * (multiprocessing's pipes, asyncio's self-pipe). */
     if (rc == 0)
         rc = seccomp_rule_add(ctx, eacces, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+    /* Nor a datagram pair: sendto and sendmsg of a datagram socket take
+     * any address, a socketpair's end as well, and reach the host's
+     * datagram sockets by path (syslog's, the journal's). A stream or
+     * seqpacket pair refuses an address; a raw one is a datagram one. */
+    static const int dgram_types[] = {SOCK_DGRAM, SOCK_RAW};
+    for (size_t i = 0; i < ARRAY_SIZE(dgram_types) && rc == 0; i++)
+        rc = seccomp_rule_add(ctx, eacces, SCMP_SYS(socketpair), 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+                              SCMP_A1(SCMP_CMP_MASKED_EQ, JAIL_SOCK_TYPE_MASK, dgram_types[i]));
+    /* Steering another process, which the kernel allows the same uid
+     * (the server's processes, run unprivileged) and Landlock does not
+     * scope: its priority, I/O priority, scheduling class and CPUs. The
+     * caller's own only: pid 0, as prlimit64 in the jail's list. */
+    const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+    static const char *const by_pid[] = {"sched_setaffinity", "sched_setscheduler", "sched_setparam",
+                                         "sched_setattr"};
+    for (size_t i = 0; i < ARRAY_SIZE(by_pid) && rc == 0; i++) {
+        int n = seccomp_syscall_resolve_name(by_pid[i]);
+        if (n != __NR_SCMP_ERROR)
+            rc = seccomp_rule_add(ctx, eperm, n, 1, SCMP_A0(SCMP_CMP_NE, 0));
+    }
+    /* setpriority and ioprio_set name a process, a group or a user: only
+     * the process 0 (PRIO_PROCESS, IOPRIO_WHO_PROCESS; nice(3) asks so). */
+    static const struct {
+        const char *name;
+        uint64_t self;
+    } by_who[] = {{"setpriority", JAIL_PRIO_PROCESS}, {"ioprio_set", JAIL_IOPRIO_WHO_PROCESS}};
+    for (size_t i = 0; i < ARRAY_SIZE(by_who) && rc == 0; i++) {
+        int n = seccomp_syscall_resolve_name(by_who[i].name);
+        if (n == __NR_SCMP_ERROR)
+            continue;
+        rc = seccomp_rule_add(ctx, eperm, n, 1, SCMP_A0(SCMP_CMP_NE, by_who[i].self));
+        if (rc == 0)
+            rc = seccomp_rule_add(ctx, eperm, n, 1, SCMP_A1(SCMP_CMP_NE, 0));
+    }
     /* Without the network no IP socket at all: Landlock covers TCP only,
      * not UDP, ICMP or raw. */
     if (kind == JAIL_FILTER_FALLBACK_OFFLINE) {

@@ -228,5 +228,14 @@ want = want.decode("utf-8", "each").replace("\0", "\ufffd")
 print("same" if r["logs"] == want else "differs: %r" % r["logs"], file=open(t + "/json.cmp", "w"))
 PY
 is "$(cat $T/json.cmp)" same "--json keeps the script's output (the log's text) as the script wrote it"
+# JSON escapes C0 controls itself, not DEL or the C1 controls (U+009B is a
+# CSI to a terminal that takes C1 in UTF-8): those are \u escapes, the same
+# text to a JSON reader.
+"$PYTHON3" - $T/json.bin >$T/json.raw <<'PY'
+import re, sys
+b = open(sys.argv[1], "rb").read()
+print(" ".join(sorted(set(m.hex() for m in re.findall(rb"\x7f|\xc2[\x80-\x9f]", b)))))
+PY
+is "$(cat $T/json.raw)" "" "--json at a terminal: no DEL or C1 control reaches it raw"
 
 done_testing
