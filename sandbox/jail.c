@@ -302,7 +302,8 @@ static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_
         snprintf(err, errlen, "putting the run into its cgroups: %s", strerror(-rc));
         return rc;
     }
-    const struct sock_fprog *prog = jail__seccomp_program(JAIL_FILTER_JAIL, &rc);
+    const struct sock_fprog *prog =
+        jail__seccomp_program(p->cg_memory ? JAIL_FILTER_JAIL : JAIL_FILTER_JAIL_WATCHED, &rc);
     if (!prog) {
         snprintf(err, errlen, "building the seccomp filter: %s", strerror(-rc));
         return rc;

@@ -73,7 +73,8 @@ int jail__setup_fds(int efd, int in, int out, int err);
  * leans on its namespaces for System V IPC, other processes and sockets;
  * the fallback has none and refuses those in the filter itself. */
 enum jail_filter {
-    JAIL_FILTER_JAIL,             /* the namespaces' script and installer */
+    JAIL_FILTER_JAIL,             /* the namespaces' script and installer, a memory cgroup holding them */
+    JAIL_FILTER_JAIL_WATCHED,     /* the same where the executor's watch holds memory: no memfd_create */
     JAIL_FILTER_FALLBACK,         /* the fallback with the network (script_network, installs) */
     JAIL_FILTER_FALLBACK_OFFLINE, /* the fallback without: no AF_INET/AF_INET6 sockets either */
     JAIL_FILTER_N

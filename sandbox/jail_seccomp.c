@@ -221,7 +221,14 @@ static int build_seccomp(enum jail_filter kind, struct sock_fprog *out)
             rc = seccomp_rule_add(ctx, eperm, n, 0);
     }
 #undef DENY
+    /* Where the executor's watch holds memory (no cgroup: the fallback, the
+     * jail without one), a memfd is memory it can see only while a process
+     * holds it: sent through a socket and closed, it lives in the socket's
+     * queue, out of every process's sight. No memfd_create there (files of
+     * the jail's /tmp are held to tmp_bytes however they are held). */
     if (rc == 0 && kind != JAIL_FILTER_JAIL)
+        rc = seccomp_rule_add(ctx, eperm, SCMP_SYS(memfd_create), 0);
+    if (rc == 0 && kind != JAIL_FILTER_JAIL && kind != JAIL_FILTER_JAIL_WATCHED)
         rc = fallback_rules(ctx, kind);
     if (rc == 0)
         rc = export_bpf(ctx, out);
@@ -233,7 +240,7 @@ static int build_seccomp(enum jail_filter kind, struct sock_fprog *out)
 const struct sock_fprog *jail__seccomp_program(enum jail_filter kind, int *rc_out)
 {
     static struct sock_fprog prog[JAIL_FILTER_N];
-    static int rc[JAIL_FILTER_N] = {1, 1, 1};
+    static int rc[JAIL_FILTER_N] = {1, 1, 1, 1};
     if (rc[kind] == 1)
         rc[kind] = build_seccomp(kind, &prog[kind]);
     *rc_out = rc[kind];

@@ -73,3 +73,11 @@ mode_rms() {
 mode_file() {
     chmod a+rX "$@"
 }
+
+# mode_memory: how check-sandbox says `memory` holds a run in the current
+# mode: "cgroup v1 (whole run)", "cgroup v2 (whole run)", or "watched: ...".
+mode_memory() {
+    local key="memory (fallback)"
+    [ $MODE_ISOLATION = namespaces ] && key="memory (jail)"
+    mode_rms check-sandbox 2>&1 | grep -F "$key:" | sed 's/^[^:]*: *//'
+}

@@ -45,7 +45,11 @@ import array, os, socket, time
 a, b = socket.socketpair()
 chunk = b"\x01" * (1 << 20)
 for i in range(4):
-    fd = os.memfd_create("inflight%d" % i)
+    try:
+        fd = os.memfd_create("inflight%d" % i)
+    except PermissionError as e:
+        print("R memfd_create refused", e.errno, flush=True)
+        raise SystemExit(0)
     for _ in range(100):
         os.write(fd, chunk)
     a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
@@ -125,8 +129,16 @@ for m in $RMS_MODES; do
         continue
     fi
     probe inflight --set memory=256M --timeout 30 <$T/inflight.py
-    is "$(field status) $(field limit)" "memory memory" \
-        "$m: 400 MiB of memfds held only in a socket's queue under memory = 256M: status memory"
+    case "$(mode_memory)" in
+    cgroup*)
+        is "$(field status) $(field limit)" "memory memory" \
+            "$m: 400 MiB of memfds held only in a socket's queue under memory = 256M: status memory"
+        ;;
+    *)
+        like "$LOGS" "R memfd_create refused 1" \
+            "$m: watched: no memfd to hold in a socket's queue (memfd_create refused)"
+        ;;
+    esac
     ! grep -q "R the memfds stayed" <<<"$LOGS"
     ok $? "$m: the memfds did not stay in flight"
     gone "memory in flight"
@@ -138,11 +150,17 @@ for m in $RMS_MODES; do
     ok $? "$m: the deleted files did not stay"
     gone "deleted files"
 
+    # Open: a descriptor in a socket's queue is no process's, and nothing
+    # shows the kernel's queues; the disk it holds is bounded only by
+    # open_files (the uid's descriptors in flight) times file_size, and
+    # freed when the run ends.
+    TAP_TODO="disk held in a socket's queue: no process holds it, nothing lists it"
     probe deleted-inflight --set workspace_bytes=20M --timeout 30 <$T/deleted-inflight.py
     is "$(field status) $(field limit)" "workspace_limit workspace_bytes" \
         "$m: 45 MiB of deleted files held only in a socket's queue under workspace_bytes = 20M: status workspace_limit"
     ! grep -q "R the deleted files stayed" <<<"$LOGS"
     ok $? "$m: the deleted files did not stay in flight"
+    unset TAP_TODO
     gone "deleted files in flight"
 
     probe dgram <$T/dgram.py
@@ -234,6 +252,10 @@ for name, path in (("state", "$MODE_STATE"), ("runs", "$MODE_STATE/runs"), ("con
         print("R chmod", name, "contained", e.strerror, flush=True)
 PY
     is "$(field status)" ok "$m: the mode probe ran"
+    # Open where the script's uid is the server's (fallback-user): Landlock
+    # has no right for chmod, utime or xattrs, and refusing them would
+    # break shutil.copy. SECURITY.md says so.
+    [ $m = fallback-user ] && TAP_TODO="Landlock does not govern chmod: the server's uid's files"
     is "$(stat -c %a "$MODE_STATE")" $state_mode "$m: the state directory keeps its mode ($state_mode)"
     is "$(stat -c %a "$MODE_STATE/runs")" $runs_mode "$m: runs/ keeps its mode ($runs_mode)"
     is "$(stat -c %a "$conf")" 600 "$m: a 0600 configuration of the server's uid stays 0600"
@@ -243,6 +265,7 @@ PY
 print("R a later run ran")
 PY
     is "$(field status)" ok "$m: a later run of the shared environment runs ($(field error))"
+    unset TAP_TODO
     find "$MODE_STATE/envs" -maxdepth 1 -mindepth 1 -exec chmod 755 {} + 2>/dev/null
 done
 
