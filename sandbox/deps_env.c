@@ -87,6 +87,8 @@ static int lock_file(const char *path, bool *waited, int *out)
 }
 
 /* deps_base_env's work; a failure may leave err empty. */
+static int remove_env(int parent, const char *name);
+
 static int base_env(const char *state_dir, const char *python, char **env_dir, char *err, size_t errlen)
 {
     char key[17];
@@ -119,8 +121,10 @@ static int base_env(const char *state_dir, const char *python, char **env_dir, c
         *env_dir = steal_pointer(&dir);
         return 0;
     }
-    /* Left over from a build that was killed: never used, removed now. */
-    discard(util_rm_rf_at(AT_FDCWD, dir));
+    /* Left over from a build that was killed, or shut by a script of the
+     * server's own uid (the unprivileged fallback can chmod it, not write
+     * it): removed now, whatever its modes, and made again. */
+    discard(remove_env(AT_FDCWD, dir));
 
     char id[WS_ID_MAX + 1];
     rc = ws_new_id(NULL, id);
