@@ -81,3 +81,24 @@ mode_memory() {
     [ $MODE_ISOLATION = namespaces ] && key="memory (jail)"
     mode_rms check-sandbox 2>&1 | grep -F "$key:" | sed 's/^[^:]*: *//'
 }
+
+# probe NAME ARGS... <<PY: runs the script (stdin) in the current mode with a
+# process marker, under $T; sets J (the result file), LOGS and TOK.
+# field KEY: the result's KEY. gone WHAT: no process of the last probe is
+# left.
+probe() {
+    local name=$1
+    shift
+    TOK=$(new_token)
+    { mark_py "$TOK"; cat; } >$T/$MODE-$name.py
+    mode_file $T/$MODE-$name.py
+    J=$T/$MODE-$name.json
+    mode_rms run $T/$MODE-$name.py --json "$@" >$J 2>$J.err
+    LOGS=$(jget $J 'r["logs"]' 2>/dev/null)
+    [ -s $J ] || diag "$MODE $name: no result: $(head -c 300 $J.err)"
+}
+field() { jget $J "r[\"$1\"]" 2>/dev/null; }
+gone() {
+    no_process_named "$TOK"
+    ok $? "$MODE: $1: no process of the run is left"
+}

@@ -18,25 +18,6 @@ RMS_JAIL_OPTIONAL=1 # the fallback modes run where the jail cannot
 T=$TEST_TMP
 unset RUNMYSCRIPT_ISOLATION RUNMYSCRIPT_REQUIRE_ISOLATION
 
-# probe NAME ARGS... <<PY: runs the script (stdin) in the current mode with a
-# process marker; sets J (the result file), LOGS and TOK.
-probe() {
-    local name=$1
-    shift
-    TOK=$(new_token)
-    { mark_py "$TOK"; cat; } >$T/$MODE-$name.py
-    mode_file $T/$MODE-$name.py
-    J=$T/$MODE-$name.json
-    mode_rms run $T/$MODE-$name.py --json "$@" >$J 2>$J.err
-    LOGS=$(jget $J 'r["logs"]' 2>/dev/null)
-    [ -s $J ] || diag "$MODE $name: no result: $(head -c 300 $J.err)"
-}
-field() { jget $J "r[\"$1\"]" 2>/dev/null; }
-gone() {
-    no_process_named "$TOK"
-    ok $? "$MODE: $1: no process of the run is left"
-}
-
 # Memory in flight: four memfds of 100 MiB, each sent through a socketpair
 # to the script itself (SCM_RIGHTS) and closed. No process maps them or
 # holds them by a descriptor: only the socket's queue does.

@@ -13,25 +13,6 @@ RMS_JAIL_OPTIONAL=1 # the fallback modes run where the jail cannot
 T=$TEST_TMP
 unset RUNMYSCRIPT_ISOLATION RUNMYSCRIPT_REQUIRE_ISOLATION
 
-# probe NAME ARGS... <<PY: runs the script (stdin) in the current mode with a
-# process marker; sets J (the result file), LOGS and TOK.
-probe() {
-    local name=$1
-    shift
-    TOK=$(new_token)
-    { mark_py "$TOK"; cat; } >$T/$MODE-$name.py
-    mode_file $T/$MODE-$name.py
-    J=$T/$MODE-$name.json
-    mode_rms run $T/$MODE-$name.py --json "$@" >$J 2>$J.err
-    LOGS=$(jget $J 'r["logs"]' 2>/dev/null)
-    [ -s $J ] || diag "$MODE $name: no result: $(head -c 300 $J.err)"
-}
-field() { jget $J "r[\"$1\"]" 2>/dev/null; }
-gone() {
-    no_process_named "$TOK"
-    ok $? "$MODE: $1: no process of the run is left"
-}
-
 # Six children of 100 MiB each: every one under the per-process cap of
 # 256 MiB, together well over it. The parent ends at the first child that
 # dies of a signal (a cgroup's OOM kill), and kills them all after 30 s
