@@ -45,6 +45,7 @@ enum cfg_type {
     CFG_DURATION,
     CFG_SIZE,
     CFG_COUNT,
+    CFG_AUTO_COUNT,  /* auto | a count: auto is CFG_AUTO */
     CFG_LEVEL,
     CFG_ISOLATION,
     CFG_AUTO_BOOL,   /* auto | on | off, into an int: -1, 1, 0 */
@@ -74,7 +75,7 @@ static const struct cfg_key plain_keys[] = {
     K("log_level", CFG_LEVEL, log_level),
     K("workers", CFG_COUNT, workers),
     K("max_concurrent_runs", CFG_COUNT, max_concurrent_runs),
-    K("max_queued_runs", CFG_COUNT, max_queued_runs),
+    K("max_queued_runs", CFG_AUTO_COUNT, max_queued_runs),
     K("queue_wait", CFG_DURATION, queue_wait_ms),
     K("retry_after", CFG_DURATION, retry_after_ms),
     K("cancel_on_disconnect", CFG_BOOL, cancel_on_disconnect),
@@ -403,9 +404,18 @@ static int set_secret(struct cfg *c, const struct cfg_key *k, const char *value,
 static int set_number(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
 {
     uint64_t v;
-    int rc = k->type == CFG_COUNT ? parse_count(value, &v) : cfg_parse_size(value, &v);
+    if (k->type == CFG_AUTO_COUNT && !strcmp(value, "auto")) {
+        *(uint64_t *)slot_of(c, k) = CFG_AUTO;
+        return 0;
+    }
+    bool count = k->type != CFG_SIZE;
+    int rc = count ? parse_count(value, &v) : cfg_parse_size(value, &v);
     if (rc < 0)
-        return bad_value(k->name, value, k->type == CFG_COUNT ? CFG_EXPECT_COUNT : CFG_EXPECT_SIZE, err, errlen);
+        return bad_value(k->name, value,
+                         k->type == CFG_AUTO_COUNT ? "auto or " CFG_EXPECT_COUNT
+                         : count                   ? CFG_EXPECT_COUNT
+                                                   : CFG_EXPECT_SIZE,
+                         err, errlen);
     for (size_t i = 0; i < ARRAY_SIZE(ranges); i++)
         if (!strcmp(ranges[i].key, k->name) && (v < ranges[i].min || v > ranges[i].max)) {
             snprintf(err, errlen, "%s = '%s': out of range (%llu to %llu)", k->name, value,
@@ -509,6 +519,7 @@ static cfg_setter *const setters[] = {
     [CFG_PATH] = set_nonempty,     [CFG_STRING] = set_nonempty,   [CFG_OPTSTRING] = set_optstring,
     [CFG_SECRET] = set_secret,     [CFG_BOOL] = set_bool,         [CFG_DURATION] = set_duration,
     [CFG_SIZE] = set_number,       [CFG_COUNT] = set_number,      [CFG_LEVEL] = set_level,
+    [CFG_AUTO_COUNT] = set_number,
     [CFG_ISOLATION] = set_isolation, [CFG_AUTO_BOOL] = set_auto_bool, [CFG_INSTALLER] = set_installer,
     [CFG_UINT] = set_uint,         [CFG_ALLOW] = set_allow,       [CFG_NODE] = set_node,
 };
@@ -607,6 +618,27 @@ static int apply_base_path(struct cfg *c)
     return 0;
 }
 
+/* max_queued_runs = auto: CFG_QUEUE_PER_CPU places per CPU, at least
+ * CFG_QUEUE_MIN, at most what CFG_QUEUE_MEMORY_SHARE of the memory holds at
+ * CFG_QUEUED_CALL_BYTES a call, and no more than the workers can hold
+ * beside the running calls (every queued call keeps its worker). */
+static uint32_t queue_auto(uint32_t running)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t q = CFG_QUEUE_PER_CPU * (uint64_t)(cpus > 0 ? cpus : 1);
+    if (q < CFG_QUEUE_MIN)
+        q = CFG_QUEUE_MIN;
+    if (pages > 0 && page > 0) {
+        uint64_t by_memory = (uint64_t)pages * (uint64_t)page / CFG_QUEUE_MEMORY_SHARE / CFG_QUEUED_CALL_BYTES;
+        if (q > by_memory)
+            q = by_memory > 1 ? by_memory : 1;
+    }
+    uint64_t by_workers = CFG_WORKERS_MAX > running + CFG_SPARE_WORKERS ? CFG_WORKERS_MAX - running - CFG_SPARE_WORKERS : 1;
+    if (q > by_workers)
+        q = by_workers;
+    return (uint32_t)(q > ADMIT_MAX_SLOTS ? ADMIT_MAX_SLOTS : q);
+}
+
 static void apply_exec(struct cfg *c)
 {
     c->exec.state_dir = c->state_dir;
@@ -623,7 +655,8 @@ static void apply_exec(struct cfg *c)
     c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
     c->exec.admit.max_running = (uint32_t)c->max_concurrent_runs;
-    c->exec.admit.max_queued = (uint32_t)c->max_queued_runs;
+    c->exec.admit.max_queued = c->max_queued_runs == CFG_AUTO ? queue_auto(admit_max_running(&c->exec.admit))
+                                                              : (uint32_t)c->max_queued_runs;
     c->exec.admit.queue_wait_ms = c->queue_wait_ms;
     c->exec.retry_after_ms = c->retry_after_ms;
     c->fetch.allow = &c->fetch_allow;
@@ -662,7 +695,7 @@ static int set_defaults(struct cfg *c)
     c->session_ttl_ms = 3600LL * 1000;
     c->request_bytes = 96ull << 20;
     c->max_sessions = 1000;
-    c->max_queued_runs = 16;
+    c->max_queued_runs = CFG_AUTO;
     c->queue_wait_ms = 60000;
     c->retry_after_ms = 2000;
     c->image_inline_bytes = 512ull << 10;
@@ -671,7 +704,7 @@ static int set_defaults(struct cfg *c)
     c->accel_redirect = -1;
     form_limits_default(&c->form);
     c->cgi_sse_padding = 8192;
-    c->data_dir = strdup(PKGDATADIR);
+    c->data_dir = strdup(""); /* the built-in import map */
     c->installer = strdup("auto");
     c->index_url = strdup("default");
     c->extra_index_url = strdup("");
@@ -777,6 +810,11 @@ static int check_keys(const struct cfg *c, char *err, size_t errlen)
         snprintf(err, errlen, "run_ttl must be longer than timeout + kill_grace, or 0 to keep runs forever");
         return -EINVAL;
     }
+    char why[CFG_WHY_MAX + PATH_MAX];
+    if (exec_check_data(c->data_dir, why, sizeof why) < 0) {
+        snprintf(err, errlen, "data_dir = %s: %s", c->data_dir, why);
+        return -EINVAL;
+    }
     return 0;
 }
 
@@ -842,7 +880,7 @@ unsigned cfg_workers(const struct cfg *c)
     if (n > CFG_WORKERS_CPUS_MAX)
         n = CFG_WORKERS_CPUS_MAX;
     unsigned w = CFG_WORKERS_FIXED + CFG_WORKERS_PER_CPU * (unsigned)n;
-    uint64_t need = admit_max_running(&c->exec.admit) + c->max_queued_runs + CFG_SPARE_WORKERS;
+    uint64_t need = (uint64_t)admit_max_running(&c->exec.admit) + c->exec.admit.max_queued + CFG_SPARE_WORKERS;
     return need > w ? (unsigned)(need > CFG_WORKERS_MAX ? CFG_WORKERS_MAX : need) : w;
 }
 

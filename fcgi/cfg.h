@@ -69,6 +69,15 @@ struct cfg {
  * max_queued_runs + CFG_SPARE_WORKERS, so that every run and queued run has
  * its worker and a few are left for other requests (see doc/serving.md). */
 #define CFG_SPARE_WORKERS 2
+/* max_queued_runs = auto (the default; see queue_auto in cfg.c and
+ * doc/serving.md): 32 places per CPU, at least 64, within an eighth of the
+ * memory at 4 MiB a queued call (its worker, its request, nginx's
+ * connection: measured well below that, see doc/performance.md). */
+#define CFG_AUTO UINT64_MAX /* a count key's "auto" */
+#define CFG_QUEUE_PER_CPU 32
+#define CFG_QUEUE_MIN 64
+#define CFG_QUEUE_MEMORY_SHARE 8
+#define CFG_QUEUED_CALL_BYTES (4ull << 20)
 #define CFG_WORKERS_MAX 1024 /* the workers key's ceiling, and the automatic count's */
 unsigned cfg_workers(const struct cfg *c);
 /* The drain grace: drain_grace, or when 0, timeout + kill_grace + 5 s. */

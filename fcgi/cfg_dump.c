@@ -46,7 +46,10 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", cfg__levels[c->log_level]);
     rc = rc ? rc : dbuf_printf(&b, "workers = %llu\n", (unsigned long long)c->workers);
     rc = rc ? rc : dbuf_printf(&b, "max_concurrent_runs = %llu\n", (unsigned long long)c->max_concurrent_runs);
-    rc = rc ? rc : dbuf_printf(&b, "max_queued_runs = %llu\n", (unsigned long long)c->max_queued_runs);
+    if (c->max_queued_runs == CFG_AUTO)
+        rc = rc ? rc : dbuf_printf(&b, "max_queued_runs = auto (%u)\n", c->exec.admit.max_queued);
+    else
+        rc = rc ? rc : dbuf_printf(&b, "max_queued_runs = %llu\n", (unsigned long long)c->max_queued_runs);
     rc = rc ? rc : dbuf_printf(&b, "queue_wait = %lldms\n", (long long)c->queue_wait_ms);
     rc = rc ? rc : dbuf_printf(&b, "retry_after = %lldms\n", (long long)c->retry_after_ms);
     rc = rc ? rc : dbuf_printf(&b, "cancel_on_disconnect = %s\n", c->cancel_on_disconnect ? "on" : "off");

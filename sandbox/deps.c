@@ -174,7 +174,7 @@ int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len
 {
     struct deps_strv mods = {0};
     struct deps_map map = {0};
-    cleanup_free char *map_path = NULL;
+    bool map_loaded = false;
     int rc = deps_scan_imports(code, code_len, &mods);
     if (rc == -E2BIG) {
         snprintf(why, whylen, "the script imports more than %d modules", DEPS_MAX_IMPORTS);
@@ -193,18 +193,14 @@ int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len
             continue;
         /* The map is read only when an import needs it: a script of the
          * standard library never does. */
-        if (!map_path) {
-            if (asprintf(&map_path, "%s/import-names.tsv", cfg->data_dir) < 0) {
-                map_path = NULL;
-                rc = -ENOMEM;
-                goto out;
-            }
-            rc = deps_map_load(map_path, &map, why, whylen);
+        if (!map_loaded) {
+            rc = deps_map_load(cfg->data_dir, &map, why, whylen);
             if (rc < 0) {
                 size_t n = strlen(why);
-                snprintf(why + n, whylen - n, " (configuration key data_dir; make install puts it there)");
+                snprintf(why + n, whylen - n, " (configuration key data_dir)");
                 goto out;
             }
+            map_loaded = true;
         }
         const char *dist = deps_map_lookup(&map, mod);
         char *name = deps_normalize_name(dist, strlen(dist));

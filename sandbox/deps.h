@@ -86,17 +86,23 @@ int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *why,
 
 /* ----------------------------------------------------- the import map */
 
-/* The import name -> distribution map (data_dir/import-names.tsv: sorted
- * IMPORT<TAB>DIST lines after '#' comments). */
+/* The import name -> distribution map (data/import-names.tsv, built into
+ * the program by common/embed.sh, or DATA_DIR/import-names.tsv when the key
+ * data_dir names a directory: sorted IMPORT<TAB>DIST lines after '#'
+ * comments). */
+#define DEPS_MAP_FILE "import-names.tsv"
+extern const char deps__map_import_names[];
 struct deps_map {
     char *text;    /* the file, its lines cut in place */
     const char **imports;
     const char **dists;
     size_t n;
 };
-/* Loads and checks the file (sorted, unique, one tab per line). 0, -errno,
- * or -EINVAL with the line in why. deps_map_free() in every case. */
-int deps_map_load(const char *path, struct deps_map *m, char *why, size_t whylen) must_check;
+/* Loads and checks the map (sorted, unique, one tab per line): the built-in
+ * one when data_dir is NULL or empty, else data_dir's file. 0, -errno with
+ * the file in why, or -EINVAL with the line in why. deps_map_free() in
+ * every case. */
+int deps_map_load(const char *data_dir, struct deps_map *m, char *why, size_t whylen) must_check;
 void deps_map_free(struct deps_map *m);
 /* The distribution for an import name (borrowed), or the name itself when
  * the map does not list it. */

@@ -289,14 +289,18 @@ int deps__install(const struct deps_config *cfg, const char *state_dir, const ch
     if (asprintf(&cache, "%s/cache/%s", state_dir, uv ? "uv" : "pip") < 0 ||
         asprintf(&home, "%s/cache/home", state_dir) < 0 || asprintf(&home_env, "HOME=%s", home) < 0)
         return -ENOMEM;
-    /* Both exist before the installer starts: the jail binds them. */
+    /* Both exist before the installer starts: the jail binds them. Only
+     * the installer's (cache/ is 0711). */
     const char *dirs[] = {home, cache};
     for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-        if (mkdir(dirs[i], 0755) < 0 && errno != EEXIST) {
+        int made = mkdir(dirs[i], 0700);
+        if (made < 0 && errno != EEXIST) {
             rc = -errno;
             snprintf(err, errlen, "creating %s: %s", dirs[i], strerror(errno));
             return rc;
         }
+        if (made < 0)
+            discard(chmod(dirs[i], 0700)); /* made 0755 by an older version */
     }
     /* The installer's temporary files (downloads, unpacked wheels) go to
      * disk inside the environment being built, not to the jail's small

@@ -474,15 +474,10 @@ void deps_map_free(struct deps_map *m)
     memset(m, 0, sizeof *m);
 }
 
-int deps_map_load(const char *path, struct deps_map *m, char *why, size_t whylen)
+/* Cuts m->text (len bytes) into the sorted arrays; name says where the
+ * text came from in a message. */
+static int map_parse(struct deps_map *m, size_t len, const char *name, char *why, size_t whylen)
 {
-    size_t len;
-    memset(m, 0, sizeof *m);
-    int rc = util_read_file_at(AT_FDCWD, path, DEPS_MAP_MAX, &m->text, &len);
-    if (rc < 0) {
-        snprintf(why, whylen, "the import map %s: %s", path, strerror(-rc));
-        return rc;
-    }
     size_t lines = 1;
     for (size_t i = 0; i < len; i++)
         lines += m->text[i] == '\n';
@@ -500,12 +495,12 @@ int deps_map_load(const char *path, struct deps_map *m, char *why, size_t whylen
             continue;
         char *tab = strchr(line, '\t');
         if (!tab || tab == line || !tab[1] || strchr(tab + 1, '\t') || strpbrk(line, " \r")) {
-            snprintf(why, whylen, "%s:%d: expected IMPORT<TAB>DISTRIBUTION", path, lineno);
+            snprintf(why, whylen, "%s:%d: expected IMPORT<TAB>DISTRIBUTION", name, lineno);
             return -EINVAL;
         }
         *tab = '\0';
         if (m->n && strcmp(m->imports[m->n - 1], line) >= 0) {
-            snprintf(why, whylen, "%s:%d: not sorted, or a duplicate: %s", path, lineno, line);
+            snprintf(why, whylen, "%s:%d: not sorted, or a duplicate: %s", name, lineno, line);
             return -EINVAL;
         }
         m->imports[m->n] = line;
@@ -513,6 +508,32 @@ int deps_map_load(const char *path, struct deps_map *m, char *why, size_t whylen
         m->n++;
     }
     return 0;
+}
+
+int deps_map_load(const char *data_dir, struct deps_map *m, char *why, size_t whylen)
+{
+    size_t len;
+    memset(m, 0, sizeof *m);
+    if (!data_dir || !*data_dir) {
+        len = strlen(deps__map_import_names);
+        m->text = strdup(deps__map_import_names);
+        return m->text ? map_parse(m, len, "the built-in import map", why, whylen) : -ENOMEM;
+    }
+    cleanup_free char *path = NULL;
+    if (asprintf(&path, "%s/" DEPS_MAP_FILE, data_dir) < 0) {
+        path = NULL;
+        return -ENOMEM;
+    }
+    int rc = util_read_file_at(AT_FDCWD, path, DEPS_MAP_MAX, &m->text, &len);
+    if (rc < 0) {
+        snprintf(why, whylen, "the import map %s: %s", path, rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
+        return rc;
+    }
+    if (strlen(m->text) != len) {
+        snprintf(why, whylen, "the import map %s: holds a NUL byte", path);
+        return -EINVAL;
+    }
+    return map_parse(m, len, path, why, whylen);
 }
 
 const char *deps_map_lookup(const struct deps_map *m, const char *import)

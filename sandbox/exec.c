@@ -193,6 +193,14 @@ static int check_deps(const struct exec_spec *spec, struct deps_python *info, st
                          set, why, whylen);
 }
 
+int exec_check_data(const char *data_dir, char *why, size_t whylen)
+{
+    struct deps_map m;
+    int rc = deps_map_load(data_dir, &m, why, whylen);
+    deps_map_free(&m);
+    return rc;
+}
+
 int exec_check_requirements(const struct exec_spec *spec, char *why, size_t whylen)
 {
     struct deps_python info;

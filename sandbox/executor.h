@@ -103,7 +103,7 @@ enum deps_installer {
 /* Server-wide settings (config keys of the same names). Strings are
  * borrowed for the life of the struct. */
 struct deps_config {
-    const char *data_dir;        /* data_dir: holds import-names.tsv */
+    const char *data_dir;        /* data_dir: its import-names.tsv replaces the built-in map; NULL or "": built-in */
     enum deps_installer installer;
     const char *index_url;       /* NULL: the installer's default; "none": no index */
     const char *extra_index_url; /* NULL, or URLs separated by spaces */
@@ -335,6 +335,12 @@ int exec_check_code(const char *code, size_t len, const struct exec_limits *lim,
  * cannot tell (the interpreter is missing), reason in why. exec_run()
  * makes the same check itself and refuses the same calls (see there). */
 int exec_check_requirements(const struct exec_spec *spec, char *why, size_t whylen) must_check;
+
+/* Checks the data a run reads from the configuration: with data_dir set
+ * (not NULL or empty), data_dir/import-names.tsv must be there, readable
+ * and well formed. 0, or -errno with a one-line reason in why (a front door
+ * refuses to start on it: a configuration error, not a failed run). */
+int exec_check_data(const char *data_dir, char *why, size_t whylen) must_check;
 
 /* Marks runs whose process died before it recorded a result (a worker
  * killed mid-run): every STATE/runs/RUNID without result.json whose lock

@@ -129,12 +129,22 @@ struct jail_ll_rule {
  * find_links directories). */
 #define JAIL_LL_RULES_MAX 64
 
+/* The /etc directories that /usr's symlinks point into (see
+ * jail__etc_dirs_find), as "/etc/NAME". */
+#define JAIL_ETC_DIRS_MAX 8
+#define JAIL_ETC_DIR_LEN 64
+struct jail_etc_dirs {
+    char v[JAIL_ETC_DIRS_MAX][JAIL_ETC_DIR_LEN];
+    size_t n;
+};
+
 struct jail_ll_plan {
     int abi;                   /* the kernel's Landlock ABI; 0: none */
     uint64_t fs, net, scoped;  /* what the ruleset handles */
     struct jail_ll_rule rules[JAIL_LL_RULES_MAX];
     size_t n;
     char prefix[PATH_MAX];     /* the interpreter's prefix outside /usr */
+    struct jail_etc_dirs etc;  /* named by rules */
 };
 
 /* The kernel's Landlock ABI version (0 when it has none or it is off),
@@ -157,6 +167,11 @@ int jail__landlock_enforce(int fd) must_check;
  * fallback's Landlock rules name them): one list for both. */
 extern const char *const jail__etc_files[];
 extern const size_t jail__n_etc_files;
+/* Fills d with the host's /etc directories that /usr's symlinks lead into
+ * (Debian's alternatives: libblas.so.3, liblapack.so.3, java, editor; the
+ * interpreter's sitecustomize.py; Java's configuration), found by name in
+ * one read of /etc, so that those links resolve in a run as on the host. */
+void jail__etc_dirs_find(struct jail_etc_dirs *d);
 extern const char *const jail__dev_nodes[];
 extern const size_t jail__n_dev_nodes;
 /* The merged-/usr links (or directories on older systems). */
@@ -177,7 +192,7 @@ struct jail_plan_item {
     unsigned long extra;    /* MS_RDONLY, MS_NOSUID, ... added to what is locked */
 };
 
-#define JAIL_PLAN_MAX 48        /* /usr, its links, /etc and /dev entries, and the caller's binds */
+#define JAIL_PLAN_MAX 56        /* /usr, its links, /etc and /dev entries, and the caller's binds */
 #define JAIL_BPF_MAX 1024       /* instructions of the seccomp filter init receives */
 
 /* What init and the script need, set up by the parent before the clone

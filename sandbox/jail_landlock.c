@@ -114,6 +114,9 @@ int jail__landlock_plan(const struct jail_opts *o, struct jail_ll_plan *pl)
         rc = add(pl, pp, LL_RX, false);
     for (size_t i = 0; rc == 0 && i < jail__n_etc_files; i++)
         rc = add(pl, jail__etc_files[i], LL_R, true);
+    jail__etc_dirs_find(&pl->etc);
+    for (size_t i = 0; rc == 0 && i < pl->etc.n; i++)
+        rc = add(pl, pl->etc.v[i], LL_R, true);
     /* The jail writes these for the sandbox user (and links os-release);
      * here the host's, no secrets (those are in /etc/shadow). The release
      * files are what pip and platform read to name the system: a file

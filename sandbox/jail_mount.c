@@ -6,8 +6,10 @@
 
 #include "jail_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +267,32 @@ const char *const jail__etc_files[] = {
     "/etc/mime.types",  "/etc/fonts",    "/etc/timezone",        "/etc/pki",
 };
 const size_t jail__n_etc_files = ARRAY_SIZE(jail__etc_files);
+
+void jail__etc_dirs_find(struct jail_etc_dirs *d)
+{
+    /* Package directories of symlinks and configuration, no secrets. Not
+     * /etc/environment (a link of systemd's environment.d): the host's
+     * variables, which may hold credentials. */
+    static const char *const names[] = {"alternatives", "python3*", "java-*"};
+    d->n = 0;
+    cleanup_dir DIR *dir = opendir("/etc");
+    if (!dir)
+        return;
+    for (struct dirent *e; d->n < JAIL_ETC_DIRS_MAX && (e = readdir(dir));) {
+        struct stat st;
+        bool is_dir = e->d_type == DT_DIR ||
+                      (e->d_type == DT_UNKNOWN && fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                       S_ISDIR(st.st_mode));
+        if (!is_dir || strlen(e->d_name) >= JAIL_ETC_DIR_LEN - sizeof "/etc/")
+            continue;
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+            if (fnmatch(names[i], e->d_name, 0) == 0) {
+                snprintf(d->v[d->n++], JAIL_ETC_DIR_LEN, "/etc/%s", e->d_name);
+                break;
+            }
+        }
+    }
+}
 /* /dev: a few nodes of the host's. */
 const char *const jail__dev_nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 const size_t jail__n_dev_nodes = ARRAY_SIZE(jail__dev_nodes);
@@ -365,6 +393,10 @@ int jail__plan_make(struct jail_ns_ctx *c, char *err, size_t errlen)
         rc = plan_bind(c, pp, pp, RO, false, err, errlen);
     for (size_t i = 0; rc == 0 && i < jail__n_etc_files; i++)
         rc = plan_bind(c, jail__etc_files[i], jail__etc_files[i], RO, true, err, errlen);
+    struct jail_etc_dirs etc;
+    jail__etc_dirs_find(&etc);
+    for (size_t i = 0; rc == 0 && i < etc.n; i++)
+        rc = plan_bind(c, etc.v[i], etc.v[i], RO, true, err, errlen);
     if (rc == 0 && o->network)
         rc = plan_bind(c, "/etc/resolv.conf", "/etc/resolv.conf", RO, true, err, errlen);
     for (size_t i = 0; rc == 0 && i < jail__n_dev_nodes; i++)

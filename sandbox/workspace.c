@@ -92,11 +92,14 @@ int ws_init_state(const char *state_dir)
 {
     /* runs/ and sessions/ can be passed through (a run in the fallback, as
      * another uid, reaches its own directory) but not listed: their ids are
-     * the capabilities. */
+     * the capabilities. cache/ too: the jail's init, as an unprivileged uid,
+     * makes the installer's bind targets at the same paths, through the
+     * host's /usr when the state directory is below it; what it holds is
+     * 0700. */
     static const struct {
         const char *name;
         mode_t mode;
-    } subs[] = {{"runs", 0711}, {"sessions", 0711}, {"envs", 0755}, {"cache", 0700}};
+    } subs[] = {{"runs", 0711}, {"sessions", 0711}, {"envs", 0755}, {"cache", 0711}};
     int rc = util_mkdir_p(state_dir, 0755);
     if (rc < 0)
         return rc;

@@ -183,14 +183,25 @@ is "$(jget $T/own.json 'r["env_cache"]')" none "need no environment"
 is "$(jget $T/own.json 'r["install_log"]')" null "and no installer"
 like "$(jget $T/own.json 'r["logs"]')" "helpers here mounted" "the script imported them"
 
-# --- the import map is read only when an import needs it ---
+# --- the import map: built in; data_dir names a directory whose map replaces it ---
 printf 'import os, json\nprint(json.dumps(os.sep))\n' >$T/std.py
 run_json $T/nomap1.json $T/std.py --set data_dir=$T/nowhere
-is "$(jget $T/nomap1.json 'r["status"]')" ok "a stdlib-only script runs without the map"
-run_json $T/nomap2.json $T/beta.py --set data_dir=$T/nowhere
-is "$(jget $T/nomap2.json 'r["status"]')" sandbox_error "an import that needs the map, without it: the service's error"
-like "$(jget $T/nomap2.json 'r["error"]')" "$T/nowhere/import-names.tsv" "naming the file"
-like "$(jget $T/nomap2.json 'r["error"]')" "data_dir" "and the key"
+is "$RC" 78 "a data_dir without import-names.tsv: a configuration error (exit 78), for any script"
+[ -s $T/nomap1.json ]
+ok $((!$?)) "and no result: nothing ran"
+like "$(cat $T/nomap1.json.err)" "data_dir = $T/nowhere" "the message names the key"
+like "$(cat $T/nomap1.json.err)" "$T/nowhere/import-names.tsv: No such file or directory" "and the file"
+mkdir -p $T/map
+printf 'b\tB\na\tA\n' >$T/map/import-names.tsv
+run_json $T/nomap2.json $T/std.py --set data_dir=$T/map
+is "$RC" 78 "a broken map: a configuration error too"
+like "$(cat $T/nomap2.json.err)" "import-names.tsv:2: not sorted" "naming the line"
+# A map of one's own: rms_gamma is provided by rms-gamma-dist, which
+# detection alone does not know (above).
+printf '# mine\nrms_gamma\trms-gamma-dist\n' >$T/map/import-names.tsv
+run_json $T/ownmap.json $T/gamma.py --set data_dir=$T/map
+is "$RC" 0 "data_dir's map replaces the built-in one"
+is "$(jget $T/ownmap.json 'r["requirements"]')" '["rms-gamma-dist==1.0"]' "rms_gamma found in rms-gamma-dist"
 
 # --- the installer: uv when it is on PATH (a stand-in here, uv is not
 # installable on these machines), pip otherwise ---

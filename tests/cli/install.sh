@@ -18,9 +18,8 @@ done
 [ -x "$INST_DATA/nginx/render" ]
 ok $? "installed: nginx/render, executable"
 
-# The installed program, told where its data went, runs the seed example's
-# standard-library twin.
-RUNMYSCRIPT_DATA_DIR=$INST_DATA RUNMYSCRIPT_STATE_DIR=$TEST_TMP/state RUNMYSCRIPT_REQUIRE_ISOLATION=off \
+# The installed program runs the seed example's standard-library twin.
+RUNMYSCRIPT_STATE_DIR=$TEST_TMP/state RUNMYSCRIPT_REQUIRE_ISOLATION=off \
     "$INST_BIN" run --json - <<<'print("installed", 6 * 7)' >"$TEST_TMP/run.json"
 is "$(jget "$TEST_TMP/run.json" 'r["status"] + " " + r["logs"].strip()')" "ok installed 42" "the installed program runs a script"
 like "$("$INST_BIN" --version)" "runmyscript " "the installed program says its version"

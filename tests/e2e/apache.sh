@@ -33,8 +33,8 @@ cp "$INST_BIN" "$DOCS/cgi-bin/runmyscript.cgi"
 mkdir -p "$DOCS/state/runs" && echo secret >"$DOCS/state/runs/x"
 cp -R "$WHEELHOUSE" "$SITE/wheels"
 conf() { # conf EXTRA-LINES: the configuration next to the program
-    printf 'state_dir = %s\ndata_dir = %s\nlog_level = info\nindex_url = none\nfind_links = file://%s\n%b\n' \
-        "$SITE/state" "$INST_DATA" "$SITE/wheels" "${1:-}" >"$DOCS/cgi-bin/runmyscript.conf"
+    printf 'state_dir = %s\nlog_level = info\nindex_url = none\nfind_links = file://%s\n%b\n' \
+        "$SITE/state" "$SITE/wheels" "${1:-}" >"$DOCS/cgi-bin/runmyscript.conf"
 }
 conf
 
@@ -272,8 +272,8 @@ is "$STATUS" 401 "a wrong token: 401"
 # Under a path: the same files in a subdirectory, public_url naming it.
 mkdir -p "$DOCS/tools/rms"
 cp -R "$DOCS/cgi-bin" "$DOCS/.htaccess" "$DOCS/index.html" "$DOCS/tools/rms/"
-printf 'state_dir = %s\ndata_dir = %s\nisolation = rlimits\nrequire_isolation = off\npublic_url = http://127.0.0.1:%s/tools/rms\n' \
-    "$SITE/state" "$INST_DATA" "$PORT" >"$DOCS/tools/rms/cgi-bin/runmyscript.conf"
+printf 'state_dir = %s\nisolation = rlimits\nrequire_isolation = off\npublic_url = http://127.0.0.1:%s/tools/rms\n' \
+    "$SITE/state" "$PORT" >"$DOCS/tools/rms/cgi-bin/runmyscript.conf"
 [ "$(id -u)" = 0 ] && chown -R nobody:nogroup "$DOCS/tools"
 BASE=http://127.0.0.1:$PORT/tools/rms
 init 2025-11-25

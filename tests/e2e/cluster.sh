@@ -18,8 +18,8 @@ declare -A NODE_PID NODE_PORT
 node_start() { # node_start NAME
     local name=$1 dir=$T/$1
     mkdir -p "$dir/state"
-    printf 'state_dir = %s\nnode_id = %s\naccel_redirect = off\nlog_level = info\ndata_dir = %s\n' \
-        "$dir/state" "$name" "$top_srcdir/data" >"$dir/runmyscript.conf"
+    printf 'state_dir = %s\nnode_id = %s\naccel_redirect = off\nlog_level = info\n' \
+        "$dir/state" "$name" >"$dir/runmyscript.conf"
     NODE_PORT[$name]=$(free_port)
     # The environment would win over the file (tap.sh sets a state_dir):
     # --set wins over both.

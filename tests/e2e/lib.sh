@@ -61,9 +61,6 @@ stack_start() {
     mkdir -p "$PREFIX/tmp" "$T/state"
     CONF=$T/runmyscript.conf
     printf 'state_dir = %s\nlog_level = info\n%b\n' "$T/state" "${STACK_CONF:-}" >"$CONF"
-    # CGI children get only the FastCGI parameters: the import map's place
-    # goes into the file (make check runs the program from the build tree).
-    [ -d "$top_srcdir/data" ] && printf 'data_dir = %s\n' "$top_srcdir/data" >>"$CONF"
     if [ "$mode" = stdin ]; then
         # FastCGI on stdin: spawn-fcgi binds the socket and starts the
         # program with it as fd 0 (-n: in the foreground, so its pid is ours).

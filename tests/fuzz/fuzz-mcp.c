@@ -132,7 +132,7 @@ static void load_cfg(struct cfg *c, bool accel)
     snprintf(set_state, sizeof set_state, "state_dir=%s", state);
     const char *sets[] = {set_state, "log_level=error", "node_id=n1", "session_ttl=1h", "max_sessions=50",
                           "preview_bytes=512", accel ? "accel_redirect=on" : "accel_redirect=off",
-                          "test_fixture_tools=on", "data_dir=/nonexistent"};
+                          "test_fixture_tools=on"};
     fuzz_assert(cfg_load(c, "/dev/null", NULL, sets, ARRAY_SIZE(sets), err, sizeof err) == 0, err);
     log_set_level(LOG_LVL_ERROR);
 }

@@ -58,7 +58,7 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
 PKGS="json-c fcgi libseccomp libarchive libcurl"
 CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
  -Wall -Wno-unused-parameter -I$top_builddir -I$top_srcdir/common -I$top_srcdir/sandbox -I$top_srcdir/fcgi -I$top_srcdir/tests/lib -I$here
- -DSYSCONFDIR=\"/nonexistent\" -DLOCALSTATEDIR=\"/nonexistent\" -DPKGDATADIR=\"/nonexistent\"
+ -DSYSCONFDIR=\"/nonexistent\" -DLOCALSTATEDIR=\"/nonexistent\"
  $(pkg-config --cflags $PKGS)"
 LIBS="$(pkg-config --libs json-c fcgi libseccomp) -ldl -lm"
 
@@ -76,12 +76,20 @@ export -f compile
 fuzz_script=$(readlink -f "$0") # the flags are in it
 export FUZZ_CC CFLAGS newest_header fuzz_script
 
+embed() { # embed OUT.c HEADER PREFIX FILE...: as make does (common/embed.sh)
+    local out=$1
+    shift
+    (cd "$top_srcdir" && sh common/embed.sh . "$@") >"$out.tmp" || return 1
+    cmp -s "$out.tmp" "$out" && rm -f "$out.tmp" || mv "$out.tmp" "$out"
+}
+
 build() {
     local jobs=() src base extra objs=()
-    local schemas=$FUZZ_DIR/obj/tools_schemas.c
-    (cd "$top_srcdir" && sh fcgi/schemas/embed.sh . fcgi/schemas/*.json) >"$schemas.tmp" || return 1
-    cmp -s "$schemas.tmp" "$schemas" && rm -f "$schemas.tmp" || mv "$schemas.tmp" "$schemas"
-    for src in "$top_srcdir"/common/*.c "$top_srcdir"/sandbox/*.c "$top_srcdir"/fcgi/*.c "$schemas"; do
+    local schemas=$FUZZ_DIR/obj/tools_schemas.c map=$FUZZ_DIR/obj/deps_map_builtin.c
+    # shellcheck disable=SC2046
+    embed "$schemas" tools_internal.h tools__schema_ $(cd "$top_srcdir" && echo fcgi/schemas/*.json) || return 1
+    embed "$map" deps.h deps__map_ data/import-names.tsv || return 1
+    for src in "$top_srcdir"/common/*.c "$top_srcdir"/sandbox/*.c "$top_srcdir"/fcgi/*.c "$schemas" "$map"; do
         base=$(basename "$src" .c)
         [ "$base" = main ] || [ "$base" = tools_nofixture ] && continue
         jobs+=("$src" "$FUZZ_DIR/obj/lib-$base.o" "")

@@ -152,11 +152,14 @@ static void test_load(void)
 static void test_deps_keys(void)
 {
     struct cfg c;
-    char err[512];
+    char err[512], data[400], set_data[420];
+    const char *top = getenv("top_srcdir");
+    snprintf(data, sizeof data, "%s/data", top ? top : ".");
+    snprintf(set_data, sizeof set_data, "data_dir=%s", data);
     const char *sets[] = {"installer=pip", "index_url=none", "extra_index_url=none", "find_links=file:///w /x",
                           "only_binary=off", "auto_deps=off", "requirement_urls=on", "env_cache_size=512M",
-                          "install_time=90", "data_dir=/opt/rms-data"};
-    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every dependency key sets");
+                          "install_time=90", set_data};
+    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every dependency key sets: %s", err);
     const struct deps_config *d = &c.exec.deps;
     ok(d->installer == DEPS_INSTALLER_PIP, "installer pip");
     is_str(d->index_url, "none", "index_url none (offline)");
@@ -165,7 +168,12 @@ static void test_deps_keys(void)
     ok(!d->only_binary && !c.exec.auto_deps && d->requirement_urls, "the switches");
     is_int((long long)d->cache_bytes, 512ll << 20, "env_cache_size 512M");
     is_int(c.exec.limits.install_ms, 90000, "install_time 90 s");
-    is_str(d->data_dir, "/opt/rms-data", "data_dir");
+    is_str(d->data_dir, data, "data_dir");
+    cfg_free(&c);
+    /* A data_dir without the map is the configuration's error. */
+    const char *nowhere[] = {"data_dir=/nonexistent/rms-data"};
+    is_int(cfg_load(&c, NULL, NULL, nowhere, 1, err, sizeof err), -EINVAL, "a data_dir without import-names.tsv is refused");
+    ok(strstr(err, "data_dir = /nonexistent/rms-data") && strstr(err, "No such file"), "naming the key and why: %s", err);
     cfg_free(&c);
     const char *defaults[] = {"index_url=default", "installer=auto", "extra_index_url=", "find_links=none"};
     is_int(cfg_load(&c, NULL, NULL, defaults, ARRAY_SIZE(defaults), err, sizeof err), 0, "the defaults by name");
@@ -173,6 +181,7 @@ static void test_deps_keys(void)
        "index_url default is the installer's own; empty lists are none");
     ok(c.exec.deps.installer == DEPS_INSTALLER_AUTO && c.exec.deps.only_binary && c.exec.auto_deps,
        "installer auto, only_binary and auto_deps on by default");
+    is_str(c.exec.deps.data_dir, "", "data_dir empty by default: the built-in import map");
     is_int((long long)c.exec.deps.cache_bytes, 10ll << 30, "env_cache_size defaults to 10G");
     cfg_free(&c);
     const char *bad[] = {"installer=conda"};
@@ -203,17 +212,37 @@ static void test_admission_keys(void)
     is_int((int)cfg_workers(&c), 3 + 40 + CFG_SPARE_WORKERS, "workers = 0: running + queued + spare");
     cfg_free(&c);
     is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "the defaults");
-    ok(c.exec.admit.max_running == 0 && c.exec.admit.max_queued == 16 && c.exec.admit.queue_wait_ms == 60000 &&
+    ok(c.exec.admit.max_running == 0 && c.max_queued_runs == CFG_AUTO && c.exec.admit.queue_wait_ms == 60000 &&
            c.exec.retry_after_ms == 2000 && !c.cancel_on_disconnect,
-       "max_concurrent_runs 0 (the CPUs), max_queued_runs 16, queue_wait 60 s, retry_after 2 s, finish on disconnect");
-    ok(cfg_workers(&c) >= admit_max_running(&c.exec.admit) + 16 + CFG_SPARE_WORKERS, "the default workers fit them");
+       "max_concurrent_runs 0 (the CPUs), max_queued_runs auto, queue_wait 60 s, retry_after 2 s, finish on disconnect");
+    /* auto: 32 a CPU, at least 64, within an eighth of the memory at 4 MiB
+     * a call. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t mem_q = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 8 / (4u << 20);
+    uint64_t want = 32 * (uint64_t)cpus > 64 ? 32 * (uint64_t)cpus : 64;
+    if (want > mem_q)
+        want = mem_q;
+    is_int((long long)c.exec.admit.max_queued, (long long)want, "auto: %llu queue places here (%ld CPUs)",
+           (unsigned long long)want, cpus);
+    ok(c.exec.admit.max_queued >= 64 || mem_q < 64, "at least 64 where the memory holds them");
+    ok(cfg_workers(&c) >= admit_max_running(&c.exec.admit) + c.exec.admit.max_queued + CFG_SPARE_WORKERS,
+       "the default workers fit them");
+    cfg_free(&c);
+    const char *autoq[] = {"max_queued_runs=auto", "max_concurrent_runs=3"};
+    is_int(cfg_load(&c, NULL, NULL, autoq, 2, err, sizeof err), 0, "max_queued_runs = auto by name");
+    ok(c.max_queued_runs == CFG_AUTO && c.exec.admit.max_queued == want, "the same count");
+    cfg_free(&c);
+    const char *noq[] = {"max_queued_runs=0"};
+    is_int(cfg_load(&c, NULL, NULL, noq, 1, err, sizeof err), 0, "max_queued_runs = 0");
+    is_int((int)c.exec.admit.max_queued, 0, "no queue");
     cfg_free(&c);
     const char *bad[] = {"max_concurrent_runs=5000"};
     ok(cfg_load(&c, NULL, NULL, bad, 1, err, sizeof err) < 0 && strstr(err, "out of range"),
        "max_concurrent_runs past 4096 is refused: %s", err);
     cfg_free(&c);
     const char *bad2[] = {"max_queued_runs=-1"};
-    ok(cfg_load(&c, NULL, NULL, bad2, 1, err, sizeof err) < 0, "a negative queue is refused: %s", err);
+    ok(cfg_load(&c, NULL, NULL, bad2, 1, err, sizeof err) < 0 && strstr(err, "auto or"),
+       "a negative queue is refused, naming what is expected: %s", err);
     cfg_free(&c);
 }
 

@@ -289,14 +289,31 @@ static void test_versions(void)
         is_int(deps_version_satisfies(v[i].have, v[i].spec), v[i].want, "%s against '%s'", v[i].have, v[i].spec);
 }
 
+/* Writes text as DIR/import-names.tsv. */
+static void write_map(const char *dir, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/import-names.tsv", dir);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
 static void test_map(const char *srcdir, const char *tmp)
 {
     char path[4096], why[512] = "";
     struct deps_map m;
-    snprintf(path, sizeof path, "%s/data/import-names.tsv", srcdir);
-    int rc = deps_map_load(path, &m, why, sizeof why);
-    is_int(rc, 0, "the shipped import map loads: %s", why);
+    /* Built in (no data_dir), and the shipped file named by data_dir: the
+     * same map. */
+    int rc = deps_map_load(NULL, &m, why, sizeof why);
+    is_int(rc, 0, "the built-in import map loads: %s", why);
     ok(m.n >= 150, "it has at least 150 mappings (%zu)", m.n);
+    size_t builtin_n = m.n;
+    deps_map_free(&m);
+    snprintf(path, sizeof path, "%s/data", srcdir);
+    rc = deps_map_load(path, &m, why, sizeof why);
+    is_int(rc, 0, "the shipped import map loads from data_dir: %s", why);
+    is_int((int)m.n, (int)builtin_n, "the same mappings as the built-in one");
     static const struct {
         const char *imp, *dist;
     } v[] = {
@@ -310,20 +327,24 @@ static void test_map(const char *srcdir, const char *tmp)
     for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(v); i++)
         is_str(deps_map_lookup(&m, v[i].imp), v[i].dist, "map: %s", v[i].imp);
     deps_map_free(&m);
+    is_int(deps_map_load("", &m, why, sizeof why), 0, "an empty data_dir is the built-in map");
+    is_int((int)m.n, (int)builtin_n, "all of it");
+    deps_map_free(&m);
 
-    /* A broken map is an error, never a silent guess. */
-    snprintf(path, sizeof path, "%s/bad.tsv", tmp);
-    FILE *f = fopen(path, "w");
-    fputs("# header\nb\tB\na\tA\n", f);
-    fclose(f);
-    is_int(deps_map_load(path, &m, why, sizeof why), -EINVAL, "an unsorted map is refused");
-    ok(strstr(why, "bad.tsv:3") != NULL, "naming the line: %s", why);
+    /* A missing or broken map is an error, never a silent guess. */
+    snprintf(path, sizeof path, "%s/nowhere", tmp);
+    is_int(deps_map_load(path, &m, why, sizeof why), -ENOENT, "a data_dir without the map is refused");
+    ok(strstr(why, "nowhere/import-names.tsv") != NULL, "naming the file: %s", why);
     deps_map_free(&m);
-    f = fopen(path, "w");
-    fputs("a b\n", f);
-    fclose(f);
-    is_int(deps_map_load(path, &m, why, sizeof why), -EINVAL, "a line without a tab is refused");
+    write_map(tmp, "# header\nb\tB\na\tA\n");
+    is_int(deps_map_load(tmp, &m, why, sizeof why), -EINVAL, "an unsorted map is refused");
+    ok(strstr(why, "import-names.tsv:3") != NULL, "naming the line: %s", why);
     deps_map_free(&m);
+    write_map(tmp, "a b\n");
+    is_int(deps_map_load(tmp, &m, why, sizeof why), -EINVAL, "a line without a tab is refused");
+    deps_map_free(&m);
+    snprintf(path, sizeof path, "%s/import-names.tsv", tmp);
+    unlink(path);
 }
 
 /* A fake interpreter: its stdlib list is all that deps_detect reads. */
