@@ -524,7 +524,10 @@ int deps_map_load(const char *data_dir, struct deps_map *m, char *why, size_t wh
         path = NULL;
         return -ENOMEM;
     }
-    int rc = util_read_file_at(AT_FDCWD, path, DEPS_MAP_MAX, &m->text, &len);
+    /* The administrator's file: a symlink to it is fine, as for the
+     * configuration file. */
+    cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = fd < 0 ? -errno : util_read_fd(fd, DEPS_MAP_MAX, &m->text, &len);
     if (rc < 0) {
         snprintf(why, whylen, "the import map %s: %s", path, rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
         return rc;

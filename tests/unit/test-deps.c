@@ -327,6 +327,18 @@ static void test_map(const char *srcdir, const char *tmp)
     for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(v); i++)
         is_str(deps_map_lookup(&m, v[i].imp), v[i].dist, "map: %s", v[i].imp);
     deps_map_free(&m);
+    /* data_dir's file may be a link to the administrator's copy. */
+    char linked[4096], target[4200];
+    snprintf(linked, sizeof linked, "%s/linked", tmp);
+    mkdir(linked, 0755);
+    snprintf(path, sizeof path, "%s/import-names.tsv", linked);
+    snprintf(target, sizeof target, "%s/data/import-names.tsv", srcdir);
+    ok(symlink(target, path) == 0, "a data_dir whose import-names.tsv is a symlink");
+    is_int(deps_map_load(linked, &m, why, sizeof why), 0, "loads through the link: %s", why);
+    is_int((int)m.n, (int)builtin_n, "the whole map");
+    deps_map_free(&m);
+    unlink(path);
+    rmdir(linked);
     is_int(deps_map_load("", &m, why, sizeof why), 0, "an empty data_dir is the built-in map");
     is_int((int)m.n, (int)builtin_n, "all of it");
     deps_map_free(&m);
