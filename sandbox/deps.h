@@ -232,9 +232,13 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
                  const struct deps_install_io *io, struct deps_env *e, char *err, size_t errlen) must_check;
 
 /* Evicts least recently used environments (never base ones, never one a
- * run holds, never keep_key) until the total is at most cap bytes, and
- * removes what killed builds left behind. Returns the number evicted or
- * -errno. */
-int deps_evict(const char *state_dir, uint64_t cap, const char *keep_key);
+ * run holds, never keep_key) until their total is at most cap bytes and,
+ * when store_cap is not 0, until they and the package store entries they
+ * link are at most store_cap; then store entries no environment links,
+ * least recently linked first, never one a build is linking, until the
+ * store and the environments together are at most store_cap. Removes what
+ * killed builds and unpacks left behind. 0 caps are no caps. Returns the
+ * number of environments and entries evicted, or -errno. */
+int deps_evict(const char *state_dir, uint64_t cap, uint64_t store_cap, const char *keep_key);
 
 #endif

@@ -111,6 +111,8 @@ struct deps_config {
     bool only_binary;            /* wheels only: no setup.py runs at install time */
     bool requirement_urls;       /* allow `name @ URL` direct references */
     uint64_t cache_bytes;        /* env_cache_size: 0 means no cap */
+    bool package_store;          /* package_store: environments assembled from STATE/store (pip only) */
+    uint64_t store_bytes;        /* store_bytes: the store and the environments together; 0: no cap */
 };
 
 /* ------------------------------------------------------------ the config */

@@ -1,0 +1,215 @@
+/* deps_assemble.c: an environment assembled from the package store: the
+ * set resolved to an exact list of wheels (the resolution of its key
+ * kept in STATE/store/res/KEY, so that it is made once; else pip's
+ * download, in the jail with the network, which saves every wheel of the
+ * resolution), the wheels the store lacks unpacked into it, and each one
+ * hard linked into the environment being built. */
+#include "config.h"
+
+#include "deps_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RES_MAX (64u << 10)              /* bytes of one kept resolution */
+#define RES_HEAD "runmyscript-resolution 1\n"
+#define STORE_DL ".store-download"       /* under the environment being built */
+
+void deps__held_release(struct deps__held *h)
+{
+    for (size_t i = 0; i < h->n; i++)
+        close(h->fd[i]);
+    h->n = 0;
+}
+
+/* The kept resolution of key: the wheels' hashes, in order. -ENOENT when
+ * there is none (or it is not one of ours). */
+static int res_read(int res, const char *key, struct deps_strv *hashes)
+{
+    cleanup_free char *text = NULL;
+    size_t len;
+    int rc = util_read_file_at(res, key, RES_MAX, &text, &len);
+    if (rc < 0)
+        return rc == -ENOENT ? rc : -ENOENT;
+    if (strncmp(text, RES_HEAD, strlen(RES_HEAD)))
+        return -ENOENT;
+    char *save = NULL;
+    for (char *line = strtok_r(text + strlen(RES_HEAD), "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "wheel ", 6) || strlen(line + 6) < 64)
+            return -ENOENT;
+        if ((rc = deps_strv_push(hashes, line + 6, 64)) < 0)
+            return rc;
+    }
+    return hashes->n ? 0 : -ENOENT;
+}
+
+static int res_write(int res, const char *key, const struct deps_strv *hashes, const struct deps_strv *files)
+{
+    struct dbuf b;
+    dbuf_init(&b, RES_MAX);
+    int rc = dbuf_printf(&b, RES_HEAD);
+    for (size_t i = 0; rc == 0 && i < hashes->n; i++)
+        rc = dbuf_printf(&b, "wheel %s %s\n", hashes->v[i], files->v[i]);
+    if (rc == 0)
+        rc = util_write_file_atomic(res, key, b.data, b.len, 0644);
+    dbuf_free(&b);
+    return rc;
+}
+
+static bool is_wheel(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && !strcmp(name + n - 4, ".whl");
+}
+
+/* The requirement of set a refused wheel (its file name's distribution)
+ * came in with, or that name. */
+static char *refused_requirement(const struct deps_set *set, const char *file)
+{
+    cleanup_free char *name = deps_normalize_name(file, strcspn(file, "-"));
+    for (size_t i = 0; name && i < set->n; i++)
+        if (!strcmp(set->v[i].name, name))
+            return strdup(set->v[i].spec);
+    return steal_pointer(&name);
+}
+
+/* pip's download into tmp/STORE_DL, then every wheel of it into the
+ * store. The names in files, their hashes in hashes, in one order. */
+static int resolve(const struct deps_config *cfg, const char *state_dir, const struct deps__store *s,
+                   const char *pip_runner, const struct deps_set *set, int64_t install_ms,
+                   const struct deps_install_io *io, const char *tmp, struct deps_strv *hashes,
+                   struct deps_strv *files, char **failed, char *err, size_t errlen)
+{
+    cleanup_free char *dl = NULL;
+    if (asprintf(&dl, "%s/" STORE_DL, tmp) < 0)
+        return -ENOMEM;
+    int rc = deps__download(cfg, state_dir, pip_runner, set, install_ms, io, tmp, dl, failed, err, errlen);
+    if (rc != DEPS_ENV_READY)
+        return rc;
+    deps__fault("download");
+    cleanup_fd int dfd = open(dl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 && errno == ENOENT) {
+        snprintf(err, errlen, "the installer's download saved nothing");
+        return -EIO;
+    }
+    cleanup_dir DIR *d = dfd < 0 ? NULL : util_opendir_at(dfd);
+    if (!d) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: %s", dl, strerror(errno));
+        return rc;
+    }
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.')
+            continue;
+        if (!is_wheel(de->d_name)) {
+            log_msg(LOG_LVL_INFO, "store: %s is not a wheel: the set is installed by pip as before", de->d_name);
+            return DEPS__STORE_NO;
+        }
+        if ((rc = deps_strv_push(files, de->d_name, strlen(de->d_name))) < 0)
+            return rc;
+    }
+    for (size_t i = 0; i < files->n; i++) {
+        cleanup_free char *path = NULL;
+        char hash[65], why[768];
+        if (asprintf(&path, "%s/%s", dl, files->v[i]) < 0)
+            return -ENOMEM;
+        rc = deps__store_put(s, path, NULL, hash, why, sizeof why);
+        if (rc == -EBADMSG || rc == -EINVAL || rc == -E2BIG || rc == -EFBIG) {
+            cleanup_free char *names = deps_set_names(set);
+            *failed = refused_requirement(set, files->v[i]);
+            snprintf(err, errlen, "installing %s failed (%s): %s", names ? names : "the requirements",
+                     *failed ? *failed : files->v[i], why);
+            return DEPS_ENV_INSTALL_FAILED;
+        }
+        if (rc < 0) {
+            snprintf(err, errlen, "%s", why);
+            return rc;
+        }
+        if ((rc = deps_strv_push(hashes, hash, 64)) < 0)
+            return rc;
+    }
+    discard(util_rm_rf_at(AT_FDCWD, dl)); /* the store has them now */
+    return DEPS_ENV_READY;
+}
+
+int deps__store_build(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+                      const char *pip_runner, const struct deps_set *set, const char *key, int64_t install_ms,
+                      const struct deps_install_io *io, const char *tmp, struct deps_strv *wheels,
+                      struct deps__held *held, size_t *copied, char **failed, char *err, size_t errlen)
+{
+    char pyver[16];
+    int major = 0, minor = 0;
+    if (sscanf(info->version, "%d.%d", &major, &minor) != 2)
+        return -EINVAL;
+    snprintf(pyver, sizeof pyver, "%d.%d", major, minor);
+    struct deps__store s = {state_dir, pyver, info->path, io, cfg->store_bytes, install_ms};
+    cleanup_free char *resdir = NULL, *site = NULL;
+    if (asprintf(&resdir, "%s/store/res", state_dir) < 0 ||
+        asprintf(&site, "lib/python%s/site-packages", pyver) < 0)
+        return -ENOMEM;
+    int rc = util_mkdir_p(resdir, 0755);
+    cleanup_fd int res = rc < 0 ? -1 : open(resdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rc == 0 && res < 0)
+        rc = -errno;
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", resdir, strerror(-rc));
+        return rc;
+    }
+    struct deps_strv hashes = {0}, files = {0};
+    /* A key resolved before is not resolved again, while the store still
+     * has every wheel of it. */
+    bool kept = res_read(res, key, &hashes) == 0;
+    cleanup_free char *sdir = NULL;
+    if (kept && (rc = deps__store_dir(state_dir, pyver, &sdir)) < 0)
+        goto out;
+    for (size_t i = 0; kept && i < hashes.n; i++) {
+        char p[PATH_MAX];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s/runmyscript-wheel.txt", sdir, hashes.v[i]);
+        kept = stat(p, &st) == 0;
+    }
+    if (kept) {
+        log_msg(LOG_LVL_INFO, "store: the resolution of %s is known: no installer", key);
+    } else {
+        deps_strv_free(&hashes);
+        rc = resolve(cfg, state_dir, &s, pip_runner, set, install_ms, io, tmp, &hashes, &files, failed, err, errlen);
+        if (rc != DEPS_ENV_READY)
+            goto out;
+        if ((rc = res_write(res, key, &hashes, &files)) < 0) {
+            snprintf(err, errlen, "keeping the resolution: %s", strerror(-rc));
+            goto out;
+        }
+    }
+    cleanup_fd int env = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (env < 0) {
+        rc = -errno;
+        goto out;
+    }
+    for (size_t i = 0; i < hashes.n; i++) {
+        if (held->n == ARRAY_SIZE(held->fd)) {
+            snprintf(err, errlen, "more than %zu wheels in one environment", ARRAY_SIZE(held->fd));
+            rc = -E2BIG;
+            goto out;
+        }
+        rc = deps__store_link(&s, hashes.v[i], env, site, &held->fd[held->n], copied, err, errlen);
+        if (rc < 0)
+            goto out;
+        held->n++;
+        char ref[96];
+        snprintf(ref, sizeof ref, "py%s/%s", pyver, hashes.v[i]);
+        if ((rc = deps_strv_push(wheels, ref, strlen(ref))) < 0)
+            goto out;
+    }
+    rc = DEPS_ENV_READY;
+out:
+    deps_strv_free(&hashes);
+    deps_strv_free(&files);
+    return rc;
+}
