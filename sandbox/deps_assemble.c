@@ -85,7 +85,7 @@ static char *refused_requirement(const struct deps_set *set, const char *file)
 static int resolve(const struct deps_config *cfg, const char *state_dir, const struct deps__store *s,
                    const char *pip_runner, const struct deps_set *set, int64_t install_ms,
                    const struct deps_install_io *io, const char *tmp, struct deps_strv *hashes,
-                   struct deps_strv *files, char **failed, char *err, size_t errlen)
+                   struct deps_strv *files, size_t *unpacked, char **failed, char *err, size_t errlen)
 {
     cleanup_free char *dl = NULL;
     if (asprintf(&dl, "%s/" STORE_DL, tmp) < 0)
@@ -132,6 +132,7 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
             snprintf(err, errlen, "%s", why);
             return rc;
         }
+        *unpacked += (size_t)rc;
         if ((rc = deps_strv_push(hashes, hash, 64)) < 0)
             return rc;
     }
@@ -162,7 +163,8 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
         snprintf(err, errlen, "%s: %s", resdir, strerror(-rc));
         return rc;
     }
-    struct deps_strv hashes = {0}, files = {0};
+    struct deps_strv hashes = {0}, files = {0}, installed = {0};
+    size_t unpacked = 0;
     /* A key resolved before is not resolved again, while the store still
      * has every wheel of it. */
     bool kept = res_read(res, key, &hashes) == 0;
@@ -179,7 +181,8 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
         log_msg(LOG_LVL_INFO, "store: the resolution of %s is known: no installer", key);
     } else {
         deps_strv_free(&hashes);
-        rc = resolve(cfg, state_dir, &s, pip_runner, set, install_ms, io, tmp, &hashes, &files, failed, err, errlen);
+        rc = resolve(cfg, state_dir, &s, pip_runner, set, install_ms, io, tmp, &hashes, &files, &unpacked, failed, err,
+                     errlen);
         if (rc != DEPS_ENV_READY)
             goto out;
         if ((rc = res_write(res, key, &hashes, &files)) < 0) {
@@ -198,7 +201,7 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
             rc = -E2BIG;
             goto out;
         }
-        rc = deps__store_link(&s, hashes.v[i], env, site, &held->fd[held->n], copied, err, errlen);
+        rc = deps__store_link(&s, hashes.v[i], env, site, &held->fd[held->n], copied, &installed, err, errlen);
         if (rc < 0)
             goto out;
         held->n++;
@@ -208,8 +211,23 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
             goto out;
     }
     rc = DEPS_ENV_READY;
+    if (io && io->line) {
+        /* What pip's install says at its end, for the install log. */
+        struct dbuf b;
+        dbuf_init(&b, 64u << 10);
+        int r = dbuf_printf(&b, "Successfully installed");
+        for (size_t i = 0; r == 0 && i < installed.n; i++)
+            r = dbuf_printf(&b, " %s", installed.v[i]);
+        if (r == 0)
+            r = dbuf_printf(&b, " (from the package store; wheels unpacked now: %zu, there already: %zu)", unpacked,
+                            hashes.n - unpacked);
+        if (r == 0)
+            io->line(io->ctx, b.data);
+        dbuf_free(&b);
+    }
 out:
     deps_strv_free(&hashes);
     deps_strv_free(&files);
+    deps_strv_free(&installed);
     return rc;
 }

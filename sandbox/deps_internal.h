@@ -101,7 +101,8 @@ int deps__store_dir(const char *state_dir, const char *pyver, char **out) must_c
  * SHA-256 (checked against want_sha256 when not NULL) into hash, and the
  * entry unpacked, checked against the wheel's RECORD, laid out, compiled,
  * read-only and published by rename, one unpacker per hash at a time.
- * 0; -EBADMSG, -EINVAL, -E2BIG or -EFBIG for a wheel that is refused (a
+ * 0 when it was there, 1 when it was unpacked now; -EBADMSG, -EINVAL,
+ * -E2BIG or -EFBIG for a wheel that is refused (a
  * damaged zip, a hash that does not match, an unsafe member, past the
  * bounds); other -errno when the service failed. The reason in err. */
 int deps__store_put(const struct deps__store *s, const char *wheel_path, const char *want_sha256, char hash[65],
@@ -112,9 +113,10 @@ int deps__store_put(const struct deps__store *s, const char *wheel_path, const c
  * include/site/pythonX.Y/NAME). *held is the entry, under a shared flock
  * that keeps eviction off it (the caller closes it once the environment
  * is published); *copied counts files copied because a hard link could
- * not be made. 0 or -errno with the reason in err. */
+ * not be made; "Name-Version" of the wheel is appended to installed. 0 or
+ * -errno with the reason in err. */
 int deps__store_link(const struct deps__store *s, const char *hash, int env, const char *site_rel, int *held,
-                     size_t *copied, char *err, size_t errlen) must_check;
+                     size_t *copied, struct deps_strv *installed, char *err, size_t errlen) must_check;
 
 /* The tree src (under srcfd; "" for srcfd itself) put into the directory
  * dstfd: copied (link false; dstfd empty) or hard linked where it can be

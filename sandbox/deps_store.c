@@ -867,6 +867,6 @@ int deps__store_put(const struct deps__store *s, const char *wheel_path, const c
     rc = unpack_entry(s, store, wheel, hash, why, sizeof why);
     if (rc < 0)
         snprintf(err, errlen, "the wheel %s was refused: %s", base, why[0] ? why : strerror(-rc));
-    return rc;
+    return rc < 0 ? rc : 1;
 }
 

@@ -109,7 +109,7 @@ static int open_dirs(int dirfd, const char *rel, int *out)
 }
 
 int deps__store_link(const struct deps__store *s, const char *hash, int env, const char *site_rel,
-                     int *held, size_t *copied, char *err, size_t errlen)
+                     int *held, size_t *copied, struct deps_strv *installed, char *err, size_t errlen)
 {
     cleanup_fd int store = -1;
     int rc = deps__store_open(s->state_dir, s->pyver, &store);
@@ -126,11 +126,18 @@ int deps__store_link(const struct deps__store *s, const char *hash, int env, con
     size_t len;
     if (rc == 0)
         rc = util_read_file_at(entry, STORE_MARK, 4096, &mark, &len);
+    const char *v = rc == 0 ? strstr(mark, "\nversion ") : NULL;
     if (rc == 0) {
         const char *p = strstr(mark, "\nname ");
         name = p ? strndup(p + 6, strcspn(p + 6, "\n")) : NULL;
-        if (!name)
+        if (!name || !v)
             rc = -EBADMSG;
+    }
+    char nv[512];
+    if (rc == 0) {
+        cleanup_free char *norm = deps_normalize_name(name, strlen(name));
+        snprintf(nv, sizeof nv, "%s-%.*s", norm ? norm : name, (int)strcspn(v + 9, "\n"), v + 9);
+        rc = deps_strv_push(installed, nv, strlen(nv));
     }
     if (rc < 0) {
         snprintf(err, errlen, "the store entry %s: %s", hash, strerror(-rc));
