@@ -63,6 +63,16 @@ static int res_write(int res, const char *key, const struct deps_strv *hashes, c
     return rc;
 }
 
+struct wheel_file {
+    const char *file; /* borrowed from the list of files */
+    char hash[65];
+};
+
+static int cmp_wheel_file(const void *a, const void *b)
+{
+    return strcmp(((const struct wheel_file *)a)->hash, ((const struct wheel_file *)b)->hash);
+}
+
 static bool is_wheel(const char *name)
 {
     size_t n = strlen(name);
@@ -115,27 +125,67 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
         if ((rc = deps_strv_push(files, de->d_name, strlen(de->d_name))) < 0)
             return rc;
     }
-    for (size_t i = 0; i < files->n; i++) {
-        cleanup_free char *path = NULL;
-        char hash[65], why[768];
-        if (asprintf(&path, "%s/%s", dl, files->v[i]) < 0)
-            return -ENOMEM;
-        rc = deps__store_put(s, path, NULL, hash, why, sizeof why);
+    /* In the order of their hashes: two builds never hold one entry's
+     * lock while waiting for another's the other holds. */
+    size_t n = files->n;
+    cleanup_free struct wheel_file *w = calloc(n ? n : 1, sizeof *w);
+    cleanup_free struct deps__pending *pend = calloc(n ? n : 1, sizeof *pend);
+    if (!w || !pend)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dl, files->v[i]);
+        w[i].file = files->v[i];
+        if ((rc = deps__store_hash(path, w[i].hash)) < 0) {
+            snprintf(err, errlen, "reading %s: %s", path, strerror(-rc));
+            return rc;
+        }
+    }
+    qsort(w, n, sizeof *w, cmp_wheel_file);
+    size_t np = 0;
+    int64_t t0 = util_now_ms();
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX], hash[65], why[768];
+        snprintf(path, sizeof path, "%s/%s", dl, w[i].file);
+        pend[np].store = pend[np].lock = -1;
+        rc = deps__store_put(s, path, NULL, hash, &pend[np], why, sizeof why);
         if (rc == -EBADMSG || rc == -EINVAL || rc == -E2BIG || rc == -EFBIG) {
             cleanup_free char *names = deps_set_names(set);
-            *failed = refused_requirement(set, files->v[i]);
+            *failed = refused_requirement(set, w[i].file);
             snprintf(err, errlen, "installing %s failed (%s): %s", names ? names : "the requirements",
-                     *failed ? *failed : files->v[i], why);
-            return DEPS_ENV_INSTALL_FAILED;
+                     *failed ? *failed : w[i].file, why);
+            rc = DEPS_ENV_INSTALL_FAILED;
+            break;
         }
         if (rc < 0) {
             snprintf(err, errlen, "%s", why);
-            return rc;
+            break;
         }
-        *unpacked += (size_t)rc;
+        np += (size_t)rc;
         if ((rc = deps_strv_push(hashes, hash, 64)) < 0)
-            return rc;
+            break;
     }
+    if (rc < 0 || rc == DEPS_ENV_INSTALL_FAILED) {
+        for (size_t i = 0; i < np; i++)
+            deps__pending_drop(&pend[i]);
+        return rc;
+    }
+    *unpacked = np;
+    log_msg(LOG_LVL_DEBUG, "timing: store: %zu of %zu wheels unpacked in %lld ms", np, n,
+            (long long)(util_now_ms() - t0));
+    char why[768];
+    if ((rc = deps__store_finish(s, pend, np, why, sizeof why)) < 0) {
+        snprintf(err, errlen, "the package store: %s", why);
+        return rc;
+    }
+    /* files in the order of the hashes, for the kept resolution */
+    struct deps_strv sorted = {0};
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = deps_strv_push(&sorted, w[i].file, strlen(w[i].file));
+    deps_strv_free(files);
+    *files = sorted;
+    if (rc < 0)
+        return rc;
     discard(util_rm_rf_at(AT_FDCWD, dl)); /* the store has them now */
     return DEPS_ENV_READY;
 }

@@ -97,16 +97,42 @@ struct deps__store {
 /* STATE/store/pyX.Y (caller frees). 0 or -ENOMEM. */
 int deps__store_dir(const char *state_dir, const char *pyver, char **out) must_check;
 
+/* An entry unpacked and laid out but not compiled nor published yet,
+ * under its lock: deps__store_finish ends it, deps__pending_drop undoes
+ * it. */
+struct deps__pending {
+    int store, lock;         /* the store's directory; the entry's lock, held */
+    char hash[65];
+    char tmpname[112];       /* .tmp-HASH-RAND in the store, "" once published */
+    char *tmp;               /* its full path */
+    char *mark;              /* the mark's text but its size */
+};
+void deps__pending_drop(struct deps__pending *p);
+
+/* The SHA-256 of the file at path, in hex. 0 or -errno. */
+int deps__store_hash(const char *path, char hash[65]) must_check;
+
 /* Puts the wheel at wheel_path into the store, unless it is there: its
  * SHA-256 (checked against want_sha256 when not NULL) into hash, and the
- * entry unpacked, checked against the wheel's RECORD, laid out, compiled,
- * read-only and published by rename, one unpacker per hash at a time.
- * 0 when it was there, 1 when it was unpacked now; -EBADMSG, -EINVAL,
- * -E2BIG or -EFBIG for a wheel that is refused (a
- * damaged zip, a hash that does not match, an unsafe member, past the
- * bounds); other -errno when the service failed. The reason in err. */
+ * entry unpacked, checked against the wheel's RECORD and laid out, one
+ * unpacker per hash at a time. With pending NULL it is then compiled,
+ * read-only and published by rename; else *pending holds it, and the
+ * caller ends it with deps__store_finish (one compile for many entries:
+ * callers that put several take them in the order of their hashes, so
+ * that two of them never wait for each other's locks). 0 when it was
+ * there, 1 when it was unpacked now; -EBADMSG, -EINVAL, -E2BIG or -EFBIG
+ * for a wheel that is refused (a damaged zip, a hash that does not match,
+ * an unsafe member, past the bounds); other -errno when the service
+ * failed. The reason in err. */
 int deps__store_put(const struct deps__store *s, const char *wheel_path, const char *want_sha256, char hash[65],
-                    char *err, size_t errlen) must_check;
+                    struct deps__pending *pending, char *err, size_t errlen) must_check;
+
+/* Ends n pending entries: their bytecode compiled in one run of the
+ * interpreter, each sealed (its mark, read-only), synced, published by
+ * rename, its lock released; on failure none is published. Every one is
+ * dropped either way. 0 or -errno with the reason in err. */
+int deps__store_finish(const struct deps__store *s, struct deps__pending *p, size_t n, char *err,
+                       size_t errlen) must_check;
 
 /* Links the entry hash into the environment open at env (site/ into
  * site_rel, scripts into bin/, data into the top, headers into

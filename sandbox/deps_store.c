@@ -616,39 +616,53 @@ static int write_distinfo(struct unpack *u, const char *pyver, const char *name)
 
 /* ------------------------------------------------------ compile, publish */
 
-/* python -m compileall over site/, in the jail without the network where
- * io gives one (it is the wheel's text being read), bounded by
- * timeout_ms. */
-static int compile_entry(const char *python, const char *tmp, const struct deps_install_io *io, int64_t timeout_ms,
-                         char *err, size_t errlen)
+/* python -m compileall over the site/ of each of n entries being made,
+ * in one start of the interpreter with a process per core, in the jail
+ * without the network where io gives one (it is the wheels' text being
+ * read), bounded by timeout_ms. */
+static int compile_entries(const char *python, char *const *tmps, size_t n, const struct deps_install_io *io,
+                           int64_t timeout_ms, char *err, size_t errlen)
 {
-    cleanup_free char *site = NULL;
-    if (asprintf(&site, "%s/site", tmp) < 0)
-        return -ENOMEM;
-    const char *argv[] = {python, "-I", "-m", "compileall", "-q", "-q", site, NULL};
+    size_t head = 7;
+    cleanup_free const char **argv = calloc(head + n + 1, sizeof *argv);
+    cleanup_free char **sites = calloc(n + 1, sizeof *sites);
+    cleanup_free struct jail_bind *binds = calloc(n + 1, sizeof *binds);
+    int rc = argv && sites && binds ? 0 : -ENOMEM;
+    const char *fixed[] = {python, "-I", "-m", "compileall", "-q", "-j0", "-q"};
+    for (size_t i = 0; rc == 0 && i < head; i++)
+        argv[i] = fixed[i];
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (asprintf(&sites[i], "%s/site", tmps[i]) < 0) {
+            sites[i] = NULL;
+            rc = -ENOMEM;
+            break;
+        }
+        argv[head + i] = sites[i];
+        binds[i] = (struct jail_bind){tmps[i], tmps[i], JAIL_BIND_RW};
+    }
     cleanup_free char *out = NULL;
-    int st = 0, rc;
-    if (io && io->jail) {
-        struct jail_bind binds[] = {{tmp, tmp, JAIL_BIND_RW}};
-        const char *chown_paths[] = {tmp};
+    int st = 0;
+    if (rc == 0 && io && io->jail) {
         struct jail_tool t = *io->jail;
         t.o.binds = binds;
-        t.o.n_binds = ARRAY_SIZE(binds);
+        t.o.n_binds = n;
         t.o.argv = argv;
         t.o.envp = deps__helper_envp;
-        t.o.cwd = tmp;
+        t.o.cwd = "/";
         t.o.network = false;
-        t.o.chown_paths = chown_paths;
-        t.o.n_chown_paths = ARRAY_SIZE(chown_paths);
+        t.o.chown_paths = (const char *const *)tmps;
+        t.o.n_chown_paths = n;
         t.timeout_ms = timeout_ms;
         t.max_output = 1u << 20;
         t.line = NULL;
         rc = jail_run_tool(&t, &st, &out, err, errlen);
-    } else {
+    } else if (rc == 0) {
         rc = proc_run(argv, deps__helper_envp, timeout_ms, 1u << 20, &out, &st, NULL, NULL);
     }
+    for (size_t i = 0; sites && i < n; i++)
+        free(sites[i]);
     if (rc == -ETIMEDOUT) {
-        snprintf(err, errlen, "compiling its bytecode took longer than install_time");
+        snprintf(err, errlen, "compiling the bytecode took longer than install_time");
         return rc;
     }
     if (rc < 0)
@@ -657,7 +671,7 @@ static int compile_entry(const char *python, const char *tmp, const struct deps_
      * another Python version, a test of syntax errors): pip goes on, and
      * so do we; that module is compiled at import or not at all. */
     if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
-        snprintf(err, errlen, "compiling its bytecode failed: %s", deps__last_line(out));
+        snprintf(err, errlen, "compiling the bytecode failed: %s", deps__last_line(out));
         return -EIO;
     }
     return 0;
@@ -683,14 +697,14 @@ int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int 
     return fchmodat(dirfd, name, mode, 0) < 0 ? -errno : 0;
 }
 
-/* Finishes the entry at tmp (open at dir): scripts, dist-info, bytecode,
- * the mark, read-only, synced. */
-static int finish_entry(struct unpack *u, const struct deps__store *s, const char *tmp, char *err, size_t errlen)
+/* Lays out the entry being made: scripts, dist-info; its mark's text
+ * but the bytes into *mark (caller frees). */
+static int prepare_entry(struct unpack *u, const struct deps__store *s, char **mark, char *err, size_t errlen)
 {
     cleanup_free char *name = meta_header(u->metadata, "Name");
     cleanup_free char *version = meta_header(u->metadata, "Version");
-    if (!name || !version || !*name || !*version) {
-        snprintf(err, errlen, "its METADATA has no Name or Version");
+    if (!name || !version || !*name || !*version || strpbrk(name, " \t/") || strpbrk(version, " \t/")) {
+        snprintf(err, errlen, "its METADATA has no plain Name and Version");
         return -EBADMSG;
     }
     int rc = 0;
@@ -703,32 +717,91 @@ static int finish_entry(struct unpack *u, const struct deps__store *s, const cha
         }
     if (rc == 0)
         rc = write_distinfo(u, s->pyver, name);
-    if (rc < 0) {
-        snprintf(err, errlen, "laying it out: %s", strerror(-rc));
-        return rc;
+    if (rc == 0 && asprintf(mark, "runmyscript-wheel 1\nname %s\nversion %s\ndist-info %s\n", name, version,
+                            u->distinfo) < 0) {
+        *mark = NULL;
+        rc = -ENOMEM;
     }
-    rc = compile_entry(s->python, tmp, s->io, s->timeout_ms, err, errlen);
     if (rc < 0)
-        return rc;
-    deps__fault("compile");
+        snprintf(err, errlen, "laying it out: %s", strerror(-rc));
+    return rc;
+}
+
+/* The entry compiled: its size into the mark, the mark written (the sign
+ * of a whole entry), everything read-only. Not synced yet. */
+static int seal_entry(const struct deps__pending *p)
+{
+    cleanup_fd int dir = openat(p->store, p->tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0)
+        return -errno;
     uint64_t bytes = 0;
     struct util_walk wb = {.pre = add_blocks, .ctx = &bytes};
-    rc = util_walk_at(u->dir, "", &wb);
+    int rc = util_walk_at(dir, "", &wb);
     struct dbuf b;
-    dbuf_init(&b, 4096);
+    dbuf_init(&b, 8192);
     if (rc == 0)
-        rc = dbuf_printf(&b, "runmyscript-wheel 1\nname %s\nversion %s\ndist-info %s\nbytes %llu\n", name, version,
-                         u->distinfo, (unsigned long long)bytes);
+        rc = dbuf_printf(&b, "%sbytes %llu\n", p->mark, (unsigned long long)bytes);
     if (rc == 0)
-        rc = util_write_file_atomic(u->dir, STORE_MARK, b.data, b.len, 0444);
+        rc = util_write_file_atomic(dir, STORE_MARK, b.data, b.len, 0444);
     dbuf_free(&b);
     struct util_walk wr = {.pre = deps__readonly_walk};
     if (rc == 0)
-        rc = util_walk_at(u->dir, "", &wr);
-    if (rc == 0 && syncfs(u->dir) < 0)
+        rc = util_walk_at(dir, "", &wr);
+    return rc;
+}
+
+void deps__pending_drop(struct deps__pending *p)
+{
+    if (p->store >= 0 && p->tmpname[0])
+        discard(deps__remove_tree(p->store, p->tmpname));
+    if (p->store >= 0)
+        close(p->store);
+    if (p->lock >= 0)
+        close(p->lock);
+    free(p->tmp);
+    free(p->mark);
+    memset(p, 0, sizeof *p);
+    p->store = p->lock = -1;
+}
+
+int deps__store_finish(const struct deps__store *s, struct deps__pending *p, size_t n, char *err, size_t errlen)
+{
+    err[0] = '\0';
+    if (n == 0)
+        return 0;
+    cleanup_free char **tmps = calloc(n, sizeof *tmps);
+    if (!tmps)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        tmps[i] = p[i].tmp;
+    int64_t t0 = util_now_ms();
+    int rc = compile_entries(s->python, tmps, n, s->io, s->timeout_ms, err, errlen);
+    int64_t t1 = util_now_ms();
+    if (rc == 0)
+        deps__fault("compile");
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if ((rc = seal_entry(&p[i])) < 0)
+            snprintf(err, errlen, "finishing the store entry %s: %s", p[i].hash, strerror(-rc));
+    /* One sync for them all (syncfs: the file system they share), then
+     * each published by rename. */
+    if (rc == 0 && syncfs(p[0].store) < 0) {
         rc = -errno;
-    if (rc < 0)
-        snprintf(err, errlen, "finishing its store entry: %s", strerror(-rc));
+        snprintf(err, errlen, "syncing the store: %s", strerror(errno));
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (renameat(p[i].store, p[i].tmpname, p[i].store, p[i].hash) < 0) {
+            rc = -errno;
+            snprintf(err, errlen, "publishing the store entry %s: %s", p[i].hash, strerror(errno));
+            break;
+        }
+        p[i].tmpname[0] = '\0';
+        if (fsync(p[i].store) < 0)
+            log_msg(LOG_LVL_WARN, "store: fsync of its directory: %s", strerror(errno));
+    }
+    for (size_t i = 0; i < n; i++)
+        deps__pending_drop(&p[i]);
+    log_msg(LOG_LVL_DEBUG, "timing: store: %zu entries compiled in %lld ms, sealed, synced and published in %lld ms", n,
+            (long long)(t1 - t0), (long long)(util_now_ms() - t1));
     return rc;
 }
 
@@ -776,26 +849,31 @@ static void remove_tmp_of(int store, const char *hash)
         }
 }
 
-/* deps__store_put's unpack, under the lock, into a fresh .tmp- and then
- * renamed to hash. */
-static int unpack_entry(const struct deps__store *s, int store, int wheel, const char *hash, char *err,
+/* deps__store_put's unpack, under the lock, into a fresh .tmp- that p
+ * then holds (its lock is the caller's to hand over). */
+static int unpack_entry(const struct deps__store *s, int store, int wheel, struct deps__pending *p, char *err,
                         size_t errlen)
 {
-    char id[WS_ID_MAX + 1], tmpname[112];
+    char id[WS_ID_MAX + 1];
     int rc = ws_new_id(NULL, id);
     if (rc < 0)
         return rc;
-    snprintf(tmpname, sizeof tmpname, ".tmp-%s-%.8s", hash, id);
-    cleanup_free char *dir = NULL, *tmp = NULL;
+    cleanup_free char *dir = NULL;
     if ((rc = deps__store_dir(s->state_dir, s->pyver, &dir)) < 0)
         return rc;
-    if (asprintf(&tmp, "%s/%s", dir, tmpname) < 0)
+    snprintf(p->tmpname, sizeof p->tmpname, ".tmp-%s-%.8s", p->hash, id);
+    if (asprintf(&p->tmp, "%s/%s", dir, p->tmpname) < 0) {
+        p->tmp = NULL;
+        p->tmpname[0] = '\0';
         return -ENOMEM;
-    if (mkdirat(store, tmpname, 0755) < 0)
+    }
+    if (mkdirat(store, p->tmpname, 0755) < 0) {
+        p->tmpname[0] = '\0';
         return -errno;
+    }
     struct unpack u = {.max_bytes = s->max_bytes};
     u.z = store_archive(err, errlen);
-    u.dir = openat(store, tmpname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    u.dir = openat(store, p->tmpname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     rc = !u.z ? -ENOSYS : u.dir < 0 ? -errno : 0;
     for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(dest_dir); i++)
         if (mkdirat(u.dir, dest_dir[i], 0755) < 0)
@@ -807,24 +885,23 @@ static int unpack_entry(const struct deps__store *s, int store, int wheel, const
     if (rc == 0)
         rc = check_record(&u, err, errlen);
     if (rc == 0)
-        rc = finish_entry(&u, s, tmp, err, errlen);
+        rc = prepare_entry(&u, s, &p->mark, err, errlen);
     if (u.dir >= 0)
         close(u.dir);
     unpack_free(&u);
-    if (rc == 0 && renameat(store, tmpname, store, hash) < 0)
-        rc = -errno;
-    if (rc == 0 && fsync(store) < 0)
-        log_msg(LOG_LVL_WARN, "store: fsync %s: %s", dir, strerror(errno));
-    if (rc < 0) {
-        if (!err[0])
-            snprintf(err, errlen, "%s", strerror(-rc));
-        discard(deps__remove_tree(store, tmpname));
-    }
+    if (rc < 0 && !err[0])
+        snprintf(err, errlen, "%s", strerror(-rc));
     return rc;
 }
 
+int deps__store_hash(const char *path, char hash[65])
+{
+    cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    return fd < 0 ? -errno : hash_file(fd, hash);
+}
+
 int deps__store_put(const struct deps__store *s, const char *wheel_path, const char *want_sha256, char hash[65],
-                    char *err, size_t errlen)
+                    struct deps__pending *pending, char *err, size_t errlen)
 {
     err[0] = '\0';
     const char *base = strrchr(wheel_path, '/');
@@ -839,34 +916,48 @@ int deps__store_put(const struct deps__store *s, const char *wheel_path, const c
         snprintf(err, errlen, "the wheel %s does not have the hash its index gave", base);
         return -EBADMSG;
     }
-    cleanup_fd int store = -1;
-    if ((rc = deps__store_open(s->state_dir, s->pyver, &store)) < 0) {
+    struct deps__pending p = {.store = -1, .lock = -1};
+    memcpy(p.hash, hash, 65);
+    if ((rc = deps__store_open(s->state_dir, s->pyver, &p.store)) < 0) {
         snprintf(err, errlen, "the package store: %s", strerror(-rc));
         return rc;
     }
-    if (deps__store_whole(store, hash))
+    if (deps__store_whole(p.store, hash)) {
+        deps__pending_drop(&p);
         return 0;
+    }
     /* Two runs that need the same wheel: one unpacks, the other waits
      * and then finds it whole. */
     cleanup_free char *dir = NULL, *lockpath = NULL;
-    if ((rc = deps__store_dir(s->state_dir, s->pyver, &dir)) < 0)
-        return rc;
-    if (asprintf(&lockpath, "%s/.%s.lock", dir, hash) < 0)
-        return -ENOMEM;
-    cleanup_fd int lock = -1;
-    if ((rc = deps__lock_file(lockpath, NULL, &lock)) < 0) {
+    if ((rc = deps__store_dir(s->state_dir, s->pyver, &dir)) < 0 || asprintf(&lockpath, "%s/.%s.lock", dir, hash) < 0) {
+        deps__pending_drop(&p);
+        return rc < 0 ? rc : -ENOMEM;
+    }
+    if ((rc = deps__lock_file(lockpath, NULL, &p.lock)) < 0) {
         snprintf(err, errlen, "lock %s: %s", lockpath, strerror(-rc));
+        deps__pending_drop(&p);
         return rc;
     }
-    if (deps__store_whole(store, hash))
+    if (deps__store_whole(p.store, hash)) {
+        deps__pending_drop(&p);
         return 0;
-    discard(deps__remove_tree(store, hash)); /* not whole: not ours */
-    remove_tmp_of(store, hash);
+    }
+    discard(deps__remove_tree(p.store, hash)); /* not whole: not ours */
+    remove_tmp_of(p.store, hash);
     log_msg(LOG_LVL_INFO, "store: unpacking %s into %s/%s", base, dir, hash);
     char why[512] = "";
-    rc = unpack_entry(s, store, wheel, hash, why, sizeof why);
-    if (rc < 0)
+    rc = unpack_entry(s, p.store, wheel, &p, why, sizeof why);
+    if (rc < 0) {
         snprintf(err, errlen, "the wheel %s was refused: %s", base, why[0] ? why : strerror(-rc));
+        deps__pending_drop(&p);
+        return rc;
+    }
+    if (pending) {
+        *pending = p;
+        return 1;
+    }
+    rc = deps__store_finish(s, &p, 1, why, sizeof why);
+    if (rc < 0)
+        snprintf(err, errlen, "the wheel %s: %s", base, why[0] ? why : strerror(-rc));
     return rc < 0 ? rc : 1;
 }
-
