@@ -76,7 +76,7 @@ int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int 
 
 /* ------------------------------------------------- the package store */
 
-/* Kills the process at the named step when RUNMYSCRIPT_FAULT_KILL_AT names
+/* Kills the process at the named step when RMS_FAULT_KILL_AT names
  * it: the crash-safety tests' way in ("download", "unpack", "compile",
  * "link", "publish"). */
 void deps__fault(const char *step);

@@ -100,9 +100,9 @@ void deps__fault(const char *step)
 {
     /* The crash-safety tests kill the process at a named step, the way a
      * SIGKILL or a power cut would, to show what it leaves. */
-    const char *at = getenv("RUNMYSCRIPT_FAULT_KILL_AT");
+    const char *at = getenv("RMS_FAULT_KILL_AT");
     if (at && !strcmp(at, step)) {
-        log_msg(LOG_LVL_WARN, "RUNMYSCRIPT_FAULT_KILL_AT=%s: killing the process here", step);
+        log_msg(LOG_LVL_WARN, "RMS_FAULT_KILL_AT=%s: killing the process here", step);
         raise(SIGKILL);
     }
 }
@@ -715,8 +715,13 @@ static int prepare_entry(struct unpack *u, const struct deps__store *s, char **m
             if (rc == 0)
                 rc = fchmodat(bin, u->m[i].rel + 4, 0755, 0) < 0 ? -errno : 0;
         }
+    /* Headers go where pip puts them: include/site/pythonX.Y/NAME with
+     * the project's name as it is asked for (normalized). */
+    cleanup_free char *norm = deps_normalize_name(name, strlen(name));
+    if (!norm)
+        rc = -ENOMEM;
     if (rc == 0)
-        rc = write_distinfo(u, s->pyver, name);
+        rc = write_distinfo(u, s->pyver, norm);
     if (rc == 0 && asprintf(mark, "runmyscript-wheel 1\nname %s\nversion %s\ndist-info %s\n", name, version,
                             u->distinfo) < 0) {
         *mark = NULL;

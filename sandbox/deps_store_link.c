@@ -145,8 +145,8 @@ int deps__store_link(const struct deps__store *s, const char *hash, int env, con
     }
     if (futimens(entry, NULL) < 0) /* the store's LRU clock */
         log_msg(LOG_LVL_DEBUG, "store: touching %s: %s", hash, strerror(errno));
-    cleanup_free char *incl = NULL;
-    if (asprintf(&incl, "include/site/python%s/%s", s->pyver, name) < 0)
+    cleanup_free char *incl = NULL, *norm = deps_normalize_name(name, strlen(name));
+    if (!norm || asprintf(&incl, "include/site/python%s/%s", s->pyver, norm) < 0)
         return -ENOMEM;
     const struct {
         const char *from, *to;
