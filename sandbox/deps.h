@@ -231,6 +231,11 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
                  const char *base_env, const struct deps_set *set, int64_t install_ms,
                  const struct deps_install_io *io, struct deps_env *e, char *err, size_t errlen) must_check;
 
+/* 1 when a file of STATE/store can be hard linked into STATE/envs (made
+ * when missing), 0 when not (EXDEV, EPERM, EMLINK: environments get
+ * copies), -errno when it could not be told. */
+int deps_store_links(const char *state_dir);
+
 /* Evicts least recently used environments (never base ones, never one a
  * run holds, never keep_key) until their total is at most cap bytes and,
  * when store_cap is not 0, until they and the package store entries they

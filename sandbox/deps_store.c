@@ -43,11 +43,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "jail.h"
-#include "proc.h"
 #include "sha256.h"
 #include "workspace.h"
 
@@ -202,6 +199,8 @@ struct member {
 struct unpack {
     const struct store_archive *z;
     int dir;                       /* the entry being made */
+    int parent;                    /* the directory of the last member written (-1: none) */
+    char parent_rel[PATH_MAX];     /* and its path under dir */
     struct member *m;
     size_t n, cap;
     char *record;                  /* the wheel's RECORD */
@@ -213,6 +212,8 @@ struct unpack {
 
 static void unpack_free(struct unpack *u)
 {
+    if (u->parent >= 0)
+        close(u->parent);
     for (size_t i = 0; i < u->n; i++) {
         free(u->m[i].path);
         free(u->m[i].rel);
@@ -304,9 +305,24 @@ static int unpack_member(struct unpack *u, struct archive *a, const char *path, 
     char **keep = kept(u, path);
     struct dbuf small;
     dbuf_init(&small, keep == &u->record ? STORE_RECORD_MAX : STORE_SMALL_MAX);
-    const char *leaf;
-    cleanup_fd int pd = -1;
-    int rc = deps__open_parent(u->dir, m->rel, &leaf, &pd);
+    /* Members come directory by directory: the last one's directory is
+     * kept open rather than walked to again from the top. */
+    const char *leaf = strrchr(m->rel, '/') + 1;
+    size_t plen = (size_t)(leaf - 1 - m->rel);
+    int rc = 0;
+    if (u->parent < 0 || plen != strlen(u->parent_rel) || memcmp(u->parent_rel, m->rel, plen)) {
+        if (u->parent >= 0)
+            close(u->parent);
+        u->parent = -1;
+        rc = deps__open_parent(u->dir, m->rel, &leaf, &u->parent);
+        if (rc == 0 && plen < sizeof u->parent_rel) {
+            memcpy(u->parent_rel, m->rel, plen);
+            u->parent_rel[plen] = '\0';
+        } else {
+            u->parent_rel[0] = '\0';
+        }
+    }
+    int pd = u->parent;
     cleanup_fd int fd = rc < 0 ? -1 : openat(pd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                                              perm & 0111 ? 0755 : 0644);
     if (rc == 0 && fd < 0)
@@ -616,87 +632,6 @@ static int write_distinfo(struct unpack *u, const char *pyver, const char *name)
 
 /* ------------------------------------------------------ compile, publish */
 
-/* python -m compileall over the site/ of each of n entries being made,
- * in one start of the interpreter with a process per core, in the jail
- * without the network where io gives one (it is the wheels' text being
- * read), bounded by timeout_ms. */
-static int compile_entries(const char *python, char *const *tmps, size_t n, const struct deps_install_io *io,
-                           int64_t timeout_ms, char *err, size_t errlen)
-{
-    size_t head = 7;
-    cleanup_free const char **argv = calloc(head + n + 1, sizeof *argv);
-    cleanup_free char **sites = calloc(n + 1, sizeof *sites);
-    cleanup_free struct jail_bind *binds = calloc(n + 1, sizeof *binds);
-    int rc = argv && sites && binds ? 0 : -ENOMEM;
-    const char *fixed[] = {python, "-I", "-m", "compileall", "-q", "-j0", "-q"};
-    for (size_t i = 0; rc == 0 && i < head; i++)
-        argv[i] = fixed[i];
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (asprintf(&sites[i], "%s/site", tmps[i]) < 0) {
-            sites[i] = NULL;
-            rc = -ENOMEM;
-            break;
-        }
-        argv[head + i] = sites[i];
-        binds[i] = (struct jail_bind){tmps[i], tmps[i], JAIL_BIND_RW};
-    }
-    cleanup_free char *out = NULL;
-    int st = 0;
-    if (rc == 0 && io && io->jail) {
-        struct jail_tool t = *io->jail;
-        t.o.binds = binds;
-        t.o.n_binds = n;
-        t.o.argv = argv;
-        t.o.envp = deps__helper_envp;
-        t.o.cwd = "/";
-        t.o.network = false;
-        t.o.chown_paths = (const char *const *)tmps;
-        t.o.n_chown_paths = n;
-        t.timeout_ms = timeout_ms;
-        t.max_output = 1u << 20;
-        t.line = NULL;
-        rc = jail_run_tool(&t, &st, &out, err, errlen);
-    } else if (rc == 0) {
-        rc = proc_run(argv, deps__helper_envp, timeout_ms, 1u << 20, &out, &st, NULL, NULL);
-    }
-    for (size_t i = 0; sites && i < n; i++)
-        free(sites[i]);
-    if (rc == -ETIMEDOUT) {
-        snprintf(err, errlen, "compiling the bytecode took longer than install_time");
-        return rc;
-    }
-    if (rc < 0)
-        return rc;
-    /* compileall exits 1 when a file does not compile (a module for
-     * another Python version, a test of syntax errors): pip goes on, and
-     * so do we; that module is compiled at import or not at all. */
-    if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
-        snprintf(err, errlen, "compiling the bytecode failed: %s", deps__last_line(out));
-        return -EIO;
-    }
-    return 0;
-}
-
-static int add_blocks(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
-{
-    (void)dirfd, (void)name, (void)depth;
-    *(uint64_t *)ctx += (uint64_t)st->st_blocks * 512;
-    return 0;
-}
-
-int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
-{
-    (void)ctx, (void)depth;
-    if (S_ISLNK(st->st_mode))
-        return 0; /* chmod would follow it */
-    mode_t mode = S_ISDIR(st->st_mode) || (st->st_mode & 0111) ? 0555 : 0444;
-    if ((st->st_mode & 07777) == mode)
-        return 0; /* a linked file, already so */
-    if (!*name) /* the top of a walk of "" is dirfd itself */
-        return fchmod(dirfd, mode) < 0 ? -errno : 0;
-    return fchmodat(dirfd, name, mode, 0) < 0 ? -errno : 0;
-}
-
 /* Lays out the entry being made: scripts, dist-info; its mark's text
  * but the bytes into *mark (caller frees). */
 static int prepare_entry(struct unpack *u, const struct deps__store *s, char **mark, char *err, size_t errlen)
@@ -729,84 +664,6 @@ static int prepare_entry(struct unpack *u, const struct deps__store *s, char **m
     }
     if (rc < 0)
         snprintf(err, errlen, "laying it out: %s", strerror(-rc));
-    return rc;
-}
-
-/* The entry compiled: its size into the mark, the mark written (the sign
- * of a whole entry), everything read-only. Not synced yet. */
-static int seal_entry(const struct deps__pending *p)
-{
-    cleanup_fd int dir = openat(p->store, p->tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dir < 0)
-        return -errno;
-    uint64_t bytes = 0;
-    struct util_walk wb = {.pre = add_blocks, .ctx = &bytes};
-    int rc = util_walk_at(dir, "", &wb);
-    struct dbuf b;
-    dbuf_init(&b, 8192);
-    if (rc == 0)
-        rc = dbuf_printf(&b, "%sbytes %llu\n", p->mark, (unsigned long long)bytes);
-    if (rc == 0)
-        rc = util_write_file_atomic(dir, STORE_MARK, b.data, b.len, 0444);
-    dbuf_free(&b);
-    struct util_walk wr = {.pre = deps__readonly_walk};
-    if (rc == 0)
-        rc = util_walk_at(dir, "", &wr);
-    return rc;
-}
-
-void deps__pending_drop(struct deps__pending *p)
-{
-    if (p->store >= 0 && p->tmpname[0])
-        discard(deps__remove_tree(p->store, p->tmpname));
-    if (p->store >= 0)
-        close(p->store);
-    if (p->lock >= 0)
-        close(p->lock);
-    free(p->tmp);
-    free(p->mark);
-    memset(p, 0, sizeof *p);
-    p->store = p->lock = -1;
-}
-
-int deps__store_finish(const struct deps__store *s, struct deps__pending *p, size_t n, char *err, size_t errlen)
-{
-    err[0] = '\0';
-    if (n == 0)
-        return 0;
-    cleanup_free char **tmps = calloc(n, sizeof *tmps);
-    if (!tmps)
-        return -ENOMEM;
-    for (size_t i = 0; i < n; i++)
-        tmps[i] = p[i].tmp;
-    int64_t t0 = util_now_ms();
-    int rc = compile_entries(s->python, tmps, n, s->io, s->timeout_ms, err, errlen);
-    int64_t t1 = util_now_ms();
-    if (rc == 0)
-        deps__fault("compile");
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        if ((rc = seal_entry(&p[i])) < 0)
-            snprintf(err, errlen, "finishing the store entry %s: %s", p[i].hash, strerror(-rc));
-    /* One sync for them all (syncfs: the file system they share), then
-     * each published by rename. */
-    if (rc == 0 && syncfs(p[0].store) < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "syncing the store: %s", strerror(errno));
-    }
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (renameat(p[i].store, p[i].tmpname, p[i].store, p[i].hash) < 0) {
-            rc = -errno;
-            snprintf(err, errlen, "publishing the store entry %s: %s", p[i].hash, strerror(errno));
-            break;
-        }
-        p[i].tmpname[0] = '\0';
-        if (fsync(p[i].store) < 0)
-            log_msg(LOG_LVL_WARN, "store: fsync of its directory: %s", strerror(errno));
-    }
-    for (size_t i = 0; i < n; i++)
-        deps__pending_drop(&p[i]);
-    log_msg(LOG_LVL_DEBUG, "timing: store: %zu entries compiled in %lld ms, sealed, synced and published in %lld ms", n,
-            (long long)(t1 - t0), (long long)(util_now_ms() - t1));
     return rc;
 }
 
@@ -876,7 +733,7 @@ static int unpack_entry(const struct deps__store *s, int store, int wheel, struc
         p->tmpname[0] = '\0';
         return -errno;
     }
-    struct unpack u = {.max_bytes = s->max_bytes};
+    struct unpack u = {.max_bytes = s->max_bytes, .parent = -1};
     u.z = store_archive(err, errlen);
     u.dir = openat(store, p->tmpname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     rc = !u.z ? -ENOSYS : u.dir < 0 ? -errno : 0;
