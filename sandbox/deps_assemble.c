@@ -21,6 +21,7 @@
 #define RES_MAX (64u << 10)              /* bytes of one kept resolution */
 #define RES_HEAD "runmyscript-resolution 1\n"
 #define STORE_DL ".store-download"       /* under the environment being built */
+#define STORE_BUILT ".store-built"        /* the same, for wheels built from source distributions */
 
 void deps__held_release(struct deps__held *h)
 {
@@ -56,7 +57,7 @@ static int res_write(int res, const char *key, const struct deps_strv *hashes, c
     dbuf_init(&b, RES_MAX);
     int rc = dbuf_printf(&b, RES_HEAD);
     for (size_t i = 0; rc == 0 && i < hashes->n; i++)
-        rc = dbuf_printf(&b, "wheel %s %s\n", hashes->v[i], files->v[i]);
+        rc = dbuf_printf(&b, "wheel %s %s\n", hashes->v[i], i < files->n ? strrchr(files->v[i], '/') + 1 : "-");
     if (rc == 0)
         rc = util_write_file_atomic(res, key, b.data, b.len, 0644);
     dbuf_free(&b);
@@ -90,6 +91,77 @@ static char *refused_requirement(const struct deps_set *set, const char *file)
     return steal_pointer(&name);
 }
 
+/* "sdist-SHA" in the store: the hash of the wheel built from the source
+ * distribution SHA. built is "SHA REL", REL the wheel's path under tmp;
+ * w the wheels with their hashes. */
+static int map_sdist(const struct deps__store *s, const char *built, const struct wheel_file *w, size_t n)
+{
+    const char *rel = built + 65;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(w[i].file, rel))
+            continue;
+        cleanup_fd int store = -1;
+        int rc = deps__store_open(s->state_dir, s->pyver, &store);
+        char name[80], text[80];
+        snprintf(name, sizeof name, "sdist-%.64s", built);
+        snprintf(text, sizeof text, "%s\n", w[i].hash);
+        return rc < 0 ? rc : util_write_file_atomic(store, name, text, strlen(text), 0444);
+    }
+    return 0;
+}
+
+/* A source distribution pip's download saved (dl/name): its wheel is the
+ * one built from it before, when the store has it (joins known), or pip
+ * builds it now (its path under tmp joins files, "SHA REL" joins built). */
+static int sdist_wheel(const struct deps_config *cfg, const char *state_dir, const struct deps__store *s,
+                       const char *pip_runner, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
+                       const char *name, struct deps_strv *files, struct deps_strv *known, struct deps_strv *built,
+                       char **failed, char *err, size_t errlen)
+{
+    char path[PATH_MAX], sha[65];
+    snprintf(path, sizeof path, "%s/" STORE_DL "/%s", tmp, name);
+    int rc = deps__store_hash(path, sha);
+    cleanup_fd int store = -1;
+    if (rc == 0)
+        rc = deps__store_open(s->state_dir, s->pyver, &store);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", name, strerror(-rc));
+        return rc;
+    }
+    char mapname[80];
+    snprintf(mapname, sizeof mapname, "sdist-%s", sha);
+    cleanup_free char *map = NULL;
+    size_t len;
+    if (util_read_file_at(store, mapname, 128, &map, &len) == 0 && len >= 64) {
+        map[64] = '\0';
+        if (deps__store_whole(store, map)) {
+            log_msg(LOG_LVL_INFO, "store: %s was built before: its wheel is in the store", name);
+            return deps_strv_push(known, map, 64);
+        }
+    }
+    cleanup_free char *dir = NULL;
+    if (asprintf(&dir, "%s/" STORE_BUILT "/%s", tmp, sha) < 0)
+        return -ENOMEM;
+    log_msg(LOG_LVL_INFO, "store: %s is a source distribution: pip builds its wheel, once", name);
+    rc = deps__build_wheel(cfg, state_dir, pip_runner, path, install_ms, io, tmp, dir, failed, err, errlen);
+    if (rc != DEPS_ENV_READY)
+        return rc;
+    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cleanup_dir DIR *d = dfd < 0 ? NULL : util_opendir_at(dfd);
+    for (struct dirent *de; d && (de = readdir(d));) {
+        if (!is_wheel(de->d_name))
+            continue;
+        char rel[PATH_MAX], pair[PATH_MAX + 80];
+        snprintf(rel, sizeof rel, STORE_BUILT "/%s/%s", sha, de->d_name);
+        snprintf(pair, sizeof pair, "%s %s", sha, rel);
+        if ((rc = deps_strv_push(files, rel, strlen(rel))) < 0 || (rc = deps_strv_push(built, pair, strlen(pair))) < 0)
+            return rc;
+        return DEPS_ENV_READY;
+    }
+    snprintf(err, errlen, "building %s made no wheel", name);
+    return -EIO;
+}
+
 /* pip's download into tmp/STORE_DL, then every wheel of it into the
  * store. The names in files, their hashes in hashes, in one order. */
 static int resolve(const struct deps_config *cfg, const char *state_dir, const struct deps__store *s,
@@ -115,15 +187,21 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
         snprintf(err, errlen, "%s: %s", dl, strerror(errno));
         return rc;
     }
+    struct deps_strv known = {0}, built = {0};
     for (struct dirent *de; (de = readdir(d));) {
         if (de->d_name[0] == '.')
             continue;
         if (!is_wheel(de->d_name)) {
-            log_msg(LOG_LVL_INFO, "store: %s is not a wheel: the set is installed by pip as before", de->d_name);
-            return DEPS__STORE_NO;
+            rc = sdist_wheel(cfg, state_dir, s, pip_runner, install_ms, io, tmp, de->d_name, files, &known, &built,
+                             failed, err, errlen);
+            if (rc != DEPS_ENV_READY)
+                goto out;
+            continue;
         }
-        if ((rc = deps_strv_push(files, de->d_name, strlen(de->d_name))) < 0)
-            return rc;
+        char rel[NAME_MAX + 32];
+        snprintf(rel, sizeof rel, STORE_DL "/%s", de->d_name);
+        if ((rc = deps_strv_push(files, rel, strlen(rel))) < 0)
+            goto out;
     }
     /* In the order of their hashes: two builds never hold one entry's
      * lock while waiting for another's the other holds. */
@@ -131,14 +209,14 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
     cleanup_free struct wheel_file *w = calloc(n ? n : 1, sizeof *w);
     cleanup_free struct deps__pending *pend = calloc(n ? n : 1, sizeof *pend);
     if (!w || !pend)
-        return -ENOMEM;
+        goto nomem;
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dl, files->v[i]);
+        snprintf(path, sizeof path, "%s/%s", tmp, files->v[i]);
         w[i].file = files->v[i];
         if ((rc = deps__store_hash(path, w[i].hash)) < 0) {
             snprintf(err, errlen, "reading %s: %s", path, strerror(-rc));
-            return rc;
+            goto out;
         }
     }
     qsort(w, n, sizeof *w, cmp_wheel_file);
@@ -146,7 +224,7 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
     int64_t t0 = util_now_ms();
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX], hash[65], why[768];
-        snprintf(path, sizeof path, "%s/%s", dl, w[i].file);
+        snprintf(path, sizeof path, "%s/%s", tmp, w[i].file);
         pend[np].store = pend[np].lock = -1;
         rc = deps__store_put(s, path, NULL, hash, &pend[np], why, sizeof why);
         if (rc == -EBADMSG || rc == -EINVAL || rc == -E2BIG || rc == -EFBIG) {
@@ -168,7 +246,7 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
     if (rc < 0 || rc == DEPS_ENV_INSTALL_FAILED) {
         for (size_t i = 0; i < np; i++)
             deps__pending_drop(&pend[i]);
-        return rc;
+        goto out;
     }
     *unpacked = np;
     log_msg(LOG_LVL_DEBUG, "timing: store: %zu of %zu wheels unpacked in %lld ms", np, n,
@@ -176,18 +254,35 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
     char why[768];
     if ((rc = deps__store_finish(s, pend, np, why, sizeof why)) < 0) {
         snprintf(err, errlen, "the package store: %s", why);
-        return rc;
+        goto out;
     }
-    /* files in the order of the hashes, for the kept resolution */
+    /* What was built from a source distribution is known by its hash
+     * from now on; and the wheels of those built before join the list. */
+    for (size_t i = 0; rc == 0 && i < built.n; i++)
+        rc = map_sdist(s, built.v[i], w, n);
+    for (size_t i = 0; rc == 0 && i < known.n; i++)
+        rc = deps_strv_push(hashes, known.v[i], 64);
+    /* files in the order of the hashes, for the kept resolution (w
+     * borrows from files: it is not used after this) */
     struct deps_strv sorted = {0};
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = deps_strv_push(&sorted, w[i].file, strlen(w[i].file));
     deps_strv_free(files);
     *files = sorted;
     if (rc < 0)
-        return rc;
+        goto out;
     discard(util_rm_rf_at(AT_FDCWD, dl)); /* the store has them now */
-    return DEPS_ENV_READY;
+    char bd[PATH_MAX];
+    snprintf(bd, sizeof bd, "%s/" STORE_BUILT, tmp);
+    discard(util_rm_rf_at(AT_FDCWD, bd));
+    rc = DEPS_ENV_READY;
+    goto out;
+nomem:
+    rc = -ENOMEM;
+out:
+    deps_strv_free(&known);
+    deps_strv_free(&built);
+    return rc;
 }
 
 int deps__store_build(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,

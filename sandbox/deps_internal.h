@@ -62,6 +62,13 @@ int deps__download(const struct deps_config *cfg, const char *state_dir, const c
                    const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                    const char *dl, char **failed, char *err, size_t errlen) must_check;
 
+/* pip's wheel: the source distribution at sdist (under tmp) built into a
+ * wheel in dir (under tmp too), in the jail with the network (its build
+ * requirements come from the index). The same outcomes as deps__install. */
+int deps__build_wheel(const struct deps_config *cfg, const char *state_dir, const char *pip_runner,
+                      const char *sdist, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
+                      const char *dir, char **failed, char *err, size_t errlen) must_check;
+
 /* Takes the exclusive flock of the lock file at path (made if missing),
  * waiting for it; *waited (may be NULL) says whether it had to. A lock
  * file unlinked while we waited is not the lock: then again. 0 or -errno. */

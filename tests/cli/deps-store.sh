@@ -8,7 +8,8 @@
 # unpack each once; environments share one copy of a wheel's files
 # (inodes); a set resolved before is not resolved again; store_bytes
 # evicts environments, then entries no environment links, never one in
-# use; package_store = off installs with pip as before.
+# use; a source distribution is built once; package_store = off installs
+# with pip as before.
 # Runs in the jail where the host has it, in the rlimits fallback elsewhere.
 RMS_JAIL_OPTIONAL=1
 . "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
@@ -258,6 +259,22 @@ if ls "$WHEELHOUSE"/numpy-*.whl >/dev/null 2>&1; then
 else
     skip "no numpy wheel (python3-numpy is not installed): the ten environments"
 fi
+
+# --- a source distribution: pip builds its wheel once, the store keeps it ---
+export RUNMYSCRIPT_STATE_DIR=$T/sdist
+printf 'import rms_sdist\nprint(rms_sdist.where())\n' >$T/sd.py
+run_json $T/sd1.json $T/sd.py --no-auto-deps --with rms-sdist --set only_binary=off --set log_level=info
+is "$RC" 0 "a set with a source distribution builds (only_binary = off)"
+like "$(jget $T/sd1.json 'r["logs"]')" "rms_sdist, built from its sdist" "the script imports what was built"
+like "$(cat $T/sd1.json.err)" "is a source distribution: pip builds its wheel, once" "pip built its wheel"
+ls -d $T/sdist/store/py*/*/site/rms_sdist >/dev/null 2>&1
+ok $? "the built wheel is in the store"
+run_json $T/sd2.json $T/sd.py --no-auto-deps --with rms-sdist --with rms-alpha --set only_binary=off \
+    --set log_level=info
+is "$RC" 0 "another set with the same source distribution"
+like "$(cat $T/sd2.json.err)" "was built before: its wheel is in the store" "uses the wheel built before"
+is "$(grep -c 'pip builds its wheel' $T/sd2.json.err)" 0 "and builds nothing"
+export RUNMYSCRIPT_STATE_DIR=$ST
 
 # --- package_store = off: pip installs as before, nothing in the store ---
 export RUNMYSCRIPT_STATE_DIR=$T/off
