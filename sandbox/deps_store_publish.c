@@ -27,12 +27,24 @@
 static int compile_entries(const char *python, char *const *tmps, size_t n, const struct deps_install_io *io,
                            int64_t timeout_ms, char *err, size_t errlen)
 {
-    size_t head = 7;
+    /* compileall's own loop with a process per core; where processes
+     * cannot share a semaphore (the fallback's Landlock keeps /dev/shm
+     * shut) one process does it all. */
+    static const char prog[] =
+        "import compileall, sys\n"
+        "def run(workers):\n"
+        "    return all([compileall.compile_dir(d, quiet=2, workers=workers) for d in sys.argv[1:]])\n"
+        "try:\n"
+        "    ok = run(0)\n"
+        "except OSError:\n"
+        "    ok = run(1)\n"
+        "sys.exit(0 if ok else 1)\n";
+    size_t head = 4;
     cleanup_free const char **argv = calloc(head + n + 1, sizeof *argv);
     cleanup_free char **sites = calloc(n + 1, sizeof *sites);
     cleanup_free struct jail_bind *binds = calloc(n + 1, sizeof *binds);
     int rc = argv && sites && binds ? 0 : -ENOMEM;
-    const char *fixed[] = {python, "-I", "-m", "compileall", "-q", "-j0", "-q"};
+    const char *fixed[] = {python, "-I", "-c", prog};
     for (size_t i = 0; rc == 0 && i < head; i++)
         argv[i] = fixed[i];
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -74,6 +86,8 @@ static int compile_entries(const char *python, char *const *tmps, size_t n, cons
     /* compileall exits 1 when a file does not compile (a module for
      * another Python version, a test of syntax errors): pip goes on, and
      * so do we; that module is compiled at import or not at all. */
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 1)
+        log_msg(LOG_LVL_INFO, "store: compileall left files uncompiled: %s", deps__last_line(out));
     if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
         snprintf(err, errlen, "compiling the bytecode failed: %s", deps__last_line(out));
         return -EIO;
