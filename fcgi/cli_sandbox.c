@@ -5,6 +5,7 @@
 
 #include "cli_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 
 /* The exit status when runs would be refused (0 when they can happen). */
@@ -66,7 +67,8 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
         printf("package store:         %s\n", links > 0 ? "hard links (STATE/store and STATE/envs share a file system)"
                                                : links == 0 ? "copies (STATE/store and STATE/envs are on different file "
                                                               "systems: each environment copies its files)"
-                                                            : "unknown (the state directory cannot be written)");
+                                           : links == -ENOENT ? "unknown (no state directory yet)"
+                                                              : "unknown (the state directory cannot be written)");
     } else {
         printf("package store:         off (package_store = off)\n");
     }

@@ -231,9 +231,10 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
                  const char *base_env, const struct deps_set *set, int64_t install_ms,
                  const struct deps_install_io *io, struct deps_env *e, char *err, size_t errlen) must_check;
 
-/* 1 when a file of STATE/store can be hard linked into STATE/envs (made
- * when missing), 0 when not (EXDEV, EPERM, EMLINK: environments get
- * copies), -errno when it could not be told. */
+/* 1 when a file of STATE/store can be hard linked into STATE/envs (the
+ * state directory standing for one not made yet; nothing is made), 0
+ * when not (EXDEV, EPERM, EMLINK: environments get copies), -errno when
+ * it could not be told (a probe file could not be written). */
 int deps_store_links(const char *state_dir);
 
 /* Evicts least recently used environments (never base ones, never one a

@@ -188,6 +188,8 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
         return rc;
     }
     struct deps_strv known = {0}, built = {0};
+    cleanup_free struct wheel_file *w = NULL;
+    cleanup_free struct deps__pending *pend = NULL;
     for (struct dirent *de; (de = readdir(d));) {
         if (de->d_name[0] == '.')
             continue;
@@ -206,8 +208,8 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
     /* In the order of their hashes: two builds never hold one entry's
      * lock while waiting for another's the other holds. */
     size_t n = files->n;
-    cleanup_free struct wheel_file *w = calloc(n ? n : 1, sizeof *w);
-    cleanup_free struct deps__pending *pend = calloc(n ? n : 1, sizeof *pend);
+    w = calloc(n ? n : 1, sizeof *w);
+    pend = calloc(n ? n : 1, sizeof *pend);
     if (!w || !pend)
         goto nomem;
     for (size_t i = 0; i < n; i++) {
@@ -309,6 +311,7 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
         return rc;
     }
     struct deps_strv hashes = {0}, files = {0}, installed = {0};
+    cleanup_fd int env = -1;
     size_t unpacked = 0;
     /* A key resolved before is not resolved again, while the store still
      * has every wheel of it. */
@@ -335,7 +338,7 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
             goto out;
         }
     }
-    cleanup_fd int env = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    env = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (env < 0) {
         rc = -errno;
         goto out;

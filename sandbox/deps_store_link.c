@@ -183,23 +183,26 @@ int deps_store_links(const char *state_dir)
     cleanup_free char *store = NULL, *envs = NULL;
     if (asprintf(&store, "%s/store", state_dir) < 0 || asprintf(&envs, "%s/envs", state_dir) < 0)
         return -ENOMEM;
-    int rc = util_mkdir_p(store, 0755);
-    if (rc == 0)
-        rc = util_mkdir_p(envs, 0755);
-    if (rc < 0)
-        return rc;
-    char id[WS_ID_MAX + 1], name[64];
-    if ((rc = ws_new_id(NULL, id)) < 0)
-        return rc;
-    snprintf(name, sizeof name, ".link-probe-%.8s", id);
+    /* Nothing is made (the one who asks may not be the server's user):
+     * a directory not made yet will be made in the state directory. */
     cleanup_fd int s = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (s < 0 && errno == ENOENT)
+        s = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     cleanup_fd int e = open(envs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (e < 0 && errno == ENOENT)
+        e = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (s < 0 || e < 0)
         return -errno;
+    char id[WS_ID_MAX + 1], name[64], name2[72];
+    int rc = ws_new_id(NULL, id);
+    if (rc < 0)
+        return rc;
+    snprintf(name, sizeof name, ".link-probe-%.8s", id);
+    snprintf(name2, sizeof name2, "%s.2", name);
     if ((rc = util_write_file_new(s, name, "", 0, 0444)) < 0)
         return rc;
-    rc = linkat(s, name, e, name, 0) == 0 ? 1 : errno == EXDEV || errno == EPERM || errno == EMLINK ? 0 : -errno;
-    unlinkat(e, name, 0);
+    rc = linkat(s, name, e, name2, 0) == 0 ? 1 : errno == EXDEV || errno == EPERM || errno == EMLINK ? 0 : -errno;
+    unlinkat(e, name2, 0);
     unlinkat(s, name, 0);
     return rc;
 }

@@ -352,9 +352,10 @@ int exec_mark_orphans(const struct exec_config *cfg);
 int exec_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen) must_check;
 
 /* Whether environments can be hard links into the package store: 1 when a
- * file made in STATE/store links into STATE/envs (both made when missing),
- * 0 when it cannot (environments are then copies), -errno when it could
- * not be told. For check-sandbox. */
+ * probe file made in STATE/store links into STATE/envs (the state
+ * directory standing for either when not made yet; nothing is left), 0
+ * when it cannot (environments are then copies), -errno when it could not
+ * be told. For check-sandbox. */
 int exec_store_links(const struct exec_config *cfg);
 
 /* Initialises spec with cfg's defaults: limits copied, auto_deps from cfg. */
