@@ -293,5 +293,14 @@ int deps__store_remove(const char *state_dir, const struct deps__store_entry *e)
     log_msg(LOG_LVL_INFO, "store: evicted %s/%s (%llu bytes, no environment links it)", e->py, e->hash,
             (unsigned long long)e->bytes);
     close(steal_fd(&efd));
-    return deps__remove_tree(pfd, trash);
+    rc = deps__remove_tree(pfd, trash);
+    /* Its unpack lock too, taken so that no unpacker holds it meanwhile
+     * (one that opened it before the unlink sees the change and opens the
+     * new one: deps__lock_file). */
+    char lockname[80];
+    snprintf(lockname, sizeof lockname, ".%s.lock", e->hash);
+    cleanup_fd int lfd = openat(pfd, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
+        unlinkat(pfd, lockname, 0);
+    return rc;
 }

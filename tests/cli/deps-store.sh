@@ -209,6 +209,7 @@ run_json $T/e2.json $T/ok.py "${CAP[@]}" --with rms-ns-two
 e2=$(jget $T/e2.json 'r["env"]')
 is "$(env_dirs $T/evict)" "$e2 " "the next build evicts the least recently used environment"
 is "$(store_entries $T/evict | wc -w)" 1 "and the store entry only it linked: one entry left"
+is "$(ls -a $T/evict/store/py*/ | grep -c '\.lock$')" 1 "and its unpack lock"
 [ "$(store_entries $T/evict)" != "$ns1" ]
 ok $? "the one left is the new environment's"
 cat >$T/hold.py <<'PY'
