@@ -191,12 +191,13 @@ int deps__store_remove(const char *state_dir, const struct deps__store_entry *e)
 
 /* The environment for set built from the store into tmp (a copy of the
  * base environment): the resolution (cached under STATE/store/res/KEY, or
- * pip's download into tmp), the new wheels put into the store, each
- * linked. The hashes linked go into wheels ("pyX.Y/HASH"), the entries
- * held into held (closed by the caller after publication), the count of
- * copied files into *copied. The outcomes of deps__install; 1 + DEPS_ENV_INSTALL_TIMEOUT
- * (DEPS__STORE_NO) when the set needs what the store cannot hold (a
- * source distribution): then the caller installs as before. */
+ * pip's download into tmp, source distributions built into wheels), the
+ * new wheels put into the store, each linked. The hashes linked go into
+ * wheels ("pyX.Y/HASH"), the entries held into held (closed by the caller
+ * after publication), the count of copied files into *copied. The
+ * outcomes of deps__install. DEPS__STORE_NO is what the caller starts
+ * from: the store is not used for this build (uv, package_store = off),
+ * it installs as before. */
 #define DEPS__STORE_NO 3
 struct deps__held {
     int fd[DEPS_MAX_REQUIREMENTS * 8];

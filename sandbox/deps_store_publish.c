@@ -19,6 +19,7 @@
 #include "proc.h"
 
 #define STORE_MARK "runmyscript-wheel.txt"
+#define STORE_COMPILE_BINDS 12 /* entries compiled in one run of the interpreter (one bind each) */
 
 /* python -m compileall over the site/ of each of n entries being made,
  * in one start of the interpreter with a process per core, in the jail
@@ -163,7 +164,12 @@ int deps__store_finish(const struct deps__store *s, struct deps__pending *p, siz
     for (size_t i = 0; i < n; i++)
         tmps[i] = p[i].tmp;
     int64_t t0 = util_now_ms();
-    int rc = compile_entries(s->python, tmps, n, s->io, s->timeout_ms, err, errlen);
+    int rc = 0;
+    /* A bind each: the jail's mount plan has room for STORE_COMPILE_BINDS
+     * of them beside its own. */
+    for (size_t i = 0; rc == 0 && i < n; i += STORE_COMPILE_BINDS)
+        rc = compile_entries(s->python, tmps + i, n - i < STORE_COMPILE_BINDS ? n - i : STORE_COMPILE_BINDS, s->io,
+                             s->timeout_ms, err, errlen);
     int64_t t1 = util_now_ms();
     if (rc == 0)
         deps__fault("compile");

@@ -256,6 +256,17 @@ if ls "$WHEELHOUSE"/numpy-*.whl >/dev/null 2>&1; then
     per=$(find $(ls -d $T/ten/envs/[0-9a-f]* | head -1)/lib/python3*/site-packages/numpy -type f | wc -l)
     is "$all" "$((per * 10))" "each holds numpy's $per files"
     is "$distinct" "$per" "the ten hold one copy of them ($distinct inodes)"
+    # More new wheels than one compile takes (its binds): 13 at once.
+    export RUNMYSCRIPT_STATE_DIR=$T/big
+    run_json $T/pm.json $T/ok.py --no-auto-deps --with pandas --with matplotlib
+    is "$RC" 0 "pandas and matplotlib: a build of $(store_entries $T/big | wc -w) new wheels"
+    missing=0
+    for e in $T/big/store/py*/[0-9a-f]*; do
+        if find $e/site -name '*.py' | grep -q . && ! find $e/site -name '*.pyc' | grep -q .; then
+            missing=$((missing + 1))
+        fi
+    done
+    is "$missing" 0 "every one of them has its bytecode"
     export RUNMYSCRIPT_STATE_DIR=$ST
 else
     skip "no numpy wheel (python3-numpy is not installed): the ten environments"
