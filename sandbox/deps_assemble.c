@@ -313,6 +313,7 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
     struct deps_strv hashes = {0}, files = {0}, installed = {0};
     cleanup_fd int env = -1;
     size_t unpacked = 0;
+    bool retried = false;
     /* A key resolved before is not resolved again, while the store still
      * has every wheel of it. */
     bool kept = res_read(res, key, &hashes) == 0;
@@ -325,10 +326,12 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
         snprintf(p, sizeof p, "%s/%s/runmyscript-wheel.txt", sdir, hashes.v[i]);
         kept = stat(p, &st) == 0;
     }
+again:
     if (kept) {
         log_msg(LOG_LVL_INFO, "store: the resolution of %s is known: no installer", key);
     } else {
         deps_strv_free(&hashes);
+        deps_strv_free(&files);
         rc = resolve(cfg, state_dir, &s, pip_runner, set, install_ms, io, tmp, &hashes, &files, &unpacked, failed, err,
                      errlen);
         if (rc != DEPS_ENV_READY)
@@ -338,8 +341,7 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
             goto out;
         }
     }
-    env = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (env < 0) {
+    if (env < 0 && (env = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
         rc = -errno;
         goto out;
     }
@@ -350,6 +352,20 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
             goto out;
         }
         rc = deps__store_link(&s, hashes.v[i], env, site, &held->fd[held->n], copied, &installed, err, errlen);
+        if (rc == -ENOENT && !retried) {
+            /* Evicted after it was known to be there (nothing linked it
+             * yet): resolved and put in again, once. What was linked so
+             * far is linked again over itself. */
+            log_msg(LOG_LVL_INFO, "store: an entry of %s went before it was linked: once more", key);
+            retried = true;
+            kept = false;
+            unpacked = 0;
+            deps__held_release(held);
+            deps_strv_free(wheels);
+            deps_strv_free(&installed);
+            err[0] = '\0';
+            goto again;
+        }
         if (rc < 0)
             goto out;
         held->n++;
