@@ -106,6 +106,8 @@ static const struct cfg_key plain_keys[] = {
     K("auto_deps", CFG_BOOL, auto_deps),
     K("requirement_urls", CFG_BOOL, requirement_urls),
     K("env_cache_size", CFG_SIZE, env_cache_size),
+    K("package_store", CFG_BOOL, package_store),
+    K("store_bytes", CFG_SIZE, store_bytes),
 };
 
 /* Ranges of the count and size keys: a value outside is an error. */
@@ -674,6 +676,8 @@ static void apply_exec(struct cfg *c)
     d->only_binary = c->only_binary;
     d->requirement_urls = c->requirement_urls;
     d->cache_bytes = c->env_cache_size;
+    d->package_store = c->package_store;
+    d->store_bytes = c->store_bytes;
 }
 
 /* The defaults, before any source. 0 or -ENOMEM. */
@@ -712,6 +716,8 @@ static int set_defaults(struct cfg *c)
     c->only_binary = true;
     c->auto_deps = true;
     c->env_cache_size = 10ull << 30;
+    c->package_store = true;
+    c->store_bytes = 20ull << 30;
     if (!c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;

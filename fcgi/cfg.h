@@ -58,6 +58,8 @@ struct cfg {
     bool auto_deps;
     bool requirement_urls;
     uint64_t env_cache_size;  /* bytes; 0: no cap */
+    bool package_store;       /* environments assembled from STATE/store */
+    uint64_t store_bytes;     /* the store and the environments together; 0: no cap */
     char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
     struct fetch_allow fetch_allow;
     struct exec_config exec;  /* points into the strings above */

@@ -83,6 +83,12 @@ char *cfg_dump(const struct cfg *c)
         format_limit(&(struct exec_limit_def){.unit = EXEC_UNIT_BYTES}, c->env_cache_size, sz, sizeof sz);
         rc = dbuf_printf(&b, "env_cache_size = %s\n", sz);
     }
+    rc = rc ? rc : dbuf_printf(&b, "package_store = %s\n", c->package_store ? "on" : "off");
+    if (rc == 0) {
+        char sz[48];
+        format_limit(&(struct exec_limit_def){.unit = EXEC_UNIT_BYTES}, c->store_bytes, sz, sizeof sz);
+        rc = dbuf_printf(&b, "store_bytes = %s\n", sz);
+    }
     for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
         char v[48];
         format_limit(&exec_limit_defs[i], exec_limit_get(&c->exec.limits, &exec_limit_defs[i]), v, sizeof v);

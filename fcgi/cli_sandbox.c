@@ -5,6 +5,7 @@
 
 #include "cli_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 
 /* The exit status when runs would be refused (0 when they can happen). */
@@ -61,6 +62,16 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
            : ns                 ? "RLIMIT_NPROC in the user namespace"
                                 : "RLIMIT_NPROC, not for root",
            ns ? "tmpfs size" : "not limited: TMPDIR is in the run directory");
+    if (cfg.exec.deps.package_store) {
+        int links = exec_store_links(&cfg.exec);
+        printf("package store:         %s\n", links > 0 ? "hard links (STATE/store and STATE/envs share a file system)"
+                                               : links == 0 ? "copies (STATE/store and STATE/envs are on different file "
+                                                              "systems: each environment copies its files)"
+                                           : links == -ENOENT ? "unknown (no state directory yet)"
+                                                              : "unknown (the state directory cannot be written)");
+    } else {
+        printf("package store:         off (package_store = off)\n");
+    }
     int status = 0;
     const char *fb = jail_fallback_isolation(&caps, cfg.exec.landlock);
     bool fallback = cfg.exec.isolation == EXEC_ISOLATION_RLIMITS ||

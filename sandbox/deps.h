@@ -237,10 +237,20 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
                  const char *base_env, const struct deps_set *set, int64_t install_ms,
                  const struct deps_install_io *io, struct deps_env *e, char *err, size_t errlen) must_check;
 
+/* 1 when a file of STATE/store can be hard linked into STATE/envs (the
+ * state directory standing for one not made yet; nothing is made), 0
+ * when not (EXDEV, EPERM, EMLINK: environments get copies), -errno when
+ * it could not be told (a probe file could not be written). */
+int deps_store_links(const char *state_dir);
+
 /* Evicts least recently used environments (never base ones, never one a
- * run holds, never keep_key) until the total is at most cap bytes, and
- * removes what killed builds left behind. Returns the number evicted or
- * -errno. */
-int deps_evict(const char *state_dir, uint64_t cap, const char *keep_key);
+ * run holds, never keep_key) until their total is at most cap bytes and,
+ * when store_cap is not 0, until they and the package store entries they
+ * link are at most store_cap; then store entries no environment links,
+ * least recently linked first, never one a build is linking, until the
+ * store and the environments together are at most store_cap. Removes what
+ * killed builds and unpacks left behind. 0 caps are no caps. Returns the
+ * number of environments and entries evicted, or -errno. */
+int deps_evict(const char *state_dir, uint64_t cap, uint64_t store_cap, const char *keep_key);
 
 #endif

@@ -57,9 +57,7 @@ static bool env_complete(const char *dir)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Takes the exclusive lock on path (created if missing). A lock file that
- * eviction unlinked while we waited is not the lock any more: then again. */
-static int lock_file(const char *path, bool *waited, int *out)
+int deps__lock_file(const char *path, bool *waited, int *out)
 {
     for (int tries = 0; tries < DEPS_LOCK_TRIES; tries++) {
         cleanup_fd int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -87,7 +85,6 @@ static int lock_file(const char *path, bool *waited, int *out)
 }
 
 /* deps_base_env's work; a failure may leave err empty. */
-static int remove_env(int parent, const char *name);
 
 static int base_env(const char *state_dir, const char *python, char **env_dir, char *err, size_t errlen)
 {
@@ -112,7 +109,7 @@ static int base_env(const char *state_dir, const char *python, char **env_dir, c
     char lockpath[PATH_MAX];
     snprintf(lockpath, sizeof lockpath, "%s/envs/.base-%s.lock", state_dir, key);
     cleanup_fd int lock = -1;
-    rc = lock_file(lockpath, NULL, &lock);
+    rc = deps__lock_file(lockpath, NULL, &lock);
     if (rc < 0) {
         snprintf(err, errlen, "lock %s: %s", lockpath, strerror(-rc));
         return rc;
@@ -124,7 +121,7 @@ static int base_env(const char *state_dir, const char *python, char **env_dir, c
     /* Left over from a build that was killed, or shut by a script of the
      * server's own uid (the unprivileged fallback can chmod it, not write
      * it): removed now, whatever its modes, and made again. */
-    discard(remove_env(AT_FDCWD, dir));
+    discard(deps__remove_tree(AT_FDCWD, dir));
 
     char id[WS_ID_MAX + 1];
     rc = ws_new_id(NULL, id);
@@ -189,22 +186,14 @@ static int walk(int parent, const char *name, walk_fn fn, void *ctx)
     return util_walk_at(parent, name, &w);
 }
 
+/* The bytes an environment holds of its own: a file linked from the
+ * package store (more than one link) is the store's. */
 static int add_size(int parent, const char *name, const struct stat *st, void *ctx)
 {
     (void)parent, (void)name;
-    *(uint64_t *)ctx += (uint64_t)st->st_blocks * 512;
+    if (S_ISDIR(st->st_mode) || st->st_nlink <= 1)
+        *(uint64_t *)ctx += (uint64_t)st->st_blocks * 512;
     return 0;
-}
-
-/* Read-only for everyone, readable by everyone whatever the umask was: a
- * run's own uid (the jail's) must read what the server's installed. */
-static int set_readonly(int parent, const char *name, const struct stat *st, void *ctx)
-{
-    (void)ctx;
-    if (S_ISLNK(st->st_mode))
-        return 0; /* chmod would follow it */
-    mode_t mode = S_ISDIR(st->st_mode) || (st->st_mode & 0111) ? 0555 : 0444;
-    return fchmodat(parent, name, mode, 0) < 0 ? -errno : 0;
 }
 
 static int set_writable(int parent, const char *name, const struct stat *st, void *ctx)
@@ -215,74 +204,10 @@ static int set_writable(int parent, const char *name, const struct stat *st, voi
     return fchmodat(parent, name, (st->st_mode & 07777) | 0700, 0) < 0 ? -errno : 0;
 }
 
-/* rm -rf of an environment, which is read-only. */
-static int remove_env(int parent, const char *name)
+int deps__remove_tree(int parent, const char *name)
 {
     discard(walk(parent, name, set_writable, NULL)); /* what fails shows below */
     return util_rm_rf_at(parent, name);
-}
-
-/* Copies the tree at srcfd into the empty directory dstfd: directories,
- * regular files (with their modes) and symlinks. The walk lists the
- * source; dst follows it, into each directory made (pre) and back up
- * through ".." after it (post): one descriptor of each tree at a time. */
-struct copy_walk {
-    int dst; /* the directory of the copy the walk's entries go in */
-};
-
-static int copy_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
-{
-    struct copy_walk *c = ctx;
-    if (depth == 0)
-        return 0;
-    if (S_ISDIR(st->st_mode)) {
-        if (mkdirat(c->dst, name, st->st_mode & 07777) < 0)
-            return -errno;
-        int t = openat(c->dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (t < 0)
-            return -errno;
-        close(c->dst);
-        c->dst = t;
-    } else if (S_ISLNK(st->st_mode)) {
-        char target[PATH_MAX];
-        ssize_t n = readlinkat(dirfd, name, target, sizeof target - 1);
-        if (n < 0)
-            return -errno;
-        target[n] = '\0';
-        if (symlinkat(target, c->dst, name) < 0)
-            return -errno;
-    } else if (S_ISREG(st->st_mode)) {
-        int rc = util_copy_file(dirfd, name, c->dst, name);
-        if (rc == 0 && fchmodat(c->dst, name, st->st_mode & 07777, 0) < 0)
-            rc = -errno;
-        return rc;
-    }
-    return 0;
-}
-
-static int copy_post(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
-{
-    struct copy_walk *c = ctx;
-    (void)dirfd, (void)name, (void)st;
-    if (depth == 0)
-        return 0;
-    int up = openat(c->dst, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (up < 0)
-        return -errno;
-    close(c->dst);
-    c->dst = up;
-    return 0;
-}
-
-static int copy_tree(int srcfd, int dstfd)
-{
-    struct copy_walk c = {fcntl(dstfd, F_DUPFD_CLOEXEC, 3)};
-    struct util_walk w = {.pre = copy_pre, .post = copy_post, .ctx = &c};
-    if (c.dst < 0)
-        return -errno;
-    int rc = util_walk_at(srcfd, "", &w);
-    close(c.dst);
-    return rc;
 }
 
 /* ------------------------------------------------------ the environment */
@@ -312,7 +237,7 @@ static bool is_key(const char *s, size_t n)
 }
 
 /* The manifest: what an environment holds and how big it is. */
-static int read_manifest(int dirfd, struct deps_strv *installed, uint64_t *bytes)
+static int read_manifest(int dirfd, struct deps_strv *installed, uint64_t *bytes, struct deps_strv *wheels)
 {
     cleanup_free char *text = NULL;
     size_t len;
@@ -326,6 +251,8 @@ static int read_manifest(int dirfd, struct deps_strv *installed, uint64_t *bytes
         if (bytes && !strncmp(line, "bytes ", 6))
             *bytes = strtoull(line + 6, NULL, 10);
         else if (installed && !strncmp(line, "have ", 5) && (rc = deps_strv_push(installed, line + 5, strlen(line + 5))) < 0)
+            return rc;
+        else if (wheels && !strncmp(line, "wheel ", 6) && (rc = deps_strv_push(wheels, line + 6, strlen(line + 6))) < 0)
             return rc;
     }
     return 0;
@@ -347,7 +274,7 @@ static int env_use(struct deps_env *e)
     if (stat(e->dir, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
         return -ENOENT; /* evicted between the open and the lock */
     deps_strv_free(&e->installed);
-    int rc = read_manifest(fd, &e->installed, NULL);
+    int rc = read_manifest(fd, &e->installed, NULL, NULL);
     if (rc < 0)
         return -ENOENT; /* not one of ours: the builder replaces it */
     if (futimens(fd, NULL) < 0)
@@ -497,11 +424,18 @@ static int fix_shebangs(const char *env_dir)
     return 0;
 }
 
-static int write_manifest(int dirfd, const struct deps_set *set, const struct deps_strv *installed, uint64_t bytes)
+/* "wheel pyX.Y/HASH": the store entries an environment links, which
+ * eviction keeps while it is there. */
+static int write_manifest(int dirfd, const struct deps_set *set, const struct deps_strv *installed, uint64_t bytes,
+                          const struct deps_strv *wheels, size_t copied)
 {
     struct dbuf b;
     dbuf_init(&b, DEPS_MANIFEST_MAX);
     int rc = dbuf_printf(&b, "runmyscript-env 1\nbytes %llu\n", (unsigned long long)bytes);
+    for (size_t i = 0; rc == 0 && i < wheels->n; i++)
+        rc = dbuf_printf(&b, "wheel %s\n", wheels->v[i]);
+    if (rc == 0 && wheels->n)
+        rc = dbuf_printf(&b, "copied %zu\n", copied);
     for (size_t i = 0; rc == 0 && i < set->n; i++)
         rc = dbuf_printf(&b, "want %s\n", set->v[i].spec);
     for (size_t i = 0; rc == 0 && i < installed->n; i++)
@@ -519,7 +453,7 @@ static int write_manifest(int dirfd, const struct deps_set *set, const struct de
 static int build_env(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
                      const char *base_env, const char *uv, const char *pip_runner, const struct deps_set *set,
                      int64_t install_ms, const struct deps_install_io *io, const char *tmp, struct deps_env *e,
-                     char *err, size_t errlen)
+                     struct deps__held *held, char *err, size_t errlen)
 {
     int rc;
     if (mkdir(tmp, 0755) < 0) {
@@ -530,15 +464,30 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
     {
         cleanup_fd int s = open(base_env, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         cleanup_fd int t = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        rc = s < 0 || t < 0 ? -errno : copy_tree(s, t);
+        rc = s < 0 || t < 0 ? -errno : deps__tree_put(s, "", t, false, NULL);
         if (rc < 0) {
             snprintf(err, errlen, "copying the base environment: %s", strerror(-rc));
             return rc;
         }
     }
-    rc = deps__install(cfg, state_dir, uv, pip_runner, set, install_ms, io, tmp, &e->failed, err, errlen);
-    if (rc != DEPS_ENV_READY)
+    struct deps_strv wheels = {0};
+    size_t copied = 0;
+    rc = DEPS__STORE_NO;
+    if (cfg->package_store && !uv)
+        rc = deps__store_build(cfg, state_dir, info, pip_runner, set, e->key, install_ms, io, tmp, &wheels, held,
+                               &copied, &e->failed, err, errlen);
+    if (rc == DEPS__STORE_NO) {
+        deps__held_release(held);
+        deps_strv_free(&wheels);
+        rc = deps__install(cfg, state_dir, uv, pip_runner, set, install_ms, io, tmp, &e->failed, err, errlen);
+    }
+    if (rc != DEPS_ENV_READY) {
+        deps_strv_free(&wheels);
         return rc;
+    }
+    if (copied)
+        log_msg(LOG_LVL_WARN, "store: %zu files copied into the environment, not linked (STATE/store and "
+                "STATE/envs on different file systems?)", copied);
     /* Complete: shebangs, the manifest, read-only, synced. */
     cleanup_free char *site = NULL;
     int major = 0, minor = 0;
@@ -556,12 +505,16 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
     if (rc == 0)
         rc = walk(AT_FDCWD, tmp, add_size, &bytes);
     if (rc == 0)
-        rc = write_manifest(tfd, set, &installed, bytes);
+        rc = write_manifest(tfd, set, &installed, bytes, &wheels, copied);
     deps_strv_free(&installed);
+    deps_strv_free(&wheels);
+    struct util_walk ro = {.pre = deps__readonly_walk};
     if (rc == 0)
-        rc = walk(AT_FDCWD, tmp, set_readonly, NULL);
+        rc = util_walk_at(tfd, "", &ro);
     if (rc == 0 && syncfs(tfd) < 0)
         rc = -errno;
+    if (rc == 0)
+        deps__fault("publish");
     if (rc < 0) {
         snprintf(err, errlen, "finishing the environment: %s", strerror(-rc));
         return rc;
@@ -609,14 +562,14 @@ static int pick_installer(const struct deps_config *cfg, const char *state_dir, 
  * without a manifest), and any .tmp-KEY-* is a killed build. */
 static void remove_leftovers(int envs, const char *key)
 {
-    discard(remove_env(envs, key)); /* usually nothing there */
+    discard(deps__remove_tree(envs, key)); /* usually nothing there */
     cleanup_dir DIR *d = util_opendir_at(envs);
     char prefix[48];
     snprintf(prefix, sizeof prefix, ".tmp-%s-", key);
     for (struct dirent *de; d && (de = readdir(d));)
         if (!strncmp(de->d_name, prefix, strlen(prefix))) {
             log_msg(LOG_LVL_INFO, "removing %s, left by a build that did not finish", de->d_name);
-            discard(remove_env(envs, de->d_name));
+            discard(deps__remove_tree(envs, de->d_name));
         }
 }
 
@@ -639,7 +592,7 @@ static int env_build(const struct deps_config *cfg, const char *state_dir, const
     char lockpath[PATH_MAX];
     snprintf(lockpath, sizeof lockpath, "%s/envs/.%s.lock", state_dir, e->key);
     cleanup_fd int lock = -1;
-    int rc = lock_file(lockpath, NULL, &lock);
+    int rc = deps__lock_file(lockpath, NULL, &lock);
     if (rc < 0) {
         snprintf(err, errlen, "lock %s: %s", lockpath, strerror(-rc));
         return rc;
@@ -663,17 +616,21 @@ static int env_build(const struct deps_config *cfg, const char *state_dir, const
     cleanup_free char *tmp = NULL;
     if (asprintf(&tmp, "%s/envs/.tmp-%s-%.8s", state_dir, e->key, id) < 0)
         return -ENOMEM;
-    rc = build_env(cfg, state_dir, info, base_env, uv, pip_runner, set, install_ms, io, tmp, e, err, errlen);
+    struct deps__held held = {.n = 0};
+    rc = build_env(cfg, state_dir, info, base_env, uv, pip_runner, set, install_ms, io, tmp, e, &held, err, errlen);
     if (rc != DEPS_ENV_READY) {
-        discard(remove_env(AT_FDCWD, tmp));
+        deps__held_release(&held);
+        discard(deps__remove_tree(AT_FDCWD, tmp));
         return rc;
     }
     if (rename(tmp, e->dir) < 0) {
         rc = -errno;
         snprintf(err, errlen, "publishing the environment %s: %s", e->dir, strerror(errno));
-        discard(remove_env(AT_FDCWD, tmp));
+        deps__held_release(&held);
+        discard(deps__remove_tree(AT_FDCWD, tmp));
         return rc;
     }
+    deps__held_release(&held); /* its manifest names them now */
     if (fsync(envs) < 0)
         log_msg(LOG_LVL_WARN, "fsync %s/envs: %s", state_dir, strerror(errno));
     rc = use_env(e, "just built at ", err, errlen);
@@ -706,7 +663,7 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
         goto out;
     rc = env_build(cfg, state_dir, info, base_env, uv, pip_runner, set, install_ms, io, e, err, errlen);
     if (rc == 0 && e->built) { /* only the run that built it evicts */
-        int ev = deps_evict(state_dir, cfg->cache_bytes, e->key);
+        int ev = deps_evict(state_dir, cfg->cache_bytes, cfg->package_store ? cfg->store_bytes : 0, e->key);
         if (ev < 0)
             log_msg(LOG_LVL_WARN, "evicting environments: %s", strerror(-ev));
     }
@@ -722,16 +679,31 @@ struct cand {
     char name[40];
     struct timespec used;
     uint64_t bytes;
+    struct deps_strv wheels; /* "pyX.Y/HASH" it links */
+    bool gone;
 };
+
+static int cmp_time(const struct timespec *x, const struct timespec *y)
+{
+    if (x->tv_sec != y->tv_sec)
+        return x->tv_sec < y->tv_sec ? -1 : 1;
+    if (x->tv_nsec != y->tv_nsec)
+        return x->tv_nsec < y->tv_nsec ? -1 : 1;
+    return 0;
+}
 
 static int cmp_cand(const void *a, const void *b)
 {
     const struct cand *x = a, *y = b;
-    if (x->used.tv_sec != y->used.tv_sec)
-        return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
-    if (x->used.tv_nsec != y->used.tv_nsec)
-        return x->used.tv_nsec < y->used.tv_nsec ? -1 : 1;
-    return strcmp(x->name, y->name);
+    int c = cmp_time(&x->used, &y->used);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const struct deps__store_entry *x = a, *y = b;
+    int c = cmp_time(&x->used, &y->used);
+    return c ? c : strcmp(x->hash, y->hash);
 }
 
 /* Removes envs/NAME (a .tmp- of a key) when nobody holds the key's build
@@ -746,10 +718,111 @@ static void remove_stale_tmp(int envs, const char *name)
     if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
         return; /* a build of this key is running */
     log_msg(LOG_LVL_INFO, "removing %s, left by a build that did not finish", name);
-    discard(remove_env(envs, name));
+    discard(deps__remove_tree(envs, name));
 }
 
-int deps_evict(const char *state_dir, uint64_t cap, const char *keep_key)
+/* The published environments, with what their manifests say; killed
+ * builds' leftovers and trash removed on the way. */
+static int list_cands(int envs, struct cand **out, size_t *n_out)
+{
+    struct cand *c = NULL;
+    size_t n = 0, capn = 0;
+    cleanup_dir DIR *d = util_opendir_at(envs);
+    if (!d)
+        return -errno;
+    for (struct dirent *de; (de = readdir(d));) {
+        const char *nm = de->d_name;
+        if (!strncmp(nm, ".trash-", 7)) {
+            discard(deps__remove_tree(envs, nm));
+            continue;
+        }
+        if (!strncmp(nm, ".tmp-", 5)) {
+            remove_stale_tmp(envs, nm);
+            continue;
+        }
+        if (strlen(nm) != 32 || !is_key(nm, 32))
+            continue;
+        if (n == capn) {
+            capn = capn ? capn * 2 : 16;
+            struct cand *nc = realloc(c, capn * sizeof *c);
+            if (!nc) {
+                for (size_t i = 0; i < n; i++)
+                    deps_strv_free(&c[i].wheels);
+                free(c);
+                return -ENOMEM;
+            }
+            c = nc;
+        }
+        memset(&c[n], 0, sizeof c[n]);
+        cleanup_fd int fd = openat(envs, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || read_manifest(fd, NULL, &c[n].bytes, &c[n].wheels) < 0) {
+            deps_strv_free(&c[n].wheels);
+            continue;
+        }
+        snprintf(c[n].name, sizeof c[n].name, "%s", nm);
+        c[n].used = st.st_mtim;
+        n++;
+    }
+    *out = c;
+    *n_out = n;
+    return 0;
+}
+
+/* Evicts envs/NAME unless a run holds it: renamed to trash, removed, its
+ * build lock too. 0, or -EBUSY / -errno. */
+static int evict_env(int envs, struct cand *c)
+{
+    cleanup_fd int fd = openat(envs, c->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+        return -EBUSY; /* a run is using it */
+    char id[WS_ID_MAX + 1], trash[80];
+    int rc = ws_new_id(NULL, id);
+    if (rc < 0)
+        return rc;
+    snprintf(trash, sizeof trash, ".trash-%s-%.8s", c->name, id);
+    if (renameat(envs, c->name, envs, trash) < 0)
+        return -errno;
+    close(steal_fd(&fd));
+    log_msg(LOG_LVL_INFO, "evicted environment %s (%llu bytes, least recently used)", c->name,
+            (unsigned long long)c->bytes);
+    discard(deps__remove_tree(envs, trash));
+    /* Its build lock too, taken so that no builder holds it meanwhile
+     * (a builder that opened it before the unlink sees the change and
+     * opens the new one). */
+    char lockname[64];
+    snprintf(lockname, sizeof lockname, ".%s.lock", c->name);
+    cleanup_fd int lfd = openat(envs, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
+        unlinkat(envs, lockname, 0);
+    c->gone = true;
+    return 0;
+}
+
+/* The store's part of the budget: how many environments still link each
+ * entry, and the bytes of those they do. */
+static uint64_t linked_bytes(const struct cand *c, size_t n, struct deps__store_entry *se, size_t ns,
+                             unsigned *refs)
+{
+    uint64_t b = 0;
+    memset(refs, 0, ns * sizeof *refs);
+    for (size_t i = 0; i < n; i++)
+        for (size_t w = 0; !c[i].gone && w < c[i].wheels.n; w++)
+            for (size_t j = 0; j < ns; j++) {
+                const char *ref = c[i].wheels.v[w], *slash = strchr(ref, '/');
+                if (slash && !strcmp(slash + 1, se[j].hash) && (size_t)(slash - ref) == strlen(se[j].py) &&
+                    !strncmp(ref, se[j].py, strlen(se[j].py)))
+                    refs[j]++;
+            }
+    for (size_t j = 0; j < ns; j++)
+        if (refs[j])
+            b += se[j].bytes;
+    return b;
+}
+
+int deps_evict(const char *state_dir, uint64_t cap, uint64_t store_cap, const char *keep_key)
 {
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s/envs", state_dir);
@@ -757,82 +830,62 @@ int deps_evict(const char *state_dir, uint64_t cap, const char *keep_key)
     if (envs < 0)
         return -errno;
     struct cand *c = NULL;
-    size_t n = 0, capn = 0;
-    uint64_t total = 0;
-    int evicted = 0, rc = 0;
-    {
-        cleanup_dir DIR *d = util_opendir_at(envs);
-        if (!d)
-            return -errno;
-        for (struct dirent *de; (de = readdir(d));) {
-            const char *nm = de->d_name;
-            if (!strncmp(nm, ".trash-", 7)) {
-                discard(remove_env(envs, nm));
-                continue;
-            }
-            if (!strncmp(nm, ".tmp-", 5)) {
-                remove_stale_tmp(envs, nm);
-                continue;
-            }
-            if (strlen(nm) != 32 || !is_key(nm, 32))
-                continue;
-            cleanup_fd int fd = openat(envs, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            struct stat st;
-            uint64_t bytes = 0;
-            if (fd < 0 || fstat(fd, &st) < 0 || read_manifest(fd, NULL, &bytes) < 0)
-                continue;
-            if (n == capn) {
-                capn = capn ? capn * 2 : 16;
-                struct cand *nc = realloc(c, capn * sizeof *c);
-                if (!nc) {
-                    free(c);
-                    return -ENOMEM;
-                }
-                c = nc;
-            }
-            snprintf(c[n].name, sizeof c[n].name, "%s", nm);
-            c[n].used = st.st_mtim;
-            c[n].bytes = bytes;
-            total += bytes;
-            n++;
-        }
-    }
-    if (cap == 0 || total <= cap)
+    struct deps__store_entry *se = NULL;
+    unsigned *refs = NULL;
+    size_t n = 0, ns = 0;
+    uint64_t total = 0, stored = 0;
+    int evicted = 0, rc = list_cands(envs, &c, &n);
+    if (rc < 0)
+        return rc;
+    if (store_cap && (rc = deps__store_entries(state_dir, &se, &ns)) < 0)
         goto out;
+    if (ns && !(refs = calloc(ns, sizeof *refs))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        total += c[i].bytes;
+    for (size_t j = 0; j < ns; j++)
+        stored += se[j].bytes;
     qsort(c, n, sizeof *c, cmp_cand);
-    for (size_t i = 0; i < n && total > cap; i++) {
+    /* The environments first, least recently used first: one is made
+     * again from the store in milliseconds, a store entry costs a
+     * download. Past env_cache_size, or while what they link and hold
+     * passes store_bytes. */
+    for (size_t i = 0; i < n; i++) {
+        bool over = (cap && total > cap) ||
+                    (store_cap && total + linked_bytes(c, n, se, ns, refs) > store_cap);
+        if (!over)
+            break;
         if (keep_key && !strcmp(c[i].name, keep_key))
             continue;
-        cleanup_fd int fd = openat(envs, c[i].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
+        int e = evict_env(envs, &c[i]);
+        if (e == -EBUSY)
             continue;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-            continue; /* a run is using it */
-        char id[WS_ID_MAX + 1], trash[80];
-        if (ws_new_id(NULL, id) < 0)
-            continue;
-        snprintf(trash, sizeof trash, ".trash-%s-%.8s", c[i].name, id);
-        if (renameat(envs, c[i].name, envs, trash) < 0) {
-            rc = -errno;
+        if (e < 0) {
+            rc = e;
             continue;
         }
-        close(steal_fd(&fd));
-        log_msg(LOG_LVL_INFO, "evicted environment %s (%llu bytes, least recently used)", c[i].name,
-                (unsigned long long)c[i].bytes);
-        discard(remove_env(envs, trash));
-        /* Its build lock too, taken so that no builder holds it meanwhile
-         * (a builder that opened it before the unlink sees the change and
-         * opens the new one). */
-        char lockname[64];
-        snprintf(lockname, sizeof lockname, ".%s.lock", c[i].name);
-        cleanup_fd int lfd = openat(envs, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
-            unlinkat(envs, lockname, 0);
         total -= c[i].bytes;
         evicted++;
     }
+    /* Then the store entries no environment links, least recently
+     * linked first, never one a build holds. */
+    if (store_cap && total + stored > store_cap) {
+        qsort(se, ns, sizeof *se, cmp_entry);
+        (void)linked_bytes(c, n, se, ns, refs);
+        for (size_t j = 0; j < ns && total + stored > store_cap; j++) {
+            if (refs[j] || deps__store_remove(state_dir, &se[j]) < 0)
+                continue;
+            stored -= se[j].bytes;
+            evicted++;
+        }
+    }
 out:
+    for (size_t i = 0; i < n; i++)
+        deps_strv_free(&c[i].wheels);
     free(c);
+    free(se);
+    free(refs);
     return rc < 0 && evicted == 0 ? rc : evicted;
 }
-

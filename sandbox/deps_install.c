@@ -112,7 +112,8 @@ static void args_free(struct args *a)
  * line is readable by every process of the machine. envp_base ends the
  * environment (NULL-terminated). */
 static int installer_args(const struct deps_config *cfg, const char *pip_runner, const char *uv,
-                          const char *state_dir, const char *env_dir, const struct deps_set *set,
+                          const char *state_dir, const char *env_dir, const char *const *verb,
+                          const struct deps_set *set,
                           const char *const *envp_base, struct args *a)
 {
     cleanup_free char *py = deps_env_python(env_dir), *cache = NULL;
@@ -129,11 +130,19 @@ static int installer_args(const struct deps_config *cfg, const char *pip_runner,
         /* No --isolated (it ignores the environment we pass the locations
          * in); PIP_CONFIG_FILE=/dev/null keeps every configuration file
          * out instead, and the environment is all ours. */
-        const char *head[] = {py, "-I", pip_runner, "install", "--disable-pip-version-check",
-                              "--no-input", "--no-color", "--progress-bar", "off", "--root-user-action=ignore",
-                              "--no-warn-script-location", "--cache-dir", cache};
+        /* install: into the environment as it is; the package store's
+         * download (every wheel of the resolution saved into a directory)
+         * or wheel (a source distribution built into one). */
+        static const char *const install[] = {"install", "--root-user-action=ignore", "--no-warn-script-location",
+                                              NULL};
+        if (!verb)
+            verb = install;
+        const char *head[] = {py, "-I", pip_runner, verb[0], "--disable-pip-version-check",
+                              "--no-input", "--no-color", "--progress-bar", "off", "--cache-dir", cache};
         for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(head); i++)
             rc = arg(a, head[i]);
+        for (size_t i = 1; rc == 0 && verb[i]; i++)
+            rc = arg(a, verb[i]);
         if (rc == 0)
             rc = deps_strv_push(&a->e, "PIP_CONFIG_FILE=/dev/null", strlen("PIP_CONFIG_FILE=/dev/null"));
     }
@@ -279,9 +288,11 @@ static void install_failure(const char *names, const char *failed, char *out, ch
              failed ? failed : "", failed ? ")" : "", line);
 }
 
-int deps__install(const struct deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
-                  const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
-                  char **failed, char *err, size_t errlen)
+/* deps__install, deps__download and deps__build_wheel: verb NULL
+ * installs into tmp. */
+static int run_pip(const struct deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
+                   const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
+                   const char *const *verb, char **failed, char *err, size_t errlen)
 {
     int rc;
     *failed = NULL;
@@ -315,7 +326,7 @@ int deps__install(const struct deps_config *cfg, const char *state_dir, const ch
     }
     struct args a = {0};
     const char *envp[] = {deps__helper_envp[0], deps__helper_envp[1], home_env, tmp_env, NULL};
-    rc = installer_args(cfg, pip_runner, uv, state_dir, tmp, set, envp, &a);
+    rc = installer_args(cfg, pip_runner, uv, state_dir, tmp, verb, set, envp, &a);
     if (rc < 0) {
         args_free(&a);
         return rc;
@@ -350,4 +361,29 @@ int deps__install(const struct deps_config *cfg, const char *state_dir, const ch
     }
     discard(util_rm_rf_at(AT_FDCWD, itmp)); /* a leftover would only cost room */
     return DEPS_ENV_READY;
+}
+
+int deps__install(const struct deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
+                  const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
+                  char **failed, char *err, size_t errlen)
+{
+    return run_pip(cfg, state_dir, uv, pip_runner, set, install_ms, io, tmp, NULL, failed, err, errlen);
+}
+
+int deps__download(const struct deps_config *cfg, const char *state_dir, const char *pip_runner,
+                   const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
+                   const char *dl, char **failed, char *err, size_t errlen)
+{
+    const char *verb[] = {"download", "-d", dl, NULL};
+    return run_pip(cfg, state_dir, NULL, pip_runner, set, install_ms, io, tmp, verb, failed, err, errlen);
+}
+
+int deps__build_wheel(const struct deps_config *cfg, const char *state_dir, const char *pip_runner,
+                      const char *sdist, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
+                      const char *dir, char **failed, char *err, size_t errlen)
+{
+    const char *verb[] = {"wheel", "--no-deps", "-w", dir, NULL};
+    struct deps_req req = {.name = (char *)"", .spec = (char *)sdist};
+    struct deps_set one = {.v = &req, .n = 1, .cap = 1};
+    return run_pip(cfg, state_dir, NULL, pip_runner, &one, install_ms, io, tmp, verb, failed, err, errlen);
 }

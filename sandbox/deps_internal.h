@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "deps.h"
 
@@ -51,5 +53,160 @@ char *deps__find_uv(void);
 int deps__install(const struct deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
                   const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                   char **failed, char *err, size_t errlen) must_check;
+
+/* The same with pip's download instead of its install (pip only): every
+ * wheel set needs, resolved by pip, saved into dl (under tmp, which is
+ * the environment being built: it is what the jail lets pip write). The
+ * same outcomes as deps__install. */
+int deps__download(const struct deps_config *cfg, const char *state_dir, const char *pip_runner,
+                   const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
+                   const char *dl, char **failed, char *err, size_t errlen) must_check;
+
+/* pip's wheel: the source distribution at sdist (under tmp) built into a
+ * wheel in dir (under tmp too), in the jail with the network (its build
+ * requirements come from the index). The same outcomes as deps__install. */
+int deps__build_wheel(const struct deps_config *cfg, const char *state_dir, const char *pip_runner,
+                      const char *sdist, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
+                      const char *dir, char **failed, char *err, size_t errlen) must_check;
+
+/* Takes the exclusive flock of the lock file at path (made if missing),
+ * waiting for it; *waited (may be NULL) says whether it had to. A lock
+ * file unlinked while we waited is not the lock: then again. 0 or -errno. */
+int deps__lock_file(const char *path, bool *waited, int *out) must_check;
+
+/* rm -rf of parent/name, read-only as environments and store entries are. */
+int deps__remove_tree(int parent, const char *name);
+
+/* A util_walk pre callback: read-only for everyone (directories and
+ * executables 0555, files 0444), symlinks left alone. */
+int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int depth, void *ctx);
+
+/* ------------------------------------------------- the package store */
+
+/* Kills the process at the named step when RMS_FAULT_KILL_AT names
+ * it: the crash-safety tests' way in ("download", "unpack", "compile",
+ * "link", "publish"). */
+void deps__fault(const char *step);
+
+/* What the store needs to know: where it is, the interpreter (its X.Y
+ * names the store's directory; it compiles the bytecode), the jail for
+ * the compile (io, may be NULL: no jail), the largest a wheel may unpack
+ * to (store_bytes; 0: no bound) and how long a compile may take. */
+struct deps__store {
+    const char *state_dir;
+    const char *pyver;             /* "3.11" */
+    const char *python;
+    const struct deps_install_io *io;
+    uint64_t max_bytes;
+    int64_t timeout_ms;
+};
+
+/* STATE/store/pyX.Y (caller frees). 0 or -ENOMEM. */
+int deps__store_dir(const char *state_dir, const char *pyver, char **out) must_check;
+
+/* An entry unpacked and laid out but not compiled nor published yet,
+ * under its lock: deps__store_finish ends it, deps__pending_drop undoes
+ * it. */
+struct deps__pending {
+    int store, lock;         /* the store's directory; the entry's lock, held */
+    char hash[65];
+    char tmpname[112];       /* .tmp-HASH-RAND in the store, "" once published */
+    char *tmp;               /* its full path */
+    char *mark;              /* the mark's text but its size */
+};
+void deps__pending_drop(struct deps__pending *p);
+
+/* The SHA-256 of the file at path, in hex. 0 or -errno. */
+int deps__store_hash(const char *path, char hash[65]) must_check;
+
+/* Puts the wheel at wheel_path into the store, unless it is there: its
+ * SHA-256 (checked against want_sha256 when not NULL) into hash, and the
+ * entry unpacked, checked against the wheel's RECORD and laid out, one
+ * unpacker per hash at a time. With pending NULL it is then compiled,
+ * read-only and published by rename; else *pending holds it, and the
+ * caller ends it with deps__store_finish (one compile for many entries:
+ * callers that put several take them in the order of their hashes, so
+ * that two of them never wait for each other's locks). 0 when it was
+ * there, 1 when it was unpacked now; -EBADMSG, -EINVAL, -E2BIG or -EFBIG
+ * for a wheel that is refused (a damaged zip, a hash that does not match,
+ * an unsafe member, past the bounds); other -errno when the service
+ * failed. The reason in err. */
+int deps__store_put(const struct deps__store *s, const char *wheel_path, const char *want_sha256, char hash[65],
+                    struct deps__pending *pending, char *err, size_t errlen) must_check;
+
+/* Ends n pending entries: their bytecode compiled in one run of the
+ * interpreter, each sealed (its mark, read-only), synced, published by
+ * rename, its lock released; on failure none is published. Every one is
+ * dropped either way. 0 or -errno with the reason in err. */
+int deps__store_finish(const struct deps__store *s, struct deps__pending *p, size_t n, char *err,
+                       size_t errlen) must_check;
+
+/* Links the entry hash into the environment open at env (site/ into
+ * site_rel, scripts into bin/, data into the top, headers into
+ * include/site/pythonX.Y/NAME). *held is the entry, under a shared flock
+ * that keeps eviction off it (the caller closes it once the environment
+ * is published); *copied counts files copied because a hard link could
+ * not be made; "Name-Version" of the wheel is appended to installed. 0 or
+ * -errno with the reason in err. */
+int deps__store_link(const struct deps__store *s, const char *hash, int env, const char *site_rel, int *held,
+                     size_t *copied, struct deps_strv *installed, char *err, size_t errlen) must_check;
+
+/* The tree src (under srcfd; "" for srcfd itself) put into the directory
+ * dstfd: copied (link false; dstfd empty) or hard linked where it can be
+ * (existing directories shared, existing files replaced; *copied, may be
+ * NULL, counts the files copied instead). 0 or -errno. */
+int deps__tree_put(int srcfd, const char *src, int dstfd, bool link, size_t *copied) must_check;
+
+/* STATE/store/pyX.Y, made if missing, opened into *out. 0 or -errno. */
+int deps__store_open(const char *state_dir, const char *pyver, int *out) must_check;
+/* Whether store/hash is a whole entry (its mark is there). */
+bool deps__store_whole(int store, const char *hash);
+/* Opens the directory of dirfd/rel, making each missing component (0755,
+ * nothing followed); *leaf points at rel's last component. rel is cut
+ * and restored on the way. 0 or -errno. */
+int deps__open_parent(int dirfd, char *rel, const char **leaf, int *out) must_check;
+/* RECORD's hash of data: the urlsafe base64 of its SHA-256, unpadded. */
+void deps__record_hash(const void *data, size_t n, char out[64]);
+/* The wheel's script bin/name: "#!python" (the wheel format's "this
+ * environment's interpreter") made "#!/usr/bin/env python3". 0 or -errno. */
+int deps__fix_script(int bin, const char *name) must_check;
+/* The console scripts of entry_points.txt's [console_scripts] and
+ * [gui_scripts] written into dir/bin, and their RECORD lines appended to
+ * record. 0 or -errno. */
+struct dbuf;
+int deps__console_scripts(int dir, const char *text, struct dbuf *record) must_check;
+
+/* The store's whole entries, for eviction; dead unpacks and trash removed
+ * on the way. *out is the caller's to free. */
+struct deps__store_entry {
+    char py[16];                /* pyX.Y */
+    char hash[65];
+    struct timespec used;       /* last linked */
+    uint64_t bytes;
+};
+int deps__store_entries(const char *state_dir, struct deps__store_entry **out, size_t *n) must_check;
+
+/* Removes an entry unless a build holds it (-EBUSY). 0 or -errno. */
+int deps__store_remove(const char *state_dir, const struct deps__store_entry *e) must_check;
+
+/* The environment for set built from the store into tmp (a copy of the
+ * base environment): the resolution (cached under STATE/store/res/KEY, or
+ * pip's download into tmp, source distributions built into wheels), the
+ * new wheels put into the store, each linked. The hashes linked go into
+ * wheels ("pyX.Y/HASH"), the entries held into held (closed by the caller
+ * after publication), the count of copied files into *copied. The
+ * outcomes of deps__install. DEPS__STORE_NO is what the caller starts
+ * from: the store is not used for this build (uv, package_store = off),
+ * it installs as before. */
+#define DEPS__STORE_NO 3
+struct deps__held {
+    int fd[DEPS_MAX_REQUIREMENTS * 8];
+    size_t n;
+};
+void deps__held_release(struct deps__held *h);
+int deps__store_build(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+                      const char *pip_runner, const struct deps_set *set, const char *key, int64_t install_ms,
+                      const struct deps_install_io *io, const char *tmp, struct deps_strv *wheels,
+                      struct deps__held *held, size_t *copied, char **failed, char *err, size_t errlen) must_check;
 
 #endif

@@ -636,6 +636,11 @@ int exec_base_env(const struct exec_config *cfg, char **env_dir, char *err, size
     return deps_base_env(cfg->state_dir, cfg->python, env_dir, err, errlen);
 }
 
+int exec_store_links(const struct exec_config *cfg)
+{
+    return deps_store_links(cfg->state_dir);
+}
+
 int exec_mark_orphans(const struct exec_config *cfg)
 {
     char path[4096];

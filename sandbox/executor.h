@@ -111,6 +111,8 @@ struct deps_config {
     bool only_binary;            /* wheels only: no setup.py runs at install time */
     bool requirement_urls;       /* allow `name @ URL` direct references */
     uint64_t cache_bytes;        /* env_cache_size: 0 means no cap */
+    bool package_store;          /* package_store: environments assembled from STATE/store (pip only) */
+    uint64_t store_bytes;        /* store_bytes: the store and the environments together; 0: no cap */
 };
 
 /* ------------------------------------------------------------ the config */
@@ -354,6 +356,13 @@ int exec_mark_orphans(const struct exec_config *cfg);
  * its directory (caller frees). For /healthz, which reads the Python
  * version from it. 0, or -errno with a one-line reason in err. */
 int exec_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen) must_check;
+
+/* Whether environments can be hard links into the package store: 1 when a
+ * probe file made in STATE/store links into STATE/envs (the state
+ * directory standing for either when not made yet; nothing is left), 0
+ * when it cannot (environments are then copies), -errno when it could not
+ * be told. For check-sandbox. */
+int exec_store_links(const struct exec_config *cfg);
 
 /* Initialises spec with cfg's defaults: limits copied, auto_deps from cfg. */
 void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg);

@@ -158,7 +158,7 @@ static void test_deps_keys(void)
     snprintf(set_data, sizeof set_data, "data_dir=%s", data);
     const char *sets[] = {"installer=pip", "index_url=none", "extra_index_url=none", "find_links=file:///w /x",
                           "only_binary=off", "auto_deps=off", "requirement_urls=on", "env_cache_size=512M",
-                          "install_time=90", set_data};
+                          "install_time=90", set_data, "package_store=off", "store_bytes=3G"};
     is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every dependency key sets: %s", err);
     const struct deps_config *d = &c.exec.deps;
     ok(d->installer == DEPS_INSTALLER_PIP, "installer pip");
@@ -167,6 +167,8 @@ static void test_deps_keys(void)
     is_str(d->find_links, "file:///w /x", "find_links, a list");
     ok(!d->only_binary && !c.exec.auto_deps && d->requirement_urls, "the switches");
     is_int((long long)d->cache_bytes, 512ll << 20, "env_cache_size 512M");
+    ok(!d->package_store, "package_store off");
+    is_int((long long)d->store_bytes, 3ll << 30, "store_bytes 3G");
     is_int(c.exec.limits.install_ms, 90000, "install_time 90 s");
     is_str(d->data_dir, data, "data_dir");
     cfg_free(&c);
@@ -183,6 +185,8 @@ static void test_deps_keys(void)
        "installer auto, only_binary and auto_deps on by default");
     is_str(c.exec.deps.data_dir, "", "data_dir empty by default: the built-in import map");
     is_int((long long)c.exec.deps.cache_bytes, 10ll << 30, "env_cache_size defaults to 10G");
+    ok(c.exec.deps.package_store, "package_store on by default");
+    is_int((long long)c.exec.deps.store_bytes, 20ll << 30, "store_bytes defaults to 20G");
     cfg_free(&c);
     const char *bad[] = {"installer=conda"};
     ok(cfg_load(&c, NULL, NULL, bad, 1, err, sizeof err) < 0 && strstr(err, "auto, uv or pip"),
@@ -190,6 +194,17 @@ static void test_deps_keys(void)
     cfg_free(&c);
     const char *bad2[] = {"env_cache_size=lots"};
     ok(cfg_load(&c, NULL, NULL, bad2, 1, err, sizeof err) < 0, "a bad size is refused: %s", err);
+    cfg_free(&c);
+    const char *bad2s[] = {"store_bytes=much"};
+    ok(cfg_load(&c, NULL, NULL, bad2s, 1, err, sizeof err) < 0, "a bad store_bytes is refused: %s", err);
+    cfg_free(&c);
+    setenv("RUNMYSCRIPT_STORE_BYTES", "7G", 1);
+    setenv("RUNMYSCRIPT_PACKAGE_STORE", "off", 1);
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "store keys from the environment");
+    ok(!c.exec.deps.package_store && c.exec.deps.store_bytes == 7ull << 30,
+       "RUNMYSCRIPT_PACKAGE_STORE and RUNMYSCRIPT_STORE_BYTES are read");
+    unsetenv("RUNMYSCRIPT_STORE_BYTES");
+    unsetenv("RUNMYSCRIPT_PACKAGE_STORE");
     cfg_free(&c);
     const char *bad3[] = {"install_time=0.5"};
     ok(cfg_load(&c, NULL, NULL, bad3, 1, err, sizeof err) < 0 && strstr(err, "out of range"),

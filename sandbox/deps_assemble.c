@@ -1,0 +1,397 @@
+/* deps_assemble.c: an environment assembled from the package store: the
+ * set resolved to an exact list of wheels (the resolution of its key
+ * kept in STATE/store/res/KEY, so that it is made once; else pip's
+ * download, in the jail with the network, which saves every wheel of the
+ * resolution), the wheels the store lacks unpacked into it, and each one
+ * hard linked into the environment being built. */
+#include "config.h"
+
+#include "deps_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RES_MAX (64u << 10)              /* bytes of one kept resolution */
+#define RES_HEAD "runmyscript-resolution 1\n"
+#define STORE_DL ".store-download"       /* under the environment being built */
+#define STORE_BUILT ".store-built"        /* the same, for wheels built from source distributions */
+
+void deps__held_release(struct deps__held *h)
+{
+    for (size_t i = 0; i < h->n; i++)
+        close(h->fd[i]);
+    h->n = 0;
+}
+
+/* The kept resolution of key: the wheels' hashes, in order. -ENOENT when
+ * there is none (or it is not one of ours). */
+static int res_read(int res, const char *key, struct deps_strv *hashes)
+{
+    cleanup_free char *text = NULL;
+    size_t len;
+    int rc = util_read_file_at(res, key, RES_MAX, &text, &len);
+    if (rc < 0)
+        return rc == -ENOENT ? rc : -ENOENT;
+    if (strncmp(text, RES_HEAD, strlen(RES_HEAD)))
+        return -ENOENT;
+    char *save = NULL;
+    for (char *line = strtok_r(text + strlen(RES_HEAD), "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "wheel ", 6) || strlen(line + 6) < 64)
+            return -ENOENT;
+        if ((rc = deps_strv_push(hashes, line + 6, 64)) < 0)
+            return rc;
+    }
+    return hashes->n ? 0 : -ENOENT;
+}
+
+static int res_write(int res, const char *key, const struct deps_strv *hashes, const struct deps_strv *files)
+{
+    struct dbuf b;
+    dbuf_init(&b, RES_MAX);
+    int rc = dbuf_printf(&b, RES_HEAD);
+    for (size_t i = 0; rc == 0 && i < hashes->n; i++)
+        rc = dbuf_printf(&b, "wheel %s %s\n", hashes->v[i], i < files->n ? strrchr(files->v[i], '/') + 1 : "-");
+    if (rc == 0)
+        rc = util_write_file_atomic(res, key, b.data, b.len, 0644);
+    dbuf_free(&b);
+    return rc;
+}
+
+struct wheel_file {
+    const char *file; /* borrowed from the list of files */
+    char hash[65];
+};
+
+static int cmp_wheel_file(const void *a, const void *b)
+{
+    return strcmp(((const struct wheel_file *)a)->hash, ((const struct wheel_file *)b)->hash);
+}
+
+static bool is_wheel(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && !strcmp(name + n - 4, ".whl");
+}
+
+/* The requirement of set a refused wheel (its file name's distribution)
+ * came in with, or that name. */
+static char *refused_requirement(const struct deps_set *set, const char *file)
+{
+    cleanup_free char *name = deps_normalize_name(file, strcspn(file, "-"));
+    for (size_t i = 0; name && i < set->n; i++)
+        if (!strcmp(set->v[i].name, name))
+            return strdup(set->v[i].spec);
+    return steal_pointer(&name);
+}
+
+/* "sdist-SHA" in the store: the hash of the wheel built from the source
+ * distribution SHA. built is "SHA REL", REL the wheel's path under tmp;
+ * w the wheels with their hashes. */
+static int map_sdist(const struct deps__store *s, const char *built, const struct wheel_file *w, size_t n)
+{
+    const char *rel = built + 65;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(w[i].file, rel))
+            continue;
+        cleanup_fd int store = -1;
+        int rc = deps__store_open(s->state_dir, s->pyver, &store);
+        char name[80], text[80];
+        snprintf(name, sizeof name, "sdist-%.64s", built);
+        snprintf(text, sizeof text, "%s\n", w[i].hash);
+        return rc < 0 ? rc : util_write_file_atomic(store, name, text, strlen(text), 0444);
+    }
+    return 0;
+}
+
+/* A source distribution pip's download saved (dl/name): its wheel is the
+ * one built from it before, when the store has it (joins known), or pip
+ * builds it now (its path under tmp joins files, "SHA REL" joins built). */
+static int sdist_wheel(const struct deps_config *cfg, const char *state_dir, const struct deps__store *s,
+                       const char *pip_runner, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
+                       const char *name, struct deps_strv *files, struct deps_strv *known, struct deps_strv *built,
+                       char **failed, char *err, size_t errlen)
+{
+    char path[PATH_MAX], sha[65];
+    snprintf(path, sizeof path, "%s/" STORE_DL "/%s", tmp, name);
+    int rc = deps__store_hash(path, sha);
+    cleanup_fd int store = -1;
+    if (rc == 0)
+        rc = deps__store_open(s->state_dir, s->pyver, &store);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", name, strerror(-rc));
+        return rc;
+    }
+    char mapname[80];
+    snprintf(mapname, sizeof mapname, "sdist-%s", sha);
+    cleanup_free char *map = NULL;
+    size_t len;
+    if (util_read_file_at(store, mapname, 128, &map, &len) == 0 && len >= 64) {
+        map[64] = '\0';
+        if (deps__store_whole(store, map)) {
+            log_msg(LOG_LVL_INFO, "store: %s was built before: its wheel is in the store", name);
+            return deps_strv_push(known, map, 64);
+        }
+    }
+    cleanup_free char *dir = NULL;
+    if (asprintf(&dir, "%s/" STORE_BUILT "/%s", tmp, sha) < 0)
+        return -ENOMEM;
+    log_msg(LOG_LVL_INFO, "store: %s is a source distribution: pip builds its wheel, once", name);
+    rc = deps__build_wheel(cfg, state_dir, pip_runner, path, install_ms, io, tmp, dir, failed, err, errlen);
+    if (rc != DEPS_ENV_READY)
+        return rc;
+    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cleanup_dir DIR *d = dfd < 0 ? NULL : util_opendir_at(dfd);
+    for (struct dirent *de; d && (de = readdir(d));) {
+        if (!is_wheel(de->d_name))
+            continue;
+        char rel[PATH_MAX], pair[PATH_MAX + 80];
+        snprintf(rel, sizeof rel, STORE_BUILT "/%s/%s", sha, de->d_name);
+        snprintf(pair, sizeof pair, "%s %s", sha, rel);
+        if ((rc = deps_strv_push(files, rel, strlen(rel))) < 0 || (rc = deps_strv_push(built, pair, strlen(pair))) < 0)
+            return rc;
+        return DEPS_ENV_READY;
+    }
+    snprintf(err, errlen, "building %s made no wheel", name);
+    return -EIO;
+}
+
+/* pip's download into tmp/STORE_DL, then every wheel of it into the
+ * store. The names in files, their hashes in hashes, in one order. */
+static int resolve(const struct deps_config *cfg, const char *state_dir, const struct deps__store *s,
+                   const char *pip_runner, const struct deps_set *set, int64_t install_ms,
+                   const struct deps_install_io *io, const char *tmp, struct deps_strv *hashes,
+                   struct deps_strv *files, size_t *unpacked, char **failed, char *err, size_t errlen)
+{
+    cleanup_free char *dl = NULL;
+    if (asprintf(&dl, "%s/" STORE_DL, tmp) < 0)
+        return -ENOMEM;
+    int rc = deps__download(cfg, state_dir, pip_runner, set, install_ms, io, tmp, dl, failed, err, errlen);
+    if (rc != DEPS_ENV_READY)
+        return rc;
+    deps__fault("download");
+    cleanup_fd int dfd = open(dl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 && errno == ENOENT) {
+        snprintf(err, errlen, "the installer's download saved nothing");
+        return -EIO;
+    }
+    cleanup_dir DIR *d = dfd < 0 ? NULL : util_opendir_at(dfd);
+    if (!d) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: %s", dl, strerror(errno));
+        return rc;
+    }
+    struct deps_strv known = {0}, built = {0};
+    cleanup_free struct wheel_file *w = NULL;
+    cleanup_free struct deps__pending *pend = NULL;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.')
+            continue;
+        if (!is_wheel(de->d_name)) {
+            rc = sdist_wheel(cfg, state_dir, s, pip_runner, install_ms, io, tmp, de->d_name, files, &known, &built,
+                             failed, err, errlen);
+            if (rc != DEPS_ENV_READY)
+                goto out;
+            continue;
+        }
+        char rel[NAME_MAX + 32];
+        snprintf(rel, sizeof rel, STORE_DL "/%s", de->d_name);
+        if ((rc = deps_strv_push(files, rel, strlen(rel))) < 0)
+            goto out;
+    }
+    /* In the order of their hashes: two builds never hold one entry's
+     * lock while waiting for another's the other holds. */
+    size_t n = files->n;
+    w = calloc(n ? n : 1, sizeof *w);
+    pend = calloc(n ? n : 1, sizeof *pend);
+    if (!w || !pend)
+        goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", tmp, files->v[i]);
+        w[i].file = files->v[i];
+        if ((rc = deps__store_hash(path, w[i].hash)) < 0) {
+            snprintf(err, errlen, "reading %s: %s", path, strerror(-rc));
+            goto out;
+        }
+    }
+    qsort(w, n, sizeof *w, cmp_wheel_file);
+    size_t np = 0;
+    int64_t t0 = util_now_ms();
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX], hash[65], why[768];
+        snprintf(path, sizeof path, "%s/%s", tmp, w[i].file);
+        pend[np].store = pend[np].lock = -1;
+        rc = deps__store_put(s, path, NULL, hash, &pend[np], why, sizeof why);
+        if (rc == -EBADMSG || rc == -EINVAL || rc == -E2BIG || rc == -EFBIG) {
+            cleanup_free char *names = deps_set_names(set);
+            *failed = refused_requirement(set, w[i].file);
+            snprintf(err, errlen, "installing %s failed (%s): %s", names ? names : "the requirements",
+                     *failed ? *failed : w[i].file, why);
+            rc = DEPS_ENV_INSTALL_FAILED;
+            break;
+        }
+        if (rc < 0) {
+            snprintf(err, errlen, "%s", why);
+            break;
+        }
+        np += (size_t)rc;
+        if ((rc = deps_strv_push(hashes, hash, 64)) < 0)
+            break;
+    }
+    if (rc < 0 || rc == DEPS_ENV_INSTALL_FAILED) {
+        for (size_t i = 0; i < np; i++)
+            deps__pending_drop(&pend[i]);
+        goto out;
+    }
+    *unpacked = np;
+    log_msg(LOG_LVL_DEBUG, "timing: store: %zu of %zu wheels unpacked in %lld ms", np, n,
+            (long long)(util_now_ms() - t0));
+    char why[768];
+    if ((rc = deps__store_finish(s, pend, np, why, sizeof why)) < 0) {
+        snprintf(err, errlen, "the package store: %s", why);
+        goto out;
+    }
+    /* What was built from a source distribution is known by its hash
+     * from now on; and the wheels of those built before join the list. */
+    for (size_t i = 0; rc == 0 && i < built.n; i++)
+        rc = map_sdist(s, built.v[i], w, n);
+    for (size_t i = 0; rc == 0 && i < known.n; i++)
+        rc = deps_strv_push(hashes, known.v[i], 64);
+    /* files in the order of the hashes, for the kept resolution (w
+     * borrows from files: it is not used after this) */
+    struct deps_strv sorted = {0};
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = deps_strv_push(&sorted, w[i].file, strlen(w[i].file));
+    deps_strv_free(files);
+    *files = sorted;
+    if (rc < 0)
+        goto out;
+    discard(util_rm_rf_at(AT_FDCWD, dl)); /* the store has them now */
+    char bd[PATH_MAX];
+    snprintf(bd, sizeof bd, "%s/" STORE_BUILT, tmp);
+    discard(util_rm_rf_at(AT_FDCWD, bd));
+    rc = DEPS_ENV_READY;
+    goto out;
+nomem:
+    rc = -ENOMEM;
+out:
+    deps_strv_free(&known);
+    deps_strv_free(&built);
+    return rc;
+}
+
+int deps__store_build(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+                      const char *pip_runner, const struct deps_set *set, const char *key, int64_t install_ms,
+                      const struct deps_install_io *io, const char *tmp, struct deps_strv *wheels,
+                      struct deps__held *held, size_t *copied, char **failed, char *err, size_t errlen)
+{
+    char pyver[16];
+    int major = 0, minor = 0;
+    if (sscanf(info->version, "%d.%d", &major, &minor) != 2)
+        return -EINVAL;
+    snprintf(pyver, sizeof pyver, "%d.%d", major, minor);
+    struct deps__store s = {state_dir, pyver, info->path, io, cfg->store_bytes, install_ms};
+    cleanup_free char *resdir = NULL, *site = NULL;
+    if (asprintf(&resdir, "%s/store/res", state_dir) < 0 ||
+        asprintf(&site, "lib/python%s/site-packages", pyver) < 0)
+        return -ENOMEM;
+    int rc = util_mkdir_p(resdir, 0755);
+    cleanup_fd int res = rc < 0 ? -1 : open(resdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rc == 0 && res < 0)
+        rc = -errno;
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", resdir, strerror(-rc));
+        return rc;
+    }
+    struct deps_strv hashes = {0}, files = {0}, installed = {0};
+    cleanup_fd int env = -1;
+    size_t unpacked = 0;
+    bool retried = false;
+    /* A key resolved before is not resolved again, while the store still
+     * has every wheel of it. */
+    bool kept = res_read(res, key, &hashes) == 0;
+    cleanup_free char *sdir = NULL;
+    if (kept && (rc = deps__store_dir(state_dir, pyver, &sdir)) < 0)
+        goto out;
+    for (size_t i = 0; kept && i < hashes.n; i++) {
+        char p[PATH_MAX];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s/runmyscript-wheel.txt", sdir, hashes.v[i]);
+        kept = stat(p, &st) == 0;
+    }
+again:
+    if (kept) {
+        log_msg(LOG_LVL_INFO, "store: the resolution of %s is known: no installer", key);
+    } else {
+        deps_strv_free(&hashes);
+        deps_strv_free(&files);
+        rc = resolve(cfg, state_dir, &s, pip_runner, set, install_ms, io, tmp, &hashes, &files, &unpacked, failed, err,
+                     errlen);
+        if (rc != DEPS_ENV_READY)
+            goto out;
+        if ((rc = res_write(res, key, &hashes, &files)) < 0) {
+            snprintf(err, errlen, "keeping the resolution: %s", strerror(-rc));
+            goto out;
+        }
+    }
+    if (env < 0 && (env = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        rc = -errno;
+        goto out;
+    }
+    for (size_t i = 0; i < hashes.n; i++) {
+        if (held->n == ARRAY_SIZE(held->fd)) {
+            snprintf(err, errlen, "more than %zu wheels in one environment", ARRAY_SIZE(held->fd));
+            rc = -E2BIG;
+            goto out;
+        }
+        rc = deps__store_link(&s, hashes.v[i], env, site, &held->fd[held->n], copied, &installed, err, errlen);
+        if (rc == -ENOENT && !retried) {
+            /* Evicted after it was known to be there (nothing linked it
+             * yet): resolved and put in again, once. What was linked so
+             * far is linked again over itself. */
+            log_msg(LOG_LVL_INFO, "store: an entry of %s went before it was linked: once more", key);
+            retried = true;
+            kept = false;
+            unpacked = 0;
+            deps__held_release(held);
+            deps_strv_free(wheels);
+            deps_strv_free(&installed);
+            err[0] = '\0';
+            goto again;
+        }
+        if (rc < 0)
+            goto out;
+        held->n++;
+        char ref[96];
+        snprintf(ref, sizeof ref, "py%s/%s", pyver, hashes.v[i]);
+        if ((rc = deps_strv_push(wheels, ref, strlen(ref))) < 0)
+            goto out;
+    }
+    rc = DEPS_ENV_READY;
+    if (io && io->line) {
+        /* What pip's install says at its end, for the install log. */
+        struct dbuf b;
+        dbuf_init(&b, 64u << 10);
+        int r = dbuf_printf(&b, "Successfully installed");
+        for (size_t i = 0; r == 0 && i < installed.n; i++)
+            r = dbuf_printf(&b, " %s", installed.v[i]);
+        if (r == 0)
+            r = dbuf_printf(&b, " (from the package store; wheels unpacked now: %zu, there already: %zu)", unpacked,
+                            hashes.n - unpacked);
+        if (r == 0)
+            io->line(io->ctx, b.data);
+        dbuf_free(&b);
+    }
+out:
+    deps_strv_free(&hashes);
+    deps_strv_free(&files);
+    deps_strv_free(&installed);
+    return rc;
+}
