@@ -28,6 +28,7 @@
 #define MCP_SESSION_FILE_MAX 65536 /* bytes of session.json */
 #define MCP_CLIENT_FIELD_MAX 256   /* bytes of clientInfo.name and .version kept in it */
 #define MCP_KEEPALIVE_MS 15000     /* SSE comment after this much silence */
+#define MCP_CGI_PROBE_MS 2000      /* CGI, 2026-07-28: a padded comment this often finds a gone client */
 #define MCP_LATEST "2025-11-25"   /* the newest legacy revision (initialize) */
 #define MCP_MODERN "2026-07-28"   /* the stateless revision: per-request _meta, no session */
 

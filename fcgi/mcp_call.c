@@ -126,6 +126,13 @@ static bool call_cancelled(struct mcp_call *c)
         }
         if (now - c->resp->last_write_ms >= MCP_KEEPALIVE_MS)
             discard(http_sse_comment(c->resp, "keepalive"));
+        /* A CGI process learns that the client went only from a write
+         * through fcgiwrap's buffer: in 2026-07-28, where that is the
+         * cancel, a padded comment every MCP_CGI_PROBE_MS. */
+        if (c->modern && !strcmp(c->app->mode, "cgi") && now - c->last_probe_ms >= MCP_CGI_PROBE_MS) {
+            c->last_probe_ms = now;
+            discard(http_sse_pad(c->resp, c->app->cfg->cgi_sse_padding));
+        }
     }
     if (c->app->cancel_all && *c->app->cancel_all)
         return true;

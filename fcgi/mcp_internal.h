@@ -106,6 +106,10 @@ json_object *mcp__modern_complete(json_object *result);
  * stolen), as one JSON body or on the stream m has open. */
 void mcp__modern_answer(struct mcp_modern *m, json_object *result);
 void mcp__modern_error(struct mcp_modern *m, int status, int code, const char *message, json_object *data);
+/* Answers 400 -32021 MissingRequiredClientCapability with
+ * data.requiredCapabilities naming capability, or (NULL) the tasks
+ * extension. */
+void mcp__missing_capability(struct mcp_modern *m, const char *capability, const char *message);
 /* True when the client's capabilities (may be NULL) declare extension. */
 bool mcp__client_has(json_object *caps, const char *extension);
 
@@ -141,6 +145,7 @@ struct mcp_call {
     bool pending;                 /* events written but not flushed */
     bool gone_logged;             /* "the client hung up" was logged */
     bool modern;                  /* 2026-07-28: a closed stream is a cancel */
+    int64_t last_probe_ms;        /* CGI: the last padded write that looks for a gone client */
 };
 
 /* The tools' view of c: its callbacks send notifications/progress (only

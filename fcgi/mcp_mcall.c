@@ -187,10 +187,7 @@ void mcp__modern_call(struct mcp_modern *m)
     }
     const char *need = tools_needs_capability(m->app->cfg, tool);
     if (need && !json_object_object_get_ex(m->caps, need, NULL)) {
-        json_object *data = json_object_new_object(), *req = json_object_new_object();
-        json_object_object_add(req, need, json_object_new_object());
-        json_object_object_add(data, "requiredCapabilities", req);
-        mcp__modern_error(m, 400, -32021, "Missing required client capability (see data.requiredCapabilities)", data);
+        mcp__missing_capability(m, need, "Missing required client capability (see data.requiredCapabilities)");
         return;
     }
     int64_t delay = 0;

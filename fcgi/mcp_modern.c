@@ -296,7 +296,7 @@ static json_object *discover_result(const struct cfg *cfg)
     json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
     json_object_object_add(caps, "extensions", ext);
     json_object_object_add(r, "capabilities", caps);
-    json_object_object_add(r, "instructions", json_object_new_string(tools_instructions()));
+    json_object_object_add(r, "instructions", json_object_new_string(tools_instructions_modern()));
     json_object_object_add(r, "ttlMs", json_object_new_int64(cfg->tools_list_ttl_ms));
     json_object_object_add(r, "cacheScope", json_object_new_string("public"));
     return r;
@@ -320,6 +320,20 @@ bool mcp__client_has(json_object *caps, const char *extension)
            json_object_object_get_ex(ext, extension, NULL);
 }
 
+void mcp__missing_capability(struct mcp_modern *m, const char *capability, const char *message)
+{
+    json_object *data = json_object_new_object(), *req = json_object_new_object();
+    if (capability) {
+        json_object_object_add(req, capability, json_object_new_object());
+    } else {
+        json_object *ext = json_object_new_object();
+        json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
+        json_object_object_add(req, "extensions", ext);
+    }
+    json_object_object_add(data, "requiredCapabilities", req);
+    modern_error(m, 400, -32021, message, data);
+}
+
 static void dispatch(struct mcp_modern *m)
 {
     const struct cfg *cfg = m->app->cfg;
@@ -331,12 +345,7 @@ static void dispatch(struct mcp_modern *m)
         mcp__modern_call(m);
     } else if (!strncmp(m->method, "tasks/", 6) && mcp__task_method(m->method)) {
         if (!mcp__client_has(m->caps, MCP_EXT_TASKS)) {
-            json_object *data = json_object_new_object(), *req = json_object_new_object();
-            json_object *ext = json_object_new_object();
-            json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
-            json_object_object_add(req, "extensions", ext);
-            json_object_object_add(data, "requiredCapabilities", req);
-            modern_error(m, 400, -32021, "Missing required client capability: the " MCP_EXT_TASKS " extension", data);
+            mcp__missing_capability(m, NULL, "Missing required client capability: the " MCP_EXT_TASKS " extension");
             return;
         }
         mcp__task_serve(m);

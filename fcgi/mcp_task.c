@@ -417,13 +417,8 @@ int mcp__task_mode(struct mcp_modern *m, const char *tool, int64_t *delay_ms)
     bool declared = mcp__client_has(m->caps, MCP_EXT_TASKS);
     *delay_ms = 0;
     if (support == TOOLS_TASK_REQUIRED && !declared) {
-        json_object *data = json_object_new_object(), *req = json_object_new_object();
-        json_object *ext = json_object_new_object();
-        json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
-        json_object_object_add(req, "extensions", ext);
-        json_object_object_add(data, "requiredCapabilities", req);
-        mcp__modern_error(m, 400, -32021, "Missing required client capability: this tool runs only as a task ("
-                                          MCP_EXT_TASKS ")", data);
+        mcp__missing_capability(m, NULL, "Missing required client capability: this tool runs only as a task (" MCP_EXT_TASKS
+                                         ")");
         return -1;
     }
     if (support == TOOLS_TASK_NEVER || !declared)
@@ -500,7 +495,7 @@ static bool forward_lines(struct mcp_modern *m, char *buf, size_t *len)
  * ends or delay_ms passes; the client closing its stream cancels the task. */
 static void task_wait(struct mcp_modern *m, struct task *t, int rfd, int64_t delay_ms)
 {
-    int64_t deadline = util_now_ms() + delay_ms;
+    int64_t deadline = util_now_ms() + delay_ms, last_probe = 0;
     cleanup_free char *buf = malloc(TASK_LINE_MAX);
     size_t len = 0;
     bool done = false, eof = false;
@@ -528,6 +523,10 @@ static void task_wait(struct mcp_modern *m, struct task *t, int rfd, int64_t del
         }
         if (m->sse_open && util_now_ms() - m->resp->last_write_ms >= MCP_KEEPALIVE_MS)
             discard(http_sse_comment(m->resp, "keepalive"));
+        if (m->sse_open && !strcmp(m->app->mode, "cgi") && util_now_ms() - last_probe >= MCP_CGI_PROBE_MS) {
+            last_probe = util_now_ms(); /* as in mcp_call.c: under CGI only a write finds a gone client */
+            discard(http_sse_pad(m->resp, m->app->cfg->cgi_sse_padding));
+        }
     }
     if (done || eof) {
         answer_ended(m, t);

@@ -15,33 +15,45 @@
 
 /* ------------------------------------------------------------- the table */
 
-static const char instructions[] =
-    "runmyscript runs self-contained Python 3 scripts in a throw-away sandbox and returns the log and every "
-    "file the script wrote.\n"
-    "- Use run_code for work in steps: each call runs in this session's workspace, so files written by one "
-    "call (in the current directory) are there for the next. Use run_my_script for a one-off run in a fresh, "
-    "empty directory.\n"
-    "- Write result files (plots, CSV, JSON, images, reports) into the directory named by the environment "
-    "variable SCRIPT_OUTPUT: each one comes back as an artifact with a download link, a MIME type and a "
-    "one-line summary, and all of them as one zip. Small images also come back inline.\n"
-    "- Pass data with the input argument (run_code) or user_input (run_my_script): the script reads it from "
-    "the file at os.environ['SCRIPT_INPUT'] (and from stdin).\n"
-    "- Third-party packages: list them in requirements (run_code), or just import them: the server detects "
-    "imports (and a PEP 723 `# /// script` block) and installs what is missing once, then reuses the cached "
-    "environment. A package that cannot be installed returns status install_failed with the installer's "
-    "reason.\n"
-    "- Scripts have no network access while they run.\n"
-    "- A failing script (exception, non-zero exit, timeout, memory or output limit) returns isError true with "
-    "the status and the full log: read the traceback, fix the code and call again.\n"
-    "- list_dir and preview_file look at the session's workspace (for example list_dir('output')) without "
-    "running code.\n"
-    "- Remote input files: mount_file(url, mount_path), or files=[{url, mountPath}] in run_code, downloads "
-    "them into the workspace's mounts/ folder (read-only to scripts: open('mounts/' + mount_path)). To keep "
-    "an output file, persist_artifact(relative_path, presigned_url) uploads it from output/ with an HTTP PUT.";
+#define INSTRUCTIONS \
+    "runmyscript runs self-contained Python 3 scripts in a throw-away sandbox and returns the log and every " \
+    "file the script wrote.\n" \
+    "- Use run_code for work in steps: each call runs in this session's workspace, so files written by one " \
+    "call (in the current directory) are there for the next. Use run_my_script for a one-off run in a fresh, " \
+    "empty directory.\n" \
+    "- Write result files (plots, CSV, JSON, images, reports) into the directory named by the environment " \
+    "variable SCRIPT_OUTPUT: each one comes back as an artifact with a download link, a MIME type and a " \
+    "one-line summary, and all of them as one zip. Small images also come back inline.\n" \
+    "- Pass data with the input argument (run_code) or user_input (run_my_script): the script reads it from " \
+    "the file at os.environ['SCRIPT_INPUT'] (and from stdin).\n" \
+    "- Third-party packages: list them in requirements (run_code), or just import them: the server detects " \
+    "imports (and a PEP 723 `# /// script` block) and installs what is missing once, then reuses the cached " \
+    "environment. A package that cannot be installed returns status install_failed with the installer's " \
+    "reason.\n" \
+    "- Scripts have no network access while they run.\n" \
+    "- A failing script (exception, non-zero exit, timeout, memory or output limit) returns isError true with " \
+    "the status and the full log: read the traceback, fix the code and call again.\n" \
+    "- list_dir and preview_file look at the session's workspace (for example list_dir('output')) without " \
+    "running code.\n" \
+    "- Remote input files: mount_file(url, mount_path), or files=[{url, mountPath}] in run_code, downloads " \
+    "them into the workspace's mounts/ folder (read-only to scripts: open('mounts/' + mount_path)). To keep " \
+    "an output file, persist_artifact(relative_path, presigned_url) uploads it from output/ with an HTTP PUT."
+
+static const char instructions[] = INSTRUCTIONS;
+static const char instructions_modern[] = INSTRUCTIONS
+    "\n- This revision has no sessions: run_code (and mount_file) return a workspace handle "
+    "(structuredContent.workspace). Pass it as workspace to run_code, list_dir, preview_file, mount_file and "
+    "persist_artifact to go on with the same files; a call without it starts a new, empty workspace. "
+    "delete_workspace removes one when the work is done.";
 
 const char *tools_instructions(void)
 {
     return instructions;
+}
+
+const char *tools_instructions_modern(void)
+{
+    return instructions_modern;
 }
 
 static const struct tools_def defs[] = {

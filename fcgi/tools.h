@@ -89,8 +89,10 @@ bool tools_known(const struct cfg *cfg, const char *name);
 enum tools_ws_use { TOOLS_WS_NONE, TOOLS_WS_MAKE, TOOLS_WS_NEED };
 enum tools_ws_use tools_workspace_use(const char *name);
 
-/* The instructions of the initialize result (static). */
+/* The instructions of the initialize result, and of server/discover
+ * (workspace handles instead of a session) (static). */
 const char *tools_instructions(void);
+const char *tools_instructions_modern(void);
 
 /* What came of a call. */
 enum tools_outcome {
