@@ -122,6 +122,10 @@ void mcp__modern_call(struct mcp_modern *m);
 bool mcp__task_method(const char *method);
 /* Serves it (the client declared the extension). */
 void mcp__task_serve(struct mcp_modern *m);
+/* subscriptions/listen: an acknowledgement, then notifications/tasks for
+ * the followed tasks (notifications.taskIds, with the extension) until they
+ * have all ended; nothing else here ever changes. */
+void mcp__listen(struct mcp_modern *m);
 
 /* The level of its MCP name: 0, or -EINVAL. */
 int mcp__level_parse(const char *s, enum tools_level *l) must_check;

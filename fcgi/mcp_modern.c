@@ -343,6 +343,8 @@ static void dispatch(struct mcp_modern *m)
         answer(m, list_result(cfg));
     } else if (!strcmp(m->method, "tools/call")) {
         mcp__modern_call(m);
+    } else if (!strcmp(m->method, "subscriptions/listen")) {
+        mcp__listen(m);
     } else if (!strncmp(m->method, "tasks/", 6) && mcp__task_method(m->method)) {
         if (!mcp__client_has(m->caps, MCP_EXT_TASKS)) {
             mcp__missing_capability(m, NULL, "Missing required client capability: the " MCP_EXT_TASKS " extension");
@@ -350,9 +352,7 @@ static void dispatch(struct mcp_modern *m)
         }
         mcp__task_serve(m);
     } else {
-        /* subscriptions/listen too: nothing we offer ever changes (tools
-         * listChanged is false), so there is nothing to listen for. The
-         * removed ping, logging/setLevel and initialize land here. */
+        /* The removed ping, logging/setLevel and initialize land here. */
         char msg[300];
         snprintf(msg, sizeof msg, "Method not found: %.200s", m->method);
         modern_error(m, 404, -32601, msg, NULL);

@@ -260,7 +260,7 @@ modern_cases() {
     STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -H "$ACCEPT_BOTH" \
         -H "MCP-Protocol-Version: 2026-07-28" --data-binary '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' "$BASE/mcp")
     is "$STATUS/$(wc -c <"$T/b")" "202/0" "$label: a notification: 202, no body"
-    for m in ping logging/setLevel initialize subscriptions/listen no/such; do
+    for m in ping logging/setLevel initialize no/such; do
         mpost "$m" ""
         is "$STATUS/$(jb 'r["error"]["code"]')" '404/-32601' "$label: $m: 404 Method not found"
     done
@@ -340,6 +340,23 @@ modern_cases() {
     done
     is "$(jb 'r["result"]["status"], r["result"]["result"]["structuredContent"]["logs"]')" '["completed", "late\n"]' \
         "$label: tasks/get polls it to its end, with the result"
+    # Status notifications: subscriptions/listen follows the task to its end.
+    CAPS=$TASKS_CAP mpost tools/call '"name":"run_code","arguments":{"code":"import time\ntime.sleep(2)"}' -H "Mcp-Name: run_code"
+    tid=$(jb 'r["result"]["taskId"]')
+    MID=41 CAPS=$TASKS_CAP mpost subscriptions/listen '"notifications":{"taskIds":["'"$tid"'","0123456789abcdef0123456789abcdef"]}' \
+        --max-time 30
+    is "$(jb 'msgs[0]["method"], msgs[0]["params"]["notifications"], msgs[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]')" \
+        '["notifications/subscriptions/acknowledged", {"taskIds": ["'"$tid"'"]}, 41]' \
+        "$label: subscriptions/listen acknowledges the task it can follow, first"
+    is "$(jb '[m["params"]["status"] for m in msgs if m.get("method") == "notifications/tasks"][-1], all(m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 41 for m in msgs if "method" in m)')" \
+        '["completed", true]' "$label: notifications/tasks to the task's end, each tagged with the subscription"
+    is "$(jb 'r["id"], r["result"]["resultType"]')" '[41, "complete"]' "$label: then the subscription ends with its result"
+    mpost subscriptions/listen '"notifications":{"taskIds":["'"$tid"'"]}'
+    is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32021' "$label: task notifications without the extension: 400"
+    mpost subscriptions/listen '"notifications":{"toolsListChanged":true}' --max-time 10
+    is "$(jb 'msgs[0]["params"]["notifications"], r["result"]["resultType"]')" '[{}, "complete"]' \
+        "$label: tools/list_changed is never agreed to (the list never changes): an empty acknowledgement, then the end"
+
     CAPS=$TASKS_CAP mpost tools/call '"name":"run_my_script","arguments":{"code":"import time\ntime.sleep(60)"}' -H "Mcp-Name: run_my_script"
     tid=$(jb 'r["result"]["taskId"]')
     CAPS=$TASKS_CAP mpost tasks/cancel '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
