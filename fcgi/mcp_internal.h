@@ -183,7 +183,11 @@ int mcp__task_mode(struct mcp_modern *m, const char *tool, int64_t *delay_ms);
 void mcp__task_call(struct mcp_modern *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
                     int64_t delay_ms);
 /* Removes finished tasks whose last change is older than task_ttl (and
- * whose process is gone). Returns how many. */
-int mcp__reap_tasks(const struct cfg *cfg);
+ * whose process is gone); at most one scan a minute unless force. Returns
+ * how many. */
+int mcp__reap_tasks(const struct cfg *cfg, bool force);
+/* True when a reaper of dirfd's entries should scan now: forced, or its
+ * stamp (.reaped) is older than a minute; the stamp is renewed then. */
+bool mcp__reap_due(int dirfd, bool force);
 
 #endif

@@ -272,6 +272,20 @@ int mcp__session_end(const struct app *app, struct mcp_session *s)
     return session_remove(cfg, sfd, dead, false);
 }
 
+bool mcp__reap_due(int dirfd, bool force)
+{
+    struct stat st;
+    if (!force && fstatat(dirfd, ".reaped", &st, 0) == 0 &&
+        util_wall_ms() - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < 60000)
+        return false;
+    int stamp = openat(dirfd, ".reaped", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (stamp >= 0) {
+        futimens(stamp, NULL);
+        close(stamp);
+    }
+    return true;
+}
+
 /* mcp_reap_sessions for one kind ("sessions", "workspaces"). */
 static int reap_kind(const struct cfg *cfg, const char *kind, bool force)
 {
@@ -283,14 +297,8 @@ static int reap_kind(const struct cfg *cfg, const char *kind, bool force)
     if (sfd < 0)
         return errno == ENOENT ? 0 : -errno;
     int64_t now = util_wall_ms();
-    if (!force && fstatat(sfd, ".reaped", &st, 0) == 0 &&
-        now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < 60000)
+    if (!mcp__reap_due(sfd, force))
         return 0;
-    int stamp = openat(sfd, ".reaped", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (stamp >= 0) {
-        futimens(stamp, NULL);
-        close(stamp);
-    }
     cleanup_dir DIR *d = util_opendir_at(sfd);
     if (!d)
         return -errno;
@@ -337,10 +345,10 @@ static int reap_kind(const struct cfg *cfg, const char *kind, bool force)
 
 int mcp_reap_sessions(const struct cfg *cfg, bool force)
 {
+    int c = mcp__reap_tasks(cfg, force); /* finished tasks past task_ttl */
     if (cfg->session_ttl_ms <= 0)
-        return 0;
+        return c;
     int a = reap_kind(cfg, "sessions", force), b = reap_kind(cfg, "workspaces", force);
-    int c = mcp__reap_tasks(cfg); /* finished tasks past task_ttl */
     return a < 0 ? a : b < 0 ? b : a + b + c;
 }
 

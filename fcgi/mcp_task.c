@@ -214,7 +214,8 @@ static json_object *task_view(const struct cfg *cfg, const struct task *t, bool 
         json_object_object_add(o, "statusMessage", json_object_new_string(msg));
     json_object_object_add(o, "createdAt", iso_time(doc_ms(t->doc, "created_ms")));
     json_object_object_add(o, "lastUpdatedAt", iso_time(doc_ms(t->doc, "updated_ms")));
-    json_object_object_add(o, "ttlMs", json_object_new_int64(cfg->task_ttl_ms > 0 ? cfg->task_ttl_ms : 1));
+    /* task_ttl 0 keeps tasks for ever: the extension's null. */
+    json_object_object_add(o, "ttlMs", cfg->task_ttl_ms > 0 ? json_object_new_int64(cfg->task_ttl_ms) : NULL);
     json_object_object_add(o, "pollIntervalMs", json_object_new_int(TASK_POLL_MS));
     if (detailed && !strcmp(status, "completed") && json_object_object_get_ex(t->doc, "result", &v))
         json_object_object_add(o, "result", json_object_get(v));
@@ -546,7 +547,7 @@ void mcp__task_call(struct mcp_modern *m, struct mcp_call *c, const char *tool, 
     const struct cfg *cfg = m->app->cfg;
     struct task_run r = {.app = m->app, .c = *c, .tool = tool, .args = args, .fd = -1};
     cleanup_fd int lock = -1;
-    discard(mcp__reap_tasks(cfg));
+    discard(mcp_reap_sessions(cfg, false)); /* at most once a minute; the only reaper a CGI server has */
     int rc = task_make(cfg, tool, wid, &r.t, &lock);
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "making a task: %s", strerror(-rc));
@@ -643,25 +644,37 @@ void mcp__task_serve(struct mcp_modern *m)
     }
 }
 
-int mcp__reap_tasks(const struct cfg *cfg)
+int mcp__reap_tasks(const struct cfg *cfg, bool force)
 {
     cleanup_free char *top = NULL;
+    struct stat st;
     if (cfg->task_ttl_ms <= 0 || asprintf(&top, "%s/tasks", cfg->state_dir) < 0)
         return 0;
     cleanup_fd int sfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    cleanup_dir DIR *d = sfd >= 0 ? util_opendir_at(sfd) : NULL;
     int64_t now = util_wall_ms();
+    if (sfd < 0 || !mcp__reap_due(sfd, force))
+        return 0;
+    cleanup_dir DIR *d = util_opendir_at(sfd);
     int removed = 0;
     struct dirent *de;
     while (d && (de = readdir(d))) {
+        char name[sizeof de->d_name + 16];
         if (!ws_id_valid(de->d_name))
             continue;
-        cleanup_task struct task t = {0};
-        if (task_open(cfg, de->d_name, &t) < 0 || task_alive(&t))
-            continue; /* a half-made one has no task.json: its maker is alive */
-        if (now - doc_ms(t.doc, "updated_ms") < cfg->task_ttl_ms)
+        /* By task.json's mtime, its last change: no task's result is read
+         * to find the old ones. A half-made task has none yet: its maker is
+         * alive (and the next scan sees it whole). */
+        snprintf(name, sizeof name, "%s/task.json", de->d_name);
+        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < cfg->task_ttl_ms)
             continue;
-        if (util_rm_rf_at(sfd, de->d_name) == 0)
+        struct task t = {.dir = NULL};
+        snprintf(t.id, sizeof t.id, "%.*s", WS_ID_MAX, de->d_name); /* ws_id_valid: it fits */
+        if (asprintf(&t.dir, "%s/%s", top, de->d_name) < 0)
+            continue;
+        bool alive = task_alive(&t);
+        free(t.dir);
+        if (!alive && util_rm_rf_at(sfd, de->d_name) == 0)
             removed++;
     }
     return removed;
