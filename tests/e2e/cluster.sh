@@ -187,11 +187,7 @@ for i in 1 2 3 4; do
         -H "Mcp-Name: run_my_script"
     tid=$(jb 'r["result"]["taskId"]')
     case $tid in b1-* | b2-*) ;; *) diag "not a task: $(head -c 300 "$T/b")"; continue ;; esac
-    for j in $(seq 50); do
-        CAPS=$TASKS_CAP mpost tasks/get '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
-        [ "$(jb 'r["result"]["status"]')" = working ] || break
-        sleep 0.2
-    done
+    task_poll "$tid"
     [ "$(jb 'r["result"]["status"], r["result"]["result"]["structuredContent"]["logs"]')" = '["completed", "t'"$i"'\n"]' ] &&
         tasks_ok=$((tasks_ok + 1))
 done

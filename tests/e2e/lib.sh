@@ -224,6 +224,16 @@ mpost() {
         -H "MCP-Protocol-Version: ${PV:-2026-07-28}" -H "Mcp-Method: ${MM:-$m}" "$@"
 }
 TASKS_CAP='"extensions":{"io.modelcontextprotocol/tasks":{}}'
+# task_poll TID: tasks/get (with the extension) until the task is no longer
+# working (at most 20 s); the last answer is in $T/b.
+task_poll() {
+    local i
+    for i in $(seq 100); do
+        CAPS=$TASKS_CAP mpost tasks/get '"taskId":"'"$1"'"' -H "Mcp-Name: $1"
+        [ "$(jb 'r["result"]["status"]')" = working ] || break
+        sleep 0.2
+    done
+}
 
 # modern_cases LABEL: the transport rules of 2026-07-28 and a legacy
 # session beside them, the workspace handles and a task (cgi.sh, apache.sh,
@@ -333,11 +343,7 @@ modern_cases() {
     is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32020' "$label: tasks/get with Mcp-Name unlike its taskId: 400"
     mpost tasks/get '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
     is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32021' "$label: tasks/get without the extension: 400 MissingRequiredClientCapability"
-    for i in $(seq 100); do
-        CAPS=$TASKS_CAP mpost tasks/get '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
-        [ "$(jb 'r["result"]["status"]')" = working ] || break
-        sleep 0.2
-    done
+    task_poll "$tid"
     is "$(jb 'r["result"]["status"], r["result"]["result"]["structuredContent"]["logs"]')" '["completed", "late\n"]' \
         "$label: tasks/get polls it to its end, with the result"
     # Status notifications: subscriptions/listen follows the task to its end.
@@ -362,11 +368,7 @@ modern_cases() {
     CAPS=$TASKS_CAP mpost tasks/cancel '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
     is "$STATUS/$(jb 'sorted(r["result"]), r["result"]["resultType"]')" '200/[["_meta", "resultType"], "complete"]' \
         "$label: tasks/cancel: an empty acknowledgement"
-    for i in $(seq 100); do
-        CAPS=$TASKS_CAP mpost tasks/get '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
-        [ "$(jb 'r["result"]["status"]')" = working ] || break
-        sleep 0.2
-    done
+    task_poll "$tid"
     is "$(jb 'r["result"]["status"]')" cancelled "$label: the task is cancelled"
     CAPS=$TASKS_CAP mpost tasks/get '"taskId":"0123456789abcdef0123456789abcdef"' -H "Mcp-Name: 0123456789abcdef0123456789abcdef"
     is "$(jb 'r["error"]["code"]')" -32602 "$label: an unknown task: Invalid params"

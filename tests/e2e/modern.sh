@@ -16,11 +16,7 @@ is "$(jb 'r["result"]["ttlMs"]')" 42000 "and server/discover's"
 CAPS=$TASKS_CAP mpost tools/call '"name":"run_my_script","arguments":{"code":"import time\ntime.sleep(1.5)"}' -H "Mcp-Name: run_my_script"
 tid=$(jb 'r["result"]["taskId"]')
 is "$(jb 'r["result"]["ttlMs"]')" 3000 "task_ttl is a task's ttlMs"
-for i in $(seq 50); do
-    CAPS=$TASKS_CAP mpost tasks/get '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
-    [ "$(jb 'r["result"]["status"]')" = working ] || break
-    sleep 0.2
-done
+task_poll "$tid"
 is "$(jb 'r["result"]["status"]')" completed "the task ends"
 sleep 3.5
 # The reaper scans at most once a minute (its stamp); the next task's
