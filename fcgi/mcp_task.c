@@ -407,6 +407,9 @@ static int task_runner(void *arg, int fd)
         unlink(path);
     run_finish(r, out, result);
     run_send(r, json_object_new_string("done"));
+    if (r->fd >= 0) /* the worker reads to the end of the pipe */
+        close(r->fd);
+    r->fd = -1;
     return 0;
 }
 
@@ -558,7 +561,8 @@ void mcp__task_call(struct mcp_modern *m, struct mcp_call *c, const char *tool, 
     /* The runner keeps the lock; stderr is the log, but a CGI server's
      * stderr is a pipe it waits on. */
     cleanup_fd int rfd = -1;
-    rc = exec_detach(task_runner, &r, lock, strcmp(m->app->mode, "cgi") != 0, &rfd);
+    const struct app_exec *x = app_exec_of(m->app);
+    rc = x->detach ? x->detach(task_runner, &r, lock, strcmp(m->app->mode, "cgi") != 0, &rfd) : -ENOSYS;
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "starting task %s: %s", r.t.id, strerror(-rc));
         mcp__modern_error(m, 500, -32603, "Internal error: cannot start the task", NULL);
