@@ -27,4 +27,8 @@ CAPS=$TASKS_CAP mpost tools/call '"name":"run_my_script","arguments":{"code":"im
 ok $? "a task that ended more than task_ttl ago is removed"
 CAPS=$TASKS_CAP mpost tasks/get '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
 is "$(jb 'r["error"]["code"]')" -32602 "and tasks/get says it is unknown"
+# At most 64 task ids in one subscriptions/listen (LISTEN_TASKS_MAX).
+ids=$("$PYTHON3" -c 'import json; print(json.dumps(["%032x" % i for i in range(65)]))')
+CAPS=$TASKS_CAP mpost subscriptions/listen '"notifications":{"taskIds":'"$ids"'}'
+is "$(jb 'r["error"]["code"]')" -32602 "subscriptions/listen with 65 task ids is refused"
 done_testing
