@@ -283,10 +283,12 @@ static void run_log(void *ctx, enum tools_level level, const char *logger, const
     run_send(r, mcp__log_msg(&r->c, level, logger, text, len));
 }
 
+/* tasks/cancel asked, or the task is gone (reaped, or its state directory
+ * removed): nobody can ask for its result any more. */
 static bool run_cancelled(void *ctx)
 {
     struct task_run *r = ctx;
-    return task_has(&r->t, "cancel");
+    return task_has(&r->t, "cancel") || access(r->t.dir, F_OK) < 0;
 }
 
 static void run_set_run(void *ctx, const char *run_id)
@@ -310,9 +312,15 @@ static int run_ask(void *ctx, json_object *requests, json_object **responses)
     int rc = task_save(&r->t);
     if (rc < 0)
         return rc;
+    /* Not for ever: a client that never answers leaves the task failed
+     * after task_ttl (or the wall time limit, when task_ttl is 0). */
+    int64_t give_up = util_now_ms() + (r->app->cfg->task_ttl_ms > 0 ? r->app->cfg->task_ttl_ms
+                                                                     : r->app->cfg->exec.limits.wall_ms);
     for (;;) {
         if (run_cancelled(r))
             return -ECANCELED;
+        if (util_now_ms() > give_up)
+            return -ETIMEDOUT;
         json_object *left = outstanding(&r->t);
         if (!left)
             break;

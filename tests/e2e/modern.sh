@@ -27,6 +27,16 @@ CAPS=$TASKS_CAP mpost tools/call '"name":"run_my_script","arguments":{"code":"im
 ok $? "a task that ended more than task_ttl ago is removed"
 CAPS=$TASKS_CAP mpost tasks/get '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
 is "$(jb 'r["error"]["code"]')" -32602 "and tasks/get says it is unknown"
+# A task whose directory goes (the state directory cleaned) stops its run:
+# nobody can ask for its result any more.
+CAPS=$TASKS_CAP mpost tools/call '"name":"run_my_script","arguments":{"code":"# orphaned\nimport time\ntime.sleep(60)"}' -H "Mcp-Name: run_my_script"
+tid=$(jb 'r["result"]["taskId"]')
+wait_for sh -c 'test -s "$1"' - "$T/state/tasks/$tid/run"
+run=$(cat "$T/state/tasks/$tid/run" 2>/dev/null)
+rm -rf "${T:?}/state/tasks/$tid"
+wait_for grep -q '"status":"cancelled"' "$T/state/runs/$run/result.json"
+ok $? "a task removed from the state directory stops its run (status cancelled)"
+
 # At most 64 task ids in one subscriptions/listen (LISTEN_TASKS_MAX).
 ids=$("$PYTHON3" -c 'import json; print(json.dumps(["%032x" % i for i in range(65)]))')
 CAPS=$TASKS_CAP mpost subscriptions/listen '"notifications":{"taskIds":'"$ids"'}'
