@@ -196,6 +196,7 @@ void mcp__modern_call(struct mcp_modern *m)
         return;
     cleanup_session struct mcp_session ws = {0};
     int rc = call_workspace(m->app->cfg, tool, args, &ws, &refusal);
+    bool made = rc == 0 && ws.dir && !tools_arg(args, "workspace");
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "the workspace of %s: %s", tool, strerror(-rc));
         mcp__modern_error(m, 500, -32603, "Internal error: cannot open or make the workspace", NULL);
@@ -235,5 +236,13 @@ void mcp__modern_call(struct mcp_modern *m)
     enum tools_outcome out = tools_call(&t, tool, targs, &result);
     if (*path)
         unlink(path);
+    /* A workspace made for a call that was refused before it did anything
+     * (its arguments: no structuredContent) goes again, so that a model's
+     * mistakes do not pile up workspaces. */
+    if (made && out == TOOLS_RESULT && !json_object_object_get_ex(result, "structuredContent", NULL) &&
+        mcp__session_end(m->app, &ws) == 0) {
+        mcp__session_free(&ws);
+        log_msg(LOG_LVL_INFO, "%s refused its arguments: its new workspace is removed", tool);
+    }
     call_answer(m, tool, out, result, &ws);
 }

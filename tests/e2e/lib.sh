@@ -307,6 +307,11 @@ modern_cases() {
     is "$(jb 'r["result"]["structuredContent"]["text"]')" kept "$label: preview_file in it by its handle"
     mpost tools/call '"name":"preview_file","arguments":{"relative_path":"w.txt","workspace":"'"$wid"'"}' -H "Mcp-Name: preview_file"
     is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32020' "$label: the workspace without Mcp-Param-Workspace: 400 HeaderMismatch"
+    local before
+    before=$(ls "$state/workspaces" | wc -l)
+    mpost tools/call '"name":"run_code","arguments":{"code":42}' -H "Mcp-Name: run_code"
+    is "$(jb 'r["result"]["isError"], "structuredContent" in r["result"]')/$(ls "$state/workspaces" | wc -l)" \
+        "[true, false]/$before" "$label: run_code refusing its arguments keeps no new workspace"
     mpost tools/call '"name":"list_dir","arguments":{"workspace":"0123456789abcdef0123456789abcdef"}' \
         -H "Mcp-Name: list_dir" -H "Mcp-Param-Workspace: 0123456789abcdef0123456789abcdef"
     is "$(jb 'r["result"]["isError"]')" true "$label: an unknown workspace is a tool error"
