@@ -11,6 +11,7 @@ const struct app_exec app_exec_default = {
     .run = exec_run,
     .cancel = exec_cancel,
     .base_env = exec_base_env,
+    .detach = exec_detach,
 };
 
 const struct app_exec *app_exec_of(const struct app *app)

@@ -83,6 +83,9 @@ static const struct cfg_key plain_keys[] = {
     K("drain_grace", CFG_DURATION, drain_grace_ms),
     K("request_bytes", CFG_SIZE, request_bytes),
     K("max_sessions", CFG_COUNT, max_sessions),
+    K("task_after", CFG_DURATION, task_after_ms),
+    K("task_ttl", CFG_DURATION, task_ttl_ms),
+    K("tools_list_ttl", CFG_DURATION, tools_list_ttl_ms),
     K("image_inline_bytes", CFG_SIZE, image_inline_bytes),
     K("preview_bytes", CFG_SIZE, preview_bytes),
     K("auth_token", CFG_SECRET, auth_token),
@@ -699,6 +702,9 @@ static int set_defaults(struct cfg *c)
     c->session_ttl_ms = 3600LL * 1000;
     c->request_bytes = 96ull << 20;
     c->max_sessions = 1000;
+    c->task_after_ms = 5000;
+    c->task_ttl_ms = 3600LL * 1000;
+    c->tools_list_ttl_ms = 300LL * 1000;
     c->max_queued_runs = CFG_AUTO;
     c->queue_wait_ms = 60000;
     c->retry_after_ms = 2000;

@@ -34,7 +34,11 @@ struct cfg {
     int64_t session_ttl_ms;       /* idle MCP sessions older than this are reaped */
     int64_t drain_grace_ms;       /* SIGTERM: in-flight requests get this long; 0: auto */
     uint64_t request_bytes;       /* largest request body (HTTP 413 past it) */
-    uint64_t max_sessions;        /* open MCP sessions at once (HTTP 503 past it) */
+    uint64_t max_sessions;        /* open MCP sessions at once (HTTP 503 past it); workspaces too */
+    int64_t task_after_ms;        /* a run of a client with the tasks extension still going
+                                   * after this long becomes a task; 0: at once */
+    int64_t task_ttl_ms;          /* a finished task is kept this long after its last change */
+    int64_t tools_list_ttl_ms;    /* ttlMs of tools/list and server/discover (2026-07-28) */
     uint64_t image_inline_bytes;  /* image artifacts up to this many bytes in all are sent inline */
     uint64_t preview_bytes;       /* preview_file shows this many bytes at most */
     char *auth_token;             /* bearer token for /mcp and /api/; NULL: none */

@@ -397,6 +397,20 @@ int http_flush(struct http_resp *resp)
     return rc;
 }
 
+int http_sse_pad(struct http_resp *resp, uint64_t bytes)
+{
+    static const char spaces[1024] = {[0 ... 1023] = ' '};
+    int rc = http_write(resp, ":", 1);
+    for (uint64_t left = bytes; rc == 0 && left > 0;) {
+        size_t n = left < sizeof spaces ? (size_t)left : sizeof spaces;
+        rc = http_write(resp, spaces, n);
+        left -= n;
+    }
+    if (rc == 0)
+        rc = http_write(resp, "\n\n", 2);
+    return rc == 0 ? http_flush(resp) : rc;
+}
+
 int http_sse_start(struct http_resp *resp)
 {
     int rc = http_add_header(resp, "Cache-Control", "no-cache, no-transform");

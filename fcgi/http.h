@@ -110,6 +110,10 @@ int http_sse_event(struct http_resp *resp, const char *json, size_t len, bool fl
 /* The same with an event name of the caller's (a static word such as
  * "phase": no newline). */
 int http_sse_named(struct http_resp *resp, const char *event, const char *json, size_t len, bool flush);
+/* A comment of bytes blanks, flushed: under CGI, what pushes the events
+ * written so far through fcgiwrap's buffer, and the write that finds a
+ * client gone. 0 or -errno (resp is then failed). */
+int http_sse_pad(struct http_resp *resp, uint64_t bytes) must_check;
 /* A comment line, which clients ignore: keeps proxies from timing out. */
 int http_sse_comment(struct http_resp *resp, const char *text);
 

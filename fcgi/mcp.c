@@ -77,7 +77,7 @@ static json_object *rpc_new(json_object *id)
 }
 
 /* Steals result. */
-static json_object *rpc_result(json_object *id, json_object *result)
+json_object *mcp__rpc_result(json_object *id, json_object *result)
 {
     json_object *o = rpc_new(id);
     json_object_object_add(o, "result", result);
@@ -85,7 +85,7 @@ static json_object *rpc_result(json_object *id, json_object *result)
 }
 
 /* Steals data (may be NULL). */
-static json_object *rpc_error(json_object *id, int code, const char *message, json_object *data)
+json_object *mcp__rpc_error(json_object *id, int code, const char *message, json_object *data)
 {
     json_object *o = rpc_new(id);
     json_object *e = json_object_new_object();
@@ -100,7 +100,7 @@ static json_object *rpc_error(json_object *id, int code, const char *message, js
 /* A transport-level refusal: an HTTP status and a JSON-RPC error with no id. */
 static void refuse(struct http_resp *resp, int status, int code, const char *message)
 {
-    json_object *o = rpc_error(NULL, code, message, NULL);
+    json_object *o = mcp__rpc_error(NULL, code, message, NULL);
     size_t n;
     const char *s = mcp__to_json(o, &n);
     log_msg(LOG_LVL_INFO, "%d: %s", status, message);
@@ -108,7 +108,7 @@ static void refuse(struct http_resp *resp, int status, int code, const char *mes
     json_object_put(o);
 }
 
-static void send_message(struct http_resp *resp, int status, json_object *o)
+void mcp__send(struct http_resp *resp, int status, json_object *o)
 {
     size_t n;
     const char *s = mcp__to_json(o, &n);
@@ -116,7 +116,7 @@ static void send_message(struct http_resp *resp, int status, json_object *o)
 }
 
 /* The key of a request id: its type and value, hashed to a file name. */
-static void id_key(json_object *id, char out[65])
+void mcp__id_key(json_object *id, char out[65])
 {
     char buf[600];
     int n;
@@ -153,7 +153,7 @@ struct post {
     bool want_sse;   /* the client accepts text/event-stream */
 };
 
-static json_object *server_info(void)
+json_object *mcp__server_info(void)
 {
     json_object *o = json_object_new_object();
     json_object_object_add(o, "name", json_object_new_string("runmyscript"));
@@ -172,7 +172,7 @@ static json_object *initialize_result(const char *version)
     json_object_object_add(caps, "tools", tools);
     json_object_object_add(caps, "logging", json_object_new_object());
     json_object_object_add(r, "capabilities", caps);
-    json_object_object_add(r, "serverInfo", server_info());
+    json_object_object_add(r, "serverInfo", mcp__server_info());
     json_object_object_add(r, "instructions", json_object_new_string(tools_instructions()));
     return r;
 }
@@ -183,8 +183,8 @@ static void initialize(struct post *p, json_object *id, json_object *params)
     json_object *v = NULL, *client = NULL;
     const char *version = MCP_LATEST;
     if (params && !json_object_is_type(params, json_type_object)) {
-        json_object *e = rpc_error(id, -32602, "Invalid params: initialize takes an object", NULL);
-        send_message(p->resp, 200, e);
+        json_object *e = mcp__rpc_error(id, -32602, "Invalid params: initialize takes an object", NULL);
+        mcp__send(p->resp, 200, e);
         json_object_put(e);
         return;
     }
@@ -207,15 +207,15 @@ static void initialize(struct post *p, json_object *id, json_object *params)
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "creating a session: %s", strerror(-rc));
         mcp__session_free(&s);
-        json_object *e = rpc_error(id, -32603, "Internal error: cannot create a session", NULL);
-        send_message(p->resp, 500, e);
+        json_object *e = mcp__rpc_error(id, -32603, "Internal error: cannot create a session", NULL);
+        mcp__send(p->resp, 500, e);
         json_object_put(e);
         return;
     }
     log_msg(LOG_LVL_INFO, "session %s: initialize, revision %s", s.id, version);
     discard(http_add_header(p->resp, "Mcp-Session-Id", "%s", s.id));
-    json_object *r = rpc_result(id, initialize_result(version));
-    send_message(p->resp, 200, r);
+    json_object *r = mcp__rpc_result(id, initialize_result(version));
+    mcp__send(p->resp, 200, r);
     json_object_put(r);
     mcp__session_free(&s);
     discard(mcp_reap_sessions(cfg, false));
@@ -227,7 +227,7 @@ static json_object *set_level(struct post *p, json_object *id, json_object *para
     enum tools_level l;
     if (!json_object_is_type(params, json_type_object) || !json_object_object_get_ex(params, "level", &v) ||
         !json_object_is_type(v, json_type_string) || mcp__level_parse(json_object_get_string(v), &l) < 0)
-        return rpc_error(id, -32602,
+        return mcp__rpc_error(id, -32602,
                          "Invalid params: level must be one of debug, info, notice, warning, error, critical, "
                          "alert, emergency",
                          NULL);
@@ -235,10 +235,10 @@ static json_object *set_level(struct post *p, json_object *id, json_object *para
     int rc = mcp__session_write(&p->s);
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "saving the log level: %s", strerror(-rc));
-        return rpc_error(id, -32603, "Internal error: cannot save the log level", NULL);
+        return mcp__rpc_error(id, -32603, "Internal error: cannot save the log level", NULL);
     }
     p->s.level = l;
-    return rpc_result(id, json_object_new_object());
+    return mcp__rpc_result(id, json_object_new_object());
 }
 
 /* tools/call. Returns the response, or NULL when nothing must be sent
@@ -248,10 +248,10 @@ static json_object *call_tool(struct post *p, json_object *id, json_object *para
     json_object *name = NULL, *args = NULL, *meta = NULL, *token = NULL;
     if (!json_object_is_type(params, json_type_object) || !json_object_object_get_ex(params, "name", &name) ||
         !json_object_is_type(name, json_type_string))
-        return rpc_error(id, -32602, "Invalid params: tools/call needs the tool's name", NULL);
+        return mcp__rpc_error(id, -32602, "Invalid params: tools/call needs the tool's name", NULL);
     if (json_object_object_get_ex(params, "arguments", &args) && args &&
         !json_object_is_type(args, json_type_object))
-        return rpc_error(id, -32602, "Invalid params: arguments must be an object", NULL);
+        return mcp__rpc_error(id, -32602, "Invalid params: arguments must be an object", NULL);
     if (json_object_object_get_ex(params, "_meta", &meta) && json_object_is_type(meta, json_type_object) &&
         json_object_object_get_ex(meta, "progressToken", &token) && !id_ok(token))
         token = NULL;
@@ -266,7 +266,7 @@ static json_object *call_tool(struct post *p, json_object *id, json_object *para
         .progress_token = token,
         .last_flush_ms = util_now_ms(),
     };
-    id_key(id, c.key);
+    mcp__id_key(id, c.key);
     http_base_url(p->req, p->app->cfg->public_url, c.base_url, sizeof c.base_url);
     struct tools_ctx t;
     mcp__call_tools_ctx(&c, &t);
@@ -292,37 +292,37 @@ static json_object *call_tool(struct post *p, json_object *id, json_object *para
         char msg[300];
         snprintf(msg, sizeof msg, "Invalid params: unknown tool '%.200s' (tools/list names them)",
                  json_object_get_string(name));
-        return rpc_error(id, -32602, msg, NULL);
+        return mcp__rpc_error(id, -32602, msg, NULL);
     }
     case TOOLS_FAILED:
         /* The service failed, not the script: -32603 with the run's result
          * (status sandbox_error, error says why) as data. */
-        return rpc_error(id, -32603, "Internal error: the sandbox failed (see data.error)", result);
+        return mcp__rpc_error(id, -32603, "Internal error: the sandbox failed (see data.error)", result);
     case TOOLS_RESULT:
         break;
     }
-    return rpc_result(id, result);
+    return mcp__rpc_result(id, result);
 }
 
 /* One request (not initialize). Returns the response, NULL for none. */
 static json_object *dispatch(struct post *p, json_object *id, const char *method, json_object *params, bool sse)
 {
     if (!strcmp(method, "ping"))
-        return rpc_result(id, json_object_new_object());
+        return mcp__rpc_result(id, json_object_new_object());
     if (!strcmp(method, "tools/list")) {
         json_object *r = json_object_new_object();
         json_object_object_add(r, "tools", tools_list(p->app->cfg, p->s.version));
-        return rpc_result(id, r);
+        return mcp__rpc_result(id, r);
     }
     if (!strcmp(method, "tools/call"))
         return call_tool(p, id, params, sse);
     if (!strcmp(method, "logging/setLevel"))
         return set_level(p, id, params);
     if (!strcmp(method, "initialize"))
-        return rpc_error(id, -32600, "Invalid Request: the session is already initialized", NULL);
+        return mcp__rpc_error(id, -32600, "Invalid Request: the session is already initialized", NULL);
     char msg[300];
     snprintf(msg, sizeof msg, "Method not found: %.200s", method);
-    return rpc_error(id, -32601, msg, NULL);
+    return mcp__rpc_error(id, -32601, msg, NULL);
 }
 
 static void notification(struct post *p, const char *method, json_object *params)
@@ -334,7 +334,7 @@ static void notification(struct post *p, const char *method, json_object *params
         !id_ok(rid))
         return; /* malformed: MAY be ignored (cancellation.mdx) */
     char key[65], path[4096];
-    id_key(rid, key);
+    mcp__id_key(rid, key);
     /* The marker only for a call in flight: a late cancel leaves nothing. */
     snprintf(path, sizeof path, "%s/calls", p->s.dir);
     cleanup_fd int cfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -401,7 +401,7 @@ static void batch(struct post *p, json_object *arr)
         const char *method;
         switch (classify(m, &id, &method, &params)) {
         case MSG_INVALID:
-            json_object_array_add(out, rpc_error(id, -32600, "Invalid Request", NULL));
+            json_object_array_add(out, mcp__rpc_error(id, -32600, "Invalid Request", NULL));
             break;
         case MSG_NOTIFICATION:
             notification(p, method, params);
@@ -419,7 +419,7 @@ static void batch(struct post *p, json_object *arr)
     if (json_object_array_length(out) == 0)
         discard(http_send(p->resp, 202, NULL, "", 0));
     else
-        send_message(p->resp, 200, out);
+        mcp__send(p->resp, 200, out);
     json_object_put(out);
 }
 
@@ -439,12 +439,6 @@ static void post(struct post *p)
         refuse(p->resp, 406, -32000, "Not Acceptable: Accept must list application/json or text/event-stream");
         return;
     }
-    const char *pv = http_header(p->req, "MCP-Protocol-Version");
-    if (pv && !mcp_version_supported(pv)) {
-        refuse(p->resp, 400, -32000,
-               "Bad Request: unsupported MCP-Protocol-Version (supported: 2025-03-26, 2025-06-18, 2025-11-25)");
-        return;
-    }
     json_object *msg = NULL;
     int rc = http_read_json(p->req, (size_t)cfg->request_bytes, MCP_JSON_DEPTH, &msg);
     if (rc == -E2BIG) {
@@ -459,6 +453,13 @@ static void post(struct post *p)
         refuse(p->resp, 400, -32700, "Parse error: the body is not valid JSON (or nests too deep)");
         return;
     }
+    /* Both eras on one endpoint: a body or header that names a revision
+     * after the legacy ones is served statelessly (mcp_modern.c). */
+    if (mcp__is_modern(p->req, msg)) {
+        mcp__modern_post(p->app, p->req, p->resp, msg, p->want_sse);
+        json_object_put(msg);
+        return;
+    }
     if (json_object_is_type(msg, json_type_array)) {
         batch(p, msg);
         json_object_put(msg);
@@ -468,8 +469,8 @@ static void post(struct post *p)
     const char *method;
     enum msg_kind kind = classify(msg, &id, &method, &params);
     if (kind == MSG_INVALID) {
-        json_object *e = rpc_error(id, -32600, "Invalid Request: not a JSON-RPC 2.0 message", NULL);
-        send_message(p->resp, 400, e);
+        json_object *e = mcp__rpc_error(id, -32600, "Invalid Request: not a JSON-RPC 2.0 message", NULL);
+        mcp__send(p->resp, 400, e);
         json_object_put(e);
         json_object_put(msg);
         return;
@@ -479,8 +480,8 @@ static void post(struct post *p)
         struct mcp_session old = {0};
         if (sid && *sid && mcp__session_load(cfg, sid, &old) == 0) {
             mcp__session_free(&old);
-            json_object *e = rpc_error(id, -32600, "Invalid Request: this session is already initialized", NULL);
-            send_message(p->resp, 400, e);
+            json_object *e = mcp__rpc_error(id, -32600, "Invalid Request: this session is already initialized", NULL);
+            mcp__send(p->resp, 400, e);
             json_object_put(e);
         } else {
             mcp__session_free(&old);
@@ -514,7 +515,7 @@ static void post(struct post *p)
             discard(http_sse_event(p->resp, s, n, true));
         }
     } else if (r) {
-        send_message(p->resp, 200, r);
+        mcp__send(p->resp, 200, r);
     } else {
         discard(http_send(p->resp, 202, NULL, "", 0)); /* cancelled: there is no response */
     }

@@ -1,5 +1,6 @@
-/* mcp.h: MCP over Streamable HTTP (revisions 2025-03-26, 2025-06-18 and
- * 2025-11-25) on POST/GET/DELETE /mcp: JSON-RPC 2.0, the lifecycle,
+/* mcp.h: MCP over Streamable HTTP (the legacy revisions 2025-03-26,
+ * 2025-06-18 and 2025-11-25, and beside them the stateless 2026-07-28, whose
+ * requests carry their revision in _meta) on POST/GET/DELETE /mcp: JSON-RPC 2.0, the lifecycle,
  * sessions on disk, and the dispatch of requests; tools/call answers over
  * server-sent events with progress and log notifications. Sessions live in
  * STATE/sessions/SID/ so that any worker, or a one-shot CGI process, serves
@@ -27,7 +28,9 @@
 #define MCP_SESSION_FILE_MAX 65536 /* bytes of session.json */
 #define MCP_CLIENT_FIELD_MAX 256   /* bytes of clientInfo.name and .version kept in it */
 #define MCP_KEEPALIVE_MS 15000     /* SSE comment after this much silence */
-#define MCP_LATEST "2025-11-25"
+#define MCP_CGI_PROBE_MS 2000      /* CGI, 2026-07-28: a padded comment this often finds a gone client */
+#define MCP_LATEST "2025-11-25"   /* the newest legacy revision (initialize) */
+#define MCP_MODERN "2026-07-28"   /* the stateless revision: per-request _meta, no session */
 
 /* The MCP name of a log level ("warning"). */
 const char *mcp_level_name(enum tools_level l);
@@ -40,7 +43,7 @@ void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *r
  * may be called often. force: scan now. Returns the number removed. */
 int mcp_reap_sessions(const struct cfg *cfg, bool force);
 
-/* True for a revision we speak. */
+/* True for a legacy revision we speak (one initialize may name). */
 bool mcp_version_supported(const char *v);
 
 #endif

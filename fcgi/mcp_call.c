@@ -39,14 +39,10 @@ static json_object *number(double v)
     return json_object_new_double(v);
 }
 
-/* notifications/progress when the request has a progressToken, with
- * progress strictly increasing (a value not above the last is dropped). */
-static void call_progress(struct mcp_call *c, double progress, double total, const char *message)
+json_object *mcp__progress_msg(struct mcp_call *c, double progress, double total, const char *message)
 {
-    if (!c->progress_token || !c->sse)
-        return;
-    if (c->any_progress && !(progress > c->last_progress))
-        return;
+    if (!c->progress_token || (c->any_progress && !(progress > c->last_progress)))
+        return NULL;
     c->any_progress = true;
     c->last_progress = progress;
     json_object *m = json_object_new_object();
@@ -60,20 +56,18 @@ static void call_progress(struct mcp_call *c, double progress, double total, con
     if (message)
         json_object_object_add(p, "message", json_object_new_string(message));
     json_object_object_add(m, "params", p);
-    call_send(c, m, true);
-    json_object_put(m);
+    return m;
 }
 
-/* notifications/message when level is at or above the session's;
- * text[0..len) is sanitised to UTF-8. */
-static void call_log(struct mcp_call *c, enum tools_level level, const char *logger, const char *text, size_t len)
+json_object *mcp__log_msg(const struct mcp_call *c, enum tools_level level, const char *logger, const char *text,
+                          size_t len)
 {
-    if (!c->sse || level < c->log_level)
-        return;
+    if (level < c->log_level)
+        return NULL;
     size_t clean_len;
     cleanup_free char *clean = util_utf8_sanitize(text, len, &clean_len);
     if (!clean)
-        return;
+        return NULL;
     json_object *m = json_object_new_object();
     json_object *p = json_object_new_object();
     json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
@@ -83,7 +77,25 @@ static void call_log(struct mcp_call *c, enum tools_level level, const char *log
         json_object_object_add(p, "logger", json_object_new_string(logger));
     json_object_object_add(p, "data", json_object_new_string_len(clean, (int)clean_len));
     json_object_object_add(m, "params", p);
-    call_send(c, m, false);
+    return m;
+}
+
+/* notifications/progress when the request has a progressToken, with
+ * progress strictly increasing (a value not above the last is dropped). */
+static void call_progress(struct mcp_call *c, double progress, double total, const char *message)
+{
+    json_object *m = c->sse ? mcp__progress_msg(c, progress, total, message) : NULL;
+    if (m)
+        call_send(c, m, true);
+    json_object_put(m);
+}
+
+/* notifications/message when level is at or above the call's. */
+static void call_log(struct mcp_call *c, enum tools_level level, const char *logger, const char *text, size_t len)
+{
+    json_object *m = c->sse ? mcp__log_msg(c, level, logger, text, len) : NULL;
+    if (m)
+        call_send(c, m, false);
     json_object_put(m);
 }
 
@@ -91,6 +103,9 @@ static void call_log(struct mcp_call *c, enum tools_level level, const char *log
 static bool call_client_cancelled(const struct mcp_call *c)
 {
     char path[4096];
+    /* 2026-07-28: closing the stream is the client's cancel. */
+    if (c->modern && http_client_gone(c->resp))
+        return true;
     if (!c->session_dir || !c->key[0])
         return false;
     snprintf(path, sizeof path, "%s/cancel/%s", c->session_dir, c->key);
@@ -111,14 +126,22 @@ static bool call_cancelled(struct mcp_call *c)
         }
         if (now - c->resp->last_write_ms >= MCP_KEEPALIVE_MS)
             discard(http_sse_comment(c->resp, "keepalive"));
+        /* A CGI process learns that the client went only from a write
+         * through fcgiwrap's buffer: in 2026-07-28, where that is the
+         * cancel, a padded comment every MCP_CGI_PROBE_MS. */
+        if (c->modern && !strcmp(c->app->mode, "cgi") && now - c->last_probe_ms >= MCP_CGI_PROBE_MS) {
+            c->last_probe_ms = now;
+            discard(http_sse_pad(c->resp, c->app->cfg->cgi_sse_padding));
+        }
     }
     if (c->app->cancel_all && *c->app->cancel_all)
         return true;
     /* MCP says a disconnection is not a cancellation (the result is kept
      * in the run directory); cancel_on_disconnect trades that for the CPU. */
-    if (c->app->cfg->cancel_on_disconnect && http_client_gone(c->resp)) {
+    if ((c->modern || c->app->cfg->cancel_on_disconnect) && http_client_gone(c->resp)) {
         if (!c->gone_logged)
-            log_msg(LOG_LVL_INFO, "the client hung up: cancelling its run (cancel_on_disconnect)");
+            log_msg(LOG_LVL_INFO, "the client hung up: cancelling its run (%s)",
+                    c->modern ? "its stream was the call's" : "cancel_on_disconnect");
         c->gone_logged = true;
         return true;
     }
@@ -127,7 +150,7 @@ static bool call_cancelled(struct mcp_call *c)
 
 /* Records the call's run (so that a cancel from another worker finds it)
  * and adds it to the session's runs. */
-static void call_set_run(struct mcp_call *c, const char *run_id)
+void mcp__call_set_run(struct mcp_call *c, const char *run_id)
 {
     char path[4096];
     if (!c->session_dir)
@@ -174,7 +197,15 @@ static bool ctx_client_cancelled(void *ctx)
 
 static void ctx_set_run(void *ctx, const char *run_id)
 {
-    call_set_run(ctx, run_id);
+    mcp__call_set_run(ctx, run_id);
+}
+
+static int ctx_ask(void *ctx, json_object *requests, json_object **responses)
+{
+    (void)ctx;
+    (void)requests;
+    *responses = NULL;
+    return -ENOTSUP; /* only a task can wait for the client's input */
 }
 
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t)
@@ -191,5 +222,6 @@ void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t)
         .cancelled = ctx_cancelled,
         .client_cancelled = ctx_client_cancelled,
         .set_run = ctx_set_run,
+        .ask = ctx_ask,
     };
 }

@@ -22,6 +22,12 @@ struct mcp_session {
 };
 
 void mcp__session_free(struct mcp_session *s);
+#define cleanup_session __attribute__((cleanup(mcp__session_free)))
+static inline void mcp__json_put(json_object **o)
+{
+    json_object_put(*o);
+}
+#define cleanup_json __attribute__((cleanup(mcp__json_put)))
 /* Rewrites session.json from s->doc (atomically). 0 or -errno. */
 int mcp__session_write(const struct mcp_session *s) must_check;
 /* Loads a live session: 0, -ENOENT (unknown or ended), other -errno. Marks
@@ -40,6 +46,86 @@ void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key);
  * way (a request racing with this sees 404 at once), removes it. 0,
  * -ENOENT (already gone), other -errno. */
 int mcp__session_end(const struct app *app, struct mcp_session *s) must_check;
+
+/* Workspaces (the 2026-07-28 revision's explicit handles): the layout of a
+ * session (workspace/, calls/, cancel/, runs/, mounts.json) under
+ * STATE/workspaces/WID, with session.json saying revision 2026-07-28. The
+ * handle is the capability, as a session id is. Loaded, made, ended and
+ * reaped as sessions are (the same contracts as mcp__session_load, _create,
+ * _end; max_sessions and session_ttl hold for each kind apart). */
+int mcp__workspace_load(const struct cfg *cfg, const char *wid, struct mcp_session *s) must_check;
+int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s) must_check;
+int mcp__count_workspaces(const struct cfg *cfg);
+
+/* JSON-RPC messages (mcp.c). The response to id (borrowed; NULL puts
+ * "id": null) with result (stolen); an error with data (stolen, may be
+ * NULL); o sent as one JSON body. */
+json_object *mcp__rpc_result(json_object *id, json_object *result);
+json_object *mcp__rpc_error(json_object *id, int code, const char *message, json_object *data);
+void mcp__send(struct http_resp *resp, int status, json_object *o);
+/* The file name of a request id within a session (mcp.h). */
+void mcp__id_key(json_object *id, char out[65]);
+/* serverInfo: name, title, version (new object). */
+json_object *mcp__server_info(void);
+
+/* The 2026-07-28 revision (mcp_modern.c). True when msg (a POST's body) and
+ * the request's headers speak it: its _meta names a revision that is not a
+ * legacy one, or MCP-Protocol-Version is present and not a legacy one. */
+bool mcp__is_modern(const struct http_req *req, json_object *msg);
+/* Serves one modern POST whose body is msg (borrowed): the transport
+ * rules, then server/discover, tools/list, tools/call and the tasks. */
+void mcp__modern_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
+                      bool want_sse);
+
+#define MCP_EXT_TASKS "io.modelcontextprotocol/tasks" /* the tasks extension's identifier */
+#define MCP_LOG_NONE ((enum tools_level)(TOOLS_LOG_EMERGENCY + 1)) /* no log notifications at all */
+
+/* One modern request being served (mcp_modern.c, mcp_task.c). */
+struct mcp_modern {
+    const struct app *app;
+    struct http_req *req;
+    struct http_resp *resp;
+    json_object *msg;      /* the body (borrowed, as are the next four) */
+    json_object *id;       /* the request's id */
+    json_object *params;   /* its params, or NULL */
+    json_object *meta;     /* params._meta */
+    json_object *caps;     /* _meta's clientCapabilities (an object) */
+    const char *method;
+    bool want_sse;         /* the client accepts text/event-stream */
+    bool sse_open;         /* the answer is an event stream, started */
+};
+
+/* Every revision we speak, the modern one first (new array). */
+json_object *mcp__supported_versions(void);
+/* o[key] when it is a string (borrowed), else NULL. */
+const char *mcp__json_string(json_object *o, const char *key);
+/* Adds resultType "complete" (unless it has one) and _meta's serverInfo to
+ * result; returns it. */
+json_object *mcp__modern_complete(json_object *result);
+/* The answer to m's request (result stolen, completed) or an error (data
+ * stolen), as one JSON body or on the stream m has open. */
+void mcp__modern_answer(struct mcp_modern *m, json_object *result);
+void mcp__modern_error(struct mcp_modern *m, int status, int code, const char *message, json_object *data);
+/* Answers 400 -32021 MissingRequiredClientCapability with
+ * data.requiredCapabilities naming capability, or (NULL) the tasks
+ * extension. */
+void mcp__missing_capability(struct mcp_modern *m, const char *capability, const char *message);
+/* True when the client's capabilities (may be NULL) declare extension. */
+bool mcp__client_has(json_object *caps, const char *extension);
+
+/* tools/call in the modern revision (mcp_task.c): the workspace handle, the
+ * log level and progress token of _meta, a stream whose closing cancels the
+ * run; a task instead when the client declared the tasks extension and the
+ * call becomes one. */
+void mcp__modern_call(struct mcp_modern *m);
+/* True for a method of the tasks extension we serve (tasks/get, ...). */
+bool mcp__task_method(const char *method);
+/* Serves it (the client declared the extension). */
+void mcp__task_serve(struct mcp_modern *m);
+/* subscriptions/listen: an acknowledgement, then notifications/tasks for
+ * the followed tasks (notifications.taskIds, with the extension) until they
+ * have all ended; nothing else here ever changes. */
+void mcp__listen(struct mcp_modern *m);
 
 /* The level of its MCP name: 0, or -EINVAL. */
 int mcp__level_parse(const char *s, enum tools_level *l) must_check;
@@ -62,6 +148,8 @@ struct mcp_call {
     int64_t last_flush_ms;
     bool pending;                 /* events written but not flushed */
     bool gone_logged;             /* "the client hung up" was logged */
+    bool modern;                  /* 2026-07-28: a closed stream is a cancel */
+    int64_t last_probe_ms;        /* CGI: the last padded write that looks for a gone client */
 };
 
 /* The tools' view of c: its callbacks send notifications/progress (only
@@ -70,5 +158,36 @@ struct mcp_call {
  * worker), the server's shutdown and, with cancel_on_disconnect, a gone
  * client, and record the call's run so that a cancel finds it. */
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t);
+/* Records c's run: in calls/KEY (where a cancel finds it) and runs/RUNID of
+ * its session or workspace (removed with it), and applies a cancel that
+ * came first. */
+void mcp__call_set_run(struct mcp_call *c, const char *run_id);
+/* The notifications of c (new, caller puts), or NULL when none is due:
+ * progress only with a progressToken and only growing (it records the
+ * value); a log line only at or above c's level (text sanitised to UTF-8). */
+json_object *mcp__progress_msg(struct mcp_call *c, double progress, double total, const char *message);
+json_object *mcp__log_msg(const struct mcp_call *c, enum tools_level level, const char *logger, const char *text,
+                          size_t len);
+/* Adds the workspace handle to a tool's result: structuredContent.workspace
+ * and a text block. */
+void mcp__result_add_workspace(json_object *result, const char *wid);
+/* Whether m's tools/call of tool becomes a task: 1 (then *delay_ms says
+ * after how long; 0: at once), 0 (served as it comes), -1 (a tool that
+ * must run as a task and the client did not declare the extension: the
+ * -32021 error is sent). */
+int mcp__task_mode(struct mcp_modern *m, const char *tool, int64_t *delay_ms);
+/* Serves m's tools/call as a task: the run goes on in a process of its own;
+ * the stream carries its notifications until it ends (then its result) or
+ * task_after passes (then the task's handle). c is the call's (its level,
+ * token, key); args borrowed; wid the workspace's handle or NULL. */
+void mcp__task_call(struct mcp_modern *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
+                    int64_t delay_ms);
+/* Removes finished tasks whose last change is older than task_ttl (and
+ * whose process is gone); at most one scan a minute unless force. Returns
+ * how many. */
+int mcp__reap_tasks(const struct cfg *cfg, bool force);
+/* True when a reaper of dirfd's entries should scan now: forced, or its
+ * stamp (.reaped) is older than a minute; the stamp is renewed then. */
+bool mcp__reap_due(int dirfd, bool force);
 
 #endif

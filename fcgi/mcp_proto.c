@@ -19,6 +19,23 @@ bool mcp_version_supported(const char *v)
     return false;
 }
 
+json_object *mcp__supported_versions(void)
+{
+    json_object *a = json_object_new_array();
+    json_object_array_add(a, json_object_new_string(MCP_MODERN));
+    for (size_t i = ARRAY_SIZE(versions); i-- > 0;)
+        json_object_array_add(a, json_object_new_string(versions[i]));
+    return a;
+}
+
+const char *mcp__json_string(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+        return json_object_get_string(v);
+    return NULL;
+}
+
 static const char *const level_names[] = {"debug", "info", "notice", "warning",
                                           "error", "critical", "alert", "emergency"};
 

@@ -23,13 +23,6 @@ void mcp__session_free(struct mcp_session *s)
     memset(s, 0, sizeof *s);
 }
 
-/* STATE/sessions (caller frees), or NULL. */
-static char *sessions_dir(const struct cfg *cfg)
-{
-    char *p;
-    return asprintf(&p, "%s/sessions", cfg->state_dir) < 0 ? NULL : p;
-}
-
 int mcp__session_write(const struct mcp_session *s)
 {
     cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -40,15 +33,15 @@ int mcp__session_write(const struct mcp_session *s)
     return util_write_file_atomic(dfd, "session.json", text, n, 0600);
 }
 
-/* Loads a live session: 0, -ENOENT (unknown or ended), other -errno. Marks
- * it used (the idle clock restarts). */
-int mcp__session_load(const struct cfg *cfg, const char *sid, struct mcp_session *s)
+/* Loads a live session of kind ("sessions", "workspaces"): 0, -ENOENT
+ * (unknown or ended), other -errno. Marks it used (the idle clock restarts). */
+static int load_kind(const struct cfg *cfg, const char *kind, const char *sid, struct mcp_session *s)
 {
     memset(s, 0, sizeof *s);
     if (!ws_id_valid(sid))
         return -ENOENT;
     snprintf(s->id, sizeof s->id, "%s", sid);
-    if (asprintf(&s->dir, "%s/sessions/%s", cfg->state_dir, sid) < 0) {
+    if (asprintf(&s->dir, "%s/%s/%s", cfg->state_dir, kind, sid) < 0) {
         s->dir = NULL;
         return -ENOMEM;
     }
@@ -63,7 +56,7 @@ int mcp__session_load(const struct cfg *cfg, const char *sid, struct mcp_session
     s->doc = json_tokener_parse(text);
     json_object *v;
     if (!json_object_is_type(s->doc, json_type_object) || !json_object_object_get_ex(s->doc, "version", &v) ||
-        !mcp_version_supported(json_object_get_string(v)))
+        !(mcp_version_supported(json_object_get_string(v)) || !strcmp(json_object_get_string(v), MCP_MODERN)))
         return -EIO;
     snprintf(s->version, sizeof s->version, "%s", json_object_get_string(v));
     s->level = TOOLS_LOG_DEBUG;
@@ -76,9 +69,21 @@ int mcp__session_load(const struct cfg *cfg, const char *sid, struct mcp_session
     return 0;
 }
 
-int mcp__count_sessions(const struct cfg *cfg)
+int mcp__session_load(const struct cfg *cfg, const char *sid, struct mcp_session *s)
 {
-    cleanup_free char *dir = sessions_dir(cfg);
+    return load_kind(cfg, "sessions", sid, s);
+}
+
+int mcp__workspace_load(const struct cfg *cfg, const char *wid, struct mcp_session *s)
+{
+    return load_kind(cfg, "workspaces", wid, s);
+}
+
+static int count_kind(const struct cfg *cfg, const char *kind)
+{
+    cleanup_free char *dir = NULL;
+    if (asprintf(&dir, "%s/%s", cfg->state_dir, kind) < 0)
+        dir = NULL;
     cleanup_fd int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dfd < 0)
         return 0;
@@ -91,20 +96,37 @@ int mcp__count_sessions(const struct cfg *cfg)
     return n;
 }
 
+int mcp__count_sessions(const struct cfg *cfg)
+{
+    return count_kind(cfg, "sessions");
+}
+
+int mcp__count_workspaces(const struct cfg *cfg)
+{
+    return count_kind(cfg, "workspaces");
+}
+
 /* mcp__session_create's work; *made once the directory is ours. */
-static int session_make(const struct cfg *cfg, const char *version, json_object *client, struct mcp_session *s,
-                        bool *made)
+static int session_make(const struct cfg *cfg, const char *kind, const char *version, json_object *client,
+                        struct mcp_session *s, bool *made)
 {
     memset(s, 0, sizeof *s);
     int rc = ws_init_state(cfg->state_dir);
     if (rc < 0)
         return rc;
+    if (strcmp(kind, "sessions")) { /* ws_init_state makes sessions/ only */
+        cleanup_free char *top = NULL;
+        if (asprintf(&top, "%s/%s", cfg->state_dir, kind) < 0)
+            return -ENOMEM;
+        if (mkdir(top, 0711) < 0 && errno != EEXIST)
+            return -errno;
+    }
     for (int tries = 0; tries < 4; tries++) {
         rc = ws_new_id(cfg->exec.node_id, s->id);
         if (rc < 0)
             return rc;
         free(s->dir);
-        if (asprintf(&s->dir, "%s/sessions/%s", cfg->state_dir, s->id) < 0) {
+        if (asprintf(&s->dir, "%s/%s/%s", cfg->state_dir, kind, s->id) < 0) {
             s->dir = NULL;
             return -ENOMEM;
         }
@@ -156,17 +178,30 @@ static int session_make(const struct cfg *cfg, const char *version, json_object 
     return mcp__session_write(s);
 }
 
-int mcp__session_create(const struct cfg *cfg, const char *version, json_object *client, struct mcp_session *s)
+static int create_kind(const struct cfg *cfg, const char *kind, const char *version, json_object *client,
+                       struct mcp_session *s)
 {
     bool made = false;
-    int rc = session_make(cfg, version, client, s, &made);
+    int rc = session_make(cfg, kind, version, client, s, &made);
     if (rc < 0 && made) { /* nothing half-made stays */
-        cleanup_free char *sdir = sessions_dir(cfg);
+        cleanup_free char *sdir = NULL;
+        if (asprintf(&sdir, "%s/%s", cfg->state_dir, kind) < 0)
+            sdir = NULL;
         cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
         if (sfd >= 0)
             discard(util_rm_rf_at(sfd, s->id));
     }
     return rc;
+}
+
+int mcp__session_create(const struct cfg *cfg, const char *version, json_object *client, struct mcp_session *s)
+{
+    return create_kind(cfg, "sessions", version, client, s);
+}
+
+int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s)
+{
+    return create_kind(cfg, "workspaces", MCP_MODERN, NULL, s);
 }
 
 /* Creates STATE/runs/RUNID/cancel for the run recorded in calls/KEY. */
@@ -207,8 +242,13 @@ static int session_remove(const struct cfg *cfg, int sessions_fd, const char *na
 int mcp__session_end(const struct app *app, struct mcp_session *s)
 {
     const struct cfg *cfg = app->cfg;
-    cleanup_free char *sdir = sessions_dir(cfg);
-    cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    /* The directory that holds it: sessions/ or workspaces/. */
+    cleanup_free char *sdir = s->dir ? strdup(s->dir) : NULL;
+    char *slash = sdir ? strrchr(sdir, '/') : NULL;
+    if (!slash)
+        return -ENOMEM;
+    *slash = '\0';
+    cleanup_fd int sfd = open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (sfd < 0)
         return -errno;
     cleanup_fd int calls = openat(sfd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -232,24 +272,33 @@ int mcp__session_end(const struct app *app, struct mcp_session *s)
     return session_remove(cfg, sfd, dead, false);
 }
 
-int mcp_reap_sessions(const struct cfg *cfg, bool force)
+bool mcp__reap_due(int dirfd, bool force)
 {
     struct stat st;
-    if (cfg->session_ttl_ms <= 0)
-        return 0;
-    cleanup_free char *sdir = sessions_dir(cfg);
-    cleanup_fd int sfd = sdir ? open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (sfd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    int64_t now = util_wall_ms();
-    if (!force && fstatat(sfd, ".reaped", &st, 0) == 0 &&
-        now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < 60000)
-        return 0;
-    int stamp = openat(sfd, ".reaped", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (!force && fstatat(dirfd, ".reaped", &st, 0) == 0 &&
+        util_wall_ms() - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < 60000)
+        return false;
+    int stamp = openat(dirfd, ".reaped", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (stamp >= 0) {
         futimens(stamp, NULL);
         close(stamp);
     }
+    return true;
+}
+
+/* mcp_reap_sessions for one kind ("sessions", "workspaces"). */
+static int reap_kind(const struct cfg *cfg, const char *kind, bool force)
+{
+    struct stat st;
+    cleanup_free char *sdir = NULL;
+    if (asprintf(&sdir, "%s/%s", cfg->state_dir, kind) < 0)
+        return -ENOMEM;
+    cleanup_fd int sfd = open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sfd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    int64_t now = util_wall_ms();
+    if (!mcp__reap_due(sfd, force))
+        return 0;
     cleanup_dir DIR *d = util_opendir_at(sfd);
     if (!d)
         return -errno;
@@ -287,9 +336,19 @@ int mcp_reap_sessions(const struct cfg *cfg, bool force)
             continue;
         if (session_remove(cfg, sfd, name, true) == 0) {
             removed++;
-            log_msg(LOG_LVL_INFO, "session %s idle for %llds: removed", name, (long long)((now - used) / 1000));
+            log_msg(LOG_LVL_INFO, "%.*s %s idle for %llds: removed", (int)strlen(kind) - 1, kind, name,
+                    (long long)((now - used) / 1000));
         }
     }
     return removed;
+}
+
+int mcp_reap_sessions(const struct cfg *cfg, bool force)
+{
+    int c = mcp__reap_tasks(cfg, force); /* finished tasks past task_ttl */
+    if (cfg->session_ttl_ms <= 0)
+        return c;
+    int a = reap_kind(cfg, "sessions", force), b = reap_kind(cfg, "workspaces", force);
+    return a < 0 ? a : b < 0 ? b : a + b + c;
 }
 

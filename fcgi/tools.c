@@ -15,33 +15,45 @@
 
 /* ------------------------------------------------------------- the table */
 
-static const char instructions[] =
-    "runmyscript runs self-contained Python 3 scripts in a throw-away sandbox and returns the log and every "
-    "file the script wrote.\n"
-    "- Use run_code for work in steps: each call runs in this session's workspace, so files written by one "
-    "call (in the current directory) are there for the next. Use run_my_script for a one-off run in a fresh, "
-    "empty directory.\n"
-    "- Write result files (plots, CSV, JSON, images, reports) into the directory named by the environment "
-    "variable SCRIPT_OUTPUT: each one comes back as an artifact with a download link, a MIME type and a "
-    "one-line summary, and all of them as one zip. Small images also come back inline.\n"
-    "- Pass data with the input argument (run_code) or user_input (run_my_script): the script reads it from "
-    "the file at os.environ['SCRIPT_INPUT'] (and from stdin).\n"
-    "- Third-party packages: list them in requirements (run_code), or just import them: the server detects "
-    "imports (and a PEP 723 `# /// script` block) and installs what is missing once, then reuses the cached "
-    "environment. A package that cannot be installed returns status install_failed with the installer's "
-    "reason.\n"
-    "- Scripts have no network access while they run.\n"
-    "- A failing script (exception, non-zero exit, timeout, memory or output limit) returns isError true with "
-    "the status and the full log: read the traceback, fix the code and call again.\n"
-    "- list_dir and preview_file look at the session's workspace (for example list_dir('output')) without "
-    "running code.\n"
-    "- Remote input files: mount_file(url, mount_path), or files=[{url, mountPath}] in run_code, downloads "
-    "them into the workspace's mounts/ folder (read-only to scripts: open('mounts/' + mount_path)). To keep "
-    "an output file, persist_artifact(relative_path, presigned_url) uploads it from output/ with an HTTP PUT.";
+#define INSTRUCTIONS \
+    "runmyscript runs self-contained Python 3 scripts in a throw-away sandbox and returns the log and every " \
+    "file the script wrote.\n" \
+    "- Use run_code for work in steps: each call runs in this session's workspace, so files written by one " \
+    "call (in the current directory) are there for the next. Use run_my_script for a one-off run in a fresh, " \
+    "empty directory.\n" \
+    "- Write result files (plots, CSV, JSON, images, reports) into the directory named by the environment " \
+    "variable SCRIPT_OUTPUT: each one comes back as an artifact with a download link, a MIME type and a " \
+    "one-line summary, and all of them as one zip. Small images also come back inline.\n" \
+    "- Pass data with the input argument (run_code) or user_input (run_my_script): the script reads it from " \
+    "the file at os.environ['SCRIPT_INPUT'] (and from stdin).\n" \
+    "- Third-party packages: list them in requirements (run_code), or just import them: the server detects " \
+    "imports (and a PEP 723 `# /// script` block) and installs what is missing once, then reuses the cached " \
+    "environment. A package that cannot be installed returns status install_failed with the installer's " \
+    "reason.\n" \
+    "- Scripts have no network access while they run.\n" \
+    "- A failing script (exception, non-zero exit, timeout, memory or output limit) returns isError true with " \
+    "the status and the full log: read the traceback, fix the code and call again.\n" \
+    "- list_dir and preview_file look at the session's workspace (for example list_dir('output')) without " \
+    "running code.\n" \
+    "- Remote input files: mount_file(url, mount_path), or files=[{url, mountPath}] in run_code, downloads " \
+    "them into the workspace's mounts/ folder (read-only to scripts: open('mounts/' + mount_path)). To keep " \
+    "an output file, persist_artifact(relative_path, presigned_url) uploads it from output/ with an HTTP PUT."
+
+static const char instructions[] = INSTRUCTIONS;
+static const char instructions_modern[] = INSTRUCTIONS
+    "\n- This revision has no sessions: run_code (and mount_file) return a workspace handle "
+    "(structuredContent.workspace). Pass it as workspace to run_code, list_dir, preview_file, mount_file and "
+    "persist_artifact to go on with the same files; a call without it starts a new, empty workspace. "
+    "delete_workspace removes one when the work is done.";
 
 const char *tools_instructions(void)
 {
     return instructions;
+}
+
+const char *tools_instructions_modern(void)
+{
+    return instructions_modern;
 }
 
 static const struct tools_def defs[] = {
@@ -110,14 +122,66 @@ static json_object *input_schema(const struct cfg *cfg, const struct tools_def *
     return in;
 }
 
-static json_object *tool_json(const struct cfg *cfg, const struct tools_def *d, bool new_fields)
+/* The 2026-07-28 revision has no session: a tool that works in a workspace
+ * takes its handle, mirrored into the Mcp-Param-Workspace header
+ * (x-mcp-header) so that a proxy routes the call to the node that holds it. */
+static const char workspace_description[] =
+    "The workspace handle an earlier call returned (structuredContent.workspace): its files persist between "
+    "calls. Leave it out of run_code or mount_file to start a new workspace.";
+
+enum tools_ws_use tools_workspace_use(const char *name)
 {
+    static const char *const make[] = {"run_code", "mount_file"};
+    static const char *const need[] = {"list_dir", "preview_file", "persist_artifact", TOOLS_DELETE_WORKSPACE};
+    for (size_t i = 0; i < ARRAY_SIZE(make); i++)
+        if (!strcmp(name, make[i]))
+            return TOOLS_WS_MAKE;
+    for (size_t i = 0; i < ARRAY_SIZE(need); i++)
+        if (!strcmp(name, need[i]))
+            return TOOLS_WS_NEED;
+    return TOOLS_WS_NONE;
+}
+
+static void add_workspace_param(json_object *in, bool required)
+{
+    json_object *props = NULL, *w = json_object_new_object(), *req = NULL;
+    if (!json_object_object_get_ex(in, "properties", &props)) {
+        props = json_object_new_object();
+        json_object_object_add(in, "properties", props);
+    }
+    json_object_object_add(w, "type", json_object_new_string("string"));
+    json_object_object_add(w, "description", json_object_new_string(workspace_description));
+    json_object_object_add(w, "x-mcp-header", json_object_new_string("Workspace"));
+    json_object_object_add(props, "workspace", w);
+    if (!required)
+        return;
+    if (!json_object_object_get_ex(in, "required", &req)) {
+        req = json_object_new_array();
+        json_object_object_add(in, "required", req);
+    }
+    json_object_array_add(req, json_object_new_string("workspace"));
+}
+
+static json_object *tool_json(const struct cfg *cfg, const struct tools_def *d, const char *version)
+{
+    bool new_fields = strcmp(version, "2025-06-18") >= 0; /* title, outputSchema */
     json_object *t = json_object_new_object();
     json_object_object_add(t, "name", json_object_new_string(d->name));
     if (d->title && new_fields)
         json_object_object_add(t, "title", json_object_new_string(d->title));
     json_object_object_add(t, "description", json_object_new_string(d->description));
-    json_object_object_add(t, "inputSchema", input_schema(cfg, d));
+    json_object *in = input_schema(cfg, d);
+    enum tools_ws_use use = tools_workspace_use(d->name);
+    if (!strcmp(version, MCP_REVISION_MODERN) && use != TOOLS_WS_NONE)
+        add_workspace_param(in, use == TOOLS_WS_NEED);
+    json_object_object_add(t, "inputSchema", in);
+    enum tools_task task = tools_task_support(cfg, d->name);
+    if (!strcmp(version, MCP_REVISION_MODERN) && task != TOOLS_TASK_NEVER) {
+        json_object *ex = json_object_new_object();
+        json_object_object_add(ex, "taskSupport", json_object_new_string(task == TOOLS_TASK_REQUIRED ? "required"
+                                                                                                    : "optional"));
+        json_object_object_add(t, "execution", ex);
+    }
     if (d->output && new_fields)
         json_object_object_add(t, "outputSchema", json_tokener_parse(d->output));
     json_object *ann = json_object_new_object();
@@ -129,14 +193,23 @@ static json_object *tool_json(const struct cfg *cfg, const struct tools_def *d, 
     return t;
 }
 
+/* A legacy session ends with DELETE /mcp; a workspace with this tool. The
+ * MCP door does its work (tools_call never sees it). */
+static const struct tools_def delete_workspace_def = {
+    TOOLS_DELETE_WORKSPACE, "Delete a workspace",
+    "Delete a workspace and everything in it (its files, its mounts, the runs made in it) now, instead of "
+    "when it has been idle for the server's session_ttl. A run in it is cancelled.",
+    "{\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}", NULL, NULL, false, false};
+
 json_object *tools_list(const struct cfg *cfg, const char *version)
 {
     json_object *arr = json_object_new_array();
-    bool new_fields = strcmp(version, "2025-06-18") >= 0; /* title, outputSchema */
     for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
-        json_object_array_add(arr, tool_json(cfg, &defs[i], new_fields));
+        json_object_array_add(arr, tool_json(cfg, &defs[i], version));
+    if (!strcmp(version, MCP_REVISION_MODERN))
+        json_object_array_add(arr, tool_json(cfg, &delete_workspace_def, version));
     for (size_t i = 0; cfg->test_fixture_tools && i < tools__n_fixture_defs; i++)
-        json_object_array_add(arr, tool_json(cfg, &tools__fixture_defs[i], new_fields));
+        json_object_array_add(arr, tool_json(cfg, &tools__fixture_defs[i], version));
     return arr;
 }
 
@@ -172,15 +245,6 @@ json_object *tools__simple_result(const char *text, bool is_error, json_object *
     return r;
 }
 
-json_object *tools__arg_error(const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return tools__simple_result(msg, true, NULL);
-}
 
 /* Unknown arguments are refused with the list of known ones: a model that
  * misspelled one learns it at once. */
@@ -212,6 +276,31 @@ json_object *tools__get_arg(json_object *args, const char *key)
     return NULL;
 }
 
+json_object *tools_text(const char *s, size_t n)
+{
+    return tools__text_block(s, n);
+}
+
+json_object *tools_text_result(const char *text, bool is_error)
+{
+    return tools__simple_result(text, is_error, NULL);
+}
+
+json_object *tools_error_result(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return tools__simple_result(msg, true, NULL);
+}
+
+json_object *tools_arg(json_object *args, const char *key)
+{
+    return tools__get_arg(args, key);
+}
+
 /* ------------------------------------------------------------- dispatch */
 
 static const struct tools_def *find_def(const struct tools_def *v, size_t n, const char *name)
@@ -222,6 +311,24 @@ static const struct tools_def *find_def(const struct tools_def *v, size_t n, con
     return NULL;
 }
 
+enum tools_task tools_task_support(const struct cfg *cfg, const char *name)
+{
+    if (!strcmp(name, "run_code") || !strcmp(name, "run_my_script"))
+        return TOOLS_TASK_AFTER;
+    return cfg->test_fixture_tools ? tools__fixture_task(name) : TOOLS_TASK_NEVER;
+}
+
+const char *tools_needs_capability(const struct cfg *cfg, const char *name)
+{
+    return cfg->test_fixture_tools ? tools__fixture_needs(name) : NULL;
+}
+
+bool tools_known(const struct cfg *cfg, const char *name)
+{
+    return find_def(defs, ARRAY_SIZE(defs), name) ||
+           (cfg->test_fixture_tools && find_def(tools__fixture_defs, tools__n_fixture_defs, name));
+}
+
 enum tools_outcome tools_call(const struct tools_ctx *t, const char *name, json_object *args, json_object **result)
 {
     *result = NULL;
@@ -230,7 +337,7 @@ enum tools_outcome tools_call(const struct tools_ctx *t, const char *name, json_
         d = find_def(tools__fixture_defs, tools__n_fixture_defs, name);
     if (!d)
         return TOOLS_UNKNOWN;
-    int rc = d->call ? d->call(t, args, result) : tools__fixture_call(t, name, result);
+    int rc = d->call ? d->call(t, args, result) : tools__fixture_call(t, name, args, result);
     if (rc == -ECANCELED)
         return TOOLS_CANCELLED;
     return rc < 0 ? TOOLS_FAILED : TOOLS_RESULT;

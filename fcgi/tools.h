@@ -46,15 +46,53 @@ struct tools_ctx {
     bool (*client_cancelled)(void *ctx);
     /* The call's run is known: a cancel from another worker can find it. */
     void (*set_run)(void *ctx, const char *run_id);
+    /* Asks the client for input (requests: an inputRequests object of the
+     * tasks extension, borrowed) and waits for all of its answers
+     * (*responses: new, caller puts). 0; -ECANCELED; -ENOTSUP where the
+     * call cannot ask (it is no task). NULL: cannot ask either. */
+    int (*ask)(void *ctx, json_object *requests, json_object **responses);
 };
 
-/* The tools array of tools/list for a session of revision version (new
- * object, caller puts). Fixture tools only in a program built with them
- * (tests/runmyscript-test) and with test_fixture_tools on. */
+/* Whether a tool's call may become a task (the tasks extension of
+ * 2026-07-28): never; when the run is still going after task_after (the
+ * script tools); at once; at once, and the client must declare the
+ * extension (the fixtures of the conformance suite use the last two). */
+enum tools_task { TOOLS_TASK_NEVER, TOOLS_TASK_AFTER, TOOLS_TASK_AT_ONCE, TOOLS_TASK_REQUIRED };
+enum tools_task tools_task_support(const struct cfg *cfg, const char *name);
+/* The client capability a tool cannot work without ("sampling"), or NULL:
+ * a 2026-07-28 client that does not declare it gets -32021. None of ours
+ * needs one; a fixture of the conformance suite does. */
+const char *tools_needs_capability(const struct cfg *cfg, const char *name);
+
+#define MCP_REVISION_MODERN "2026-07-28"        /* the revision without sessions */
+#define TOOLS_DELETE_WORKSPACE "delete_workspace" /* its tool that ends a workspace */
+
+/* The tools array of tools/list for revision version (new object, caller
+ * puts); in the same order every time. Fixture tools only in a program
+ * built with them (tests/runmyscript-test) and with test_fixture_tools on.
+ * For 2026-07-28 the workspace tools take a workspace argument (with
+ * x-mcp-header Workspace) and delete_workspace is listed. */
 json_object *tools_list(const struct cfg *cfg, const char *version);
 
-/* The instructions of the initialize result (static). */
+/* For the door's own answers (a refusal before a tool runs,
+ * delete_workspace): a text block (new); a result of one text block with
+ * isError (new); the same with a formatted text; the argument key of args
+ * (borrowed; NULL when missing or null); whether tools_call knows name. */
+json_object *tools_text(const char *s, size_t n);
+json_object *tools_text_result(const char *text, bool is_error);
+json_object *tools_error_result(const char *fmt, ...) printf_like(1, 2);
+json_object *tools_arg(json_object *args, const char *key);
+bool tools_known(const struct cfg *cfg, const char *name);
+
+/* How a tool uses a workspace in the 2026-07-28 revision: not at all, makes
+ * one when the call names none (run_code, mount_file), or needs one. */
+enum tools_ws_use { TOOLS_WS_NONE, TOOLS_WS_MAKE, TOOLS_WS_NEED };
+enum tools_ws_use tools_workspace_use(const char *name);
+
+/* The instructions of the initialize result, and of server/discover
+ * (workspace handles instead of a session) (static). */
 const char *tools_instructions(void);
+const char *tools_instructions_modern(void);
 
 /* What came of a call. */
 enum tools_outcome {

@@ -15,6 +15,24 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The tasks extension's fixtures (greet ... multi_input) take arguments. */
+static const char greet_input[] =
+    "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}}, \"required\": [\"name\"]}";
+static const char slow_input[] = "{\"type\": \"object\", \"properties\": {\"seconds\": {\"type\": \"number\"}, "
+                                 "\"label\": {\"type\": \"string\"}}}";
+static const char file_input[] =
+    "{\"type\": \"object\", \"properties\": {\"filename\": {\"type\": \"string\"}}}";
+
+/* A schema with the 2020-12 keywords the suite checks a server keeps. */
+static const char schema_2020_12_input[] =
+    "{\"$schema\": \"https://json-schema.org/draft/2020-12/schema\", \"type\": \"object\", "
+    "\"$defs\": {\"address\": {\"$anchor\": \"addr\", \"type\": \"object\", "
+    "\"properties\": {\"city\": {\"type\": \"string\"}}}}, "
+    "\"properties\": {\"kind\": {\"type\": \"string\"}, \"home\": {\"$ref\": \"#/$defs/address\"}}, "
+    "\"allOf\": [{\"anyOf\": [{\"required\": [\"kind\"]}, {\"required\": [\"home\"]}]}], "
+    "\"if\": {\"properties\": {\"kind\": {\"const\": \"home\"}}}, \"then\": {\"required\": [\"home\"]}, "
+    "\"else\": {}, \"additionalProperties\": false}";
+
 const struct tools_def tools__fixture_defs[] = {
     {"test_simple_text", NULL, "Test fixture: returns a simple text block.", tools__schema_empty_input, NULL, NULL, true, false},
     {"test_image_content", NULL, "Test fixture: returns a 1x1 PNG image block.", tools__schema_empty_input, NULL, NULL, true, false},
@@ -26,7 +44,42 @@ const struct tools_def tools__fixture_defs[] = {
      tools__schema_empty_input, NULL, NULL, true, false},
     {"test_error_handling", NULL, "Test fixture: always returns a tool error (isError true).", tools__schema_empty_input, NULL,
      NULL, true, false},
+    {"test_logging_tool", NULL, "Test fixture: sends three log notifications (at the level the request asks for).",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_streaming_elicitation", NULL, "Test fixture: answers over its stream (we never ask the client anything).",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_missing_capability", NULL, "Test fixture: needs the client's sampling capability (-32021 without it).",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"greet", NULL, "Test fixture: returns Hello, NAME! (never a task).", greet_input, NULL, NULL, true, false},
+    {"slow_compute", NULL, "Test fixture: sleeps for seconds, then returns (a task with the tasks extension).",
+     slow_input, NULL, NULL, true, false},
+    {"failing_job", NULL, "Test fixture: a tool error after a second (only as a task).", tools__schema_empty_input, NULL,
+     NULL, true, false},
+    {"protocol_error_job", NULL, "Test fixture: fails as the service would (a task that fails).",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"confirm_delete", NULL, "Test fixture: a task that asks the client to confirm, then ends.", file_input, NULL, NULL,
+     true, false},
+    {"json_schema_2020_12_tool", NULL, "Test fixture: an input schema with JSON Schema 2020-12 keywords.",
+     schema_2020_12_input, NULL, NULL, true, false},
+    {"multi_input", NULL, "Test fixture: a task that asks the client two things at once.", tools__schema_empty_input,
+     NULL, NULL, true, false},
 };
+
+enum tools_task tools__fixture_task(const char *name)
+{
+    static const char *const at_once[] = {"slow_compute", "protocol_error_job", "confirm_delete", "multi_input"};
+    if (!strcmp(name, "failing_job"))
+        return TOOLS_TASK_REQUIRED;
+    for (size_t i = 0; i < ARRAY_SIZE(at_once); i++)
+        if (!strcmp(name, at_once[i]))
+            return TOOLS_TASK_AT_ONCE;
+    return TOOLS_TASK_NEVER;
+}
+
+const char *tools__fixture_needs(const char *name)
+{
+    return !strcmp(name, "test_missing_capability") ? "sampling" : NULL;
+}
 const size_t tools__n_fixture_defs = ARRAY_SIZE(tools__fixture_defs);
 
 /* The conformance suite's fixtures: the names, content and notification
@@ -62,17 +115,87 @@ static json_object *content_result(json_object *content)
     return r;
 }
 
-static void pause_ms(const struct tools_ctx *c, int ms)
+/* Waits ms; false when the call was cancelled meanwhile. */
+static bool pause_ms(const struct tools_ctx *c, int ms)
 {
     int64_t end = util_now_ms() + ms;
     while (util_now_ms() < end) {
         usleep(10000);
-        discard(tools__cancelled(c)); /* pushes out what is buffered */
+        if (tools__cancelled(c)) /* also pushes out what is buffered */
+            return false;
     }
+    return true;
 }
 
-int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object **result)
+static json_object *elicit(const char *message, const char *field, const char *type)
 {
+    json_object *r = json_object_new_object(), *p = json_object_new_object(), *s = json_object_new_object();
+    json_object *props = json_object_new_object(), *f = json_object_new_object(), *req = json_object_new_array();
+    json_object_object_add(r, "method", json_object_new_string("elicitation/create"));
+    json_object_object_add(p, "mode", json_object_new_string("form"));
+    json_object_object_add(p, "message", json_object_new_string(message));
+    json_object_object_add(f, "type", json_object_new_string(type));
+    json_object_object_add(props, field, f);
+    json_object_object_add(s, "type", json_object_new_string("object"));
+    json_object_object_add(s, "properties", props);
+    json_object_array_add(req, json_object_new_string(field));
+    json_object_object_add(s, "required", req);
+    json_object_object_add(p, "requestedSchema", s);
+    json_object_object_add(r, "params", p);
+    return r;
+}
+
+/* The tasks extension's fixtures: 0 with *result, -ECANCELED, -EIO (the
+ * protocol_error_job), or -ENOENT (not one of them). */
+static int task_fixture(const struct tools_ctx *c, const char *name, json_object *args, json_object **result)
+{
+    char text[600];
+    json_object *v = tools__get_arg(args, "name");
+    if (!strcmp(name, "greet")) {
+        snprintf(text, sizeof text, "Hello, %.500s!", v ? json_object_get_string(v) : "world");
+    } else if (!strcmp(name, "slow_compute")) {
+        v = tools__get_arg(args, "seconds");
+        double s = v ? json_object_get_double(v) : 1;
+        json_object *label = tools__get_arg(args, "label");
+        if (s > 0 && !pause_ms(c, (int)(s > 600 ? 600000 : s * 1000)))
+            return -ECANCELED;
+        snprintf(text, sizeof text, "computed %.200s after %g s", label ? json_object_get_string(label) : "", s);
+    } else if (!strcmp(name, "failing_job")) {
+        if (!pause_ms(c, 1000))
+            return -ECANCELED;
+        *result = tools__simple_result("failing_job: the job failed, as it always does", true, NULL);
+        return 0;
+    } else if (!strcmp(name, "protocol_error_job")) {
+        return pause_ms(c, 200) ? -EIO : -ECANCELED;
+    } else if (!strcmp(name, "confirm_delete") || !strcmp(name, "multi_input")) {
+        json_object *reqs = json_object_new_object(), *answers = NULL;
+        json_object *f = tools__get_arg(args, "filename");
+        snprintf(text, sizeof text, "Delete %.200s?", f ? json_object_get_string(f) : "the file");
+        json_object_object_add(reqs, "confirm", elicit(text, "confirm", "boolean"));
+        if (!strcmp(name, "multi_input"))
+            json_object_object_add(reqs, "name", elicit("What is your name?", "name", "string"));
+        int rc = c->ask ? c->ask(c->ctx, reqs, &answers) : -ENOTSUP;
+        json_object_put(reqs);
+        if (rc == -ENOTSUP) {
+            *result = tools__simple_result("this fixture asks the client, which only a task can do", true, NULL);
+            return 0;
+        }
+        if (rc < 0)
+            return rc;
+        snprintf(text, sizeof text, "%s: answered %.400s", name, json_object_to_json_string(answers));
+        json_object_put(answers);
+    } else {
+        return -ENOENT;
+    }
+    *result = tools__simple_result(text, false, NULL);
+    return 0;
+}
+
+int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object *args, json_object **result)
+{
+    int trc = task_fixture(c, name, args, result);
+    if (trc != -ENOENT)
+        return trc;
     json_object *content = json_object_new_array();
     if (!strcmp(name, "test_simple_text")) {
         const char *t = "This is a simple text response for testing.";
@@ -90,12 +213,16 @@ int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object
         json_object_array_add(content, media_block("image", fixture_png, "image/png"));
         json_object_array_add(content, resource_block("test://mixed-content-resource", "application/json",
                                                       "{\"test\":\"data\",\"value\":123}"));
-    } else if (!strcmp(name, "test_tool_with_logging")) {
+    } else if (!strcmp(name, "test_streaming_elicitation") || !strcmp(name, "test_missing_capability") ||
+               !strcmp(name, "json_schema_2020_12_tool")) {
+        const char *t = "answered without asking the client anything";
+        json_object_array_add(content, tools__text_block(t, strlen(t)));
+    } else if (!strcmp(name, "test_tool_with_logging") || !strcmp(name, "test_logging_tool")) {
         static const char *const msgs[] = {"Tool execution started", "Tool processing data",
                                            "Tool execution completed"};
         for (size_t i = 0; i < ARRAY_SIZE(msgs); i++) {
             if (i)
-                pause_ms(c, 50);
+                discard(pause_ms(c, 50));
             tools__log(c, TOOLS_LOG_INFO, "fixture", msgs[i], strlen(msgs[i]));
         }
         const char *t = "Tool with logging executed successfully";
@@ -104,7 +231,7 @@ int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object
         for (int p = 0; p <= 100; p += 50) {
             char msg[64];
             if (p)
-                pause_ms(c, 50);
+                discard(pause_ms(c, 50));
             snprintf(msg, sizeof msg, "Completed step %d of 100", p);
             tools__progress(c, p, 100, msg);
         }

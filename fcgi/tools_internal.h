@@ -34,7 +34,11 @@ struct tools_def {
 extern const struct tools_def tools__fixture_defs[];
 extern const size_t tools__n_fixture_defs;
 /* Calls the fixture tool name (one of tools__fixture_defs), as a tools__fn. */
-int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object **result) must_check;
+int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object *args, json_object **result) must_check;
+/* Whether fixture tool name runs as a task (tools_task_support), and the
+ * client capability it needs (tools_needs_capability). */
+enum tools_task tools__fixture_task(const char *name);
+const char *tools__fixture_needs(const char *name);
 
 /* fcgi/schemas/NAME.json, as generated. */
 extern const char tools__schema_run_output[], tools__schema_run_code_input[], tools__schema_run_my_script_input[],
@@ -47,7 +51,7 @@ json_object *tools__text_block(const char *s, size_t n);
 /* content [text], isError; steals structured (may be NULL). */
 json_object *tools__simple_result(const char *text, bool is_error, json_object *structured);
 /* An isError result whose text is the formatted message. */
-json_object *tools__arg_error(const char *fmt, ...) printf_like(1, 2);
+#define tools__arg_error tools_error_result
 /* An isError result naming the first argument not in known (NULL-ended),
  * or NULL when all are known. */
 json_object *tools__check_known(json_object *args, const char *const *known, const char *tool);

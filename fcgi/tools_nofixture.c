@@ -11,8 +11,21 @@
 const struct tools_def tools__fixture_defs[] = {{0}};
 const size_t tools__n_fixture_defs = 0;
 
-int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object **result)
+enum tools_task tools__fixture_task(const char *name)
 {
+    (void)name;
+    return TOOLS_TASK_NEVER;
+}
+
+const char *tools__fixture_needs(const char *name)
+{
+    (void)name;
+    return NULL;
+}
+
+int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object *args, json_object **result)
+{
+    (void)args;
     (void)c;
     (void)name;
     *result = NULL;

@@ -247,19 +247,9 @@ struct web_run {
  * chatty script costs at most 4 paddings a second). */
 static void pad_now(struct web_run *w)
 {
-    static const char spaces[1024] = {[0 ... 1023] = ' '};
     if (!w->pad || w->resp->failed)
         return;
-    int rc = http_write(w->resp, ":", 1);
-    for (uint64_t left = w->pad; rc == 0 && left > 0;) {
-        size_t n = left < sizeof spaces ? (size_t)left : sizeof spaces;
-        rc = http_write(w->resp, spaces, n);
-        left -= n;
-    }
-    if (rc == 0)
-        rc = http_write(w->resp, "\n\n", 2);
-    if (rc == 0)
-        discard(http_flush(w->resp));
+    discard(http_sse_pad(w->resp, w->pad)); /* a failed write marks resp failed */
     w->unpadded = false;
     w->last_pad_ms = util_now_ms();
 }

@@ -323,6 +323,17 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
  * id); -EALREADY (it has finished: result.json exists); other -errno. */
 int exec_cancel(const char *state_dir, const char *run_id) must_check;
 
+/* Runs fn(arg, fd) in a process of its own that outlives the caller: a
+ * double fork, a new session, signals back to their defaults, stdin and
+ * stdout on /dev/null, stderr kept only with keep_stderr (else /dev/null: a
+ * CGI server waits for the stderr it handed out), and nothing else open but
+ * keep_fd (may be -1: inherited as it is, with its locks) and fd, the write
+ * end of a pipe whose read end *read_fd is the caller's (close-on-exec;
+ * caller closes). The process exits with fn's return when fn returns.
+ * For work that must not hold the caller (an MCP task: the worker answers
+ * and goes back to its requests). 0, or -errno with nothing started. */
+int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_stderr, int *read_fd) must_check;
+
 /* Checks a script before anything is made for it: not empty, at most
  * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with *why set to
  * a static one-line reason a front door can show as it is. */

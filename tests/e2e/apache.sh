@@ -121,6 +121,9 @@ pass() { # pass LABEL CONF-LINES [ISOLATION]: the cases of one isolation mode
     local label=$1 H want=${3:-${1%% *}}
     conf "$2"
     mcp_cases cgi "$label"
+    conf "$2\ntask_after = 1s"
+    MODERN_STATE=$SITE/state MODERN_DIRECT=1 modern_cases "$label"
+    conf "$2"
 
     # The page is files of the document root.
     STATUS=$(curl -sS -o "$T/page" -w '%{http_code}' "$BASE/")

@@ -7,8 +7,9 @@
 . "$top_srcdir/tests/e2e/lib.sh"
 
 if [ -x "${FCGIWRAP:-/usr/sbin/fcgiwrap}" ]; then
-    stack_start cgi || { ok 1 "the CGI server starts"; done_testing; exit 1; }
+    STACK_CONF="task_after = 1s" stack_start cgi || { ok 1 "the CGI server starts"; done_testing; exit 1; }
     mcp_cases cgi
+    modern_cases cgi
 
     # Cancel: the call's CGI process and the cancel's are two processes.
     init 2025-11-25

@@ -18,7 +18,12 @@ declare -A NODE_PID NODE_PORT
 node_start() { # node_start NAME
     local name=$1 dir=$T/$1
     mkdir -p "$dir/state"
-    printf 'state_dir = %s\nnode_id = %s\naccel_redirect = off\nlog_level = info\n' \
+    printf 'state_dir = %s
+node_id = %s
+accel_redirect = off
+log_level = info
+task_after = 1s
+' \
         "$dir/state" "$name" >"$dir/runmyscript.conf"
     NODE_PORT[$name]=$(free_port)
     # The environment would win over the file (tap.sh sets a state_dir):
@@ -163,6 +168,35 @@ done
 is "$refused" 0 "12 malformed or hostile run ids and paths: 400 or 404 through the cluster"
 mcp "b1-../../etc" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 is "$STATUS" 404 "a session id with a path in it: 404"
+
+# --- 2026-07-28: workspaces and tasks find their node by their handle -------
+# No session: run_code makes a workspace on whichever node the hash picks;
+# later calls name it in Mcp-Param-Workspace, tasks/get names its task in
+# Mcp-Name, and nginx routes on those headers alone.
+ws_b1=0 ws_b2=0 wrong=0
+for i in $(seq 8); do
+    mpost tools/call '"name":"run_code","arguments":{"code":"open(\"n.txt\", \"w\").write(\"'"$i"'\")"}' -H "Mcp-Name: run_code"
+    wid=$(jb 'r["result"]["structuredContent"]["workspace"]')
+    case $wid in b1-*) ws_b1=$((ws_b1 + 1)) ;; b2-*) ws_b2=$((ws_b2 + 1)) ;; *) wrong=$((wrong + 1)); continue ;; esac
+    [ -d "$T/$(node_of "$wid")/state/workspaces/$wid" ] || wrong=$((wrong + 1))
+    mpost tools/call '"name":"preview_file","arguments":{"relative_path":"n.txt","workspace":"'"$wid"'"}' \
+        -H "Mcp-Name: preview_file" -H "Mcp-Param-Workspace: $wid"
+    [ "$(jb 'r["result"]["structuredContent"]["text"]')" = "$i" ] || wrong=$((wrong + 1))
+done
+is "$wrong" 0 "2026-07-28: 8 workspaces, each named by its node and reached there by Mcp-Param-Workspace"
+[ "$ws_b1" -gt 0 ] && [ "$ws_b2" -gt 0 ]
+ok $? "2026-07-28: new workspaces spread over both nodes (b1: $ws_b1, b2: $ws_b2)"
+tasks_ok=0
+for i in 1 2 3 4; do
+    CAPS=$TASKS_CAP mpost tools/call '"name":"run_my_script","arguments":{"code":"import time\ntime.sleep(2)\nprint(\"t'"$i"'\")"}' \
+        -H "Mcp-Name: run_my_script"
+    tid=$(jb 'r["result"]["taskId"]')
+    case $tid in b1-* | b2-*) ;; *) diag "not a task: $(head -c 300 "$T/b")"; continue ;; esac
+    task_poll "$tid"
+    [ "$(jb 'r["result"]["status"], r["result"]["result"]["structuredContent"]["logs"]')" = '["completed", "t'"$i"'\n"]' ] &&
+        tasks_ok=$((tasks_ok + 1))
+done
+is "$tasks_ok" 4 "2026-07-28: tasks/get reaches each task's node by its Mcp-Name"
 
 # --- a node stops -------------------------------------------------------------
 SDK_PID=

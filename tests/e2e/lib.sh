@@ -206,3 +206,172 @@ mcp_cases() {
     STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d '{"code":""}' "$BASE/api/run")
     is "$STATUS" 400 "$label: /api/run with an empty script: 400"
 }
+
+# The 2026-07-28 revision: mpost METHOD PARAMS [CURL ARGS...] POSTs a
+# request of METHOD whose params are {PARAMS, _meta} (the revision, the
+# capabilities $CAPS, and $META_EXTRA), with the headers that mirror it
+# (MCP-Protocol-Version $PV and Mcp-Method $MM when set instead); the args
+# add headers. The id is $MID (default 1).
+META_EXTRA=""
+mpost() {
+    local m=$1 p=$2 meta
+    shift 2
+    meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{'"${CAPS:-}"'}'"$META_EXTRA"'}'
+    post "{\"jsonrpc\":\"2.0\",\"id\":${MID:-1},\"method\":\"$m\",\"params\":{${p:+$p,}$meta}}" -H "$ACCEPT_BOTH" \
+        -H "MCP-Protocol-Version: ${PV:-2026-07-28}" -H "Mcp-Method: ${MM:-$m}" "$@"
+}
+TASKS_CAP='"extensions":{"io.modelcontextprotocol/tasks":{}}'
+# task_poll TID: tasks/get (with the extension) until the task is no longer
+# working (at most 20 s); the last answer is in $T/b.
+task_poll() {
+    local i
+    for i in $(seq 100); do
+        CAPS=$TASKS_CAP mpost tasks/get '"taskId":"'"$1"'"' -H "Mcp-Name: $1"
+        [ "$(jb 'r["result"]["status"]')" = working ] || break
+        sleep 0.2
+    done
+}
+
+# modern_cases LABEL: the transport rules of 2026-07-28 and a legacy
+# session beside them, the workspace handles and a task (cgi.sh, apache.sh,
+# modern.sh; the server's task_after must be at most 1 s). MODERN_STATE is
+# the server's state_dir ($T/state); MODERN_DIRECT=1 when no nginx is in
+# front (nginx takes X-Accel-Buffering for itself).
+modern_cases() {
+    local label=$1 wid tid run i state=${MODERN_STATE:-$T/state}
+    mpost server/discover ""
+    is "$STATUS/$(jb 'r["result"]["supportedVersions"][0], r["result"]["resultType"], r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]')" \
+        '200/["2026-07-28", "complete", "runmyscript"]' "$label: server/discover"
+    is "$(jb '"io.modelcontextprotocol/tasks" in r["result"]["capabilities"]["extensions"] and "2025-11-25" in r["result"]["supportedVersions"]')" \
+        true "$label: it offers the tasks extension and the legacy revisions"
+    [ -z "$(header Mcp-Session-Id)" ]
+    ok $? "$label: no session is minted"
+    MID=7 PV=2025-11-25 mpost server/discover ""
+    is "$STATUS/$(jb 'r["error"]["code"], r["id"]')" '400/[-32020, 7]' "$label: MCP-Protocol-Version unlike _meta's: 400 HeaderMismatch, with the id"
+    post '{"jsonrpc":"2.0","id":8,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+        -H "$ACCEPT_BOTH" -H "MCP-Protocol-Version: 2099-01-01" -H "Mcp-Method: server/discover"
+    is "$STATUS/$(jb 'r["error"]["code"], r["error"]["data"]["requested"], "2026-07-28" in r["error"]["data"]["supported"]')" \
+        '400/[-32022, "2099-01-01", true]' "$label: an unknown revision: 400 UnsupportedProtocolVersion listing ours"
+    post '{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+        -H "$ACCEPT_BOTH" -H "MCP-Protocol-Version: 2026-07-28"
+    is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32020' "$label: no Mcp-Method: 400 HeaderMismatch"
+    MM=prompts/list mpost tools/list ""
+    is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32020' "$label: Mcp-Method unlike the body's: 400 HeaderMismatch"
+    post '{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}' -H "$ACCEPT_BOTH" -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/list"
+    is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32602' "$label: no _meta: 400 Invalid params"
+    mpost tools/call '"name":"run_my_script","arguments":{"code":"print(1)"}'
+    is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32020' "$label: tools/call without Mcp-Name: 400 HeaderMismatch"
+    mpost tools/call '"name":"run_my_script","arguments":{"code":"print(1)"}' -H "Mcp-Name: =?base64?cnVuX215X3NjcmlwdA==?="
+    is "$STATUS/$(jb 'r["result"]["structuredContent"]["status"], r["result"]["resultType"]')" '200/["ok", "complete"]' \
+        "$label: Mcp-Name in the Base64 form is decoded"
+    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -H "$ACCEPT_BOTH" \
+        -H "MCP-Protocol-Version: 2026-07-28" --data-binary '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' "$BASE/mcp")
+    is "$STATUS/$(wc -c <"$T/b")" "202/0" "$label: a notification: 202, no body"
+    for m in ping logging/setLevel initialize no/such; do
+        mpost "$m" ""
+        is "$STATUS/$(jb 'r["error"]["code"]')" '404/-32601' "$label: $m: 404 Method not found"
+    done
+    mpost tools/list ""
+    local list1
+    list1=$(jb '[t["name"] for t in r["result"]["tools"]]')
+    is "$(jb 'r["result"]["ttlMs"] > 0, r["result"]["cacheScope"], r["result"]["resultType"]')" '[true, "public", "complete"]' \
+        "$label: tools/list has ttlMs and cacheScope"
+    mpost tools/list ""
+    is "$(jb '[t["name"] for t in r["result"]["tools"]]')" "$list1" "$label: tools/list in the same order again"
+    like "$list1" '"delete_workspace"' "$label: with delete_workspace"
+
+    # Log notifications only at the level _meta asks for.
+    local code='"code":"import sys\nprint(\"out\")\nprint(\"err\", file=sys.stderr)"'
+    mpost tools/call "\"name\":\"run_my_script\",\"arguments\":{$code}" -H "Mcp-Name: run_my_script"
+    is "$(jb '[m["params"]["data"] for m in msgs if m.get("method") == "notifications/message"]')" '[]' \
+        "$label: no logLevel: no log notifications"
+    META_EXTRA=',"io.modelcontextprotocol/logLevel":"warning","progressToken":"p1"' \
+        mpost tools/call "\"name\":\"run_my_script\",\"arguments\":{$code}" -H "Mcp-Name: run_my_script"
+    is "$(jb '[m["params"]["data"] for m in msgs if m.get("method") == "notifications/message"]')" '["err"]' \
+        "$label: logLevel warning: stderr's line only"
+    is "$(jb 'len([m for m in msgs if m.get("method") == "notifications/progress"]) >= 3')" true "$label: progress on the call's stream"
+    if [ "${MODERN_DIRECT:-}" = 1 ]; then
+        is "$(header X-Accel-Buffering)" no "$label: X-Accel-Buffering: no on the stream"
+    fi
+
+    # Workspaces: made by run_code, named by the handle, routed by Mcp-Param-Workspace.
+    mpost tools/call '"name":"run_code","arguments":{"code":"open(\"w.txt\", \"w\").write(\"kept\")"}' -H "Mcp-Name: run_code"
+    wid=$(jb 'r["result"]["structuredContent"]["workspace"]')
+    [[ "$wid" =~ ^([A-Za-z0-9-]+-)?[0-9a-f]{32}$ ]]
+    ok $? "$label: run_code made a workspace ($wid)"
+    mpost tools/call '"name":"preview_file","arguments":{"relative_path":"w.txt","workspace":"'"$wid"'"}' \
+        -H "Mcp-Name: preview_file" -H "Mcp-Param-Workspace: $wid"
+    is "$(jb 'r["result"]["structuredContent"]["text"]')" kept "$label: preview_file in it by its handle"
+    mpost tools/call '"name":"preview_file","arguments":{"relative_path":"w.txt","workspace":"'"$wid"'"}' -H "Mcp-Name: preview_file"
+    is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32020' "$label: the workspace without Mcp-Param-Workspace: 400 HeaderMismatch"
+    local before
+    before=$(ls "$state/workspaces" | wc -l)
+    mpost tools/call '"name":"run_code","arguments":{"code":42}' -H "Mcp-Name: run_code"
+    is "$(jb 'r["result"]["isError"], "structuredContent" in r["result"]')/$(ls "$state/workspaces" | wc -l)" \
+        "[true, false]/$before" "$label: run_code refusing its arguments keeps no new workspace"
+    mpost tools/call '"name":"list_dir","arguments":{"workspace":"0123456789abcdef0123456789abcdef"}' \
+        -H "Mcp-Name: list_dir" -H "Mcp-Param-Workspace: 0123456789abcdef0123456789abcdef"
+    is "$(jb 'r["result"]["isError"]')" true "$label: an unknown workspace is a tool error"
+
+    # Both eras side by side: a legacy session on the same endpoint.
+    init 2025-11-25
+    post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
+    is "$(jb 'len(r["result"]["tools"])')" 6 "$label: a legacy session beside them (six tools, no workspace argument)"
+    mpost tools/list "" -H "Mcp-Session-Id: $SID"
+    is "$STATUS/$(header Mcp-Session-Id)" "200/" "$label: a modern request ignores Mcp-Session-Id"
+
+    # Closing the stream cancels the run, whatever cancel_on_disconnect says.
+    mpost tools/call '"name":"run_my_script","arguments":{"code":"import time\ntime.sleep(60)"}' -H "Mcp-Name: run_my_script" \
+        --max-time 3 2>/dev/null
+    run=""
+    for i in $(seq 100); do
+        run=$(grep -l '"status":"cancelled"' "$state"/runs/*/result.json 2>/dev/null | head -1)
+        [ -n "$run" ] && break
+        sleep 0.2
+    done
+    ok "$([ -n "$run" ]; echo $?)" "$label: a closed stream cancels its run"
+    if [ -n "$run" ]; then
+        flock -n "$(dirname "$run")" true 2>/dev/null
+        ok $? "$label: and nothing of it is left running (its directory's lock is free)"
+    else
+        ok 1 "$label: and nothing of it is left running (there is no cancelled run to look at)"
+    fi
+
+    # A task: the run goes on without the stream; tasks/get polls it.
+    CAPS=$TASKS_CAP mpost tools/call '"name":"run_code","arguments":{"code":"import time\ntime.sleep(3)\nprint(\"late\")"}' -H "Mcp-Name: run_code"
+    tid=$(jb 'r["result"]["taskId"]')
+    is "$(jb 'r["result"]["resultType"], r["result"]["status"]')" '["task", "working"]' "$label: a long run with the tasks extension becomes a task"
+    CAPS=$TASKS_CAP mpost tasks/get '"taskId":"'"$tid"'"' -H "Mcp-Name: wrong"
+    is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32020' "$label: tasks/get with Mcp-Name unlike its taskId: 400"
+    mpost tasks/get '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
+    is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32021' "$label: tasks/get without the extension: 400 MissingRequiredClientCapability"
+    task_poll "$tid"
+    is "$(jb 'r["result"]["status"], r["result"]["result"]["structuredContent"]["logs"]')" '["completed", "late\n"]' \
+        "$label: tasks/get polls it to its end, with the result"
+    # Status notifications: subscriptions/listen follows the task to its end.
+    CAPS=$TASKS_CAP mpost tools/call '"name":"run_code","arguments":{"code":"import time\ntime.sleep(2)"}' -H "Mcp-Name: run_code"
+    tid=$(jb 'r["result"]["taskId"]')
+    MID=41 CAPS=$TASKS_CAP mpost subscriptions/listen '"notifications":{"taskIds":["'"$tid"'","0123456789abcdef0123456789abcdef"]}' \
+        --max-time 30
+    is "$(jb 'msgs[0]["method"], msgs[0]["params"]["notifications"], msgs[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]')" \
+        '["notifications/subscriptions/acknowledged", {"taskIds": ["'"$tid"'"]}, 41]' \
+        "$label: subscriptions/listen acknowledges the task it can follow, first"
+    is "$(jb '[m["params"]["status"] for m in msgs if m.get("method") == "notifications/tasks"][-1], all(m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 41 for m in msgs if "method" in m)')" \
+        '["completed", true]' "$label: notifications/tasks to the task's end, each tagged with the subscription"
+    is "$(jb 'r["id"], r["result"]["resultType"]')" '[41, "complete"]' "$label: then the subscription ends with its result"
+    mpost subscriptions/listen '"notifications":{"taskIds":["'"$tid"'"]}'
+    is "$STATUS/$(jb 'r["error"]["code"]')" '400/-32021' "$label: task notifications without the extension: 400"
+    mpost subscriptions/listen '"notifications":{"toolsListChanged":true}' --max-time 10
+    is "$(jb 'msgs[0]["params"]["notifications"], r["result"]["resultType"]')" '[{}, "complete"]' \
+        "$label: tools/list_changed is never agreed to (the list never changes): an empty acknowledgement, then the end"
+
+    CAPS=$TASKS_CAP mpost tools/call '"name":"run_my_script","arguments":{"code":"import time\ntime.sleep(60)"}' -H "Mcp-Name: run_my_script"
+    tid=$(jb 'r["result"]["taskId"]')
+    CAPS=$TASKS_CAP mpost tasks/cancel '"taskId":"'"$tid"'"' -H "Mcp-Name: $tid"
+    is "$STATUS/$(jb 'sorted(r["result"]), r["result"]["resultType"]')" '200/[["_meta", "resultType"], "complete"]' \
+        "$label: tasks/cancel: an empty acknowledgement"
+    task_poll "$tid"
+    is "$(jb 'r["result"]["status"]')" cancelled "$label: the task is cancelled"
+    CAPS=$TASKS_CAP mpost tasks/get '"taskId":"0123456789abcdef0123456789abcdef"' -H "Mcp-Name: 0123456789abcdef0123456789abcdef"
+    is "$(jb 'r["error"]["code"]')" -32602 "$label: an unknown task: Invalid params"
+}

@@ -7,7 +7,9 @@
  *
  * The input: byte 0 picks the request, the rest is its body (or, for
  * /artifacts/, the path after it up to the first newline):
- *   bits 0-1  0, 1: POST /mcp; 2: GET /artifacts/REST; 3: POST /api/run
+ *   bits 0-1  0: POST /mcp; 1: POST /mcp as 2026-07-28 (MCP-Protocol-Version,
+ *             Mcp-Method, Mcp-Name and Mcp-Param-Workspace mirror the body,
+ *             as a client sends them); 2: GET /artifacts/REST; 3: POST /api/run
  *   bit 2     send the Mcp-Session-Id of a live session made for this input
  *   bit 3     Accept: text/event-stream too (tools/call streams)
  *   bits 4-5  the session's revision: 2025-03-26, 2025-06-18, 2025-11-25 (x2)
@@ -46,11 +48,12 @@ static char state[256];
 static volatile sig_atomic_t cancel_all;
 
 /* Serves one request; returns the response (caller frees). */
-static char *serve(const struct cfg *c, const char *method, const char *uri, const char *session, const char *version,
-                   bool sse, const char *body, size_t len, const char *ctype)
+static char *serve_with(const struct cfg *c, const char *method, const char *uri, const char *session,
+                        const char *version, bool sse, const char *body, size_t len, const char *ctype,
+                        const char *const *extra)
 {
-    char env[12][600];
-    char *envp[13];
+    char env[16][600];
+    char *envp[17];
     size_t n = 0;
     snprintf(env[n++], sizeof env[0], "REQUEST_METHOD=%s", method);
     snprintf(env[n++], sizeof env[0], "REQUEST_URI=%s", uri);
@@ -63,6 +66,8 @@ static char *serve(const struct cfg *c, const char *method, const char *uri, con
         snprintf(env[n++], sizeof env[0], "HTTP_MCP_SESSION_ID=%s", session);
     if (version)
         snprintf(env[n++], sizeof env[0], "HTTP_MCP_PROTOCOL_VERSION=%s", version);
+    for (size_t i = 0; extra && extra[i] && n < 16; i++)
+        snprintf(env[n++], sizeof env[0], "%s", extra[i]);
     for (size_t i = 0; i < n; i++)
         envp[i] = env[i];
     envp[n] = NULL;
@@ -74,6 +79,37 @@ static char *serve(const struct cfg *c, const char *method, const char *uri, con
     app_handle(&app, &hio);
     fuzz_assert(io.out.len < io.out.max, "a response of 4 MiB or more");
     return dbuf_steal(&io.out, NULL);
+}
+
+static char *serve(const struct cfg *c, const char *method, const char *uri, const char *session, const char *version,
+                   bool sse, const char *body, size_t len, const char *ctype)
+{
+    return serve_with(c, method, uri, session, version, sse, body, len, ctype, NULL);
+}
+
+/* The headers a 2026-07-28 client sends with body: what they mirror of it
+ * (into hdr, "NAME=VALUE" CGI variables; NULL-ended). */
+static void modern_headers(const char *body, size_t len, char hdr[4][600], const char *out[5])
+{
+    size_t n = 0;
+    char *text = strndup(body, len);
+    json_object *m = text ? json_tokener_parse(text) : NULL, *v, *params = NULL, *meta = NULL, *args = NULL;
+    free(text);
+    if (json_object_object_get_ex(m, "params", &params) && json_object_object_get_ex(params, "_meta", &meta) &&
+        json_object_object_get_ex(meta, "io.modelcontextprotocol/protocolVersion", &v))
+        snprintf(hdr[n++], 600, "HTTP_MCP_PROTOCOL_VERSION=%.500s", json_object_get_string(v));
+    else
+        snprintf(hdr[n++], 600, "HTTP_MCP_PROTOCOL_VERSION=2026-07-28");
+    if (json_object_object_get_ex(m, "method", &v))
+        snprintf(hdr[n++], 600, "HTTP_MCP_METHOD=%.500s", json_object_get_string(v));
+    if (json_object_object_get_ex(params, "name", &v) || json_object_object_get_ex(params, "taskId", &v))
+        snprintf(hdr[n++], 600, "HTTP_MCP_NAME=%.500s", json_object_get_string(v));
+    if (json_object_object_get_ex(params, "arguments", &args) && json_object_object_get_ex(args, "workspace", &v))
+        snprintf(hdr[n++], 600, "HTTP_MCP_PARAM_WORKSPACE=%.500s", json_object_get_string(v));
+    json_object_put(m);
+    for (size_t i = 0; i < n; i++)
+        out[i] = hdr[i];
+    out[n] = NULL;
 }
 
 /* A live session of revision version: its id into sid. */
@@ -158,11 +194,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* Removes what an input made: every session, and every run but the two
- * fixed ones. */
+/* Removes what an input made: every session, workspace and task, and
+ * every run but the two fixed ones. */
 static void reset(void)
 {
-    static const char *const subs[] = {"sessions", "runs"};
+    static const char *const subs[] = {"sessions", "workspaces", "tasks", "runs"};
     for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
         char path[300];
         snprintf(path, sizeof path, "%s/%s", state, subs[i]);
@@ -246,11 +282,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *resp = NULL;
     fuzz_stub_failed = false;
     switch (flags & 3) {
-    case 0:
-    case 1: {
+    case 0: {
         const char *method = !(flags & 64) ? "POST" : (flags & 128) ? "GET" : "DELETE";
         resp = serve(&cfg, method, "/mcp", session, !(flags & 64) && (flags & 128) ? version : NULL, flags & 8, body,
                      len, "application/json");
+        break;
+    }
+    case 1: {
+        char hdr[4][600];
+        const char *extra[5];
+        modern_headers(body, len, hdr, extra);
+        resp = serve_with(&cfg, "POST", "/mcp", session, NULL, flags & 8, body, len, "application/json", extra);
         break;
     }
     case 2: {

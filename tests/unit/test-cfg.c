@@ -212,6 +212,26 @@ static void test_deps_keys(void)
     cfg_free(&c);
 }
 
+/* The 2026-07-28 keys: task_after, task_ttl, tools_list_ttl (durations;
+ * task_after 0 is "a task at once"). */
+static void test_modern_keys(void)
+{
+    struct cfg c;
+    char err[512];
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "the defaults");
+    ok(c.task_after_ms == 5000 && c.task_ttl_ms == 3600000 && c.tools_list_ttl_ms == 300000,
+       "task_after 5 s, task_ttl 1 h, tools_list_ttl 5 min");
+    cfg_free(&c);
+    const char *sets[] = {"task_after=0", "task_ttl=10m", "tools_list_ttl=250ms"};
+    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "each of them sets");
+    ok(c.task_after_ms == 0 && c.task_ttl_ms == 600000 && c.tools_list_ttl_ms == 250, "to what was said");
+    cfg_free(&c);
+    const char *bad[] = {"task_after=soon"};
+    ok(cfg_load(&c, NULL, NULL, bad, 1, err, sizeof err) < 0 && strstr(err, "task_after"),
+       "task_after that is not a duration is refused: %s", err);
+    cfg_free(&c);
+}
+
 /* The admission keys: they reach the executor, their ranges
  * hold, and workers = 0 makes room for every running and queued run. */
 static void test_admission_keys(void)
@@ -343,6 +363,7 @@ int main(void)
     test_load();
     test_deps_keys();
     test_admission_keys();
+    test_modern_keys();
     test_node_id();
     test_messages();
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");

@@ -192,6 +192,56 @@ static void test_list(struct cfg *cfg)
     json_object_put(tools);
 }
 
+/* The 2026-07-28 list: the same tools in the same order, delete_workspace,
+ * the workspace argument (mirrored into Mcp-Param-Workspace) on exactly the
+ * tools that use one, required where they need one, and taskSupport on the
+ * script tools. A legacy list has none of it. */
+static void test_list_modern(struct cfg *cfg)
+{
+    json_object *legacy = tools_list(cfg, "2025-11-25"), *modern = tools_list(cfg, "2026-07-28");
+    size_t n = json_object_array_length(modern);
+    is_int((long long)n, 7, "2026-07-28: seven tools");
+    int same_order = 0, ws_ok = 0, legacy_ws = 0, tasks_ok = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *t = json_object_array_get_idx(modern, i), *name, *in, *props, *w, *v, *req, *ex;
+        json_object_object_get_ex(t, "name", &name);
+        const char *nm = json_object_get_string(name);
+        if (i < json_object_array_length(legacy)) {
+            json_object *lt = json_object_array_get_idx(legacy, i), *ln, *lin, *lprops;
+            json_object_object_get_ex(lt, "name", &ln);
+            same_order += !strcmp(nm, json_object_get_string(ln));
+            json_object_object_get_ex(lt, "inputSchema", &lin);
+            legacy_ws += json_object_object_get_ex(lin, "properties", &lprops) &&
+                         json_object_object_get_ex(lprops, "workspace", NULL);
+        }
+        json_object_object_get_ex(t, "inputSchema", &in);
+        bool has = json_object_object_get_ex(in, "properties", &props) && json_object_object_get_ex(props, "workspace", &w);
+        bool hdr = has && json_object_object_get_ex(w, "x-mcp-header", &v) && !strcmp(json_object_get_string(v), "Workspace");
+        bool required = false;
+        if (json_object_object_get_ex(in, "required", &req))
+            for (size_t k = 0; k < json_object_array_length(req); k++)
+                required = required || !strcmp(json_object_get_string(json_object_array_get_idx(req, k)), "workspace");
+        enum tools_ws_use use = tools_workspace_use(nm);
+        ws_ok += use == TOOLS_WS_NONE ? !has : hdr && required == (use == TOOLS_WS_NEED);
+        bool task = json_object_object_get_ex(t, "execution", &ex) && json_object_object_get_ex(ex, "taskSupport", &v) &&
+                    !strcmp(json_object_get_string(v), "optional");
+        tasks_ok += task == (tools_task_support(cfg, nm) == TOOLS_TASK_AFTER);
+        if (i == n - 1)
+            ok(!strcmp(nm, "delete_workspace"), "2026-07-28: delete_workspace is listed last (%s)", nm);
+    }
+    is_int(same_order, 6, "2026-07-28: the legacy tools first, in their order");
+    is_int(ws_ok, (long long)n, "2026-07-28: workspace (x-mcp-header Workspace) where a tool uses one, required where it "
+                                "needs one");
+    is_int(legacy_ws, 0, "a legacy list has no workspace argument");
+    is_int(tasks_ok, (long long)n, "2026-07-28: run_code and run_my_script may become tasks, nothing else");
+    ok(tools_workspace_use("run_code") == TOOLS_WS_MAKE && tools_workspace_use("mount_file") == TOOLS_WS_MAKE &&
+           tools_workspace_use("list_dir") == TOOLS_WS_NEED && tools_workspace_use("run_my_script") == TOOLS_WS_NONE,
+       "run_code and mount_file make a workspace, list_dir needs one, run_my_script has none");
+    ok(tools_needs_capability(cfg, "run_code") == NULL, "no tool of ours needs a client capability");
+    json_object_put(legacy);
+    json_object_put(modern);
+}
+
 /* ------------------------------------------------ tools_call's outcomes */
 
 static int runs;          /* calls of the stub run */
@@ -354,6 +404,7 @@ int main(void)
     struct cfg cfg = {0};
     test_output_schema(&cfg);
     test_list(&cfg);
+    test_list_modern(&cfg);
     test_call(&cfg);
     return tap_done();
 }

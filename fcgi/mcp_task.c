@@ -1,0 +1,806 @@
+/* mcp_task.c: the tasks extension (io.modelcontextprotocol/tasks) of the
+ * 2026-07-28 revision: a tools/call that becomes a task, tasks/get,
+ * tasks/update and tasks/cancel. A task is a directory, so that any worker,
+ * or a one-shot CGI process, answers for it:
+ *
+ *   STATE/tasks/TID/task.json   status, times, the tool, its workspace, and
+ *                               the result or error once it ended (written
+ *                               whole: rename)
+ *   STATE/tasks/TID/lock        flock'd by the process that runs it: free
+ *                               while the status is not final means it died
+ *   STATE/tasks/TID/run         the run's id, for tasks/cancel
+ *   STATE/tasks/TID/cancel      tasks/cancel asked it to stop
+ *   STATE/tasks/TID/responses/KEY  the client's answer to input request KEY
+ *
+ * TID is 128 random bits (after NODE- on a node of a cluster, so that a
+ * proxy routes tasks/get by its Mcp-Name). The run goes on in a process of
+ * its own (exec_detach), which holds neither a worker nor a connection;
+ * the worker that took the call forwards what it reports (progress, log
+ * lines) on the call's stream until it ends (the result is the answer, as
+ * if there were no task) or task_after passes (the answer is the task). */
+#include "config.h"
+
+#include "mcp_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TASK_POLL_MS 1000          /* pollIntervalMs: how often a client should ask */
+#define TASK_FILE_MAX (256u << 20) /* bytes of task.json (it holds the result) */
+#define TASK_TICK_MS 100           /* the waits' tick: the stream, the answers */
+#define TASK_LINE_MAX (1u << 20)   /* bytes of one message from the runner */
+
+struct task {
+    char id[WS_ID_MAX + 1];
+    char *dir;        /* STATE/tasks/TID */
+    json_object *doc; /* task.json */
+};
+
+static void task_free(struct task *t)
+{
+    free(t->dir);
+    json_object_put(t->doc);
+    memset(t, 0, sizeof *t);
+}
+#define cleanup_task __attribute__((cleanup(task_free)))
+
+static bool terminal(const char *status)
+{
+    return !strcmp(status, "completed") || !strcmp(status, "failed") || !strcmp(status, "cancelled");
+}
+
+static const char *task_status(const struct task *t)
+{
+    const char *s = mcp__json_string(t->doc, "status");
+    return s ? s : "failed";
+}
+
+static int task_save(struct task *t)
+{
+    cleanup_fd int dfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    json_object_object_add(t->doc, "updated_ms", json_object_new_int64(util_wall_ms()));
+    size_t n;
+    const char *text = mcp__to_json(t->doc, &n);
+    return util_write_file_atomic(dfd, "task.json", text, n, 0600);
+}
+
+static int task_open(const struct cfg *cfg, const char *tid, struct task *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!tid || !ws_id_valid(tid))
+        return -ENOENT;
+    snprintf(t->id, sizeof t->id, "%s", tid);
+    if (asprintf(&t->dir, "%s/tasks/%s", cfg->state_dir, tid) < 0) {
+        t->dir = NULL;
+        return -ENOMEM;
+    }
+    cleanup_fd int dfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? -ENOENT : -errno;
+    cleanup_free char *text = NULL;
+    size_t len;
+    int rc = util_read_file_at(dfd, "task.json", TASK_FILE_MAX, &text, &len);
+    if (rc < 0)
+        return rc;
+    t->doc = json_tokener_parse(text);
+    return json_object_is_type(t->doc, json_type_object) ? 0 : -EIO;
+}
+
+/* Makes a task of tool (in workspace wid, or none): task.json says working,
+ * and *lock_fd (caller closes) holds the lock for the process that will run
+ * it, so that the task never looks dead before it starts. */
+static int task_make(const struct cfg *cfg, const char *tool, const char *wid, struct task *t, int *lock_fd)
+{
+    memset(t, 0, sizeof *t);
+    *lock_fd = -1;
+    cleanup_free char *top = NULL;
+    if (asprintf(&top, "%s/tasks", cfg->state_dir) < 0)
+        return -ENOMEM;
+    if (mkdir(top, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    int rc = ws_new_id(cfg->exec.node_id, t->id);
+    if (rc < 0)
+        return rc;
+    if (asprintf(&t->dir, "%s/%s", top, t->id) < 0) {
+        t->dir = NULL;
+        return -ENOMEM;
+    }
+    if (mkdir(t->dir, 0700) < 0)
+        return -errno;
+    cleanup_fd int dfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 || mkdirat(dfd, "responses", 0700) < 0)
+        return -errno;
+    int lfd = openat(dfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (lfd < 0)
+        return -errno;
+    if (flock(lfd, LOCK_EX) < 0) {
+        rc = -errno;
+        close(lfd);
+        return rc;
+    }
+    *lock_fd = lfd;
+    int64_t now = util_wall_ms();
+    t->doc = json_object_new_object();
+    json_object_object_add(t->doc, "status", json_object_new_string("working"));
+    json_object_object_add(t->doc, "created_ms", json_object_new_int64(now));
+    json_object_object_add(t->doc, "tool", json_object_new_string(tool));
+    if (wid)
+        json_object_object_add(t->doc, "workspace", json_object_new_string(wid));
+    return task_save(t); /* durable before its handle goes out */
+}
+
+/* True while the process that runs t holds its lock. */
+static bool task_alive(const struct task *t)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/lock", t->dir);
+    cleanup_fd int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+        return false;
+    return errno == EWOULDBLOCK;
+}
+
+static bool task_has(const struct task *t, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", t->dir, name);
+    return access(path, F_OK) == 0;
+}
+
+static json_object *iso_time(int64_t ms)
+{
+    char buf[64];
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, sizeof buf - n, ".%03dZ", (int)(ms % 1000));
+    return json_object_new_string(buf);
+}
+
+static int64_t doc_ms(json_object *doc, const char *key)
+{
+    json_object *v = NULL;
+    return json_object_object_get_ex(doc, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+/* The input requests still waiting for an answer (new, or NULL: none). */
+static json_object *outstanding(const struct task *t)
+{
+    json_object *reqs = NULL, *left = NULL;
+    if (!json_object_object_get_ex(t->doc, "input_requests", &reqs) || !json_object_is_type(reqs, json_type_object))
+        return NULL;
+    json_object_object_foreach(reqs, k, v)
+    {
+        char name[300];
+        snprintf(name, sizeof name, "responses/%s", k);
+        if (task_has(t, name))
+            continue;
+        if (!left)
+            left = json_object_new_object();
+        json_object_object_add(left, k, json_object_get(v));
+    }
+    return left;
+}
+
+/* The task as the extension shows it (a new object): the Task fields, and
+ * for tasks/get the result, error or input requests of its status. */
+static json_object *task_view(const struct cfg *cfg, const struct task *t, bool detailed)
+{
+    json_object *o = json_object_new_object(), *v = NULL;
+    const char *status = task_status(t);
+    json_object *left = !terminal(status) ? outstanding(t) : NULL;
+    if (!strcmp(status, "input_required") && !left)
+        status = "working"; /* answered; the runner has not written it yet */
+    if (left)
+        status = "input_required";
+    json_object_object_add(o, "taskId", json_object_new_string(t->id));
+    json_object_object_add(o, "status", json_object_new_string(status));
+    const char *msg = mcp__json_string(t->doc, "status_message");
+    if (msg)
+        json_object_object_add(o, "statusMessage", json_object_new_string(msg));
+    json_object_object_add(o, "createdAt", iso_time(doc_ms(t->doc, "created_ms")));
+    json_object_object_add(o, "lastUpdatedAt", iso_time(doc_ms(t->doc, "updated_ms")));
+    /* task_ttl 0 keeps tasks for ever: the extension's null. */
+    json_object_object_add(o, "ttlMs", cfg->task_ttl_ms > 0 ? json_object_new_int64(cfg->task_ttl_ms) : NULL);
+    json_object_object_add(o, "pollIntervalMs", json_object_new_int(TASK_POLL_MS));
+    if (detailed && !strcmp(status, "completed") && json_object_object_get_ex(t->doc, "result", &v))
+        json_object_object_add(o, "result", json_object_get(v));
+    if (detailed && !strcmp(status, "failed") && json_object_object_get_ex(t->doc, "error", &v))
+        json_object_object_add(o, "error", json_object_get(v));
+    if (detailed && left)
+        json_object_object_add(o, "inputRequests", json_object_get(left));
+    json_object_put(left);
+    return o;
+}
+
+/* A task whose process died before it ended is failed: said once, on disk. */
+static void task_check_alive(struct task *t)
+{
+    if (terminal(task_status(t)) || task_alive(t))
+        return;
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "code", json_object_new_int(-32603));
+    json_object_object_add(e, "message",
+                           json_object_new_string("Internal error: the process running the task ended without a result"));
+    json_object_object_add(t->doc, "status", json_object_new_string("failed"));
+    json_object_object_add(t->doc, "error", e);
+    log_msg(LOG_LVL_WARN, "task %s: its process died; marked failed", t->id);
+    discard(task_save(t)); /* the next tasks/get makes the same finding */
+}
+
+/* ------------------------------------------------------------ the runner */
+
+/* The process that runs a task: the tool with a context whose notifications
+ * go down the pipe to the worker (while it listens), whose cancel is the
+ * task's marker, and which can wait for the client's input. */
+struct task_run {
+    const struct app *app;
+    struct task t;
+    struct mcp_call c;  /* its level, token, key and workspace (no stream) */
+    const char *tool;
+    json_object *args;
+    int fd;             /* the pipe to the worker; -1 once it is gone */
+};
+
+static void run_send(struct task_run *r, json_object *m)
+{
+    if (!m)
+        return;
+    if (r->fd >= 0) {
+        size_t n;
+        const char *s = mcp__to_json(m, &n);
+        if (util_write_all(r->fd, s, n) < 0 || util_write_all(r->fd, "\n", 1) < 0) {
+            close(r->fd); /* the worker answered and went: the task goes on */
+            r->fd = -1;
+        }
+    }
+    json_object_put(m);
+}
+
+static void run_progress(void *ctx, double progress, double total, const char *message)
+{
+    struct task_run *r = ctx;
+    run_send(r, mcp__progress_msg(&r->c, progress, total, message));
+}
+
+static void run_log(void *ctx, enum tools_level level, const char *logger, const char *text, size_t len)
+{
+    struct task_run *r = ctx;
+    run_send(r, mcp__log_msg(&r->c, level, logger, text, len));
+}
+
+/* tasks/cancel asked, or the task is gone (reaped, or its state directory
+ * removed): nobody can ask for its result any more. */
+static bool run_cancelled(void *ctx)
+{
+    struct task_run *r = ctx;
+    return task_has(&r->t, "cancel") || access(r->t.dir, F_OK) < 0;
+}
+
+static void run_set_run(void *ctx, const char *run_id)
+{
+    struct task_run *r = ctx;
+    cleanup_fd int dfd = open(r->t.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd >= 0)
+        discard(util_write_file_atomic(dfd, "run", run_id, strlen(run_id), 0600));
+    mcp__call_set_run(&r->c, run_id);
+    if (run_cancelled(r)) /* tasks/cancel came before the run existed */
+        discard(app_cancel_run(r->app, run_id));
+}
+
+/* Waits until every input request has its answer: input_required meanwhile. */
+static int run_ask(void *ctx, json_object *requests, json_object **responses)
+{
+    struct task_run *r = ctx;
+    *responses = NULL;
+    json_object_object_add(r->t.doc, "input_requests", json_object_get(requests));
+    json_object_object_add(r->t.doc, "status", json_object_new_string("input_required"));
+    int rc = task_save(&r->t);
+    if (rc < 0)
+        return rc;
+    /* Not for ever: a client that never answers leaves the task failed
+     * after task_ttl (or the wall time limit, when task_ttl is 0). */
+    int64_t give_up = util_now_ms() + (r->app->cfg->task_ttl_ms > 0 ? r->app->cfg->task_ttl_ms
+                                                                     : r->app->cfg->exec.limits.wall_ms);
+    for (;;) {
+        if (run_cancelled(r))
+            return -ECANCELED;
+        if (util_now_ms() > give_up)
+            return -ETIMEDOUT;
+        json_object *left = outstanding(&r->t);
+        if (!left)
+            break;
+        json_object_put(left);
+        usleep(TASK_TICK_MS * 1000);
+    }
+    json_object *out = json_object_new_object();
+    json_object_object_foreach(requests, k, v)
+    {
+        (void)v;
+        char name[300];
+        cleanup_free char *text = NULL;
+        size_t len;
+        cleanup_fd int dfd = open(r->t.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        snprintf(name, sizeof name, "responses/%s", k);
+        if (dfd >= 0 && util_read_file_at(dfd, name, MCP_SESSION_FILE_MAX, &text, &len) == 0)
+            json_object_object_add(out, k, json_tokener_parse(text));
+    }
+    json_object_object_del(r->t.doc, "input_requests");
+    json_object_object_add(r->t.doc, "status", json_object_new_string("working"));
+    discard(task_save(&r->t)); /* the answers are in; a stale status is corrected by task_view */
+    *responses = out;
+    return 0;
+}
+
+/* The task's end on disk, from what tools_call made of it. */
+static void run_finish(struct task_run *r, enum tools_outcome out, json_object *result)
+{
+    json_object *doc = r->t.doc, *e = NULL;
+    const char *wid = mcp__json_string(doc, "workspace");
+    switch (out) {
+    case TOOLS_RESULT:
+        if (wid)
+            mcp__result_add_workspace(result, wid);
+        json_object_object_add(doc, "status", json_object_new_string("completed"));
+        json_object_object_add(doc, "result", mcp__modern_complete(result));
+        break;
+    case TOOLS_CANCELLED:
+        json_object_put(result);
+        json_object_object_add(doc, "status", json_object_new_string("cancelled"));
+        json_object_object_add(doc, "status_message", json_object_new_string("cancelled by tasks/cancel"));
+        break;
+    case TOOLS_UNKNOWN:
+    case TOOLS_FAILED:
+        e = json_object_new_object();
+        json_object_object_add(e, "code", json_object_new_int(out == TOOLS_UNKNOWN ? -32602 : -32603));
+        json_object_object_add(e, "message", json_object_new_string(out == TOOLS_UNKNOWN
+                                                                        ? "Invalid params: unknown tool"
+                                                                        : "Internal error: the sandbox failed "
+                                                                          "(see data.error)"));
+        if (result)
+            json_object_object_add(e, "data", result);
+        json_object_object_add(doc, "status", json_object_new_string("failed"));
+        json_object_object_add(doc, "error", e);
+        break;
+    }
+    json_object_object_del(doc, "input_requests");
+    int rc = task_save(&r->t);
+    if (rc < 0)
+        log_msg(LOG_LVL_ERROR, "task %s: saving its end: %s", r->t.id, strerror(-rc));
+    log_msg(LOG_LVL_INFO, "task %s (%s): %s", r->t.id, r->tool, task_status(&r->t));
+}
+
+static int task_runner(void *arg, int fd)
+{
+    struct task_run *r = arg;
+    r->fd = fd;
+    struct tools_ctx t = {
+        .cfg = r->app->cfg,
+        .exec = app_exec_of(r->app),
+        .session_dir = r->c.session_dir,
+        .version = MCP_MODERN,
+        .base_url = r->c.base_url,
+        .ctx = r,
+        .progress = run_progress,
+        .log = run_log,
+        .cancelled = run_cancelled,
+        .client_cancelled = run_cancelled,
+        .set_run = run_set_run,
+        .ask = run_ask,
+    };
+    char path[4096] = "";
+    if (r->c.session_dir) { /* in flight: the reaper leaves the workspace alone */
+        snprintf(path, sizeof path, "%s/calls/%s", r->c.session_dir, r->c.key);
+        int cfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (cfd >= 0)
+            close(cfd);
+    }
+    json_object *result = NULL;
+    enum tools_outcome out = tools_call(&t, r->tool, r->args, &result);
+    if (*path)
+        unlink(path);
+    run_finish(r, out, result);
+    run_send(r, json_object_new_string("done"));
+    if (r->fd >= 0) /* the worker reads to the end of the pipe */
+        close(r->fd);
+    r->fd = -1;
+    return 0;
+}
+
+/* --------------------------------------------------------- the worker */
+
+int mcp__task_mode(struct mcp_modern *m, const char *tool, int64_t *delay_ms)
+{
+    enum tools_task support = tools_task_support(m->app->cfg, tool);
+    bool declared = mcp__client_has(m->caps, MCP_EXT_TASKS);
+    *delay_ms = 0;
+    if (support == TOOLS_TASK_REQUIRED && !declared) {
+        mcp__missing_capability(m, NULL, "Missing required client capability: this tool runs only as a task (" MCP_EXT_TASKS
+                                         ")");
+        return -1;
+    }
+    if (support == TOOLS_TASK_NEVER || !declared)
+        return 0;
+    *delay_ms = support == TOOLS_TASK_AFTER ? m->app->cfg->task_after_ms : 0;
+    return 1;
+}
+
+/* The call's answer once the runner has ended before task_after: what the
+ * call would have answered without a task. The task, never announced, goes. */
+static void answer_ended(struct mcp_modern *m, struct task *t)
+{
+    cleanup_task struct task now = {0};
+    json_object *v = NULL;
+    if (task_open(m->app->cfg, t->id, &now) < 0) {
+        mcp__modern_error(m, 500, -32603, "Internal error: the task's result is gone", NULL);
+        return;
+    }
+    const char *status = task_status(&now);
+    if (!strcmp(status, "completed") && json_object_object_get_ex(now.doc, "result", &v)) {
+        json_object *res = json_object_get(v);
+        json_object_object_del(res, "_meta"); /* the answer gets serverInfo again */
+        mcp__modern_answer(m, res);
+    } else if (!strcmp(status, "failed") && json_object_object_get_ex(now.doc, "error", &v)) {
+        json_object *data = NULL;
+        json_object_object_get_ex(v, "data", &data);
+        mcp__modern_error(m, 500, (int)doc_ms(v, "code"), mcp__json_string(v, "message"),
+                          data ? json_object_get(data) : NULL);
+    } /* cancelled: the client closed its stream; nothing goes out */
+    cleanup_fd int sfd = -1;
+    cleanup_free char *top = NULL;
+    if (asprintf(&top, "%s/tasks", m->app->cfg->state_dir) >= 0)
+        sfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sfd >= 0)
+        discard(util_rm_rf_at(sfd, t->id)); /* the reaper takes it otherwise */
+}
+
+/* Asks t to stop: its marker, and its run's. */
+static void task_cancel(const struct app *app, struct task *t)
+{
+    char path[4096], run_id[WS_ID_MAX + 1];
+    snprintf(path, sizeof path, "%s/cancel", t->dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    snprintf(path, sizeof path, "%s/run", t->dir);
+    cleanup_fd int rfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n = rfd >= 0 ? pread(rfd, run_id, sizeof run_id - 1, 0) : -1;
+    if (n >= WS_ID_LEN) {
+        run_id[n] = '\0';
+        discard(app_cancel_run(app, run_id)); /* one that has finished needs nothing */
+    }
+}
+
+/* Forwards the runner's lines in buf[0..*len) to the stream; true at "done". */
+static bool forward_lines(struct mcp_modern *m, char *buf, size_t *len)
+{
+    bool done = false;
+    char *start = buf, *nl;
+    while ((nl = memchr(start, '\n', (size_t)(buf + *len - start)))) {
+        *nl = '\0';
+        if (!strcmp(start, "\"done\""))
+            done = true;
+        else if (m->sse_open && *start)
+            discard(http_sse_event(m->resp, start, (size_t)(nl - start), true));
+        start = nl + 1;
+    }
+    *len = (size_t)(buf + *len - start);
+    memmove(buf, start, *len);
+    return done;
+}
+
+/* The worker's part: the runner's notifications onto the stream until it
+ * ends or delay_ms passes; the client closing its stream cancels the task. */
+static void task_wait(struct mcp_modern *m, struct task *t, int rfd, int64_t delay_ms)
+{
+    int64_t deadline = util_now_ms() + delay_ms, last_probe = 0;
+    cleanup_free char *buf = malloc(TASK_LINE_MAX);
+    size_t len = 0;
+    bool done = false, eof = false;
+    if (!buf)
+        delay_ms = 0;
+    if (delay_ms > 0 && m->want_sse && http_sse_start(m->resp) == 0)
+        m->sse_open = true;
+    while (delay_ms > 0 && !done && !eof && util_now_ms() < deadline) {
+        struct pollfd p = {.fd = rfd, .events = POLLIN};
+        int left = (int)(deadline - util_now_ms());
+        if (poll(&p, 1, left < TASK_TICK_MS ? (left > 0 ? left : 0) : TASK_TICK_MS) > 0) {
+            ssize_t n = read(rfd, buf + len, TASK_LINE_MAX - 1 - len);
+            if (n <= 0)
+                eof = true;
+            else
+                len += (size_t)n;
+            done = forward_lines(m, buf, &len);
+            if (len >= TASK_LINE_MAX - 1)
+                len = 0; /* a line longer than any we send: dropped */
+        }
+        if (http_client_gone(m->resp)) {
+            log_msg(LOG_LVL_INFO, "task %s: the client closed its stream: cancelled", t->id);
+            task_cancel(m->app, t);
+            return;
+        }
+        if (m->sse_open && util_now_ms() - m->resp->last_write_ms >= MCP_KEEPALIVE_MS)
+            discard(http_sse_comment(m->resp, "keepalive"));
+        if (m->sse_open && !strcmp(m->app->mode, "cgi") && util_now_ms() - last_probe >= MCP_CGI_PROBE_MS) {
+            last_probe = util_now_ms(); /* as in mcp_call.c: under CGI only a write finds a gone client */
+            discard(http_sse_pad(m->resp, m->app->cfg->cgi_sse_padding));
+        }
+    }
+    if (done || eof) {
+        answer_ended(m, t);
+        return;
+    }
+    cleanup_task struct task now = {0};
+    json_object *v = task_open(m->app->cfg, t->id, &now) == 0 ? task_view(m->app->cfg, &now, false)
+                                                              : task_view(m->app->cfg, t, false);
+    json_object_object_add(v, "resultType", json_object_new_string("task"));
+    log_msg(LOG_LVL_INFO, "task %s: answered as a task", t->id);
+    mcp__modern_answer(m, v);
+}
+
+void mcp__task_call(struct mcp_modern *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
+                    int64_t delay_ms)
+{
+    const struct cfg *cfg = m->app->cfg;
+    struct task_run r = {.app = m->app, .c = *c, .tool = tool, .args = args, .fd = -1};
+    cleanup_fd int lock = -1;
+    discard(mcp_reap_sessions(cfg, false)); /* at most once a minute; the only reaper a CGI server has */
+    int rc = task_make(cfg, tool, wid, &r.t, &lock);
+    if (rc < 0) {
+        log_msg(LOG_LVL_ERROR, "making a task: %s", strerror(-rc));
+        mcp__modern_error(m, 500, -32603, "Internal error: cannot make a task", NULL);
+        task_free(&r.t);
+        return;
+    }
+    /* The runner keeps the lock; stderr is the log, but a CGI server's
+     * stderr is a pipe it waits on. */
+    cleanup_fd int rfd = -1;
+    const struct app_exec *x = app_exec_of(m->app);
+    rc = x->detach ? x->detach(task_runner, &r, lock, strcmp(m->app->mode, "cgi") != 0, &rfd) : -ENOSYS;
+    if (rc < 0) {
+        log_msg(LOG_LVL_ERROR, "starting task %s: %s", r.t.id, strerror(-rc));
+        mcp__modern_error(m, 500, -32603, "Internal error: cannot start the task", NULL);
+        task_free(&r.t);
+        return;
+    }
+    close(lock);
+    lock = -1;
+    log_msg(LOG_LVL_INFO, "task %s: %s started", r.t.id, tool);
+    task_wait(m, &r.t, rfd, delay_ms);
+    task_free(&r.t);
+}
+
+/* ------------------------------------------------------- tasks/ methods */
+
+bool mcp__task_method(const char *method)
+{
+    return !strcmp(method, "tasks/get") || !strcmp(method, "tasks/update") || !strcmp(method, "tasks/cancel");
+}
+
+static json_object *ack(void)
+{
+    return json_object_new_object(); /* resultType "complete" and _meta are added */
+}
+
+/* tasks/update: each answer to an outstanding request into responses/KEY;
+ * others (unknown, answered) are ignored, as the extension says. */
+static int task_update(struct task *t, json_object *answers)
+{
+    json_object *left = outstanding(t);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/responses", t->dir);
+    cleanup_fd int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int rc = dfd < 0 ? -errno : 0;
+    json_object_object_foreach(answers, k, v)
+    {
+        /* Only keys we issued: they are file names we made. */
+        if (rc < 0 || !left || !json_object_object_get_ex(left, k, NULL))
+            continue;
+        size_t n;
+        const char *text = mcp__to_json(v, &n);
+        rc = util_write_file_atomic(dfd, k, text, n, 0600);
+    }
+    json_object_put(left);
+    return rc;
+}
+
+void mcp__task_serve(struct mcp_modern *m)
+{
+    const struct cfg *cfg = m->app->cfg;
+    const char *tid = mcp__json_string(m->params, "taskId");
+    cleanup_task struct task t = {0};
+    int rc = task_open(cfg, tid, &t);
+    if (rc == -ENOENT) {
+        mcp__modern_error(m, 200, -32602, "Invalid params: no such task (unknown, or past its ttlMs)", NULL);
+        return;
+    }
+    if (rc < 0) {
+        log_msg(LOG_LVL_ERROR, "reading task %s: %s", tid, strerror(-rc));
+        mcp__modern_error(m, 500, -32603, "Internal error: cannot read the task", NULL);
+        return;
+    }
+    task_check_alive(&t);
+    if (!strcmp(m->method, "tasks/get")) {
+        mcp__modern_answer(m, task_view(cfg, &t, true));
+    } else if (!strcmp(m->method, "tasks/cancel")) {
+        if (!terminal(task_status(&t)))
+            task_cancel(m->app, &t);
+        mcp__modern_answer(m, ack());
+    } else {
+        json_object *answers = NULL;
+        if (!json_object_object_get_ex(m->params, "inputResponses", &answers) ||
+            !json_object_is_type(answers, json_type_object)) {
+            mcp__modern_error(m, 200, -32602, "Invalid params: tasks/update needs inputResponses (an object)", NULL);
+            return;
+        }
+        rc = terminal(task_status(&t)) ? 0 : task_update(&t, answers);
+        if (rc < 0) {
+            mcp__modern_error(m, 500, -32603, "Internal error: cannot record the answers", NULL);
+            return;
+        }
+        mcp__modern_answer(m, ack());
+    }
+}
+
+int mcp__reap_tasks(const struct cfg *cfg, bool force)
+{
+    cleanup_free char *top = NULL;
+    struct stat st;
+    if (cfg->task_ttl_ms <= 0 || asprintf(&top, "%s/tasks", cfg->state_dir) < 0)
+        return 0;
+    cleanup_fd int sfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int64_t now = util_wall_ms();
+    if (sfd < 0 || !mcp__reap_due(sfd, force))
+        return 0;
+    cleanup_dir DIR *d = util_opendir_at(sfd);
+    int removed = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        char name[sizeof de->d_name + 16];
+        if (!ws_id_valid(de->d_name))
+            continue;
+        /* By task.json's mtime, its last change: no task's result is read
+         * to find the old ones. A half-made task has none yet: its maker is
+         * alive (and the next scan sees it whole). */
+        snprintf(name, sizeof name, "%s/task.json", de->d_name);
+        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < cfg->task_ttl_ms)
+            continue;
+        struct task t = {.dir = NULL};
+        snprintf(t.id, sizeof t.id, "%.*s", WS_ID_MAX, de->d_name); /* ws_id_valid: it fits */
+        if (asprintf(&t.dir, "%s/%s", top, de->d_name) < 0)
+            continue;
+        bool alive = task_alive(&t);
+        free(t.dir);
+        if (!alive && util_rm_rf_at(sfd, de->d_name) == 0)
+            removed++;
+    }
+    return removed;
+}
+
+/* ------------------------------------------------ subscriptions/listen */
+
+#define LISTEN_TASKS_MAX 64 /* task ids one subscriptions/listen may follow */
+
+/* One notification of m's subscription (params stolen): tagged with its id. */
+static void listen_send(struct mcp_modern *m, const char *method, json_object *params)
+{
+    json_object *n = json_object_new_object(), *meta = json_object_new_object();
+    json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId", json_object_get(m->id));
+    json_object_object_add(params, "_meta", meta);
+    json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(n, "method", json_object_new_string(method));
+    json_object_object_add(n, "params", params);
+    size_t len;
+    const char *s = mcp__to_json(n, &len);
+    discard(http_sse_event(m->resp, s, len, true));
+    json_object_put(n);
+}
+
+/* The task ids of the listen request that name tasks (into ids, at most
+ * LISTEN_TASKS_MAX). -1: a bad filter (answered). */
+static int listen_tasks(struct mcp_modern *m, json_object *filter, struct task *tasks, json_object *ids)
+{
+    json_object *want = NULL;
+    int n = 0;
+    if (!json_object_object_get_ex(filter, "taskIds", &want))
+        return 0;
+    if (!json_object_is_type(want, json_type_array) || json_object_array_length(want) > LISTEN_TASKS_MAX) {
+        mcp__modern_error(m, 200, -32602, "Invalid params: notifications.taskIds must be an array of at most 64 ids",
+                          NULL);
+        return -1;
+    }
+    if (!mcp__client_has(m->caps, MCP_EXT_TASKS)) {
+        mcp__missing_capability(m, NULL, "Missing required client capability: task notifications need the "
+                                         MCP_EXT_TASKS " extension");
+        return -1;
+    }
+    for (size_t i = 0; i < json_object_array_length(want); i++) {
+        const char *tid = json_object_get_string(json_object_array_get_idx(want, i));
+        if (task_open(m->app->cfg, tid, &tasks[n]) < 0) {
+            task_free(&tasks[n]); /* unknown: not agreed to, so left out of the acknowledgement */
+            continue;
+        }
+        json_object_array_add(ids, json_object_new_string(tasks[n].id));
+        n++;
+    }
+    return n;
+}
+
+/* subscriptions/listen: of what the filter asks, only task status can ever
+ * change here (the tool list never does); the acknowledgement says what is
+ * followed, each change of a followed task is a notifications/tasks with the
+ * whole task, and the subscription ends when they all have ended. */
+void mcp__listen(struct mcp_modern *m)
+{
+    json_object *filter = NULL;
+    struct task tasks[LISTEN_TASKS_MAX] = {0};
+    if (!json_object_object_get_ex(m->params, "notifications", &filter) ||
+        !json_object_is_type(filter, json_type_object)) {
+        mcp__modern_error(m, 200, -32602, "Invalid params: subscriptions/listen needs notifications (an object)", NULL);
+        return;
+    }
+    json_object *ids = json_object_new_array();
+    int n = listen_tasks(m, filter, tasks, ids);
+    if (n < 0 || http_sse_start(m->resp) < 0) {
+        json_object_put(ids);
+        for (int i = 0; i < (n > 0 ? n : 0); i++)
+            task_free(&tasks[i]);
+        return;
+    }
+    m->sse_open = true;
+    json_object *ack = json_object_new_object(), *agreed = json_object_new_object();
+    if (n > 0)
+        json_object_object_add(agreed, "taskIds", ids);
+    else
+        json_object_put(ids);
+    json_object_object_add(ack, "notifications", agreed);
+    listen_send(m, "notifications/subscriptions/acknowledged", ack);
+    int64_t seen[LISTEN_TASKS_MAX], last_probe = 0;
+    for (int i = 0; i < n; i++)
+        seen[i] = -1;
+    for (int left = n; left > 0 && !http_client_gone(m->resp) && !(m->app->cancel_all && *m->app->cancel_all);) {
+        left = 0;
+        for (int i = 0; i < n; i++) {
+            cleanup_task struct task now = {0};
+            if (task_open(m->app->cfg, tasks[i].id, &now) < 0)
+                continue; /* reaped: nothing more to say of it */
+            task_check_alive(&now);
+            if (doc_ms(now.doc, "updated_ms") != seen[i]) {
+                seen[i] = doc_ms(now.doc, "updated_ms");
+                listen_send(m, "notifications/tasks", task_view(m->app->cfg, &now, true));
+            }
+            left += !terminal(task_status(&now));
+        }
+        if (left == 0)
+            break;
+        usleep(TASK_TICK_MS * 2000);
+        if (util_now_ms() - m->resp->last_write_ms >= MCP_KEEPALIVE_MS)
+            discard(http_sse_comment(m->resp, "keepalive"));
+        if (!strcmp(m->app->mode, "cgi") && util_now_ms() - last_probe >= MCP_CGI_PROBE_MS) {
+            last_probe = util_now_ms();
+            discard(http_sse_pad(m->resp, m->app->cfg->cgi_sse_padding));
+        }
+    }
+    for (int i = 0; i < n; i++)
+        task_free(&tasks[i]);
+    /* The end of the subscription: its result, tagged with its id. */
+    json_object *r = json_object_new_object(), *meta = json_object_new_object();
+    json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId", json_object_get(m->id));
+    json_object_object_add(r, "_meta", meta);
+    mcp__modern_answer(m, r);
+}
