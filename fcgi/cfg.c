@@ -23,14 +23,6 @@
 #define CFG_KEY_MAX 64                  /* a key name longer than this is unknown */
 #define CFG_WHY_MAX 300                 /* a key's reason, before its source is named */
 
-/* workers = 0: this many, and this many per online CPU (counting this many
- * CPUs at most). */
-#define CFG_WORKERS_FIXED 4
-#define CFG_WORKERS_PER_CPU 4
-#define CFG_WORKERS_CPUS_MAX 64
-/* drain_grace = 0: a run's timeout and kill_grace, and this for the answer
- * to reach the client. */
-#define CFG_DRAIN_SLACK_MS 5000
 
 const char *const cfg__levels[CFG__N_LEVELS] = {"error", "warning", "info", "debug"};
 
@@ -623,27 +615,6 @@ static int apply_base_path(struct cfg *c)
     return 0;
 }
 
-/* max_queued_runs = auto: CFG_QUEUE_PER_CPU places per CPU, at least
- * CFG_QUEUE_MIN, at most what CFG_QUEUE_MEMORY_SHARE of the memory holds at
- * CFG_QUEUED_CALL_BYTES a call, and no more than the workers can hold
- * beside the running calls (every queued call keeps its worker). */
-static uint32_t queue_auto(uint32_t running)
-{
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN), pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    uint64_t q = CFG_QUEUE_PER_CPU * (uint64_t)(cpus > 0 ? cpus : 1);
-    if (q < CFG_QUEUE_MIN)
-        q = CFG_QUEUE_MIN;
-    if (pages > 0 && page > 0) {
-        uint64_t by_memory = (uint64_t)pages * (uint64_t)page / CFG_QUEUE_MEMORY_SHARE / CFG_QUEUED_CALL_BYTES;
-        if (q > by_memory)
-            q = by_memory > 1 ? by_memory : 1;
-    }
-    uint64_t by_workers = CFG_WORKERS_MAX > running + CFG_SPARE_WORKERS ? CFG_WORKERS_MAX - running - CFG_SPARE_WORKERS : 1;
-    if (q > by_workers)
-        q = by_workers;
-    return (uint32_t)(q > ADMIT_MAX_SLOTS ? ADMIT_MAX_SLOTS : q);
-}
-
 static void apply_exec(struct cfg *c)
 {
     c->exec.state_dir = c->state_dir;
@@ -660,7 +631,7 @@ static void apply_exec(struct cfg *c)
     c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
     c->exec.admit.max_running = (uint32_t)c->max_concurrent_runs;
-    c->exec.admit.max_queued = c->max_queued_runs == CFG_AUTO ? queue_auto(admit_max_running(&c->exec.admit))
+    c->exec.admit.max_queued = c->max_queued_runs == CFG_AUTO ? cfg__queue_auto(admit_max_running(&c->exec.admit))
                                                               : (uint32_t)c->max_queued_runs;
     c->exec.admit.queue_wait_ms = c->queue_wait_ms;
     c->exec.retry_after_ms = c->retry_after_ms;
@@ -880,25 +851,4 @@ void cfg_free(struct cfg *c)
     free(c->extra_index_url);
     free(c->find_links);
     memset(c, 0, sizeof *c);
-}
-
-unsigned cfg_workers(const struct cfg *c)
-{
-    if (c->workers)
-        return (unsigned)c->workers;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        n = 1;
-    if (n > CFG_WORKERS_CPUS_MAX)
-        n = CFG_WORKERS_CPUS_MAX;
-    unsigned w = CFG_WORKERS_FIXED + CFG_WORKERS_PER_CPU * (unsigned)n;
-    uint64_t need = (uint64_t)admit_max_running(&c->exec.admit) + c->exec.admit.max_queued + CFG_SPARE_WORKERS;
-    return need > w ? (unsigned)(need > CFG_WORKERS_MAX ? CFG_WORKERS_MAX : need) : w;
-}
-
-int64_t cfg_drain_grace_ms(const struct cfg *c)
-{
-    if (c->drain_grace_ms > 0)
-        return c->drain_grace_ms;
-    return c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms + CFG_DRAIN_SLACK_MS;
 }
