@@ -52,6 +52,7 @@ enum cfg_type {
     CFG_UINT,
     CFG_ALLOW,
     CFG_NODE,      /* none, or a node id (workspace.h: 1 to 16 of [a-z0-9]) */
+    CFG_MODULES,   /* none, or module paths ([A-Za-z0-9_.]) separated by spaces or commas */
 };
 
 struct cfg_key {
@@ -105,6 +106,13 @@ static const struct cfg_key plain_keys[] = {
     K("auto_deps", CFG_BOOL, auto_deps),
     K("requirement_urls", CFG_BOOL, requirement_urls),
     K("env_cache_size", CFG_SIZE, env_cache_size),
+    K("warm", CFG_BOOL, warm),
+    K("warm_envs", CFG_COUNT, warm_envs),
+    K("warm_idle", CFG_DURATION, warm_idle_ms),
+    K("warm_memory", CFG_SIZE, warm_memory),
+    K("warm_runs", CFG_COUNT, warm_runs),
+    K("warm_lifetime", CFG_DURATION, warm_lifetime_ms),
+    K("warm_modules", CFG_MODULES, warm_modules),
 };
 
 /* Ranges of the count and size keys: a value outside is an error. */
@@ -124,6 +132,8 @@ static const struct {
     {"form_file_bytes", 1, 16ull << 30},
     {"form_header_bytes", 256, 1ull << 20},
     {"cgi_sse_padding", 0, 1ull << 20},
+    {"warm_envs", 1, 16},
+    {"warm_runs", 0, 1000000000},
 };
 
 const char *const *cfg_keys(void)
@@ -380,6 +390,17 @@ static int set_node(struct cfg *c, const struct cfg_key *k, const char *value, c
     return set_optstring(c, k, value, err, errlen);
 }
 
+static int set_modules(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    for (const char *p = value; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("_., ", *p)) {
+            snprintf(err, errlen, "%s = '%.40s': expected none or module names (a-z, 0-9, _ and .) separated by spaces",
+                     k->name, value);
+            return -EINVAL;
+        }
+    return set_optstring(c, k, value, err, errlen);
+}
+
 static int set_nonempty(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
 {
     if (!*value) {
@@ -507,6 +528,7 @@ static int set_allow(struct cfg *c, const struct cfg_key *k, const char *value, 
 
 static cfg_setter *const setters[] = {
     [CFG_PATH] = set_nonempty,     [CFG_STRING] = set_nonempty,   [CFG_OPTSTRING] = set_optstring,
+    [CFG_MODULES] = set_modules,
     [CFG_SECRET] = set_secret,     [CFG_BOOL] = set_bool,         [CFG_DURATION] = set_duration,
     [CFG_SIZE] = set_number,       [CFG_COUNT] = set_number,      [CFG_LEVEL] = set_level,
     [CFG_ISOLATION] = set_isolation, [CFG_AUTO_BOOL] = set_auto_bool, [CFG_INSTALLER] = set_installer,
@@ -641,6 +663,8 @@ static void apply_exec(struct cfg *c)
     d->only_binary = c->only_binary;
     d->requirement_urls = c->requirement_urls;
     d->cache_bytes = c->env_cache_size;
+    c->exec.warm = (struct exec_warm){c->warm, (uint32_t)c->warm_envs, c->warm_idle_ms, c->warm_memory,
+                                      (uint32_t)c->warm_runs, c->warm_lifetime_ms, c->warm_modules};
 }
 
 /* The defaults, before any source. 0 or -ENOMEM. */
@@ -679,7 +703,14 @@ static int set_defaults(struct cfg *c)
     c->only_binary = true;
     c->auto_deps = true;
     c->env_cache_size = 10ull << 30;
-    if (!c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
+    c->warm = true;
+    c->warm_envs = 4;
+    c->warm_idle_ms = 600LL * 1000;
+    c->warm_memory = 1ull << 30;
+    c->warm_runs = 1000;
+    c->warm_lifetime_ms = 3600LL * 1000;
+    c->warm_modules = strdup("");
+    if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;
     return 0;
@@ -829,6 +860,7 @@ void cfg_free(struct cfg *c)
     free(c->index_url);
     free(c->extra_index_url);
     free(c->find_links);
+    free(c->warm_modules);
     memset(c, 0, sizeof *c);
 }
 

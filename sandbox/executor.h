@@ -128,6 +128,18 @@ enum exec_landlock {
     EXEC_LANDLOCK_OFF,  /* neither: the plain rlimits fallback */
 };
 
+/* The warm pool (warm_* config keys): a zygote per environment that runs
+ * are forked from (doc/performance.md, doc/isolation.md). */
+struct exec_warm {
+    bool on;                    /* warm: off makes every run cold */
+    uint32_t envs;              /* warm_envs: environments kept warm at once */
+    int64_t idle_ms;            /* warm_idle: a zygote unused this long goes */
+    uint64_t memory;            /* warm_memory: what the zygotes may hold together; 0: no cap */
+    uint32_t runs;              /* warm_runs: a zygote is replaced after this many runs; 0: never */
+    int64_t lifetime_ms;        /* warm_lifetime: ... or after this long; 0: never */
+    const char *modules;        /* warm_modules: imported in every zygote besides what runs import */
+};
+
 /* Server-wide settings exec_run() needs; the front door fills it from the
  * configuration file. All strings are borrowed for the life of the struct. */
 struct exec_config {
@@ -146,6 +158,7 @@ struct exec_config {
     bool auto_deps;             /* default of exec_spec.auto_deps */
     struct admit_config admit;  /* run slots and the queue (admit.h) */
     int64_t retry_after_ms;     /* retry_after: what a busy answer tells the client */
+    struct exec_warm warm;      /* the warm pool */
 };
 
 /* ------------------------------------------------------------- the spec */
@@ -285,6 +298,7 @@ struct exec_result {
     const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",
                                  * "landlock", "rlimits+seccomp", "rlimits" */
     char *error;                /* sandbox_error, install_failed: a one-line user-facing reason */
+    bool warm;                  /* forked from a zygote ("start": "warm"), else "cold" */
     const char *url_prefix;     /* copied from the config for the serializer */
 };
 void exec_result_init(struct exec_result *r);
@@ -575,5 +589,24 @@ void jail_probe(struct jail_caps *c);
  * NULL when landlock = on and the kernel has no Landlock (fallback runs
  * are refused). */
 const char *jail_fallback_isolation(const struct jail_caps *c, enum exec_landlock l);
+
+/* ---------------------------------------------------- the warm pool */
+
+/* Starts the warm pool for cfg's state directory as a child process (the
+ * server's supervisor calls it once; the pool ends with it, or on
+ * SIGTERM) and sets *pid, or -1 when warm is off or cannot be had here
+ * (not root: then every run starts cold). 0 or -errno of the fork. cfg
+ * must live as long as the pool (the child's copy of it). */
+int exec_warm_serve(const struct exec_config *cfg, pid_t *pid) must_check;
+
+/* What /healthz shows of the pool. */
+struct exec_warm_stats {
+    bool serving;               /* a pool listens for this state directory */
+    uint64_t envs;              /* environments with a zygote ready */
+    uint64_t runs;              /* runs handed to a zygote since the pool started */
+};
+/* Reads the pool's counters. 0, -ENOENT when no pool ever ran here, or
+ * -errno. */
+int exec_warm_stats(const char *state_dir, struct exec_warm_stats *s) must_check;
 
 #endif

@@ -87,6 +87,8 @@ static _Noreturn void script_main(struct jail_ns_ctx *c)
 {
     const struct jail_opts *o = c->o;
     int efd = c->err_w;
+    if (o->zygote)
+        jail__zygote_exec(c);
     /* Nothing of the script runs before init is a fresh image: until init
      * says so, its memory is still a copy of the parent's. */
     char word;
