@@ -153,6 +153,7 @@ static int make_req(const struct jail_opts *o, struct jail_warm_req *q, const ch
         if ((strcmp(b->inside, "/work") && strcmp(b->inside, "/job") && strncmp(b->inside, "/work/", 6)) ||
             q->n_binds == JAIL_WARM_BINDS || strlen(b->inside) >= sizeof q->binds[0].inside)
             return -EINVAL;
+        q->job = q->job || !strcmp(b->inside, "/job");
         struct jail_warm_bind *wb = &q->binds[q->n_binds++];
         snprintf(wb->inside, sizeof wb->inside, "%s", b->inside);
         wb->nofollow = (b->flags & JAIL_BIND_NOFOLLOW) != 0;

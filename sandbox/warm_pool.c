@@ -42,6 +42,7 @@
 struct zygote {
     bool used;
     char env[PATH_MAX];
+    bool job;                      /* its root has /job: it serves a session's runs */
     int sock;                      /* to the zygote; -1 once retired */
     struct jail_proc proc;
     bool ready, stale;
@@ -54,6 +55,7 @@ struct zygote {
 struct learned {
     char env[PATH_MAX];
     struct deps_strv mods;
+    int64_t too_big;               /* its zygote alone passed warm_memory then: none until warm_idle later */
 };
 
 struct pool {
@@ -232,7 +234,7 @@ static bool make_room(struct pool *pl, const char *env)
                 continue;
             live++;
             mem += zygote_rss(z);
-            if (strcmp(z->env, env) && (!lru || z->last_used < lru->last_used))
+            if (z->ready && strcmp(z->env, env) && (!lru || z->last_used < lru->last_used))
                 lru = z;
         }
         bool over = live >= w->envs || (w->memory && mem >= w->memory);
@@ -245,16 +247,19 @@ static bool make_room(struct pool *pl, const char *env)
     }
 }
 
-/* Starts a zygote for env with what its runs import. */
-static void start_zygote(struct pool *pl, const char *env)
+/* Starts a zygote for env with what its runs import (job: for a
+ * session's runs, whose root has a /job; the root of others has none). */
+static void start_zygote(struct pool *pl, const char *env, bool job)
 {
     struct zygote *z = NULL;
     for (size_t i = 0; i < WARM_ZYGOTES_MAX && !z; i++)
         if (!pl->z[i].used)
             z = &pl->z[i];
+    struct learned *e = learned_of(pl, env, true);
+    if (e && e->too_big && util_now_ms() - e->too_big < pl->cfg->warm.idle_ms)
+        return;
     if (!z || !make_room(pl, env))
         return;
-    struct learned *e = learned_of(pl, env, true);
     struct dbuf mods;
     dbuf_init(&mods, WARM_MODULES_MAX * (WARM_MODULE_MAX + 1));
     for (size_t i = 0; e && i < e->mods.n; i++)
@@ -267,6 +272,7 @@ static void start_zygote(struct pool *pl, const char *env)
     char empty[PATH_MAX + 8];
     snprintf(empty, sizeof empty, "%s/empty", pl->dir);
     struct jail_bind binds[] = {{env, "/env", 0}, {empty, "/work", 0}, {empty, "/job", 0}};
+    size_t n_binds = job ? 3 : 2;
     char threads[48];
     snprintf(threads, sizeof threads, "RUNMYSCRIPT_WARM_THREADS=%ld", sysconf(_SC_NPROCESSORS_ONLN));
     const char *envp[] = {"PATH=/env/bin:/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/home", "LANG=C.UTF-8",
@@ -278,7 +284,7 @@ static void start_zygote(struct pool *pl, const char *env)
     lim.tmp_bytes = pl->cfg->limits.tmp_bytes;
     lim.tmp_files = pl->cfg->limits.tmp_files;
     struct jail_opts o = {
-        .mode = JAIL_MODE_NAMESPACES, .binds = binds, .n_binds = ARRAY_SIZE(binds), .argv = argv,
+        .mode = JAIL_MODE_NAMESPACES, .binds = binds, .n_binds = n_binds, .argv = argv,
         .interpreter = pl->cfg->python, .envp = envp, .cwd = "/", .fd_in = sv[1], .fd_out = 2, .fd_err = 2,
         .limits = &lim, .state_dir = pl->cfg->state_dir, .uid_base = pl->cfg->uid_base,
         .uid_count = pl->cfg->uid_count, .zygote = true, .zygote_lib = pl->libpython,
@@ -301,19 +307,21 @@ static void start_zygote(struct pool *pl, const char *env)
     z->sock = sv[0];
     z->started = z->last_used = util_now_ms();
     z->n_modules = e ? e->mods.n : 0;
+    z->job = job;
     snprintf(z->env, sizeof z->env, "%s", env);
     pl->started++;
     log_msg(LOG_LVL_INFO, "warm pool: a zygote for %s is starting", env);
 }
 
-/* The zygote a run of env goes to: the newest ready one. */
-static struct zygote *zygote_for(struct pool *pl, const char *env, bool *starting)
+/* The zygote a run of env (job: a session's) goes to: the newest ready
+ * one. */
+static struct zygote *zygote_for(struct pool *pl, const char *env, bool job, bool *starting)
 {
     struct zygote *best = NULL;
     *starting = false;
     for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++) {
         struct zygote *z = &pl->z[i];
-        if (!z->used || z->sock < 0 || strcmp(z->env, env))
+        if (!z->used || z->sock < 0 || strcmp(z->env, env) || z->job != job)
             continue;
         if (!z->ready)
             *starting = true;
@@ -340,7 +348,7 @@ static void serve_client(struct pool *pl, int c)
     q.imports[sizeof q.imports - 1] = q.imports[sizeof q.imports - 2] = '\0';
     bool grew = learn(pl, &q);
     bool starting;
-    struct zygote *z = zygote_for(pl, q.env_dir, &starting);
+    struct zygote *z = zygote_for(pl, q.env_dir, q.job, &starting);
     if (z && grew)
         z->stale = true;
     if (z && jail__send_fds(z->sock, &q, sizeof q, fds, nfds) == 0) {
@@ -355,7 +363,7 @@ static void serve_client(struct pool *pl, int c)
         z = NULL;
     }
     if ((!z || z->stale) && !starting)
-        start_zygote(pl, q.env_dir);
+        start_zygote(pl, q.env_dir, q.job);
     write_stats(pl);
 out:
     for (size_t i = 0; i < nfds; i++)
@@ -372,10 +380,22 @@ static void zygote_event(struct pool *pl, struct zygote *z)
     ssize_t r = read(z->sock, &b, 1);
     if (r == 1 && b == 'r' && !z->ready) {
         z->ready = true;
+        uint64_t mine = zygote_rss(z), budget = pl->cfg->warm.memory;
+        if (budget && mine > budget) {
+            /* Alone past the budget: no zygote for it, its runs start cold. */
+            struct learned *e = learned_of(pl, z->env, false);
+            if (e)
+                e->too_big = util_now_ms();
+            log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s holds %llu bytes, past warm_memory: its runs start cold",
+                    z->env, (unsigned long long)mine);
+            retire(z);
+            write_stats(pl);
+            return;
+        }
         log_msg(LOG_LVL_INFO, "warm pool: the zygote for %s is ready", z->env);
         for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++) {
             struct zygote *o = &pl->z[i];
-            if (o != z && o->used && o->sock >= 0 && !strcmp(o->env, z->env))
+            if (o != z && o->used && o->sock >= 0 && !strcmp(o->env, z->env) && o->job == z->job)
                 retire(o);
         }
     } else if (r <= 0) {
@@ -398,8 +418,8 @@ static void tick(struct pool *pl, int64_t now)
             retire(z);
         } else if ((w->lifetime_ms && now - z->started > w->lifetime_ms) || z->stale) {
             /* Its successor first; it serves until that one is ready. */
-            if (zygote_for(pl, z->env, &starting) == z && !starting)
-                start_zygote(pl, z->env);
+            if (zygote_for(pl, z->env, z->job, &starting) == z && !starting)
+                start_zygote(pl, z->env, z->job);
         }
     }
     write_stats(pl);
