@@ -339,6 +339,8 @@ static void serve_client(struct pool *pl, int c)
     size_t nfds = 0;
     struct pollfd p = {c, POLLIN, 0};
     char answer = 'C';
+    bool answered = false;
+    ssize_t w;
     if (poll(&p, 1, WARM_CLIENT_MS) != 1)
         return;
     ssize_t r = jail__recv_fds(c, &q, sizeof q, fds, &nfds);
@@ -362,14 +364,21 @@ static void serve_client(struct pool *pl, int c)
         retire(z); /* it does not take requests: it is no use */
         z = NULL;
     }
+    /* The answer first: the start of a zygote takes a while, and the
+     * worker waits for the answer only so long. */
+    w = write(c, &answer, 1);
+    (void)w;
+    answered = true;
     if ((!z || z->stale) && !starting)
         start_zygote(pl, q.env_dir, q.job);
     write_stats(pl);
 out:
     for (size_t i = 0; i < nfds; i++)
         close(fds[i]);
-    ssize_t w = write(c, &answer, 1);
-    (void)w;
+    if (!answered) {
+        w = write(c, &answer, 1);
+        (void)w;
+    }
 }
 
 /* A zygote said it is ready (or went away); older ones of its
