@@ -183,18 +183,27 @@ static int wait_in(int fd, int ms)
     return r < 0 ? -errno : r;
 }
 
-/* The request to the pool; its answer. 0 when a zygote took it, -EAGAIN
- * when none did, -errno. */
-static int ask_pool(const char *pool_sock, const struct jail_warm_req *q, const int *fds, size_t nfds)
+/* A connection to the pool: an fd, or -EAGAIN when none listens (no
+ * server serves this state directory), before any work is done for it. */
+static int pool_connect(const char *pool_sock)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     if (snprintf(a.sun_path, sizeof a.sun_path, "%s", pool_sock) >= (int)sizeof a.sun_path)
         return -ENAMETOOLONG;
-    cleanup_fd int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (s < 0)
         return -errno;
-    if (connect(s, (struct sockaddr *)&a, sizeof a) < 0)
-        return -EAGAIN; /* no pool serves this state directory */
+    if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(s);
+        return -EAGAIN;
+    }
+    return s;
+}
+
+/* The request to the pool; its answer. 0 when a zygote took it, -EAGAIN
+ * when none did, -errno. */
+static int ask_pool(int s, const struct jail_warm_req *q, const int *fds, size_t nfds)
+{
     int rc = jail__send_fds(s, q, sizeof *q, fds, nfds);
     if (rc < 0)
         return rc;
@@ -291,6 +300,7 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     static struct jail_warm_req q; /* large: not on the stack */
     struct warm_fds w = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1}, 0};
     const char *env_dir;
+    cleanup_fd int pool = -1;
     int rc;
 
     memset(p, 0, sizeof *p);
@@ -305,6 +315,11 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     if (rc < 0) {
         snprintf(err, errlen, "this run does not fit a zygote: %s", strerror(-rc));
         return rc;
+    }
+    pool = pool_connect(pool_sock);
+    if (pool < 0) {
+        snprintf(err, errlen, "no pool: %s", strerror(-pool));
+        return pool;
     }
     /* Who the run is, as for a cold start (jail.c: ns_identity). */
     if ((rc = jail__take_uid(o, p, err, errlen)) < 0 || (rc = jail__give_paths(o, p, err, errlen)) < 0)
@@ -332,7 +347,7 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     int fds[JAIL_WARM_NFDS] = {o->fd_in, o->fd_out, o->fd_err, w.err[1], w.st[1], w.go[0], w.ctl[1]};
     for (size_t i = 0; i < w.n_trees; i++)
         fds[JAIL_WARM_FD_BIND0 + i] = w.trees[i];
-    rc = ask_pool(pool_sock, &q, fds, JAIL_WARM_FD_BIND0 + w.n_trees);
+    rc = ask_pool(pool, &q, fds, JAIL_WARM_FD_BIND0 + w.n_trees);
     /* The zygote has its copies: ours of its ends would hide its end. */
     int *theirs[] = {&w.err[1], &w.st[1], &w.go[0], &w.ctl[1]};
     for (size_t i = 0; i < ARRAY_SIZE(theirs); i++) {

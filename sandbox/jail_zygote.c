@@ -36,14 +36,12 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/seccomp.h>
-#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -292,21 +290,6 @@ static bool single_threaded(void)
     return n == 1;
 }
 
-/* ifconfig lo up, in the run's network namespace. */
-static int lo_up(void)
-{
-    cleanup_fd int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    struct ifreq ifr;
-    if (s < 0)
-        return -errno;
-    memset(&ifr, 0, sizeof ifr);
-    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-        return -errno;
-    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-    return ioctl(s, SIOCSIFFLAGS, &ifr) < 0 ? -errno : 0;
-}
-
 /* The run's own view in C2 (a new mount namespace): /proc of its PID
  * namespace, a fresh bounded /tmp (with HOME) and /dev/shm, the worker's
  * trees. Reports and exits on failure. */
@@ -339,18 +322,10 @@ static void run_mounts(const struct jail_warm_req *q, const int *fds, int efd)
     }
     jail__must(sethostname("runmyscript", 11) == 0, efd, JAIL_STAGE_ROOT);
     if (!q->network) {
-        int rc = lo_up();
+        int rc = jail__loopback_up();
         if (rc < 0)
             jail__child_fail_err(efd, JAIL_STAGE_NET, -rc, NULL);
     }
-}
-
-static volatile sig_atomic_t run_init_sig;
-
-static void run_init_on_signal(int sig)
-{
-    run_init_sig = sig;
-    kill(-1, sig); /* pid 1 reaches every process of its namespace */
 }
 
 /* C3: the script. */
@@ -451,29 +426,10 @@ static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
     for (int fd = 0; fd < 1024; fd++)
         if (fd != status_w)
             close(fd);
-    struct sigaction sa = {.sa_handler = run_init_on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    jail__init_forward_signals();
     signal(SIGPIPE, SIG_IGN);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    int st = 0;
-    struct rusage ru;
-    for (;;) {
-        pid_t w = wait4(-1, &st, 0, &ru);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            _exit(1);
-        if (w == script)
-            break;
-    }
-    struct jail_status_msg msg = {.status = st};
-    getrusage(RUSAGE_CHILDREN, &msg.ru);
-    ssize_t wr = write(status_w, &msg, sizeof msg);
-    (void)wr;
-    _exit(0);
+    jail__init_report(status_w, script);
 }
 
 /* C1: the run's user namespace (mapped by the zygote), then the others;
