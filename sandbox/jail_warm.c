@@ -239,6 +239,7 @@ static void warm_fds_close(struct warm_fds *w)
  * cgroups, the filter, and the script's start. 0 or -errno with err. */
 static int take_run(struct jail_proc *p, struct warm_fds *w, char *err, size_t errlen)
 {
+    int64_t t0 = util_now_ms();
     int rc = wait_in(w->ctl[0], WARM_FORK_MS);
     int fds[1];
     size_t nfds = 0;
@@ -262,10 +263,12 @@ static int take_run(struct jail_proc *p, struct warm_fds *w, char *err, size_t e
         snprintf(err, errlen, "the run's init has no pid here");
         return -ESRCH;
     }
+    int64_t t1 = util_now_ms();
     if (p->cg_memory)
         rc = jail__cg_enter(p->cg_memory, p->pid);
     if (rc >= 0 && p->cg_pids)
         rc = jail__cg_enter(p->cg_pids, p->pid);
+    int64_t t2 = util_now_ms();
     if (rc < 0) {
         snprintf(err, errlen, "putting the run into its cgroups: %s", strerror(-rc));
         return rc;
@@ -291,6 +294,8 @@ static int take_run(struct jail_proc *p, struct warm_fds *w, char *err, size_t e
         snprintf(err, errlen, "the run's init went away");
         return -EPIPE;
     }
+    log_msg(LOG_LVL_DEBUG, "timing: warm fork %lld ms, cgroups %lld ms, start %lld ms", (long long)(t1 - t0),
+            (long long)(t2 - t1), (long long)(util_now_ms() - t2));
     return 0;
 }
 
@@ -316,6 +321,7 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
         snprintf(err, errlen, "this run does not fit a zygote: %s", strerror(-rc));
         return rc;
     }
+    int64_t ts = util_now_ms();
     pool = pool_connect(pool_sock);
     if (pool < 0) {
         snprintf(err, errlen, "no pool: %s", strerror(-pool));
@@ -347,6 +353,7 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     int fds[JAIL_WARM_NFDS] = {o->fd_in, o->fd_out, o->fd_err, w.err[1], w.st[1], w.go[0], w.ctl[1]};
     for (size_t i = 0; i < w.n_trees; i++)
         fds[JAIL_WARM_FD_BIND0 + i] = w.trees[i];
+    log_msg(LOG_LVL_DEBUG, "timing: warm request ready %lld ms", (long long)(util_now_ms() - ts));
     rc = ask_pool(pool, &q, fds, JAIL_WARM_FD_BIND0 + w.n_trees);
     /* The zygote has its copies: ours of its ends would hide its end. */
     int *theirs[] = {&w.err[1], &w.st[1], &w.go[0], &w.ctl[1]};

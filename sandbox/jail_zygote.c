@@ -5,11 +5,11 @@
  * script. Each run is a fork of it that gets everything a cold run gets,
  * in this order:
  *
- *   zygote --fork--> C1: a user namespace of its own (the zygote writes its
- *     maps: inside 1000 is the run's uid of the zygote's range, so its host
- *     uid is the run's uid slot as in a cold run), then new mount, IPC,
- *     UTS, network (unless the run may use it) and PID namespaces; forks
- *     C2 and hands the worker a pidfd of it, waits for it, exits.
+ *   zygote --clone--> C2 in new user, mount, IPC, UTS, network (unless the
+ *     run may use it) and PID namespaces; the zygote writes its maps
+ *     (inside 1000 is the run's uid of the zygote's range, so its host uid
+ *     is the run's uid slot as in a cold run), hands the worker a pidfd of
+ *     it, and reaps it in the end.
  *   C2: pid 1 of the run: a fresh /proc, /tmp and /dev/shm, the worker's
  *     detached mount trees moved to /work (/job, mounts/), lo up; waits for
  *     the worker's go (it put C2 into the run's cgroups) and the seccomp
@@ -59,7 +59,7 @@
 #define RESOLVE_NO_SYMLINKS 0x04
 #endif
 
-#define ZYGOTE_MAPS_MS 2000  /* C1 waits this long for its maps */
+#define ZYGOTE_MAPS_MS 2000  /* the run's init waits this long for its maps */
 
 int jail__send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds)
 {
@@ -295,7 +295,7 @@ static bool single_threaded(void)
  * trees. Reports and exits on failure. */
 static void run_mounts(const struct jail_warm_req *q, const int *fds, int efd)
 {
-    jail__must(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, efd, JAIL_STAGE_MOUNT);
+    /* Every mount is private already: the zygote's init made them so. */
     jail__must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0, efd, JAIL_STAGE_PROC);
     jail__must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd, JAIL_STAGE_ROOT);
     jail__must(mkdir("/tmp/home", 0700) == 0 && chown("/tmp/home", JAIL_UID, JAIL_UID) == 0, efd, JAIL_STAGE_ROOT);
@@ -432,43 +432,7 @@ static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
     jail__init_report(status_w, script);
 }
 
-/* C1: the run's user namespace (mapped by the zygote), then the others;
- * C2 forked into the new PID namespace and handed to the worker. */
-static _Noreturn void run_start(const struct jail_warm_req *q, int *fds, int sync_w, int ack_r)
-{
-    int efd = fds[JAIL_WARM_FD_ERRPIPE];
-    char b = 'u';
-    if (unshare(CLONE_NEWUSER) < 0)
-        jail__child_fail(efd, JAIL_STAGE_MAPS);
-    if (write(sync_w, &b, 1) != 1)
-        jail__child_fail(efd, JAIL_STAGE_MAPS);
-    struct pollfd p = {ack_r, POLLIN, 0};
-    if (poll(&p, 1, ZYGOTE_MAPS_MS) != 1 || read(ack_r, &b, 1) != 1 || b != 'm')
-        jail__child_fail_err(efd, JAIL_STAGE_MAPS, ETIMEDOUT, NULL);
-    close(sync_w);
-    close(ack_r);
-    int flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID | (q->network ? 0 : CLONE_NEWNET);
-    if (unshare(flags) < 0)
-        jail__child_fail(efd, JAIL_STAGE_MOUNT);
-    pid_t init = fork();
-    if (init < 0)
-        jail__child_fail(efd, JAIL_STAGE_FORK);
-    if (init == 0)
-        run_init(q, fds);
-    int pidfd = (int)syscall(SYS_pidfd_open, init, 0);
-    int rc = pidfd < 0 ? -errno : jail__send_fds(fds[JAIL_WARM_FD_CTL], "p", 1, &pidfd, 1);
-    if (rc < 0) {
-        /* The worker gave up on us: nothing of the run may go on. */
-        kill(init, SIGKILL);
-    }
-    for (int fd = 0; fd < 1024; fd++)
-        close(fd);
-    while (waitpid(init, NULL, 0) < 0 && errno == EINTR)
-        ;
-    _exit(0);
-}
-
-/* The maps of C1's new user namespace: inside 0 and 1000 are the
+/* The maps of the run's new user namespace: inside 0 and 1000 are the
  * zygote's 0 and the run's uid of its range. */
 static int write_run_maps(pid_t pid, uint32_t run_uid)
 {
@@ -494,11 +458,12 @@ static void close_fds(int *fds, size_t n)
             close(fds[i]);
 }
 
-/* One request: fork C1, write its maps. 0, or -errno (the worker's
- * descriptors are closed either way: it sees the end of its pipes). */
+/* One request: the run's init cloned into its namespaces, its maps, its
+ * pidfd to the worker. 0, or -errno (the worker's descriptors are closed
+ * either way: it sees the end of its pipes). */
 static int serve_one(const struct jail_warm_req *q, int *fds, size_t nfds)
 {
-    int sync[2] = {-1, -1}, ack[2] = {-1, -1};
+    int ack[2] = {-1, -1};
     int rc = 0;
     if (nfds != (size_t)JAIL_WARM_FD_BIND0 + q->n_binds || q->n_binds > JAIL_WARM_BINDS) {
         rc = -EINVAL;
@@ -508,37 +473,42 @@ static int serve_one(const struct jail_warm_req *q, int *fds, size_t nfds)
         rc = -EDEADLK;
         goto out;
     }
-    if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
+    if (pipe2(ack, O_CLOEXEC) < 0) {
         rc = -errno;
         goto out;
     }
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID |
+                          (q->network ? 0 : CLONE_NEWNET);
     py.before_fork();
-    pid_t c1 = fork();
-    if (c1 == 0) {
-        close(sync[0]);
+    pid_t init = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (init == 0) {
         close(ack[1]);
-        run_start(q, fds, sync[1], ack[0]);
+        char b;
+        struct pollfd p = {ack[0], POLLIN, 0};
+        if (poll(&p, 1, ZYGOTE_MAPS_MS) != 1 || read(ack[0], &b, 1) != 1 || b != 'm')
+            jail__child_fail_err(fds[JAIL_WARM_FD_ERRPIPE], JAIL_STAGE_MAPS, ETIMEDOUT, NULL);
+        close(ack[0]);
+        run_init(q, fds);
     }
     py.after_fork_parent();
-    if (c1 < 0) {
+    if (init < 0) {
         rc = -errno;
         goto out;
     }
-    close(sync[1]);
-    close(ack[0]);
-    sync[1] = ack[0] = -1;
-    char b;
-    struct pollfd p = {sync[0], POLLIN, 0};
-    if (poll(&p, 1, ZYGOTE_MAPS_MS) == 1 && read(sync[0], &b, 1) == 1 && write_run_maps(c1, q->run_uid) == 0)
-        rc = write(ack[1], "m", 1) == 1 ? 0 : -EPIPE;
-    else
-        rc = -EPROTO;
+    int pidfd = -1;
+    if ((rc = write_run_maps(init, q->run_uid)) == 0 && (rc = write(ack[1], "m", 1) == 1 ? 0 : -EPIPE) == 0) {
+        pidfd = (int)syscall(SYS_pidfd_open, init, 0);
+        rc = pidfd < 0 ? -errno : jail__send_fds(fds[JAIL_WARM_FD_CTL], "p", 1, &pidfd, 1);
+    }
+    if (pidfd >= 0)
+        close(pidfd);
+    /* Without its maps, or with a worker that gave up on it, nothing of
+     * the run may go on. */
     if (rc < 0)
-        kill(c1, SIGKILL);
+        kill(init, SIGKILL);
 out:
     close_fds(fds, nfds);
-    int pp[] = {sync[0], sync[1], ack[0], ack[1]};
-    close_fds(pp, ARRAY_SIZE(pp));
+    close_fds(ack, ARRAY_SIZE(ack));
     return rc;
 }
 
