@@ -44,7 +44,7 @@ struct mount_attr {
 };
 #endif
 
-#define WARM_POOL_REPLY_MS 1000  /* the pool says at once whether a zygote takes the run */
+#define WARM_POOL_REPLY_MS 3000  /* the pool answers at once, unless it is busy starting a zygote */
 #define WARM_FORK_MS 3000        /* a zygote that takes longer to fork is hung: the run goes cold */
 
 int jail__warm_signal(struct jail_proc *p, int sig)

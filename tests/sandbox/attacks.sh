@@ -59,7 +59,10 @@ attack() {
     LOGS=$(jget $J 'r["logs"]' 2>/dev/null)
     [ -s $J ] || diag "$name: no result: $(head -c 300 $J.err)"
     # (a line each, checked at the end: an attack may run in the background)
-    [ -z "${RMS_ATTACK_WARM:-}" ] || echo "$name $(jget $J 'r["start"]' 2>/dev/null)" >>$T/starts
+    if [ -n "${RMS_ATTACK_WARM:-}" ]; then
+        echo "$name $(jget $J 'r["start"]' 2>/dev/null)" >>$T/starts
+        grep -q '"start":"warm"' $J || diag "$name started cold: $(head -c 300 $J.err)"
+    fi
 }
 # gone DESCRIPTION: no process of the last attack is left.
 gone() {
