@@ -188,6 +188,22 @@ warm_serve || diag "the pool did not come back"
 run_json $T/restarted.json $T/alive.py
 is "$(jget $T/restarted.json '[r["status"], r["start"]]')" '["ok", "warm"]' "the server restarted: runs start warm again"
 
+# Replaced after warm_runs runs, gone after warm_idle: and every run ok.
+warm_stop
+rm -rf "$RUNMYSCRIPT_STATE_DIR/.warm"
+warm_serve --set warm_runs=2 --set warm_idle=2s || diag "the pool did not start"
+bad=0
+for i in 1 2 3 4 5 6; do
+    run_json $T/r$i.json $T/alive.py
+    [ "$(jget $T/r$i.json 'r["status"]')" = ok ] || bad=$((bad + 1))
+done
+is "$bad" 0 "warm_runs = 2: six runs, all ok"
+started=$(warm_stats | sed -n 's/^started //p')
+[ "${started:-0}" -ge 3 ]
+ok $? "warm_runs = 2: the zygote was replaced ($started started for six runs)"
+wait_until sh -c "grep -q '^envs 0' '$RUNMYSCRIPT_STATE_DIR/.warm/stats'"
+ok $? "warm_idle = 2s: an idle zygote goes"
+
 # Off: warm = off on the server has no pool at all.
 warm_stop
 rm -rf "$RUNMYSCRIPT_STATE_DIR/.warm"
