@@ -113,6 +113,7 @@ static const struct cfg_key plain_keys[] = {
     K("warm_runs", CFG_COUNT, warm_runs),
     K("warm_lifetime", CFG_DURATION, warm_lifetime_ms),
     K("warm_modules", CFG_MODULES, warm_modules),
+    K("warm_wait", CFG_DURATION, warm_wait_ms),
 };
 
 /* Ranges of the count and size keys: a value outside is an error. */
@@ -664,7 +665,8 @@ static void apply_exec(struct cfg *c)
     d->requirement_urls = c->requirement_urls;
     d->cache_bytes = c->env_cache_size;
     c->exec.warm = (struct exec_warm){c->warm, (uint32_t)c->warm_envs, c->warm_idle_ms, c->warm_memory,
-                                      (uint32_t)c->warm_runs, c->warm_lifetime_ms, c->warm_modules};
+                                      (uint32_t)c->warm_runs, c->warm_lifetime_ms, c->warm_modules,
+                                      c->warm_wait_ms > 0 ? c->warm_wait_ms : 1};
 }
 
 /* The defaults, before any source. 0 or -ENOMEM. */
@@ -710,6 +712,7 @@ static int set_defaults(struct cfg *c)
     c->warm_runs = 1000;
     c->warm_lifetime_ms = 3600LL * 1000;
     c->warm_modules = strdup("");
+    c->warm_wait_ms = 3000;
     if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;

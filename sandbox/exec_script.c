@@ -250,7 +250,8 @@ static int start_warm(struct run *run, const struct jail_opts *o, struct jail_pr
     if (rc == 0 && deps_scan_imports(spec->code, spec->code_len, &imports) < 0)
         imports.n = 0; /* the imports only teach the pool: a run goes on without */
     if (rc == 0)
-        rc = jail_start_warm(o, sock, (const char *const *)imports.v, imports.n, proc, err, sizeof err);
+        rc = jail_start_warm(o, sock, (const char *const *)imports.v, imports.n, spec->cfg->warm.wait_ms, proc, err,
+                             sizeof err);
     deps_strv_free(&imports);
     if (rc == 0) {
         run->r->warm = true;

@@ -142,13 +142,14 @@ int jail_start(const struct jail_opts *o, struct jail_proc *p, char *err, size_t
  * o's environment (the bind whose inside is /env), in namespaces of its
  * own as jail_start's: root only (the workspace goes over as a detached
  * mount tree, which only the host's root can make). imports (n, may be
- * NULL) are the script's, for the pool to learn. 0 when the script
+ * NULL) are the script's, for the pool to learn; the pool's answer and the
+ * zygote's fork may each take wait_ms. 0 when the script
  * started; -EAGAIN when the pool has no zygote ready for it (one may be
  * starting); another -errno with a reason in err when the warm start
  * failed. On any failure nothing of the run is left and the caller starts
  * it cold. */
 int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char *const *imports, size_t n,
-                    struct jail_proc *p, char *err, size_t errlen) must_check;
+                    int64_t wait_ms, struct jail_proc *p, char *err, size_t errlen) must_check;
 
 /* Sends sig to every process of the run. 0 or -errno. */
 int jail_signal(struct jail_proc *p, int sig);

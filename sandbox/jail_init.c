@@ -232,7 +232,7 @@ static _Noreturn void init_reexec(struct jail_ns_ctx *c, pid_t script)
  * and the resource use of all (children reaped before the re-exec count
  * too) and leaves. The kernel kills the rest of the namespace when pid 1
  * exits. */
-_Noreturn void jail__init_report(int status_w, pid_t script)
+static _Noreturn void init_report(int status_w, pid_t script)
 {
     int st = 0;
     struct rusage ru;
@@ -311,7 +311,7 @@ static _Noreturn void init_fresh_main(int argc, char **argv)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    jail__init_report(status_w, (pid_t)script);
+    init_report(status_w, (pid_t)script);
 }
 
 /* Whatever program links the sandbox (the server, its test twin, the unit

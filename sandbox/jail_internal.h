@@ -229,10 +229,7 @@ int jail__loopback_up(void);
 /* In a namespace's pid 1: SIGTERM, SIGINT and SIGHUP forwarded to every
  * process of it. */
 void jail__init_forward_signals(void);
-/* In a namespace's pid 1: reaps every process until script is done, then
- * reports its status and the resource use of all on status_w and exits
- * (the kernel kills the rest of the namespace). */
-_Noreturn void jail__init_report(int status_w, pid_t script);
+
 
 /* --------------------------------------------------- jail_tree.c */
 

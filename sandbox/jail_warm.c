@@ -44,8 +44,6 @@ struct mount_attr {
 };
 #endif
 
-#define WARM_POOL_REPLY_MS 3000  /* the pool answers at once, unless it is busy starting a zygote */
-#define WARM_FORK_MS 3000        /* a zygote that takes longer to fork is hung: the run goes cold */
 
 int jail__warm_signal(struct jail_proc *p, int sig)
 {
@@ -202,12 +200,12 @@ static int pool_connect(const char *pool_sock)
 
 /* The request to the pool; its answer. 0 when a zygote took it, -EAGAIN
  * when none did, -errno. */
-static int ask_pool(int s, const struct jail_warm_req *q, const int *fds, size_t nfds)
+static int ask_pool(int s, const struct jail_warm_req *q, const int *fds, size_t nfds, int64_t wait_ms)
 {
     int rc = jail__send_fds(s, q, sizeof *q, fds, nfds);
     if (rc < 0)
         return rc;
-    rc = wait_in(s, WARM_POOL_REPLY_MS);
+    rc = wait_in(s, (int)wait_ms);
     char b = 0;
     if (rc <= 0 || read(s, &b, 1) != 1)
         return -EAGAIN;
@@ -237,10 +235,10 @@ static void warm_fds_close(struct warm_fds *w)
 
 /* The run's init, forked by the zygote: its pidfd into p, into the
  * cgroups, the filter, and the script's start. 0 or -errno with err. */
-static int take_run(struct jail_proc *p, struct warm_fds *w, char *err, size_t errlen)
+static int take_run(struct jail_proc *p, struct warm_fds *w, int64_t wait_ms, char *err, size_t errlen)
 {
     int64_t t0 = util_now_ms();
-    int rc = wait_in(w->ctl[0], WARM_FORK_MS);
+    int rc = wait_in(w->ctl[0], (int)wait_ms);
     int fds[1];
     size_t nfds = 0;
     char b;
@@ -300,7 +298,7 @@ static int take_run(struct jail_proc *p, struct warm_fds *w, char *err, size_t e
 }
 
 int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char *const *imports, size_t n,
-                    struct jail_proc *p, char *err, size_t errlen)
+                    int64_t wait_ms, struct jail_proc *p, char *err, size_t errlen)
 {
     static struct jail_warm_req q; /* large: not on the stack */
     struct warm_fds w = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1}, 0};
@@ -354,7 +352,7 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     for (size_t i = 0; i < w.n_trees; i++)
         fds[JAIL_WARM_FD_BIND0 + i] = w.trees[i];
     log_msg(LOG_LVL_DEBUG, "timing: warm request ready %lld ms", (long long)(util_now_ms() - ts));
-    rc = ask_pool(pool, &q, fds, JAIL_WARM_FD_BIND0 + w.n_trees);
+    rc = ask_pool(pool, &q, fds, JAIL_WARM_FD_BIND0 + w.n_trees, wait_ms);
     /* The zygote has its copies: ours of its ends would hide its end. */
     int *theirs[] = {&w.err[1], &w.st[1], &w.go[0], &w.ctl[1]};
     for (size_t i = 0; i < ARRAY_SIZE(theirs); i++) {
@@ -366,7 +364,7 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
             snprintf(err, errlen, "the pool: %s", strerror(-rc));
         goto out;
     }
-    rc = take_run(p, &w, err, errlen);
+    rc = take_run(p, &w, wait_ms, err, errlen);
     if (rc < 0)
         goto out;
     p->status_fd = steal_fd(&w.st[0]);

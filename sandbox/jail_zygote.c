@@ -45,6 +45,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -393,6 +394,44 @@ static _Noreturn void run_script(const struct jail_warm_req *q, const int *fds, 
     exit(exitcode);
 }
 
+/* The run's init until the script ends: it reaps every process and then
+ * reports the script's status and the resource use of all, as a cold
+ * run's init does (init_report in jail_init.c). One thing more: a cold run dies
+ * with its worker (its init's parent-death signal); a warm one is the
+ * zygote's child, so its init watches the status pipe, whose other end
+ * only the worker holds: when the worker is gone, so is the run. */
+static _Noreturn void run_init_watch(int status_w, pid_t script, const sigset_t *none)
+{
+    sigset_t mask = *none;
+    sigaddset(&mask, SIGCHLD);
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    sigprocmask(SIG_SETMASK, &mask, NULL); /* SIGCHLD comes through sfd */
+    int st = 0;
+    for (;;) {
+        pid_t w;
+        while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+            if (w == script) {
+                struct jail_status_msg msg = {.status = st};
+                getrusage(RUSAGE_CHILDREN, &msg.ru);
+                ssize_t wr = write(status_w, &msg, sizeof msg);
+                (void)wr;
+                _exit(0);
+            }
+        struct pollfd p[2] = {{status_w, 0, 0}, {sfd, POLLIN, 0}};
+        int r = poll(p, sfd >= 0 ? 2 : 1, sfd >= 0 ? -1 : 100);
+        if (r > 0 && (p[0].revents & (POLLERR | POLLHUP))) {
+            kill(-1, SIGKILL);
+            _exit(1);
+        }
+        struct signalfd_siginfo si;
+        while (sfd >= 0 && read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+            ;
+    }
+}
+
 /* C2: the run's pid 1. */
 static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
 {
@@ -428,8 +467,7 @@ static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
             close(fd);
     jail__init_forward_signals();
     signal(SIGPIPE, SIG_IGN);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    jail__init_report(status_w, script);
+    run_init_watch(status_w, script, &none);
 }
 
 /* The maps of the run's new user namespace: inside 0 and 1000 are the

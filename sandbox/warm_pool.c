@@ -209,6 +209,8 @@ static void retire(struct zygote *z)
 
 static void reap(struct pool *pl, struct zygote *z)
 {
+    if (z->sock >= 0)
+        log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s ended before it was let go", z->env);
     jail_kill_all(&z->proc);
     jail_proc_free(&z->proc);
     if (z->sock >= 0)
@@ -368,8 +370,12 @@ static void serve_client(struct pool *pl, int c)
         if (pl->cfg->warm.runs && z->runs >= pl->cfg->warm.runs)
             z->stale = true;
     } else if (z) {
+        log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s takes no request (%s): it is replaced", z->env,
+                strerror(errno));
         retire(z); /* it does not take requests: it is no use */
         z = NULL;
+    } else {
+        log_msg(LOG_LVL_INFO, "warm pool: no zygote ready for %s: the run starts cold", q.env_dir);
     }
     /* The answer first: the start of a zygote takes a while, and the
      * worker waits for the answer only so long. */

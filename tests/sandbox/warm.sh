@@ -11,6 +11,9 @@
 . "$top_srcdir/tests/lib/warm.sh"
 T=$TEST_TMP
 export RUNMYSCRIPT_ISOLATION=namespaces
+# Runs that must be warm may wait long on a slow machine (a sanitizer
+# build); the hung zygote's case sets its own.
+export RUNMYSCRIPT_WARM_WAIT=60s
 warm_serve || { echo "Bail out! the warm pool did not start"; exit 1; }
 
 start_of() { jget "$1" 'r["start"]' 2>/dev/null; }
@@ -162,10 +165,26 @@ wait_until warm_has 1
 run_json $T/rewarm.json $T/alive.py
 is "$(start_of $T/rewarm.json)" warm "the pool has a new zygote and runs start warm again"
 
+# The worker dies mid-run: its warm run goes with it, as a cold run goes
+# with its init's parent-death signal (a warm run is the zygote's child).
+TOK=$(new_token)
+{ mark_py "$TOK"; printf 'import time\ntime.sleep(120)\n'; } >$T/orphan.py
+has_process() { ! no_process_named "$1"; }
+"$RUNMYSCRIPT" run $T/orphan.py >/dev/null 2>&1 &
+cli=$!
+wait_until has_process "$TOK"
+script_pid=$(for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = "$TOK" ] && echo ${p#/proc/}; done | head -1)
+parent=$(awk '{print $4}' /proc/$script_pid/stat 2>/dev/null)
+like "$(tr '\0' ' ' </proc/$parent/cmdline 2>/dev/null)" "--sandbox-zygote" "the orphan test's run is warm (its init is a zygote's fork)"
+kill -KILL $cli
+wait $cli 2>/dev/null
+wait_until no_process_named "$TOK"
+ok $? "the worker killed: no process of its warm run is left"
+
 # A zygote that hangs: the run goes cold.
 zs=$(warm_zygotes)
 for z in $zs; do kill -STOP $z; done
-run_json $T/hung.json $T/alive.py
+run_json $T/hung.json $T/alive.py --set warm_wait=2s
 is "$(jget $T/hung.json '[r["status"], r["start"], r["logs"]]')" '["ok", "cold", "alive\n"]' "a hung zygote: the run starts cold and is ok"
 for z in $zs; do kill -CONT $z; done
 
