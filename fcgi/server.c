@@ -255,7 +255,7 @@ struct supervisor {
     size_t nsets;
     int64_t deaths[SERVER_CRASH_DEATHS]; /* times of the last unplanned deaths: a crash loop pauses */
     size_t n_deaths;
-    pid_t warm;                          /* the warm pool (exec_warm_serve), or -1 */
+    struct exec_warm_pool warm;          /* the warm pool (exec_warm_serve) */
     int64_t warm_again;                  /* a pool that died is started again from then on */
 };
 
@@ -264,18 +264,27 @@ struct supervisor {
 static void warm_start(struct supervisor *s)
 {
     int rc = exec_warm_serve(&s->cfg.exec, &s->warm);
+    s->warm_again = 0;
     if (rc < 0)
         log_msg(LOG_LVL_ERROR, "starting the warm pool: %s; runs start cold", strerror(-rc));
 }
 
 static void warm_stop(struct supervisor *s)
 {
-    if (s->warm <= 0)
-        return;
-    kill(s->warm, SIGTERM);
-    while (waitpid(s->warm, NULL, 0) < 0 && errno == EINTR)
-        ;
-    s->warm = -1;
+    exec_warm_stop(&s->warm);
+}
+
+/* A pool that ended (it is not our child: its pidfd says so) is started
+ * again after a pause; its runs went cold meanwhile. */
+static void warm_check(struct supervisor *s, int64_t now)
+{
+    if (s->warm.pid > 0 && !exec_warm_alive(&s->warm)) {
+        log_msg(LOG_LVL_ERROR, "the warm pool ended; runs start cold until it is back");
+        exec_warm_stop(&s->warm);
+        s->warm_again = now + SERVER_TICK_MS * 4;
+    }
+    if (s->warm.pid < 0 && s->warm_again && now >= s->warm_again)
+        warm_start(s);
 }
 
 static pid_t spawn(struct supervisor *s)
@@ -325,12 +334,6 @@ static void reap(struct supervisor *s)
     int st;
     pid_t pid;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-        if (pid == s->warm) {
-            log_msg(LOG_LVL_ERROR, "the warm pool ended (%d); runs start cold until it is back", st);
-            s->warm = -1;
-            s->warm_again = util_now_ms() + SERVER_TICK_MS * 4;
-            continue;
-        }
         for (unsigned i = 0; i < s->n; i++) {
             if (s->w[i].pid != pid)
                 continue;
@@ -571,10 +574,7 @@ static void supervise(struct supervisor *s, const sigset_t *old)
             warm_stop(s);
             warm_start(s);
         }
-        if (s->warm < 0 && s->warm_again && now >= s->warm_again) {
-            s->warm_again = 0;
-            warm_start(s);
-        }
+        warm_check(s, now);
         signal_all(s, SIGTERM, true);
         fill(s);
         if (now >= next_reap) {
@@ -589,7 +589,7 @@ static void supervise(struct supervisor *s, const sigset_t *old)
 
 int server_serve(int argc, char **argv, const char *self)
 {
-    struct supervisor s = {.lfd = -1, .self = self, .warm = -1};
+    struct supervisor s = {.lfd = -1, .self = self, .warm = {-1, -1}};
     const char *listen_spec = NULL;
     char wset[64];
     cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);

@@ -594,12 +594,22 @@ const char *jail_fallback_isolation(const struct jail_caps *c, enum exec_landloc
 
 /* ---------------------------------------------------- the warm pool */
 
-/* Starts the warm pool for cfg's state directory as a child process (the
- * server's supervisor calls it once; the pool ends with it, or on
- * SIGTERM) and sets *pid, or -1 when warm is off or cannot be had here
- * (not root: then every run starts cold). 0 or -errno of the fork. cfg
- * must live as long as the pool (the child's copy of it). */
-int exec_warm_serve(const struct exec_config *cfg, pid_t *pid) must_check;
+/* The warm pool of a server. */
+struct exec_warm_pool {
+    pid_t pid;                  /* -1: none */
+    int pidfd;                  /* the server watches it through this (owned) */
+};
+/* Starts the warm pool for cfg's state directory (the server's supervisor
+ * calls it; the pool is not its child, ends when the server does, or on
+ * exec_warm_stop) and fills pool, with pid -1 when warm is off or cannot
+ * be had here (not root: then every run starts cold). 0 or -errno. The
+ * pool has its own copy of cfg. */
+int exec_warm_serve(const struct exec_config *cfg, struct exec_warm_pool *pool) must_check;
+/* True while the pool runs. */
+bool exec_warm_alive(const struct exec_warm_pool *pool);
+/* Stops the pool (and its zygotes, and their runs) and waits for it;
+ * pool is none after. Safe on none. */
+void exec_warm_stop(struct exec_warm_pool *pool);
 
 /* What /healthz shows of the pool. */
 struct exec_warm_stats {

@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@
 #define WARM_TICK_MS 1000          /* idle and age checks */
 #define WARM_CLIENT_MS 500         /* a client's request must come this soon after its connect */
 #define WARM_LIBPY_MS 10000        /* asking the interpreter where its libpython is */
+#define WARM_STOP_MS 5000          /* a pool asked to stop has this long */
 
 struct zygote {
     bool used;
@@ -475,13 +477,13 @@ static int pool_listen(struct pool *pl, char *err, size_t errlen)
     return s;
 }
 
-static _Noreturn void pool_main(const struct exec_config *cfg)
+static _Noreturn void pool_main(const struct exec_config *cfg, int server)
 {
     static struct pool pl;
     char err[PATH_MAX + 64] = "";
     pl.cfg = cfg;
     log_set_id("warm-pool");
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    prctl(PR_SET_NAME, "rms-warm-pool");
     /* Nothing of the server's (its FastCGI socket, its signals) but stderr,
      * the log. */
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -490,7 +492,8 @@ static _Noreturn void pool_main(const struct exec_config *cfg)
         dup2(devnull, 1);
     }
     for (int fd = 3; fd < 1024; fd++)
-        close(fd);
+        if (fd != server)
+            close(fd);
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
             signal(sig, SIG_DFL);
@@ -519,10 +522,12 @@ static _Noreturn void pool_main(const struct exec_config *cfg)
     write_stats(&pl);
     int64_t next_tick = util_now_ms() + WARM_TICK_MS;
     while (!pool_stop) {
-        struct pollfd p[1 + 2 * WARM_ZYGOTES_MAX];
+        struct pollfd p[2 + 2 * WARM_ZYGOTES_MAX];
         struct zygote *who[ARRAY_SIZE(p)];
         size_t n = 0;
         p[n] = (struct pollfd){ls, POLLIN, 0};
+        who[n++] = NULL;
+        p[n] = (struct pollfd){server, POLLIN, 0}; /* the server's end is ours */
         who[n++] = NULL;
         for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++) {
             struct zygote *z = &pl.z[i];
@@ -544,7 +549,9 @@ static _Noreturn void pool_main(const struct exec_config *cfg)
         for (size_t i = 0; r > 0 && i < n; i++) {
             if (!p[i].revents)
                 continue;
-            if (!who[i]) {
+            if (!who[i] && p[i].fd == server) {
+                pool_stop = 1;
+            } else if (!who[i]) {
                 int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
                 if (c >= 0) {
                     serve_client(&pl, c);
@@ -573,22 +580,79 @@ static _Noreturn void pool_main(const struct exec_config *cfg)
     _exit(0);
 }
 
-int exec_warm_serve(const struct exec_config *cfg, pid_t *pid)
+/* The pool is not the server's child: the server's children are its
+ * workers (what counts them, tests and operators, sees only them). An
+ * intermediate forks it and exits; the pool watches the server through a
+ * pidfd instead of a parent-death signal, and the server watches the pool
+ * through another. */
+int exec_warm_serve(const struct exec_config *cfg, struct exec_warm_pool *pool)
 {
-    *pid = -1;
+    pool->pid = -1;
+    pool->pidfd = -1;
     if (!cfg->warm.on)
         return 0;
     if (geteuid() != 0) {
         log_msg(LOG_LVL_INFO, "warm starts need root (the workspace goes to a zygote as a mount): runs start cold");
         return 0;
     }
-    pid_t p = fork();
-    if (p < 0)
+    int pp[2];
+    if (pipe2(pp, O_CLOEXEC) < 0)
         return -errno;
-    if (p == 0)
-        pool_main(cfg);
-    *pid = p;
+    pid_t server = getpid();
+    pid_t mid = fork();
+    if (mid < 0) {
+        int e = errno;
+        close(pp[0]);
+        close(pp[1]);
+        return -e;
+    }
+    if (mid == 0) {
+        int sfd = (int)syscall(SYS_pidfd_open, server, 0);
+        pid_t p = sfd >= 0 && getppid() == server ? fork() : -1;
+        if (p == 0) {
+            close(pp[1]);
+            pool_main(cfg, sfd);
+        }
+        ssize_t w = write(pp[1], &p, sizeof p);
+        (void)w;
+        _exit(p > 0 ? 0 : 1);
+    }
+    close(pp[1]);
+    pid_t p = -1;
+    int rc = util_read_exact(pp[0], &p, sizeof p);
+    close(pp[0]);
+    while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (rc < 0 || p <= 0)
+        return rc < 0 ? rc : -ECHILD;
+    pool->pidfd = (int)syscall(SYS_pidfd_open, p, 0);
+    if (pool->pidfd < 0) {
+        rc = -errno;
+        kill(p, SIGTERM);
+        return rc;
+    }
+    pool->pid = p;
     return 0;
+}
+
+bool exec_warm_alive(const struct exec_warm_pool *pool)
+{
+    struct pollfd p = {pool->pidfd, POLLIN, 0};
+    return pool->pidfd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+void exec_warm_stop(struct exec_warm_pool *pool)
+{
+    if (pool->pidfd < 0)
+        return;
+    syscall(SYS_pidfd_send_signal, pool->pidfd, SIGTERM, NULL, 0);
+    struct pollfd p = {pool->pidfd, POLLIN, 0};
+    /* It kills its zygotes and goes: a pool that does not is killed. */
+    if (poll(&p, 1, WARM_STOP_MS) == 0)
+        syscall(SYS_pidfd_send_signal, pool->pidfd, SIGKILL, NULL, 0);
+    close(pool->pidfd);
+    pool->pidfd = -1;
+    pool->pid = -1;
 }
 
 int exec_warm_stats(const char *state_dir, struct exec_warm_stats *s)

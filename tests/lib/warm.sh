@@ -29,6 +29,14 @@ warm_stop() {
     wait "$WARM_SERVE_PID" 2>/dev/null
     WARM_SERVE_PID=
 }
+# The pid of the pool serving this test's state directory (its
+# environment names it), or nothing.
+warm_pool_pid() {
+    local p
+    for p in $(pgrep -x rms-warm-pool); do
+        tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -qx "RUNMYSCRIPT_STATE_DIR=$RUNMYSCRIPT_STATE_DIR" && echo $p
+    done
+}
 # The zygotes' pids on this machine (their command line names them).
 warm_zygotes() {
     local p

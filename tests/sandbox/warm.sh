@@ -181,6 +181,20 @@ wait $cli 2>/dev/null
 wait_until no_process_named "$TOK"
 ok $? "the worker killed: no process of its warm run is left"
 
+# The pool killed: calls are still answered, and the server starts another.
+pool=$(warm_pool_pid)
+[ -n "$pool" ]
+ok $? "the test's pool is found ($pool)"
+kill -KILL $pool
+run_json $T/nopool1.json $T/alive.py
+is "$(jget $T/nopool1.json 'r["status"]')" ok "the pool killed: the next run is ok"
+newpool() { p=$(warm_pool_pid); [ -n "$p" ] && [ "$p" != "$pool" ]; }
+wait_until newpool
+ok $? "the server started another pool"
+warm_again() { run_json $T/again.json $T/alive.py; [ "$(jget $T/again.json 'r["start"]')" = warm ]; }
+wait_until warm_again
+ok $? "and runs start warm again"
+
 # A zygote that hangs: the run goes cold.
 zs=$(warm_zygotes)
 for z in $zs; do kill -STOP $z; done
