@@ -402,6 +402,8 @@ static void zygote_event(struct pool *pl, struct zygote *z)
 {
     char b;
     ssize_t r = read(z->sock, &b, 1);
+    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+        return; /* nothing after all: not an end */
     if (r == 1 && b == 'r' && !z->ready) {
         z->ready = true;
         uint64_t mine = zygote_rss(z), budget = pl->cfg->warm.memory;
@@ -423,6 +425,7 @@ static void zygote_event(struct pool *pl, struct zygote *z)
                 retire(o);
         }
     } else if (r <= 0) {
+        log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s went away", z->env);
         retire(z);
     }
     write_stats(pl);
@@ -546,9 +549,13 @@ static _Noreturn void pool_main(const struct exec_config *cfg, int server)
         int64_t now = util_now_ms();
         if (r < 0 && errno != EINTR)
             break;
+        /* One event per poll: handling one may retire, reap or start
+         * zygotes, whose slots and descriptor numbers the others' entries
+         * would then name wrongly (poll reports what is left again). */
         for (size_t i = 0; r > 0 && i < n; i++) {
             if (!p[i].revents)
                 continue;
+            r = 0;
             if (!who[i] && p[i].fd == server) {
                 pool_stop = 1;
             } else if (!who[i]) {

@@ -64,7 +64,7 @@ attack() {
     # (a line each, checked at the end: an attack may run in the background)
     if [ -n "${RMS_ATTACK_WARM:-}" ]; then
         echo "$name $(jget $J 'r["start"]' 2>/dev/null)" >>$T/starts
-        grep -q '"start":"warm"' $J || diag "$name started cold: $(head -c 300 $J.err) $(tail -5 $T/warm-serve.log)"
+        grep -q '"start":"warm"' $J || diag "$name started cold: $(head -c 300 $J.err) $(grep -v 'is starting\|is ready' $T/warm-serve.log | tail -8)"
     fi
 }
 # gone DESCRIPTION: no process of the last attack is left.
