@@ -48,6 +48,7 @@ struct zygote {
     int sock;                      /* to the zygote; -1 once retired */
     struct jail_proc proc;
     bool ready, stale;
+    bool went_away;                /* it closed its socket itself: its end is logged */
     int64_t started, last_used;
     uint32_t runs;
     size_t n_modules;              /* of its env's learned list when it started */
@@ -211,9 +212,11 @@ static void retire(struct zygote *z)
 
 static void reap(struct pool *pl, struct zygote *z)
 {
-    if (z->sock >= 0)
-        log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s ended before it was let go", z->env);
     jail_kill_all(&z->proc);
+    int st = z->proc.wstatus; /* the zygote's own, as its init reported it */
+    if (z->sock >= 0 || z->went_away)
+        log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s ended before it was let go (%s %d)", z->env,
+                WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     jail_proc_free(&z->proc);
     if (z->sock >= 0)
         close(z->sock);
@@ -425,7 +428,7 @@ static void zygote_event(struct pool *pl, struct zygote *z)
                 retire(o);
         }
     } else if (r <= 0) {
-        log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s went away", z->env);
+        z->went_away = true;
         retire(z);
     }
     write_stats(pl);
@@ -581,8 +584,10 @@ static _Noreturn void pool_main(const struct exec_config *cfg, int server)
     if (warm_sock_path(cfg->state_dir, path, sizeof path) == 0)
         unlink(path);
     for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++)
-        if (pl.z[i].used)
+        if (pl.z[i].used) {
+            retire(&pl.z[i]);
             reap(&pl, &pl.z[i]);
+        }
     write_stats(&pl);
     _exit(0);
 }
