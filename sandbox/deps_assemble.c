@@ -16,12 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #define RES_MAX (64u << 10)              /* bytes of one kept resolution */
 #define RES_HEAD "runmyscript-resolution 1\n"
 #define STORE_DL ".store-download"       /* under the environment being built */
 #define STORE_BUILT ".store-built"        /* the same, for wheels built from source distributions */
+#define STORE_UNPACK_THREADS 8            /* at most, however many cores: the unpack writes more than it computes */
 
 void deps__held_release(struct deps__held *h)
 {
@@ -67,6 +69,8 @@ static int res_write(int res, const char *key, const struct deps_strv *hashes, c
 struct wheel_file {
     const char *file; /* borrowed from the list of files */
     char hash[65];
+    int fd;           /* open, -1 once closed */
+    off_t size;
 };
 
 static int cmp_wheel_file(const void *a, const void *b)
@@ -162,6 +166,115 @@ static int sdist_wheel(const struct deps_config *cfg, const char *state_dir, con
     return -EIO;
 }
 
+/* The unpacks of one build, shared by its threads: each takes the next
+ * claim, the largest wheels first so that the last to finish is a small
+ * one. */
+struct unpack_jobs {
+    const struct deps__store *s;
+    const struct wheel_file *w;
+    struct deps__pending *pend;
+    const size_t *order, *which; /* order: into pend, largest first; which: pend's wheel in w */
+    size_t n, next;
+    int *rc;
+    char (*why)[768];
+};
+
+static void *unpack_jobs_run(void *arg)
+{
+    struct unpack_jobs *j = arg;
+    for (size_t k; (k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n;) {
+        size_t i = j->order[k];
+        const struct wheel_file *wf = &j->w[j->which[i]];
+        j->rc[i] = deps__store_unpack(j->s, wf->fd, wf->file, &j->pend[i], j->why[i], sizeof j->why[i]);
+    }
+    return NULL;
+}
+
+/* Unpacks the np claims of pend in threads, a thread per core (the
+ * calling one among them): nothing else runs meanwhile, and nothing is
+ * forked until they are all joined. The first failure in the order of
+ * the claims into err, its index into *bad. */
+static int unpack_claims(const struct deps__store *s, const struct wheel_file *w, const size_t *which,
+                         struct deps__pending *pend, size_t np, size_t *bad, char *err, size_t errlen)
+{
+    if (np == 0)
+        return 0;
+    cleanup_free size_t *order = calloc(np, sizeof *order);
+    cleanup_free int *rcs = calloc(np, sizeof *rcs);
+    cleanup_free char (*why)[768] = calloc(np, sizeof *why);
+    if (!order || !rcs || !why)
+        return -ENOMEM;
+    for (size_t i = 0; i < np; i++) { /* an insertion sort: a few dozen at most */
+        size_t k = i;
+        for (; k > 0 && w[which[order[k - 1]]].size < w[which[i]].size; k--)
+            order[k] = order[k - 1];
+        order[k] = i;
+    }
+    struct unpack_jobs j = {s, w, pend, order, which, np, 0, rcs, why};
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = cores < 1 ? 1 : (size_t)cores;
+    want = want > np ? np : want > STORE_UNPACK_THREADS ? STORE_UNPACK_THREADS : want;
+    pthread_t th[STORE_UNPACK_THREADS];
+    size_t started = 0;
+    while (started + 1 < want && pthread_create(&th[started], NULL, unpack_jobs_run, &j) == 0)
+        started++; /* a thread that cannot start leaves its share to the others */
+    unpack_jobs_run(&j);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    for (size_t i = 0; i < np; i++)
+        if (rcs[i] < 0) {
+            *bad = i;
+            snprintf(err, errlen, "%s", why[i]);
+            return rcs[i];
+        }
+    return 0;
+}
+
+/* Every wheel of w (in the order of their hashes) into the store: each
+ * one it lacks claimed, then all of them unpacked at once; its hash
+ * pushed onto hashes, *np the claims pending in pend, for
+ * deps__store_finish. 0, DEPS_ENV_INSTALL_FAILED for a wheel refused
+ * (*failed its requirement), or -errno; on failure no claim is left. */
+static int put_wheels(const struct deps__store *s, const struct deps_set *set, const struct wheel_file *w, size_t n,
+                      struct deps__pending *pend, size_t *np, struct deps_strv *hashes, char **failed, char *err,
+                      size_t errlen)
+{
+    cleanup_free size_t *which = calloc(n ? n : 1, sizeof *which);
+    if (!which)
+        return -ENOMEM;
+    char why[768] = "";
+    size_t bad = 0;
+    int rc = 0;
+    *np = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        pend[*np].store = pend[*np].lock = -1;
+        rc = deps__store_claim(s, w[i].file, w[i].hash, &pend[*np], why, sizeof why);
+        if (rc == 1)
+            which[(*np)++] = i;
+        if (rc >= 0)
+            rc = deps_strv_push(hashes, w[i].hash, 64);
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", why);
+    } else if ((rc = unpack_claims(s, w, which, pend, *np, &bad, why, sizeof why)) < 0) {
+        const char *file = w[which[bad]].file;
+        snprintf(err, errlen, "%s", why);
+        if (rc == -EBADMSG || rc == -EINVAL || rc == -E2BIG || rc == -EFBIG) {
+            cleanup_free char *names = deps_set_names(set);
+            *failed = refused_requirement(set, file);
+            snprintf(err, errlen, "installing %s failed (%s): %s", names ? names : "the requirements",
+                     *failed ? *failed : file, why);
+            rc = DEPS_ENV_INSTALL_FAILED;
+        }
+    }
+    if (rc != 0) {
+        for (size_t i = 0; i < *np; i++)
+            deps__pending_drop(&pend[i]);
+        *np = 0;
+    }
+    return rc;
+}
+
 /* pip's download into tmp/STORE_DL, then every wheel of it into the
  * store. The names in files, their hashes in hashes, in one order. */
 static int resolve(const struct deps_config *cfg, const char *state_dir, const struct deps__store *s,
@@ -190,6 +303,7 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
     struct deps_strv known = {0}, built = {0};
     cleanup_free struct wheel_file *w = NULL;
     cleanup_free struct deps__pending *pend = NULL;
+    size_t n = 0;
     for (struct dirent *de; (de = readdir(d));) {
         if (de->d_name[0] == '.')
             continue;
@@ -207,16 +321,21 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
     }
     /* In the order of their hashes: two builds never hold one entry's
      * lock while waiting for another's the other holds. */
-    size_t n = files->n;
-    w = calloc(n ? n : 1, sizeof *w);
-    pend = calloc(n ? n : 1, sizeof *pend);
+    w = calloc(files->n ? files->n : 1, sizeof *w);
+    pend = calloc(files->n ? files->n : 1, sizeof *pend);
     if (!w || !pend)
         goto nomem;
+    for (n = 0; n < files->n; n++)
+        w[n].fd = -1;
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", tmp, files->v[i]);
         w[i].file = files->v[i];
-        if ((rc = deps__store_hash(path, w[i].hash)) < 0) {
+        struct stat st;
+        w[i].fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        rc = w[i].fd < 0 ? -errno : fstat(w[i].fd, &st) < 0 ? -errno : deps__store_hash_fd(w[i].fd, w[i].hash);
+        w[i].size = rc == 0 ? st.st_size : 0;
+        if (rc < 0) {
             snprintf(err, errlen, "reading %s: %s", path, strerror(-rc));
             goto out;
         }
@@ -224,32 +343,8 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
     qsort(w, n, sizeof *w, cmp_wheel_file);
     size_t np = 0;
     int64_t t0 = util_now_ms();
-    for (size_t i = 0; i < n; i++) {
-        char path[PATH_MAX], hash[65], why[768];
-        snprintf(path, sizeof path, "%s/%s", tmp, w[i].file);
-        pend[np].store = pend[np].lock = -1;
-        rc = deps__store_put(s, path, NULL, hash, &pend[np], why, sizeof why);
-        if (rc == -EBADMSG || rc == -EINVAL || rc == -E2BIG || rc == -EFBIG) {
-            cleanup_free char *names = deps_set_names(set);
-            *failed = refused_requirement(set, w[i].file);
-            snprintf(err, errlen, "installing %s failed (%s): %s", names ? names : "the requirements",
-                     *failed ? *failed : w[i].file, why);
-            rc = DEPS_ENV_INSTALL_FAILED;
-            break;
-        }
-        if (rc < 0) {
-            snprintf(err, errlen, "%s", why);
-            break;
-        }
-        np += (size_t)rc;
-        if ((rc = deps_strv_push(hashes, hash, 64)) < 0)
-            break;
-    }
-    if (rc < 0 || rc == DEPS_ENV_INSTALL_FAILED) {
-        for (size_t i = 0; i < np; i++)
-            deps__pending_drop(&pend[i]);
+    if ((rc = put_wheels(s, set, w, n, pend, &np, hashes, failed, err, errlen)) != 0)
         goto out;
-    }
     *unpacked = np;
     log_msg(LOG_LVL_DEBUG, "timing: store: %zu of %zu wheels unpacked in %lld ms", np, n,
             (long long)(util_now_ms() - t0));
@@ -282,6 +377,9 @@ static int resolve(const struct deps_config *cfg, const char *state_dir, const s
 nomem:
     rc = -ENOMEM;
 out:
+    for (size_t i = 0; w && i < n; i++)
+        if (w[i].fd >= 0)
+            close(w[i].fd);
     deps_strv_free(&known);
     deps_strv_free(&built);
     return rc;

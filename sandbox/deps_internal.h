@@ -119,20 +119,30 @@ void deps__pending_drop(struct deps__pending *p);
 /* The SHA-256 of the file at path, in hex. 0 or -errno. */
 int deps__store_hash(const char *path, char hash[65]) must_check;
 
-/* Puts the wheel at wheel_path into the store, unless it is there: its
- * SHA-256 (checked against want_sha256 when not NULL) into hash, and the
- * entry unpacked, checked against the wheel's RECORD and laid out, one
- * unpacker per hash at a time. With pending NULL it is then compiled,
- * read-only and published by rename; else *pending holds it, and the
- * caller ends it with deps__store_finish (one compile for many entries:
- * callers that put several take them in the order of their hashes, so
- * that two of them never wait for each other's locks). 0 when it was
- * there, 1 when it was unpacked now; -EBADMSG, -EINVAL, -E2BIG or -EFBIG
- * for a wheel that is refused (a damaged zip, a hash that does not match,
- * an unsafe member, past the bounds); other -errno when the service
- * failed. The reason in err. */
-int deps__store_put(const struct deps__store *s, const char *wheel_path, const char *want_sha256, char hash[65],
-                    struct deps__pending *pending, char *err, size_t errlen) must_check;
+/* The SHA-256 of the file open at fd (read with pread: its offset
+ * stays), in hex. 0 or -errno. */
+int deps__store_hash_fd(int fd, char hash[65]) must_check;
+
+/* The first half of putting a wheel into the store: 0 when the entry of
+ * hash (the wheel's SHA-256) is whole already; 1 when *pending now holds
+ * its lock, one unpacker per hash at a time, and the caller goes on with
+ * deps__store_unpack, then deps__store_finish (one compile for many
+ * entries), or deps__pending_drop. Callers that claim several take them
+ * in the order of their hashes, so that two of them never wait for each
+ * other's locks. -errno when the service failed, the reason in err;
+ * name is the wheel's path or file name, for the log. */
+int deps__store_claim(const struct deps__store *s, const char *name, const char *hash, struct deps__pending *pending,
+                      char *err, size_t errlen) must_check;
+
+/* Unpacks the wheel open at wheel (borrowed; the one whose hash claimed
+ * p) into p's fresh .tmp- directory, checked against the wheel's RECORD
+ * and laid out. Touches nothing shared but the file system: claims may
+ * be unpacked in threads at once. 0; -EBADMSG, -EINVAL, -E2BIG or -EFBIG
+ * for a wheel that is refused (a damaged zip, an unsafe member, past the
+ * bounds); other -errno when the service failed. The reason in err; p is
+ * the caller's to drop either way on failure. */
+int deps__store_unpack(const struct deps__store *s, int wheel, const char *name, struct deps__pending *p, char *err,
+                       size_t errlen) must_check;
 
 /* Ends n pending entries: their bytecode compiled in one run of the
  * interpreter, each sealed (its mark, read-only), synced, published by

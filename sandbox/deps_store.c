@@ -762,25 +762,30 @@ int deps__store_hash(const char *path, char hash[65])
     return fd < 0 ? -errno : hash_file(fd, hash);
 }
 
-int deps__store_put(const struct deps__store *s, const char *wheel_path, const char *want_sha256, char hash[65],
-                    struct deps__pending *pending, char *err, size_t errlen)
+int deps__store_hash_fd(int fd, char hash[65])
+{
+    return hash_file(fd, hash);
+}
+
+/* The file name of a wheel's path, for the log and the messages. */
+static const char *file_base(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int deps__store_claim(const struct deps__store *s, const char *name, const char *hash, struct deps__pending *pending,
+                      char *err, size_t errlen)
 {
     err[0] = '\0';
-    const char *base = strrchr(wheel_path, '/');
-    base = base ? base + 1 : wheel_path;
-    cleanup_fd int wheel = open(wheel_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    int rc = wheel < 0 ? -errno : hash_file(wheel, hash);
-    if (rc < 0) {
-        snprintf(err, errlen, "reading the wheel %s: %s", base, strerror(-rc));
-        return rc;
-    }
-    if (want_sha256 && strcasecmp(want_sha256, hash)) {
-        snprintf(err, errlen, "the wheel %s does not have the hash its index gave", base);
-        return -EBADMSG;
-    }
+    name = file_base(name);
+    /* Loaded here, before the unpacks that may run in threads. */
+    if (!store_archive(err, errlen))
+        return -ENOSYS;
     struct deps__pending p = {.store = -1, .lock = -1};
-    memcpy(p.hash, hash, 65);
-    if ((rc = deps__store_open(s->state_dir, s->pyver, &p.store)) < 0) {
+    snprintf(p.hash, sizeof p.hash, "%s", hash);
+    int rc = deps__store_open(s->state_dir, s->pyver, &p.store);
+    if (rc < 0) {
         snprintf(err, errlen, "the package store: %s", strerror(-rc));
         return rc;
     }
@@ -806,20 +811,18 @@ int deps__store_put(const struct deps__store *s, const char *wheel_path, const c
     }
     discard(deps__remove_tree(p.store, hash)); /* not whole: not ours */
     remove_tmp_of(p.store, hash);
-    log_msg(LOG_LVL_INFO, "store: unpacking %s into %s/%s", base, dir, hash);
+    log_msg(LOG_LVL_INFO, "store: unpacking %s into %s/%s", name, dir, hash);
+    *pending = p;
+    return 1;
+}
+
+int deps__store_unpack(const struct deps__store *s, int wheel, const char *name, struct deps__pending *p, char *err,
+                       size_t errlen)
+{
     char why[512] = "";
-    rc = unpack_entry(s, p.store, wheel, &p, why, sizeof why);
-    if (rc < 0) {
-        snprintf(err, errlen, "the wheel %s was refused: %s", base, why[0] ? why : strerror(-rc));
-        deps__pending_drop(&p);
-        return rc;
-    }
-    if (pending) {
-        *pending = p;
-        return 1;
-    }
-    rc = deps__store_finish(s, &p, 1, why, sizeof why);
+    name = file_base(name);
+    int rc = unpack_entry(s, p->store, wheel, p, why, sizeof why);
     if (rc < 0)
-        snprintf(err, errlen, "the wheel %s: %s", base, why[0] ? why : strerror(-rc));
-    return rc < 0 ? rc : 1;
+        snprintf(err, errlen, "the wheel %s was refused: %s", name, why[0] ? why : strerror(-rc));
+    return rc;
 }

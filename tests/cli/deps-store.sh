@@ -267,6 +267,14 @@ if ls "$WHEELHOUSE"/numpy-*.whl >/dev/null 2>&1; then
         fi
     done
     is "$missing" 0 "every one of them has its bytecode"
+    # The test suites packages ship are left out of the compile (more than
+    # half of pandas' files); they still import, compiled in memory.
+    core=$(ls -d $T/big/store/py*/[0-9a-f]*/site/numpy/core)
+    is "$(ls $core/__pycache__ | grep -c '\.pyc$')" "$(ls $core | grep -c '\.py$')" "numpy/core: a .pyc for each module"
+    is "$(find $T/big/store/py*/[0-9a-f]*/site/pandas/tests -name '*.pyc' | wc -l)" 0 "pandas/tests: not compiled"
+    printf 'import pandas.tests, numpy.core.tests\nprint("tests import")\n' >$T/tests.py
+    run_json $T/tests.json $T/tests.py --no-auto-deps --with pandas --with matplotlib
+    like "$(jget $T/tests.json 'r["logs"]')" "tests import" "a package's tests still import from the environment"
     export RUNMYSCRIPT_STATE_DIR=$ST
 else
     skip "no numpy wheel (python3-numpy is not installed): the ten environments"
