@@ -210,6 +210,30 @@ int deps__remove_tree(int parent, const char *name)
     return util_rm_rf_at(parent, name);
 }
 
+int deps__evict_dir(int parent, const char *name)
+{
+    cleanup_fd int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+        return -EBUSY;
+    char id[WS_ID_MAX + 1], trash[NAME_MAX + 1];
+    int rc = ws_new_id(NULL, id);
+    if (rc < 0)
+        return rc;
+    snprintf(trash, sizeof trash, ".trash-%.200s-%.8s", name, id);
+    if (renameat(parent, name, parent, trash) < 0)
+        return -errno;
+    close(steal_fd(&fd));
+    discard(deps__remove_tree(parent, trash));
+    char lockname[NAME_MAX + 1];
+    snprintf(lockname, sizeof lockname, ".%.200s.lock", name);
+    cleanup_fd int lfd = openat(parent, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
+        unlinkat(parent, lockname, 0);
+    return 0;
+}
+
 /* ------------------------------------------------------ the environment */
 
 void deps_env_init(struct deps_env *e)
@@ -769,34 +793,15 @@ static int list_cands(int envs, struct cand **out, size_t *n_out)
     return 0;
 }
 
-/* Evicts envs/NAME unless a run holds it: renamed to trash, removed, its
- * build lock too. 0, or -EBUSY / -errno. */
+/* Evicts envs/NAME unless a run holds it (deps__evict_dir). 0, or
+ * -EBUSY / -errno. */
 static int evict_env(int envs, struct cand *c)
 {
-    cleanup_fd int fd = openat(envs, c->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-        return -EBUSY; /* a run is using it */
-    char id[WS_ID_MAX + 1], trash[80];
-    int rc = ws_new_id(NULL, id);
+    int rc = deps__evict_dir(envs, c->name);
     if (rc < 0)
         return rc;
-    snprintf(trash, sizeof trash, ".trash-%s-%.8s", c->name, id);
-    if (renameat(envs, c->name, envs, trash) < 0)
-        return -errno;
-    close(steal_fd(&fd));
     log_msg(LOG_LVL_INFO, "evicted environment %s (%llu bytes, least recently used)", c->name,
             (unsigned long long)c->bytes);
-    discard(deps__remove_tree(envs, trash));
-    /* Its build lock too, taken so that no builder holds it meanwhile
-     * (a builder that opened it before the unlink sees the change and
-     * opens the new one). */
-    char lockname[64];
-    snprintf(lockname, sizeof lockname, ".%s.lock", c->name);
-    cleanup_fd int lfd = openat(envs, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
-        unlinkat(envs, lockname, 0);
     c->gone = true;
     return 0;
 }

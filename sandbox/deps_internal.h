@@ -76,6 +76,14 @@ int deps__lock_file(const char *path, bool *waited, int *out) must_check;
 
 /* rm -rf of parent/name, read-only as environments and store entries are. */
 int deps__remove_tree(int parent, const char *name);
+/* Evicts parent/name, an environment or a store entry, unless someone
+ * holds its flock (a run, a build linking it): renamed to a trash name so
+ * that no one finds it half removed, removed, and its lock file
+ * parent/.name.lock unlinked under that lock (whoever opened it before
+ * sees the change and opens the new one: deps__lock_file). 0 once it is
+ * renamed (what the removal leaves has a trash name, which the next sweep
+ * takes), -EBUSY when it is held, or -errno. */
+int deps__evict_dir(int parent, const char *name);
 
 /* A util_walk pre callback: read-only for everyone (directories and
  * executables 0555, files 0444), symlinks left alone. */

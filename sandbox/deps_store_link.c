@@ -278,29 +278,9 @@ int deps__store_remove(const char *state_dir, const struct deps__store_entry *e)
     cleanup_fd int pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (pfd < 0)
         return -errno;
-    cleanup_fd int efd = openat(pfd, e->hash, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (efd < 0)
-        return -errno;
-    if (flock(efd, LOCK_EX | LOCK_NB) < 0)
-        return -EBUSY; /* a build is linking it */
-    char id[WS_ID_MAX + 1], trash[112];
-    int rc = ws_new_id(NULL, id);
-    if (rc < 0)
-        return rc;
-    snprintf(trash, sizeof trash, ".trash-%s-%.8s", e->hash, id);
-    if (renameat(pfd, e->hash, pfd, trash) < 0)
-        return -errno;
-    log_msg(LOG_LVL_INFO, "store: evicted %s/%s (%llu bytes, no environment links it)", e->py, e->hash,
-            (unsigned long long)e->bytes);
-    close(steal_fd(&efd));
-    rc = deps__remove_tree(pfd, trash);
-    /* Its unpack lock too, taken so that no unpacker holds it meanwhile
-     * (one that opened it before the unlink sees the change and opens the
-     * new one: deps__lock_file). */
-    char lockname[80];
-    snprintf(lockname, sizeof lockname, ".%s.lock", e->hash);
-    cleanup_fd int lfd = openat(pfd, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
-        unlinkat(pfd, lockname, 0);
+    int rc = deps__evict_dir(pfd, e->hash); /* -EBUSY: a build is linking it */
+    if (rc == 0)
+        log_msg(LOG_LVL_INFO, "store: evicted %s/%s (%llu bytes, no environment links it)", e->py, e->hash,
+                (unsigned long long)e->bytes);
     return rc;
 }
