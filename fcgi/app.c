@@ -336,6 +336,14 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(runs, "max_running", json_object_new_int64(admit_max_running(ac)));
     json_object_object_add(runs, "max_queued", json_object_new_int64(ac->max_queued));
     json_object_object_add(o, "runs", runs);
+    /* The warm pool of a server serving this state_dir (zeros: none). */
+    struct exec_warm_stats ws;
+    discard(exec_warm_stats(app->cfg->state_dir, &ws)); /* zeros when there is no pool */
+    json_object *warm = json_object_new_object();
+    json_object_object_add(warm, "serving", json_object_new_boolean(ws.serving));
+    json_object_object_add(warm, "envs", json_object_new_int64((int64_t)ws.envs));
+    json_object_object_add(warm, "runs", json_object_new_int64((int64_t)ws.runs));
+    json_object_object_add(o, "warm", warm);
     discard(http_add_header(resp, "Cache-Control", "no-store"));
     discard(http_send_json(resp, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
     json_object_put(o);

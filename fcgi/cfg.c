@@ -45,6 +45,7 @@ enum cfg_type {
     CFG_UINT,
     CFG_ALLOW,
     CFG_NODE,      /* none, or a node id (workspace.h: 1 to 16 of [a-z0-9]) */
+    CFG_MODULES,   /* none, or module paths ([A-Za-z0-9_.]) separated by spaces or commas */
 };
 
 struct cfg_key {
@@ -103,6 +104,14 @@ static const struct cfg_key plain_keys[] = {
     K("env_cache_size", CFG_SIZE, env_cache_size),
     K("package_store", CFG_BOOL, package_store),
     K("store_bytes", CFG_SIZE, store_bytes),
+    K("warm", CFG_BOOL, warm),
+    K("warm_envs", CFG_COUNT, warm_envs),
+    K("warm_idle", CFG_DURATION, warm_idle_ms),
+    K("warm_memory", CFG_SIZE, warm_memory),
+    K("warm_runs", CFG_COUNT, warm_runs),
+    K("warm_lifetime", CFG_DURATION, warm_lifetime_ms),
+    K("warm_modules", CFG_MODULES, warm_modules),
+    K("warm_wait", CFG_DURATION, warm_wait_ms),
 };
 
 /* Ranges of the count and size keys: a value outside is an error. */
@@ -122,6 +131,8 @@ static const struct {
     {"form_file_bytes", 1, 16ull << 30},
     {"form_header_bytes", 256, 1ull << 20},
     {"cgi_sse_padding", 0, 1ull << 20},
+    {"warm_envs", 1, 16},
+    {"warm_runs", 0, 1000000000},
 };
 
 const char *const *cfg_keys(void)
@@ -378,6 +389,17 @@ static int set_node(struct cfg *c, const struct cfg_key *k, const char *value, c
     return set_optstring(c, k, value, err, errlen);
 }
 
+static int set_modules(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    for (const char *p = value; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("_., ", *p)) {
+            snprintf(err, errlen, "%s = '%.40s': expected none or module names (a-z, 0-9, _ and .) separated by spaces",
+                     k->name, value);
+            return -EINVAL;
+        }
+    return set_optstring(c, k, value, err, errlen);
+}
+
 static int set_nonempty(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
 {
     if (!*value) {
@@ -514,6 +536,7 @@ static int set_allow(struct cfg *c, const struct cfg_key *k, const char *value, 
 
 static cfg_setter *const setters[] = {
     [CFG_PATH] = set_nonempty,     [CFG_STRING] = set_nonempty,   [CFG_OPTSTRING] = set_optstring,
+    [CFG_MODULES] = set_modules,
     [CFG_SECRET] = set_secret,     [CFG_BOOL] = set_bool,         [CFG_DURATION] = set_duration,
     [CFG_SIZE] = set_number,       [CFG_COUNT] = set_number,      [CFG_LEVEL] = set_level,
     [CFG_AUTO_COUNT] = set_number,
@@ -652,6 +675,9 @@ static void apply_exec(struct cfg *c)
     d->cache_bytes = c->env_cache_size;
     d->package_store = c->package_store;
     d->store_bytes = c->store_bytes;
+    c->exec.warm = (struct exec_warm){c->warm, (uint32_t)c->warm_envs, c->warm_idle_ms, c->warm_memory,
+                                      (uint32_t)c->warm_runs, c->warm_lifetime_ms, c->warm_modules,
+                                      c->warm_wait_ms > 0 ? c->warm_wait_ms : 1};
 }
 
 /* The defaults, before any source. 0 or -ENOMEM. */
@@ -695,7 +721,15 @@ static int set_defaults(struct cfg *c)
     c->env_cache_size = 10ull << 30;
     c->package_store = true;
     c->store_bytes = 20ull << 30;
-    if (!c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
+    c->warm = true;
+    c->warm_envs = 4;
+    c->warm_idle_ms = 600LL * 1000;
+    c->warm_memory = 1ull << 30;
+    c->warm_runs = 1000;
+    c->warm_lifetime_ms = 3600LL * 1000;
+    c->warm_modules = strdup("");
+    c->warm_wait_ms = 3000;
+    if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;
     return 0;
@@ -850,5 +884,6 @@ void cfg_free(struct cfg *c)
     free(c->index_url);
     free(c->extra_index_url);
     free(c->find_links);
+    free(c->warm_modules);
     memset(c, 0, sizeof *c);
 }

@@ -64,6 +64,14 @@ struct cfg {
     uint64_t env_cache_size;  /* bytes; 0: no cap */
     bool package_store;       /* environments assembled from STATE/store */
     uint64_t store_bytes;     /* the store and the environments together; 0: no cap */
+    bool warm;                /* the warm pool of serve (warm_* keys) */
+    uint64_t warm_envs;
+    int64_t warm_idle_ms;
+    uint64_t warm_memory;     /* bytes; 0: no cap */
+    uint64_t warm_runs;       /* 0: never replaced for its runs */
+    int64_t warm_lifetime_ms; /* 0: never replaced for its age */
+    char *warm_modules;       /* "" or module paths, space- or comma-separated */
+    int64_t warm_wait_ms;     /* the pool's answer and the zygote's fork, each */
     char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
     struct fetch_allow fetch_allow;
     struct exec_config exec;  /* points into the strings above */

@@ -255,7 +255,37 @@ struct supervisor {
     size_t nsets;
     int64_t deaths[SERVER_CRASH_DEATHS]; /* times of the last unplanned deaths: a crash loop pauses */
     size_t n_deaths;
+    struct exec_warm_pool warm;          /* the warm pool (exec_warm_serve) */
+    int64_t warm_again;                  /* a pool that died is started again from then on */
 };
+
+/* The warm pool: started with the server, again when it died (after a
+ * pause: its runs went cold meanwhile), anew with a new configuration. */
+static void warm_start(struct supervisor *s)
+{
+    int rc = exec_warm_serve(&s->cfg.exec, &s->warm);
+    s->warm_again = 0;
+    if (rc < 0)
+        log_msg(LOG_LVL_ERROR, "starting the warm pool: %s; runs start cold", strerror(-rc));
+}
+
+static void warm_stop(struct supervisor *s)
+{
+    exec_warm_stop(&s->warm);
+}
+
+/* A pool that ended (it is not our child: its pidfd says so) is started
+ * again after a pause; its runs went cold meanwhile. */
+static void warm_check(struct supervisor *s, int64_t now)
+{
+    if (s->warm.pid > 0 && !exec_warm_alive(&s->warm)) {
+        log_msg(LOG_LVL_ERROR, "the warm pool ended; runs start cold until it is back");
+        exec_warm_stop(&s->warm);
+        s->warm_again = now + SERVER_TICK_MS * 4;
+    }
+    if (s->warm.pid < 0 && s->warm_again && now >= s->warm_again)
+        warm_start(s);
+}
 
 static pid_t spawn(struct supervisor *s)
 {
@@ -541,7 +571,10 @@ static void supervise(struct supervisor *s, const sigset_t *old)
             got_hup = 0;
             reload(s);
             s->want = cfg_workers(&s->cfg);
+            warm_stop(s);
+            warm_start(s);
         }
+        warm_check(s, now);
         signal_all(s, SIGTERM, true);
         fill(s);
         if (now >= next_reap) {
@@ -556,7 +589,7 @@ static void supervise(struct supervisor *s, const sigset_t *old)
 
 int server_serve(int argc, char **argv, const char *self)
 {
-    struct supervisor s = {.lfd = -1, .self = self};
+    struct supervisor s = {.lfd = -1, .self = self, .warm = {-1, -1}};
     const char *listen_spec = NULL;
     char wset[64];
     cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
@@ -573,9 +606,11 @@ int server_serve(int argc, char **argv, const char *self)
     }
     sigset_t old;
     serve_signals(&old);
+    warm_start(&s);
     fill(&s);
     log_msg(LOG_LVL_WARN, "serving on %s with %u workers (state %s)", listen_spec, s.want, s.cfg.state_dir);
     supervise(&s, &old);
+    warm_stop(&s);
     if (!strncmp(listen_spec, SERVER_UNIX_PREFIX, strlen(SERVER_UNIX_PREFIX)))
         unlink(listen_spec + strlen(SERVER_UNIX_PREFIX));
     serve_stop(&s);

@@ -16,8 +16,10 @@
 
 #include "exec_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@
 #include "fetch.h"
 #include "jail.h"
 #include "supervise.h"
+#include "warm.h"
 #include "workspace.h"
 
 #define EXEC_TICK_MS 100           /* cancellation, at least this often */
@@ -200,6 +203,67 @@ bool exec__may_fall_back(const struct exec_config *cfg)
     return cfg->isolation == EXEC_ISOLATION_AUTO && !cfg->require_isolation;
 }
 
+/* True when dir holds a module of the script's own (NAME.py but the
+ * script, NAME.so, a package, a .pth): a zygote may have imported a module
+ * of that name already, which a cold run would have found here first. */
+static bool has_local_modules(const char *dir)
+{
+    cleanup_dir DIR *d = dir ? opendir(dir) : NULL;
+    struct dirent *de;
+    if (!d)
+        return dir != NULL;
+    while ((de = readdir(d))) {
+        const char *n = de->d_name;
+        size_t len = strlen(n);
+        if (n[0] == '.' || !strcmp(n, "script.py"))
+            continue;
+        if ((len > 3 && !strcmp(n + len - 3, ".py")) || (len > 3 && !strcmp(n + len - 3, ".so")) ||
+            (len > 4 && !strcmp(n + len - 4, ".pth")) || (len > 4 && !strcmp(n + len - 4, ".pyc")))
+            return true;
+        char init[PATH_MAX];
+        if (de->d_type == DT_DIR && snprintf(init, sizeof init, "%s/%s/__init__.py", dir, n) < (int)sizeof init &&
+            faccessat(AT_FDCWD, init, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Whether a run may start warm: the pool is on, the run is in the
+ * namespaces without the network (a zygote has none to give), and nothing
+ * of the script's own could be shadowed by what a zygote imported. */
+static bool warm_eligible(struct run *run, enum jail_mode mode)
+{
+    const struct exec_config *cfg = run->spec->cfg;
+    if (!cfg->warm.on || mode != JAIL_MODE_NAMESPACES || cfg->script_network || geteuid() != 0)
+        return false;
+    return !has_local_modules(run->r->run_dir) && !(run->spec->workspace && has_local_modules(run->spec->workspace));
+}
+
+/* The warm start of o (jail_start_warm): 0 when the script started warm,
+ * else -errno and the run starts cold. */
+static int start_warm(struct run *run, const struct jail_opts *o, struct jail_proc *proc)
+{
+    const struct exec_spec *spec = run->spec;
+    char sock[PATH_MAX], err[256] = "";
+    struct deps_strv imports = {0};
+    int rc = warm_sock_path(spec->cfg->state_dir, sock, sizeof sock);
+    if (rc == 0 && deps_scan_imports(spec->code, spec->code_len, &imports) < 0)
+        imports.n = 0; /* the imports only teach the pool: a run goes on without */
+    if (rc == 0)
+        rc = jail_start_warm(o, sock, (const char *const *)imports.v, imports.n, spec->cfg->warm.wait_ms, proc, err,
+                             sizeof err);
+    deps_strv_free(&imports);
+    if (rc == 0) {
+        run->r->warm = true;
+        return 0;
+    }
+    if (rc != -EAGAIN)
+        log_msg(LOG_LVL_WARN, "a warm start failed (%s): the run starts cold", err);
+    else if (err[0])
+        log_msg(LOG_LVL_INFO, "no warm start (%s): the run starts cold", err);
+    return rc;
+}
+
 /* Starts the script in the mode the config and the host allow. */
 static int start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_proc *proc)
 {
@@ -213,6 +277,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
     bool fallback_ok = exec__may_fall_back(cfg);
     if (mode == JAIL_MODE_NAMESPACES && exec__namespaces_unavailable && fallback_ok)
         mode = JAIL_MODE_RLIMITS;
+    bool warm = warm_eligible(run, mode);
     for (;;) {
         struct layout l;
         if (mode == JAIL_MODE_RLIMITS) {
@@ -251,7 +316,10 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
             .n_chown_paths = l.n_chown,
             .chown_keep = WS_MOUNTS_DIR,
         };
-        rc = jail_start(&o, proc, err, sizeof err);
+        rc = warm ? start_warm(run, &o, proc) : -EAGAIN;
+        warm = false;
+        if (rc < 0)
+            rc = jail_start(&o, proc, err, sizeof err);
         layout_free(&l);
         if (rc == 0) {
             r->isolation = jail_proc_isolation(proc);

@@ -130,6 +130,20 @@ enum exec_landlock {
     EXEC_LANDLOCK_OFF,  /* neither: the plain rlimits fallback */
 };
 
+/* The warm pool (warm_* config keys): a zygote per environment that runs
+ * are forked from (doc/performance.md, doc/isolation.md). */
+struct exec_warm {
+    bool on;                    /* warm: off makes every run cold */
+    uint32_t envs;              /* warm_envs: environments kept warm at once */
+    int64_t idle_ms;            /* warm_idle: a zygote unused this long goes */
+    uint64_t memory;            /* warm_memory: what the zygotes may hold together; 0: no cap */
+    uint32_t runs;              /* warm_runs: a zygote is replaced after this many runs; 0: never */
+    int64_t lifetime_ms;        /* warm_lifetime: ... or after this long; 0: never */
+    const char *modules;        /* warm_modules: imported in every zygote besides what runs import */
+    int64_t wait_ms;            /* warm_wait: a run waits this long for the pool's answer and the
+                                 * zygote's fork, then starts cold */
+};
+
 /* Server-wide settings exec_run() needs; the front door fills it from the
  * configuration file. All strings are borrowed for the life of the struct. */
 struct exec_config {
@@ -148,6 +162,7 @@ struct exec_config {
     bool auto_deps;             /* default of exec_spec.auto_deps */
     struct admit_config admit;  /* run slots and the queue (admit.h) */
     int64_t retry_after_ms;     /* retry_after: what a busy answer tells the client */
+    struct exec_warm warm;      /* the warm pool */
 };
 
 /* ------------------------------------------------------------- the spec */
@@ -287,6 +302,7 @@ struct exec_result {
     const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",
                                  * "landlock", "rlimits+seccomp", "rlimits" */
     char *error;                /* sandbox_error, install_failed: a one-line user-facing reason */
+    bool warm;                  /* forked from a zygote ("start": "warm"), else "cold" */
     const char *url_prefix;     /* copied from the config for the serializer */
 };
 void exec_result_init(struct exec_result *r);
@@ -601,5 +617,34 @@ void jail_probe(struct jail_caps *c);
  * NULL when landlock = on and the kernel has no Landlock (fallback runs
  * are refused). */
 const char *jail_fallback_isolation(const struct jail_caps *c, enum exec_landlock l);
+
+/* ---------------------------------------------------- the warm pool */
+
+/* The warm pool of a server. */
+struct exec_warm_pool {
+    pid_t pid;                  /* -1: none */
+    int pidfd;                  /* the server watches it through this (owned) */
+};
+/* Starts the warm pool for cfg's state directory (the server's supervisor
+ * calls it; the pool is not its child, ends when the server does, or on
+ * exec_warm_stop) and fills pool, with pid -1 when warm is off or cannot
+ * be had here (not root: then every run starts cold). 0 or -errno. The
+ * pool has its own copy of cfg. */
+int exec_warm_serve(const struct exec_config *cfg, struct exec_warm_pool *pool) must_check;
+/* True while the pool runs. */
+bool exec_warm_alive(const struct exec_warm_pool *pool);
+/* Stops the pool (and its zygotes, and their runs) and waits for it;
+ * pool is none after. Safe on none. */
+void exec_warm_stop(struct exec_warm_pool *pool);
+
+/* What /healthz shows of the pool. */
+struct exec_warm_stats {
+    bool serving;               /* a pool listens for this state directory */
+    uint64_t envs;              /* environments with a zygote ready */
+    uint64_t runs;              /* runs handed to a zygote since the pool started */
+};
+/* Reads the pool's counters. 0, -ENOENT when no pool ever ran here, or
+ * -errno. */
+int exec_warm_stats(const char *state_dir, struct exec_warm_stats *s) must_check;
 
 #endif

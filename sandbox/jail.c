@@ -219,7 +219,10 @@ static int ns_identity(const struct jail_opts *o, struct jail_proc *p, struct ja
                        size_t errlen)
 {
     bool root_user = geteuid() == 0;
-    if (root_user) {
+    if (o->zygote) {
+        /* No uid slot: every run forked from it takes its own. */
+        p->host_uid = root_user ? o->uid_base : geteuid();
+    } else if (root_user) {
         int rc = jail__take_uid(o, p, err, errlen);
         if (rc < 0)
             return rc;
@@ -284,7 +287,8 @@ static pid_t ns_clone(const struct jail_opts *o, struct jail_proc *p, char *err,
 static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_pipes *pp, char *err,
                       size_t errlen)
 {
-    int rc = jail__write_maps(p->pid, geteuid() == 0, o->uid_base, p->host_uid);
+    int rc = o->zygote ? jail__write_zygote_maps(p->pid, geteuid() == 0, o->uid_base, o->uid_count)
+                       : jail__write_maps(p->pid, geteuid() == 0, o->uid_base, p->host_uid);
     if (rc < 0) {
         snprintf(err, errlen, "setting up the namespace's uid maps: %s", strerror(-rc));
         return rc;
@@ -573,6 +577,8 @@ int jail_signal(struct jail_proc *p, int sig)
 {
     if (p->pid <= 0 || p->reaped)
         return 0;
+    if (p->warm)
+        return jail__warm_signal(p, sig);
     if (p->mode == JAIL_MODE_NAMESPACES) {
         /* init forwards it to every process of the namespace. */
         return kill(p->pid, sig) < 0 ? -errno : 0;
@@ -584,7 +590,7 @@ int jail_signal(struct jail_proc *p, int sig)
 /* Namespaces: init is gone; its report (if it made one) says how the script
  * ended. Without one, init was killed (the parent's SIGKILL at the end of
  * the grace), and so was the script. */
-static void read_status(struct jail_proc *p, int init_status, const struct rusage *init_ru)
+void jail__read_status(struct jail_proc *p, int init_status, const struct rusage *init_ru)
 {
     struct jail_status_msg msg;
     ssize_t r = -1;
@@ -604,6 +610,11 @@ static void read_status(struct jail_proc *p, int init_status, const struct rusag
 
 int jail_try_reap(struct jail_proc *p, int *wstatus, struct rusage *ru)
 {
+    if (p->warm && !p->reaped) {
+        int rc = jail__warm_reap(p, false);
+        if (rc <= 0)
+            return rc;
+    }
     if (!p->reaped) {
         int st;
         struct rusage r;
@@ -614,7 +625,7 @@ int jail_try_reap(struct jail_proc *p, int *wstatus, struct rusage *ru)
             return 0;
         p->reaped = true;
         if (p->mode == JAIL_MODE_NAMESPACES) {
-            read_status(p, st, &r);
+            jail__read_status(p, st, &r);
             /* CPU: init's children include the script and every orphan it
              * reaped; init's own share is negligible. */
             p->ru.ru_utime = r.ru_utime;
@@ -633,6 +644,11 @@ int jail_kill_all(struct jail_proc *p)
 {
     if (p->pid <= 0)
         return 0;
+    if (p->warm) {
+        if (!p->reaped)
+            discard(jail__warm_reap(p, true));
+        return 0;
+    }
     if (p->mode == JAIL_MODE_NAMESPACES) {
         if (!p->reaped) {
             int st;
@@ -643,7 +659,7 @@ int jail_kill_all(struct jail_proc *p)
             while (wait4(p->pid, &st, 0, &r) < 0 && errno == EINTR)
                 ;
             p->reaped = true;
-            read_status(p, st, &r);
+            jail__read_status(p, st, &r);
             p->ru.ru_utime = r.ru_utime;
             p->ru.ru_stime = r.ru_stime;
         }

@@ -76,6 +76,16 @@ struct jail_opts {
      * read-only, so that the rlimits fallback's script, a uid of its own
      * when we are root, cannot write it either. */
     const char *chown_keep;
+    /* A zygote (jail_zygote.c) instead of a script: init's child keeps
+     * uid 0 and the capabilities of the namespaces, gets no filter, and
+     * becomes this program's zygote image, which loads zygote_lib
+     * (libpython) for argv[0] (the interpreter as seen inside) and imports
+     * zygote_modules (comma-separated); fd_in is the pool's socket. As
+     * root the namespace maps the whole uid range, so that each run's
+     * namespace can be given its slot's uid. */
+    bool zygote;
+    const char *zygote_lib;
+    const char *zygote_modules;
 };
 
 /* A started run. */
@@ -102,6 +112,8 @@ struct jail_proc {
     uint64_t deleted_held;   /* and what it found last */
     int landlock_abi;     /* the fallback: the Landlock ABI it enforced, 0: none */
     bool seccomp;         /* the fallback: the seccomp filter was loaded */
+    bool warm;            /* a fork of a zygote (jail_start_warm): not our
+                           * child, reached through pidfd */
     bool unavailable;     /* jail_start failed because the host cannot make
                            * the namespaces (or has no seccomp), not because
                            * of this run: the fallback may be used */
@@ -125,6 +137,19 @@ int jail_prepare_rlimits(const char *run_dir) must_check;
 /* Starts the run. On failure returns -errno and writes a one-line reason
  * into err; nothing is left running. */
 int jail_start(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen) must_check;
+
+/* Starts the run as a fork of the zygote the pool at pool_sock keeps for
+ * o's environment (the bind whose inside is /env), in namespaces of its
+ * own as jail_start's: root only (the workspace goes over as a detached
+ * mount tree, which only the host's root can make). imports (n, may be
+ * NULL) are the script's, for the pool to learn; the pool's answer and the
+ * zygote's fork may each take wait_ms. 0 when the script
+ * started; -EAGAIN when the pool has no zygote ready for it (one may be
+ * starting); another -errno with a reason in err when the warm start
+ * failed. On any failure nothing of the run is left and the caller starts
+ * it cold. */
+int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char *const *imports, size_t n,
+                    int64_t wait_ms, struct jail_proc *p, char *err, size_t errlen) must_check;
 
 /* Sends sig to every process of the run. 0 or -errno. */
 int jail_signal(struct jail_proc *p, int sig);

@@ -56,8 +56,7 @@ static void close_all_except(const int *keep, size_t n)
         close(fd);
 }
 
-/* ifconfig lo up, inside the new network namespace. */
-static int loopback_up(void)
+int jail__loopback_up(void)
 {
     cleanup_fd int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (s < 0)
@@ -75,6 +74,7 @@ static int loopback_up(void)
 
 static volatile sig_atomic_t init_forward;
 
+/* SIGTERM, SIGINT and SIGHUP to every process of the namespace. */
 static void init_on_signal(int sig)
 {
     init_forward = sig;
@@ -87,6 +87,8 @@ static _Noreturn void script_main(struct jail_ns_ctx *c)
 {
     const struct jail_opts *o = c->o;
     int efd = c->err_w;
+    if (o->zygote)
+        jail__zygote_exec(c);
     /* Nothing of the script runs before init is a fresh image: until init
      * says so, its memory is still a copy of the parent's. */
     char word;
@@ -260,13 +262,22 @@ _Noreturn void jail__init_main(struct jail_ns_ctx *c)
     if (sethostname(JAIL_HOSTNAME, sizeof JAIL_HOSTNAME - 1) < 0)
         jail__child_fail(efd, JAIL_STAGE_ROOT);
     if (!o->network) {
-        int rc = loopback_up();
+        int rc = jail__loopback_up();
         if (rc < 0)
             jail__child_fail_err(efd, JAIL_STAGE_NET, -rc, NULL);
     }
     init_receive_filter(c);
     pid_t script = init_fork_script(c);
     init_reexec(c, script);
+}
+
+void jail__init_forward_signals(void)
+{
+    struct sigaction sa = {.sa_handler = init_on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
 }
 
 static int parse_fd(const char *s)
@@ -292,11 +303,7 @@ static _Noreturn void init_fresh_main(int argc, char **argv)
         fprintf(stderr, "runmyscript: %s is the sandbox's own init, not a command\n", JAIL_INIT_ARG);
         _exit(JAIL_CHILD_FAILED);
     }
-    struct sigaction sa = {.sa_handler = init_on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    jail__init_forward_signals();
     /* Everything else of the namespace is the script's: let it go. */
     if (write(go_w, "g", 1) != 1)
         _exit(JAIL_CHILD_FAILED);

@@ -112,6 +112,10 @@ int jail__give_paths(const struct jail_opts *o, struct jail_proc *p, char *err, 
 void jail__uid_release(struct jail_proc *p);
 /* Writes the namespace's uid and gid maps of the new init pid. 0 or -errno. */
 int jail__write_maps(pid_t pid, bool root_user, uint32_t uid_base, uid_t host_uid) must_check;
+/* A zygote's maps: as root inside 0..uid_count are uid_base.., so that
+ * inside 1 + N is uid slot N's host uid; unprivileged inside 0 is our
+ * uid. 0 or -errno. */
+int jail__write_zygote_maps(pid_t pid, bool root_user, uint32_t uid_base, uint32_t uid_count) must_check;
 
 /* ------------------------------------------------ jail_landlock.c */
 
@@ -235,6 +239,12 @@ struct jail_status_msg {
  * forks the script, re-executes itself (a fresh image) and reports the
  * script's end. Never returns. */
 _Noreturn void jail__init_main(struct jail_ns_ctx *c);
+/* ifconfig lo up, inside a new network namespace. 0 or -errno. */
+int jail__loopback_up(void);
+/* In a namespace's pid 1: SIGTERM, SIGINT and SIGHUP forwarded to every
+ * process of it. */
+void jail__init_forward_signals(void);
+
 
 /* --------------------------------------------------- jail_tree.c */
 
@@ -250,5 +260,63 @@ void jail__tree_signal(pid_t pid, int sig);
 /* The fallback: stops, kills and reaps every descendant of ours; p->pid's
  * status is kept in p. Returns how many it killed besides p->pid. */
 int jail__tree_kill(struct jail_proc *p);
+
+
+/* -------------------------------------------- jail_warm.c, jail_zygote.c */
+
+/* A warm run's request: what the worker asks the zygote of its environment
+ * for (through the pool, which reads only env_dir and imports), in one
+ * SOCK_SEQPACKET message with the descriptors of enum jail_warm_fd. */
+#define JAIL_WARM_MAGIC 0x524d5731u  /* "RMW1": the layout below */
+#define JAIL_WARM_BINDS 4            /* the workspace, /job, mounts/ */
+#define JAIL_WARM_TEXT 4096          /* the environment; the imports */
+struct jail_warm_bind {
+    char inside[256];
+    uint32_t nofollow;               /* JAIL_BIND_NOFOLLOW: reached beneath / without a symlink */
+};
+struct jail_warm_req {
+    uint32_t magic;
+    char env_dir[PATH_MAX];          /* the host path of the environment: which zygote */
+    uint32_t job;                    /* a session's run: /job is bound (the zygote must have it) */
+    uint32_t run_uid;                /* the run's uid in the zygote's namespace (1 + its slot) */
+    uint32_t network, set_groups;
+    char tmp_opts[64];
+    uint32_t nrows;
+    struct jail_rlimit_row rows[JAIL_RLIMIT_ROWS];
+    uint32_t n_binds;
+    struct jail_warm_bind binds[JAIL_WARM_BINDS];
+    char stdin_inside[256];
+    char cwd[256];
+    char script[256];                /* argv[1] as seen inside */
+    char env[JAIL_WARM_TEXT];        /* KEY=VALUE\0...\0\0 */
+    char imports[JAIL_WARM_TEXT];    /* top-level module names, NUL-separated, \0\0 at the end */
+};
+enum jail_warm_fd {
+    JAIL_WARM_FD_IN, JAIL_WARM_FD_OUT, JAIL_WARM_FD_ERR,
+    JAIL_WARM_FD_ERRPIPE,            /* (stage, errno) reports; closed when the script starts */
+    JAIL_WARM_FD_STATUS,             /* the run's init reports the script's end here */
+    JAIL_WARM_FD_GO,                 /* the worker's "go" and the seccomp filter */
+    JAIL_WARM_FD_CTL,                /* the run's init comes back here as a pidfd */
+    JAIL_WARM_FD_BIND0,              /* a detached mount tree per bind */
+    JAIL_WARM_NFDS = JAIL_WARM_FD_BIND0 + JAIL_WARM_BINDS,
+};
+/* Namespaces: init is gone; its report (if it made one) on p->status_fd
+ * says how the script ended, else init_status (killed) and init_ru. */
+void jail__read_status(struct jail_proc *p, int init_status, const struct rusage *init_ru);
+/* A warm run (not our child): sig through its pidfd. 0 or -errno. */
+int jail__warm_signal(struct jail_proc *p, int sig);
+/* A warm run: 1 once its init has ended (with kill: SIGKILL first and a
+ * wait), p->reaped and the status set; 0 while it runs; -errno. */
+int jail__warm_reap(struct jail_proc *p, bool kill) must_check;
+#define JAIL_ZYGOTE_ARG "--sandbox-zygote"  /* argv[1] of a zygote's image */
+
+/* A SOCK_SEQPACKET message with up to JAIL_WARM_NFDS descriptors: sent
+ * (0 or -errno) and received (its length, fds filled and *nfds set, or
+ * -errno; 0 at the end of the stream). */
+int jail__send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds) must_check;
+ssize_t jail__recv_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds) must_check;
+/* In a child of init that becomes a zygote (jail_opts.zygote): the image
+ * of this program as a zygote. Never returns. */
+_Noreturn void jail__zygote_exec(struct jail_ns_ctx *c);
 
 #endif

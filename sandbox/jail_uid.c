@@ -165,3 +165,21 @@ int jail__write_maps(pid_t pid, bool root_user, uint32_t uid_base, uid_t host_ui
     }
     return rc;
 }
+
+int jail__write_zygote_maps(pid_t pid, bool root_user, uint32_t uid_base, uint32_t uid_count)
+{
+    char map[96];
+    if (root_user)
+        snprintf(map, sizeof map, "0 %u %u\n", uid_base, uid_count + 1);
+    else
+        snprintf(map, sizeof map, "0 %u 1\n", (unsigned)geteuid());
+    int rc = root_user ? 0 : write_map(pid, "setgroups", "deny");
+    if (rc == 0)
+        rc = write_map(pid, "uid_map", map);
+    if (rc == 0) {
+        if (!root_user)
+            snprintf(map, sizeof map, "0 %u 1\n", (unsigned)getegid());
+        rc = write_map(pid, "gid_map", map);
+    }
+    return rc;
+}

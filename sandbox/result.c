@@ -201,6 +201,7 @@ json_object *result_to_json(const struct exec_result *r)
     ADD(o, "artifacts_skipped", json_object_new_int64((int64_t)r->artifacts_skipped));
     ADD(o, "workdir", str_or_null(r->workdir));
     ADD(o, "isolation", r->isolation ? json_object_new_string(r->isolation) : NULL);
+    ADD(o, "start", json_object_new_string(r->warm ? "warm" : "cold"));
     ADD(o, "error", str_or_null(r->error));
     return o;
 oom:

@@ -36,6 +36,16 @@ if ! "${RUNAS[@]}" "$RUNMYSCRIPT" check-sandbox >$T/check.txt 2>&1; then
     skip_all "this host cannot make the namespaces: $(grep 'user namespaces' $T/check.txt)"
 fi
 grep -q '^pid namespace: *yes' $T/check.txt && PIDNS=1 || PIDNS=0
+# The warm pass (attacks-warm.sh): every run forked from a zygote of a
+# running server's pool, and each result says so.
+if [ -n "${RMS_ATTACK_WARM:-}" ]; then
+    . "$top_srcdir/tests/lib/warm.sh"
+    [ "$PASS" = root ] || skip_all "warm starts need root"
+    # A slow machine (a sanitizer build) must not make a run cold: this
+    # pass is about warm runs (warm.sh tests the fall back to cold).
+    export RUNMYSCRIPT_WARM_WAIT=60s
+    warm_serve || { echo "Bail out! the warm pool did not start"; exit 1; }
+fi
 
 # attack NAME [ARGS...] <<PY: runs the script (stdin) with a process marker;
 # sets LOGS (the log) and J (the result file).
@@ -51,6 +61,11 @@ attack() {
         "$RUNMYSCRIPT" run $T/$name.py --json "$@" >$J 2>$J.err || RC=$?
     LOGS=$(jget $J 'r["logs"]' 2>/dev/null)
     [ -s $J ] || diag "$name: no result: $(head -c 300 $J.err)"
+    # (a line each, checked at the end: an attack may run in the background)
+    if [ -n "${RMS_ATTACK_WARM:-}" ]; then
+        echo "$name $(jget $J 'r["start"]' 2>/dev/null)" >>$T/starts
+        grep -q '"start":"warm"' $J || diag "$name started cold: $(head -c 300 $J.err) $(grep -v 'is starting\|is ready' $T/warm-serve.log | tail -8)"
+    fi
 }
 # gone DESCRIPTION: no process of the last attack is left.
 gone() {
@@ -502,4 +517,9 @@ else
     skip "the setuid probe needs root to install a setuid-root file"
 fi
 
+if [ -n "${RMS_ATTACK_WARM:-}" ]; then
+    while read -r name start; do
+        is "$start" warm "$name: started warm"
+    done <$T/starts
+fi
 done_testing

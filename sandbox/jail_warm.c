@@ -1,0 +1,398 @@
+/* jail_warm.c: the worker's side of a warm start (jail_start_warm): the
+ * run's uid slot, paths and cgroups as for a cold start, its binds as
+ * detached mount trees, the request to the pool with every descriptor the
+ * run needs, then the zygote's fork (a pidfd of the run's init) into the
+ * cgroups, the seccomp filter, and the wait for the script's start. Also a
+ * warm run's signal and reap, which go through its pidfd: the run is the
+ * zygote's child, not ours. jail_zygote.c is the other side. */
+#include "config.h"
+
+#include "jail_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#endif
+#ifndef MOUNT_ATTR_NOSUID
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#endif
+#ifndef MOUNT_ATTR_SIZE_VER0
+struct mount_attr {
+    uint64_t attr_set;
+    uint64_t attr_clr;
+    uint64_t propagation;
+    uint64_t userns_fd;
+};
+#endif
+
+
+int jail__warm_signal(struct jail_proc *p, int sig)
+{
+    return syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0) < 0 ? -errno : 0;
+}
+
+int jail__warm_reap(struct jail_proc *p, bool kill)
+{
+    if (kill)
+        discard(jail__warm_signal(p, SIGKILL));
+    struct pollfd q = {p->pidfd, POLLIN, 0};
+    int r;
+    do
+        r = poll(&q, 1, kill ? -1 : 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        return -errno;
+    if (r == 0)
+        return 0;
+    /* The run's init is gone, and with it (the kernel waits for them when
+     * a PID namespace's init exits) every process of the run. */
+    struct rusage none;
+    memset(&none, 0, sizeof none);
+    p->reaped = true;
+    jail__read_status(p, SIGKILL, &none);
+    return 1;
+}
+
+/* The host pid of a pidfd, from its fdinfo. */
+static pid_t pidfd_pid(int pidfd)
+{
+    char path[64];
+    cleanup_free char *info = NULL;
+    size_t n;
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+    if (util_read_file_at(AT_FDCWD, path, 4096, &info, &n) < 0)
+        return -1;
+    const char *l = strstr(info, "\nPid:");
+    return l ? (pid_t)atoi(l + 5) : -1;
+}
+
+/* A bind as a detached copy of its mount, with its flags: the zygote's
+ * fork moves it into its own mount namespace. An fd or -errno. */
+static int bind_tree(const struct jail_bind *b)
+{
+    cleanup_fd int src = open(b->host, O_PATH | O_DIRECTORY | O_CLOEXEC | ((b->flags & JAIL_BIND_NOFOLLOW) ? O_NOFOLLOW : 0));
+    if (src < 0)
+        return -errno;
+    int t = (int)syscall(SYS_open_tree, src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+    if (t < 0)
+        return -errno;
+    struct mount_attr a = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                       ((b->flags & JAIL_BIND_RW) ? 0 : MOUNT_ATTR_RDONLY)};
+    if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &a, sizeof a) < 0) {
+        int e = errno;
+        close(t);
+        return -e;
+    }
+    return t;
+}
+
+/* Copies NUL-terminated strings into a \0-separated list ending in \0\0.
+ * 0, or -E2BIG. */
+static int pack(char *dst, size_t cap, const char *const *v, size_t n)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < n && v[i]; i++) {
+        size_t l = strlen(v[i]) + 1;
+        if (at + l + 1 > cap)
+            return -E2BIG;
+        memcpy(dst + at, v[i], l);
+        at += l;
+    }
+    dst[at] = '\0';
+    return 0;
+}
+
+static size_t count_env(const char *const *envp)
+{
+    size_t n = 0;
+    while (envp[n])
+        n++;
+    return n;
+}
+
+/* The request, from o: -EINVAL when o is not something a zygote can
+ * start (binds it has no place for), -E2BIG when it does not fit. */
+static int make_req(const struct jail_opts *o, struct jail_warm_req *q, const char *const *imports, size_t n,
+                    const char **env_dir)
+{
+    memset(q, 0, sizeof *q);
+    q->magic = JAIL_WARM_MAGIC;
+    q->network = o->network;
+    q->set_groups = geteuid() == 0;
+    snprintf(q->tmp_opts, sizeof q->tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
+             (unsigned long long)o->limits->tmp_bytes, (unsigned long long)o->limits->tmp_files);
+    *env_dir = NULL;
+    for (size_t i = 0; i < o->n_binds; i++) {
+        const struct jail_bind *b = &o->binds[i];
+        if (!strcmp(b->inside, "/env") && !(b->flags & JAIL_BIND_RW)) {
+            *env_dir = b->host;
+            continue;
+        }
+        /* The zygote's root has these places to mount on, and nothing else. */
+        if ((strcmp(b->inside, "/work") && strcmp(b->inside, "/job") && strncmp(b->inside, "/work/", 6)) ||
+            q->n_binds == JAIL_WARM_BINDS || strlen(b->inside) >= sizeof q->binds[0].inside)
+            return -EINVAL;
+        q->job = q->job || !strcmp(b->inside, "/job");
+        struct jail_warm_bind *wb = &q->binds[q->n_binds++];
+        snprintf(wb->inside, sizeof wb->inside, "%s", b->inside);
+        wb->nofollow = (b->flags & JAIL_BIND_NOFOLLOW) != 0;
+    }
+    if (!*env_dir || !o->argv[0] || !o->argv[1] || o->argv[2] || strlen(*env_dir) >= sizeof q->env_dir)
+        return -EINVAL;
+    snprintf(q->env_dir, sizeof q->env_dir, "%s", *env_dir);
+    if (snprintf(q->script, sizeof q->script, "%s", o->argv[1]) >= (int)sizeof q->script ||
+        snprintf(q->cwd, sizeof q->cwd, "%s", o->cwd) >= (int)sizeof q->cwd ||
+        snprintf(q->stdin_inside, sizeof q->stdin_inside, "%s", o->stdin_inside ? o->stdin_inside : "") >=
+            (int)sizeof q->stdin_inside)
+        return -E2BIG;
+    int rc = pack(q->env, sizeof q->env, o->envp, count_env(o->envp));
+    if (rc == 0)
+        rc = pack(q->imports, sizeof q->imports, imports, imports ? n : 0);
+    return rc;
+}
+
+/* Waits for fd to be readable, at most ms. 1, 0 on time out, -errno. */
+static int wait_in(int fd, int ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    int r;
+    do
+        r = poll(&p, 1, ms);
+    while (r < 0 && errno == EINTR);
+    return r < 0 ? -errno : r;
+}
+
+/* A connection to the pool: an fd, or -EAGAIN when none listens (no
+ * server serves this state directory), before any work is done for it. */
+static int pool_connect(const char *pool_sock)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (snprintf(a.sun_path, sizeof a.sun_path, "%s", pool_sock) >= (int)sizeof a.sun_path)
+        return -ENAMETOOLONG;
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -errno;
+    if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(s);
+        return -EAGAIN;
+    }
+    return s;
+}
+
+/* The request to the pool; its answer. 0 when a zygote took it, -EAGAIN
+ * when none did, -errno. */
+static int ask_pool(int s, const struct jail_warm_req *q, const int *fds, size_t nfds, int64_t wait_ms, char *err,
+                    size_t errlen)
+{
+    int rc = jail__send_fds(s, q, sizeof *q, fds, nfds);
+    if (rc < 0)
+        return rc;
+    rc = wait_in(s, (int)wait_ms);
+    char b = 0;
+    ssize_t n = rc > 0 ? read(s, &b, 1) : 0;
+    if (n != 1 || b != 'F')
+        snprintf(err, errlen, "%s", rc == 0 ? "the pool did not answer within warm_wait"
+                                    : rc < 0 || n < 0 ? "the pool's answer could not be read"
+                                    : n == 0 ? "the pool closed the request unanswered"
+                                             : "no zygote was ready");
+    return n == 1 && b == 'F' ? 0 : -EAGAIN;
+}
+
+struct warm_fds {
+    int err[2], st[2], go[2], ctl[2];
+    int trees[JAIL_WARM_BINDS];
+    size_t n_trees;
+};
+
+static void warm_fds_close(struct warm_fds *w)
+{
+    int *all[] = {w->err, w->st, w->go, w->ctl};
+    for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+        for (int k = 0; k < 2; k++)
+            if (all[i][k] >= 0) {
+                close(all[i][k]);
+                all[i][k] = -1;
+            }
+    for (size_t i = 0; i < w->n_trees; i++)
+        if (w->trees[i] >= 0)
+            close(w->trees[i]);
+    w->n_trees = 0;
+}
+
+/* The run's init, forked by the zygote: its pidfd into p, into the
+ * cgroups, the filter, and the script's start. 0 or -errno with err. */
+static int take_run(struct jail_proc *p, struct warm_fds *w, int64_t wait_ms, char *err, size_t errlen)
+{
+    int64_t t0 = util_now_ms();
+    int rc = wait_in(w->ctl[0], (int)wait_ms);
+    int fds[1];
+    size_t nfds = 0;
+    char b;
+    if (rc > 0)
+        rc = (int)jail__recv_fds(w->ctl[0], &b, 1, fds, &nfds);
+    if (rc <= 0 || nfds != 1) {
+        struct jail_child_error ce;
+        if (wait_in(w->err[0], 0) > 0 && jail__read_child_error(w->err[0], &ce)) {
+            jail__format_child_error(&ce, err, errlen);
+            return ce.err ? -ce.err : -EIO;
+        }
+        snprintf(err, errlen, "the zygote did not fork the run in time");
+        for (size_t i = 0; i < nfds; i++)
+            close(fds[i]);
+        return -ETIMEDOUT;
+    }
+    p->pidfd = fds[0];
+    p->pid = pidfd_pid(p->pidfd);
+    if (p->pid <= 0) {
+        snprintf(err, errlen, "the run's init has no pid here");
+        return -ESRCH;
+    }
+    int64_t t1 = util_now_ms();
+    if (p->cg_memory)
+        rc = jail__cg_enter(p->cg_memory, p->pid);
+    if (rc >= 0 && p->cg_pids)
+        rc = jail__cg_enter(p->cg_pids, p->pid);
+    int64_t t2 = util_now_ms();
+    if (rc < 0) {
+        snprintf(err, errlen, "putting the run into its cgroups: %s", strerror(-rc));
+        return rc;
+    }
+    const struct sock_fprog *prog =
+        jail__seccomp_program(p->cg_memory ? JAIL_FILTER_JAIL : JAIL_FILTER_JAIL_WATCHED, &rc);
+    if (!prog) {
+        snprintf(err, errlen, "building the seccomp filter: %s", strerror(-rc));
+        return rc;
+    }
+    uint32_t n = prog->len;
+    if (util_write_all(w->go[1], "g", 1) < 0 || util_write_all(w->go[1], &n, sizeof n) < 0 ||
+        util_write_all(w->go[1], prog->filter, n * sizeof prog->filter[0]) < 0)
+        n = 0; /* the run's init gave up: its report says why */
+    close(w->go[1]);
+    w->go[1] = -1;
+    struct jail_child_error ce;
+    if (jail__read_child_error(w->err[0], &ce)) {
+        jail__format_child_error(&ce, err, errlen);
+        return ce.err ? -ce.err : -EIO;
+    }
+    if (n == 0) {
+        snprintf(err, errlen, "the run's init went away");
+        return -EPIPE;
+    }
+    log_msg(LOG_LVL_DEBUG, "timing: warm fork %lld ms, cgroups %lld ms, start %lld ms", (long long)(t1 - t0),
+            (long long)(t2 - t1), (long long)(util_now_ms() - t2));
+    return 0;
+}
+
+int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char *const *imports, size_t n,
+                    int64_t wait_ms, struct jail_proc *p, char *err, size_t errlen)
+{
+    static struct jail_warm_req q; /* large: not on the stack */
+    struct warm_fds w = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1}, 0};
+    const char *env_dir;
+    cleanup_fd int pool = -1;
+    int rc;
+
+    memset(p, 0, sizeof *p);
+    p->mode = JAIL_MODE_NAMESPACES;
+    p->warm = true;
+    p->pid = p->pidfd = p->status_fd = p->uid_lock = -1;
+    if (o->mode != JAIL_MODE_NAMESPACES || geteuid() != 0 || o->zygote) {
+        snprintf(err, errlen, "warm starts need the namespaces and root");
+        return -ENOTSUP;
+    }
+    rc = make_req(o, &q, imports, n, &env_dir);
+    if (rc < 0) {
+        snprintf(err, errlen, "this run does not fit a zygote: %s", strerror(-rc));
+        return rc;
+    }
+    int64_t ts = util_now_ms();
+    /* No work for a run when no pool listens. The request's connection is
+     * made again once the request is ready: the pool gives a connection
+     * only WARM_CLIENT_MS to send it, less than the work below may take on
+     * a loaded machine (a closed request would make the run cold). */
+    pool = pool_connect(pool_sock);
+    if (pool < 0) {
+        snprintf(err, errlen, "no pool: %s", strerror(-pool));
+        return pool;
+    }
+    close(pool);
+    pool = -1;
+    /* Who the run is, as for a cold start (jail.c: ns_identity). */
+    if ((rc = jail__take_uid(o, p, err, errlen)) < 0 || (rc = jail__give_paths(o, p, err, errlen)) < 0)
+        goto out;
+    q.run_uid = p->host_uid - o->uid_base;
+    jail__cg_setup(p, o);
+    q.nrows = (uint32_t)jail__build_rlimits(o->limits, p->cg_memory != NULL, 0, q.rows);
+    for (uint32_t i = 0; i < q.n_binds; i++) {
+        for (size_t k = 0; k < o->n_binds; k++)
+            if (!strcmp(o->binds[k].inside, q.binds[i].inside))
+                w.trees[w.n_trees] = bind_tree(&o->binds[k]);
+        if (w.trees[w.n_trees] < 0) {
+            rc = w.trees[w.n_trees];
+            snprintf(err, errlen, "the bind of %s: %s", q.binds[i].inside, strerror(-rc));
+            goto out;
+        }
+        w.n_trees++;
+    }
+    if (pipe2(w.err, O_CLOEXEC) < 0 || pipe2(w.st, O_CLOEXEC) < 0 || pipe2(w.go, O_CLOEXEC) < 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, w.ctl) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "pipe: %s", strerror(-rc));
+        goto out;
+    }
+    int fds[JAIL_WARM_NFDS] = {o->fd_in, o->fd_out, o->fd_err, w.err[1], w.st[1], w.go[0], w.ctl[1]};
+    for (size_t i = 0; i < w.n_trees; i++)
+        fds[JAIL_WARM_FD_BIND0 + i] = w.trees[i];
+    log_msg(LOG_LVL_DEBUG, "timing: warm request ready %lld ms", (long long)(util_now_ms() - ts));
+    pool = pool_connect(pool_sock);
+    if (pool < 0)
+        snprintf(err, errlen, "the pool went away: %s", strerror(-pool));
+    rc = pool < 0 ? pool : ask_pool(pool, &q, fds, JAIL_WARM_FD_BIND0 + w.n_trees, wait_ms, err, errlen);
+    /* The zygote has its copies: ours of its ends would hide its end. */
+    int *theirs[] = {&w.err[1], &w.st[1], &w.go[0], &w.ctl[1]};
+    for (size_t i = 0; i < ARRAY_SIZE(theirs); i++) {
+        close(*theirs[i]);
+        *theirs[i] = -1;
+    }
+    if (rc < 0) {
+        if (rc != -EAGAIN)
+            snprintf(err, errlen, "the pool: %s", strerror(-rc));
+        goto out;
+    }
+    rc = take_run(p, &w, wait_ms, err, errlen);
+    if (rc < 0)
+        goto out;
+    p->status_fd = steal_fd(&w.st[0]);
+    warm_fds_close(&w);
+    return 0;
+out:
+    warm_fds_close(&w);
+    if (p->pidfd >= 0) {
+        discard(jail__warm_reap(p, true));
+        close(p->pidfd);
+    }
+    p->pidfd = -1;
+    p->pid = -1;
+    p->reaped = true;
+    jail_finish(p);
+    return rc;
+}

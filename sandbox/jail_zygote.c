@@ -1,0 +1,629 @@
+/* jail_zygote.c: a zygote, the warm start of runs. It is a process in a
+ * jail of its own (jail_opts.zygote: the environment's root, no workspace)
+ * that loaded the interpreter's libpython, imported the modules the
+ * environment's scripts import, and then only forks: never a line of a
+ * script. Each run is a fork of it that gets everything a cold run gets,
+ * in this order:
+ *
+ *   zygote --clone--> C2 in new user, mount, IPC, UTS, network (unless the
+ *     run may use it) and PID namespaces; the zygote writes its maps
+ *     (inside 1000 is the run's uid of the zygote's range, so its host uid
+ *     is the run's uid slot as in a cold run), hands the worker a pidfd of
+ *     it, and reaps it in the end.
+ *   C2: pid 1 of the run: a fresh /proc, /tmp and /dev/shm, the worker's
+ *     detached mount trees moved to /work (/job, mounts/), lo up; waits for
+ *     the worker's go (it put C2 into the run's cgroups) and the seccomp
+ *     filter; a cgroup namespace; forks C3 and is the run's init as
+ *     jail_init.c's is: reaps, forwards SIGTERM, reports the script's end.
+ *   C3: its session, fds 0-2, rlimits, capabilities dropped, uid 1000,
+ *     no_new_privs, the filter; closes the error pipe (the worker's "it
+ *     started"), then the interpreter's after-fork hooks and the script as
+ *     __main__ the way `python3 SCRIPT` runs it (PyRun_SimpleFileExFlags,
+ *     Py_FinalizeEx: atexit, the exit code, the traceback).
+ *
+ * The zygote keeps its capabilities in its own namespaces (it must make
+ * each run's); it has no seccomp filter, and no script code ever runs in
+ * it. libpython is loaded with dlopen: the program links nothing of Python.
+ * This file holds the zygote's image and the descriptor passing both sides
+ * use. */
+#include "config.h"
+
+#include "jail_internal.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#endif
+#ifndef RESOLVE_NO_SYMLINKS
+#define RESOLVE_NO_SYMLINKS 0x04
+#endif
+
+#define ZYGOTE_MAPS_MS 2000  /* the run's init waits this long for its maps */
+
+int jail__send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds)
+{
+    struct iovec iov = {(void *)buf, len};
+    union {
+        char b[CMSG_SPACE(sizeof(int) * JAIL_WARM_NFDS)];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (nfds > JAIL_WARM_NFDS)
+        return -E2BIG;
+    if (nfds) {
+        memset(&u, 0, sizeof u);
+        m.msg_control = u.b;
+        m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+    }
+    ssize_t w;
+    do
+        w = sendmsg(sock, &m, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    if (w < 0)
+        return -errno;
+    return (size_t)w == len ? 0 : -EMSGSIZE;
+}
+
+ssize_t jail__recv_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds)
+{
+    struct iovec iov = {buf, len};
+    union {
+        char b[CMSG_SPACE(sizeof(int) * JAIL_WARM_NFDS)];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+    ssize_t r;
+    *nfds = 0;
+    do
+        r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        return -errno;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < n; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            if (*nfds < JAIL_WARM_NFDS)
+                fds[(*nfds)++] = fd;
+            else
+                close(fd);
+        }
+    }
+    if (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+        for (size_t i = 0; i < *nfds; i++)
+            close(fds[i]);
+        *nfds = 0;
+        return -EMSGSIZE;
+    }
+    return r;
+}
+
+/* ----------------------------------------------------- the zygote's side */
+
+/* In init's child (jail_init.c) instead of the script's execve: the
+ * zygote's own image, uid 0 of its namespaces with their capabilities,
+ * fd 0 the pool's socket, 1 and 2 its log. */
+_Noreturn void jail__zygote_exec(struct jail_ns_ctx *c)
+{
+    const struct jail_opts *o = c->o;
+    int efd = c->err_w;
+    char word;
+    close(c->reaper_go[1]);
+    if (util_read_exact(c->reaper_go[0], &word, 1) < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_INIT_EXEC, EPIPE, NULL);
+    close(c->reaper_go[0]);
+    jail__reset_signals();
+    if (setsid() < 0)
+        jail__child_fail(efd, JAIL_STAGE_SETSID);
+    /* The program's descriptor must survive jail__setup_fds, which keeps
+     * only 0-2 and efd: it rides on efd's place and efd moves above. */
+    int self = fcntl(c->self_exe, F_DUPFD_CLOEXEC, 3);
+    if (self < 0)
+        jail__child_fail(efd, JAIL_STAGE_DUP);
+    int moved = fcntl(efd, F_DUPFD_CLOEXEC, self + 1);
+    if (moved < 0)
+        jail__child_fail(efd, JAIL_STAGE_DUP);
+    int fds[3] = {o->fd_in, o->fd_out, o->fd_err};
+    for (int i = 0; i < 3; i++)
+        if ((fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, moved + 1)) < 0)
+            jail__child_fail(moved, JAIL_STAGE_DUP);
+    for (int i = 0; i < 3; i++)
+        if (dup2(fds[i], i) < 0)
+            jail__child_fail(moved, JAIL_STAGE_DUP);
+    for (int fd = 3; fd < 1024; fd++)
+        if (fd != self && fd != moved)
+            close(fd);
+    jail__apply_rlimits(moved, c->rows, c->nrows);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        jail__child_fail(moved, JAIL_STAGE_NNP);
+    const char *argv[] = {"runmyscript-zygote", JAIL_ZYGOTE_ARG, o->zygote_lib, o->argv[0],
+                          o->zygote_modules ? o->zygote_modules : "", NULL};
+    syscall(SYS_execveat, self, "", argv, o->envp, AT_EMPTY_PATH);
+    jail__child_fail(moved, JAIL_STAGE_EXEC);
+}
+
+/* What the zygote calls in libpython (the stable part of the C API). */
+struct pyapi {
+    void (*set_program_name)(const wchar_t *);
+    void (*initialize_ex)(int);
+    int (*run_simple_string)(const char *);
+    int (*run_simple_file)(FILE *, const char *, int, void *);
+    int (*finalize_ex)(void);
+    void (*before_fork)(void);
+    void (*after_fork_parent)(void);
+    void (*after_fork_child)(void);
+    int *unhandled_keyboard_interrupt; /* may be NULL */
+};
+
+static struct pyapi py;
+
+static int py_load(const char *lib)
+{
+    void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+    if (!h)
+        return -ENOENT;
+    py.set_program_name = (void (*)(const wchar_t *))dlsym(h, "Py_SetProgramName");
+    py.initialize_ex = (void (*)(int))dlsym(h, "Py_InitializeEx");
+    py.run_simple_string = (int (*)(const char *))dlsym(h, "PyRun_SimpleString");
+    py.run_simple_file = (int (*)(FILE *, const char *, int, void *))dlsym(h, "PyRun_SimpleFileExFlags");
+    py.finalize_ex = (int (*)(void))dlsym(h, "Py_FinalizeEx");
+    py.before_fork = (void (*)(void))dlsym(h, "PyOS_BeforeFork");
+    py.after_fork_parent = (void (*)(void))dlsym(h, "PyOS_AfterFork_Parent");
+    py.after_fork_child = (void (*)(void))dlsym(h, "PyOS_AfterFork_Child");
+    py.unhandled_keyboard_interrupt = (int *)dlsym(h, "_Py_UnhandledKeyboardInterrupt");
+    if (!py.set_program_name || !py.initialize_ex || !py.run_simple_string || !py.run_simple_file ||
+        !py.finalize_ex || !py.before_fork || !py.after_fork_parent || !py.after_fork_child)
+        return -ENOSYS;
+    return 0;
+}
+
+/* The module the zygote keeps for its children: the import of what the
+ * environment's scripts import (each in its own try: one that fails is
+ * skipped), and child(), which each run calls once before its script to
+ * make the interpreter what `python3 SCRIPT` would have made it: argv,
+ * sys.path[0] and PYTHONPATH, the environment, fresh seeds. It removes
+ * itself from sys.modules, so the script finds nothing of it. */
+/* What the zygote keeps for its children, as a module outside __main__:
+ * imp(), the imports of what the environment's scripts import (each in its
+ * own try: one that fails is skipped), and child(), which each run calls
+ * once before its script to make the interpreter what `python3 SCRIPT`
+ * would have made it: argv, sys.path[0] and PYTHONPATH, the environment,
+ * fresh seeds, BLAS's threads. child() is popped from sys.modules first, so
+ * the script finds nothing of it. */
+static const char zygote_py[] =
+    "def _rms_make():\n"
+    "    import sys, os\n"
+    "    def imp(names):\n"
+    "        for n in names:\n"
+    "            try:\n"
+    "                __import__(n)\n"
+    "            except BaseException:\n"
+    "                pass\n"
+    "    def blas(n):\n"
+    "        # The zygote started BLAS with one thread (no thread may live across\n"
+    "        # a fork); the run gets the library's default back.\n"
+    "        try:\n"
+    "            import ctypes\n"
+    "            with open('/proc/self/maps') as f:\n"
+    "                libs = {l.split()[-1] for l in f if 'blas' in l and '.so' in l}\n"
+    "            for lib in libs:\n"
+    "                h = ctypes.CDLL(lib)\n"
+    "                for sym in ('openblas_set_num_threads', 'openblas_set_num_threads64_'):\n"
+    "                    fn = getattr(h, sym, None)\n"
+    "                    if fn is not None:\n"
+    "                        fn(n)\n"
+    "        except Exception:\n"
+    "            pass\n"
+    "    def child(blob):\n"
+    "        parts = bytes.fromhex(blob).decode('utf-8', 'surrogateescape').split('\\0')\n"
+    "        script, env = parts[0], parts[1:]\n"
+    "        threads = os.environ.get('RUNMYSCRIPT_WARM_THREADS')\n"
+    "        os.environ.clear()\n"
+    "        for kv in env:\n"
+    "            if '=' in kv:\n"
+    "                k, v = kv.split('=', 1)\n"
+    "                os.environ[k] = v\n"
+    "        sys.argv[:] = [script]\n"
+    "        sys.orig_argv[:] = [sys.executable, script]\n"
+    "        extra = [p for p in os.environ.get('PYTHONPATH', '').split(':') if p]\n"
+    "        sys.path[0:0] = [os.path.dirname(script)] + extra\n"
+    "        import random\n"
+    "        random.seed()\n"
+    "        npr = sys.modules.get('numpy.random')\n"
+    "        if npr is not None:\n"
+    "            try:\n"
+    "                npr.seed()\n"
+    "            except Exception:\n"
+    "                pass\n"
+    "        if threads and 'numpy' in sys.modules:\n"
+    "            blas(int(threads))\n"
+    "    class Warm:\n"
+    "        pass\n"
+    "    Warm.imp = staticmethod(imp)\n"
+    "    Warm.child = staticmethod(child)\n"
+    "    sys.modules['_rms_warm'] = Warm\n"
+    "_rms_make()\n"
+    "del _rms_make\n";
+
+/* True when this process has exactly one thread: a fork copies only the
+ * calling thread, so another one (a BLAS pool) would be missing, holding
+ * its locks, in every run. */
+static bool single_threaded(void)
+{
+    cleanup_dir DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return false;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.')
+            n++;
+    return n == 1;
+}
+
+/* The run's own view in C2 (a new mount namespace): /proc of its PID
+ * namespace, a fresh bounded /tmp (with HOME) and /dev/shm, the worker's
+ * trees. Reports and exits on failure. */
+static void run_mounts(const struct jail_warm_req *q, const int *fds, int efd)
+{
+    /* Every mount is private already: the zygote's init made them so. */
+    jail__must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0, efd, JAIL_STAGE_PROC);
+    jail__must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd, JAIL_STAGE_ROOT);
+    jail__must(mkdir("/tmp/home", 0700) == 0 && chown("/tmp/home", JAIL_UID, JAIL_UID) == 0, efd, JAIL_STAGE_ROOT);
+    jail__must(mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd, JAIL_STAGE_DEV);
+    for (uint32_t i = 0; i < q->n_binds; i++) {
+        const struct jail_warm_bind *b = &q->binds[i];
+        int tree = fds[JAIL_WARM_FD_BIND0 + i];
+        int rc;
+        if (b->nofollow) {
+            struct {
+                uint64_t flags, mode, resolve;
+            } how = {O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_SYMLINKS};
+            int t = (int)syscall(SYS_openat2, AT_FDCWD, b->inside, &how, sizeof how);
+            if (t < 0)
+                jail__child_fail_err(efd, JAIL_STAGE_BIND, errno, b->inside);
+            rc = (int)syscall(SYS_move_mount, tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+            close(t);
+        } else {
+            rc = (int)syscall(SYS_move_mount, tree, "", AT_FDCWD, b->inside, MOVE_MOUNT_F_EMPTY_PATH);
+        }
+        if (rc < 0)
+            jail__child_fail_err(efd, JAIL_STAGE_BIND, errno, b->inside);
+        close(tree);
+    }
+    jail__must(sethostname("runmyscript", 11) == 0, efd, JAIL_STAGE_ROOT);
+    if (!q->network) {
+        int rc = jail__loopback_up();
+        if (rc < 0)
+            jail__child_fail_err(efd, JAIL_STAGE_NET, -rc, NULL);
+    }
+}
+
+/* C3: the script. */
+static _Noreturn void run_script(const struct jail_warm_req *q, const int *fds, int efd,
+                                 const struct sock_fprog *filter)
+{
+    if (setsid() < 0)
+        jail__child_fail(efd, JAIL_STAGE_SETSID);
+    int in = fds[JAIL_WARM_FD_IN];
+    if (q->stdin_inside[0] && (in = open(q->stdin_inside, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_DUP, errno, q->stdin_inside);
+    efd = jail__setup_fds(efd, in, fds[JAIL_WARM_FD_OUT], fds[JAIL_WARM_FD_ERR]);
+    jail__apply_rlimits(efd, q->rows, q->nrows);
+    int rc = jail__drop_caps_before_setuid();
+    if (rc < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_CAPS, -rc, NULL);
+    if (q->set_groups && setgroups(0, NULL) < 0)
+        jail__child_fail(efd, JAIL_STAGE_IDS);
+    if (setresgid(JAIL_UID, JAIL_UID, JAIL_UID) < 0 || setresuid(JAIL_UID, JAIL_UID, JAIL_UID) < 0)
+        jail__child_fail(efd, JAIL_STAGE_IDS);
+    rc = jail__drop_caps_after_setuid();
+    if (rc < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_CAPS, -rc, NULL);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        jail__child_fail(efd, JAIL_STAGE_NNP);
+    if (chdir(q->cwd) < 0)
+        jail__child_fail(efd, JAIL_STAGE_CHDIR);
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, filter) < 0)
+        jail__child_fail(efd, JAIL_STAGE_SECCOMP);
+    FILE *fp = fopen(q->script, "rb");
+    if (!fp)
+        jail__child_fail_err(efd, JAIL_STAGE_EXEC, errno, q->script);
+    /* Where a cold run's execve would close the error pipe. */
+    close(efd);
+    /* The signals as the zygote's interpreter left them (its SIGINT
+     * handler, SIGPIPE and SIGXFSZ ignored); init blocked them all. */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    py.after_fork_child();
+    /* The run's argv and environment, as hex: nothing of them is Python. */
+    struct dbuf b;
+    dbuf_init(&b, 4 * sizeof q->env + 1024);
+    int ok = dbuf_printf(&b, "__import__('sys').modules.pop('_rms_warm').child('") == 0;
+    const char *s = q->script;
+    for (size_t i = 0; ok && s[i]; i++)
+        ok = dbuf_printf(&b, "%02x", (unsigned char)s[i]) == 0;
+    for (const char *e = q->env; ok && *e; e += strlen(e) + 1) {
+        ok = dbuf_printf(&b, "00") == 0;
+        for (size_t i = 0; ok && e[i]; i++)
+            ok = dbuf_printf(&b, "%02x", (unsigned char)e[i]) == 0;
+    }
+    ok = ok && dbuf_printf(&b, "')") == 0;
+    if (!ok || py.run_simple_string(b.data) != 0)
+        _exit(JAIL_CHILD_FAILED);
+    dbuf_free(&b);
+    int exitcode = py.run_simple_file(fp, q->script, 1, NULL) == 0 ? 0 : 1;
+    if (py.finalize_ex() < 0)
+        exitcode = 120;
+    if (py.unhandled_keyboard_interrupt && *py.unhandled_keyboard_interrupt) {
+        /* As python's main: die of the SIGINT the script did not handle. */
+        signal(SIGINT, SIG_DFL);
+        kill(getpid(), SIGINT);
+    }
+    exit(exitcode);
+}
+
+/* The run's init until the script ends: it reaps every process and then
+ * reports the script's status and the resource use of all, as a cold
+ * run's init does (init_report in jail_init.c). One thing more: a cold run dies
+ * with its worker (its init's parent-death signal); a warm one is the
+ * zygote's child, so its init watches the status pipe, whose other end
+ * only the worker holds: when the worker is gone, so is the run. */
+static _Noreturn void run_init_watch(int status_w, pid_t script, const sigset_t *none)
+{
+    sigset_t mask = *none;
+    sigaddset(&mask, SIGCHLD);
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    sigprocmask(SIG_SETMASK, &mask, NULL); /* SIGCHLD comes through sfd */
+    int st = 0;
+    for (;;) {
+        pid_t w;
+        while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+            if (w == script) {
+                struct jail_status_msg msg = {.status = st};
+                getrusage(RUSAGE_CHILDREN, &msg.ru);
+                ssize_t wr = write(status_w, &msg, sizeof msg);
+                (void)wr;
+                _exit(0);
+            }
+        struct pollfd p[2] = {{status_w, 0, 0}, {sfd, POLLIN, 0}};
+        int r = poll(p, sfd >= 0 ? 2 : 1, sfd >= 0 ? -1 : 100);
+        if (r > 0 && (p[0].revents & (POLLERR | POLLHUP))) {
+            kill(-1, SIGKILL);
+            _exit(1);
+        }
+        struct signalfd_siginfo si;
+        while (sfd >= 0 && read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+            ;
+    }
+}
+
+/* C2: the run's pid 1. */
+static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
+{
+    int efd = fds[JAIL_WARM_FD_ERRPIPE];
+    prctl(PR_SET_DUMPABLE, 0);
+    run_mounts(q, fds, efd);
+    /* The worker has put us into the run's cgroups: its go, then the
+     * filter (as init of a cold run receives it). */
+    static struct sock_filter bpf[JAIL_BPF_MAX];
+    char go;
+    uint32_t n = 0;
+    int gfd = fds[JAIL_WARM_FD_GO];
+    if (util_read_exact(gfd, &go, 1) < 0 || util_read_exact(gfd, &n, sizeof n) < 0 || n == 0 ||
+        n > ARRAY_SIZE(bpf) || util_read_exact(gfd, bpf, n * sizeof bpf[0]) < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_SECCOMP, EPIPE, NULL);
+    close(gfd);
+    struct sock_fprog filter = {(unsigned short)n, bpf};
+    /* Its cgroup is the root of what it sees. */
+    discard(unshare(CLONE_NEWCGROUP));
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    pid_t script = fork();
+    if (script < 0)
+        jail__child_fail(efd, JAIL_STAGE_FORK);
+    if (script == 0)
+        run_script(q, fds, efd, &filter);
+    /* Nothing but the status pipe: the script's descriptors are its own. */
+    int status_w = fds[JAIL_WARM_FD_STATUS];
+    for (int fd = 0; fd < 1024; fd++)
+        if (fd != status_w)
+            close(fd);
+    jail__init_forward_signals();
+    signal(SIGPIPE, SIG_IGN);
+    run_init_watch(status_w, script, &none);
+}
+
+/* The maps of the run's new user namespace: inside 0 and 1000 are the
+ * zygote's 0 and the run's uid of its range. */
+static int write_run_maps(pid_t pid, uint32_t run_uid)
+{
+    char path[64], map[64];
+    snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", JAIL_UID, run_uid);
+    static const char *const files[] = {"uid_map", "gid_map"};
+    for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+        snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, files[i]);
+        cleanup_fd int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        int rc = util_write_all(fd, map, strlen(map));
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static void close_fds(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* One request: the run's init cloned into its namespaces, its maps, its
+ * pidfd to the worker. 0, or -errno (the worker's descriptors are closed
+ * either way: it sees the end of its pipes). */
+static int serve_one(const struct jail_warm_req *q, int *fds, size_t nfds)
+{
+    int ack[2] = {-1, -1};
+    int rc = 0;
+    if (nfds != (size_t)JAIL_WARM_FD_BIND0 + q->n_binds || q->n_binds > JAIL_WARM_BINDS) {
+        rc = -EINVAL;
+        goto out;
+    }
+    if (!single_threaded()) {
+        rc = -EDEADLK;
+        goto out;
+    }
+    if (pipe2(ack, O_CLOEXEC) < 0) {
+        rc = -errno;
+        goto out;
+    }
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID |
+                          (q->network ? 0 : CLONE_NEWNET);
+    py.before_fork();
+    pid_t init = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (init == 0) {
+        close(ack[1]);
+        char b;
+        struct pollfd p = {ack[0], POLLIN, 0};
+        if (poll(&p, 1, ZYGOTE_MAPS_MS) != 1 || read(ack[0], &b, 1) != 1 || b != 'm')
+            jail__child_fail_err(fds[JAIL_WARM_FD_ERRPIPE], JAIL_STAGE_MAPS, ETIMEDOUT, NULL);
+        close(ack[0]);
+        run_init(q, fds);
+    }
+    py.after_fork_parent();
+    if (init < 0) {
+        rc = -errno;
+        goto out;
+    }
+    int pidfd = -1;
+    if ((rc = write_run_maps(init, q->run_uid)) == 0 && (rc = write(ack[1], "m", 1) == 1 ? 0 : -EPIPE) == 0) {
+        pidfd = (int)syscall(SYS_pidfd_open, init, 0);
+        rc = pidfd < 0 ? -errno : jail__send_fds(fds[JAIL_WARM_FD_CTL], "p", 1, &pidfd, 1);
+    }
+    if (pidfd >= 0)
+        close(pidfd);
+    /* Without its maps, or with a worker that gave up on it, nothing of
+     * the run may go on. */
+    if (rc < 0)
+        kill(init, SIGKILL);
+out:
+    close_fds(fds, nfds);
+    close_fds(ack, ARRAY_SIZE(ack));
+    return rc;
+}
+
+/* argv: NAME JAIL_ZYGOTE_ARG LIBPYTHON PYTHON MODULES (comma-separated).
+ * fd 0 is the pool's socket: "r" goes out once the imports are done, then
+ * a request in comes per run. The zygote ends when the pool closes it,
+ * once the runs it started are over. */
+static _Noreturn void zygote_main(int argc, char **argv)
+{
+    prctl(PR_SET_DUMPABLE, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (argc != 5 || py_load(argv[2]) < 0) {
+        fprintf(stderr, "runmyscript: the zygote cannot load %s\n", argc > 2 ? argv[2] : "libpython");
+        _exit(JAIL_CHILD_FAILED);
+    }
+    wchar_t prog[PATH_MAX];
+    if (mbstowcs(prog, argv[3], ARRAY_SIZE(prog)) == (size_t)-1)
+        _exit(JAIL_CHILD_FAILED);
+    py.set_program_name(prog);
+    py.initialize_ex(1);
+    if (py.run_simple_string(zygote_py) != 0)
+        _exit(JAIL_CHILD_FAILED);
+    /* The imports, one try each. Names are module paths the pool checked
+     * ([A-Za-z0-9_.] only): quoting them is enough. */
+    struct dbuf b;
+    dbuf_init(&b, 64 * 1024);
+    int ok = dbuf_printf(&b, "__import__('sys').modules['_rms_warm'].imp([") == 0;
+    for (char *m = argv[4], *next; ok && m && *m; m = next) {
+        next = strchr(m, ',');
+        if (next)
+            *next++ = '\0';
+        ok = dbuf_printf(&b, "'%s',", m) == 0;
+    }
+    ok = ok && dbuf_printf(&b, "])") == 0;
+    if (!ok || py.run_simple_string(b.data) != 0)
+        _exit(JAIL_CHILD_FAILED);
+    dbuf_free(&b);
+    if (write(0, "r", 1) != 1)
+        _exit(0);
+    static struct jail_warm_req q;
+    for (;;) {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        struct pollfd p = {0, POLLIN, 0};
+        int pr = poll(&p, 1, 1000);
+        if (pr < 0 && errno != EINTR)
+            break;
+        if (pr <= 0)
+            continue;
+        int fds[JAIL_WARM_NFDS];
+        size_t nfds = 0;
+        ssize_t r = jail__recv_fds(0, &q, sizeof q, fds, &nfds);
+        if (r == 0 || (r < 0 && r != -EMSGSIZE && r != -EAGAIN))
+            break;
+        if (r != (ssize_t)sizeof q || q.magic != JAIL_WARM_MAGIC) {
+            close_fds(fds, nfds);
+            continue;
+        }
+        int rc = serve_one(&q, fds, nfds);
+        if (rc == -EDEADLK) {
+            /* A thread appeared: this zygote can serve no one safely. */
+            fprintf(stderr, "runmyscript: the zygote has more than one thread; it stops\n");
+            break;
+        }
+    }
+    /* The pool is gone or let us go: the runs we started end first. */
+    close(0);
+    while (wait(NULL) > 0 || errno == EINTR)
+        ;
+    _exit(0);
+}
+
+/* A zygote's image starts here, before the main() of the program that
+ * links the sandbox, as init's fresh image does (jail_init.c). */
+__attribute__((constructor)) static void zygote_entry(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    if (argc >= 2 && argv && argv[1] && !strcmp(argv[1], JAIL_ZYGOTE_ARG))
+        zygote_main(argc, argv);
+}

@@ -1,0 +1,46 @@
+# warm.sh: a warm pool for a test's state directory. Source it after
+# tap.sh. warm_serve starts `runmyscript serve` (one worker, on a Unix
+# socket in TEST_TMP) whose pool serves RUNMYSCRIPT_STATE_DIR, so that the
+# test's `runmyscript run` calls start warm; warm_ready waits until the
+# pool has a zygote ready for N environments; warm_stop ends the server
+# (and with it the pool). Warm starts need root: warm_serve says skip
+# where they cannot be had.
+WARM_SERVE_PID=
+warm_stats() { cat "$RUNMYSCRIPT_STATE_DIR/.warm/stats" 2>/dev/null; }
+warm_envs() { warm_stats | sed -n 's/^envs //p'; }
+warm_runs() { warm_stats | sed -n 's/^runs //p'; }
+warm_has() { [ "$(warm_envs)" -ge "$1" ] 2>/dev/null; }
+# warm_serve [--set K=V]...: the server, and one stdlib run whose zygote
+# the pool then makes ready (the first run of an environment is cold).
+warm_serve() {
+    [ "$(id -u)" = 0 ] || skip_all "warm starts need root (the workspace goes to a zygote as a detached mount)"
+    "$RUNMYSCRIPT" serve --listen "unix:$TEST_TMP/warm-fcgi.sock" --workers 1 --set log_level=info "$@" >"$TEST_TMP/warm-serve.log" 2>&1 &
+    WARM_SERVE_PID=$!
+    trap 'warm_stop; cleanup_tmp' EXIT
+    wait_until test -S "$RUNMYSCRIPT_STATE_DIR/.warm/pool.sock" || { diag "$(cat "$TEST_TMP/warm-serve.log")"; return 1; }
+    printf 'print("warming")\n' >"$TEST_TMP/warming.py"
+    "$RUNMYSCRIPT" run "$TEST_TMP/warming.py" >/dev/null 2>&1
+    warm_ready 1
+}
+warm_ready() { wait_until warm_has "$1"; }
+warm_stop() {
+    [ -n "$WARM_SERVE_PID" ] || return 0
+    kill -TERM "$WARM_SERVE_PID" 2>/dev/null
+    wait "$WARM_SERVE_PID" 2>/dev/null
+    WARM_SERVE_PID=
+}
+# The pid of the pool serving this test's state directory (its
+# environment names it), or nothing.
+warm_pool_pid() {
+    local p
+    for p in $(pgrep -x rms-warm-pool); do
+        tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -qx "RUNMYSCRIPT_STATE_DIR=$RUNMYSCRIPT_STATE_DIR" && echo $p
+    done
+}
+# The zygotes' pids on this machine (their command line names them).
+warm_zygotes() {
+    local p
+    for p in /proc/[0-9]*; do
+        [ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -d' ' -f2)" = --sandbox-zygote ] && echo "${p#/proc/}"
+    done
+}

@@ -1,0 +1,249 @@
+#!/bin/bash
+# Warm starts: runs forked from a zygote of a running server's pool
+# (tests/lib/warm.sh). That no state passes between warm runs, concurrent
+# or one after the other; that a script gives the same result warm and
+# cold (exit codes, signals, tracebacks, argv and the environment, output
+# order, stdin, the limits and their statuses, the seed example); and that
+# every call still gets its result when the pool fails: a zygote killed
+# (while runs come), a zygote that hangs, a full memory budget, the server
+# restarted. The attack suite's warm pass is attacks-warm.sh.
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
+. "$top_srcdir/tests/lib/warm.sh"
+T=$TEST_TMP
+export RUNMYSCRIPT_ISOLATION=namespaces
+# Runs that must be warm may wait long on a slow machine (a sanitizer
+# build); the hung zygote's case sets its own.
+export RUNMYSCRIPT_WARM_WAIT=60s
+warm_serve || { echo "Bail out! the warm pool did not start"; exit 1; }
+
+start_of() { jget "$1" 'r["start"]' 2>/dev/null; }
+
+# --- concurrent warm runs cannot see each other ---
+for who in a b; do
+    cat >$T/conc-$who.py <<PY
+import os, time
+open("/work/mine-$who", "w").write("x")
+open("/tmp/mine-$who", "w").write("x")
+time.sleep(1.5)
+other = "b" if "$who" == "a" else "a"
+print("R files", os.path.exists("/work/mine-" + other), os.path.exists("/tmp/mine-" + other))
+print("R tmp", sorted(os.listdir("/tmp")))
+print("R pids", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
+PY
+done
+run_json $T/conc-a.json $T/conc-a.py &
+conc=$!
+run_json $T/conc-b.json $T/conc-b.py
+wait $conc
+for who in a b; do
+    is "$(start_of $T/conc-$who.json)" warm "concurrent run $who started warm"
+    L=$(jget $T/conc-$who.json 'r["logs"]')
+    like "$L" "R files False False" "run $who sees neither the other's workspace file nor its /tmp file"
+    like "$L" "R tmp ['home', 'mine-$who']" "run $who's /tmp holds only its own"
+    like "$L" "R pids [1, 2]" "run $who sees only its init and itself"
+done
+
+# --- five warm runs in a row: fresh randomness each ---
+cat >$T/rand.py <<'PY'
+import os, random, uuid
+print("R", random.random(), uuid.uuid4(), os.urandom(8).hex())
+PY
+seen=""
+all_warm=1
+for i in 1 2 3 4 5; do
+    run_json $T/rand$i.json $T/rand.py
+    [ "$(start_of $T/rand$i.json)" = warm ] || all_warm=0
+    seen="$seen$(jget $T/rand$i.json 'r["logs"]')"$'\n'
+done
+ok $((1 - all_warm)) "five runs in a row started warm"
+is "$(printf '%s' "$seen" | grep -c '^R ')" 5 "five runs printed their values"
+is "$(printf '%s' "$seen" | grep '^R ' | awk '{print $2}' | sort -u | wc -l)" 5 "random.random() differs in each"
+is "$(printf '%s' "$seen" | grep '^R ' | awk '{print $3}' | sort -u | wc -l)" 5 "uuid.uuid4() differs in each"
+is "$(printf '%s' "$seen" | grep '^R ' | awk '{print $4}' | sort -u | wc -l)" 5 "os.urandom differs in each"
+
+# --- what a run changes, the next one does not see ---
+cat >$T/dirty.py <<'PY'
+import builtins, json, sys, threading, time, os
+json.dumps = lambda *a, **k: "patched"
+builtins.LEFT_BEHIND = 1
+sys.modules["left_behind"] = type(sys)("left_behind")
+sys.path.insert(0, "/nowhere")
+os.environ["LEFT_BEHIND"] = "1"
+threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+open("/tmp/left", "w").write("x")
+print("dirty done")
+PY
+cat >$T/clean.py <<'PY'
+import builtins, json, sys, threading, os
+print("R dumps", json.dumps([1]))
+print("R builtin", hasattr(builtins, "LEFT_BEHIND"))
+print("R module", "left_behind" in sys.modules)
+print("R path", "/nowhere" in sys.path)
+print("R environ", "LEFT_BEHIND" in os.environ)
+print("R threads", threading.active_count())
+print("R tmp", os.path.exists("/tmp/left"))
+PY
+run_json $T/dirty.json $T/dirty.py
+run_json $T/clean.json $T/clean.py
+is "$(start_of $T/dirty.json) $(start_of $T/clean.json)" "warm warm" "the dirty run and the next one started warm"
+L=$(jget $T/clean.json 'r["logs"]')
+like "$L" "R dumps [1]" "a module the last run monkey-patched is whole"
+like "$L" "R builtin False" "a global the last run set is gone"
+like "$L" "R module False" "what the last run put in sys.modules is gone"
+like "$L" "R path False" "the last run's sys.path change is gone"
+like "$L" "R environ False" "the last run's environment change is gone"
+like "$L" "R threads 1" "the thread the last run left is gone"
+like "$L" "R tmp False" "the last run's /tmp is gone"
+
+# --- the same result warm and cold ---
+mkdir -p $T/eq
+cat >$T/eq/ident.py <<'PY'
+import os, sys, signal
+print("argv", sys.argv, "file", __file__, "name", __name__)
+print("path0", sys.path[0], "cwd", os.getcwd(), "exe", sys.executable)
+print("env", sorted(os.environ.items()))
+print("sig", [str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, signal.SIGXFSZ, signal.SIGCHLD)])
+print("mask", sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+print("stdin", sys.stdin.read())
+print("flags", sys.flags, sys.stdout.line_buffering, sys.stdout.encoding)
+print("ids", os.getpid(), os.getppid(), os.getuid(), os.getgid(), os.getgroups())
+print("main", sorted(k for k in vars(sys.modules["__main__"]) if k.startswith("__")))
+print("fds", sorted(os.listdir("/proc/self/fd")))
+PY
+# (writes to the two streams a reader's wake-up apart: closer ones may come
+# grouped by stream, warm or cold: doc/architecture.md, "The result")
+printf 'import sys, time\nprint("out"); time.sleep(0.2); print("err", file=sys.stderr); time.sleep(0.2); print("out2")\nsys.exit(3)\n' >$T/eq/exit3.py
+printf 'def f():\n    raise ValueError("boom")\nf()\n' >$T/eq/raise.py
+printf 'import os\nprint("x", flush=True)\nos._exit(5)\n' >$T/eq/osexit.py
+printf 'import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n' >$T/eq/sigterm.py
+printf 'raise KeyboardInterrupt\n' >$T/eq/kbint.py
+printf 'import atexit\natexit.register(print, "at exit")\nprint("body")\n' >$T/eq/atexit.py
+printf 'import sys, time\nsys.stdout.write("no newline")\ntime.sleep(0.2)\nsys.stderr.write("e1\\n")\nprint(1/0)\n' >$T/eq/order.py
+cp "$top_srcdir"/tests/fixtures/scripts/seed-stdlib.py $T/eq/seed-stdlib.py 2>/dev/null
+printf 'hello input\n' >$T/input.txt
+for f in $T/eq/*.py; do
+    n=$(basename $f .py)
+    run_json $T/eq/$n.cold.json $f --input $T/input.txt --set warm=off
+    run_json $T/eq/$n.warm.json $f --input $T/input.txt
+    is "$(start_of $T/eq/$n.cold.json) $(start_of $T/eq/$n.warm.json)" "cold warm" "$n: one run cold, one warm"
+    same='[r["status"], r["exit_code"], r["signal"], r["limit"], r["logs"], sorted(a["path"] for a in r["artifacts"])]'
+    is "$(jget $T/eq/$n.warm.json "$same")" "$(jget $T/eq/$n.cold.json "$same")" "$n: the same status, exit, signal, log and artifacts warm and cold"
+done
+
+# --- the limits hold warm and say the same ---
+printf 'import time\ntime.sleep(30)\n' >$T/eq/sleep.py
+printf 'b = bytearray(400 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint("survived")\n' >$T/eq/mem.py
+printf 'import os, time\nn = 0\ntry:\n    for i in range(200):\n        if os.fork() == 0:\n            time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError as e:\n    print("fork refused", e.errno)\nprint("forked", n >= 200)\n' >$T/eq/procs.py
+printf 'import os\nwith open(os.environ["SCRIPT_OUTPUT"] + "/big", "wb") as f:\n    for i in range(64): f.write(b"x" * 65536)\n' >$T/eq/out.py
+while read -r n args; do
+    run_json $T/eq/$n.cold.json $T/eq/$n.py $args --set warm=off
+    run_json $T/eq/$n.warm.json $T/eq/$n.py $args
+    is "$(start_of $T/eq/$n.warm.json)" warm "$n: started warm"
+    lim='[r["status"], r["limit"]]'
+    is "$(jget $T/eq/$n.warm.json "$lim")" "$(jget $T/eq/$n.cold.json "$lim")" "$n: the same status and limit warm and cold ($(jget $T/eq/$n.warm.json "$lim"))"
+done <<EOF
+sleep --timeout 1
+mem --set memory=128M
+procs --set processes=16
+out --set output_bytes=1M
+EOF
+
+# --- faults: every call still gets its result ---
+# A zygote killed while runs come.
+printf 'print("alive")\n' >$T/alive.py
+for i in 1 2 3 4 5 6; do run_json $T/f$i.json $T/alive.py; done &
+loop=$!
+sleep 0.3
+for z in $(warm_zygotes); do kill -KILL $z 2>/dev/null; done
+wait $loop
+bad=0
+for i in 1 2 3 4 5 6; do [ "$(jget $T/f$i.json 'r["status"]' 2>/dev/null)" = ok ] || bad=$((bad + 1)); done
+is "$bad" 0 "zygotes killed while runs came: every run still ok"
+run_json $T/after-kill.json $T/alive.py
+is "$(jget $T/after-kill.json 'r["status"]')" ok "the first run after the kill is ok"
+wait_until warm_has 1
+run_json $T/rewarm.json $T/alive.py
+is "$(start_of $T/rewarm.json)" warm "the pool has a new zygote and runs start warm again"
+
+# The worker dies mid-run: its warm run goes with it, as a cold run goes
+# with its init's parent-death signal (a warm run is the zygote's child).
+TOK=$(new_token)
+{ mark_py "$TOK"; printf 'import time\ntime.sleep(120)\n'; } >$T/orphan.py
+has_process() { ! no_process_named "$1"; }
+"$RUNMYSCRIPT" run $T/orphan.py >/dev/null 2>&1 &
+cli=$!
+wait_until has_process "$TOK"
+script_pid=$(for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = "$TOK" ] && echo ${p#/proc/}; done | head -1)
+parent=$(awk '{print $4}' /proc/$script_pid/stat 2>/dev/null)
+like "$(tr '\0' ' ' </proc/$parent/cmdline 2>/dev/null)" "--sandbox-zygote" "the orphan test's run is warm (its init is a zygote's fork)"
+kill -KILL $cli
+wait $cli 2>/dev/null
+wait_until no_process_named "$TOK"
+ok $? "the worker killed: no process of its warm run is left"
+
+# The pool killed: calls are still answered, and the server starts another.
+pool=$(warm_pool_pid)
+[ -n "$pool" ]
+ok $? "the test's pool is found ($pool)"
+kill -KILL $pool
+run_json $T/nopool1.json $T/alive.py
+is "$(jget $T/nopool1.json 'r["status"]')" ok "the pool killed: the next run is ok"
+newpool() { p=$(warm_pool_pid); [ -n "$p" ] && [ "$p" != "$pool" ]; }
+wait_until newpool
+ok $? "the server started another pool"
+warm_again() { run_json $T/again.json $T/alive.py; [ "$(jget $T/again.json 'r["start"]')" = warm ]; }
+wait_until warm_again
+ok $? "and runs start warm again"
+
+# A zygote that hangs: the run goes cold.
+zs=$(warm_zygotes)
+for z in $zs; do kill -STOP $z; done
+run_json $T/hung.json $T/alive.py --set warm_wait=2s
+is "$(jget $T/hung.json '[r["status"], r["start"], r["logs"]]')" '["ok", "cold", "alive\n"]' "a hung zygote: the run starts cold and is ok"
+for z in $zs; do kill -CONT $z; done
+
+# A full memory budget: no zygote, runs start cold.
+warm_stop
+rm -rf "$RUNMYSCRIPT_STATE_DIR/.warm"
+"$RUNMYSCRIPT" serve --listen "unix:$T/warm-fcgi.sock" --workers 1 --set warm_memory=1 --set log_level=info >$T/warm-serve.log 2>&1 &
+WARM_SERVE_PID=$!
+wait_until test -S "$RUNMYSCRIPT_STATE_DIR/.warm/pool.sock"
+run_json $T/budget1.json $T/alive.py
+wait_until grep -q "past warm_memory" $T/warm-serve.log
+run_json $T/budget2.json $T/alive.py
+is "$(jget $T/budget2.json '[r["status"], r["start"]]')" '["ok", "cold"]' "warm_memory full: runs start cold and are ok"
+
+# The server restarted: the next calls get their results, and warm again.
+warm_stop
+run_json $T/nopool.json $T/alive.py
+is "$(jget $T/nopool.json '[r["status"], r["start"]]')" '["ok", "cold"]' "no server: the CLI runs cold"
+warm_serve || diag "the pool did not come back"
+run_json $T/restarted.json $T/alive.py
+is "$(jget $T/restarted.json '[r["status"], r["start"]]')" '["ok", "warm"]' "the server restarted: runs start warm again"
+
+# Replaced after warm_runs runs, gone after warm_idle: and every run ok.
+warm_stop
+rm -rf "$RUNMYSCRIPT_STATE_DIR/.warm"
+warm_serve --set warm_runs=2 --set warm_idle=2s || diag "the pool did not start"
+bad=0
+for i in 1 2 3 4 5 6; do
+    run_json $T/r$i.json $T/alive.py
+    [ "$(jget $T/r$i.json 'r["status"]')" = ok ] || bad=$((bad + 1))
+done
+is "$bad" 0 "warm_runs = 2: six runs, all ok"
+started=$(warm_stats | sed -n 's/^started //p')
+[ "${started:-0}" -ge 3 ]
+ok $? "warm_runs = 2: the zygote was replaced ($started started for six runs)"
+wait_until sh -c "grep -q '^envs 0' '$RUNMYSCRIPT_STATE_DIR/.warm/stats'"
+ok $? "warm_idle = 2s: an idle zygote goes"
+
+# Off: warm = off on the server has no pool at all.
+warm_stop
+rm -rf "$RUNMYSCRIPT_STATE_DIR/.warm"
+"$RUNMYSCRIPT" serve --listen "unix:$T/warm-fcgi.sock" --workers 1 --set warm=off >$T/warm-serve.log 2>&1 &
+WARM_SERVE_PID=$!
+wait_until grep -q "serving on" $T/warm-serve.log
+test ! -e "$RUNMYSCRIPT_STATE_DIR/.warm/pool.sock"
+ok $? "warm = off: no pool listens"
+warm_stop
+done_testing
