@@ -37,10 +37,17 @@ warm_pool_pid() {
         tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -qx "RUNMYSCRIPT_STATE_DIR=$RUNMYSCRIPT_STATE_DIR" && echo $p
     done
 }
-# The zygotes' pids on this machine (their command line names them).
+# The parent pid of process $1.
+ppid_of() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2; }
+# The pids of the zygotes of this test's pool (a zygote's parent is the
+# init of its jail, whose parent is the pool): never another test's, which
+# may run at the same time on the same machine.
 warm_zygotes() {
-    local p
+    local pool p
+    pool=$(warm_pool_pid)
+    [ -n "$pool" ] || return 0
     for p in /proc/[0-9]*; do
-        [ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -d' ' -f2)" = --sandbox-zygote ] && echo "${p#/proc/}"
+        [ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -d' ' -f2)" = --sandbox-zygote ] || continue
+        [ "$(ppid_of "$(ppid_of "${p#/proc/}")")" = "$pool" ] && echo "${p#/proc/}"
     done
 }

@@ -154,7 +154,10 @@ printf 'print("alive")\n' >$T/alive.py
 for i in 1 2 3 4 5 6; do run_json $T/f$i.json $T/alive.py; done &
 loop=$!
 sleep 0.3
-for z in $(warm_zygotes); do kill -KILL $z 2>/dev/null; done
+zs=$(warm_zygotes)
+[ -n "$zs" ]
+ok $? "the test's zygotes are found (their pool is the test's)"
+for z in $zs; do kill -KILL $z 2>/dev/null; done
 wait $loop
 bad=0
 for i in 1 2 3 4 5 6; do [ "$(jget $T/f$i.json 'r["status"]' 2>/dev/null)" = ok ] || bad=$((bad + 1)); done
@@ -197,6 +200,8 @@ ok $? "and runs start warm again"
 
 # A zygote that hangs: the run goes cold.
 zs=$(warm_zygotes)
+[ -n "$zs" ]
+ok $? "the new pool's zygotes are found"
 for z in $zs; do kill -STOP $z; done
 run_json $T/hung.json $T/alive.py --set warm_wait=2s
 is "$(jget $T/hung.json '[r["status"], r["start"], r["logs"]]')" '["ok", "cold", "alive\n"]' "a hung zygote: the run starts cold and is ok"
