@@ -318,5 +318,7 @@ ssize_t jail__recv_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds) 
 /* In a child of init that becomes a zygote (jail_opts.zygote): the image
  * of this program as a zygote. Never returns. */
 _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c);
+/* sandbox/zygote.py, the Python half of a zygote, built in (common/embed.sh). */
+extern const char jail__py_zygote[];
 
 #endif

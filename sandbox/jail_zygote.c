@@ -18,8 +18,10 @@
  *   C3: its session, fds 0-2, rlimits, capabilities dropped, uid 1000,
  *     no_new_privs, the filter; closes the error pipe (the worker's "it
  *     started"), then the interpreter's after-fork hooks and the script as
- *     __main__ the way `python3 SCRIPT` runs it (PyRun_SimpleFileExFlags,
- *     Py_FinalizeEx: atexit, the exit code, the traceback).
+ *     __main__ the way `python3 SCRIPT` runs it (PyRun_FileExFlags), and
+ *     its end as the interpreter's own end would be seen (zygote.py's
+ *     end(): the traceback, the exit code, threads, atexit, the streams,
+ *     __main__ cleared), without the teardown of what the zygote imported.
  *
  * The zygote keeps its capabilities in its own namespaces (it must make
  * each run's); it has no seccomp filter, and no script code ever runs in
@@ -172,18 +174,30 @@ _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c)
     jail__child_fail(moved, JAIL_STAGE_EXEC);
 }
 
-/* What the zygote calls in libpython (the stable part of the C API). */
+/* What the zygote calls in libpython (the stable part of the C API;
+ * PyObject is void here: the program includes nothing of Python). */
 struct pyapi {
     void (*set_program_name)(const wchar_t *);
     void (*initialize_ex)(int);
     int (*run_simple_string)(const char *);
-    int (*run_simple_file)(FILE *, const char *, int, void *);
-    int (*finalize_ex)(void);
+    void *(*run_file)(FILE *, const char *, int, void *, void *, int, void *);
+    void *(*add_module)(const char *);
+    void *(*module_dict)(void *);
+    void *(*get_attr)(void *, const char *);
+    void *(*call)(void *, ...);
+    long (*as_long)(void *);
+    void (*err_fetch)(void **, void **, void **);
+    void (*err_normalize)(void **, void **, void **);
+    int (*set_traceback)(void *, void *);
+    void (*err_clear)(void);
+    void (*err_print)(void);
+    void (*decref)(void *);
     void (*before_fork)(void);
     void (*after_fork_parent)(void);
     void (*after_fork_child)(void);
-    int *unhandled_keyboard_interrupt; /* may be NULL */
 };
+
+#define PY_FILE_INPUT 257 /* Py_file_input: a module's statements */
 
 static struct pyapi py;
 
@@ -192,88 +206,35 @@ static int py_load(const char *lib)
     void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
     if (!h)
         return -ENOENT;
-    py.set_program_name = (void (*)(const wchar_t *))dlsym(h, "Py_SetProgramName");
-    py.initialize_ex = (void (*)(int))dlsym(h, "Py_InitializeEx");
-    py.run_simple_string = (int (*)(const char *))dlsym(h, "PyRun_SimpleString");
-    py.run_simple_file = (int (*)(FILE *, const char *, int, void *))dlsym(h, "PyRun_SimpleFileExFlags");
-    py.finalize_ex = (int (*)(void))dlsym(h, "Py_FinalizeEx");
-    py.before_fork = (void (*)(void))dlsym(h, "PyOS_BeforeFork");
-    py.after_fork_parent = (void (*)(void))dlsym(h, "PyOS_AfterFork_Parent");
-    py.after_fork_child = (void (*)(void))dlsym(h, "PyOS_AfterFork_Child");
-    py.unhandled_keyboard_interrupt = (int *)dlsym(h, "_Py_UnhandledKeyboardInterrupt");
-    if (!py.set_program_name || !py.initialize_ex || !py.run_simple_string || !py.run_simple_file ||
-        !py.finalize_ex || !py.before_fork || !py.after_fork_parent || !py.after_fork_child)
+    /* The POSIX way to a function's address from dlsym. */
+#define PY_SYM(field, name)                                \
+    if (!(*(void **)&py.field = dlsym(h, name)))           \
         return -ENOSYS;
+    PY_SYM(set_program_name, "Py_SetProgramName")
+    PY_SYM(initialize_ex, "Py_InitializeEx")
+    PY_SYM(run_simple_string, "PyRun_SimpleString")
+    PY_SYM(run_file, "PyRun_FileExFlags")
+    PY_SYM(add_module, "PyImport_AddModule")
+    PY_SYM(module_dict, "PyModule_GetDict")
+    PY_SYM(get_attr, "PyObject_GetAttrString")
+    PY_SYM(call, "PyObject_CallFunctionObjArgs")
+    PY_SYM(as_long, "PyLong_AsLong")
+    PY_SYM(err_fetch, "PyErr_Fetch")
+    PY_SYM(err_normalize, "PyErr_NormalizeException")
+    PY_SYM(set_traceback, "PyException_SetTraceback")
+    PY_SYM(err_clear, "PyErr_Clear")
+    PY_SYM(err_print, "PyErr_Print")
+    PY_SYM(decref, "Py_DecRef")
+    PY_SYM(before_fork, "PyOS_BeforeFork")
+    PY_SYM(after_fork_parent, "PyOS_AfterFork_Parent")
+    PY_SYM(after_fork_child, "PyOS_AfterFork_Child")
+#undef PY_SYM
     return 0;
 }
 
-/* The module the zygote keeps for its children: the import of what the
- * environment's scripts import (each in its own try: one that fails is
- * skipped), and child(), which each run calls once before its script to
- * make the interpreter what `python3 SCRIPT` would have made it: argv,
- * sys.path[0] and PYTHONPATH, the environment, fresh seeds. It removes
- * itself from sys.modules, so the script finds nothing of it. */
-/* What the zygote keeps for its children, as a module outside __main__:
- * imp(), the imports of what the environment's scripts import (each in its
- * own try: one that fails is skipped), and child(), which each run calls
- * once before its script to make the interpreter what `python3 SCRIPT`
- * would have made it: argv, sys.path[0] and PYTHONPATH, the environment,
- * fresh seeds, BLAS's threads. child() is popped from sys.modules first, so
- * the script finds nothing of it. */
-static const char zygote_py[] =
-    "def _rms_make():\n"
-    "    import sys, os\n"
-    "    def imp(names):\n"
-    "        for n in names:\n"
-    "            try:\n"
-    "                __import__(n)\n"
-    "            except BaseException:\n"
-    "                pass\n"
-    "    def blas(n):\n"
-    "        # The zygote started BLAS with one thread (no thread may live across\n"
-    "        # a fork); the run gets the library's default back.\n"
-    "        try:\n"
-    "            import ctypes\n"
-    "            with open('/proc/self/maps') as f:\n"
-    "                libs = {l.split()[-1] for l in f if 'blas' in l and '.so' in l}\n"
-    "            for lib in libs:\n"
-    "                h = ctypes.CDLL(lib)\n"
-    "                for sym in ('openblas_set_num_threads', 'openblas_set_num_threads64_'):\n"
-    "                    fn = getattr(h, sym, None)\n"
-    "                    if fn is not None:\n"
-    "                        fn(n)\n"
-    "        except Exception:\n"
-    "            pass\n"
-    "    def child(blob):\n"
-    "        parts = bytes.fromhex(blob).decode('utf-8', 'surrogateescape').split('\\0')\n"
-    "        script, env = parts[0], parts[1:]\n"
-    "        threads = os.environ.get('RUNMYSCRIPT_WARM_THREADS')\n"
-    "        os.environ.clear()\n"
-    "        for kv in env:\n"
-    "            if '=' in kv:\n"
-    "                k, v = kv.split('=', 1)\n"
-    "                os.environ[k] = v\n"
-    "        sys.argv[:] = [script]\n"
-    "        sys.orig_argv[:] = [sys.executable, script]\n"
-    "        extra = [p for p in os.environ.get('PYTHONPATH', '').split(':') if p]\n"
-    "        sys.path[0:0] = [os.path.dirname(script)] + extra\n"
-    "        import random\n"
-    "        random.seed()\n"
-    "        npr = sys.modules.get('numpy.random')\n"
-    "        if npr is not None:\n"
-    "            try:\n"
-    "                npr.seed()\n"
-    "            except Exception:\n"
-    "                pass\n"
-    "        if threads and 'numpy' in sys.modules:\n"
-    "            blas(int(threads))\n"
-    "    class Warm:\n"
-    "        pass\n"
-    "    Warm.imp = staticmethod(imp)\n"
-    "    Warm.child = staticmethod(child)\n"
-    "    sys.modules['_rms_warm'] = Warm\n"
-    "_rms_make()\n"
-    "del _rms_make\n";
+/* _rms_warm.end (sandbox/zygote.py, jail__py_zygote): taken once the
+ * zygote has made it, kept for every run. */
+static void *py_end;
 
 /* True when this process has exactly one thread: a fork copies only the
  * calling thread, so another one (a BLAS pool) would be missing, holding
@@ -370,7 +331,7 @@ static _Noreturn void run_script(const struct jail_warm_req *q, const int *fds, 
     /* The run's argv and environment, as hex: nothing of them is Python. */
     struct dbuf b;
     dbuf_init(&b, 4 * sizeof q->env + 1024);
-    int ok = dbuf_printf(&b, "__import__('sys').modules.pop('_rms_warm').child('") == 0;
+    int ok = dbuf_printf(&b, "__import__('sys').modules['_rms_warm'].child('") == 0;
     const char *s = q->script;
     for (size_t i = 0; ok && s[i]; i++)
         ok = dbuf_printf(&b, "%02x", (unsigned char)s[i]) == 0;
@@ -383,15 +344,34 @@ static _Noreturn void run_script(const struct jail_warm_req *q, const int *fds, 
     if (!ok || py.run_simple_string(b.data) != 0)
         _exit(JAIL_CHILD_FAILED);
     dbuf_free(&b);
-    int exitcode = py.run_simple_file(fp, q->script, 1, NULL) == 0 ? 0 : 1;
-    if (py.finalize_ex() < 0)
-        exitcode = 120;
-    if (py.unhandled_keyboard_interrupt && *py.unhandled_keyboard_interrupt) {
-        /* As python's main: die of the SIGINT the script did not handle. */
-        signal(SIGINT, SIG_DFL);
-        kill(getpid(), SIGINT);
+    /* The script in __main__ as python's main runs it; its end, and the
+     * interpreter's, in zygote.py's end(). */
+    void *main = py.add_module("__main__");
+    void *globals = main ? py.module_dict(main) : NULL;
+    void *res = globals ? py.run_file(fp, q->script, PY_FILE_INPUT, globals, globals, 1, NULL) : NULL;
+    void *type = NULL, *exc = NULL, *tb = NULL;
+    if (res) {
+        py.decref(res);
+    } else {
+        py.err_fetch(&type, &exc, &tb);
+        py.err_normalize(&type, &exc, &tb);
+        if (exc && tb)
+            py.set_traceback(exc, tb);
     }
-    exit(exitcode);
+    void *st = exc ? py.call(py_end, exc, NULL) : py.call(py_end, NULL);
+    py.decref(type);
+    py.decref(exc);
+    py.decref(tb);
+    long status = 1;
+    if (st) {
+        status = py.as_long(st);
+        py.err_clear(); /* past a C long: -1, as python's own exit */
+        py.decref(st);
+    } else {
+        py.err_print();
+    }
+    fflush(NULL);
+    _exit((int)status);
 }
 
 /* The run's init until the script ends: it reaps every process and then
@@ -567,7 +547,7 @@ static _Noreturn void zygote_main(int argc, char **argv)
         _exit(JAIL_CHILD_FAILED);
     py.set_program_name(prog);
     py.initialize_ex(1);
-    if (py.run_simple_string(zygote_py) != 0)
+    if (py.run_simple_string(jail__py_zygote) != 0)
         _exit(JAIL_CHILD_FAILED);
     /* The imports, one try each. Names are module paths the pool checked
      * ([A-Za-z0-9_.] only): quoting them is enough. */
@@ -584,6 +564,9 @@ static _Noreturn void zygote_main(int argc, char **argv)
     if (!ok || py.run_simple_string(b.data) != 0)
         _exit(JAIL_CHILD_FAILED);
     dbuf_free(&b);
+    void *warm = py.add_module("_rms_warm");
+    if (!warm || !(py_end = py.get_attr(warm, "end")))
+        _exit(JAIL_CHILD_FAILED);
     if (write(0, "r", 1) != 1)
         _exit(0);
     static struct jail_warm_req q;

@@ -119,6 +119,27 @@ printf 'import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n' >$T/eq/sigter
 printf 'raise KeyboardInterrupt\n' >$T/eq/kbint.py
 printf 'import atexit\natexit.register(print, "at exit")\nprint("body")\n' >$T/eq/atexit.py
 printf 'import sys, time\nsys.stdout.write("no newline")\ntime.sleep(0.2)\nsys.stderr.write("e1\\n")\nprint(1/0)\n' >$T/eq/order.py
+# The interpreter's end as a script sees it (a warm run skips only the
+# teardown of what the zygote imported): its threads, atexit, __main__'s
+# names, the script's __del__ and the files it left open, sys.exit's
+# message, a stdout that cannot be flushed, an exit code past a C long.
+cat >$T/eq/ending.py <<'PY'
+import atexit, inspect, os, sys, threading, time
+class D:
+    def __del__(self): print("del ran")
+d = D()
+f = open(os.environ["SCRIPT_OUTPUT"] + "/left-open.txt", "w"); f.write("written, never closed")
+atexit.register(lambda: print("atexit sees __file__:", "__file__" in globals()))
+threading.Thread(target=lambda: (time.sleep(0.2), print("thread done"))).start()
+print("main", __file__, type(__loader__).__name__, __cached__, len(inspect.stack()))
+if sys.stdin.read().startswith("hello"):
+    sys.exit("bye")
+PY
+sed 's/sys.exit("bye")/pass/' $T/eq/ending.py >$T/eq/ending-plain.py
+printf 'def f(:\n    pass\n' >$T/eq/syntax.py
+printf 'import sys\nsys.stdout = open("/dev/full", "w")\nprint("lost")\n' >$T/eq/full.py
+printf 'def g():\n    raise KeyError("k")\ntry:\n    g()\nexcept KeyError as e:\n    raise ValueError("v") from e\n' >$T/eq/chained.py
+printf 'import sys\nsys.exit(2 ** 70)\n' >$T/eq/bigexit.py
 cp "$top_srcdir"/tests/fixtures/scripts/seed-stdlib.py $T/eq/seed-stdlib.py 2>/dev/null
 printf 'hello input\n' >$T/input.txt
 for f in $T/eq/*.py; do
@@ -126,7 +147,7 @@ for f in $T/eq/*.py; do
     run_json $T/eq/$n.cold.json $f --input $T/input.txt --set warm=off
     run_json $T/eq/$n.warm.json $f --input $T/input.txt
     is "$(start_of $T/eq/$n.cold.json) $(start_of $T/eq/$n.warm.json)" "cold warm" "$n: one run cold, one warm"
-    same='[r["status"], r["exit_code"], r["signal"], r["limit"], r["logs"], sorted(a["path"] for a in r["artifacts"])]'
+    same='[r["status"], r["exit_code"], r["signal"], r["limit"], r["logs"], sorted((a["path"], a["size"]) for a in r["artifacts"])]'
     is "$(jget $T/eq/$n.warm.json "$same")" "$(jget $T/eq/$n.cold.json "$same")" "$n: the same status, exit, signal, log and artifacts warm and cold"
 done
 

@@ -1,0 +1,169 @@
+# zygote.py: the Python half of a zygote (jail_zygote.c is the C half),
+# built into the program. The zygote runs it once, in __main__, before its
+# imports; it leaves nothing there but a module outside it, _rms_warm:
+#   imp(names)   the imports of what the environment's scripts import, each
+#                in its own try (one that fails is skipped);
+#   child(blob)  called once in each run, before its script: makes the
+#                interpreter what `python3 SCRIPT` would have made it (argv,
+#                sys.path[0] and PYTHONPATH, the environment, __main__'s
+#                __file__ and __loader__, fresh seeds, BLAS's threads), and
+#                takes _rms_warm out of sys.modules, so the script finds
+#                nothing of it;
+#   end(exc)     called once the script is over (exc: the exception it
+#                ended with, or none): what the interpreter's own end does
+#                that a script can see, without the teardown of every module
+#                the zygote imported (a tenth of a second with pandas and
+#                matplotlib, which no one can see). It returns the exit
+#                status.
+def _rms_make():
+    import sys, os
+
+    def imp(names):
+        for n in names:
+            try:
+                __import__(n)
+            except BaseException:
+                pass
+        # What the zygote holds from here on is never collected: a run's
+        # collections walk only the objects of its own (and do not write
+        # into every page the zygote's objects are on).
+        import gc
+        gc.collect()
+        gc.freeze()
+
+    def blas(n):
+        # The zygote started BLAS with one thread (no thread may live across
+        # a fork); the run gets the library's default back.
+        try:
+            import ctypes
+            with open('/proc/self/maps') as f:
+                libs = {l.split()[-1] for l in f if 'blas' in l and '.so' in l}
+            for lib in libs:
+                h = ctypes.CDLL(lib)
+                for sym in ('openblas_set_num_threads', 'openblas_set_num_threads64_'):
+                    fn = getattr(h, sym, None)
+                    if fn is not None:
+                        fn(n)
+        except Exception:
+            pass
+
+    def child(blob):
+        sys.modules.pop('_rms_warm')
+        parts = bytes.fromhex(blob).decode('utf-8', 'surrogateescape').split('\0')
+        script, env = parts[0], parts[1:]
+        threads = os.environ.get('RUNMYSCRIPT_WARM_THREADS')
+        os.environ.clear()
+        for kv in env:
+            if '=' in kv:
+                k, v = kv.split('=', 1)
+                os.environ[k] = v
+        sys.argv[:] = [script]
+        sys.orig_argv[:] = [sys.executable, script]
+        extra = [p for p in os.environ.get('PYTHONPATH', '').split(':') if p]
+        sys.path[0:0] = [os.path.dirname(script)] + extra
+        # What the interpreter gives __main__ for a file (and takes back
+        # once it has run: end()).
+        import importlib.machinery
+        main = sys.modules['__main__'].__dict__
+        main['__file__'] = script
+        main['__cached__'] = None
+        main['__loader__'] = importlib.machinery.SourceFileLoader('__main__', script)
+        import random
+        random.seed()
+        npr = sys.modules.get('numpy.random')
+        if npr is not None:
+            try:
+                npr.seed()
+            except Exception:
+                pass
+        if threads and 'numpy' in sys.modules:
+            blas(int(threads))
+
+    def flush(status):
+        # The standard streams: a failed flush of stdout is exit status 120
+        # (said once, as the interpreter says it), of stderr nothing.
+        for name in ('stderr', 'stdout'):
+            f = getattr(sys, name, None)
+            try:
+                if f is not None and not f.closed:
+                    f.flush()
+            except Exception as e:
+                if name == 'stdout' and status != 120:
+                    import traceback
+                    sys.stderr.write('Exception ignored in: %r\n' % (f,) +
+                                     ''.join(traceback.format_exception_only(type(e), e)))
+                    status = 120
+        return status
+
+    def system_exit(e):
+        # sys.exit(code): None is 0, an int is itself, anything else is
+        # printed to stderr and is 1.
+        code = e.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        err = getattr(sys, 'stderr', None)
+        if err is not None:
+            try:
+                err.write(str(code) + '\n')
+            except Exception:
+                pass
+        return 1
+
+    def end(exc=None):
+        status, sigint = 0, False
+        main = sys.modules['__main__'].__dict__
+        if isinstance(exc, SystemExit):
+            status = system_exit(exc)
+        elif exc is not None:
+            sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
+            try:
+                sys.excepthook(type(exc), exc, exc.__traceback__)
+            except BaseException:
+                sys.__excepthook__(type(exc), exc, exc.__traceback__)
+            status, sigint = 1, isinstance(exc, KeyboardInterrupt)
+        for name in ('stderr', 'stdout'):
+            try:
+                getattr(sys, name).flush()
+            except BaseException:
+                pass
+        if not isinstance(exc, SystemExit):
+            # (sys.exit ends the interpreter before they are taken back)
+            main.pop('__file__', None)
+            main.pop('__cached__', None)
+        exc = None
+        # The interpreter's end, in its order: the threads that are not
+        # daemons, atexit, the standard streams, then __main__'s names
+        # cleared (_-names first, as the interpreter does), which runs the
+        # script's __del__ methods and closes the files it left open.
+        threading = sys.modules.get('threading')
+        if threading is not None:
+            try:
+                threading._shutdown()
+            except BaseException:
+                pass
+        import atexit
+        atexit._run_exitfuncs()
+        status = flush(status)
+        for first in (True, False):
+            for k in list(main):
+                if k != '__builtins__' and (not first or (k[:1] == '_' and k[1:2] != '_')):
+                    main[k] = None
+        import gc
+        gc.collect()
+        status = flush(status)
+        if sigint:
+            # As python's main: die of the SIGINT the script did not handle.
+            import signal
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+        return status
+
+    m = type(sys)('_rms_warm')
+    m.imp, m.child, m.end = imp, child, end
+    sys.modules['_rms_warm'] = m
+
+
+_rms_make()
+del _rms_make
