@@ -34,8 +34,7 @@
 #define JAIL_HOSTNAME "runmyscript"
 #define JAIL_INIT_ARG "--sandbox-init"  /* argv[1] of init's fresh image */
 
-/* Closes every descriptor but those in keep. */
-static void close_all_except(const int *keep, size_t n)
+void jail__close_all_except(const int *keep, size_t n)
 {
     int max = 0;
     for (size_t i = 0; i < n; i++)
@@ -172,7 +171,7 @@ static void init_prepare(struct jail_ns_ctx *c)
     for (size_t i = 0; i < c->n_plan; i++)
         if (c->plan[i].fd >= 0)
             keep[nkeep++] = c->plan[i].fd;
-    close_all_except(keep, nkeep);
+    jail__close_all_except(keep, nkeep);
 }
 
 /* The parent has meanwhile put us into the cgroups and compiled the

@@ -318,6 +318,8 @@ ssize_t jail__recv_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds) 
 /* In a child of init that becomes a zygote (jail_opts.zygote): the image
  * of this program as a zygote. Never returns. */
 _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c);
+/* Closes every descriptor but the n in keep (close_range above the last). */
+void jail__close_all_except(const int *keep, size_t n);
 /* sandbox/zygote.py, the Python half of a zygote, built in (common/embed.sh). */
 extern const char jail__py_zygote[];
 

@@ -162,9 +162,8 @@ _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c)
     for (int i = 0; i < 3; i++)
         if (dup2(fds[i], i) < 0)
             jail__child_fail(moved, JAIL_STAGE_DUP);
-    for (int fd = 3; fd < 1024; fd++)
-        if (fd != self && fd != moved)
-            close(fd);
+    const int keep[] = {0, 1, 2, self, moved};
+    jail__close_all_except(keep, ARRAY_SIZE(keep));
     jail__apply_rlimits(moved, c->rows, c->nrows);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         jail__child_fail(moved, JAIL_STAGE_NNP);
@@ -442,9 +441,7 @@ static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
         run_script(q, fds, efd, &filter);
     /* Nothing but the status pipe: the script's descriptors are its own. */
     int status_w = fds[JAIL_WARM_FD_STATUS];
-    for (int fd = 0; fd < 1024; fd++)
-        if (fd != status_w)
-            close(fd);
+    jail__close_all_except(&status_w, 1);
     jail__init_forward_signals();
     signal(SIGPIPE, SIG_IGN);
     run_init_watch(status_w, script, &none);

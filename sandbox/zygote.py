@@ -16,7 +16,9 @@
 #                matplotlib, which no one can see). It returns the exit
 #                status.
 def _rms_make():
-    import sys, os
+    # What child() and end() use, imported once here rather than in every
+    # run (an import finds its files on disk).
+    import atexit, gc, importlib.machinery, os, random, signal, sys, threading, traceback
 
     def imp(names):
         for n in names:
@@ -27,7 +29,6 @@ def _rms_make():
         # What the zygote holds from here on is never collected: a run's
         # collections walk only the objects of its own (and do not write
         # into every page the zygote's objects are on).
-        import gc
         gc.collect()
         gc.freeze()
 
@@ -63,12 +64,10 @@ def _rms_make():
         sys.path[0:0] = [os.path.dirname(script)] + extra
         # What the interpreter gives __main__ for a file (and takes back
         # once it has run: end()).
-        import importlib.machinery
         main = sys.modules['__main__'].__dict__
         main['__file__'] = script
         main['__cached__'] = None
         main['__loader__'] = importlib.machinery.SourceFileLoader('__main__', script)
-        import random
         random.seed()
         npr = sys.modules.get('numpy.random')
         if npr is not None:
@@ -89,7 +88,6 @@ def _rms_make():
                     f.flush()
             except Exception as e:
                 if name == 'stdout' and status != 120:
-                    import traceback
                     sys.stderr.write('Exception ignored in: %r\n' % (f,) +
                                      ''.join(traceback.format_exception_only(type(e), e)))
                     status = 120
@@ -137,25 +135,20 @@ def _rms_make():
         # daemons, atexit, the standard streams, then __main__'s names
         # cleared (_-names first, as the interpreter does), which runs the
         # script's __del__ methods and closes the files it left open.
-        threading = sys.modules.get('threading')
-        if threading is not None:
-            try:
-                threading._shutdown()
-            except BaseException:
-                pass
-        import atexit
+        try:
+            threading._shutdown()
+        except BaseException:
+            pass
         atexit._run_exitfuncs()
         status = flush(status)
         for first in (True, False):
             for k in list(main):
                 if k != '__builtins__' and (not first or (k[:1] == '_' and k[1:2] != '_')):
                     main[k] = None
-        import gc
         gc.collect()
         status = flush(status)
         if sigint:
             # As python's main: die of the SIGINT the script did not handle.
-            import signal
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGINT)
         return status
