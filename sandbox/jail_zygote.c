@@ -234,6 +234,9 @@ static int py_load(const char *lib)
 /* _rms_warm.end (sandbox/zygote.py, jail__py_zygote): taken once the
  * zygote has made it, kept for every run. */
 static void *py_end;
+/* The name a cold run's script has (/proc/PID/comm: the interpreter's
+ * file name, as execve gives it), for each run's. */
+static char py_comm[16];
 
 /* True when this process has exactly one thread: a fork copies only the
  * calling thread, so another one (a BLAS pool) would be missing, holding
@@ -293,6 +296,7 @@ static void run_mounts(const struct jail_warm_req *q, const int *fds, int efd)
 static _Noreturn void run_script(const struct jail_warm_req *q, const int *fds, int efd,
                                  const struct sock_fprog *filter)
 {
+    prctl(PR_SET_NAME, py_comm);
     if (setsid() < 0)
         jail__child_fail(efd, JAIL_STAGE_SETSID);
     int in = fds[JAIL_WARM_FD_IN];
@@ -542,6 +546,8 @@ static _Noreturn void zygote_main(int argc, char **argv)
     wchar_t prog[PATH_MAX];
     if (mbstowcs(prog, argv[3], ARRAY_SIZE(prog)) == (size_t)-1)
         _exit(JAIL_CHILD_FAILED);
+    const char *slash = strrchr(argv[3], '/');
+    snprintf(py_comm, sizeof py_comm, "%s", slash ? slash + 1 : argv[3]);
     py.set_program_name(prog);
     py.initialize_ex(1);
     if (py.run_simple_string(jail__py_zygote) != 0)

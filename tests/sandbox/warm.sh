@@ -109,6 +109,7 @@ print("flags", sys.flags, sys.stdout.line_buffering, sys.stdout.encoding)
 print("ids", os.getpid(), os.getppid(), os.getuid(), os.getgid(), os.getgroups())
 print("main", sorted(k for k in vars(sys.modules["__main__"]) if k.startswith("__")))
 print("fds", sorted(os.listdir("/proc/self/fd")))
+print("comm", open("/proc/self/comm").read().strip(), open("/proc/1/comm").read().strip())
 PY
 # (writes to the two streams a reader's wake-up apart: closer ones may come
 # grouped by stream, warm or cold: doc/architecture.md, "The result")
