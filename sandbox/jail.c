@@ -16,8 +16,9 @@
  *   parent (exec_run's process)
  *     clone(NEWUSER|NEWNS|NEWPID|NEWIPC|NEWUTS[|NEWNET][|NEWCGROUP]) ---> init
  *     writes init's uid/gid maps (inside uid 1000 = one host uid: ours when
- *     we are not root; a uid of its own from uid_base.. when we are), puts
- *     init into the run's cgroups, then lets it go through a pipe.
+ *     we are not root; a uid of its own from uid_base.. when we are), lets
+ *     it go through a pipe, and has it enter the run's cgroups (it moves
+ *     itself with cgroup v1; we move it with v2).
  *
  *   Why each namespace: the user namespace gives init the capabilities to
  *   build a root (mounts, pivot_root) that it holds only over its own
@@ -59,9 +60,13 @@
  *
  *   The order of the start (start_namespaces): the run's uid, paths,
  *   cgroups and rlimits; the pipes; the clone; the maps, then "go"; while
- *   init builds its root, the parent puts it into the cgroups and sends
- *   the seccomp filter, which init waits for only before it forks the
- *   script; last, the parent waits for the setup report.
+ *   init builds its root, the parent sends the seccomp filter (and with
+ *   cgroup v2 puts init into its cgroup), which init waits for only before
+ *   it forks the script; with cgroup v1 init then moves itself into its
+ *   cgroups, through the "tasks" files the parent opened before the clone
+ *   (jail__cg_tasks_open: a move of one's own thread does without the lock
+ *   a move by pid takes, and the RCU grace period its taking waits for,
+ *   up to tens of ms); last, the parent waits for the setup report.
  *
  *   Failures before execve, in init or in the script, are written to a
  *   close-on-exec pipe as (stage, errno), so the parent tells "the sandbox
@@ -282,10 +287,11 @@ static pid_t ns_clone(const struct jail_opts *o, struct jail_proc *p, char *err,
 }
 
 /* Lets init go: the maps, "go", then (while init builds its root, on the
- * other core) the cgroups and the filter, which init waits for only before
- * it forks the script. 0 or -errno with a reason in err. */
-static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_pipes *pp, char *err,
-                      size_t errlen)
+ * other core) the cgroups (unless init enters them itself: self_enter)
+ * and the filter, which init waits for only before it forks the script.
+ * 0 or -errno with a reason in err. */
+static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_pipes *pp, bool self_enter,
+                      char *err, size_t errlen)
 {
     int rc = o->zygote ? jail__write_zygote_maps(p->pid, geteuid() == 0, o->uid_base, o->uid_count)
                        : jail__write_maps(p->pid, geteuid() == 0, o->uid_base, p->host_uid);
@@ -298,9 +304,10 @@ static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_
         snprintf(err, errlen, "starting the namespace: %s", strerror(e));
         return -e;
     }
-    if (p->cg_memory)
+    /* (cgroup v1: init moves itself, jail__cg_tasks_open) */
+    if (p->cg_memory && !self_enter)
         rc = jail__cg_enter(p->cg_memory, p->pid);
-    if (rc == 0 && p->cg_pids)
+    if (rc == 0 && p->cg_pids && !self_enter)
         rc = jail__cg_enter(p->cg_pids, p->pid);
     if (rc < 0) {
         snprintf(err, errlen, "putting the run into its cgroups: %s", strerror(-rc));
@@ -329,6 +336,14 @@ static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_
     return 0;
 }
 
+/* Our copies of the descriptors init moves itself into its cgroups with. */
+static void cg_tasks_close(struct jail_ns_ctx *c)
+{
+    for (size_t i = 0; i < c->n_cg_tasks; i++)
+        close(c->cg_tasks[i]);
+    c->n_cg_tasks = 0;
+}
+
 static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen)
 {
     static struct jail_ns_ctx c; /* large (the plan): not on the stack */
@@ -345,6 +360,12 @@ static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char
     rc = ns_identity(o, p, &c, err, errlen);
     if (rc < 0)
         return rc;
+    rc = jail__cg_tasks_open(p, c.cg_tasks);
+    if (rc < 0) {
+        snprintf(err, errlen, "opening the run's cgroups: %s", strerror(-rc));
+        goto fail;
+    }
+    c.n_cg_tasks = (size_t)rc;
     c.self_exe = self_exe_open();
     if (c.self_exe < 0) {
         rc = c.self_exe;
@@ -376,8 +397,10 @@ static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char
     close(pp.go[0]);
     close(pp.st[1]);
     pp.err[1] = pp.go[0] = pp.st[1] = -1;
+    bool self_enter = c.n_cg_tasks > 0;
+    cg_tasks_close(&c);
 
-    rc = ns_release(o, p, &pp, err, errlen);
+    rc = ns_release(o, p, &pp, self_enter, err, errlen);
     if (rc < 0)
         goto fail_child;
     /* Wait for setup: EOF when the script has exec'd, a report otherwise. */
@@ -404,6 +427,7 @@ fail_child:
     p->pid = -1;
 fail:
     ns_pipes_close(&pp);
+    cg_tasks_close(&c);
     jail__plan_free(&c);
     if (c.self_exe >= 0)
         close(c.self_exe);

@@ -178,6 +178,41 @@ int jail__cg_enter(const char *dir, pid_t pid)
     return write_text(dir, "cgroup.procs", v);
 }
 
+int jail__cg_tasks_open(const struct jail_proc *p, int fds[JAIL_CG_TASKS])
+{
+    const char *dirs[JAIL_CG_TASKS] = {p->cg_memory, p->cg_pids};
+    int n = 0;
+    if (p->cg_v2)
+        return 0; /* one move, of a pid, to cgroup.procs: v2 has no such file */
+    for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+        char path[PATH_MAX];
+        if (!dirs[i])
+            continue;
+        snprintf(path, sizeof path, "%s/tasks", dirs[i]);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+            int e = errno;
+            while (n > 0)
+                close(fds[--n]);
+            return -e;
+        }
+        fds[n++] = fd;
+    }
+    return n;
+}
+
+int jail__cg_enter_self(int *fds, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0 && write(fds[i], "0", 1) != 1)
+            rc = -errno;
+        close(fds[i]);
+        fds[i] = -1;
+    }
+    return rc;
+}
+
 /* Reads "key value" from a flat-keyed cgroup file. */
 static long long cg_read_key(const char *dir, const char *file, const char *key)
 {

@@ -41,6 +41,7 @@ static const char *stage_name(int s)
     case JAIL_STAGE_SECCOMP: return "loading the seccomp filter";
     case JAIL_STAGE_INIT_EXEC: return "starting the sandbox's init";
     case JAIL_STAGE_LANDLOCK: return "restricting the fallback with Landlock";
+    case JAIL_STAGE_CGROUP: return "entering the run's cgroups";
     }
     return "starting";
 }

@@ -164,13 +164,15 @@ static void init_prepare(struct jail_ns_ctx *c)
     /* Nothing of the parent's (its sockets, its other files) stays open in
      * the namespace: only our pipes and the script's three. */
     const int pipes_and_stdio[] = {efd, c->status_w, o->fd_in, o->fd_out, o->fd_err, c->go_r, c->self_exe};
-    int keep[ARRAY_SIZE(pipes_and_stdio) + JAIL_PLAN_MAX];
+    int keep[ARRAY_SIZE(pipes_and_stdio) + JAIL_PLAN_MAX + JAIL_CG_TASKS];
     size_t nkeep = 0;
     for (size_t i = 0; i < ARRAY_SIZE(pipes_and_stdio); i++)
         keep[nkeep++] = pipes_and_stdio[i];
     for (size_t i = 0; i < c->n_plan; i++)
         if (c->plan[i].fd >= 0)
             keep[nkeep++] = c->plan[i].fd;
+    for (size_t i = 0; i < c->n_cg_tasks; i++)
+        keep[nkeep++] = c->cg_tasks[i];
     jail__close_all_except(keep, nkeep);
 }
 
@@ -266,6 +268,9 @@ _Noreturn void jail__init_main(struct jail_ns_ctx *c)
             jail__child_fail_err(efd, JAIL_STAGE_NET, -rc, NULL);
     }
     init_receive_filter(c);
+    int rc = jail__cg_enter_self(c->cg_tasks, c->n_cg_tasks);
+    if (rc < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_CGROUP, -rc, NULL);
     pid_t script = init_fork_script(c);
     init_reexec(c, script);
 }

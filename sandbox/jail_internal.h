@@ -20,10 +20,11 @@ enum jail_stage {
     JAIL_STAGE_SETSID = 1, JAIL_STAGE_DUP, JAIL_STAGE_RLIMIT, JAIL_STAGE_NNP, JAIL_STAGE_CHDIR, JAIL_STAGE_EXEC,
     JAIL_STAGE_MAPS, JAIL_STAGE_MOUNT, JAIL_STAGE_ROOT, JAIL_STAGE_PIVOT, JAIL_STAGE_PROC, JAIL_STAGE_DEV,
     JAIL_STAGE_ETC, JAIL_STAGE_BIND, JAIL_STAGE_NET, JAIL_STAGE_FORK, JAIL_STAGE_IDS, JAIL_STAGE_CAPS,
-    JAIL_STAGE_SECCOMP, JAIL_STAGE_INIT_EXEC, JAIL_STAGE_LANDLOCK,
+    JAIL_STAGE_SECCOMP, JAIL_STAGE_INIT_EXEC, JAIL_STAGE_LANDLOCK, JAIL_STAGE_CGROUP,
 };
 
 #define JAIL_CHILD_FAILED 127   /* the exit status of a child whose setup failed (it reported why) */
+#define JAIL_CG_TASKS 2         /* cgroup v1 hierarchies a run joins: memory, pids */
 #define JAIL_FD_SCAN_MAX 65536  /* without close_range, descriptors are closed one by one up to here */
 
 /* What a child reports when its setup fails. */
@@ -98,6 +99,17 @@ bool jail__cg_v2_delegated(void);
 void jail__cg_setup(struct jail_proc *p, const struct jail_opts *o);
 /* Puts pid into the cgroup directory dir. 0 or -errno. */
 int jail__cg_enter(const char *dir, pid_t pid) must_check;
+/* cgroup v1: opens (here, with our credentials, which are what a write
+ * to them is checked with) the "tasks" files of p's cgroups into fds, for
+ * the run's init to move itself with jail__cg_enter_self. A process that
+ * writes "0" there moves alone, without the lock every fork and exit of
+ * the machine takes (whose taking waits for an RCU grace period, up to
+ * tens of ms), which a write of a pid to cgroup.procs takes. Returns how
+ * many (0: none to open, cgroup v2 or no cgroups), or -errno. */
+int jail__cg_tasks_open(const struct jail_proc *p, int fds[JAIL_CG_TASKS]) must_check;
+/* In the run's init, single-threaded: moves itself into each of the n
+ * cgroups and closes the fds. 0 or -errno. */
+int jail__cg_enter_self(int *fds, size_t n) must_check;
 /* After the run: the breach counters into p, the cgroups removed. */
 void jail__cg_collect(struct jail_proc *p);
 
@@ -216,6 +228,8 @@ struct jail_ns_ctx {
     size_t n_plan;
     struct sock_fprog seccomp;   /* received from the parent before the fork */
     struct sock_filter bpf[JAIL_BPF_MAX];
+    int cg_tasks[JAIL_CG_TASKS]; /* jail__cg_tasks_open's, moved into by init itself */
+    size_t n_cg_tasks;
 };
 
 /* In init: opens everything of the host the root will hold. 0 or -errno
@@ -285,6 +299,7 @@ struct jail_warm_req {
     struct jail_rlimit_row rows[JAIL_RLIMIT_ROWS];
     uint32_t n_binds;
     struct jail_warm_bind binds[JAIL_WARM_BINDS];
+    uint32_t n_cg_tasks;             /* the cgroups' tasks files, after the binds' trees */
     char stdin_inside[256];
     char cwd[256];
     char script[256];                /* argv[1] as seen inside */
@@ -298,7 +313,7 @@ enum jail_warm_fd {
     JAIL_WARM_FD_GO,                 /* the worker's "go" and the seccomp filter */
     JAIL_WARM_FD_CTL,                /* the run's init comes back here as a pidfd */
     JAIL_WARM_FD_BIND0,              /* a detached mount tree per bind */
-    JAIL_WARM_NFDS = JAIL_WARM_FD_BIND0 + JAIL_WARM_BINDS,
+    JAIL_WARM_NFDS = JAIL_WARM_FD_BIND0 + JAIL_WARM_BINDS + JAIL_CG_TASKS,
 };
 /* Namespaces: init is gone; its report (if it made one) on p->status_fd
  * says how the script ended, else init_status (killed) and init_ru. */

@@ -221,6 +221,8 @@ struct warm_fds {
     int err[2], st[2], go[2], ctl[2];
     int trees[JAIL_WARM_BINDS];
     size_t n_trees;
+    int cg_tasks[JAIL_CG_TASKS]; /* the run's init moves itself with them */
+    size_t n_cg_tasks;
 };
 
 static void warm_fds_close(struct warm_fds *w)
@@ -236,6 +238,9 @@ static void warm_fds_close(struct warm_fds *w)
         if (w->trees[i] >= 0)
             close(w->trees[i]);
     w->n_trees = 0;
+    for (size_t i = 0; i < w->n_cg_tasks; i++)
+        close(w->cg_tasks[i]);
+    w->n_cg_tasks = 0;
 }
 
 /* The run's init, forked by the zygote: its pidfd into p, into the
@@ -267,9 +272,10 @@ static int take_run(struct jail_proc *p, struct warm_fds *w, int64_t wait_ms, ch
         return -ESRCH;
     }
     int64_t t1 = util_now_ms();
-    if (p->cg_memory)
+    /* (cgroup v1: the run's init moves itself, jail__cg_tasks_open) */
+    if (p->cg_memory && !w->n_cg_tasks)
         rc = jail__cg_enter(p->cg_memory, p->pid);
-    if (rc >= 0 && p->cg_pids)
+    if (rc >= 0 && p->cg_pids && !w->n_cg_tasks)
         rc = jail__cg_enter(p->cg_pids, p->pid);
     int64_t t2 = util_now_ms();
     if (rc < 0) {
@@ -341,6 +347,12 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
         goto out;
     q.run_uid = p->host_uid - o->uid_base;
     jail__cg_setup(p, o);
+    if ((rc = jail__cg_tasks_open(p, w.cg_tasks)) < 0) {
+        snprintf(err, errlen, "opening the run's cgroups: %s", strerror(-rc));
+        goto out;
+    }
+    w.n_cg_tasks = (size_t)rc;
+    q.n_cg_tasks = (uint32_t)rc;
     q.nrows = (uint32_t)jail__build_rlimits(o->limits, p->cg_memory != NULL, 0, q.rows);
     for (uint32_t i = 0; i < q.n_binds; i++) {
         for (size_t k = 0; k < o->n_binds; k++)
@@ -362,11 +374,13 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     int fds[JAIL_WARM_NFDS] = {o->fd_in, o->fd_out, o->fd_err, w.err[1], w.st[1], w.go[0], w.ctl[1]};
     for (size_t i = 0; i < w.n_trees; i++)
         fds[JAIL_WARM_FD_BIND0 + i] = w.trees[i];
+    for (size_t i = 0; i < w.n_cg_tasks; i++)
+        fds[JAIL_WARM_FD_BIND0 + w.n_trees + i] = w.cg_tasks[i];
     log_msg(LOG_LVL_DEBUG, "timing: warm request ready %lld ms", (long long)(util_now_ms() - ts));
     pool = pool_connect(pool_sock);
     if (pool < 0)
         snprintf(err, errlen, "the pool went away: %s", strerror(-pool));
-    rc = pool < 0 ? pool : ask_pool(pool, &q, fds, JAIL_WARM_FD_BIND0 + w.n_trees, wait_ms, err, errlen);
+    rc = pool < 0 ? pool : ask_pool(pool, &q, fds, JAIL_WARM_FD_BIND0 + w.n_trees + w.n_cg_tasks, wait_ms, err, errlen);
     /* The zygote has its copies: ours of its ends would hide its end. */
     int *theirs[] = {&w.err[1], &w.st[1], &w.go[0], &w.ctl[1]};
     for (size_t i = 0; i < ARRAY_SIZE(theirs); i++) {

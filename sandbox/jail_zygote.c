@@ -12,8 +12,9 @@
  *     it, and reaps it in the end.
  *   C2: pid 1 of the run: a fresh /proc, /tmp and /dev/shm, the worker's
  *     detached mount trees moved to /work (/job, mounts/), lo up; waits for
- *     the worker's go (it put C2 into the run's cgroups) and the seccomp
- *     filter; a cgroup namespace; forks C3 and is the run's init as
+ *     the worker's go and the seccomp filter; into the run's cgroups (it
+ *     moves itself with cgroup v1, the worker moved it with v2); a cgroup
+ *     namespace; forks C3 and is the run's init as
  *     jail_init.c's is: reaps, forwards SIGTERM, reports the script's end.
  *   C3: its session, fds 0-2, rlimits, capabilities dropped, uid 1000,
  *     no_new_privs, the filter; closes the error pipe (the worker's "it
@@ -421,8 +422,9 @@ static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
     int efd = fds[JAIL_WARM_FD_ERRPIPE];
     prctl(PR_SET_DUMPABLE, 0);
     run_mounts(q, fds, efd);
-    /* The worker has put us into the run's cgroups: its go, then the
-     * filter (as init of a cold run receives it). */
+    /* The worker's go and the filter (as init of a cold run receives
+     * them); then into the run's cgroups: with cgroup v1 we move ourselves
+     * (through the worker's tasks files), with v2 the worker moved us. */
     static struct sock_filter bpf[JAIL_BPF_MAX];
     char go;
     uint32_t n = 0;
@@ -431,6 +433,9 @@ static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
         n > ARRAY_SIZE(bpf) || util_read_exact(gfd, bpf, n * sizeof bpf[0]) < 0)
         jail__child_fail_err(efd, JAIL_STAGE_SECCOMP, EPIPE, NULL);
     close(gfd);
+    int rc = jail__cg_enter_self(fds + JAIL_WARM_FD_BIND0 + q->n_binds, q->n_cg_tasks);
+    if (rc < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_CGROUP, -rc, NULL);
     struct sock_fprog filter = {(unsigned short)n, bpf};
     /* Its cgroup is the root of what it sees. */
     discard(unshare(CLONE_NEWCGROUP));
@@ -484,7 +489,8 @@ static int serve_one(const struct jail_warm_req *q, int *fds, size_t nfds)
 {
     int ack[2] = {-1, -1};
     int rc = 0;
-    if (nfds != (size_t)JAIL_WARM_FD_BIND0 + q->n_binds || q->n_binds > JAIL_WARM_BINDS) {
+    if (q->n_binds > JAIL_WARM_BINDS || q->n_cg_tasks > JAIL_CG_TASKS ||
+        nfds != (size_t)JAIL_WARM_FD_BIND0 + q->n_binds + q->n_cg_tasks) {
         rc = -EINVAL;
         goto out;
     }
