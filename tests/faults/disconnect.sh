@@ -49,7 +49,10 @@ TOK3=$(token api)
 "$PYTHON3" -c 'import json,sys; print(json.dumps({"code": open(sys.argv[1]).read()}))' <(token_code "$TOK3" 300) >"$T/body3.json"
 curl -sS -o "$T/out3" -X POST -H 'Content-Type: application/json' --data-binary "@$T/body3.json" "$BASE/api/run" 2>/dev/null &
 CURL=$!
-wait_for bash -c "pgrep -f -- '$TOK3' >/dev/null"
+# (its run directory and a process of its own: a `bash -c "pgrep TOKEN"`
+# would find itself, the token being in its own command line)
+started() { [ -n "$(run_of "$1")" ] && [ -n "$(procs_with "$1")" ]; }
+wait_for started "$TOK3"
 ok $? "on: the /api/run run started"
 RUN3=$(run_of "$TOK3")
 kill -TERM "$CURL"; wait "$CURL" 2>/dev/null

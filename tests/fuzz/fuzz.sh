@@ -85,11 +85,12 @@ embed() { # embed OUT.c HEADER PREFIX FILE...: as make does (common/embed.sh)
 
 build() {
     local jobs=() src base extra objs=()
-    local schemas=$FUZZ_DIR/obj/tools_schemas.c map=$FUZZ_DIR/obj/deps_map_builtin.c
+    local schemas=$FUZZ_DIR/obj/tools_schemas.c map=$FUZZ_DIR/obj/deps_map_builtin.c zygote=$FUZZ_DIR/obj/jail_zygote_py.c
     # shellcheck disable=SC2046
     embed "$schemas" tools_internal.h tools__schema_ $(cd "$top_srcdir" && echo fcgi/schemas/*.json) || return 1
     embed "$map" deps.h deps__map_ data/import-names.tsv || return 1
-    for src in "$top_srcdir"/common/*.c "$top_srcdir"/sandbox/*.c "$top_srcdir"/fcgi/*.c "$schemas" "$map"; do
+    embed "$zygote" jail_internal.h jail__py_ sandbox/zygote.py || return 1
+    for src in "$top_srcdir"/common/*.c "$top_srcdir"/sandbox/*.c "$top_srcdir"/fcgi/*.c "$schemas" "$map" "$zygote"; do
         base=$(basename "$src" .c)
         [ "$base" = main ] || [ "$base" = tools_nofixture ] && continue
         jobs+=("$src" "$FUZZ_DIR/obj/lib-$base.o" "")

@@ -61,6 +61,36 @@ is "$(printf '%s' "$seen" | grep '^R ' | awk '{print $2}' | sort -u | wc -l)" 5 
 is "$(printf '%s' "$seen" | grep '^R ' | awk '{print $3}' | sort -u | wc -l)" 5 "uuid.uuid4() differs in each"
 is "$(printf '%s' "$seen" | grep '^R ' | awk '{print $4}' | sort -u | wc -l)" 5 "os.urandom differs in each"
 
+# --- numpy's global generator, reseeded in each warm run; BLAS's threads ---
+if ls "${WHEELHOUSE:-/nonexistent}"/numpy-*.whl >/dev/null 2>&1; then
+    cat >$T/nprand.py <<'PY'
+import ctypes, os, numpy
+def blas_threads():
+    for lib in {l.split()[-1] for l in open("/proc/self/maps") if "blas" in l and ".so" in l}:
+        fn = getattr(ctypes.CDLL(lib), "openblas_get_num_threads", None)
+        if fn is not None:
+            return fn()
+print("R", numpy.random.rand(), "blas", blas_threads())
+PY
+    run_json $T/np0.json $T/nprand.py --with numpy
+    is "$(jget $T/np0.json 'r["status"]')" ok "a numpy environment is built"
+    wait_until warm_has 2
+    seen=""
+    all_warm=1
+    for i in 1 2 3 4 5; do
+        run_json $T/np$i.json $T/nprand.py --with numpy
+        [ "$(start_of $T/np$i.json)" = warm ] || all_warm=0
+        seen="$seen$(jget $T/np$i.json 'r["logs"]')"$'\n'
+    done
+    ok $((1 - all_warm)) "five numpy runs in a row started warm"
+    is "$(printf '%s' "$seen" | grep '^R ' | awk '{print $2}' | sort -u | wc -l)" 5 "numpy.random.rand() differs in each"
+    run_json $T/npcold.json $T/nprand.py --with numpy --set warm=off
+    is "$(jget $T/np1.json 'r["logs"]' | sed 's/.* blas/blas/')" "$(jget $T/npcold.json 'r["logs"]' | sed 's/.* blas/blas/')" \
+        "OpenBLAS has as many threads warm as cold: the zygote's one is given back ($(jget $T/npcold.json 'r["logs"]' | sed 's/.* blas/blas/'); None: not OpenBLAS)"
+else
+    skip "no numpy wheel (python3-numpy is not installed): numpy's generator warm"
+fi
+
 # --- what a run changes, the next one does not see ---
 cat >$T/dirty.py <<'PY'
 import builtins, json, sys, threading, time, os
