@@ -182,6 +182,22 @@ for f in $T/eq/*.py; do
     is "$(jget $T/eq/$n.warm.json "$same")" "$(jget $T/eq/$n.cold.json "$same")" "$n: the same status, exit, signal, log and artifacts warm and cold"
 done
 
+# --- the seed example (pillow from the wheelhouse), with its own input ---
+S=$top_srcdir/tests/fixtures
+if [ -f "${WHEELHOUSE:-/nonexistent}/.no-pillow" ] || ! ls "${WHEELHOUSE:-/nonexistent}"/[Pp]illow-*.whl >/dev/null 2>&1; then
+    skip "no pillow wheel (python3-pil is not installed): the seed example warm"
+else
+    seed=("$S/seeds/run_my_script_test.py" --input "$S/seeds/run_my_script_test_input.json")
+    run_json $T/seed0.json "${seed[@]}"
+    wait_until warm_has 3
+    run_json $T/seed.warm.json "${seed[@]}"
+    run_json $T/seed.cold.json "${seed[@]}" --set warm=off
+    is "$(start_of $T/seed.cold.json) $(start_of $T/seed.warm.json)" "cold warm" "the seed example: one run cold, one warm"
+    seedsame='[r["status"], r["exit_code"], r["logs"], sorted((a["path"], a["size"]) for a in r["artifacts"])]'
+    is "$(jget $T/seed.warm.json "$seedsame")" "$(jget $T/seed.cold.json "$seedsame")" \
+        "the seed example: the same status, log and artifacts warm and cold ($(jget $T/seed.warm.json 'r["logs"]' | head -1))"
+fi
+
 # --- the limits hold warm and say the same ---
 printf 'import time\ntime.sleep(30)\n' >$T/eq/sleep.py
 printf 'b = bytearray(400 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint("survived")\n' >$T/eq/mem.py
