@@ -93,13 +93,27 @@ const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallba
     return NULL;
 }
 
-void exec__disk_mark(struct run *run, struct timespec *since)
+int exec__disk_mark_open(struct run *run)
+{
+    /* O_NONBLOCK: a FIFO a quick script put there does not hold us. */
+    int fd = openat(run->run_fd, ".started", O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+void exec__disk_mark(struct run *run, const struct jail_mark *mark, struct timespec *since)
 {
     struct stat st;
-    /* O_NONBLOCK: a FIFO a quick script put there does not hold us. */
-    cleanup_fd int fd =
-        openat(run->run_fd, ".started", O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-    if (fd >= 0 && futimens(fd, NULL) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (mark && mark->taken) {
+        *since = mark->at;
+        return;
+    }
+    cleanup_fd int fd = exec__disk_mark_open(run);
+    if (fd >= 0 && futimens(fd, NULL) == 0 && fstat(fd, &st) == 0) {
         *since = st.st_ctim;
         return;
     }

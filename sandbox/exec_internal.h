@@ -57,11 +57,15 @@ int exec__run_script(struct run *run, const char *env_dir) must_check;
  * passes workspace_files. */
 const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallback, bool output, char *why,
                             size_t whylen);
-/* The script's start as a file's ctime: that of a marker made in the run
- * directory once the script is started (after the jail gave the run its
- * paths, which changes their ctime), from the clock that stamps the files
- * the script writes. */
-void exec__disk_mark(struct run *run, struct timespec *since);
+/* The marker of a run's start, STATE/runs/ID/.started: an fd for
+ * jail_opts.mark, or -1. */
+struct jail_mark;
+int exec__disk_mark_open(struct run *run);
+/* The script's start as a file's ctime: the jail's mark of it (taken once
+ * the run was given its paths, which changes their ctime, and before the
+ * script could write: jail_opts.mark), or without one the marker touched
+ * now, from the clock that stamps the files the script writes. */
+void exec__disk_mark(struct run *run, const struct jail_mark *mark, struct timespec *since);
 /* After a session run that passed a limit of the disk: removes from the
  * workspace what changed after since (exec__disk_mark), and says so in
  * the log. */

@@ -265,7 +265,8 @@ static int start_warm(struct run *run, const struct jail_opts *o, struct jail_pr
 }
 
 /* Starts the script in the mode the config and the host allow. */
-static int start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_proc *proc)
+static int start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_mark *mark,
+                        struct jail_proc *proc)
 {
     const struct exec_spec *spec = run->spec;
     const struct exec_config *cfg = spec->cfg;
@@ -315,6 +316,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
             .chown_paths = l.chown,
             .n_chown_paths = l.n_chown,
             .chown_keep = WS_MOUNTS_DIR,
+            .mark = mark,
         };
         rc = warm ? start_warm(run, &o, proc) : -EAGAIN;
         warm = false;
@@ -556,7 +558,11 @@ int exec__run_script(struct run *run, const char *env_dir)
     }
     exec__phase(run, EXEC_PHASE_RUNNING, NULL);
     int64_t t_start = util_now_ms();
-    rc = start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], &proc);
+    /* A session run's start, for what a run past a disk limit loses. */
+    struct jail_mark mark = {.fd = spec->workspace ? exec__disk_mark_open(run) : -1};
+    rc = start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], mark.fd >= 0 ? &mark : NULL, &proc);
+    if (mark.fd >= 0)
+        close(mark.fd);
     log_msg(LOG_LVL_DEBUG, "timing: jail start %lld ms", (long long)(util_now_ms() - t_start));
     close(out_pipe[1]);
     close(err_pipe[1]);
@@ -565,7 +571,7 @@ int exec__run_script(struct run *run, const char *env_dir)
         goto out;
     int64_t t0 = util_now_ms();
     struct timespec since;
-    exec__disk_mark(run, &since);
+    exec__disk_mark(run, &mark, &since);
     rc = util_set_nonblock(out_pipe[0]);
     if (rc == 0)
         rc = util_set_nonblock(err_pipe[0]);

@@ -237,6 +237,7 @@ static int ns_identity(const struct jail_opts *o, struct jail_proc *p, struct ja
     } else {
         p->host_uid = geteuid();
     }
+    jail__mark_take(o);
     jail__cg_setup(p, o);
     bool memory_by_cgroup = p->cg_memory != NULL;
     /* RLIMIT_NPROC is counted per user namespace (Linux 5.14+): a fresh one
@@ -319,6 +320,7 @@ static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_
         snprintf(err, errlen, "building the seccomp filter: %s", strerror(-rc));
         return rc;
     }
+    jail__mark_wait(o); /* init forks the script once it has the filter */
     uint32_t n = prog->len;
     if ((rc = util_write_all(pp->go[1], &n, sizeof n)) < 0 ||
         (rc = util_write_all(pp->go[1], prog->filter, n * sizeof prog->filter[0])) < 0) {
@@ -510,6 +512,7 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
             return rc;
         uid = p->host_uid;
     }
+    jail__mark_take(o);
     /* RLIMIT_NPROC counts every process of the uid, not just the run's. A
      * uid of the run's own (locked, its last run fully killed) has none. */
     uint64_t have = o->limits->processes > 0 && !root_user ? jail__count_uid_processes(uid) : 0;
@@ -521,6 +524,7 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
         return -e;
     }
     pid_t parent = getpid(); /* for the child: did its parent die already? */
+    jail__mark_wait(o);
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;

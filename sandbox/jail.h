@@ -86,6 +86,18 @@ struct jail_opts {
     bool zygote;
     const char *zygote_lib;
     const char *zygote_modules;
+    /* The run's start as a file's ctime (NULL: not wanted): once the
+     * run's paths are given to it and before the script can run, the jail
+     * touches mark->fd and keeps its ctime in mark->at (mark->taken); the
+     * script is let go only once the clock has passed it, so that a file
+     * the script writes has a later ctime than every file before it. */
+    struct jail_mark *mark;
+};
+
+struct jail_mark {
+    int fd;
+    bool taken;
+    struct timespec at;
 };
 
 /* A started run. */

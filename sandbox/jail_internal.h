@@ -24,6 +24,7 @@ enum jail_stage {
 };
 
 #define JAIL_CHILD_FAILED 127   /* the exit status of a child whose setup failed (it reported why) */
+#define JAIL_MARK_WAIT_MS 50    /* the longest wait for the clock to pass a run's start mark */
 #define JAIL_CG_TASKS 2         /* cgroup v1 hierarchies a run joins: memory, pids */
 #define JAIL_FD_SCAN_MAX 65536  /* without close_range, descriptors are closed one by one up to here */
 
@@ -99,6 +100,10 @@ bool jail__cg_v2_delegated(void);
 void jail__cg_setup(struct jail_proc *p, const struct jail_opts *o);
 /* Puts pid into the cgroup directory dir. 0 or -errno. */
 int jail__cg_enter(const char *dir, pid_t pid) must_check;
+/* o->mark, if any: touched, its ctime kept (jail_opts.mark); then, right
+ * before the script may run, the wait for the clock to pass it. */
+void jail__mark_take(const struct jail_opts *o);
+void jail__mark_wait(const struct jail_opts *o);
 /* cgroup v1: opens (here, with our credentials, which are what a write
  * to them is checked with) the "tasks" files of p's cgroups into fds, for
  * the run's init to move itself with jail__cg_enter_self. A process that

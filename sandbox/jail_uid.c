@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -53,6 +54,32 @@ int jail__take_uid(const struct jail_opts *o, struct jail_proc *p, char *err, si
     }
     snprintf(err, errlen, "all %u sandbox uids are in use", o->uid_count);
     return -EAGAIN;
+}
+
+void jail__mark_take(const struct jail_opts *o)
+{
+    struct stat st;
+    struct jail_mark *m = o->mark;
+    if (m && futimens(m->fd, NULL) == 0 && fstat(m->fd, &st) == 0) {
+        m->at = st.st_ctim;
+        m->taken = true;
+    }
+}
+
+void jail__mark_wait(const struct jail_opts *o)
+{
+    const struct jail_mark *m = o->mark;
+    /* A file's ctime is the coarse clock (or a fine stamp handed out
+     * since, never past it): once the coarse clock is past the mark, so is
+     * every ctime to come. A tick at most (4 ms at 250 Hz); most starts
+     * take longer and do not wait. */
+    for (int i = 0; m && m->taken && i < JAIL_MARK_WAIT_MS * 2; i++) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME_COARSE, &now);
+        if (now.tv_sec > m->at.tv_sec || (now.tv_sec == m->at.tv_sec && now.tv_nsec > m->at.tv_nsec))
+            return;
+        usleep(500);
+    }
 }
 
 /* chown -R without following symlinks, however deep the tree; keep,

@@ -245,7 +245,8 @@ static void warm_fds_close(struct warm_fds *w)
 
 /* The run's init, forked by the zygote: its pidfd into p, into the
  * cgroups, the filter, and the script's start. 0 or -errno with err. */
-static int take_run(struct jail_proc *p, struct warm_fds *w, int64_t wait_ms, char *err, size_t errlen)
+static int take_run(const struct jail_opts *o, struct jail_proc *p, struct warm_fds *w, int64_t wait_ms, char *err,
+                    size_t errlen)
 {
     int64_t t0 = util_now_ms();
     int rc = wait_in(w->ctl[0], (int)wait_ms);
@@ -288,6 +289,7 @@ static int take_run(struct jail_proc *p, struct warm_fds *w, int64_t wait_ms, ch
         snprintf(err, errlen, "building the seccomp filter: %s", strerror(-rc));
         return rc;
     }
+    jail__mark_wait(o);
     uint32_t n = prog->len;
     if (util_write_all(w->go[1], "g", 1) < 0 || util_write_all(w->go[1], &n, sizeof n) < 0 ||
         util_write_all(w->go[1], prog->filter, n * sizeof prog->filter[0]) < 0)
@@ -346,6 +348,7 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     if ((rc = jail__take_uid(o, p, err, errlen)) < 0 || (rc = jail__give_paths(o, p, err, errlen)) < 0)
         goto out;
     q.run_uid = p->host_uid - o->uid_base;
+    jail__mark_take(o);
     jail__cg_setup(p, o);
     if ((rc = jail__cg_tasks_open(p, w.cg_tasks)) < 0) {
         snprintf(err, errlen, "opening the run's cgroups: %s", strerror(-rc));
@@ -392,7 +395,7 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
             snprintf(err, errlen, "the pool: %s", strerror(-rc));
         goto out;
     }
-    rc = take_run(p, &w, wait_ms, err, errlen);
+    rc = take_run(o, p, &w, wait_ms, err, errlen);
     if (rc < 0)
         goto out;
     p->status_fd = steal_fd(&w.st[0]);

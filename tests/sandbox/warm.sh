@@ -198,6 +198,23 @@ else
         "the seed example: the same status, log and artifacts warm and cold ($(jget $T/seed.warm.json 'r["logs"]' | head -1))"
 fi
 
+# --- a session run past workspace_bytes loses all it wrote, its first file too ---
+# (the run's start is marked before the script can write: a warm script
+# writes within microseconds of its start)
+SES=$T/session
+printf 'open("first.txt", "w").write("x")\nopen("big.bin", "wb").write(b"x" * (8 << 20))\n' >$T/cross.py
+printf 'print("in the session")\n' >$T/ses.py
+ses_warm() { run_json $T/ses.json $T/ses.py --session $SES; [ "$(start_of $T/ses.json)" = warm ]; }
+wait_until ses_warm
+ok $? "a session's runs start warm"
+bad=0
+for i in 1 2 3 4 5; do
+    run_json $T/cross$i.json $T/cross.py --session $SES --set workspace_bytes=4M
+    [ "$(jget $T/cross$i.json '[r["start"], r["status"], r["limit"]]')" = '["warm", "workspace_limit", "workspace_bytes"]' ] &&
+        [ ! -e $SES/workspace/first.txt ] && [ ! -e $SES/workspace/big.bin ] || bad=$((bad + 1))
+done
+is "$bad" 0 "five warm session runs past workspace_bytes: each loses its first file as well as the big one"
+
 # --- the limits hold warm and say the same ---
 printf 'import time\ntime.sleep(30)\n' >$T/eq/sleep.py
 printf 'b = bytearray(400 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint("survived")\n' >$T/eq/mem.py
