@@ -297,7 +297,8 @@ struct jail_warm_req {
     uint32_t magic;
     char env_dir[PATH_MAX];          /* the host path of the environment: which zygote */
     uint32_t job;                    /* a session's run: /job is bound (the zygote must have it) */
-    uint32_t run_uid;                /* the run's uid in the zygote's namespace (1 + its slot) */
+    uint32_t run_uid;                /* the run's uid in the zygote's namespace (1 + its slot;
+                                      * 0 when the server is unprivileged: its uid, the zygote's 0) */
     uint32_t network, set_groups;
     char tmp_opts[64];
     uint32_t nrows;

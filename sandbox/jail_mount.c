@@ -444,7 +444,11 @@ void jail__build_root(struct jail_ns_ctx *c)
     jail__must(mkdir(p, 01777) == 0, efd, JAIL_STAGE_ROOT);
     jail__must(mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) == 0, efd, JAIL_STAGE_ROOT);
     snprintf(p, sizeof p, "%s/tmp/home", R);
-    jail__must(mkdir(p, 0700) == 0 && chown(p, JAIL_UID, JAIL_UID) == 0, efd, JAIL_STAGE_ROOT);
+    /* A zygote of an unprivileged server maps only its own 0 (EINVAL for
+     * 1000): its HOME stays its own, and no run sees it (each mounts a
+     * /tmp of its own). */
+    jail__must(mkdir(p, 0700) == 0 && (chown(p, JAIL_UID, JAIL_UID) == 0 || (c->o->zygote && errno == EINVAL)), efd,
+               JAIL_STAGE_ROOT);
 
     for (size_t i = 0; i < c->n_plan; i++) {
         const struct jail_plan_item *it = &c->plan[i];

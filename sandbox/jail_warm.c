@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef OPEN_TREE_CLONE
@@ -85,8 +87,21 @@ static pid_t pidfd_pid(int pidfd)
     return l ? (pid_t)atoi(l + 5) : -1;
 }
 
+/* Waits for fd to be readable, at most ms. 1, 0 on time out, -errno. */
+static int wait_in(int fd, int ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    int r;
+    do
+        r = poll(&p, 1, ms);
+    while (r < 0 && errno == EINTR);
+    return r < 0 ? -errno : r;
+}
+
 /* A bind as a detached copy of its mount, with its flags: the zygote's
- * fork moves it into its own mount namespace. An fd or -errno. */
+ * fork moves it into its own mount namespace. Private: the copy would
+ * otherwise join the peer group of a shared host mount, and a mount made
+ * on one side would appear on the other. An fd or -errno. */
 static int bind_tree(const struct jail_bind *b)
 {
     cleanup_fd int src = open(b->host, O_PATH | O_DIRECTORY | O_CLOEXEC | ((b->flags & JAIL_BIND_NOFOLLOW) ? O_NOFOLLOW : 0));
@@ -96,13 +111,107 @@ static int bind_tree(const struct jail_bind *b)
     if (t < 0)
         return -errno;
     struct mount_attr a = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                       ((b->flags & JAIL_BIND_RW) ? 0 : MOUNT_ATTR_RDONLY)};
+                                       ((b->flags & JAIL_BIND_RW) ? 0 : MOUNT_ATTR_RDONLY),
+                           .propagation = MS_PRIVATE};
     if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &a, sizeof a) < 0) {
         int e = errno;
         close(t);
         return -e;
     }
     return t;
+}
+
+/* The bind of o that goes to q's bind `inside`. */
+static const struct jail_bind *bind_of(const struct jail_opts *o, const char *inside)
+{
+    for (size_t k = 0; k < o->n_binds; k++)
+        if (!strcmp(o->binds[k].inside, inside))
+            return &o->binds[k];
+    return NULL;
+}
+
+/* The trees of q's binds, into trees, in q's order. Returns how many were
+ * made before the first that failed (-errno in *e for it). */
+static uint32_t trees_here(const struct jail_opts *o, const struct jail_warm_req *q, int *trees, int *e)
+{
+    *e = 0;
+    for (uint32_t i = 0; i < q->n_binds; i++) {
+        const struct jail_bind *b = bind_of(o, q->binds[i].inside);
+        trees[i] = b ? bind_tree(b) : -EINVAL;
+        if (trees[i] < 0) {
+            *e = trees[i];
+            return i;
+        }
+    }
+    return q->n_binds;
+}
+
+/* What the child of trees_unprivileged sends back with the trees. */
+struct trees_reply {
+    int32_t err;     /* 0, or the -errno of bind `failed` */
+    uint32_t failed; /* the bind at fault; n_binds: the namespaces */
+    uint32_t made;   /* trees in the message */
+};
+
+/* The trees, made by a server that is not root: open_tree can clone a
+ * mount only with CAP_SYS_ADMIN over the mount namespace it is in, which
+ * only the host's root has over the host's. So a short-lived child makes
+ * a user and mount namespace of its own (a copy of ours: the same paths,
+ * the same files), clones the binds there, and sends the trees back; a
+ * detached tree is moved into the run's namespace wherever it was made.
+ * The child's namespace needs no uid map: it is created with every
+ * capability in it, and its files are checked against our own uid as
+ * always. The trees are bind_tree's, as root's: read-only (but the
+ * workspace), nosuid, nodev, private. 0, or -errno with *failed the bind
+ * at fault (q->n_binds: the namespaces or the child). */
+static int trees_unprivileged(const struct jail_opts *o, const struct jail_warm_req *q, int *trees,
+                              uint32_t *failed, int64_t wait_ms)
+{
+    int sv[2];
+    *failed = q->n_binds;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return -errno;
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(sv[0]);
+        close(sv[1]);
+        return -e;
+    }
+    if (pid == 0) {
+        /* A copy of the worker: system calls only, then _exit. */
+        struct trees_reply r = {0, q->n_binds, 0};
+        int made[JAIL_WARM_BINDS];
+        close(sv[0]);
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+            r.err = -errno;
+        else
+            r.made = r.failed = trees_here(o, q, made, &r.err);
+        _exit(jail__send_fds(sv[1], &r, sizeof r, made, r.made) < 0);
+    }
+    close(sv[1]);
+    struct trees_reply r = {-EPIPE, q->n_binds, 0};
+    int fds[JAIL_WARM_NFDS];
+    size_t nfds = 0;
+    int rc = wait_in(sv[0], (int)wait_ms);
+    ssize_t n = rc > 0 ? jail__recv_fds(sv[0], &r, sizeof r, fds, &nfds) : rc == 0 ? -ETIMEDOUT : rc;
+    close(sv[0]);
+    if (n != (ssize_t)sizeof r || nfds != r.made || r.made > q->n_binds || r.failed > q->n_binds ||
+        (r.err == 0 && r.made != q->n_binds)) {
+        /* It died, hung or said nonsense: none of it is used. */
+        kill(pid, SIGKILL);
+        r = (struct trees_reply){n < 0 ? (int32_t)n : n == 0 ? -EPIPE : -EPROTO, q->n_binds, 0};
+    }
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    for (size_t i = 0; i < nfds; i++) {
+        if (r.err == 0)
+            trees[i] = fds[i];
+        else
+            close(fds[i]);
+    }
+    *failed = r.failed;
+    return r.err;
 }
 
 /* Copies NUL-terminated strings into a \0-separated list ending in \0\0.
@@ -168,17 +277,6 @@ static int make_req(const struct jail_opts *o, struct jail_warm_req *q, const ch
     if (rc == 0)
         rc = pack(q->imports, sizeof q->imports, imports, imports ? n : 0);
     return rc;
-}
-
-/* Waits for fd to be readable, at most ms. 1, 0 on time out, -errno. */
-static int wait_in(int fd, int ms)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-    int r;
-    do
-        r = poll(&p, 1, ms);
-    while (r < 0 && errno == EINTR);
-    return r < 0 ? -errno : r;
 }
 
 /* A connection to the pool: an fd, or -EAGAIN when none listens (no
@@ -323,8 +421,9 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     p->mode = JAIL_MODE_NAMESPACES;
     p->warm = true;
     p->pid = p->pidfd = p->status_fd = p->uid_lock = -1;
-    if (o->mode != JAIL_MODE_NAMESPACES || geteuid() != 0 || o->zygote) {
-        snprintf(err, errlen, "warm starts need the namespaces and root");
+    bool root_user = geteuid() == 0;
+    if (o->mode != JAIL_MODE_NAMESPACES || o->zygote) {
+        snprintf(err, errlen, "warm starts need the namespaces");
         return -ENOTSUP;
     }
     rc = make_req(o, &q, imports, n, &env_dir);
@@ -344,10 +443,16 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     }
     close(pool);
     pool = -1;
-    /* Who the run is, as for a cold start (jail.c: ns_identity). */
-    if ((rc = jail__take_uid(o, p, err, errlen)) < 0 || (rc = jail__give_paths(o, p, err, errlen)) < 0)
-        goto out;
-    q.run_uid = p->host_uid - o->uid_base;
+    /* Who the run is, as for a cold start (jail.c: ns_identity): as root
+     * a uid slot of its own; unprivileged our uid, the zygote's 0. */
+    if (root_user) {
+        if ((rc = jail__take_uid(o, p, err, errlen)) < 0 || (rc = jail__give_paths(o, p, err, errlen)) < 0)
+            goto out;
+        q.run_uid = p->host_uid - o->uid_base;
+    } else {
+        p->host_uid = geteuid();
+        q.run_uid = 0;
+    }
     jail__mark_take(o);
     jail__cg_setup(p, o);
     if ((rc = jail__cg_tasks_open(p, w.cg_tasks)) < 0) {
@@ -356,18 +461,32 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     }
     w.n_cg_tasks = (size_t)rc;
     q.n_cg_tasks = (uint32_t)rc;
-    q.nrows = (uint32_t)jail__build_rlimits(o->limits, p->cg_memory != NULL, 0, q.rows);
-    for (uint32_t i = 0; i < q.n_binds; i++) {
-        for (size_t k = 0; k < o->n_binds; k++)
-            if (!strcmp(o->binds[k].inside, q.binds[i].inside))
-                w.trees[w.n_trees] = bind_tree(&o->binds[k]);
-        if (w.trees[w.n_trees] < 0) {
-            rc = w.trees[w.n_trees];
-            snprintf(err, errlen, "the bind of %s: %s", q.binds[i].inside, strerror(-rc));
-            goto out;
-        }
-        w.n_trees++;
+    bool no_as = p->cg_memory != NULL;
+#ifdef __SANITIZE_ADDRESS__
+    /* A sanitizer build's zygote is this program, instrumented: the run's
+     * allocations are the sanitizer's, whose reserved shadow counts
+     * against RLIMIT_AS, so under it none would succeed. The watch alone
+     * holds memory there (a cgroup where there is one); a real build's
+     * zygote is not instrumented and gets RLIMIT_AS as a cold run does. */
+    no_as = true;
+#endif
+    q.nrows = (uint32_t)jail__build_rlimits(o->limits, no_as, 0, q.rows);
+    uint32_t failed = q.n_binds;
+    int64_t tt = util_now_ms();
+    if (root_user) {
+        w.n_trees = failed = trees_here(o, &q, w.trees, &rc);
+    } else {
+        rc = trees_unprivileged(o, &q, w.trees, &failed, wait_ms);
+        w.n_trees = rc == 0 ? q.n_binds : 0;
     }
+    if (rc < 0) {
+        if (failed < q.n_binds)
+            snprintf(err, errlen, "the bind of %s: %s", q.binds[failed].inside, strerror(-rc));
+        else
+            snprintf(err, errlen, "a mount namespace for the binds: %s", strerror(-rc));
+        goto out;
+    }
+    log_msg(LOG_LVL_DEBUG, "timing: warm trees %lld ms", (long long)(util_now_ms() - tt));
     if (pipe2(w.err, O_CLOEXEC) < 0 || pipe2(w.st, O_CLOEXEC) < 0 || pipe2(w.go, O_CLOEXEC) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, w.ctl) < 0) {
         rc = -errno;

@@ -457,11 +457,17 @@ static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
 }
 
 /* The maps of the run's new user namespace: inside 0 and 1000 are the
- * zygote's 0 and the run's uid of its range. */
+ * zygote's 0 and the run's uid of its range. run_uid 0 (the server is
+ * unprivileged: the zygote's namespace maps only its 0, the server's uid):
+ * 1000 alone, as a cold unprivileged run maps only 1000 to the server's
+ * uid; the run's init is then 1000 with its capabilities from the clone. */
 static int write_run_maps(pid_t pid, uint32_t run_uid)
 {
     char path[64], map[64];
-    snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", JAIL_UID, run_uid);
+    if (run_uid == 0)
+        snprintf(map, sizeof map, "%u 0 1\n", JAIL_UID);
+    else
+        snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", JAIL_UID, run_uid);
     static const char *const files[] = {"uid_map", "gid_map"};
     for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
         snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, files[i]);

@@ -603,8 +603,12 @@ int exec_warm_serve(const struct exec_config *cfg, struct exec_warm_pool *pool)
     pool->pidfd = -1;
     if (!cfg->warm.on)
         return 0;
-    if (geteuid() != 0) {
-        log_msg(LOG_LVL_INFO, "warm starts need root (the workspace goes to a zygote as a mount): runs start cold");
+    /* Zygotes are jails: without user namespaces there is nothing to keep
+     * warm (root or not, as a cold run would), and every run starts cold. */
+    struct jail_caps caps;
+    jail_probe(&caps);
+    if (!caps.userns) {
+        log_msg(LOG_LVL_INFO, "warm starts need user namespaces (%s): runs start cold", caps.userns_error);
         return 0;
     }
     int pp[2];

@@ -3,8 +3,11 @@
 # socket in TEST_TMP) whose pool serves RUNMYSCRIPT_STATE_DIR, so that the
 # test's `runmyscript run` calls start warm; warm_ready waits until the
 # pool has a zygote ready for N environments; warm_stop ends the server
-# (and with it the pool). Warm starts need root: warm_serve says skip
-# where they cannot be had.
+# (and with it the pool). With RUNAS set (an array: the command that
+# drops to an unprivileged user, as tests/sandbox/attacks.sh sets it), the
+# server and the warming run are that user's, with the state directory
+# that user owns. Warm starts need user namespaces: warm_serve says skip
+# where the host cannot make them.
 WARM_SERVE_PID=
 warm_stats() { cat "$RUNMYSCRIPT_STATE_DIR/.warm/stats" 2>/dev/null; }
 warm_envs() { warm_stats | sed -n 's/^envs //p'; }
@@ -13,13 +16,18 @@ warm_has() { [ "$(warm_envs)" -ge "$1" ] 2>/dev/null; }
 # warm_serve [--set K=V]...: the server, and one stdlib run whose zygote
 # the pool then makes ready (the first run of an environment is cold).
 warm_serve() {
-    [ "$(id -u)" = 0 ] || skip_all "warm starts need root (the workspace goes to a zygote as a detached mount)"
-    "$RUNMYSCRIPT" serve --listen "unix:$TEST_TMP/warm-fcgi.sock" --workers 1 --set log_level=info "$@" >"$TEST_TMP/warm-serve.log" 2>&1 &
+    "${RUNAS[@]}" "$RUNMYSCRIPT" check-sandbox 2>/dev/null | grep -q '^user namespaces: *yes' ||
+        skip_all "warm starts need user namespaces, which this host cannot make"
+    # The server's socket, in a directory of the server's user.
+    mkdir -p "$TEST_TMP/warm-sock"
+    [ ${#RUNAS[@]} = 0 ] || chown --reference="$RUNMYSCRIPT_STATE_DIR" "$TEST_TMP/warm-sock"
+    "${RUNAS[@]}" "$RUNMYSCRIPT" serve --listen "unix:$TEST_TMP/warm-sock/fcgi.sock" --workers 1 --set log_level=info "$@" >"$TEST_TMP/warm-serve.log" 2>&1 &
     WARM_SERVE_PID=$!
     trap 'warm_stop; cleanup_tmp' EXIT
     wait_until test -S "$RUNMYSCRIPT_STATE_DIR/.warm/pool.sock" || { diag "$(cat "$TEST_TMP/warm-serve.log")"; return 1; }
     printf 'print("warming")\n' >"$TEST_TMP/warming.py"
-    "$RUNMYSCRIPT" run "$TEST_TMP/warming.py" >/dev/null 2>&1
+    chmod 644 "$TEST_TMP/warming.py"
+    "${RUNAS[@]}" "$RUNMYSCRIPT" run "$TEST_TMP/warming.py" --json >/dev/null 2>&1
     warm_ready 1
 }
 warm_ready() { wait_until warm_has "$1"; }

@@ -36,11 +36,11 @@ if ! "${RUNAS[@]}" "$RUNMYSCRIPT" check-sandbox >$T/check.txt 2>&1; then
     skip_all "this host cannot make the namespaces: $(grep 'user namespaces' $T/check.txt)"
 fi
 grep -q '^pid namespace: *yes' $T/check.txt && PIDNS=1 || PIDNS=0
-# The warm pass (attacks-warm.sh): every run forked from a zygote of a
-# running server's pool, and each result says so.
+# The warm passes (attacks-warm.sh, attacks-warm-unprivileged.sh): every
+# run forked from a zygote of a running server's pool, the server run as
+# the pass's user (RUNAS), and each result says so.
 if [ -n "${RMS_ATTACK_WARM:-}" ]; then
     . "$top_srcdir/tests/lib/warm.sh"
-    [ "$PASS" = root ] || skip_all "warm starts need root"
     # A slow machine (a sanitizer build) must not make a run cold: this
     # pass is about warm runs (warm.sh tests the fall back to cold).
     export RUNMYSCRIPT_WARM_WAIT=60s

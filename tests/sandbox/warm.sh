@@ -6,10 +6,29 @@
 # order, stdin, the limits and their statuses, the seed example); and that
 # every call still gets its result when the pool fails: a zygote killed
 # (while runs come), a zygote that hangs, a full memory budget, the server
-# restarted. The attack suite's warm pass is attacks-warm.sh.
+# restarted. The attack suite's warm passes are attacks-warm.sh and
+# attacks-warm-unprivileged.sh; warm-unprivileged.sh runs this suite again
+# with the server and every run an unprivileged user's.
 . "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 . "$top_srcdir/tests/lib/warm.sh"
 T=$TEST_TMP
+# Who runs the program, the server included: this user, or (root, the
+# unprivileged pass) nobody, with a state directory of its own.
+RUNAS=()
+if [ "${RMS_WARM_AS:-self}" = unprivileged ]; then
+    [ "$(id -u)" = 0 ] || skip_all "the tests run unprivileged already: warm.sh is this pass"
+    command -v setpriv >/dev/null || skip_all "setpriv is missing: cannot drop to an unprivileged user"
+    RUNAS=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    mkdir -p "$RUNMYSCRIPT_STATE_DIR" && chown 65534:65534 "$RUNMYSCRIPT_STATE_DIR"
+    chmod 755 "$T"
+    run_json() {
+        local out=$1
+        shift
+        RC=0
+        "${RUNAS[@]}" "$RUNMYSCRIPT" run "$@" --json >"$out" 2>"$out.err" || RC=$?
+    }
+fi
+diag "pass: $([ ${#RUNAS[@]} = 0 ] && id -un || echo nobody)"
 export RUNMYSCRIPT_ISOLATION=namespaces
 # Runs that must be warm may wait long on a slow machine (a sanitizer
 # build); the hung zygote's case sets its own.
@@ -125,6 +144,53 @@ like "$L" "R environ False" "the last run's environment change is gone"
 like "$L" "R threads 1" "the thread the last run left is gone"
 like "$L" "R tmp False" "the last run's /tmp is gone"
 
+# --- a warm run's binds are its own: no mount crosses them ---
+# The run (the CLI, which hands the binds to the zygote) in a mount
+# namespace of the test's own whose mounts are all shared, as a systemd
+# host's are: a tmpfs the test mounts in the session's workspace while the
+# run runs must not appear in the run's /work, and the run's own mounts
+# (its mounts/) must not appear outside. Only the test's own namespace is
+# touched: it ends with the test's shell.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+    S=$T/prop-session
+    mkdir -p $S/workspace/sub
+    [ ${#RUNAS[@]} = 0 ] || chown -R 65534:65534 $S
+    cat >$T/prop.py <<'PY'
+import os, time
+open("/work/ready", "w").close()
+for _ in range(400):
+    if os.path.exists("/work/go"):
+        break
+    time.sleep(0.05)
+tags = {l.split()[4]: " ".join(l.split()[6:l.split().index("-")]) for l in open("/proc/self/mountinfo")}
+print("R sub mounted", os.path.ismount("/work/sub"))
+print("R tags", sorted((m, t) for m, t in tags.items() if m in ("/work", "/work/mounts", "/job") and ("shared" in t or "master" in t)))
+PY
+    # A session's runs have a zygote of their own (with /job): the first
+    # starts it, cold.
+    n=$(warm_envs)
+    "${RUNAS[@]}" "$RUNMYSCRIPT" run $T/warming.py --session $S --json >/dev/null 2>&1
+    warm_ready $((n + 1))
+    cat >$T/prop.sh <<SH
+mount --make-rshared /
+"\$@" "$RUNMYSCRIPT" run $T/prop.py --session $S --json >$T/prop.json 2>$T/prop.err &
+run=\$!
+for i in \$(seq 400); do [ -e $S/workspace/ready ] && break; sleep 0.05; done
+mount -t tmpfs -o size=64k rms-prop $S/workspace/sub && touch $S/workspace/go
+wait \$run
+grep -c " $S/" /proc/self/mountinfo >$T/prop.mounts
+umount $S/workspace/sub
+SH
+    unshare --mount --propagation shared bash $T/prop.sh "${RUNAS[@]}"
+    is "$(start_of $T/prop.json)" warm "the shared-mounts run started warm"
+    L=$(jget $T/prop.json 'r["logs"]')
+    like "$L" "R sub mounted False" "a mount made outside in the workspace during the run does not reach the run's /work"
+    like "$L" "R tags []" "/work, /work/mounts and /job are private mounts in the run (no peer, no master)"
+    is "$(cat $T/prop.mounts)" 1 "the run's mounts/ did not appear outside (only the test's tmpfs is under the session)"
+else
+    skip "the shared-mounts case needs root and unshare"
+fi
+
 # --- the same result warm and cold ---
 mkdir -p $T/eq
 cat >$T/eq/ident.py <<'PY'
@@ -202,6 +268,8 @@ fi
 # (the run's start is marked before the script can write: a warm script
 # writes within microseconds of its start)
 SES=$T/session
+mkdir -p $SES
+[ ${#RUNAS[@]} = 0 ] || chown 65534:65534 $SES
 printf 'open("first.txt", "w").write("x")\nopen("big.bin", "wb").write(b"x" * (8 << 20))\n' >$T/cross.py
 printf 'print("in the session")\n' >$T/ses.py
 ses_warm() { run_json $T/ses.json $T/ses.py --session $SES; [ "$(start_of $T/ses.json)" = warm ]; }
@@ -258,7 +326,7 @@ is "$(start_of $T/rewarm.json)" warm "the pool has a new zygote and runs start w
 TOK=$(new_token)
 { mark_py "$TOK"; printf 'import time\ntime.sleep(120)\n'; } >$T/orphan.py
 has_process() { ! no_process_named "$1"; }
-"$RUNMYSCRIPT" run $T/orphan.py >/dev/null 2>&1 &
+"${RUNAS[@]}" "$RUNMYSCRIPT" run $T/orphan.py --json >/dev/null 2>&1 &
 cli=$!
 wait_until has_process "$TOK"
 script_pid=$(for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = "$TOK" ] && echo ${p#/proc/}; done | head -1)
@@ -295,7 +363,7 @@ for z in $zs; do kill -CONT $z; done
 # A full memory budget: no zygote, runs start cold.
 warm_stop
 rm -rf "$RUNMYSCRIPT_STATE_DIR/.warm"
-"$RUNMYSCRIPT" serve --listen "unix:$T/warm-fcgi.sock" --workers 1 --set warm_memory=1 --set log_level=info >$T/warm-serve.log 2>&1 &
+"${RUNAS[@]}" "$RUNMYSCRIPT" serve --listen "unix:$T/warm-sock/fcgi.sock" --workers 1 --set warm_memory=1 --set log_level=info >$T/warm-serve.log 2>&1 &
 WARM_SERVE_PID=$!
 wait_until test -S "$RUNMYSCRIPT_STATE_DIR/.warm/pool.sock"
 run_json $T/budget1.json $T/alive.py
@@ -330,7 +398,7 @@ ok $? "warm_idle = 2s: an idle zygote goes"
 # Off: warm = off on the server has no pool at all.
 warm_stop
 rm -rf "$RUNMYSCRIPT_STATE_DIR/.warm"
-"$RUNMYSCRIPT" serve --listen "unix:$T/warm-fcgi.sock" --workers 1 --set warm=off >$T/warm-serve.log 2>&1 &
+"${RUNAS[@]}" "$RUNMYSCRIPT" serve --listen "unix:$T/warm-sock/fcgi.sock" --workers 1 --set warm=off >$T/warm-serve.log 2>&1 &
 WARM_SERVE_PID=$!
 wait_until grep -q "serving on" $T/warm-serve.log
 test ! -e "$RUNMYSCRIPT_STATE_DIR/.warm/pool.sock"
