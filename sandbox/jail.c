@@ -327,11 +327,24 @@ static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_
 
 static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen)
 {
-    static struct jail_ns_ctx c; /* large (the plan): not on the stack */
+    static struct jail_ns_ctx c; /* large (the filter): not on the stack */
     struct ns_pipes pp = {{-1, -1}, {-1, -1}, {-1, -1}};
     int rc;
 
     memset(&c, 0, sizeof c);
+    if (o->n_binds > JAIL_BINDS_MAX) {
+        snprintf(err, errlen, "more than %d binds", JAIL_BINDS_MAX);
+        return -E2BIG;
+    }
+    /* For this run's binds: an environment may link hundreds of store
+     * entries, most runs a few (calloc maps it: untouched pages cost
+     * nothing). */
+    c.plan_cap = JAIL_PLAN_FIXED + o->n_binds;
+    cleanup_free struct jail_plan_item *plan = c.plan = calloc(c.plan_cap, sizeof *c.plan);
+    if (!plan) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     c.o = o;
     c.err_w = c.go_r = c.status_w = -1;
     c.reaper_go[0] = c.reaper_go[1] = -1;

@@ -125,9 +125,8 @@ struct jail_ll_rule {
 };
 
 /* /usr, its links, the prefix, /etc and /dev entries, /proc/self (33), and
- * the caller's binds: the installer's are the most (20, with 16 local
- * find_links directories). */
-#define JAIL_LL_RULES_MAX 64
+ * the caller's binds (JAIL_BINDS_MAX). */
+#define JAIL_LL_RULES_MAX (40 + JAIL_BINDS_MAX)
 
 /* The /etc directories that /usr's symlinks point into (see
  * jail__etc_dirs_find), as "/etc/NAME". */
@@ -192,7 +191,10 @@ struct jail_plan_item {
     unsigned long extra;    /* MS_RDONLY, MS_NOSUID, ... added to what is locked */
 };
 
-#define JAIL_PLAN_MAX 56        /* /usr, its links, /etc and /dev entries, and the caller's binds */
+/* /usr, its links, the prefix, /etc and /dev entries (31), and the
+ * caller's binds; the plan is allocated for what a run has. */
+#define JAIL_PLAN_FIXED 32
+#define JAIL_PLAN_MAX (JAIL_PLAN_FIXED + JAIL_BINDS_MAX)
 #define JAIL_BPF_MAX 1024       /* instructions of the seccomp filter init receives */
 
 /* What init and the script need, set up by the parent before the clone
@@ -208,8 +210,8 @@ struct jail_ns_ctx {
     size_t nrows;
     bool set_groups;             /* we may (and must) clear supplementary groups */
     char tmp_opts[64];
-    struct jail_plan_item plan[JAIL_PLAN_MAX];
-    size_t n_plan;
+    struct jail_plan_item *plan; /* plan_cap of them, allocated by the parent */
+    size_t n_plan, plan_cap;
     struct sock_fprog seccomp;   /* received from the parent before the fork */
     struct sock_filter bpf[JAIL_BPF_MAX];
 };
