@@ -169,8 +169,8 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
                 log_msg(LOG_LVL_WARN, "making mounts/ read-only: %s", strerror(-rc));
         }
     }
-    memcpy(l->binds + l->n_binds, l->env_binds.v, l->env_binds.n * sizeof *l->binds);
-    l->n_binds += l->env_binds.n;
+    for (size_t i = 0; i < l->env_binds.n; i++)
+        l->binds[l->n_binds++] = l->env_binds.v[i];
     /* As root, the run's own host uid must be able to write (both modes). */
     l->chown[l->n_chown++] = r->run_dir;
     if (session)
