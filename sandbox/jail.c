@@ -332,10 +332,6 @@ static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char
     int rc;
 
     memset(&c, 0, sizeof c);
-    if (o->n_binds > JAIL_BINDS_MAX) {
-        snprintf(err, errlen, "more than %d binds", JAIL_BINDS_MAX);
-        return -E2BIG;
-    }
     /* For this run's binds: an environment may link hundreds of store
      * entries, most runs a few (calloc maps it: untouched pages cost
      * nothing). */
@@ -577,6 +573,10 @@ int jail_start(const struct jail_opts *o, struct jail_proc *p, char *err, size_t
     p->pidfd = -1;
     p->status_fd = -1;
     p->uid_lock = -1;
+    if (o->n_binds > JAIL_BINDS_MAX) {
+        snprintf(err, errlen, "more than %d binds (an environment of that many wheels?)", JAIL_BINDS_MAX);
+        return -E2BIG;
+    }
     if (o->mode == JAIL_MODE_NAMESPACES)
         return start_namespaces(o, p, err, errlen);
     return start_rlimits(o, p, err, errlen);
