@@ -26,6 +26,19 @@ static void count_line(void *ctx, const char *line)
     lines++;
 }
 
+/* t with binds and argv of a probe's own, 20 s to run, no line callback. */
+static struct jail_tool probe_tool(const struct jail_tool *t, const struct jail_bind *binds, size_t n,
+                                   const char *const *argv)
+{
+    struct jail_tool rt = *t;
+    rt.o.binds = binds;
+    rt.o.n_binds = n;
+    rt.o.argv = argv;
+    rt.timeout_ms = 20000;
+    rt.line = NULL;
+    return rt;
+}
+
 /* A read-only bind is read-only all the way down: as root, in a mount
  * namespace of the test's own (nothing reaches the host's mounts), a
  * directory with a writable tmpfs inside it is bound read-only into the
@@ -55,12 +68,7 @@ static void ro_submount(const char *state, struct jail_tool *t, enum jail_mode m
         close(fd);
     struct jail_bind binds[] = {{ro, "/ro", 0}};
     const char *argv[] = {"/bin/sh", "-c", "echo x > /ro/sub/inside && echo wrote", NULL};
-    struct jail_tool rt = *t;
-    rt.o.binds = binds;
-    rt.o.n_binds = 1;
-    rt.o.argv = argv;
-    rt.timeout_ms = 20000;
-    rt.line = NULL;
+    struct jail_tool rt = probe_tool(t, binds, 1, argv);
     int st = -1;
     char *out = NULL;
     char err[256] = "";
@@ -93,13 +101,8 @@ static void many_binds(const char *state, const struct jail_tool *t)
     char script[1024];
     snprintf(script, sizeof script, "cat %s/f %s/f %s/f | wc -l", paths[0], paths[N / 2], paths[N - 1]);
     const char *argv[] = {"/bin/sh", "-c", script, NULL};
-    struct jail_tool rt = *t;
-    rt.o.binds = binds;
-    rt.o.n_binds = N;
-    rt.o.argv = argv;
+    struct jail_tool rt = probe_tool(t, binds, N, argv);
     rt.o.n_chown_paths = 0;
-    rt.timeout_ms = 20000;
-    rt.line = NULL;
     int st = -1;
     char *out = NULL;
     char err[256] = "";
