@@ -243,6 +243,13 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
  * it could not be told (a probe file could not be written). */
 int deps_store_links(const char *state_dir);
 
+/* The package store entries the environment at env_dir links through
+ * symlinks, as host paths (STATE/store/pyX.Y/HASH, pushed onto out): what
+ * a run's jail must bind, each at its own path, for those symlinks to
+ * resolve; read from its manifest, no walk. None for the base environment
+ * or one of hard links only. 0 or -errno. */
+int deps_env_links(const char *env_dir, struct deps_strv *out) must_check;
+
 /* Evicts least recently used environments (never base ones, never one a
  * run holds, never keep_key) until their total is at most cap bytes and,
  * when store_cap is not 0, until they and the package store entries they

@@ -3,7 +3,8 @@
  * kept in STATE/store/res/KEY, so that it is made once; else pip's
  * download, in the jail with the network, which saves every wheel of the
  * resolution), the wheels the store lacks unpacked into it, and each one
- * hard linked into the environment being built. */
+ * linked into the environment being built (symlinks to its directories,
+ * hard links to its files: deps_store_link.c). */
 #include "config.h"
 
 #include "deps_internal.h"
@@ -443,30 +444,33 @@ again:
         rc = -errno;
         goto out;
     }
+    if (hashes.n > ARRAY_SIZE(held->fd)) {
+        snprintf(err, errlen, "more than %zu wheels in one environment", ARRAY_SIZE(held->fd));
+        rc = -E2BIG;
+        goto out;
+    }
+    /* Every entry held before any is linked: one evicted after it was
+     * known to be there means a resolution again, with nothing linked
+     * yet that would have to be undone. */
     for (size_t i = 0; i < hashes.n; i++) {
-        if (held->n == ARRAY_SIZE(held->fd)) {
-            snprintf(err, errlen, "more than %zu wheels in one environment", ARRAY_SIZE(held->fd));
-            rc = -E2BIG;
-            goto out;
-        }
-        rc = deps__store_link(&s, hashes.v[i], env, site, &held->fd[held->n], copied, &installed, err, errlen);
+        rc = deps__store_hold(&s, hashes.v[i], &held->fd[held->n], err, errlen);
         if (rc == -ENOENT && !retried) {
-            /* Evicted after it was known to be there (nothing linked it
-             * yet): resolved and put in again, once. What was linked so
-             * far is linked again over itself. */
             log_msg(LOG_LVL_INFO, "store: an entry of %s went before it was linked: once more", key);
             retried = true;
             kept = false;
             unpacked = 0;
             deps__held_release(held);
-            deps_strv_free(wheels);
-            deps_strv_free(&installed);
             err[0] = '\0';
             goto again;
         }
         if (rc < 0)
             goto out;
         held->n++;
+    }
+    for (size_t i = 0; i < hashes.n; i++) {
+        rc = deps__store_link(&s, hashes.v[i], held->fd[i], env, site, copied, &installed, err, errlen);
+        if (rc < 0)
+            goto out;
         char ref[96];
         snprintf(ref, sizeof ref, "py%s/%s", pyver, hashes.v[i]);
         if ((rc = deps_strv_push(wheels, ref, strlen(ref))) < 0)

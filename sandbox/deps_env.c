@@ -45,8 +45,6 @@
 #define DEPS_VENV_TIMEOUT_MS 120000
 #define DEPS_LOCK_TRIES 100                  /* lock files eviction may unlink under a waiter */
 #define DEPS_METADATA_MAX (64 * 1024)        /* bytes of a dist-info METADATA read (the headers) */
-#define DEPS_MANIFEST_MAX (1u << 20)
-#define DEPS_MANIFEST "runmyscript-env.txt"  /* in the environment's top directory */
 #define DEPS_SHEBANG "#!/usr/bin/env python3\n"
 
 static bool env_complete(const char *dir)
@@ -210,12 +208,12 @@ int deps__remove_tree(int parent, const char *name)
     return util_rm_rf_at(parent, name);
 }
 
-int deps__evict_dir(int parent, const char *name)
+int deps__evict_dir(int parent, const char *name, bool (*in_use)(void *ctx), void *ctx)
 {
     cleanup_fd int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0 || (in_use && in_use(ctx)))
         return -EBUSY;
     char id[WS_ID_MAX + 1], trash[NAME_MAX + 1];
     int rc = ws_new_id(NULL, id);
@@ -299,8 +297,8 @@ static int env_use(struct deps_env *e)
         return -ENOENT; /* evicted between the open and the lock */
     deps_strv_free(&e->installed);
     int rc = read_manifest(fd, &e->installed, NULL, NULL);
-    if (rc < 0)
-        return -ENOENT; /* not one of ours: the builder replaces it */
+    if (rc < 0 || deps__env_whole(fd) < 0)
+        return -ENOENT; /* not one of ours, or an entry it links is gone: the builder replaces it */
     if (futimens(fd, NULL) < 0)
         log_msg(LOG_LVL_DEBUG, "touching %s: %s", e->dir, strerror(errno));
     e->fd = steal_fd(&fd);
@@ -449,9 +447,10 @@ static int fix_shebangs(const char *env_dir)
 }
 
 /* "wheel pyX.Y/HASH": the store entries an environment links, which
- * eviction keeps while it is there. */
+ * eviction keeps while it is there; "store STATE/store": where its
+ * symlinks lead (deps_env_links). */
 static int write_manifest(int dirfd, const struct deps_set *set, const struct deps_strv *installed, uint64_t bytes,
-                          const struct deps_strv *wheels, size_t copied)
+                          const struct deps_strv *wheels, size_t copied, const char *state_dir)
 {
     struct dbuf b;
     dbuf_init(&b, DEPS_MANIFEST_MAX);
@@ -459,7 +458,7 @@ static int write_manifest(int dirfd, const struct deps_set *set, const struct de
     for (size_t i = 0; rc == 0 && i < wheels->n; i++)
         rc = dbuf_printf(&b, "wheel %s\n", wheels->v[i]);
     if (rc == 0 && wheels->n)
-        rc = dbuf_printf(&b, "copied %zu\n", copied);
+        rc = dbuf_printf(&b, "copied %zu\nstore %s/store\n", copied, state_dir);
     for (size_t i = 0; rc == 0 && i < set->n; i++)
         rc = dbuf_printf(&b, "want %s\n", set->v[i].spec);
     for (size_t i = 0; rc == 0 && i < installed->n; i++)
@@ -529,7 +528,7 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
     if (rc == 0)
         rc = walk(AT_FDCWD, tmp, add_size, &bytes);
     if (rc == 0)
-        rc = write_manifest(tfd, set, &installed, bytes, &wheels, copied);
+        rc = write_manifest(tfd, set, &installed, bytes, &wheels, copied, state_dir);
     deps_strv_free(&installed);
     deps_strv_free(&wheels);
     struct util_walk ro = {.pre = deps__readonly_walk};
@@ -797,7 +796,7 @@ static int list_cands(int envs, struct cand **out, size_t *n_out)
  * -EBUSY / -errno. */
 static int evict_env(int envs, struct cand *c)
 {
-    int rc = deps__evict_dir(envs, c->name);
+    int rc = deps__evict_dir(envs, c->name, NULL, NULL);
     if (rc < 0)
         return rc;
     log_msg(LOG_LVL_INFO, "evicted environment %s (%llu bytes, least recently used)", c->name,

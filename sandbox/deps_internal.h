@@ -77,13 +77,24 @@ int deps__lock_file(const char *path, bool *waited, int *out) must_check;
 /* rm -rf of parent/name, read-only as environments and store entries are. */
 int deps__remove_tree(int parent, const char *name);
 /* Evicts parent/name, an environment or a store entry, unless someone
- * holds its flock (a run, a build linking it): renamed to a trash name so
+ * holds its flock (a run, a build linking it) or, asked once its lock is
+ * ours, in_use (may be NULL) says it is still needed: renamed to a trash name so
  * that no one finds it half removed, removed, and its lock file
  * parent/.name.lock unlinked under that lock (whoever opened it before
  * sees the change and opens the new one: deps__lock_file). 0 once it is
  * renamed (what the removal leaves has a trash name, which the next sweep
  * takes), -EBUSY when it is held, or -errno. */
-int deps__evict_dir(int parent, const char *name);
+int deps__evict_dir(int parent, const char *name, bool (*in_use)(void *ctx), void *ctx);
+
+/* The environment's manifest, in its top directory: what it holds and
+ * links (deps_env.c writes it). */
+#define DEPS_MANIFEST "runmyscript-env.txt"
+#define DEPS_MANIFEST_MAX (1u << 20)
+
+/* 0 when every store entry the environment open at env links through
+ * symlinks is whole; -ENOENT when one is gone (the environment is made
+ * again), or -errno. An environment of hard links only: 0. */
+int deps__env_whole(int env) must_check;
 
 /* A util_walk pre callback: read-only for everyone (directories and
  * executables 0555, files 0444), symlinks left alone. */
@@ -159,14 +170,24 @@ int deps__store_unpack(const struct deps__store *s, int wheel, const char *name,
 int deps__store_finish(const struct deps__store *s, struct deps__pending *p, size_t n, char *err,
                        size_t errlen) must_check;
 
-/* Links the entry hash into the environment open at env (site/ into
- * site_rel, scripts into bin/, data into the top, headers into
- * include/site/pythonX.Y/NAME). *held is the entry, under a shared flock
- * that keeps eviction off it (the caller closes it once the environment
- * is published); *copied counts files copied because a hard link could
- * not be made; "Name-Version" of the wheel is appended to installed. 0 or
- * -errno with the reason in err. */
-int deps__store_link(const struct deps__store *s, const char *hash, int env, const char *site_rel, int *held,
+/* Holds the entry hash for a build that will link it: its directory
+ * open under a shared flock (eviction passes it over; the caller closes
+ * it once the environment is published) into *held, once it is known to
+ * be whole; its LRU clock set. -ENOENT when it went (evicted), or -errno;
+ * the reason in err. */
+int deps__store_hold(const struct deps__store *s, const char *hash, int *held, char *err,
+                     size_t errlen) must_check;
+
+/* Links the entry hash (held at entry by deps__store_hold) into the
+ * environment open at env: site/ into site_rel, scripts into bin/, data
+ * into the top, headers into include/site/pythonX.Y/NAME. Its directories
+ * become symlinks to their host paths in the store (STATE/store/pyX.Y/
+ * HASH/...: a run's jail binds the entry there), its files hard links; a
+ * directory two wheels share is real, its children linked one by one (a
+ * file both have is the later one's). *copied counts files copied because
+ * a hard link could not be made; "Name-Version" of the wheel is appended
+ * to installed. 0 or -errno with the reason in err. */
+int deps__store_link(const struct deps__store *s, const char *hash, int entry, int env, const char *site_rel,
                      size_t *copied, struct deps_strv *installed, char *err, size_t errlen) must_check;
 
 /* The tree src (under srcfd; "" for srcfd itself) put into the directory

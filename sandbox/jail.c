@@ -348,11 +348,20 @@ static void cg_tasks_close(struct jail_ns_ctx *c)
 
 static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen)
 {
-    static struct jail_ns_ctx c; /* large (the plan): not on the stack */
+    static struct jail_ns_ctx c; /* large (the filter): not on the stack */
     struct ns_pipes pp = {{-1, -1}, {-1, -1}, {-1, -1}};
     int rc;
 
     memset(&c, 0, sizeof c);
+    /* For this run's binds: an environment may link hundreds of store
+     * entries, most runs a few (calloc maps it: untouched pages cost
+     * nothing). */
+    c.plan_cap = JAIL_PLAN_FIXED + o->n_binds;
+    cleanup_free struct jail_plan_item *plan = c.plan = calloc(c.plan_cap, sizeof *c.plan);
+    if (!plan) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     c.o = o;
     c.err_w = c.go_r = c.status_w = -1;
     c.reaper_go[0] = c.reaper_go[1] = -1;
@@ -596,6 +605,10 @@ int jail_start(const struct jail_opts *o, struct jail_proc *p, char *err, size_t
     p->pidfd = -1;
     p->status_fd = -1;
     p->uid_lock = -1;
+    if (o->n_binds > JAIL_BINDS_MAX) {
+        snprintf(err, errlen, "more than %d binds (an environment of that many wheels?)", JAIL_BINDS_MAX);
+        return -E2BIG;
+    }
     if (o->mode == JAIL_MODE_NAMESPACES)
         return start_namespaces(o, p, err, errlen);
     return start_rlimits(o, p, err, errlen);

@@ -33,12 +33,20 @@ enum {
      * a directory a script can write (mounts/ of a session's workspace),
      * where a symlink swapped in would move the bind elsewhere. */
     JAIL_BIND_NOFOLLOW = 4,
+    /* Part of the environment (a store entry it links): a zygote of the
+     * environment has it in its root already, so a warm start leaves it
+     * out of its request. */
+    JAIL_BIND_ENV = 8,
 };
 struct jail_bind {
     const char *host;    /* absolute */
     const char *inside;  /* absolute */
     unsigned flags;
 };
+/* The most binds a caller may give: a run's own (6) and the package store
+ * entries its environment links (at most DEPS_MAX_REQUIREMENTS * 8
+ * wheels); the installer's, 20 with 16 local find_links directories. */
+#define JAIL_BINDS_MAX (24 + DEPS_MAX_REQUIREMENTS * 8)
 
 struct jail_opts {
     enum jail_mode mode;

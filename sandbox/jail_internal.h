@@ -24,6 +24,14 @@ enum jail_stage {
 };
 
 #define JAIL_CHILD_FAILED 127   /* the exit status of a child whose setup failed (it reported why) */
+/* open_tree(2) where the C library's headers predate it (a warm run's
+ * detached trees: jail_warm.c, jail_zygote.c) */
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
 #define JAIL_MARK_WAIT_MS 50    /* the longest wait for the clock to pass a run's start mark */
 #define JAIL_CG_TASKS 2         /* cgroup v1 hierarchies a run joins: memory, pids */
 #define JAIL_FD_SCAN_MAX 65536  /* without close_range, descriptors are closed one by one up to here */
@@ -146,9 +154,8 @@ struct jail_ll_rule {
 };
 
 /* /usr, its links, the prefix, /etc and /dev entries, /proc/self (33), and
- * the caller's binds: the installer's are the most (20, with 16 local
- * find_links directories). */
-#define JAIL_LL_RULES_MAX 64
+ * the caller's binds (JAIL_BINDS_MAX). */
+#define JAIL_LL_RULES_MAX (40 + JAIL_BINDS_MAX)
 
 /* The /etc directories that /usr's symlinks point into (see
  * jail__etc_dirs_find), as "/etc/NAME". */
@@ -213,7 +220,10 @@ struct jail_plan_item {
     unsigned long extra;    /* MS_RDONLY, MS_NOSUID, ... added to what is locked */
 };
 
-#define JAIL_PLAN_MAX 56        /* /usr, its links, /etc and /dev entries, and the caller's binds */
+/* /usr, its links, the prefix, /etc and /dev entries (31), and the
+ * caller's binds; the plan is allocated for what a run has. */
+#define JAIL_PLAN_FIXED 32
+#define JAIL_PLAN_MAX (JAIL_PLAN_FIXED + JAIL_BINDS_MAX)
 #define JAIL_BPF_MAX 1024       /* instructions of the seccomp filter init receives */
 
 /* What init and the script need, set up by the parent before the clone
@@ -229,8 +239,8 @@ struct jail_ns_ctx {
     size_t nrows;
     bool set_groups;             /* we may (and must) clear supplementary groups */
     char tmp_opts[64];
-    struct jail_plan_item plan[JAIL_PLAN_MAX];
-    size_t n_plan;
+    struct jail_plan_item *plan; /* plan_cap of them, allocated by the parent */
+    size_t n_plan, plan_cap;
     struct sock_fprog seccomp;   /* received from the parent before the fork */
     struct sock_filter bpf[JAIL_BPF_MAX];
     int cg_tasks[JAIL_CG_TASKS]; /* jail__cg_tasks_open's, moved into by init itself */

@@ -311,7 +311,7 @@ void jail__plan_free(struct jail_ns_ctx *c)
 static int plan_bind_at(struct jail_ns_ctx *c, const char *host, const char *inside, unsigned long extra,
                         bool optional, bool nofollow, char *err, size_t errlen)
 {
-    if (c->n_plan == JAIL_PLAN_MAX) {
+    if (c->n_plan == c->plan_cap) {
         snprintf(err, errlen, "(too many)");
         return -E2BIG;
     }
@@ -350,7 +350,7 @@ static int plan_bind(struct jail_ns_ctx *c, const char *host, const char *inside
 
 static int plan_link(struct jail_ns_ctx *c, const char *target, const char *inside)
 {
-    if (c->n_plan == JAIL_PLAN_MAX)
+    if (c->n_plan == c->plan_cap)
         return -E2BIG;
     struct jail_plan_item *it = &c->plan[c->n_plan++];
     it->fd = -1;
@@ -452,7 +452,8 @@ void jail__build_root(struct jail_ns_ctx *c)
 
     for (size_t i = 0; i < c->n_plan; i++) {
         const struct jail_plan_item *it = &c->plan[i];
-        snprintf(p, sizeof p, "%s%s", R, it->inside);
+        if (snprintf(p, sizeof p, "%s%s", R, it->inside) >= (int)sizeof p)
+            jail__child_fail_err(efd, JAIL_STAGE_BIND, ENAMETOOLONG, it->inside);
         if (it->fd < 0) {
             if (symlink(it->link, p) < 0)
                 jail__child_fail_err(efd, JAIL_STAGE_ROOT, errno, it->inside);

@@ -24,12 +24,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef OPEN_TREE_CLOEXEC
-#define OPEN_TREE_CLOEXEC O_CLOEXEC
-#endif
 #ifndef MOUNT_ATTR_RDONLY
 #define MOUNT_ATTR_RDONLY 0x00000001
 #endif
@@ -256,6 +250,8 @@ static int make_req(const struct jail_opts *o, struct jail_warm_req *q, const ch
             *env_dir = b->host;
             continue;
         }
+        if ((b->flags & JAIL_BIND_ENV) && !(b->flags & JAIL_BIND_RW))
+            continue; /* the zygote's root holds the environment's entries */
         /* The zygote's root has these places to mount on, and nothing else. */
         if ((strcmp(b->inside, "/work") && strcmp(b->inside, "/job") && strncmp(b->inside, "/work/", 6)) ||
             q->n_binds == JAIL_WARM_BINDS || strlen(b->inside) >= sizeof q->binds[0].inside)

@@ -258,13 +258,93 @@ static bool single_threaded(void)
 /* The run's own view in C2 (a new mount namespace): /proc of its PID
  * namespace, a fresh bounded /tmp (with HOME) and /dev/shm, the worker's
  * trees. Reports and exits on failure. */
+/* The zygote's mounts below /tmp and /dev/shm (the store entries of an
+ * environment whose state directory is there), which a run's fresh /tmp
+ * and /dev/shm would hide: found once by the zygote, carried across by
+ * each run (carry_take before its tmpfs mounts, carry_put after). */
+static char **carry;
+static size_t n_carry;
+
+static bool carried_place(const char *path)
+{
+    return !strncmp(path, "/tmp/", 5) || !strncmp(path, "/dev/shm/", 9);
+}
+
+/* In the zygote: its mount points below those, from its mountinfo (field
+ * 5, with the kernel's octal escapes of space, tab, newline, backslash). */
+static void carry_scan(void)
+{
+    cleanup_free char *text = NULL;
+    size_t n;
+    if (util_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 20, &text, &n) < 0)
+        return;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *f = line;
+        for (int i = 0; i < 4 && f; i++)
+            f = strchr(f, ' ') ? strchr(f, ' ') + 1 : NULL;
+        if (!f)
+            continue;
+        char *end = strchr(f, ' ');
+        if (end)
+            *end = '\0';
+        char path[PATH_MAX];
+        size_t k = 0;
+        for (const char *c = f; *c && k + 1 < sizeof path; c++) {
+            if (c[0] == '\\' && c[1] >= '0' && c[1] <= '3' && c[2] && c[3]) {
+                path[k++] = (char)((c[1] - '0') * 64 + (c[2] - '0') * 8 + (c[3] - '0'));
+                c += 3;
+            } else {
+                path[k++] = *c;
+            }
+        }
+        path[k] = '\0';
+        char **grown;
+        if (!carried_place(path) || !(grown = realloc(carry, (n_carry + 1) * sizeof *carry)))
+            continue;
+        carry = grown;
+        if ((carry[n_carry] = strdup(path)))
+            n_carry++;
+    }
+}
+
+/* In the run's init, before its /tmp and /dev/shm: a detached copy of each
+ * (its flags kept: read-only, nosuid, nodev). */
+static void carry_take(int *trees, int efd)
+{
+    for (size_t i = 0; i < n_carry; i++) {
+        trees[i] = (int)syscall(SYS_open_tree, AT_FDCWD, carry[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (trees[i] < 0)
+            jail__child_fail_err(efd, JAIL_STAGE_BIND, errno, carry[i]);
+    }
+}
+
+/* And after: each at its place again, in the order the zygote had them. */
+static void carry_put(const int *trees, int efd)
+{
+    for (size_t i = 0; i < n_carry; i++) {
+        if (util_mkdir_p(carry[i], 0755) < 0 ||
+            syscall(SYS_move_mount, trees[i], "", AT_FDCWD, carry[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
+            jail__child_fail_err(efd, JAIL_STAGE_BIND, errno, carry[i]);
+        close(trees[i]);
+    }
+}
+
 static void run_mounts(const struct jail_warm_req *q, const int *fds, int efd)
 {
     /* Every mount is private already: the zygote's init made them so. */
+    int *trees = n_carry ? calloc(n_carry, sizeof *trees) : NULL;
+    if (n_carry && !trees)
+        jail__child_fail_err(efd, JAIL_STAGE_BIND, ENOMEM, NULL);
+    carry_take(trees, efd);
     jail__must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0, efd, JAIL_STAGE_PROC);
     jail__must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd, JAIL_STAGE_ROOT);
     jail__must(mkdir("/tmp/home", 0700) == 0 && chown("/tmp/home", JAIL_UID, JAIL_UID) == 0, efd, JAIL_STAGE_ROOT);
     jail__must(mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd, JAIL_STAGE_DEV);
+    carry_put(trees, efd);
+    free(trees);
     for (uint32_t i = 0; i < q->n_binds; i++) {
         const struct jail_warm_bind *b = &q->binds[i];
         int tree = fds[JAIL_WARM_FD_BIND0 + i];
@@ -579,6 +659,7 @@ static _Noreturn void zygote_main(int argc, char **argv)
     if (!ok || py.run_simple_string(b.data) != 0)
         _exit(JAIL_CHILD_FAILED);
     dbuf_free(&b);
+    carry_scan();
     void *warm = py.add_module("_rms_warm");
     if (!warm || !(py_end = py.get_attr(warm, "end")))
         _exit(JAIL_CHILD_FAILED);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #include "deps.h"
+#include "exec_internal.h"
 #include "jail.h"
 #include "jail_internal.h"
 #include "proc.h"
@@ -46,6 +48,7 @@ struct zygote {
     char env[PATH_MAX];
     bool job;                      /* its root has /job: it serves a session's runs */
     int sock;                      /* to the zygote; -1 once retired */
+    int env_fd;                    /* env, held (a shared lock) while the zygote lives: never evicted under it */
     struct jail_proc proc;
     bool ready, stale;
     bool went_away;                /* it closed its socket itself: its end is logged */
@@ -220,10 +223,12 @@ static void reap(struct pool *pl, struct zygote *z)
     jail_proc_free(&z->proc);
     if (z->sock >= 0)
         close(z->sock);
+    if (z->env_fd >= 0)
+        close(z->env_fd);
     if (!z->ready)
         pl->failed++;
     memset(z, 0, sizeof *z);
-    z->sock = -1;
+    z->sock = z->env_fd = -1;
 }
 
 /* Frees room for one more zygote: the least recently used idle one of
@@ -271,15 +276,41 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
     dbuf_init(&mods, WARM_MODULES_MAX * (WARM_MODULE_MAX + 1));
     for (size_t i = 0; e && i < e->mods.n; i++)
         discard(dbuf_printf(&mods, "%s%s", i ? "," : "", e->mods.v[i]));
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+    /* The environment held as a run holds it (a shared lock, still at its
+     * name), and its root as a run's: /env and the store entries it links
+     * (exec__env_binds, as a cold run's layout has them). */
+    struct exec_env_binds eb = {0};
+    struct jail_bind *binds = NULL;
+    int sv[2] = {-1, -1};
+    int env_fd = open(env, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat a, b;
+    int erc = env_fd < 0 ? -errno : flock(env_fd, LOCK_SH | LOCK_NB) < 0 ? -errno : 0;
+    if (erc == 0 && (fstat(env_fd, &a) < 0 || stat(env, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev))
+        erc = -ENOENT; /* evicted meanwhile */
+    if (erc == 0)
+        erc = exec__env_binds(env, &eb);
+    if (erc == 0 && !(binds = calloc(3 + eb.n, sizeof *binds)))
+        erc = -ENOMEM;
+    if (erc == 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        erc = -errno;
+    if (erc < 0) {
+        log_msg(LOG_LVL_INFO, "warm pool: no zygote for %s: %s", env, strerror(-erc));
+        if (env_fd >= 0)
+            close(env_fd);
+        free(binds);
+        exec__env_binds_free(&eb);
         dbuf_free(&mods);
         return;
     }
     char empty[PATH_MAX + 8];
     snprintf(empty, sizeof empty, "%s/empty", pl->dir);
-    struct jail_bind binds[] = {{env, "/env", 0}, {empty, "/work", 0}, {empty, "/job", 0}};
-    size_t n_binds = job ? 3 : 2;
+    size_t n_binds = 0;
+    binds[n_binds++] = (struct jail_bind){env, "/env", 0};
+    binds[n_binds++] = (struct jail_bind){empty, "/work", 0};
+    if (job)
+        binds[n_binds++] = (struct jail_bind){empty, "/job", 0};
+    for (size_t i = 0; i < eb.n; i++)
+        binds[n_binds++] = eb.v[i];
     char threads[48];
     snprintf(threads, sizeof threads, "RUNMYSCRIPT_WARM_THREADS=%ld", sysconf(_SC_NPROCESSORS_ONLN));
     const char *envp[] = {"PATH=/env/bin:/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/home", "LANG=C.UTF-8",
@@ -308,8 +339,11 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
     int rc = jail_start(&o, &z->proc, err, sizeof err);
     close(sv[1]);
     dbuf_free(&mods);
+    free(binds);
+    exec__env_binds_free(&eb);
     if (rc < 0) {
         close(sv[0]);
+        close(env_fd);
         pl->failed++;
         log_msg(LOG_LVL_WARN, "warm pool: a zygote for %s did not start: %s", env, err);
         return;
@@ -319,6 +353,7 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
     discard(util_set_nonblock(sv[0]));
     z->used = true;
     z->sock = sv[0];
+    z->env_fd = env_fd;
     z->started = z->last_used = util_now_ms();
     z->n_modules = e ? e->mods.n : 0;
     z->job = job;
@@ -514,7 +549,7 @@ static _Noreturn void pool_main(const struct exec_config *cfg, int server)
     sigaction(SIGINT, &sa, NULL);
     snprintf(pl.dir, sizeof pl.dir, "%s/" WARM_DIR, cfg->state_dir);
     for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++)
-        pl.z[i].sock = -1;
+        pl.z[i].sock = pl.z[i].env_fd = -1;
     int rc = find_libpython(&pl);
     if (rc < 0) {
         log_msg(LOG_LVL_WARN, "warm pool: %s has no shared libpython: every run starts cold", cfg->python);

@@ -97,10 +97,43 @@ like "$(jget $T/s1.json 'r["install_log"]')" "Successfully installed" "the insta
 env1=$ST/envs/$(jget $T/s1.json 'r["env"]')
 f=$(ls $env1/lib/python3*/site-packages/rms_alpha/__init__.py)
 e=$(ls $ST/store/py*/*/site/rms_alpha/__init__.py)
-is "$(stat -c %i "$f")" "$(stat -c %i "$e")" "the environment's file is a hard link into the store"
+is "$(stat -c %i "$f")" "$(stat -c %i "$e")" "the environment's file is the store's"
+is "$(readlink $env1/lib/python3*/site-packages/rms_alpha)" "$(dirname "$e")" \
+    "rms_alpha/ is a symlink to its directory in the store entry (its host path)"
+[ -d $env1/lib/python3*/site-packages/rms_ns ] && [ ! -L $env1/lib/python3*/site-packages/rms_ns ]
+ok $? "rms_ns/, which two wheels share, is a real directory of the environment"
+[ -L $env1/lib/python3*/site-packages/rms_ns/one ] && [ -L $env1/lib/python3*/site-packages/rms_ns/two ]
+ok $? "and its two halves are symlinks, one into each wheel's entry"
+[ -f $env1/lib/python3*/site-packages/rms_pth.pth ] && [ ! -L $env1/lib/python3*/site-packages/rms_pth.pth ]
+ok $? "a .pth file is a file of the environment (a hard link), not a symlink"
 is "$(stat -c %a "$e")" 444 "store files are 0444"
 ls $ST/store/py*/*/site/rms_alpha/__pycache__/*.pyc >/dev/null 2>&1
 ok $? "its bytecode was compiled once, in the store"
+# Python reads that bytecode through the environment's symlinks, and never
+# compiles a module again nor tries to write a .pyc into the store: the
+# interpreter's audit events say which files it opened, how.
+cat >$T/pyc.py <<'PY'
+import os, sys
+seen = []
+def hook(event, args):
+    if event == "open" and isinstance(args[0], str):
+        seen.append((args[0], args[1], args[2] if len(args) > 2 else 0))
+sys.addaudithook(hook)
+import rms_beta, rms_ns.one
+site = os.path.dirname(os.path.dirname(rms_beta.__file__))
+mods = [rms_beta, rms_ns.one]
+writes = [p for p, m, f in seen if "__pycache__" in p and ((m and "r" not in m) or (isinstance(f, int) and f & (os.O_WRONLY | os.O_RDWR)))]
+print("R files", all(m.__file__.startswith(sys.prefix + "/") for m in mods))
+print("R pyc read", all(any(p == m.__spec__.cached for p, _, _ in seen) for m in mods))
+print("R source read", any(p == m.__file__ for p, _, _ in seen for m in mods))
+print("R pyc writes", len(writes))
+PY
+run_json $T/pyc.json $T/pyc.py --no-auto-deps "${SET[@]}"
+L=$(jget $T/pyc.json 'r["logs"]')
+like "$L" "R files True" "__file__ of a module stays under the environment's prefix"
+like "$L" "R pyc read True" "its .pyc (the store's, compiled once) is what Python loads"
+like "$L" "R source read False" "and the source is not read: nothing is compiled again"
+like "$L" "R pyc writes 0" "no .pyc is written into the store"
 
 # --- concurrent builds of different sets sharing wheels unpack each once ---
 export RUNMYSCRIPT_STATE_DIR=$T/conc
@@ -238,6 +271,19 @@ is "$RC" 120 "a wheel that unpacks to more than store_bytes: exit 120"
 like "$(jget $T/big.json 'r["error"]')" "more than store_bytes" "the error names the limit"
 export RUNMYSCRIPT_STATE_DIR=$ST
 
+# --- an environment whose store entry went missing is made again ---
+export RUNMYSCRIPT_STATE_DIR=$T/gone
+printf 'import rms_alpha\nprint(rms_alpha.greet("g"))\n' >$T/g.py
+run_json $T/g1.json $T/g.py --no-auto-deps --with rms-alpha
+is "$RC" 0 "an environment with rms-alpha"
+e=$(dirname "$(dirname "$(ls -d $T/gone/store/py*/*/site/rms_alpha)")")
+chmod -R u+w "$e" && rm -rf "$e"
+run_json $T/g2.json $T/g.py --no-auto-deps --with rms-alpha
+is "$RC" 0 "its store entry removed by hand, the next run still works"
+is "$(jget $T/g2.json 'r["env_cache"]')" built "with the environment made again (its symlinks would lead nowhere)"
+like "$(jget $T/g2.json 'r["logs"]')" "alpha says hello to g" "and the package imports"
+export RUNMYSCRIPT_STATE_DIR=$ST
+
 # --- ten environments that share numpy hold one copy of its files ---
 if ls "$WHEELHOUSE"/numpy-*.whl >/dev/null 2>&1; then
     export RUNMYSCRIPT_STATE_DIR=$T/ten
@@ -250,12 +296,27 @@ if ls "$WHEELHOUSE"/numpy-*.whl >/dev/null 2>&1; then
     done
     is "$n" 10 "ten environments with numpy built"
     is "$(env_dirs $T/ten | wc -w)" 10 "ten environments on disk"
-    one=$(find $T/ten/envs/[0-9a-f]*/lib/python3*/site-packages/numpy -type f | head -1 | sed "s|.*/site-packages/||")
-    all=$(for e in $T/ten/envs/[0-9a-f]*; do find $e/lib/python3*/site-packages/numpy -type f; done | wc -l)
-    distinct=$(for e in $T/ten/envs/[0-9a-f]*; do find $e/lib/python3*/site-packages/numpy -type f -printf '%i\n'; done | sort -u | wc -l)
-    per=$(find $(ls -d $T/ten/envs/[0-9a-f]* | head -1)/lib/python3*/site-packages/numpy -type f | wc -l)
+    # Followed through the environments' symlinks (find -L), numpy's
+    # files and directories are in each environment and have one copy;
+    # a symlink is an inode of the environment, not a copy.
+    first=$(ls -d $T/ten/envs/[0-9a-f]* | head -1)
+    per=$(find -L $first/lib/python3*/site-packages/numpy -type f | wc -l)
+    dirs=$(find -L $first/lib/python3*/site-packages/numpy -type d | wc -l)
+    all=$(for e in $T/ten/envs/[0-9a-f]*; do find -L $e/lib/python3*/site-packages/numpy -type f; done | wc -l)
+    distinct=$(for e in $T/ten/envs/[0-9a-f]*; do find -L $e/lib/python3*/site-packages/numpy -type f -printf '%D:%i\n'; done | sort -u | wc -l)
+    ddistinct=$(for e in $T/ten/envs/[0-9a-f]*; do find -L $e/lib/python3*/site-packages/numpy -type d -printf '%D:%i\n'; done | sort -u | wc -l)
+    [ "$per" -gt 100 ] && [ "$dirs" -gt 50 ]
+    ok $? "numpy has $per files in $dirs directories"
     is "$all" "$((per * 10))" "each holds numpy's $per files"
     is "$distinct" "$per" "the ten hold one copy of them ($distinct inodes)"
+    is "$ddistinct" "$dirs" "and one copy of its $dirs directories"
+    # What an environment holds of its own (inodes not in the store: the
+    # base environment's files, its directories, the symlinks): a tree of
+    # hard links would have numpy's directories among them, ten times.
+    find $T/ten/store -printf '%D:%i\n' | sort -u >$T/store-inodes
+    own=$(find $T/ten/envs/[0-9a-f]* -printf '%D:%i\n' | sort -u | comm -23 - $T/store-inodes | wc -l)
+    [ $((own / 10)) -lt "$dirs" ]
+    ok $? "an environment holds $((own / 10)) inodes of its own, fewer than numpy's $dirs directories"
     # More new wheels than one compile takes (its binds): 13 at once.
     export RUNMYSCRIPT_STATE_DIR=$T/big
     run_json $T/pm.json $T/ok.py --no-auto-deps --with pandas --with matplotlib

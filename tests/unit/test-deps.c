@@ -1,6 +1,7 @@
 /* test-deps.c: the import tokenizer on tricky sources, the PEP 723 block,
  * PEP 508 checks (and what they refuse), PEP 503 names, requires-python
- * matching, the import map, and merging the sources. */
+ * matching, the import map, merging the sources, and what an environment
+ * of the package store links (its binds; eviction of what it links). */
 #include "config.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "deps.h"
+#include "deps_internal.h"
 #include "tap.h"
 
 /* The imports of src, joined with spaces. */
@@ -452,6 +454,50 @@ static void test_merge(const char *srcdir, const char *tmp)
     deps_python_free(&info);
 }
 
+/* A store entry and an environment whose manifest names it (what
+ * deps__store_build and build_env write), made by hand. */
+static void test_store_links(const char *tmp)
+{
+    char cmd[2048], env[512], entry[512], want[600];
+    const char *hash = "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12";
+    snprintf(entry, sizeof entry, "%s/st/store/py3.11/%s", tmp, hash);
+    snprintf(env, sizeof env, "%s/st/envs/0123456789abcdef0123456789abcdef", tmp);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/site' '%s' && printf 'runmyscript-wheel 1\nname x\nversion 1\nbytes 100\n' >'%s/"
+             "runmyscript-wheel.txt' && printf 'runmyscript-env 1\nbytes 0\nwheel py3.11/%s\n"
+             "wheel py3.11/../../../etc\nwheel /etc\ncopied 0\nstore %s/st/store\n' >'%s/runmyscript-env.txt'",
+             entry, env, entry, hash, tmp, env);
+    ok(system(cmd) == 0, "a store entry and an environment that links it");
+    struct deps_strv links = {0};
+    is_int(deps_env_links(env, &links), 0, "deps_env_links reads the manifest");
+    snprintf(want, sizeof want, "%s/st/store/py3.11/%s", tmp, hash);
+    is_int((int)links.n, 1, "one entry: a wheel line that names anything but pyX.Y/HASH is none");
+    is_str(links.n ? links.v[0] : "", want, "at its host path, under the manifest's store");
+    deps_strv_free(&links);
+    char st[512];
+    snprintf(st, sizeof st, "%s/st", tmp);
+    struct deps__store_entry e = {.py = "py3.11", .bytes = 100};
+    memcpy(e.hash, hash, 65);
+    /* An eviction pass that listed the manifests before this environment
+     * was published would find the entry unlinked: asked again under the
+     * entry's lock, the store keeps it. */
+    is_int(deps__store_remove(st, &e), -EBUSY, "an entry an environment links is not evicted");
+    ok(access(entry, F_OK) == 0, "it is still there");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", env);
+    ok(system(cmd) == 0, "the environment goes");
+    is_int(deps__store_remove(st, &e), 0, "then the entry may go");
+    ok(access(entry, F_OK) < 0, "and it is gone");
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && printf 'runmyscript-env 1\nbytes 0\nwheel py3.11/%s\n' >'%s/"
+             "runmyscript-env.txt'", env, hash, env);
+    ok(system(cmd) == 0, "an environment of hard links (no store line)");
+    is_int(deps_env_links(env, &links), 0, "deps_env_links reads it");
+    is_int((int)links.n, 0, "and it needs no bind");
+    deps_strv_free(&links);
+    snprintf(cmd, sizeof cmd, "%s/st/envs/base", tmp);
+    ok(mkdir(cmd, 0755) == 0 && deps_env_links(cmd, &links) == 0 && links.n == 0,
+       "the base environment (no manifest) needs none either");
+}
+
 int main(void)
 {
     const char *srcdir = getenv("top_srcdir");
@@ -467,6 +513,7 @@ int main(void)
     test_versions();
     test_map(srcdir, tmp);
     test_merge(srcdir, tmp);
+    test_store_links(tmp);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     discard(system(cmd));

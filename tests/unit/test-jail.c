@@ -1,6 +1,6 @@
 /* test-jail.c: jail_run_tool (the installer's jail), the probe, the
- * read-only binds (their submounts too), the memory watch's sum, and the
- * fallback's names. */
+ * read-only binds (their submounts too, and as many as an environment's
+ * store entries), the memory watch's sum, and the fallback's names. */
 #include "config.h"
 
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "jail.h"
+#include "util.h"
 #include "tap.h"
 
 static int lines;
@@ -23,6 +24,19 @@ static void count_line(void *ctx, const char *line)
     (void)ctx;
     (void)line;
     lines++;
+}
+
+/* t with binds and argv of a probe's own, 20 s to run, no line callback. */
+static struct jail_tool probe_tool(const struct jail_tool *t, const struct jail_bind *binds, size_t n,
+                                   const char *const *argv)
+{
+    struct jail_tool rt = *t;
+    rt.o.binds = binds;
+    rt.o.n_binds = n;
+    rt.o.argv = argv;
+    rt.timeout_ms = 20000;
+    rt.line = NULL;
+    return rt;
 }
 
 /* A read-only bind is read-only all the way down: as root, in a mount
@@ -54,12 +68,7 @@ static void ro_submount(const char *state, struct jail_tool *t, enum jail_mode m
         close(fd);
     struct jail_bind binds[] = {{ro, "/ro", 0}};
     const char *argv[] = {"/bin/sh", "-c", "echo x > /ro/sub/inside && echo wrote", NULL};
-    struct jail_tool rt = *t;
-    rt.o.binds = binds;
-    rt.o.n_binds = 1;
-    rt.o.argv = argv;
-    rt.timeout_ms = 20000;
-    rt.line = NULL;
+    struct jail_tool rt = probe_tool(t, binds, 1, argv);
     int st = -1;
     char *out = NULL;
     char err[256] = "";
@@ -70,6 +79,46 @@ static void ro_submount(const char *state, struct jail_tool *t, enum jail_mode m
     free(out);
     if (umount2(sub, MNT_DETACH) < 0)
         diag("umount %s: %s", sub, strerror(errno));
+}
+
+/* An environment's store entries are one bind each, at their host
+ * paths: 300 read-only binds (in the fallback, 300 Landlock rules) all
+ * reach the run, and one past JAIL_BINDS_MAX is refused with a reason. */
+static void many_binds(const char *state, const struct jail_tool *t)
+{
+    enum { N = 300 };
+    static char paths[JAIL_BINDS_MAX + 1][320];
+    static struct jail_bind binds[JAIL_BINDS_MAX + 1];
+    bool made = true;
+    for (int i = 0; i < N && made; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s/many/d%03d", state, i);
+        char f[340];
+        snprintf(f, sizeof f, "%s/f", paths[i]);
+        made = util_mkdir_p(paths[i], 0755) == 0 && util_write_file_new(AT_FDCWD, f, "x\n", 2, 0644) == 0;
+        binds[i] = (struct jail_bind){paths[i], paths[i], 0};
+    }
+    ok(made, "%d directories to bind", N);
+    char script[1024];
+    snprintf(script, sizeof script, "cat %s/f %s/f %s/f | wc -l", paths[0], paths[N / 2], paths[N - 1]);
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    struct jail_tool rt = probe_tool(t, binds, N, argv);
+    rt.o.n_chown_paths = 0;
+    int st = -1;
+    char *out = NULL;
+    char err[256] = "";
+    int rc = jail_run_tool(&rt, &st, &out, err, sizeof err);
+    is_int(rc, 0, "a run with %d read-only binds (%s)", N, err);
+    ok(out && strstr(out, "3"), "the first, a middle and the last are there: %s", out ? out : "(no output)");
+    free(out);
+    out = NULL;
+    for (int i = N; i <= JAIL_BINDS_MAX; i++)
+        binds[i] = binds[0];
+    rt.o.n_binds = JAIL_BINDS_MAX + 1;
+    err[0] = '\0';
+    rc = jail_run_tool(&rt, &st, &out, err, sizeof err);
+    is_int(rc, -E2BIG, "one bind past JAIL_BINDS_MAX is refused");
+    ok(strstr(err, "binds") != NULL, "with a reason: %s", err);
+    free(out);
 }
 
 /* jail_memory_check on a run of its own in the fallback (which never has a
@@ -207,6 +256,7 @@ int main(void)
     free(out);
 
     t.o.argv = argv;
+    many_binds(state, &t);
     memory_check(&t);
     ro_submount(state, &t, mode);
 
