@@ -249,6 +249,21 @@ int deps_store_links(const char *state_dir);
  * resolve; read from its manifest, no walk. None for the base environment
  * or one of hard links only. 0 or -errno. */
 int deps_env_links(const char *env_dir, struct deps_strv *out) must_check;
+/* The binds a run of the environment at env_dir needs besides the
+ * environment itself: each package store entry its symlinks lead into,
+ * read-only (nosuid, nodev: the jail's default) at its own host path, and
+ * never the whole store, which would show every package any run
+ * installed. The same list is the fallback's Landlock rules for them.
+ * Read from the environment's manifest (deps_env_links). *b is the
+ * caller's: deps_env_binds_free; v borrows paths. 0 or -errno. */
+struct jail_bind;
+struct deps_env_binds {
+    struct jail_bind *v;
+    char **paths;
+    size_t n;
+};
+int deps_env_binds(const char *env_dir, struct deps_env_binds *b) must_check;
+void deps_env_binds_free(struct deps_env_binds *b);
 
 /* Evicts least recently used environments (never base ones, never one a
  * run holds, never keep_key) until their total is at most cap bytes and,

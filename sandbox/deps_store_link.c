@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "deps_internal.h"
+#include "jail.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -542,4 +543,31 @@ int deps__store_remove(const char *state_dir, const struct deps__store_entry *e)
         log_msg(LOG_LVL_INFO, "store: evicted %s/%s (%llu bytes, no environment links it)", e->py, e->hash,
                 (unsigned long long)e->bytes);
     return rc;
+}
+
+int deps_env_binds(const char *env_dir, struct deps_env_binds *b)
+{
+    struct deps_strv links = {0};
+    memset(b, 0, sizeof *b);
+    int rc = deps_env_links(env_dir, &links);
+    if (rc == 0 && links.n && !(b->v = calloc(links.n, sizeof *b->v)))
+        rc = -ENOMEM;
+    if (rc < 0) {
+        deps_strv_free(&links);
+        return rc;
+    }
+    for (size_t i = 0; i < links.n; i++)
+        b->v[i] = (struct jail_bind){links.v[i], links.v[i], JAIL_BIND_ENV};
+    b->paths = links.v; /* the strings, owned from here */
+    b->n = links.n;
+    return 0;
+}
+
+void deps_env_binds_free(struct deps_env_binds *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        free(b->paths[i]);
+    free(b->paths);
+    free(b->v);
+    memset(b, 0, sizeof *b);
 }

@@ -45,21 +45,6 @@ extern bool exec__namespaces_unavailable;
 bool exec__may_fall_back(const struct exec_config *cfg);
 /* True when the sink or another process (RUN/cancel) asked the run to stop. */
 bool exec__cancel_requested(struct run *run);
-/* The binds a run of the environment at env_dir needs besides the
- * environment itself: each package store entry its symlinks lead into,
- * read-only (nosuid, nodev: the jail's default) at its own host path, and
- * never the whole store, which would show every package any run
- * installed. The same list is the fallback's Landlock rules for them.
- * Read from the environment's manifest (deps_env_links). *b is the
- * caller's: exec__env_binds_free; v borrows paths. 0 or -errno. */
-struct jail_bind;
-struct exec_env_binds {
-    struct jail_bind *v;
-    char **paths;
-    size_t n;
-};
-int exec__env_binds(const char *env_dir, struct exec_env_binds *b) must_check;
-void exec__env_binds_free(struct exec_env_binds *b);
 /* Runs the script in env_dir's interpreter under its limits, its output
  * into the log, until it ends or is stopped; fills the status, exit code,
  * times and the breached limit of run->r. 0, or -errno when the service

@@ -51,7 +51,7 @@ struct layout {
     char *home, *tmp;             /* the fallback's HOME and TMPDIR (host paths) */
     struct jail_bind *binds;      /* its own (6 at most), then the environment's */
     size_t n_binds;
-    struct exec_env_binds env_binds;
+    struct deps_env_binds env_binds;
     char *mounts;                 /* host path of the workspace's mounts/ */
     const char *stdin_inside;     /* jail_opts.stdin_inside */
     const char *chown[2];
@@ -69,40 +69,13 @@ static void layout_free(struct layout *l)
     free(l->tmp);
     free(l->mounts);
     free(l->binds);
-    exec__env_binds_free(&l->env_binds);
+    deps_env_binds_free(&l->env_binds);
     memset(l, 0, sizeof *l);
-}
-
-int exec__env_binds(const char *env_dir, struct exec_env_binds *b)
-{
-    struct deps_strv links = {0};
-    memset(b, 0, sizeof *b);
-    int rc = deps_env_links(env_dir, &links);
-    if (rc == 0 && links.n && !(b->v = calloc(links.n, sizeof *b->v)))
-        rc = -ENOMEM;
-    if (rc < 0) {
-        deps_strv_free(&links);
-        return rc;
-    }
-    for (size_t i = 0; i < links.n; i++)
-        b->v[i] = (struct jail_bind){links.v[i], links.v[i], JAIL_BIND_ENV};
-    b->paths = links.v; /* the strings, owned from here */
-    b->n = links.n;
-    return 0;
-}
-
-void exec__env_binds_free(struct exec_env_binds *b)
-{
-    for (size_t i = 0; i < b->n; i++)
-        free(b->paths[i]);
-    free(b->paths);
-    free(b->v);
-    memset(b, 0, sizeof *b);
 }
 
 /* In the namespaces: the workspace at /work, its mounts/ read-only over
  * /work/mounts, the environment at /env (and the store entries it links
- * at their host paths: exec__env_binds), and for a session run (whose
+ * at their host paths: deps_env_binds), and for a session run (whose
  * workspace is not its run directory) the run directory read-only at /job.
  * HOME and TMPDIR on the private /tmp. In the fallback: the host's paths,
  * the same binds at them (the Landlock rules: the workspace, HOME and
@@ -121,7 +94,7 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
     bool has_mounts = ws_mounts_dir(r->workdir, session);
     /* The store entries the environment's symlinks lead into: in both
      * modes at their host paths, after the run's own binds. */
-    int erc = exec__env_binds(env_dir, &l->env_binds);
+    int erc = deps_env_binds(env_dir, &l->env_binds);
     if (erc < 0)
         return erc;
     if (!(l->binds = calloc(6 + l->env_binds.n, sizeof *l->binds)))

@@ -404,6 +404,44 @@ static int take_run(const struct jail_opts *o, struct jail_proc *p, struct warm_
     return 0;
 }
 
+/* Who the run is, as for a cold start (jail.c: ns_identity): as root a
+ * uid slot of its own and its paths given to it, unprivileged our uid
+ * (the zygote's 0); its start mark, cgroups (and their tasks files, for
+ * the run's init) and rlimits. 0 or -errno with err. */
+static int warm_identity(const struct jail_opts *o, struct jail_proc *p, struct jail_warm_req *q, struct warm_fds *w,
+                         char *err, size_t errlen)
+{
+    bool root_user = geteuid() == 0;
+    int rc;
+    if (root_user) {
+        if ((rc = jail__take_uid(o, p, err, errlen)) < 0 || (rc = jail__give_paths(o, p, err, errlen)) < 0)
+            return rc;
+        q->run_uid = p->host_uid - o->uid_base;
+    } else {
+        p->host_uid = geteuid();
+        q->run_uid = 0;
+    }
+    jail__mark_take(o);
+    jail__cg_setup(p, o);
+    if ((rc = jail__cg_tasks_open(p, w->cg_tasks)) < 0) {
+        snprintf(err, errlen, "opening the run's cgroups: %s", strerror(-rc));
+        return rc;
+    }
+    w->n_cg_tasks = (size_t)rc;
+    q->n_cg_tasks = (uint32_t)rc;
+    bool no_as = p->cg_memory != NULL;
+#ifdef __SANITIZE_ADDRESS__
+    /* A sanitizer build's zygote is this program, instrumented: the run's
+     * allocations are the sanitizer's, whose reserved shadow counts
+     * against RLIMIT_AS, so under it none would succeed. The watch alone
+     * holds memory there (a cgroup where there is one); a real build's
+     * zygote is not instrumented and gets RLIMIT_AS as a cold run does. */
+    no_as = true;
+#endif
+    q->nrows = (uint32_t)jail__build_rlimits(o->limits, no_as, 0, q->rows);
+    return 0;
+}
+
 int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char *const *imports, size_t n,
                     int64_t wait_ms, struct jail_proc *p, char *err, size_t errlen)
 {
@@ -439,34 +477,8 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     }
     close(pool);
     pool = -1;
-    /* Who the run is, as for a cold start (jail.c: ns_identity): as root
-     * a uid slot of its own; unprivileged our uid, the zygote's 0. */
-    if (root_user) {
-        if ((rc = jail__take_uid(o, p, err, errlen)) < 0 || (rc = jail__give_paths(o, p, err, errlen)) < 0)
-            goto out;
-        q.run_uid = p->host_uid - o->uid_base;
-    } else {
-        p->host_uid = geteuid();
-        q.run_uid = 0;
-    }
-    jail__mark_take(o);
-    jail__cg_setup(p, o);
-    if ((rc = jail__cg_tasks_open(p, w.cg_tasks)) < 0) {
-        snprintf(err, errlen, "opening the run's cgroups: %s", strerror(-rc));
+    if ((rc = warm_identity(o, p, &q, &w, err, errlen)) < 0)
         goto out;
-    }
-    w.n_cg_tasks = (size_t)rc;
-    q.n_cg_tasks = (uint32_t)rc;
-    bool no_as = p->cg_memory != NULL;
-#ifdef __SANITIZE_ADDRESS__
-    /* A sanitizer build's zygote is this program, instrumented: the run's
-     * allocations are the sanitizer's, whose reserved shadow counts
-     * against RLIMIT_AS, so under it none would succeed. The watch alone
-     * holds memory there (a cgroup where there is one); a real build's
-     * zygote is not instrumented and gets RLIMIT_AS as a cold run does. */
-    no_as = true;
-#endif
-    q.nrows = (uint32_t)jail__build_rlimits(o->limits, no_as, 0, q.rows);
     uint32_t failed = q.n_binds;
     int64_t tt = util_now_ms();
     if (root_user) {

@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #include "deps.h"
-#include "exec_internal.h"
 #include "jail.h"
 #include "jail_internal.h"
 #include "proc.h"
@@ -278,8 +277,8 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
         discard(dbuf_printf(&mods, "%s%s", i ? "," : "", e->mods.v[i]));
     /* The environment held as a run holds it (a shared lock, still at its
      * name), and its root as a run's: /env and the store entries it links
-     * (exec__env_binds, as a cold run's layout has them). */
-    struct exec_env_binds eb = {0};
+     * (deps_env_binds, as a cold run's layout has them). */
+    struct deps_env_binds eb = {0};
     struct jail_bind *binds = NULL;
     int sv[2] = {-1, -1};
     int env_fd = open(env, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -288,7 +287,7 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
     if (erc == 0 && (fstat(env_fd, &a) < 0 || stat(env, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev))
         erc = -ENOENT; /* evicted meanwhile */
     if (erc == 0)
-        erc = exec__env_binds(env, &eb);
+        erc = deps_env_binds(env, &eb);
     if (erc == 0 && !(binds = calloc(3 + eb.n, sizeof *binds)))
         erc = -ENOMEM;
     if (erc == 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -298,7 +297,7 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
         if (env_fd >= 0)
             close(env_fd);
         free(binds);
-        exec__env_binds_free(&eb);
+        deps_env_binds_free(&eb);
         dbuf_free(&mods);
         return;
     }
@@ -340,7 +339,7 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
     close(sv[1]);
     dbuf_free(&mods);
     free(binds);
-    exec__env_binds_free(&eb);
+    deps_env_binds_free(&eb);
     if (rc < 0) {
         close(sv[0]);
         close(env_fd);

@@ -264,6 +264,27 @@ else
         "the seed example: the same status, log and artifacts warm and cold ($(jget $T/seed.warm.json 'r["logs"]' | head -1))"
 fi
 
+# --- a warm run sees the store entries its environment links, no other ---
+# (the zygote's root binds each at its own path: tests/sandbox/store-view.sh
+# asks the same of cold runs in the four modes)
+if ls "${WHEELHOUSE:-/nonexistent}"/rms_alpha-*.whl "${WHEELHOUSE:-/nonexistent}"/rms_beta-*.whl >/dev/null 2>&1; then
+    printf 'import rms_beta\nprint("beta")\n' >$T/beta.py
+    run_json $T/beta.json $T/beta.py --no-auto-deps --with rms-beta
+    cat >$T/sview.py <<'PY'
+import os, rms_alpha
+entry = os.path.dirname(os.path.dirname(os.path.realpath(os.path.dirname(rms_alpha.__file__))))
+print("R listing", sorted(os.listdir(os.path.dirname(entry))))
+PY
+    sv_warm() { run_json $T/sv.json $T/sview.py --no-auto-deps --with rms-alpha; [ "$(start_of $T/sv.json)" = warm ]; }
+    wait_until sv_warm
+    ok $? "a run of an environment of the store starts warm"
+    alpha=$(basename "$(dirname "$(dirname "$(ls -d "$RUNMYSCRIPT_STATE_DIR"/store/py*/*/site/rms_alpha | head -1)")")")
+    is "$(jget $T/sv.json 'r["logs"]' | sed -n 's/^R listing //p')" "['$alpha']" \
+        "warm: the store's directory shows only the entry the environment links, not rms-beta's"
+else
+    skip "the wheelhouse lacks rms-alpha or rms-beta: the store seen warm"
+fi
+
 # --- a session run past workspace_bytes loses all it wrote, its first file too ---
 # (the run's start is marked before the script can write: a warm script
 # writes within microseconds of its start)
