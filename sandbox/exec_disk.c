@@ -21,6 +21,7 @@
 
 #include "artifacts.h"
 #include "jail.h"
+#include "workspace.h"
 
 /* The tallies of one measure. */
 struct disk_tally {
@@ -91,6 +92,25 @@ const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallba
         return key;
     }
     return NULL;
+}
+
+static int a_file(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
+{
+    (void)dirfd;
+    if (depth == 1 && !strcmp(name, WS_MOUNTS_DIR))
+        return UTIL_WALK_SKIP;
+    if (S_ISDIR(st->st_mode))
+        return UTIL_WALK_NEXT;
+    *(bool *)ctx = true;
+    return UTIL_WALK_STOP;
+}
+
+bool exec__disk_has_files(const char *workspace)
+{
+    bool found = false;
+    struct util_walk w = {.pre = a_file, .ctx = &found};
+    /* (a walk that fails: as if there were, the careful side) */
+    return util_walk_at(AT_FDCWD, workspace, &w) < 0 || found;
 }
 
 int exec__disk_mark_open(struct run *run)

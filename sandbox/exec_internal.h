@@ -61,6 +61,11 @@ const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallba
  * jail_opts.mark, or -1. */
 struct jail_mark;
 int exec__disk_mark_open(struct run *run);
+/* Whether a session's workspace holds a file (mounts/ aside): only then
+ * must a run's start wait for the clock to pass its mark (jail_mark.wait:
+ * a file given to the run and one it writes at once could have the same
+ * ctime). */
+bool exec__disk_has_files(const char *workspace);
 /* The script's start as a file's ctime: the jail's mark of it (taken once
  * the run was given its paths, which changes their ctime, and before the
  * script could write: jail_opts.mark), or without one the marker touched

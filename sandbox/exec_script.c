@@ -572,7 +572,8 @@ int exec__run_script(struct run *run, const char *env_dir)
     exec__phase(run, EXEC_PHASE_RUNNING, NULL);
     int64_t t_start = util_now_ms();
     /* A session run's start, for what a run past a disk limit loses. */
-    struct jail_mark mark = {.fd = spec->workspace ? exec__disk_mark_open(run) : -1};
+    struct jail_mark mark = {.fd = spec->workspace ? exec__disk_mark_open(run) : -1,
+                             .wait = spec->workspace && exec__disk_has_files(spec->workspace)};
     rc = start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], mark.fd >= 0 ? &mark : NULL, &proc);
     if (mark.fd >= 0)
         close(mark.fd);

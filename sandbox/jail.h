@@ -96,14 +96,16 @@ struct jail_opts {
     const char *zygote_modules;
     /* The run's start as a file's ctime (NULL: not wanted): once the
      * run's paths are given to it and before the script can run, the jail
-     * touches mark->fd and keeps its ctime in mark->at (mark->taken); the
-     * script is let go only once the clock has passed it, so that a file
-     * the script writes has a later ctime than every file before it. */
+     * touches mark->fd and keeps its ctime in mark->at (mark->taken); with
+     * mark->wait the script is let go only once the clock has passed it,
+     * so that a file the script writes has a later ctime than every file
+     * before it (a file given to the run changed its ctime then too). */
     struct jail_mark *mark;
 };
 
 struct jail_mark {
     int fd;
+    bool wait;
     bool taken;
     struct timespec at;
 };

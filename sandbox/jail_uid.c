@@ -73,7 +73,7 @@ void jail__mark_wait(const struct jail_opts *o)
      * since, never past it): once the coarse clock is past the mark, so is
      * every ctime to come. A tick at most (4 ms at 250 Hz); most starts
      * take longer and do not wait. */
-    for (int i = 0; m && m->taken && i < JAIL_MARK_WAIT_MS * 2; i++) {
+    for (int i = 0; m && m->taken && m->wait && i < JAIL_MARK_WAIT_MS * 2; i++) {
         struct timespec now;
         clock_gettime(CLOCK_REALTIME_COARSE, &now);
         if (now.tv_sec > m->at.tv_sec || (now.tv_sec == m->at.tv_sec && now.tv_nsec > m->at.tv_nsec))
