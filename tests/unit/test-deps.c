@@ -330,12 +330,12 @@ static void test_map(const char *srcdir, const char *tmp)
         is_str(deps_map_lookup(&m, v[i].imp), v[i].dist, "map: %s", v[i].imp);
     deps_map_free(&m);
     /* data_dir's file may be a link to the administrator's copy. */
-    char linked[4096], target[4200];
+    char linked[4096], target[4200], link[4200];
     snprintf(linked, sizeof linked, "%s/linked", tmp);
     mkdir(linked, 0755);
-    snprintf(path, sizeof path, "%s/import-names.tsv", linked);
+    snprintf(link, sizeof link, "%s/import-names.tsv", linked);
     snprintf(target, sizeof target, "%s/data/import-names.tsv", srcdir);
-    ok(symlink(target, path) == 0, "a data_dir whose import-names.tsv is a symlink");
+    ok(symlink(target, link) == 0, "a data_dir whose import-names.tsv is a symlink");
     is_int(deps_map_load(linked, &m, why, sizeof why), 0, "loads through the link: %s", why);
     is_int((int)m.n, (int)builtin_n, "the whole map");
     deps_map_free(&m);
@@ -458,7 +458,7 @@ static void test_merge(const char *srcdir, const char *tmp)
  * deps__store_build and build_env write), made by hand. */
 static void test_store_links(const char *tmp)
 {
-    char cmd[2048], env[512], entry[512], want[600];
+    char cmd[8192], env[512], entry[512], want[600];
     const char *hash = "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12";
     snprintf(entry, sizeof entry, "%s/st/store/py3.11/%s", tmp, hash);
     snprintf(env, sizeof env, "%s/st/envs/0123456789abcdef0123456789abcdef", tmp);
