@@ -93,8 +93,8 @@ static void many_binds(const char *state, const struct jail_tool *t)
     for (int i = 0; i < N && made; i++) {
         snprintf(paths[i], sizeof paths[i], "%s/many/d%03d", state, i);
         char f[340];
-        snprintf(f, sizeof f, "%s/f", paths[i]);
-        made = util_mkdir_p(paths[i], 0755) == 0 && util_write_file_new(AT_FDCWD, f, "x\n", 2, 0644) == 0;
+        made = snprintf(f, sizeof f, "%s/f", paths[i]) < (int)sizeof f && util_mkdir_p(paths[i], 0755) == 0 &&
+               util_write_file_new(AT_FDCWD, f, "x\n", 2, 0644) == 0;
         binds[i] = (struct jail_bind){paths[i], paths[i], 0};
     }
     ok(made, "%d directories to bind", N);
