@@ -287,6 +287,29 @@ static pid_t ns_clone(const struct jail_opts *o, struct jail_proc *p, char *err,
     return pid;
 }
 
+const struct sock_fprog *jail__ready(const struct jail_opts *o, struct jail_proc *p, bool self_enter, int *rc,
+                                     char *err, size_t errlen)
+{
+    *rc = 0;
+    /* (cgroup v1: init moves itself, jail__cg_tasks_open) */
+    if (p->cg_memory && !self_enter)
+        *rc = jail__cg_enter(p->cg_memory, p->pid);
+    if (*rc == 0 && p->cg_pids && !self_enter)
+        *rc = jail__cg_enter(p->cg_pids, p->pid);
+    if (*rc < 0) {
+        snprintf(err, errlen, "putting the run into its cgroups: %s", strerror(-*rc));
+        return NULL;
+    }
+    const struct sock_fprog *prog =
+        jail__seccomp_program(p->cg_memory ? JAIL_FILTER_JAIL : JAIL_FILTER_JAIL_WATCHED, rc);
+    if (!prog) {
+        snprintf(err, errlen, "building the seccomp filter: %s", strerror(-*rc));
+        return NULL;
+    }
+    jail__mark_wait(o); /* init forks the script once it has the filter */
+    return prog;
+}
+
 /* Lets init go: the maps, "go", then (while init builds its root, on the
  * other core) the cgroups (unless init enters them itself: self_enter)
  * and the filter, which init waits for only before it forks the script.
@@ -305,22 +328,9 @@ static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_
         snprintf(err, errlen, "starting the namespace: %s", strerror(e));
         return -e;
     }
-    /* (cgroup v1: init moves itself, jail__cg_tasks_open) */
-    if (p->cg_memory && !self_enter)
-        rc = jail__cg_enter(p->cg_memory, p->pid);
-    if (rc == 0 && p->cg_pids && !self_enter)
-        rc = jail__cg_enter(p->cg_pids, p->pid);
-    if (rc < 0) {
-        snprintf(err, errlen, "putting the run into its cgroups: %s", strerror(-rc));
+    const struct sock_fprog *prog = jail__ready(o, p, self_enter, &rc, err, errlen);
+    if (!prog)
         return rc;
-    }
-    const struct sock_fprog *prog =
-        jail__seccomp_program(p->cg_memory ? JAIL_FILTER_JAIL : JAIL_FILTER_JAIL_WATCHED, &rc);
-    if (!prog) {
-        snprintf(err, errlen, "building the seccomp filter: %s", strerror(-rc));
-        return rc;
-    }
-    jail__mark_wait(o); /* init forks the script once it has the filter */
     uint32_t n = prog->len;
     if ((rc = util_write_all(pp->go[1], &n, sizeof n)) < 0 ||
         (rc = util_write_all(pp->go[1], prog->filter, n * sizeof prog->filter[0])) < 0) {

@@ -9,9 +9,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -133,6 +136,34 @@ void jail__apply_rlimits(int efd, const struct jail_rlimit_row *rows, size_t n)
         if (setrlimit(rows[i].resource, &rl) < 0)
             jail__child_fail(efd, JAIL_STAGE_RLIMIT);
     }
+}
+
+int jail__script_drop(int efd, const char *stdin_inside, int in, int out, int err, const struct jail_rlimit_row *rows,
+                      size_t nrows, bool set_groups, const char *cwd, const struct sock_fprog *filter)
+{
+    if (setsid() < 0)
+        jail__child_fail(efd, JAIL_STAGE_SETSID);
+    if (stdin_inside && (in = open(stdin_inside, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_DUP, errno, stdin_inside);
+    efd = jail__setup_fds(efd, in, out, err);
+    jail__apply_rlimits(efd, rows, nrows);
+    int rc = jail__drop_caps_before_setuid();
+    if (rc < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_CAPS, -rc, NULL);
+    if (set_groups && setgroups(0, NULL) < 0)
+        jail__child_fail(efd, JAIL_STAGE_IDS);
+    if (setresgid(JAIL_UID, JAIL_UID, JAIL_UID) < 0 || setresuid(JAIL_UID, JAIL_UID, JAIL_UID) < 0)
+        jail__child_fail(efd, JAIL_STAGE_IDS);
+    rc = jail__drop_caps_after_setuid();
+    if (rc < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_CAPS, -rc, NULL);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        jail__child_fail(efd, JAIL_STAGE_NNP);
+    if (chdir(cwd) < 0)
+        jail__child_fail(efd, JAIL_STAGE_CHDIR);
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, filter) < 0)
+        jail__child_fail(efd, JAIL_STAGE_SECCOMP);
+    return efd;
 }
 
 /* Default dispositions, empty mask: what a fresh program expects. */

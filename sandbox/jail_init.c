@@ -96,30 +96,9 @@ static _Noreturn void script_main(struct jail_ns_ctx *c)
         jail__child_fail_err(efd, JAIL_STAGE_INIT_EXEC, EPIPE, NULL);
     close(c->reaper_go[0]);
     jail__reset_signals();
-    if (setsid() < 0)
-        jail__child_fail(efd, JAIL_STAGE_SETSID);
-    int in = o->fd_in;
-    if (o->stdin_inside && (in = open(o->stdin_inside, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        jail__child_fail_err(efd, JAIL_STAGE_DUP, errno, o->stdin_inside);
-    efd = jail__setup_fds(efd, in, o->fd_out, o->fd_err);
-    jail__apply_rlimits(efd, c->rows, c->nrows);
-    int rc = jail__drop_caps_before_setuid();
-    if (rc < 0)
-        jail__child_fail_err(efd, JAIL_STAGE_CAPS, -rc, NULL);
-    if (c->set_groups && setgroups(0, NULL) < 0)
-        jail__child_fail(efd, JAIL_STAGE_IDS);
-    if (setresgid(JAIL_UID, JAIL_UID, JAIL_UID) < 0 || setresuid(JAIL_UID, JAIL_UID, JAIL_UID) < 0)
-        jail__child_fail(efd, JAIL_STAGE_IDS);
-    rc = jail__drop_caps_after_setuid();
-    if (rc < 0)
-        jail__child_fail_err(efd, JAIL_STAGE_CAPS, -rc, NULL);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        jail__child_fail(efd, JAIL_STAGE_NNP);
-    if (chdir(o->cwd) < 0)
-        jail__child_fail(efd, JAIL_STAGE_CHDIR);
     /* Last before execve: from here on the filter binds. */
-    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &c->seccomp) < 0)
-        jail__child_fail(efd, JAIL_STAGE_SECCOMP);
+    efd = jail__script_drop(efd, o->stdin_inside, o->fd_in, o->fd_out, o->fd_err, c->rows, c->nrows, c->set_groups,
+                            o->cwd, &c->seccomp);
     execve(o->argv[0], (char *const *)o->argv, (char *const *)o->envp);
     jail__child_fail(efd, JAIL_STAGE_EXEC);
 }

@@ -9,6 +9,7 @@
 #include <linux/filter.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mount.h> /* (and linux/mount.h with it: what the guards below test) */
 #include <sys/types.h>
 
 #include "jail.h"
@@ -24,6 +25,26 @@ enum jail_stage {
 };
 
 #define JAIL_CHILD_FAILED 127   /* the exit status of a child whose setup failed (it reported why) */
+/* mount_setattr(2) (Linux 5.12), where the C library does not name it
+ * (the root's read-only remount, a warm run's detached trees). */
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#endif
+#ifndef MOUNT_ATTR_NOSUID
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef MOUNT_ATTR_SIZE_VER0
+struct mount_attr {
+    uint64_t attr_set;
+    uint64_t attr_clr;
+    uint64_t propagation;
+    uint64_t userns_fd;
+};
+#endif
 /* open_tree(2) where the C library's headers predate it (a warm run's
  * detached trees: jail_warm.c, jail_zygote.c) */
 #ifndef OPEN_TREE_CLONE
@@ -349,6 +370,19 @@ ssize_t jail__recv_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds) 
 /* In a child of init that becomes a zygote (jail_opts.zygote): the image
  * of this program as a zygote. Never returns. */
 _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c);
+/* The parent's last steps before a run's init may fork the script, a cold
+ * start's and a warm one's: init into its cgroups (unless it enters them
+ * itself: self_enter), the seccomp filter for it, the start mark's wait.
+ * The filter, or NULL with *rc (-errno) and a reason in err. */
+const struct sock_fprog *jail__ready(const struct jail_opts *o, struct jail_proc *p, bool self_enter, int *rc,
+                                     char *err, size_t errlen);
+/* The script's own process, cold (before its execve) or warm (before its
+ * file runs): its session, stdin (stdin_inside opened, or in), stdout and
+ * stderr, rlimits, every capability dropped, uid and gid JAIL_UID (and no
+ * groups: set_groups), no_new_privs, cwd, then the filter, which binds
+ * from here on. Returns efd, moved above 2; reports and exits on failure. */
+int jail__script_drop(int efd, const char *stdin_inside, int in, int out, int err, const struct jail_rlimit_row *rows,
+                      size_t nrows, bool set_groups, const char *cwd, const struct sock_fprog *filter);
 /* Closes every descriptor but the n in keep (close_range above the last). */
 void jail__close_all_except(const int *keep, size_t n);
 /* sandbox/zygote.py, the Python half of a zygote, built in (common/embed.sh). */

@@ -26,21 +26,6 @@
 #define JAIL_DEV_OPTS "size=64k,mode=755" /* /dev holds only a few symlinks and mount points */
 #define JAIL_MOUNTINFO_MAX (16 << 20) /* /proc/self/mountinfo of a host with many thousand mounts */
 
-/* mount_setattr(2) (Linux 5.12), where the C library does not name it. */
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
-#ifndef MOUNT_ATTR_SIZE_VER0
-struct mount_attr {
-    uint64_t attr_set;
-    uint64_t attr_clr;
-    uint64_t propagation;
-    uint64_t userns_fd;
-};
-#endif
 
 /* The mount flags of the mount at path that a remount must keep: in a user
  * namespace the kernel locks the flags a mount had when it came from the

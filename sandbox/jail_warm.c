@@ -24,21 +24,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#endif
-#ifndef MOUNT_ATTR_NOSUID
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
-#endif
-#ifndef MOUNT_ATTR_SIZE_VER0
-struct mount_attr {
-    uint64_t attr_set;
-    uint64_t attr_clr;
-    uint64_t propagation;
-    uint64_t userns_fd;
-};
-#endif
 
 
 int jail__warm_signal(struct jail_proc *p, int sig)
@@ -367,23 +352,10 @@ static int take_run(const struct jail_opts *o, struct jail_proc *p, struct warm_
         return -ESRCH;
     }
     int64_t t1 = util_now_ms();
-    /* (cgroup v1: the run's init moves itself, jail__cg_tasks_open) */
-    if (p->cg_memory && !w->n_cg_tasks)
-        rc = jail__cg_enter(p->cg_memory, p->pid);
-    if (rc >= 0 && p->cg_pids && !w->n_cg_tasks)
-        rc = jail__cg_enter(p->cg_pids, p->pid);
+    const struct sock_fprog *prog = jail__ready(o, p, w->n_cg_tasks > 0, &rc, err, errlen);
     int64_t t2 = util_now_ms();
-    if (rc < 0) {
-        snprintf(err, errlen, "putting the run into its cgroups: %s", strerror(-rc));
+    if (!prog)
         return rc;
-    }
-    const struct sock_fprog *prog =
-        jail__seccomp_program(p->cg_memory ? JAIL_FILTER_JAIL : JAIL_FILTER_JAIL_WATCHED, &rc);
-    if (!prog) {
-        snprintf(err, errlen, "building the seccomp filter: %s", strerror(-rc));
-        return rc;
-    }
-    jail__mark_wait(o);
     uint32_t n = prog->len;
     if (util_write_all(w->go[1], "g", 1) < 0 || util_write_all(w->go[1], &n, sizeof n) < 0 ||
         util_write_all(w->go[1], prog->filter, n * sizeof prog->filter[0]) < 0)
@@ -399,7 +371,7 @@ static int take_run(const struct jail_opts *o, struct jail_proc *p, struct warm_
         snprintf(err, errlen, "the run's init went away");
         return -EPIPE;
     }
-    log_msg(LOG_LVL_DEBUG, "timing: warm fork %lld ms, cgroups %lld ms, start %lld ms", (long long)(t1 - t0),
+    log_msg(LOG_LVL_DEBUG, "timing: warm fork %lld ms, cgroups and filter %lld ms, start %lld ms", (long long)(t1 - t0),
             (long long)(t2 - t1), (long long)(util_now_ms() - t2));
     return 0;
 }

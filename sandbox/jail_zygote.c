@@ -378,29 +378,9 @@ static _Noreturn void run_script(const struct jail_warm_req *q, const int *fds, 
                                  const struct sock_fprog *filter)
 {
     prctl(PR_SET_NAME, py_comm);
-    if (setsid() < 0)
-        jail__child_fail(efd, JAIL_STAGE_SETSID);
-    int in = fds[JAIL_WARM_FD_IN];
-    if (q->stdin_inside[0] && (in = open(q->stdin_inside, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        jail__child_fail_err(efd, JAIL_STAGE_DUP, errno, q->stdin_inside);
-    efd = jail__setup_fds(efd, in, fds[JAIL_WARM_FD_OUT], fds[JAIL_WARM_FD_ERR]);
-    jail__apply_rlimits(efd, q->rows, q->nrows);
-    int rc = jail__drop_caps_before_setuid();
-    if (rc < 0)
-        jail__child_fail_err(efd, JAIL_STAGE_CAPS, -rc, NULL);
-    if (q->set_groups && setgroups(0, NULL) < 0)
-        jail__child_fail(efd, JAIL_STAGE_IDS);
-    if (setresgid(JAIL_UID, JAIL_UID, JAIL_UID) < 0 || setresuid(JAIL_UID, JAIL_UID, JAIL_UID) < 0)
-        jail__child_fail(efd, JAIL_STAGE_IDS);
-    rc = jail__drop_caps_after_setuid();
-    if (rc < 0)
-        jail__child_fail_err(efd, JAIL_STAGE_CAPS, -rc, NULL);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        jail__child_fail(efd, JAIL_STAGE_NNP);
-    if (chdir(q->cwd) < 0)
-        jail__child_fail(efd, JAIL_STAGE_CHDIR);
-    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, filter) < 0)
-        jail__child_fail(efd, JAIL_STAGE_SECCOMP);
+    efd = jail__script_drop(efd, q->stdin_inside[0] ? q->stdin_inside : NULL, fds[JAIL_WARM_FD_IN],
+                            fds[JAIL_WARM_FD_OUT], fds[JAIL_WARM_FD_ERR], q->rows, q->nrows, q->set_groups, q->cwd,
+                            filter);
     FILE *fp = fopen(q->script, "rb");
     if (!fp)
         jail__child_fail_err(efd, JAIL_STAGE_EXEC, errno, q->script);
