@@ -271,18 +271,10 @@ static json_object *call_tool(struct post *p, json_object *id, json_object *para
     struct tools_ctx t;
     mcp__call_tools_ctx(&c, &t);
 
-    /* calls/KEY says "in flight" (a cancel from another worker finds the
-     * run through it; the reaper leaves the session alone). */
-    char path[4096];
-    snprintf(path, sizeof path, "%s/calls/%s", p->s.dir, c.key);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0)
-        close(fd);
+    mcp__call_mark(p->s.dir, c.key); /* in flight */
     json_object *result = NULL;
     enum tools_outcome out = tools_call(&t, json_object_get_string(name), args, &result);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/cancel/%s", p->s.dir, c.key);
-    unlink(path);
+    mcp__call_unmark(p->s.dir, c.key);
     switch (out) {
     case TOOLS_CANCELLED:
         json_object_put(result);

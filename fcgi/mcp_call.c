@@ -148,8 +148,66 @@ static bool call_cancelled(struct mcp_call *c)
     return call_client_cancelled(c);
 }
 
-/* Records the call's run (so that a cancel from another worker finds it)
- * and adds it to the session's runs. */
+#define CALL_ANCHOR ".flight" /* in calls/: what a call in flight is a name of before its run exists */
+
+static int calls_open(const char *session_dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/calls", session_dir);
+    return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+void mcp__call_mark(const char *session_dir, const char *key)
+{
+    cleanup_fd int cfd = calls_open(session_dir);
+    if (cfd < 0)
+        return;
+    for (int i = 0; i < 2; i++) {
+        if (linkat(cfd, CALL_ANCHOR, cfd, key, 0) == 0 || errno == EEXIST)
+            return;
+        if (errno != ENOENT)
+            break;
+        int fd = openat(cfd, CALL_ANCHOR, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600); /* once a session */
+        if (fd < 0)
+            break;
+        close(fd);
+    }
+    /* No hard links here: a file of its own. */
+    int fd = openat(cfd, key, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+}
+
+void mcp__call_unmark(const char *session_dir, const char *key)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/calls/%s", session_dir, key);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/cancel/%s", session_dir, key);
+    unlink(path);
+}
+
+/* calls/KEY becomes a name of runs/RUN (runs_path) at once (a link made
+ * aside, renamed over it); without hard links, a file that holds the id. */
+static void call_record(const char *session_dir, const char *key, const char *runs_path, const char *run_id)
+{
+    cleanup_fd int cfd = calls_open(session_dir);
+    char aside[80];
+    if (cfd < 0)
+        return;
+    snprintf(aside, sizeof aside, ".%s.run", key);
+    unlinkat(cfd, aside, 0);
+    if (linkat(AT_FDCWD, runs_path, cfd, aside, 0) == 0 && renameat(cfd, aside, cfd, key) == 0)
+        return;
+    unlinkat(cfd, aside, 0);
+    unlinkat(cfd, key, 0); /* (a name of the anchor: never written through) */
+    int fd = openat(cfd, key, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        discard(util_write_all(fd, run_id, strlen(run_id)));
+        close(fd);
+    }
+}
+
 void mcp__call_set_run(struct mcp_call *c, const char *run_id)
 {
     char path[4096];
@@ -159,14 +217,8 @@ void mcp__call_set_run(struct mcp_call *c, const char *run_id)
     int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0)
         close(fd);
-    if (!c->key[0])
-        return;
-    snprintf(path, sizeof path, "%s/calls/%s", c->session_dir, c->key);
-    fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-        discard(util_write_all(fd, run_id, strlen(run_id)));
-        close(fd);
-    }
+    if (c->key[0])
+        call_record(c->session_dir, c->key, path, run_id);
     /* A cancel that came before the run existed is applied now too. */
     if (call_client_cancelled(c))
         discard(app_cancel_run(c->app, run_id)); /* the run polls the marker; nothing else to do */

@@ -40,7 +40,9 @@ int mcp__count_sessions(const struct cfg *cfg);
  * way. */
 int mcp__session_create(const struct cfg *cfg, const char *version, json_object *client,
                         struct mcp_session *s) must_check;
-/* Cancels the run that calls/KEY (in calls_fd) names, if any. */
+/* Cancels the run that calls/KEY (in calls_fd) names, if any: the entry of
+ * the session's runs/ that calls/KEY is a second name of, or (a file system
+ * without hard links) the run id it holds. */
 void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key);
 /* Ends a session now: cancels its calls in flight, renames it out of the
  * way (a request racing with this sees 404 at once), removes it. 0,
@@ -158,9 +160,18 @@ struct mcp_call {
  * worker), the server's shutdown and, with cancel_on_disconnect, a gone
  * client, and record the call's run so that a cancel finds it. */
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t);
-/* Records c's run: in calls/KEY (where a cancel finds it) and runs/RUNID of
- * its session or workspace (removed with it), and applies a cancel that
- * came first. */
+/* calls/KEY of the session in session_dir says "call KEY in flight" (the
+ * reaper leaves the session alone; a cancel finds the run through it). It
+ * makes and frees no inode: it is a second name, first of calls/.flight
+ * (empty: no run yet), then of the session's runs/RUNID. On a file system
+ * without a journal the allocator skips, for a minute and more, every
+ * inode freed: one made and freed per call slows every later file made.
+ * mcp__call_unmark removes the name (and cancel/KEY). */
+void mcp__call_mark(const char *session_dir, const char *key);
+void mcp__call_unmark(const char *session_dir, const char *key);
+/* Records c's run: runs/RUNID of its session or workspace (removed with
+ * it), calls/KEY a name of it (where a cancel finds the run), and applies a
+ * cancel that came first. */
 void mcp__call_set_run(struct mcp_call *c, const char *run_id);
 /* The notifications of c (new, caller puts), or NULL when none is due:
  * progress only with a progressToken and only growing (it records the

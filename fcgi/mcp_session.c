@@ -204,18 +204,40 @@ int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s)
     return create_kind(cfg, "workspaces", MCP_MODERN, NULL, s);
 }
 
-/* Creates STATE/runs/RUNID/cancel for the run recorded in calls/KEY. */
+/* The run calls/KEY names into run_id: the entry of the session's runs/
+ * that it is a second name of, or the id it holds. 0 or -1. */
+static int call_run_id(int calls_fd, const char *key, char run_id[WS_ID_MAX + 1])
+{
+    struct stat st, rst;
+    cleanup_fd int fd = openat(calls_fd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        return -1;
+    ssize_t n = pread(fd, run_id, WS_ID_MAX, 0);
+    if (n >= WS_ID_LEN) {
+        run_id[n] = '\0'; /* exec_cancel refuses anything but an id */
+        return 0;
+    }
+    if (st.st_nlink < 2)
+        return -1; /* in flight, no run yet */
+    cleanup_fd int rfd = openat(calls_fd, "../runs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    cleanup_dir DIR *d = rfd >= 0 ? util_opendir_at(rfd) : NULL;
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        if (de->d_ino == st.st_ino && ws_id_valid(de->d_name) &&
+            fstatat(rfd, de->d_name, &rst, AT_SYMLINK_NOFOLLOW) == 0 && rst.st_ino == st.st_ino &&
+            rst.st_dev == st.st_dev) {
+            snprintf(run_id, WS_ID_MAX + 1, "%.*s", WS_ID_MAX, de->d_name); /* (valid: no longer) */
+            return 0;
+        }
+    return -1;
+}
+
+/* Creates STATE/runs/RUNID/cancel for the run that calls/KEY names. */
 void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key)
 {
     char run_id[WS_ID_MAX + 1];
-    cleanup_fd int fd = openat(calls_fd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = pread(fd, run_id, sizeof run_id - 1, 0);
-    if (n < WS_ID_LEN)
-        return;
-    run_id[n] = '\0'; /* exec_cancel refuses anything but an id */
-    discard(app_cancel_run(app, run_id)); /* one that has finished, or is gone, needs nothing */
+    if (call_run_id(calls_fd, key, run_id) == 0)
+        discard(app_cancel_run(app, run_id)); /* one that has finished, or is gone, needs nothing */
 }
 
 /* Removes a session's runs (listed in SID/runs/) and then the session. */

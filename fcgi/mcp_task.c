@@ -402,17 +402,12 @@ static int task_runner(void *arg, int fd)
         .set_run = run_set_run,
         .ask = run_ask,
     };
-    char path[4096] = "";
-    if (r->c.session_dir) { /* in flight: the reaper leaves the workspace alone */
-        snprintf(path, sizeof path, "%s/calls/%s", r->c.session_dir, r->c.key);
-        int cfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (cfd >= 0)
-            close(cfd);
-    }
+    if (r->c.session_dir) /* in flight: the reaper leaves the workspace alone */
+        mcp__call_mark(r->c.session_dir, r->c.key);
     json_object *result = NULL;
     enum tools_outcome out = tools_call(&t, r->tool, r->args, &result);
-    if (*path)
-        unlink(path);
+    if (r->c.session_dir)
+        mcp__call_unmark(r->c.session_dir, r->c.key);
     run_finish(r, out, result);
     run_send(r, json_object_new_string("done"));
     if (r->fd >= 0) /* the worker reads to the end of the pipe */

@@ -57,8 +57,8 @@ int exec__run_script(struct run *run, const char *env_dir) must_check;
  * passes workspace_files. */
 const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallback, bool output, char *why,
                             size_t whylen);
-/* The marker of a run's start, STATE/runs/ID/.started: an fd for
- * jail_opts.mark, or -1. */
+/* The marker of a run's start, its run directory STATE/runs/ID (whose
+ * times the mark sets): an fd for jail_opts.mark, or -1. */
 struct jail_mark;
 int exec__disk_mark_open(struct run *run);
 /* Whether a session's workspace holds a file (mounts/ aside): only then

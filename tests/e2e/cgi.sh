@@ -17,8 +17,10 @@ if [ -x "${FCGIWRAP:-/usr/sbin/fcgiwrap}" ]; then
     post '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import time\ntime.sleep(60)"},"_meta":{"progressToken":7}}}' "${H[@]}" &
     CURL=$!
     # fcgiwrap holds the stream in its buffer: wait until the call has its
-    # run on disk (calls/KEY holds the run id) rather than for a message.
-    wait_for sh -c 'grep -qE "^[0-9a-f]{32}" "$1"/calls/* 2>/dev/null' - "$T/state/sessions/$SID"
+    # run on disk (calls/KEY a second name of the session's runs/RUNID)
+    # rather than for a message.
+    wait_for sh -c 'for c in "$1"/calls/*; do for r in "$1"/runs/*; do [ "$c" -ef "$r" ] && exit 0; done; done; exit 1' \
+        - "$T/state/sessions/$SID"
     ok $? "cgi: the call is running"
     STATUS=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' "${H[@]}" \
         --data-binary '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}' "$BASE/mcp")
