@@ -148,8 +148,6 @@ static bool call_cancelled(struct mcp_call *c)
     return call_client_cancelled(c);
 }
 
-#define CALL_ANCHOR ".flight" /* in calls/: what a call in flight is a name of before its run exists */
-
 static int calls_open(const char *session_dir)
 {
     char path[4096];
@@ -163,11 +161,11 @@ void mcp__call_mark(const char *session_dir, const char *key)
     if (cfd < 0)
         return;
     for (int i = 0; i < 2; i++) {
-        if (linkat(cfd, CALL_ANCHOR, cfd, key, 0) == 0 || errno == EEXIST)
+        if (linkat(cfd, MCP_CALL_ANCHOR, cfd, key, 0) == 0 || errno == EEXIST)
             return;
         if (errno != ENOENT)
             break;
-        int fd = openat(cfd, CALL_ANCHOR, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600); /* once a session */
+        int fd = openat(cfd, MCP_CALL_ANCHOR, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600); /* once a session */
         if (fd < 0)
             break;
         close(fd);
@@ -188,7 +186,8 @@ void mcp__call_unmark(const char *session_dir, const char *key)
 }
 
 /* calls/KEY becomes a name of runs/RUN (runs_path) at once (a link made
- * aside, renamed over it); without hard links, a file that holds the id. */
+ * aside, renamed over it); without hard links, a file that holds the id,
+ * made aside too: calls/KEY is there throughout. */
 static void call_record(const char *session_dir, const char *key, const char *runs_path, const char *run_id)
 {
     cleanup_fd int cfd = calls_open(session_dir);
@@ -197,15 +196,17 @@ static void call_record(const char *session_dir, const char *key, const char *ru
         return;
     snprintf(aside, sizeof aside, ".%s.run", key);
     unlinkat(cfd, aside, 0);
-    if (linkat(AT_FDCWD, runs_path, cfd, aside, 0) == 0 && renameat(cfd, aside, cfd, key) == 0)
+    bool done = linkat(AT_FDCWD, runs_path, cfd, aside, 0) == 0 && renameat(cfd, aside, cfd, key) == 0;
+    unlinkat(cfd, aside, 0); /* (left when calls/KEY already was a name of it) */
+    if (done)
         return;
-    unlinkat(cfd, aside, 0);
-    unlinkat(cfd, key, 0); /* (a name of the anchor: never written through) */
-    int fd = openat(cfd, key, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        discard(util_write_all(fd, run_id, strlen(run_id)));
-        close(fd);
-    }
+    int fd = openat(cfd, aside, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    bool written = util_write_all(fd, run_id, strlen(run_id)) == 0;
+    close(fd);
+    if (!written || renameat(cfd, aside, cfd, key) < 0)
+        unlinkat(cfd, aside, 0);
 }
 
 void mcp__call_set_run(struct mcp_call *c, const char *run_id)

@@ -167,6 +167,7 @@ void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t);
  * without a journal the allocator skips, for a minute and more, every
  * inode freed: one made and freed per call slows every later file made.
  * mcp__call_unmark removes the name (and cancel/KEY). */
+#define MCP_CALL_ANCHOR ".flight" /* in calls/: what a call in flight is a name of before its run has an id */
 void mcp__call_mark(const char *session_dir, const char *key);
 void mcp__call_unmark(const char *session_dir, const char *key);
 /* Records c's run: runs/RUNID of its session or workspace (removed with

@@ -225,17 +225,12 @@ void mcp__modern_call(struct mcp_modern *m)
     }
     struct tools_ctx t;
     mcp__call_tools_ctx(&c, &t);
-    char path[4096] = "";
-    if (ws.dir) { /* in flight: the reaper leaves the workspace alone */
-        snprintf(path, sizeof path, "%s/calls/%s", ws.dir, c.key);
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            close(fd);
-    }
+    if (ws.dir) /* in flight: the reaper leaves the workspace alone */
+        mcp__call_mark(ws.dir, c.key);
     json_object *result = NULL;
     enum tools_outcome out = tools_call(&t, tool, targs, &result);
-    if (*path)
-        unlink(path);
+    if (ws.dir)
+        mcp__call_unmark(ws.dir, c.key);
     /* A workspace made for a call that was refused before it did anything
      * (its arguments: no structuredContent) goes again, so that a model's
      * mistakes do not pile up workspaces. */

@@ -204,32 +204,46 @@ int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s)
     return create_kind(cfg, "workspaces", MCP_MODERN, NULL, s);
 }
 
+/* The entry of runs_fd whose inode is st's: by the inode number readdir
+ * gives, then (a file system whose numbers differ) by each entry's. */
+static int run_by_inode(int runs_fd, const struct stat *st, char run_id[WS_ID_MAX + 1])
+{
+    struct stat rst;
+    for (int pass = 0; pass < 2; pass++) {
+        cleanup_dir DIR *d = util_opendir_at(runs_fd);
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+            if ((pass == 1 || de->d_ino == st->st_ino) && ws_id_valid(de->d_name) &&
+                fstatat(runs_fd, de->d_name, &rst, AT_SYMLINK_NOFOLLOW) == 0 && rst.st_ino == st->st_ino &&
+                rst.st_dev == st->st_dev) {
+                snprintf(run_id, WS_ID_MAX + 1, "%.*s", WS_ID_MAX, de->d_name); /* (valid: no longer) */
+                return 0;
+            }
+    }
+    return -1;
+}
+
 /* The run calls/KEY names into run_id: the entry of the session's runs/
- * that it is a second name of, or the id it holds. 0 or -1. */
+ * that it is a second name of, or (one name only) the id it holds. 0 or
+ * -1. */
 static int call_run_id(int calls_fd, const char *key, char run_id[WS_ID_MAX + 1])
 {
-    struct stat st, rst;
+    struct stat st, anchor;
     cleanup_fd int fd = openat(calls_fd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
         return -1;
-    ssize_t n = pread(fd, run_id, WS_ID_MAX, 0);
-    if (n >= WS_ID_LEN) {
+    if (st.st_nlink == 1) {
+        ssize_t n = pread(fd, run_id, WS_ID_MAX, 0);
+        if (n < WS_ID_LEN)
+            return -1; /* no run yet */
         run_id[n] = '\0'; /* exec_cancel refuses anything but an id */
         return 0;
     }
-    if (st.st_nlink < 2)
+    if (fstatat(calls_fd, MCP_CALL_ANCHOR, &anchor, AT_SYMLINK_NOFOLLOW) == 0 && anchor.st_ino == st.st_ino &&
+        anchor.st_dev == st.st_dev)
         return -1; /* in flight, no run yet */
     cleanup_fd int rfd = openat(calls_fd, "../runs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    cleanup_dir DIR *d = rfd >= 0 ? util_opendir_at(rfd) : NULL;
-    struct dirent *de;
-    while (d && (de = readdir(d)))
-        if (de->d_ino == st.st_ino && ws_id_valid(de->d_name) &&
-            fstatat(rfd, de->d_name, &rst, AT_SYMLINK_NOFOLLOW) == 0 && rst.st_ino == st.st_ino &&
-            rst.st_dev == st.st_dev) {
-            snprintf(run_id, WS_ID_MAX + 1, "%.*s", WS_ID_MAX, de->d_name); /* (valid: no longer) */
-            return 0;
-        }
-    return -1;
+    return rfd >= 0 ? run_by_inode(rfd, &st, run_id) : -1;
 }
 
 /* Creates STATE/runs/RUNID/cancel for the run that calls/KEY names. */

@@ -115,9 +115,10 @@ bool exec__disk_has_files(const char *workspace)
 
 int exec__disk_mark_open(struct run *run)
 {
-    /* The run directory itself (ours; the script writes in the session's
-     * workspace): a file made for it and removed after would free an
-     * inode every run. */
+    /* The run directory itself, whose times the mark sets (the jail binds
+     * it read-only; what a fallback script does to it comes after the
+     * mark): a file made for it and removed after would free an inode
+     * every run. */
     return fcntl(run->run_fd, F_DUPFD_CLOEXEC, 3);
 }
 
