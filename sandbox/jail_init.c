@@ -86,16 +86,17 @@ static _Noreturn void script_main(struct jail_ns_ctx *c)
 {
     const struct jail_opts *o = c->o;
     int efd = c->err_w;
-    if (o->zygote)
-        jail__zygote_exec(c);
-    /* Nothing of the script runs before init is a fresh image: until init
-     * says so, its memory is still a copy of the parent's. */
+    /* Nothing of the script (or a zygote) runs before init is a fresh
+     * image: until init says so, its memory is still a copy of the
+     * parent's. */
     char word;
     close(c->reaper_go[1]);
     if (util_read_exact(c->reaper_go[0], &word, 1) < 0)
         jail__child_fail_err(efd, JAIL_STAGE_INIT_EXEC, EPIPE, NULL);
     close(c->reaper_go[0]);
     jail__reset_signals();
+    if (o->zygote)
+        jail__zygote_exec(c);
     /* Last before execve: from here on the filter binds. */
     efd = jail__script_drop(efd, o->stdin_inside, o->fd_in, o->fd_out, o->fd_err, c->rows, c->nrows, c->set_groups,
                             o->cwd, &c->seccomp);

@@ -367,8 +367,9 @@ int jail__warm_reap(struct jail_proc *p, bool kill) must_check;
  * -errno; 0 at the end of the stream). */
 int jail__send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds) must_check;
 ssize_t jail__recv_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds) must_check;
-/* In a child of init that becomes a zygote (jail_opts.zygote): the image
- * of this program as a zygote. Never returns. */
+/* In a child of init that becomes a zygote (jail_opts.zygote), once init
+ * said go and its signals are reset: the image of this program as a
+ * zygote. Never returns. */
 _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c);
 /* The parent's last steps before a run's init may fork the script, a cold
  * start's and a warm one's: init into its cgroups (unless it enters them

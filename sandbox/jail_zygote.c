@@ -140,12 +140,6 @@ _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c)
 {
     const struct jail_opts *o = c->o;
     int efd = c->err_w;
-    char word;
-    close(c->reaper_go[1]);
-    if (util_read_exact(c->reaper_go[0], &word, 1) < 0)
-        jail__child_fail_err(efd, JAIL_STAGE_INIT_EXEC, EPIPE, NULL);
-    close(c->reaper_go[0]);
-    jail__reset_signals();
     if (setsid() < 0)
         jail__child_fail(efd, JAIL_STAGE_SETSID);
     /* The program's descriptor must survive jail__setup_fds, which keeps
