@@ -187,7 +187,7 @@ void mcp__call_unmark(const char *session_dir, const char *key)
 
 /* calls/KEY becomes a name of runs/RUN (runs_path) at once (a link made
  * aside, renamed over it); without hard links, a file that holds the id,
- * made aside too: calls/KEY is there throughout. */
+ * renamed over it too: calls/KEY is there throughout. */
 static void call_record(const char *session_dir, const char *key, const char *runs_path, const char *run_id)
 {
     cleanup_fd int cfd = calls_open(session_dir);
@@ -198,15 +198,8 @@ static void call_record(const char *session_dir, const char *key, const char *ru
     unlinkat(cfd, aside, 0);
     bool done = linkat(AT_FDCWD, runs_path, cfd, aside, 0) == 0 && renameat(cfd, aside, cfd, key) == 0;
     unlinkat(cfd, aside, 0); /* (left when calls/KEY already was a name of it) */
-    if (done)
-        return;
-    int fd = openat(cfd, aside, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
-    bool written = util_write_all(fd, run_id, strlen(run_id)) == 0;
-    close(fd);
-    if (!written || renameat(cfd, aside, cfd, key) < 0)
-        unlinkat(cfd, aside, 0);
+    if (!done)
+        discard(util_write_file_atomic(cfd, key, run_id, strlen(run_id), 0600));
 }
 
 void mcp__call_set_run(struct mcp_call *c, const char *run_id)
@@ -215,9 +208,11 @@ void mcp__call_set_run(struct mcp_call *c, const char *run_id)
     if (!c->session_dir)
         return;
     snprintf(path, sizeof path, "%s/runs/%s", c->session_dir, run_id);
-    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0)
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) { /* it holds the id: calls/KEY, a name of it, says which run */
+        discard(util_write_all(fd, run_id, strlen(run_id)));
         close(fd);
+    }
     if (c->key[0])
         call_record(c->session_dir, c->key, path, run_id);
     /* A cancel that came before the run existed is applied now too. */

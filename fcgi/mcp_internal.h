@@ -40,9 +40,7 @@ int mcp__count_sessions(const struct cfg *cfg);
  * way. */
 int mcp__session_create(const struct cfg *cfg, const char *version, json_object *client,
                         struct mcp_session *s) must_check;
-/* Cancels the run that calls/KEY (in calls_fd) names, if any: the entry of
- * the session's runs/ that calls/KEY is a second name of, or (a file system
- * without hard links) the run id it holds. */
+/* Cancels the run whose id calls/KEY (in calls_fd) holds, if any. */
 void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key);
 /* Ends a session now: cancels its calls in flight, renames it out of the
  * way (a request racing with this sees 404 at once), removes it. 0,
@@ -171,8 +169,8 @@ void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t);
 void mcp__call_mark(const char *session_dir, const char *key);
 void mcp__call_unmark(const char *session_dir, const char *key);
 /* Records c's run: runs/RUNID of its session or workspace (removed with
- * it), calls/KEY a name of it (where a cancel finds the run), and applies a
- * cancel that came first. */
+ * it), which holds the id, calls/KEY a name of it (where a cancel finds
+ * the run), and applies a cancel that came first. */
 void mcp__call_set_run(struct mcp_call *c, const char *run_id);
 /* The notifications of c (new, caller puts), or NULL when none is due:
  * progress only with a progressToken and only growing (it records the

@@ -204,54 +204,18 @@ int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s)
     return create_kind(cfg, "workspaces", MCP_MODERN, NULL, s);
 }
 
-/* The entry of runs_fd whose inode is st's: by the inode number readdir
- * gives, then (a file system whose numbers differ) by each entry's. */
-static int run_by_inode(int runs_fd, const struct stat *st, char run_id[WS_ID_MAX + 1])
-{
-    struct stat rst;
-    for (int pass = 0; pass < 2; pass++) {
-        cleanup_dir DIR *d = util_opendir_at(runs_fd);
-        struct dirent *de;
-        while (d && (de = readdir(d)))
-            if ((pass == 1 || de->d_ino == st->st_ino) && ws_id_valid(de->d_name) &&
-                fstatat(runs_fd, de->d_name, &rst, AT_SYMLINK_NOFOLLOW) == 0 && rst.st_ino == st->st_ino &&
-                rst.st_dev == st->st_dev) {
-                snprintf(run_id, WS_ID_MAX + 1, "%.*s", WS_ID_MAX, de->d_name); /* (valid: no longer) */
-                return 0;
-            }
-    }
-    return -1;
-}
-
-/* The run calls/KEY names into run_id: the entry of the session's runs/
- * that it is a second name of, or (one name only) the id it holds. 0 or
- * -1. */
-static int call_run_id(int calls_fd, const char *key, char run_id[WS_ID_MAX + 1])
-{
-    struct stat st, anchor;
-    cleanup_fd int fd = openat(calls_fd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-        return -1;
-    if (st.st_nlink == 1) {
-        ssize_t n = pread(fd, run_id, WS_ID_MAX, 0);
-        if (n < WS_ID_LEN)
-            return -1; /* no run yet */
-        run_id[n] = '\0'; /* exec_cancel refuses anything but an id */
-        return 0;
-    }
-    if (fstatat(calls_fd, MCP_CALL_ANCHOR, &anchor, AT_SYMLINK_NOFOLLOW) == 0 && anchor.st_ino == st.st_ino &&
-        anchor.st_dev == st.st_dev)
-        return -1; /* in flight, no run yet */
-    cleanup_fd int rfd = openat(calls_fd, "../runs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    return rfd >= 0 ? run_by_inode(rfd, &st, run_id) : -1;
-}
-
 /* Creates STATE/runs/RUNID/cancel for the run that calls/KEY names. */
 void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key)
 {
     char run_id[WS_ID_MAX + 1];
-    if (call_run_id(calls_fd, key, run_id) == 0)
-        discard(app_cancel_run(app, run_id)); /* one that has finished, or is gone, needs nothing */
+    cleanup_fd int fd = openat(calls_fd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = pread(fd, run_id, sizeof run_id - 1, 0);
+    if (n < WS_ID_LEN)
+        return; /* no run yet (a name of calls/.flight, which is empty) */
+    run_id[n] = '\0'; /* exec_cancel refuses anything but an id */
+    discard(app_cancel_run(app, run_id)); /* one that has finished, or is gone, needs nothing */
 }
 
 /* Removes a session's runs (listed in SID/runs/) and then the session. */
