@@ -31,19 +31,25 @@ int jail__warm_signal(struct jail_proc *p, int sig)
     return syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0) < 0 ? -errno : 0;
 }
 
+/* Waits for fd to be readable, at most ms (< 0: for ever; past INT32_MAX:
+ * INT32_MAX). 1, 0 on time out, -errno. */
+static int wait_in(int fd, int64_t ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    int r;
+    do
+        r = poll(&p, 1, ms > INT32_MAX ? INT32_MAX : (int)ms);
+    while (r < 0 && errno == EINTR);
+    return r < 0 ? -errno : r;
+}
+
 int jail__warm_reap(struct jail_proc *p, bool kill)
 {
     if (kill)
         discard(jail__warm_signal(p, SIGKILL));
-    struct pollfd q = {p->pidfd, POLLIN, 0};
-    int r;
-    do
-        r = poll(&q, 1, kill ? -1 : 0);
-    while (r < 0 && errno == EINTR);
-    if (r < 0)
-        return -errno;
-    if (r == 0)
-        return 0;
+    int r = wait_in(p->pidfd, kill ? -1 : 0);
+    if (r <= 0)
+        return r;
     /* The run's init is gone, and with it (the kernel waits for them when
      * a PID namespace's init exits) every process of the run. */
     struct rusage none;
@@ -64,17 +70,6 @@ static pid_t pidfd_pid(int pidfd)
         return -1;
     const char *l = strstr(info, "\nPid:");
     return l ? (pid_t)atoi(l + 5) : -1;
-}
-
-/* Waits for fd to be readable, at most ms. 1, 0 on time out, -errno. */
-static int wait_in(int fd, int ms)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-    int r;
-    do
-        r = poll(&p, 1, ms);
-    while (r < 0 && errno == EINTR);
-    return r < 0 ? -errno : r;
 }
 
 /* A bind as a detached copy of its mount, with its flags: the zygote's
@@ -172,7 +167,7 @@ static int trees_unprivileged(const struct jail_opts *o, const struct jail_warm_
     struct trees_reply r = {-EPIPE, q->n_binds, 0};
     int fds[JAIL_WARM_NFDS];
     size_t nfds = 0;
-    int rc = wait_in(sv[0], (int)wait_ms);
+    int rc = wait_in(sv[0], wait_ms);
     ssize_t n = rc > 0 ? jail__recv_fds(sv[0], &r, sizeof r, fds, &nfds) : rc == 0 ? -ETIMEDOUT : rc;
     close(sv[0]);
     if (n != (ssize_t)sizeof r || nfds != r.made || r.made > q->n_binds || r.failed > q->n_binds ||
@@ -285,7 +280,7 @@ static int ask_pool(int s, const struct jail_warm_req *q, const int *fds, size_t
     int rc = jail__send_fds(s, q, sizeof *q, fds, nfds);
     if (rc < 0)
         return rc;
-    rc = wait_in(s, (int)wait_ms);
+    rc = wait_in(s, wait_ms);
     char b = 0;
     ssize_t n = rc > 0 ? read(s, &b, 1) : 0;
     if (n != 1 || b != 'F')
@@ -328,7 +323,7 @@ static int take_run(const struct jail_opts *o, struct jail_proc *p, struct warm_
                     size_t errlen)
 {
     int64_t t0 = util_now_ms();
-    int rc = wait_in(w->ctl[0], (int)wait_ms);
+    int rc = wait_in(w->ctl[0], wait_ms);
     int fds[1];
     size_t nfds = 0;
     char b;

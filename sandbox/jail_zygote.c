@@ -359,7 +359,7 @@ static void run_mounts(const struct jail_warm_req *q, const int *fds, int efd)
             jail__child_fail_err(efd, JAIL_STAGE_BIND, errno, b->inside);
         close(tree);
     }
-    jail__must(sethostname("runmyscript", 11) == 0, efd, JAIL_STAGE_ROOT);
+    /* (the host name is the zygote's, which its init set) */
     if (!q->network) {
         int rc = jail__loopback_up();
         if (rc < 0)

@@ -53,7 +53,6 @@ struct zygote {
     bool went_away;                /* it closed its socket itself: its end is logged */
     int64_t started, last_used;
     uint32_t runs;
-    size_t n_modules;              /* of its env's learned list when it started */
 };
 
 /* What the runs of one environment import. */
@@ -71,6 +70,8 @@ struct pool {
     struct learned *l;
     size_t n_l;
     uint64_t runs_warm, started, failed;
+    int stats_fd;                  /* WARM_STATS, written in place; -1 until opened */
+    char stats[WARM_STATS_LEN];    /* what it holds */
 };
 
 static volatile sig_atomic_t pool_stop;
@@ -188,18 +189,36 @@ static uint64_t zygote_rss(const struct zygote *z)
     return l ? strtoull(l + 7, NULL, 10) * 1024 : 0;
 }
 
+/* The counters, padded to WARM_STATS_LEN with a last line of spaces and
+ * written over the file in place when they changed: a reader never sees a
+ * shorter file's tail, and no run makes and frees a file or waits for an
+ * fsync on the pool's loop (what /healthz shows needs no durability). */
 static void write_stats(struct pool *pl)
 {
-    char buf[256];
+    char buf[WARM_STATS_LEN + 1];
     unsigned envs = 0;
     for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++)
         envs += pl->z[i].used && pl->z[i].ready && pl->z[i].sock >= 0;
     int n = snprintf(buf, sizeof buf, "envs %u\nruns %llu\nstarted %llu\nfailed %llu\n", envs,
                      (unsigned long long)pl->runs_warm, (unsigned long long)pl->started,
                      (unsigned long long)pl->failed);
-    cleanup_fd int d = open(pl->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (d >= 0)
-        discard(util_write_file_atomic(d, WARM_STATS, buf, (size_t)n, 0644));
+    if (n < 0 || n >= WARM_STATS_LEN)
+        return;
+    memset(buf + n, ' ', WARM_STATS_LEN - 1 - (size_t)n);
+    buf[WARM_STATS_LEN - 1] = '\n';
+    if (pl->stats_fd < 0) {
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof path, "%s/" WARM_STATS, pl->dir);
+        /* (a former pool's file is read as it was until the first write) */
+        pl->stats_fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        memset(pl->stats, 0, sizeof pl->stats);
+    }
+    if (pl->stats_fd < 0 || !memcmp(buf, pl->stats, WARM_STATS_LEN))
+        return;
+    bool first = !pl->stats[0];
+    if (pwrite(pl->stats_fd, buf, WARM_STATS_LEN, 0) == WARM_STATS_LEN &&
+        (!first || ftruncate(pl->stats_fd, WARM_STATS_LEN) == 0))
+        memcpy(pl->stats, buf, WARM_STATS_LEN);
 }
 
 /* No more runs for it: it ends once its runs have (the zygote waits for
@@ -244,7 +263,7 @@ static bool make_room(struct pool *pl, const char *env)
             if (!z->used || z->sock < 0)
                 continue;
             live++;
-            mem += zygote_rss(z);
+            mem += w->memory ? zygote_rss(z) : 0;
             if (z->ready && strcmp(z->env, env) && (!lru || z->last_used < lru->last_used))
                 lru = z;
         }
@@ -354,7 +373,6 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
     z->sock = sv[0];
     z->env_fd = env_fd;
     z->started = z->last_used = util_now_ms();
-    z->n_modules = e ? e->mods.n : 0;
     z->job = job;
     snprintf(z->env, sizeof z->env, "%s", env);
     pl->started++;
@@ -531,22 +549,16 @@ static _Noreturn void pool_main(const struct exec_config *cfg, int server)
         dup2(devnull, 0);
         dup2(devnull, 1);
     }
-    for (int fd = 3; fd < 1024; fd++)
-        if (fd != server)
-            close(fd);
-    for (int sig = 1; sig < NSIG; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            signal(sig, SIG_DFL);
+    jail__close_all_except((const int[]){0, 1, 2, server}, 4);
+    jail__reset_signals();
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
     struct sigaction sa = {.sa_handler = on_term};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     snprintf(pl.dir, sizeof pl.dir, "%s/" WARM_DIR, cfg->state_dir);
+    pl.stats_fd = -1;
     for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++)
         pl.z[i].sock = pl.z[i].env_fd = -1;
     int rc = find_libpython(&pl);
