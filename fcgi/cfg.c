@@ -675,9 +675,14 @@ static void apply_exec(struct cfg *c)
     d->cache_bytes = c->env_cache_size;
     d->package_store = c->package_store;
     d->store_bytes = c->store_bytes;
-    c->exec.warm = (struct exec_warm){c->warm, (uint32_t)c->warm_envs, c->warm_idle_ms, c->warm_memory,
-                                      (uint32_t)c->warm_runs, c->warm_lifetime_ms, c->warm_modules,
-                                      c->warm_wait_ms > 0 ? c->warm_wait_ms : 1};
+    c->exec.warm = (struct exec_warm){.on = c->warm,
+                                      .envs = (uint32_t)c->warm_envs,
+                                      .idle_ms = c->warm_idle_ms,
+                                      .memory = c->warm_memory,
+                                      .runs = (uint32_t)c->warm_runs,
+                                      .lifetime_ms = c->warm_lifetime_ms,
+                                      .modules = c->warm_modules,
+                                      .wait_ms = c->warm_wait_ms > 0 ? c->warm_wait_ms : 1};
 }
 
 /* The defaults, before any source. 0 or -ENOMEM. */

@@ -9,11 +9,9 @@
 #include "mcp_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define META_LEVEL "io.modelcontextprotocol/logLevel"
 

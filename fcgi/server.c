@@ -269,11 +269,6 @@ static void warm_start(struct supervisor *s)
         log_msg(LOG_LVL_ERROR, "starting the warm pool: %s; runs start cold", strerror(-rc));
 }
 
-static void warm_stop(struct supervisor *s)
-{
-    exec_warm_stop(&s->warm);
-}
-
 /* A pool that ended (it is not our child: its pidfd says so) is started
  * again after a pause; its runs went cold meanwhile. */
 static void warm_check(struct supervisor *s, int64_t now)
@@ -571,7 +566,7 @@ static void supervise(struct supervisor *s, const sigset_t *old)
             got_hup = 0;
             reload(s);
             s->want = cfg_workers(&s->cfg);
-            warm_stop(s);
+            exec_warm_stop(&s->warm);
             warm_start(s);
         }
         warm_check(s, now);
@@ -589,7 +584,7 @@ static void supervise(struct supervisor *s, const sigset_t *old)
 
 int server_serve(int argc, char **argv, const char *self)
 {
-    struct supervisor s = {.lfd = -1, .self = self, .warm = {-1, -1}};
+    struct supervisor s = {.lfd = -1, .self = self, .warm = {.pid = -1, .pidfd = -1}};
     const char *listen_spec = NULL;
     char wset[64];
     cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
@@ -610,7 +605,7 @@ int server_serve(int argc, char **argv, const char *self)
     fill(&s);
     log_msg(LOG_LVL_WARN, "serving on %s with %u workers (state %s)", listen_spec, s.want, s.cfg.state_dir);
     supervise(&s, &old);
-    warm_stop(&s);
+    exec_warm_stop(&s.warm);
     if (!strncmp(listen_spec, SERVER_UNIX_PREFIX, strlen(SERVER_UNIX_PREFIX)))
         unlink(listen_spec + strlen(SERVER_UNIX_PREFIX));
     serve_stop(&s);
