@@ -2,7 +2,8 @@
 # built into the program. The zygote runs it once, in __main__, before its
 # imports; it leaves nothing there but a module outside it, _rms_warm:
 #   imp(names)   the imports of what the environment's scripts import, each
-#                in its own try (one that fails is skipped);
+#                in its own try (one that fails is skipped), and with numpy
+#                BLAS's thread setters, found once;
 #   child(blob)  called once in each run, before its script: makes the
 #                interpreter what `python3 SCRIPT` would have made it (argv,
 #                sys.path[0] and PYTHONPATH, the environment, __main__'s
@@ -20,21 +21,26 @@ def _rms_make():
     # run (an import finds its files on disk).
     import atexit, gc, importlib.machinery, os, random, signal, sys, threading, traceback
 
+    setters = []  # BLAS's thread setters, found once (blas_setters)
+
     def imp(names):
         for n in names:
             try:
                 __import__(n)
             except BaseException:
                 pass
+        if 'numpy' in sys.modules:
+            blas_setters()
         # What the zygote holds from here on is never collected: a run's
         # collections walk only the objects of its own (and do not write
         # into every page the zygote's objects are on).
         gc.collect()
         gc.freeze()
 
-    def blas(n):
+    def blas_setters():
         # The zygote started BLAS with one thread (no thread may live across
-        # a fork); the run gets the library's default back.
+        # a fork); each run gets the library's default back through these.
+        setters[:] = []
         try:
             import ctypes
             with open('/proc/self/maps') as f:
@@ -44,7 +50,7 @@ def _rms_make():
                 for sym in ('openblas_set_num_threads', 'openblas_set_num_threads64_'):
                     fn = getattr(h, sym, None)
                     if fn is not None:
-                        fn(n)
+                        setters.append(fn)
         except Exception:
             pass
 
@@ -75,8 +81,11 @@ def _rms_make():
                 npr.seed()
             except Exception:
                 pass
-        if threads and 'numpy' in sys.modules:
-            blas(int(threads))
+        for fn in setters if threads else ():
+            try:
+                fn(int(threads))
+            except Exception:
+                pass
 
     def flush(status):
         # The standard streams: a failed flush of stdout is exit status 120
