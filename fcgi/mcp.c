@@ -271,10 +271,8 @@ static json_object *call_tool(struct post *p, json_object *id, json_object *para
     struct tools_ctx t;
     mcp__call_tools_ctx(&c, &t);
 
-    mcp__call_mark(p->s.dir, c.key); /* in flight */
     json_object *result = NULL;
-    enum tools_outcome out = tools_call(&t, json_object_get_string(name), args, &result);
-    mcp__call_unmark(p->s.dir, c.key);
+    enum tools_outcome out = mcp__call_tool(&c, &t, json_object_get_string(name), args, &result);
     switch (out) {
     case TOOLS_CANCELLED:
         json_object_put(result);

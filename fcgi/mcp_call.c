@@ -148,6 +148,8 @@ static bool call_cancelled(struct mcp_call *c)
     return call_client_cancelled(c);
 }
 
+#define CALL_ANCHOR ".flight" /* in calls/: what a call in flight is a name of before its run has an id */
+
 static int calls_open(const char *session_dir)
 {
     char path[4096];
@@ -155,17 +157,17 @@ static int calls_open(const char *session_dir)
     return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-void mcp__call_mark(const char *session_dir, const char *key)
+static void call_mark(const char *session_dir, const char *key)
 {
     cleanup_fd int cfd = calls_open(session_dir);
     if (cfd < 0)
         return;
     for (int i = 0; i < 2; i++) {
-        if (linkat(cfd, MCP_CALL_ANCHOR, cfd, key, 0) == 0 || errno == EEXIST)
+        if (linkat(cfd, CALL_ANCHOR, cfd, key, 0) == 0 || errno == EEXIST)
             return;
         if (errno != ENOENT)
             break;
-        int fd = openat(cfd, MCP_CALL_ANCHOR, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600); /* once a session */
+        int fd = openat(cfd, CALL_ANCHOR, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600); /* once a session */
         if (fd < 0)
             break;
         close(fd);
@@ -176,7 +178,7 @@ void mcp__call_mark(const char *session_dir, const char *key)
         close(fd);
 }
 
-void mcp__call_unmark(const char *session_dir, const char *key)
+static void call_unmark(const char *session_dir, const char *key)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/calls/%s", session_dir, key);
@@ -200,6 +202,17 @@ static void call_record(const char *session_dir, const char *key, const char *ru
     unlinkat(cfd, aside, 0); /* (left when calls/KEY already was a name of it) */
     if (!done)
         discard(util_write_file_atomic(cfd, key, run_id, strlen(run_id), 0600));
+}
+
+enum tools_outcome mcp__call_tool(struct mcp_call *c, const struct tools_ctx *t, const char *tool, json_object *args,
+                                  json_object **result)
+{
+    if (c->session_dir)
+        call_mark(c->session_dir, c->key);
+    enum tools_outcome out = tools_call(t, tool, args, result);
+    if (c->session_dir)
+        call_unmark(c->session_dir, c->key);
+    return out;
 }
 
 void mcp__call_set_run(struct mcp_call *c, const char *run_id)

@@ -158,16 +158,16 @@ struct mcp_call {
  * worker), the server's shutdown and, with cancel_on_disconnect, a gone
  * client, and record the call's run so that a cancel finds it. */
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t);
-/* calls/KEY of the session in session_dir says "call KEY in flight" (the
- * reaper leaves the session alone; a cancel finds the run through it). It
- * makes and frees no inode: it is a second name, first of calls/.flight
- * (empty: no run yet), then of the session's runs/RUNID. On a file system
- * without a journal the allocator skips, for a minute and more, every
- * inode freed: one made and freed per call slows every later file made.
- * mcp__call_unmark removes the name (and cancel/KEY). */
-#define MCP_CALL_ANCHOR ".flight" /* in calls/: what a call in flight is a name of before its run has an id */
-void mcp__call_mark(const char *session_dir, const char *key);
-void mcp__call_unmark(const char *session_dir, const char *key);
+/* Calls tool through t as c, which is "in flight" meanwhile: calls/KEY of
+ * c's session or workspace, if it has one, says so (the reaper leaves the
+ * session alone; a cancel finds the run through it), and is gone after,
+ * with cancel/KEY. It makes and frees no inode: it is a second name, first
+ * of calls/.flight (empty: no run yet), then of the session's runs/RUNID.
+ * On a file system without a journal the allocator skips, for a minute and
+ * more, every inode freed: one made and freed per call slows every later
+ * file made. */
+enum tools_outcome mcp__call_tool(struct mcp_call *c, const struct tools_ctx *t, const char *tool, json_object *args,
+                                  json_object **result);
 /* Records c's run: runs/RUNID of its session or workspace (removed with
  * it), which holds the id, calls/KEY a name of it (where a cancel finds
  * the run), and applies a cancel that came first. */

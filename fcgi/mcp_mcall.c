@@ -223,12 +223,8 @@ void mcp__modern_call(struct mcp_modern *m)
     }
     struct tools_ctx t;
     mcp__call_tools_ctx(&c, &t);
-    if (ws.dir) /* in flight: the reaper leaves the workspace alone */
-        mcp__call_mark(ws.dir, c.key);
     json_object *result = NULL;
-    enum tools_outcome out = tools_call(&t, tool, targs, &result);
-    if (ws.dir)
-        mcp__call_unmark(ws.dir, c.key);
+    enum tools_outcome out = mcp__call_tool(&c, &t, tool, targs, &result);
     /* A workspace made for a call that was refused before it did anything
      * (its arguments: no structuredContent) goes again, so that a model's
      * mistakes do not pile up workspaces. */

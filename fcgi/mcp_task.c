@@ -402,12 +402,8 @@ static int task_runner(void *arg, int fd)
         .set_run = run_set_run,
         .ask = run_ask,
     };
-    if (r->c.session_dir) /* in flight: the reaper leaves the workspace alone */
-        mcp__call_mark(r->c.session_dir, r->c.key);
     json_object *result = NULL;
-    enum tools_outcome out = tools_call(&t, r->tool, r->args, &result);
-    if (r->c.session_dir)
-        mcp__call_unmark(r->c.session_dir, r->c.key);
+    enum tools_outcome out = mcp__call_tool(&r->c, &t, r->tool, r->args, &result);
     run_finish(r, out, result);
     run_send(r, json_object_new_string("done"));
     if (r->fd >= 0) /* the worker reads to the end of the pipe */
