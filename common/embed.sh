@@ -5,7 +5,7 @@
 # schemas, the import map. Plain sh and awk (no xxd): make runs it in the
 # build tree, sources from srcdir.
 #   embed.sh SRCDIR HEADER PREFIX FILE... >OUT.c
-#   embed.sh . tools_internal.h tools__schema_ fcgi/schemas/run_code.input.json
+#   embed.sh . tools_internal.h tools__schema_ fcgi/tools/schemas/run_code.input.json
 set -eu
 srcdir=$1
 header=$2

@@ -183,7 +183,7 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
     cleanup_fd int ofd = openat(dfd, "output", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     cleanup_fd int fd = ofd >= 0 ? ws_open_beneath(ofd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0) : -ENOENT;
     /* A regular file with no other name: a hard link to a file outside
-     * output/ is never an artifact (artifacts.c), so it is not served. */
+     * output/ is never an artifact (art.c), so it is not served. */
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
         http_send_error(resp, 404, "no such file in this run's output");
         return;

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "admit.h"
-#include "artifacts.h"
+#include "art.h"
 #include "deps.h"
 #include "jail.h"
 #include "result.h"

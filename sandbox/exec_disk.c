@@ -4,7 +4,7 @@
  * workspace_files, output/ in it to output_bytes and output_files, and the
  * fallback's home/ and tmp/ to tmp_bytes and tmp_files, as the jail's
  * private /tmp is: measured while the script runs (the tick of
- * exec_script.c) and when it ends, with the one walk of artifacts.c. Then
+ * exec_script.c) and when it ends, with the one walk of art.c. Then
  * what a run leaves is pruned: the run directory keeps its record and
  * nothing the script wrote outside output/, and a session run that crossed
  * the bound loses what it wrote, so that the session is back under it. */
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "artifacts.h"
+#include "art.h"
 #include "jail.h"
 #include "workspace.h"
 

@@ -1,5 +1,5 @@
 /* executor.h: the executor's one public header, and all a front door (MCP,
- * the web page, the CLI, in fcgi/) may include from sandbox/. exec_run() is
+ * the web page in fcgi/, the CLI in cli/) may include from sandbox/. exec_run() is
  * the one entry point that runs a script: it makes the run's workspace,
  * prepares the Python environment, runs the script under its limits while
  * streaming output to a sink, collects the artifacts and the zip, and fills

@@ -1,57 +1,86 @@
 #!/bin/bash
-# layout.sh: the shape of the tree, checked (TAP).
-#  - a front door (fcgi/) includes from sandbox/ only sandbox/executor.h,
-#    the executor's one public header;
-#  - no modules of common/, sandbox/ or fcgi/ include each other in a
-#    circle (a module: NAME.c with NAME.h, and NAME_*.c files that share
-#    NAME.h or NAME_internal.h; executor.h is a node of its own);
+# layout.sh: the shape of the tree, checked (TAP). The tree is a folder per
+# subsystem (doc/architecture.md, Layout):
+#   common/                        what every part uses
+#   sandbox/ and sandbox/*/        the executor: its face (executor.h) and
+#                                  orchestration, then jail/, deps/, fetch/,
+#                                  artifacts/
+#   cfg/, fcgi/, fcgi/*/, cli/     the front doors and their configuration
+# Checked:
+#  - a front door (cfg/, fcgi/, cli/) includes from sandbox/ only
+#    sandbox/executor.h, the executor's one public header, and sandbox/
+#    includes nothing of the front doors;
+#  - a NAME_internal.h is included only by files of its own folder;
+#  - no modules include each other in a circle (a module: a folder's files
+#    of one prefix, NAME.c with NAME.h and the NAME_*.c beside them that
+#    share NAME.h or NAME_internal.h; executor.h is a node of its own);
+#  - no two files call each other in a loop: the functions and data a file
+#    defines and the ones it uses, read from the built objects (nm), make
+#    a graph of files with no circle in it (skipped, with the reason, when
+#    the objects are not built);
 #  - no C source or header is over 900 lines, and no function is over 120,
 #    unless the file's opening comment says why (it names the function, or
 #    says "900 lines" for the file, and gives the reason).
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir/build}
 cd "$top_srcdir" || exit 1
 . tests/lib/tap.sh
 
 MAX_FILE_LINES=900
 MAX_FUNC_LINES=120
+SANDBOX_DIRS="sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail"
+FRONT_DIRS="cfg fcgi fcgi/mcp fcgi/tools cli"
+SRC_DIRS="common $SANDBOX_DIRS $FRONT_DIRS"
+
+sources() { # sources DIR...: the C files and headers directly in each DIR
+    local d
+    for d in "$@"; do ls "$d"/*.[ch] 2>/dev/null; done
+}
+includes() { # includes FILE: the quoted includes of FILE, one a line
+    grep -hE '^#[[:space:]]*include[[:space:]]+"[^"]+"' "$1" | sed -E 's/.*include[[:space:]]+"([^"]+)".*/\1/'
+}
+where() { # where NAME.h: the folder of the source tree that holds it, if any
+    local d
+    for d in $SRC_DIRS; do
+        [ -f "$d/$1" ] && { echo "$d"; return; }
+    done
+}
 
 # ------------------------------------------------ 1. the public header
-bad=$(grep -HnE '^#[[:space:]]*include[[:space:]]+"[^"]+"' fcgi/*.c fcgi/*.h |
-    while IFS= read -r line; do
-        inc=$(sed -E 's/.*include[[:space:]]+"([^"]+)".*/\1/' <<<"$line")
+bad=$(for f in $(sources $FRONT_DIRS); do
+    for inc in $(includes "$f"); do
         [ "$inc" = executor.h ] && continue
-        [ -f "sandbox/$inc" ] && echo "$line"
-    done)
-ok "$([ -z "$bad" ] && echo 0 || echo 1)" "fcgi/ includes nothing of sandbox/ but executor.h"
+        d=$(where "$inc")
+        case " $SANDBOX_DIRS " in *" $d "*) echo "$f: $inc ($d)" ;; esac
+    done
+done)
+ok "$([ -z "$bad" ] && echo 0 || echo 1)" "the front doors include nothing of sandbox/ but executor.h"
+[ -n "$bad" ] && diag "$bad"
+bad=$(for f in $(sources $SANDBOX_DIRS); do
+    for inc in $(includes "$f"); do
+        d=$(where "$inc")
+        case " $FRONT_DIRS " in *" $d "*) echo "$f: $inc ($d)" ;; esac
+    done
+done)
+ok "$([ -z "$bad" ] && echo 0 || echo 1)" "sandbox/ includes nothing of the front doors"
 [ -n "$bad" ] && diag "$bad"
 
-# --------------------------------------------------------- 2. no cycles
-# The module of a file: its stem when STEM.h exists (or it is executor.h),
-# else the stem up to the first '_' (deps_scan.c is deps); NAME_internal.h
-# belongs to NAME.
-module_of() {
-    local dir=$1 stem=$2
-    case $stem in
-    executor) echo executor; return ;;
-    *_internal) echo "${stem%_internal}"; return ;;
-    esac
-    if [ -f "$dir/$stem.h" ]; then echo "$stem"; else echo "${stem%%_*}"; fi
-}
-edges=$(for dir in common sandbox fcgi; do
-    for f in "$dir"/*.c "$dir"/*.h; do
-        [ -f "$f" ] || continue
-        stem=$(basename "$f"); stem=${stem%.*}
-        from=$(module_of "$dir" "$stem")
-        grep -hE '^#[[:space:]]*include[[:space:]]+"[^"]+\.h"' "$f" |
-            sed -E 's/.*"([^"]+)\.h".*/\1/' | while read -r inc; do
-                [ -f "$dir/$inc.h" ] || continue
-                to=$(module_of "$dir" "$inc")
-                [ "$from" != "$to" ] && echo "$dir/$from $dir/$to"
-            done
+# ------------------------------------------- 2. internal headers stay home
+bad=$(for f in $(sources $SRC_DIRS) tests/*/*.[ch]; do
+    for inc in $(includes "$f"); do
+        case $inc in *_internal.h) ;; *) continue ;; esac
+        d=$(where "$inc")
+        [ -n "$d" ] && [ "$d" != "$(dirname "$f")" ] && case $f in tests/*) ;; *) echo "$f: $inc ($d)" ;; esac
     done
-done | sort -u)
-cycle=$(awk '
+done)
+ok "$([ -z "$bad" ] && echo 0 || echo 1)" "a NAME_internal.h is included only from its own folder"
+[ -n "$bad" ] && diag "$bad"
+
+# --------------------------------------------------------- 3. no cycles
+# The circle finder: reads "FROM TO" edges, prints one circle if there is one.
+circle() {
+    awk '
     { adj[$1] = adj[$1] " " $2; nodes[$1] = 1; nodes[$2] = 1 }
     function visit(n,    i, k, m, parts) {
         state[n] = 1; stack[++depth] = n
@@ -66,16 +95,60 @@ cycle=$(awk '
         }
         state[n] = 2; depth--
     }
-    END { for (n in nodes) if (!state[n] && !found) visit(n) }' <<<"$edges")
+    END { for (n in nodes) if (!state[n] && !found) visit(n) }'
+}
+# The module of a file: its stem when STEM.h exists in its folder (or it is
+# executor.h), else the stem up to the first '_' (deps_scan.c is deps);
+# NAME_internal.h belongs to NAME. A module is named with its folder.
+module_of() {
+    local dir=$1 stem=$2
+    case $stem in
+    executor) echo executor; return ;;
+    *_internal) echo "$dir/${stem%_internal}"; return ;;
+    esac
+    if [ -f "$dir/$stem.h" ]; then echo "$dir/$stem"; else echo "$dir/${stem%%_*}"; fi
+}
+edges=$(for f in $(sources $SRC_DIRS); do
+    dir=$(dirname "$f")
+    stem=$(basename "$f"); stem=${stem%.*}
+    from=$(module_of "$dir" "$stem")
+    for inc in $(includes "$f"); do
+        d=$(where "$inc")
+        [ -n "$d" ] || continue
+        to=$(module_of "$d" "${inc%.h}")
+        [ "$from" != "$to" ] && echo "$from $to"
+    done
+done | sort -u)
+cycle=$(circle <<<"$edges")
 ok "$([ -z "$cycle" ] && echo 0 || echo 1)" "no modules include each other in a circle"
 [ -n "$cycle" ] && diag "cycle: $cycle"
 
-# ------------------------------------------------ 3. files and functions
+# Files that call each other: each object of the build tree (automake names
+# it FOLDER/LIB_a-STEM.o) is its source file; an edge goes from a file that
+# uses a symbol to the one that defines it.
+objects=$(for d in $SRC_DIRS; do ls "$top_builddir/$d"/lib*_a-*.o 2>/dev/null; done)
+if [ -z "$objects" ]; then
+    skip "no file calls another in a circle: no objects in $top_builddir (build first)"
+else
+    calls=$(for o in $objects; do
+        rel=${o#"$top_builddir"/}
+        src="$(dirname "$rel")/$(basename "$rel" .o | sed -E 's/^lib[a-z]+_a-//').c"
+        nm -P "$o" 2>/dev/null | awk -v f="$src" '$2 == "U" { print "U", f, $1 } $2 ~ /^[TDBRC]$/ { print "D", f, $1 }'
+    done | awk '$1 == "D" { def[$3] = $2; next } { use[++n] = $2 " " $3 }
+        END { for (i = 1; i <= n; i++) { split(use[i], u, " "); if ((u[2] in def) && def[u[2]] != u[1]) print u[1], def[u[2]] } }' | sort -u)
+    cycle=$(circle <<<"$calls")
+    TAP_TODO="the folders are new; the circles between files go one commit each"
+    ok "$([ -z "$cycle" ] && echo 0 || echo 1)" "no files call each other in a circle"
+    unset TAP_TODO
+    [ -n "$cycle" ] && diag "cycle: $cycle"
+fi
+
+# ------------------------------------------------ 4. files and functions
 # The opening comment of a file: its first /* ... */ block.
 opening() { awk 'NR == 1 && !/^\/\*/ { exit } { print } /\*\// { exit }' "$1"; }
 long_files=""
 long_funcs=""
-for f in common/*.[ch] sandbox/*.[ch] fcgi/*.[ch] tests/*/*.[ch]; do
+for f in $(sources $SRC_DIRS) tests/*/*.[ch]; do
     [ -f "$f" ] || continue
     head=$(opening "$f")
     n=$(wc -l <"$f")
@@ -98,5 +171,12 @@ ok "$([ -z "$long_files" ] && echo 0 || echo 1)" "no source file over $MAX_FILE_
 [ -n "$long_files" ] && diag "over $MAX_FILE_LINES lines:$long_files"
 ok "$([ -z "$long_funcs" ] && echo 0 || echo 1)" "no function over $MAX_FUNC_LINES lines without a reason"
 [ -n "$long_funcs" ] && diag "over $MAX_FUNC_LINES lines:$long_funcs"
+
+# Every folder of sources is one the checks above know.
+stray=$(find . -type d \( -name '.*' -o -name tests -o -name 'build*' -o -name _build -o -name run -o -name node_modules \) -prune -o \
+    -name '*.[ch]' -print | sed -nE 's|^\./(.*)/[^/]*$|\1|p' | sort -u |
+    while read -r d; do case " $SRC_DIRS " in *" $d "*) ;; *) echo "$d" ;; esac; done)
+ok "$([ -z "$stray" ] && echo 0 || echo 1)" "every folder of C sources is one of the subsystems this test knows"
+[ -n "$stray" ] && diag "unknown folders: $stray"
 
 done_testing

@@ -1,5 +1,5 @@
 /* fuzz-imports.c: libFuzzer target for the import tokenizer
- * (deps_scan_imports in sandbox/deps_scan.c): any bytes, as a script's
+ * (deps_scan_imports in sandbox/deps/deps_scan.c): any bytes, as a script's
  * source, must give a list of names or an error, never a crash, an
  * out-of-bounds read or a hang. Every name it returns must be a Python
  * identifier (what the map lookup and the installer's argv get). */

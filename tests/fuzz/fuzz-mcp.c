@@ -1,7 +1,7 @@
 /* fuzz-mcp.c: libFuzzer target for the HTTP side of the program as
  * app_handle() serves it: MCP's JSON-RPC parsing, the lifecycle and the
- * dispatch (fcgi/mcp*.c), the tools' argument checks and results
- * (fcgi/tools*.c), the /artifacts/ route (fcgi/app.c) and /api/run
+ * dispatch (fcgi/mcp/mcp*.c), the tools' argument checks and results
+ * (fcgi/tools/tools*.c), the /artifacts/ route (fcgi/app.c) and /api/run
  * (fcgi/web.c), with the executor stubbed (stubs.c: no process is
  * started).
  *

@@ -1,5 +1,5 @@
 /* fuzz-requirement.c: libFuzzer target for the requirement parser
- * (deps_check_requirement in sandbox/deps_req.c: PEP 508, the refusals of
+ * (deps_check_requirement in sandbox/deps/deps_req.c: PEP 508, the refusals of
  * options, paths and URLs) and PEP 440 specifier sets
  * (deps_version_satisfies). Properties: an accepted requirement's
  * canonical spelling is accepted again and is its own canonical spelling,

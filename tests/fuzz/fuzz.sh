@@ -16,7 +16,7 @@
 #
 # A target is fuzz-NAME.c (LLVMFuzzerTestOneInput) with seeds in
 # corpus/NAME/; adding one is adding its name to TARGETS. Every target links
-# all of common/, sandbox/ and fcgi/ (but main.c, and tools_nofixture.c: the
+# all of the program's source folders (SRC_DIRS; but main.c, and tools_nofixture.c: the
 # targets have the fixture tools) as one static library, and the tool schemas
 # generated as make generates them. A target that serves HTTP swaps the
 # executor for stubs.c's table (struct app's exec), so a target pulls in what
@@ -56,14 +56,18 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
     skip_all "$FUZZ_CC cannot build a libFuzzer program with ASan and UBSan ($(head -c 200 "$probe.log"))"
 
 PKGS="json-c fcgi libseccomp libarchive libcurl"
+# The program's source folders, each a subsystem (doc/architecture.md).
+SRC_DIRS="common sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail cfg fcgi fcgi/mcp fcgi/tools cli"
+SRC_INC=$(for d in $SRC_DIRS; do printf ' -I%s/%s' "$top_srcdir" "$d"; done)
 CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
- -Wall -Wno-unused-parameter -I$top_builddir -I$top_srcdir/common -I$top_srcdir/sandbox -I$top_srcdir/fcgi -I$top_srcdir/tests/lib -I$here
+ -Wall -Wno-unused-parameter -I$top_builddir$SRC_INC -I$top_srcdir/tests/lib -I$here
  -DSYSCONFDIR=\"/nonexistent\" -DLOCALSTATEDIR=\"/nonexistent\"
  $(pkg-config --cflags $PKGS)"
 LIBS="$(pkg-config --libs json-c fcgi libseccomp) -ldl -lm"
 
 # Rebuilds an object when it is older than its source or than any header.
-newest_header=$(ls -t "$top_builddir/config.h" "$top_srcdir"/common/*.h "$top_srcdir"/sandbox/*.h "$top_srcdir"/fcgi/*.h "$top_srcdir"/tests/lib/*.h "$here"/*.h | head -1)
+# shellcheck disable=SC2046
+newest_header=$(ls -t "$top_builddir/config.h" $(for d in $SRC_DIRS; do echo "$top_srcdir/$d"/*.h; done) "$top_srcdir"/tests/lib/*.h "$here"/*.h | head -1)
 compile() { # compile SRC OBJ [EXTRA_FLAGS]
     local src=$1 obj=$2
     if [ -f "$obj" ] && [ "$obj" -nt "$src" ] && [ "$obj" -nt "$newest_header" ] && [ "$obj" -nt "$fuzz_script" ]; then
@@ -87,10 +91,11 @@ build() {
     local jobs=() src base extra objs=()
     local schemas=$FUZZ_DIR/obj/tools_schemas.c map=$FUZZ_DIR/obj/deps_map_builtin.c zygote=$FUZZ_DIR/obj/jail_zygote_py.c
     # shellcheck disable=SC2046
-    embed "$schemas" tools_internal.h tools__schema_ $(cd "$top_srcdir" && echo fcgi/schemas/*.json) || return 1
+    embed "$schemas" tools_internal.h tools__schema_ $(cd "$top_srcdir" && echo fcgi/tools/schemas/*.json) || return 1
     embed "$map" deps.h deps__map_ data/import-names.tsv || return 1
-    embed "$zygote" jail_internal.h jail__py_ sandbox/zygote.py || return 1
-    for src in "$top_srcdir"/common/*.c "$top_srcdir"/sandbox/*.c "$top_srcdir"/fcgi/*.c "$schemas" "$map" "$zygote"; do
+    embed "$zygote" jail_internal.h jail__py_ sandbox/jail/zygote.py || return 1
+    # shellcheck disable=SC2046
+    for src in $(for d in $SRC_DIRS; do echo "$top_srcdir/$d"/*.c; done) "$schemas" "$map" "$zygote"; do
         base=$(basename "$src" .c)
         [ "$base" = main ] || [ "$base" = tools_nofixture ] && continue
         jobs+=("$src" "$FUZZ_DIR/obj/lib-$base.o" "")

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "artifacts.h"
+#include "art.h"
 #include "tap.h"
 
 static int dfd;

@@ -1,5 +1,5 @@
 /* tools.c: the MCP tool table (names, descriptions, annotations, the
- * schemas built from fcgi/schemas/ with the server's limits patched in),
+ * schemas built from fcgi/tools/schemas/ with the server's limits patched in),
  * tools/list, the call dispatch and the helpers results are made with. The
  * tools themselves: tools_run.c, tools_ws.c, tools_xfer.c, and the test
  * program's tools_fixture.c. */

@@ -444,7 +444,7 @@ static void post(struct post *p)
         return;
     }
     /* Both eras on one endpoint: a body or header that names a revision
-     * after the legacy ones is served statelessly (mcp_modern.c). */
+     * after the legacy ones is served statelessly (mcp_2026.c). */
     if (mcp__is_modern(p->req, msg)) {
         mcp__modern_post(p->app, p->req, p->resp, msg, p->want_sse);
         json_object_put(msg);

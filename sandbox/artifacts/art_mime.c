@@ -4,7 +4,7 @@
  * columns, a JSON document's shape). */
 #include "config.h"
 
-#include "artifacts_internal.h"
+#include "art_internal.h"
 
 #include <errno.h>
 #include <json-c/json.h>

@@ -68,7 +68,7 @@ void mcp__id_key(json_object *id, char out[65]);
 /* serverInfo: name, title, version (new object). */
 json_object *mcp__server_info(void);
 
-/* The 2026-07-28 revision (mcp_modern.c). True when msg (a POST's body) and
+/* The 2026-07-28 revision (mcp_2026.c). True when msg (a POST's body) and
  * the request's headers speak it: its _meta names a revision that is not a
  * legacy one, or MCP-Protocol-Version is present and not a legacy one. */
 bool mcp__is_modern(const struct http_req *req, json_object *msg);
@@ -80,7 +80,7 @@ void mcp__modern_post(const struct app *app, struct http_req *req, struct http_r
 #define MCP_EXT_TASKS "io.modelcontextprotocol/tasks" /* the tasks extension's identifier */
 #define MCP_LOG_NONE ((enum tools_level)(TOOLS_LOG_EMERGENCY + 1)) /* no log notifications at all */
 
-/* One modern request being served (mcp_modern.c, mcp_task.c). */
+/* One modern request being served (mcp_2026.c, mcp_task.c). */
 struct mcp_modern {
     const struct app *app;
     struct http_req *req;

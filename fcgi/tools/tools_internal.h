@@ -1,6 +1,6 @@
 /* tools_internal.h: what the parts of the tools module share: the table's
  * entry, the schemas built into the program (tools_schemas.c, generated from
- * fcgi/schemas/), the result and argument helpers, and each tool's entry
+ * fcgi/tools/schemas/), the result and argument helpers, and each tool's entry
  * point (tools_run.c, tools_ws.c, tools_xfer.c, tools_fixture.c). A tool
  * returns 0 with *result, -ECANCELED when the client cancelled the call, or
  * another -errno when the service failed (tools_call makes the outcome). */
@@ -40,7 +40,7 @@ int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object
 enum tools_task tools__fixture_task(const char *name);
 const char *tools__fixture_needs(const char *name);
 
-/* fcgi/schemas/NAME.json, as generated. */
+/* fcgi/tools/schemas/NAME.json, as generated. */
 extern const char tools__schema_run_output[], tools__schema_run_code_input[], tools__schema_run_my_script_input[],
     tools__schema_list_dir_input[], tools__schema_list_dir_output[], tools__schema_preview_file_input[],
     tools__schema_preview_file_output[], tools__schema_mount_file_input[], tools__schema_mount_file_output[],

@@ -1,12 +1,12 @@
-/* artifacts_internal.h: what the parts of the artifacts module share: the
- * walk (artifacts.c) reads the first bytes of a file the way the MIME
+/* art_internal.h: what the parts of the artifacts module share: the
+ * walk (art.c) reads the first bytes of a file the way the MIME
  * sniffing and the summaries do (art__read_head, in art_mime.c). */
-#ifndef RMS_ARTIFACTS_INTERNAL_H
-#define RMS_ARTIFACTS_INTERNAL_H
+#ifndef RMS_ART_INTERNAL_H
+#define RMS_ART_INTERNAL_H
 
 #include <stddef.h>
 
-#include "artifacts.h"
+#include "art.h"
 
 #define ART_HEAD 4096 /* bytes read for sniffing */
 

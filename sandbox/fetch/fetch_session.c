@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "artifacts.h"
+#include "art.h"
 #include "sha256.h"
 #include "workspace.h"
 

@@ -12,7 +12,7 @@
 #define TOOLS_XFER_POLL_MS 100      /* progress and cancel checks of a transfer, at most this often */
 
 /* A transfer's progress notifications and the client's cancel, polled by
- * the transfer (sandbox/fetch_transfer.c) while bytes move. Values run from lo towards hi as the bytes
+ * the transfer (sandbox/fetch/fetch_transfer.c) while bytes move. Values run from lo towards hi as the bytes
  * come (hi 0: the byte count itself, total the announced size). */
 struct xfer_progress {
     const struct tools_ctx *call;

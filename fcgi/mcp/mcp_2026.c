@@ -1,4 +1,4 @@
-/* mcp_modern.c: the stateless revision 2026-07-28 beside the legacy ones on
+/* mcp_2026.c: the stateless revision 2026-07-28 beside the legacy ones on
  * the same endpoint. A request carries its revision, capabilities and log
  * level in params._meta; the HTTP headers mirror the body (MCP-Protocol-
  * Version, Mcp-Method, Mcp-Name, Mcp-Param-Workspace) and must match it, so

@@ -1,4 +1,4 @@
-/* artifacts.c: the one walk of a tree the executor has: listing output/
+/* art.c: the one walk of a tree the executor has: listing output/
  * (art_collect), measuring output/ or a whole workspace (art_measure,
  * art_measure_tree) and pruning what a run left (art_prune); and the
  * snapshot of a session run's files. The MIME types and summaries are in
@@ -12,7 +12,7 @@
  * output and have us hand it out. */
 #include "config.h"
 
-#include "artifacts_internal.h"
+#include "art_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

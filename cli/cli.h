@@ -40,7 +40,7 @@ int cli_fetch(int argc, char **argv, const char *self);
  * {"uploaded_bytes", "status"}. */
 int cli_upload(int argc, char **argv, const char *self);
 
-/* The exit status for a failed fetch or upload (rc from sandbox/fetch.h):
+/* The exit status for a failed fetch or upload (rc from sandbox/fetch/fetch.h):
  * CLI_EXIT_USAGE for a bad URL or path, CLI_EXIT_DATAERR for a size limit,
  * CLI_EXIT_CANTCREAT when the local file cannot be written,
  * CLI_EXIT_SERVICE when libcurl is missing, CLI_EXIT_NOINPUT for the rest

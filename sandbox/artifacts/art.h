@@ -1,8 +1,8 @@
-/* artifacts.h: what a script left in its output directory: a safe walk
+/* art.h: what a script left in its output directory: a safe walk
  * that follows no symlink, MIME types from magic bytes then extensions,
  * one-line summaries, and the zip of it all (libarchive). */
-#ifndef RMS_ARTIFACTS_H
-#define RMS_ARTIFACTS_H
+#ifndef RMS_ART_H
+#define RMS_ART_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* tools.h: the MCP tools: their table (names, descriptions, the JSON
- * schemas built into the program from fcgi/schemas/), argument checks, and
+ * schemas built into the program from fcgi/tools/schemas/), argument checks, and
  * the work: exec_run for the script tools, the session's workspace for
  * list_dir and preview_file, the transfers for mount_file, run_code's
  * files and persist_artifact. A tool sees its caller only through struct

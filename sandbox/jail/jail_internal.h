@@ -386,7 +386,7 @@ int jail__script_drop(int efd, const char *stdin_inside, int in, int out, int er
                       size_t nrows, bool set_groups, const char *cwd, const struct sock_fprog *filter);
 /* Closes every descriptor but the n in keep (close_range above the last). */
 void jail__close_all_except(const int *keep, size_t n);
-/* sandbox/zygote.py, the Python half of a zygote, built in (common/embed.sh). */
+/* sandbox/jail/zygote.py, the Python half of a zygote, built in (common/embed.sh). */
 extern const char jail__py_zygote[];
 
 #endif

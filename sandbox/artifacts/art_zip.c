@@ -3,7 +3,7 @@
  * when whole. */
 #include "config.h"
 
-#include "artifacts_internal.h"
+#include "art_internal.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -1,4 +1,4 @@
-/* mcp_mcall.c: tools/call in the stateless revision 2026-07-28. The call
+/* mcp_2026_call.c: tools/call in the stateless revision 2026-07-28. The call
  * names its workspace (an explicit handle; run_code and mount_file make one
  * when it names none), its log level and progress token in _meta; it is
  * answered over its own event stream, whose closing cancels the run; and,

@@ -226,7 +226,7 @@ static int py_load(const char *lib)
     return 0;
 }
 
-/* _rms_warm.end (sandbox/zygote.py, jail__py_zygote): taken once the
+/* _rms_warm.end (sandbox/jail/zygote.py, jail__py_zygote): taken once the
  * zygote has made it, kept for every run. */
 static void *py_end;
 /* The name a cold run's script has (/proc/PID/comm: the interpreter's
