@@ -53,19 +53,19 @@ void cli__note(const char *fmt, ...)
     va_end(ap);
 }
 
-char *cli__session_make(const char *dir, char *why, size_t whylen)
+char *cli__session_make(const char *dir, char *err, size_t errlen)
 {
     int rc = util_mkdir_p(dir, CLI_SESSION_MODE);
     char *abs = rc == 0 ? realpath(dir, NULL) : NULL;
     if (!abs) {
         int e = rc < 0 ? -rc : errno;
-        snprintf(why, whylen, "--session %s: %s", dir, strerror(e));
+        snprintf(err, errlen, "--session %s: %s", dir, strerror(e));
         return NULL;
     }
     cleanup_fd int dfd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0 || (mkdirat(dfd, "workspace", CLI_WORKSPACE_MODE) < 0 && errno != EEXIST)) {
         int e = errno;
-        snprintf(why, whylen, "--session %s: %s", dir, strerror(e));
+        snprintf(err, errlen, "--session %s: %s", dir, strerror(e));
         free(abs);
         return NULL;
     }

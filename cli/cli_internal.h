@@ -76,8 +76,8 @@ int cli__esc_flush(struct cli__esc *st, struct dbuf *out) must_check;
 char *cli__escaped(const char *s);
 
 /* Makes DIR and DIR/workspace (a session for the CLI) and returns DIR's
- * absolute path (caller frees), or NULL with a reason in why. */
-char *cli__session_make(const char *dir, char *why, size_t whylen);
+ * absolute path (caller frees), or NULL with a reason in err. */
+char *cli__session_make(const char *dir, char *err, size_t errlen);
 
 /* The options `config` and `check-sandbox` share (--config, --set), and the
  * configuration they give. CLI__GO_ON, or the exit status to return (the
@@ -133,10 +133,10 @@ int cli__exit_status(const struct exec_result *r);
 
 /* True when dir exists and is writable, or can be created (its nearest
  * existing ancestor is a writable directory); else false with a reason. */
-bool cli__dir_writable(const char *dir, char *why, size_t whylen);
+bool cli__dir_writable(const char *dir, char *err, size_t errlen);
 
 /* Copies the artifacts and the zip into out/RUNID/ and sets *dest to that
- * directory (caller frees). 0 or -errno with the failing path in why. */
-int cli__copy_out(const struct exec_result *r, const char *out, char **dest, char *why, size_t whylen) must_check;
+ * directory (caller frees). 0 or -errno with the failing path in err. */
+int cli__copy_out(const struct exec_result *r, const char *out, char **dest, char *err, size_t errlen) must_check;
 
 #endif

@@ -16,7 +16,7 @@
 
 #define CLI_OUT_MODE 0755
 
-bool cli__dir_writable(const char *dir, char *why, size_t whylen)
+bool cli__dir_writable(const char *dir, char *err, size_t errlen)
 {
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s", dir);
@@ -24,26 +24,26 @@ bool cli__dir_writable(const char *dir, char *why, size_t whylen)
         struct stat st;
         if (stat(p, &st) == 0) {
             if (!S_ISDIR(st.st_mode)) {
-                snprintf(why, whylen, "%.300s is not a directory", p);
+                snprintf(err, errlen, "%.300s is not a directory", p);
                 return false;
             }
             if (access(p, W_OK | X_OK) < 0) {
                 int e = errno;
-                snprintf(why, whylen, "%.300s is not writable: %s", p, strerror(e));
+                snprintf(err, errlen, "%.300s is not writable: %s", p, strerror(e));
                 return false;
             }
             return true;
         }
         if (errno != ENOENT) {
             int e = errno;
-            snprintf(why, whylen, "%.300s: %s", p, strerror(e));
+            snprintf(err, errlen, "%.300s: %s", p, strerror(e));
             return false;
         }
         char *slash = strrchr(p, '/');
         if (!slash) {
             if (access(".", W_OK | X_OK) == 0)
                 return true;
-            snprintf(why, whylen, ". is not writable");
+            snprintf(err, errlen, ". is not writable");
             return false;
         }
         if (slash == p) {
@@ -54,13 +54,13 @@ bool cli__dir_writable(const char *dir, char *why, size_t whylen)
     }
 }
 
-/* Opens a directory for copying into or out of; -errno with it in why. */
-static int open_dir(const char *path, int flags, char *why, size_t whylen)
+/* Opens a directory for copying into or out of; -errno with it in err. */
+static int open_dir(const char *path, int flags, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
     if (fd < 0) {
         int e = errno;
-        snprintf(why, whylen, "%s: %s", path, strerror(e));
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
     return fd;
@@ -68,8 +68,8 @@ static int open_dir(const char *path, int flags, char *why, size_t whylen)
 
 /* Copies the artifact rel (a path under the output directory ofd) to the
  * same path under dir (dfd), making its sub-directories first. */
-static int copy_artifact(int ofd, const char *output_dir, int dfd, const char *dir, const char *rel, char *why,
-                         size_t whylen)
+static int copy_artifact(int ofd, const char *output_dir, int dfd, const char *dir, const char *rel, char *err,
+                         size_t errlen)
 {
     cleanup_free char *parent = strdup(rel);
     if (!parent)
@@ -83,40 +83,40 @@ static int copy_artifact(int ofd, const char *output_dir, int dfd, const char *d
             return -ENOMEM;
         rc = util_mkdir_p(full, CLI_OUT_MODE);
         if (rc < 0) {
-            snprintf(why, whylen, "%s: %s", full, strerror(-rc));
+            snprintf(err, errlen, "%s: %s", full, strerror(-rc));
             return rc;
         }
     }
     cleanup_fd int src = ws_open_beneath(ofd, rel, O_RDONLY, 0);
     if (src < 0) {
-        snprintf(why, whylen, "%s/%s: %s", output_dir, rel, strerror(-src));
+        snprintf(err, errlen, "%s/%s: %s", output_dir, rel, strerror(-src));
         return src;
     }
     unlinkat(dfd, rel, 0);
     rc = util_copy_fd(src, dfd, rel);
     if (rc < 0)
-        snprintf(why, whylen, "%s/%s: %s", dir, rel, strerror(-rc));
+        snprintf(err, errlen, "%s/%s: %s", dir, rel, strerror(-rc));
     return rc;
 }
 
-int cli__copy_out(const struct exec_result *r, const char *out, char **dest, char *why, size_t whylen)
+int cli__copy_out(const struct exec_result *r, const char *out, char **dest, char *err, size_t errlen)
 {
     cleanup_free char *dir = NULL;
     if (asprintf(&dir, "%s/%s", out, r->run_id) < 0)
         return -ENOMEM;
     int rc = util_mkdir_p(dir, CLI_OUT_MODE);
     if (rc < 0) {
-        snprintf(why, whylen, "%s: %s", dir, strerror(-rc));
+        snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
         return rc;
     }
-    cleanup_fd int dfd = open_dir(dir, 0, why, whylen);
+    cleanup_fd int dfd = open_dir(dir, 0, err, errlen);
     if (dfd < 0)
         return dfd;
-    cleanup_fd int ofd = open_dir(r->output_dir, O_NOFOLLOW, why, whylen);
+    cleanup_fd int ofd = open_dir(r->output_dir, O_NOFOLLOW, err, errlen);
     if (ofd < 0)
         return ofd;
     for (size_t i = 0; i < r->n_artifacts; i++) {
-        rc = copy_artifact(ofd, r->output_dir, dfd, dir, r->artifacts[i].path, why, whylen);
+        rc = copy_artifact(ofd, r->output_dir, dfd, dir, r->artifacts[i].path, err, errlen);
         if (rc < 0)
             return rc;
     }
@@ -124,7 +124,7 @@ int cli__copy_out(const struct exec_result *r, const char *out, char **dest, cha
         unlinkat(dfd, CLI__ZIP_NAME, 0);
         rc = util_copy_file(AT_FDCWD, r->zip_path, dfd, CLI__ZIP_NAME);
         if (rc < 0) {
-            snprintf(why, whylen, "%s/" CLI__ZIP_NAME ": %s", dir, strerror(-rc));
+            snprintf(err, errlen, "%s/" CLI__ZIP_NAME ": %s", dir, strerror(-rc));
             return rc;
         }
     }

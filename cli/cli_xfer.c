@@ -25,7 +25,7 @@ static void print_json(json_object *o)
 
 /* Splits a host path into its directory (opened, following symlinks: the
  * CLI's user names it) and its last component. */
-static int open_parent(const char *path, const char **name, char *why, size_t whylen)
+static int open_parent(const char *path, const char **name, char *err, size_t errlen)
 {
     const char *slash = strrchr(path, '/');
     cleanup_free char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
@@ -33,13 +33,13 @@ static int open_parent(const char *path, const char **name, char *why, size_t wh
     if (!dir)
         return -ENOMEM;
     if (!**name) {
-        snprintf(why, whylen, "%s: a file name is needed, not a directory", path);
+        snprintf(err, errlen, "%s: a file name is needed, not a directory", path);
         return -EINVAL;
     }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        snprintf(why, whylen, "%s: %s", dir, strerror(e));
+        snprintf(err, errlen, "%s: %s", dir, strerror(e));
         return -e;
     }
     return fd;

@@ -123,11 +123,11 @@ static void send_html(struct http_resp *resp, int status, struct dbuf *b)
 }
 
 /* A refusal before the run: JSON {"error": ...}, or a page. */
-static void refuse(enum web_mode mode, struct http_resp *resp, int status, const char *why)
+static void refuse(enum web_mode mode, struct http_resp *resp, int status, const char *err)
 {
-    log_msg(LOG_LVL_INFO, "/api/run: %d: %s", status, why);
+    log_msg(LOG_LVL_INFO, "/api/run: %d: %s", status, err);
     if (mode != WEB_HTML) {
-        http_send_error(resp, status, why);
+        http_send_error(resp, status, err);
         return;
     }
     struct dbuf b;
@@ -135,7 +135,7 @@ static void refuse(enum web_mode mode, struct http_resp *resp, int status, const
     html_head(&b, "Not run");
     discard(dbuf_printf(&b, "<h1>The script was not run</h1>\n<p class=\"error\" role=\"alert\">%d %s: ", status,
                         http_reason(status)));
-    html_escape(&b, why, strlen(why));
+    html_escape(&b, err, strlen(err));
     discard(dbuf_printf(&b, "</p>\n"));
     html_foot(&b);
     send_html(resp, status, &b);
@@ -415,16 +415,16 @@ static int part_end(void *ctx, const struct form_part *p)
 }
 
 /* Reads the multipart body through the parser. 0, or an HTTP status with
- * the reason in why. */
-static int read_form(const struct app *app, struct http_req *req, const char *ct, struct web_fields *f, char *why,
-                     size_t whylen)
+ * the reason in err. */
+static int read_form(const struct app *app, struct http_req *req, const char *ct, struct web_fields *f, char *err,
+                     size_t errlen)
 {
     struct form_parser p;
     struct form_callbacks cb = {f, part_begin, part_data, part_end};
     f->parser = &p;
     const char *cl = http_param(req, "CONTENT_LENGTH");
     if (cl && *cl && strtoull(cl, NULL, 10) > app->cfg->request_bytes) {
-        snprintf(why, whylen, "the request is larger than request_bytes");
+        snprintf(err, errlen, "the request is larger than request_bytes");
         return 413; /* before reading any of it */
     }
     int rc = form_init(&p, ct, &app->cfg->form, &cb);
@@ -434,7 +434,7 @@ static int read_form(const struct app *app, struct http_req *req, const char *ct
         ssize_t n = req->io->read(req->io->ctx, chunk, sizeof chunk);
         if (n < 0) {
             form_free(&p);
-            snprintf(why, whylen, "cannot read the request body");
+            snprintf(err, errlen, "cannot read the request body");
             return 400;
         }
         if (n == 0) {
@@ -444,12 +444,12 @@ static int read_form(const struct app *app, struct http_req *req, const char *ct
         total += (uint64_t)n;
         if (total > app->cfg->request_bytes) {
             form_free(&p);
-            snprintf(why, whylen, "the request is larger than request_bytes");
+            snprintf(err, errlen, "the request is larger than request_bytes");
             return 413;
         }
         rc = form_feed(&p, chunk, (size_t)n);
     }
-    snprintf(why, whylen, "%s", form_error(&p));
+    snprintf(err, errlen, "%s", form_error(&p));
     form_free(&p);
     f->parser = NULL;
     if (rc == -E2BIG)
@@ -459,25 +459,25 @@ static int read_form(const struct app *app, struct http_req *req, const char *ct
 
 /* {"code": ..., "input": ..., "input_url": ..., "requirements": [...] or
  * "a\nb", "timeout": seconds}. */
-static int read_json(const struct app *app, struct http_req *req, struct web_fields *f, char *why, size_t whylen)
+static int read_json(const struct app *app, struct http_req *req, struct web_fields *f, char *err, size_t errlen)
 {
     json_object *in = NULL;
     int rc = http_read_json(req, (size_t)app->cfg->request_bytes, WEB_JSON_DEPTH, &in);
     if (rc == -E2BIG) {
-        snprintf(why, whylen, "the request is larger than request_bytes");
+        snprintf(err, errlen, "the request is larger than request_bytes");
         return 413;
     }
     if (rc == -EIO) {
-        snprintf(why, whylen, "cannot read the request body");
+        snprintf(err, errlen, "cannot read the request body");
         return 400;
     }
     if (rc == -ENOMEM) {
-        snprintf(why, whylen, "out of memory");
+        snprintf(err, errlen, "out of memory");
         return 500;
     }
     int status = 0;
     if (rc < 0 || !json_object_is_type(in, json_type_object)) {
-        snprintf(why, whylen, "expected a JSON object with a string \"code\"");
+        snprintf(err, errlen, "expected a JSON object with a string \"code\"");
         status = 400;
         goto out;
     }
@@ -486,7 +486,7 @@ static int read_json(const struct app *app, struct http_req *req, struct web_fie
         while (i < ARRAY_SIZE(field_names) && strcmp(key, field_names[i]))
             i++;
         if (i == ARRAY_SIZE(field_names) || i == 2) {
-            snprintf(why, whylen, "unknown member (known: code, input, input_url, requirements, timeout)");
+            snprintf(err, errlen, "unknown member (known: code, input, input_url, requirements, timeout)");
             status = 400;
             goto out;
         }
@@ -500,7 +500,7 @@ static int read_json(const struct app *app, struct http_req *req, struct web_fie
             for (size_t k = 0; rc == 0 && k < json_object_array_length(val); k++) {
                 json_object *e = json_object_array_get_idx(val, k);
                 if (!json_object_is_type(e, json_type_string)) {
-                    snprintf(why, whylen, "\"requirements\" must be strings");
+                    snprintf(err, errlen, "\"requirements\" must be strings");
                     status = 400;
                     goto out;
                 }
@@ -509,12 +509,12 @@ static int read_json(const struct app *app, struct http_req *req, struct web_fie
         } else if (json_object_is_type(val, json_type_string) && b != &f->timeout) {
             rc = dbuf_append(b, json_object_get_string(val), (size_t)json_object_get_string_len(val));
         } else {
-            snprintf(why, whylen, "\"%s\" has the wrong type", field_names[i]);
+            snprintf(err, errlen, "\"%s\" has the wrong type", field_names[i]);
             status = 400;
             goto out;
         }
         if (rc < 0) {
-            snprintf(why, whylen, "\"%s\" is larger than %s", field_names[i], field_limit(f, b));
+            snprintf(err, errlen, "\"%s\" is larger than %s", field_names[i], field_limit(f, b));
             status = rc == -E2BIG ? 413 : 500;
             goto out;
         }
@@ -571,15 +571,15 @@ static int fetch_status(int rc)
 /* ----------------------------------------------------------------- run */
 
 /* The request's fields, from a multipart form or a JSON body. 0, or an
- * HTTP status with the reason in why. */
-static int read_fields(const struct app *app, struct http_req *req, struct web_fields *f, char *why, size_t whylen)
+ * HTTP status with the reason in err. */
+static int read_fields(const struct app *app, struct http_req *req, struct web_fields *f, char *err, size_t errlen)
 {
     const char *ct = http_header(req, "Content-Type");
     if (ct && !strncasecmp(ct, "multipart/form-data", 19))
-        return read_form(app, req, ct, f, why, whylen);
+        return read_form(app, req, ct, f, err, errlen);
     if (ct && !strncasecmp(ct, "application/json", 16) && (!ct[16] || ct[16] == ';' || ct[16] == ' '))
-        return read_json(app, req, f, why, whylen);
-    snprintf(why, whylen, "Content-Type must be multipart/form-data or application/json");
+        return read_json(app, req, f, err, errlen);
+    snprintf(err, errlen, "Content-Type must be multipart/form-data or application/json");
     return 415;
 }
 
@@ -599,12 +599,12 @@ static void spec_free(struct web_spec *s)
 
 /* The input: one way only. An empty text box and no file chosen are "no
  * input" (the page always sends both fields). 0, or an HTTP status. */
-static int spec_input(const struct app *app, struct web_fields *f, struct web_spec *s, char *why, size_t whylen)
+static int spec_input(const struct app *app, struct web_fields *f, struct web_spec *s, char *err, size_t errlen)
 {
     const struct cfg *cfg = app->cfg;
     int ways = (f->input.len > 0) + f->file_given + (f->url.len > 0);
     if (ways > 1) {
-        snprintf(why, whylen, "give the input one way: as text, as a file, or as a URL");
+        snprintf(err, errlen, "give the input one way: as text, as a file, or as a URL");
         return 400;
     }
     if (f->url.len) {
@@ -614,7 +614,7 @@ static int spec_input(const struct app *app, struct web_fields *f, struct web_sp
         int rc = fetch_to_memory(&cfg->fetch, f->url.data, cfg->exec.limits.input_bytes, "input_bytes", &s->fetched,
                                  &len, &ff, ferr, sizeof ferr);
         if (rc < 0) {
-            snprintf(why, whylen, "input_url: %s", ferr);
+            snprintf(err, errlen, "input_url: %s", ferr);
             return fetch_status(rc);
         }
         s->spec.input = s->fetched;
@@ -632,7 +632,7 @@ static int spec_input(const struct app *app, struct web_fields *f, struct web_sp
 /* The spec of the run from the fields (borrowed from them); exec_run
  * checks the code, the input and the requirements. 0, or an HTTP status
  * with the reason. */
-static int make_spec(const struct app *app, struct web_fields *f, struct web_spec *s, char *why, size_t whylen)
+static int make_spec(const struct app *app, struct web_fields *f, struct web_spec *s, char *err, size_t errlen)
 {
     const struct cfg *cfg = app->cfg;
     exec_spec_init(&s->spec, &cfg->exec);
@@ -642,24 +642,24 @@ static int make_spec(const struct app *app, struct web_fields *f, struct web_spe
         while (*end == ' ' || *end == 's')
             end++;
         if (*end || !(sec > 0) || sec * 1000 > (double)cfg->exec.limits.wall_ms) {
-            snprintf(why, whylen, "the timeout must be seconds, above 0 and at most the server's timeout (%lld s)",
+            snprintf(err, errlen, "the timeout must be seconds, above 0 and at most the server's timeout (%lld s)",
                      (long long)(cfg->exec.limits.wall_ms / 1000));
             return 400;
         }
         s->spec.limits.wall_ms = (int64_t)(sec * 1000) < 100 ? 100 : (int64_t)(sec * 1000);
     }
-    int status = spec_input(app, f, s, why, whylen);
+    int status = spec_input(app, f, s, err, errlen);
     if (status)
         return status;
     if (f->reqs.len) {
         size_t n = 0;
         s->reqs = calloc(WEB_REQS_MAX, sizeof *s->reqs);
         if (!s->reqs) {
-            snprintf(why, whylen, "out of memory");
+            snprintf(err, errlen, "out of memory");
             return 500;
         }
         if (split_reqs(f->reqs.data, s->reqs, WEB_REQS_MAX, &n) < 0) {
-            snprintf(why, whylen, "more than %d requirement lines", WEB_REQS_MAX);
+            snprintf(err, errlen, "more than %d requirement lines", WEB_REQS_MAX);
             return 413;
         }
         s->spec.requirements = s->reqs;
@@ -767,15 +767,15 @@ void web_api_run(const struct app *app, struct http_req *req, struct http_resp *
         refuse(mode, resp, 405, "use POST with a multipart form or a JSON body {\"code\": ...}");
         return;
     }
-    char why[FETCH_ERR_MAX + 64] = "";
+    char err[FETCH_ERR_MAX + 64] = "";
     struct web_fields f;
     struct web_spec s = {0};
     fields_init(&f, app->cfg);
-    int status = read_fields(app, req, &f, why, sizeof why);
+    int status = read_fields(app, req, &f, err, sizeof err);
     if (status == 0)
-        status = make_spec(app, &f, &s, why, sizeof why);
+        status = make_spec(app, &f, &s, err, sizeof err);
     if (status)
-        refuse(mode, resp, status, why[0] ? why : "the request was refused");
+        refuse(mode, resp, status, err[0] ? err : "the request was refused");
     else
         run_and_answer(app, resp, mode, &s.spec);
     spec_free(&s);

@@ -180,32 +180,32 @@ static int collect(struct run *run)
 /* ---------------------------------------------------------- requirements */
 
 /* The interpreter's facts and the declared requirements (the explicit
- * list, the PEP 723 block), checked. -EINVAL: refused, why says why;
+ * list, the PEP 723 block), checked. -EINVAL: refused, err says why;
  * another -errno: the service failed. */
-static int check_deps(const struct exec_spec *spec, struct deps_python *info, struct deps_set *set, char *why,
-                      size_t whylen)
+static int check_deps(const struct exec_spec *spec, struct deps_python *info, struct deps_set *set, char *err,
+                      size_t errlen)
 {
     const struct exec_config *cfg = spec->cfg;
-    int rc = deps_python_info(cfg->state_dir, cfg->python, info, why, whylen);
+    int rc = deps_python_info(cfg->state_dir, cfg->python, info, err, errlen);
     if (rc < 0)
         return rc == -EINVAL ? -EIO : rc;
     return deps_declared(&cfg->deps, spec->requirements, spec->n_requirements, spec->code, spec->code_len, info,
-                         set, why, whylen);
+                         set, err, errlen);
 }
 
-int exec_check_data(const char *data_dir, char *why, size_t whylen)
+int exec_check_data(const char *data_dir, char *err, size_t errlen)
 {
     struct deps_map m;
-    int rc = deps_map_load(data_dir, &m, why, whylen);
+    int rc = deps_map_load(data_dir, &m, err, errlen);
     deps_map_free(&m);
     return rc;
 }
 
-int exec_check_requirements(const struct exec_spec *spec, char *why, size_t whylen)
+int exec_check_requirements(const struct exec_spec *spec, char *err, size_t errlen)
 {
     struct deps_python info;
     struct deps_set set = {0};
-    int rc = check_deps(spec, &info, &set, why, whylen);
+    int rc = check_deps(spec, &info, &set, err, errlen);
     deps_set_free(&set);
     deps_python_free(&info);
     return rc;
@@ -375,22 +375,22 @@ failed:
     return rc;
 }
 
-int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **why)
+int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **err)
 {
     if (lim->code_bytes && len > lim->code_bytes) {
-        *why = "the script is larger than code_bytes";
+        *err = "the script is larger than code_bytes";
         return -E2BIG;
     }
     if (len == 0) {
-        *why = "the script is empty";
+        *err = "the script is empty";
         return -EINVAL;
     }
     if (memchr(code, '\0', len)) {
-        *why = "the script contains a NUL byte";
+        *err = "the script contains a NUL byte";
         return -EINVAL;
     }
     if (!util_utf8_valid(code, len)) {
-        *why = "the script is not valid UTF-8";
+        *err = "the script is not valid UTF-8";
         return -EINVAL;
     }
     return 0;
@@ -439,14 +439,14 @@ static bool admit_cancelled(void *ctx)
     return exec__cancel_requested(ctx);
 }
 
-static void busy_error(struct run *run, const char *why)
+static void busy_error(struct run *run, const char *err)
 {
     const struct exec_config *cfg = run->spec->cfg;
     uint32_t running = 0, queued = 0;
     discard(admit_count(cfg->state_dir, &cfg->admit, &running, &queued)); /* for the message only */
     exec__set_error(run->r, "the server is busy (%s: %u of %u run slots in use, %u of %u queue places); nothing was "
               "run, try again in %lld s",
-              why, running, admit_max_running(&cfg->admit), queued, cfg->admit.max_queued,
+              err, running, admit_max_running(&cfg->admit), queued, cfg->admit.max_queued,
               (long long)((cfg->retry_after_ms + 999) / 1000));
 }
 
@@ -519,7 +519,7 @@ static int record(struct run *run, int rc)
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
     struct run run = {spec, sink, r, -1, -1, {0}, false, false, -1, ADMIT_TICKET_INIT};
-    const char *why = NULL;
+    const char *refusal = NULL;
     cleanup_free char *base_env = NULL;
     const char *env_dir = NULL;
     struct deps_python info = {0};
@@ -536,13 +536,13 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
     r->url_prefix = spec->cfg->url_prefix;
     r->isolation = NULL;
 
-    rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &why);
+    rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &refusal);
     if (rc == 0 && spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
-        why = "the input is larger than input_bytes";
+        refusal = "the input is larger than input_bytes";
         rc = -E2BIG;
     }
     if (rc < 0) {
-        exec__set_error(r, "%s", why);
+        exec__set_error(r, "%s", refusal);
         goto refused;
     }
     /* Refused requirements are refused before anything is made. */

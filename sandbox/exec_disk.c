@@ -34,18 +34,18 @@ static const char *passed(const struct art_tally *t, const char *files_key, cons
     return t->stop_files && t->files > t->stop_files ? files_key : bytes_key;
 }
 
-static void say_limit(const char *what, const char *key, uint64_t v, bool bytes, char *why, size_t whylen)
+static void say_limit(const char *what, const char *key, uint64_t v, bool bytes, char *err, size_t errlen)
 {
     char hs[32];
     if (bytes)
         util_human_size(v, hs, sizeof hs);
     else
         snprintf(hs, sizeof hs, "%llu files", (unsigned long long)v);
-    snprintf(why, whylen, "%s (%s = %s)", what, key, hs);
+    snprintf(err, errlen, "%s (%s = %s)", what, key, hs);
 }
 
-const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallback, bool output, char *why,
-                            size_t whylen)
+const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallback, bool output, char *err,
+                            size_t errlen)
 {
     const struct exec_limits *lim = &run->spec->limits;
     struct disk_tally d = {
@@ -55,7 +55,7 @@ const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallba
     };
     struct stat ost;
     if (fstat(run->out_fd, &ost) < 0) {
-        snprintf(why, whylen, "the workspace could not be measured (output/: %s)", strerror(errno));
+        snprintf(err, errlen, "the workspace could not be measured (output/: %s)", strerror(errno));
         return "workspace_files";
     }
     /* output/ wherever the script moved it; home/ and tmp/ by name, as
@@ -74,21 +74,21 @@ const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallba
     if (output && art_tally_over(&d.out))
         return passed(&d.out, "output_files", "output_bytes"); /* exec_script.c says so */
     if (rc < 0) {
-        snprintf(why, whylen, "the workspace could not be measured (%s)", strerror(-rc));
+        snprintf(err, errlen, "the workspace could not be measured (%s)", strerror(-rc));
         return "workspace_files";
     }
     if (fallback && art_tally_over(&d.tmp)) {
         const char *key = passed(&d.tmp, "tmp_files", "tmp_bytes");
         bool bytes = !strcmp(key, "tmp_bytes");
         say_limit("the run directory's home/ and tmp/ passed their limit", key, bytes ? lim->tmp_bytes : lim->tmp_files,
-                  bytes, why, whylen);
+                  bytes, err, errlen);
         return key;
     }
     if (art_tally_over(&d.ws)) {
         const char *key = passed(&d.ws, "workspace_files", "workspace_bytes");
         bool bytes = !strcmp(key, "workspace_bytes");
         say_limit("the workspace passed its limit", key, bytes ? lim->workspace_bytes : lim->workspace_files, bytes,
-                  why, whylen);
+                  err, errlen);
         return key;
     }
     return NULL;

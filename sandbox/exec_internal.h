@@ -53,10 +53,10 @@ int exec__run_script(struct run *run, const char *env_dir) must_check;
 /* The disk of the run (exec_disk.c): measures what the script can write
  * (in the fallback, the run directory's home/ and tmp/ too; output/ only
  * when output) and returns the key of the limit it passes (static), with a
- * sentence for the log in why, or NULL. A tree that cannot be measured
+ * sentence for the log in err, or NULL. A tree that cannot be measured
  * passes workspace_files. */
-const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallback, bool output, char *why,
-                            size_t whylen);
+const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallback, bool output, char *err,
+                            size_t errlen);
 /* The marker of a run's start, its run directory STATE/runs/ID (whose
  * times the mark sets): an fd for jail_opts.mark, or -1. */
 struct jail_mark;

@@ -351,25 +351,25 @@ int exec_cancel(const char *state_dir, const char *run_id) must_check;
 int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_stderr, int *read_fd) must_check;
 
 /* Checks a script before anything is made for it: not empty, at most
- * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with *why set to
+ * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with *err set to
  * a static one-line reason a front door can show as it is. */
-int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **why) must_check;
+int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **err) must_check;
 
 /* Checks a call's requirements before anything is made for it: the
  * explicit list and the script's PEP 723 block are valid PEP 508
  * requirements with no installer options, paths or URLs (unless the
  * configuration allows direct references), and the block's requires-python
- * matches the interpreter. 0; -EINVAL with a one-line reason in why (show
+ * matches the interpreter. 0; -EINVAL with a one-line reason in err (show
  * it as it is: the request is refused); another -errno when the service
- * cannot tell (the interpreter is missing), reason in why. exec_run()
+ * cannot tell (the interpreter is missing), reason in err. exec_run()
  * makes the same check itself and refuses the same calls (see there). */
-int exec_check_requirements(const struct exec_spec *spec, char *why, size_t whylen) must_check;
+int exec_check_requirements(const struct exec_spec *spec, char *err, size_t errlen) must_check;
 
 /* Checks the data a run reads from the configuration: with data_dir set
  * (not NULL or empty), data_dir/import-names.tsv must be there, readable
- * and well formed. 0, or -errno with a one-line reason in why (a front door
+ * and well formed. 0, or -errno with a one-line reason in err (a front door
  * refuses to start on it: a configuration error, not a failed run). */
-int exec_check_data(const char *data_dir, char *why, size_t whylen) must_check;
+int exec_check_data(const char *data_dir, char *err, size_t errlen) must_check;
 
 /* Marks runs whose process died before it recorded a result (a worker
  * killed mid-run): every STATE/runs/RUNID without result.json whose lock

@@ -66,13 +66,13 @@ static int set_add(struct deps_set *s, char *name, char *spec, enum deps_source 
 }
 
 static int add_checked(const struct deps_config *cfg, struct deps_set *set, const char *spec, enum deps_source src,
-                       const char *where, char *why, size_t whylen)
+                       const char *where, char *err, size_t errlen)
 {
     char *name = NULL, *canon = NULL;
     char reason[600];
     int rc = deps_check_requirement(spec, cfg->requirement_urls, &name, &canon, reason, sizeof reason);
     if (rc < 0) {
-        snprintf(why, whylen, "%s: %s", where, reason);
+        snprintf(err, errlen, "%s: %s", where, reason);
         return rc;
     }
     if (set_has_earlier(set, name, src)) {
@@ -83,7 +83,7 @@ static int add_checked(const struct deps_config *cfg, struct deps_set *set, cons
     if (set->n >= DEPS_MAX_REQUIREMENTS) {
         free(name);
         free(canon);
-        snprintf(why, whylen, "%s: more than %d requirements", where, DEPS_MAX_REQUIREMENTS);
+        snprintf(err, errlen, "%s: more than %d requirements", where, DEPS_MAX_REQUIREMENTS);
         return -EINVAL;
     }
     return set_add(set, name, canon, src, NULL);
@@ -91,27 +91,27 @@ static int add_checked(const struct deps_config *cfg, struct deps_set *set, cons
 
 int deps_declared(const struct deps_config *cfg, const char *const *explicit_reqs, size_t n_explicit,
                   const char *code, size_t code_len, const struct deps_python *info, struct deps_set *set,
-                  char *why, size_t whylen)
+                  char *err, size_t errlen)
 {
     int rc;
     for (size_t i = 0; i < n_explicit; i++) {
-        rc = add_checked(cfg, set, explicit_reqs[i], DEPS_SRC_EXPLICIT, "the requirements", why, whylen);
+        rc = add_checked(cfg, set, explicit_reqs[i], DEPS_SRC_EXPLICIT, "the requirements", err, errlen);
         if (rc < 0)
             return rc;
     }
     struct deps_meta meta;
-    rc = deps_read_meta(code, code_len, &meta, why, whylen);
+    rc = deps_read_meta(code, code_len, &meta, err, errlen);
     for (size_t i = 0; rc == 0 && i < meta.dependencies.n; i++)
         rc = add_checked(cfg, set, meta.dependencies.v[i], DEPS_SRC_SCRIPT, "the script's PEP 723 dependencies",
-                         why, whylen);
+                         err, errlen);
     if (rc == 0 && meta.requires_python && info) {
         int ok = deps_version_satisfies(info->version, meta.requires_python);
         if (ok < 0) {
-            snprintf(why, whylen, "the script's PEP 723 requires-python '%.100s' is not a valid version specifier",
+            snprintf(err, errlen, "the script's PEP 723 requires-python '%.100s' is not a valid version specifier",
                      meta.requires_python);
             rc = -EINVAL;
         } else if (ok == 0) {
-            snprintf(why, whylen, "the script requires Python %.100s (PEP 723 requires-python), but %s is %s",
+            snprintf(err, errlen, "the script requires Python %.100s (PEP 723 requires-python), but %s is %s",
                      meta.requires_python, info->path, info->version);
             rc = -EINVAL;
         }
@@ -170,14 +170,14 @@ static bool env_has_module(const char *env_dir, const struct deps_python *info, 
 
 int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len, const struct deps_python *info,
                 const char *const *local_dirs, size_t n_local, const char *have_env, struct deps_set *set,
-                char *why, size_t whylen)
+                char *err, size_t errlen)
 {
     struct deps_strv mods = {0};
     struct deps_map map = {0};
     bool map_loaded = false;
     int rc = deps_scan_imports(code, code_len, &mods);
     if (rc == -E2BIG) {
-        snprintf(why, whylen, "the script imports more than %d modules", DEPS_MAX_IMPORTS);
+        snprintf(err, errlen, "the script imports more than %d modules", DEPS_MAX_IMPORTS);
         goto out;
     }
     if (rc < 0)
@@ -194,10 +194,10 @@ int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len
         /* The map is read only when an import needs it: a script of the
          * standard library never does. */
         if (!map_loaded) {
-            rc = deps_map_load(cfg->data_dir, &map, why, whylen);
+            rc = deps_map_load(cfg->data_dir, &map, err, errlen);
             if (rc < 0) {
-                size_t n = strlen(why);
-                snprintf(why + n, whylen - n, " (configuration key data_dir)");
+                size_t n = strlen(err);
+                snprintf(err + n, errlen - n, " (configuration key data_dir)");
                 goto out;
             }
             map_loaded = true;
@@ -214,7 +214,7 @@ int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len
         }
         if (set->n >= DEPS_MAX_REQUIREMENTS) {
             free(name);
-            snprintf(why, whylen, "the script needs more than %d requirements", DEPS_MAX_REQUIREMENTS);
+            snprintf(err, errlen, "the script needs more than %d requirements", DEPS_MAX_REQUIREMENTS);
             rc = -E2BIG;
             goto out;
         }

@@ -38,9 +38,9 @@ char *deps_normalize_name(const char *name, size_t len);
  * On success *name (PEP 503 normalised) and *canon (the requirement in a
  * canonical spelling: normalised name, sorted extras, no blanks in the
  * specifiers) are new strings (caller frees; either may be NULL to skip).
- * On refusal returns -EINVAL with a one-line reason in why. */
-int deps_check_requirement(const char *spec, bool allow_direct, char **name, char **canon, char *why,
-                           size_t whylen) must_check;
+ * On refusal returns -EINVAL with a one-line reason in err. */
+int deps_check_requirement(const char *spec, bool allow_direct, char **name, char **canon, char *err,
+                           size_t errlen) must_check;
 
 /* Whether version ("3.11.2") satisfies a PEP 440 specifier set such as
  * ">=3.8, <4" or "==3.11.*". 1 yes, 0 no, -EINVAL when the specifiers do
@@ -81,8 +81,8 @@ void deps_meta_free(struct deps_meta *m);
  * (comment lines from `# /// script` to `# ///`, TOML inside; a subset of
  * TOML: top-level keys with string and array-of-string values, other
  * values and tables skipped). Two script blocks, an unterminated block or
- * a malformed dependencies value give -EINVAL with a reason in why. */
-int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *why, size_t whylen) must_check;
+ * a malformed dependencies value give -EINVAL with a reason in err. */
+int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *err, size_t errlen) must_check;
 
 /* ----------------------------------------------------- the import map */
 
@@ -100,9 +100,9 @@ struct deps_map {
 };
 /* Loads and checks the map (sorted, unique, one tab per line): the built-in
  * one when data_dir is NULL or empty, else data_dir's file. 0, -errno with
- * the file in why, or -EINVAL with the line in why. deps_map_free() in
+ * the file in err, or -EINVAL with the line in err. deps_map_free() in
  * every case. */
-int deps_map_load(const char *data_dir, struct deps_map *m, char *why, size_t whylen) must_check;
+int deps_map_load(const char *data_dir, struct deps_map *m, char *err, size_t errlen) must_check;
 void deps_map_free(struct deps_map *m);
 /* The distribution for an import name (borrowed), or the name itself when
  * the map does not list it. */
@@ -151,7 +151,7 @@ void deps_set_free(struct deps_set *s);
  * one-line reason (naming the requirement) when something is refused. */
 int deps_declared(const struct deps_config *cfg, const char *const *explicit_reqs, size_t n_explicit,
                   const char *code, size_t code_len, const struct deps_python *info, struct deps_set *set,
-                  char *why, size_t whylen) must_check;
+                  char *err, size_t errlen) must_check;
 
 /* Adds what the imports need to set, for distributions it does not hold
  * yet: each import that is not in the standard library, not a module in
@@ -160,7 +160,7 @@ int deps_declared(const struct deps_config *cfg, const char *const *explicit_req
  * distribution. 0, -E2BIG (too many), -ENOMEM, or -errno from the map. */
 int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len, const struct deps_python *info,
                 const char *const *local_dirs, size_t n_local, const char *have_env, struct deps_set *set,
-                char *why, size_t whylen) must_check;
+                char *err, size_t errlen) must_check;
 
 /* Drops from set the detected requirements whose module env_dir already
  * provides (used after the declared requirements are installed: a declared

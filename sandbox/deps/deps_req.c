@@ -372,15 +372,15 @@ static int parse_direct(struct p508 *p)
     return 0;
 }
 
-int deps_check_requirement(const char *spec, bool allow_direct, char **name_out, char **canon_out, char *why,
-                           size_t whylen)
+int deps_check_requirement(const char *spec, bool allow_direct, char **name_out, char **canon_out, char *err,
+                           size_t errlen)
 {
     const char *s = spec;
     while (*s == ' ' || *s == '\t')
         s++;
     const char *reason = refusal(spec, s, allow_direct);
     if (reason) {
-        snprintf(why, whylen, "requirement '%.200s': %s", spec, reason);
+        snprintf(err, errlen, "requirement '%.200s': %s", spec, reason);
         return -EINVAL;
     }
 
@@ -439,7 +439,7 @@ int deps_check_requirement(const char *spec, bool allow_direct, char **name_out,
          * it can outgrow the text it came from: it is what goes on (the
          * installer's argv, the environment's key) and is checked again,
          * so it has the same ceiling. */
-        snprintf(why, whylen, "requirement '%.200s': longer than DEPS_SPEC_MAX (" DEPS_STR(DEPS_SPEC_MAX)
+        snprintf(err, errlen, "requirement '%.200s': longer than DEPS_SPEC_MAX (" DEPS_STR(DEPS_SPEC_MAX)
                  " bytes) once written out canonically", spec);
         dbuf_free(&p.out);
         return -EINVAL;
@@ -458,7 +458,7 @@ int deps_check_requirement(const char *spec, bool allow_direct, char **name_out,
     }
 out:
     if (rc == -EINVAL)
-        snprintf(why, whylen, "requirement '%.200s' is not a valid PEP 508 requirement: %s (at byte %zu)", spec,
+        snprintf(err, errlen, "requirement '%.200s' is not a valid PEP 508 requirement: %s (at byte %zu)", spec,
                  p.err ? p.err : "syntax error", (size_t)(s - spec) + p.i + 1);
     dbuf_free(&p.out);
     return rc;
@@ -476,7 +476,7 @@ void deps_map_free(struct deps_map *m)
 
 /* Cuts m->text (len bytes) into the sorted arrays; name says where the
  * text came from in a message. */
-static int map_parse(struct deps_map *m, size_t len, const char *name, char *why, size_t whylen)
+static int map_parse(struct deps_map *m, size_t len, const char *name, char *err, size_t errlen)
 {
     size_t lines = 1;
     for (size_t i = 0; i < len; i++)
@@ -495,12 +495,12 @@ static int map_parse(struct deps_map *m, size_t len, const char *name, char *why
             continue;
         char *tab = strchr(line, '\t');
         if (!tab || tab == line || !tab[1] || strchr(tab + 1, '\t') || strpbrk(line, " \r")) {
-            snprintf(why, whylen, "%s:%d: expected IMPORT<TAB>DISTRIBUTION", name, lineno);
+            snprintf(err, errlen, "%s:%d: expected IMPORT<TAB>DISTRIBUTION", name, lineno);
             return -EINVAL;
         }
         *tab = '\0';
         if (m->n && strcmp(m->imports[m->n - 1], line) >= 0) {
-            snprintf(why, whylen, "%s:%d: not sorted, or a duplicate: %s", name, lineno, line);
+            snprintf(err, errlen, "%s:%d: not sorted, or a duplicate: %s", name, lineno, line);
             return -EINVAL;
         }
         m->imports[m->n] = line;
@@ -510,14 +510,14 @@ static int map_parse(struct deps_map *m, size_t len, const char *name, char *why
     return 0;
 }
 
-int deps_map_load(const char *data_dir, struct deps_map *m, char *why, size_t whylen)
+int deps_map_load(const char *data_dir, struct deps_map *m, char *err, size_t errlen)
 {
     size_t len;
     memset(m, 0, sizeof *m);
     if (!data_dir || !*data_dir) {
         len = strlen(deps__map_import_names);
         m->text = strdup(deps__map_import_names);
-        return m->text ? map_parse(m, len, "the built-in import map", why, whylen) : -ENOMEM;
+        return m->text ? map_parse(m, len, "the built-in import map", err, errlen) : -ENOMEM;
     }
     cleanup_free char *path = NULL;
     if (asprintf(&path, "%s/" DEPS_MAP_FILE, data_dir) < 0) {
@@ -529,14 +529,14 @@ int deps_map_load(const char *data_dir, struct deps_map *m, char *why, size_t wh
     cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC);
     int rc = fd < 0 ? -errno : util_read_fd(fd, DEPS_MAP_MAX, &m->text, &len);
     if (rc < 0) {
-        snprintf(why, whylen, "the import map %s: %s", path, rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
+        snprintf(err, errlen, "the import map %s: %s", path, rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
         return rc;
     }
     if (strlen(m->text) != len) {
-        snprintf(why, whylen, "the import map %s: holds a NUL byte", path);
+        snprintf(err, errlen, "the import map %s: holds a NUL byte", path);
         return -EINVAL;
     }
-    return map_parse(m, len, path, why, whylen);
+    return map_parse(m, len, path, err, errlen);
 }
 
 const char *deps_map_lookup(const struct deps_map *m, const char *import)

@@ -424,8 +424,8 @@ void deps_meta_free(struct deps_meta *m)
 struct toml {
     const char *s;
     size_t n, i;
-    char *why;
-    size_t whylen;
+    char *err;
+    size_t errlen;
 };
 
 static void toml_ws(struct toml *t, bool newlines)
@@ -448,7 +448,7 @@ static int toml_fail(struct toml *t, const char *what)
     int line = 1;
     for (size_t k = 0; k < t->i && k < t->n; k++)
         line += t->s[k] == '\n';
-    snprintf(t->why, t->whylen, "the script's PEP 723 block, line %d of the block: %s", line, what);
+    snprintf(t->err, t->errlen, "the script's PEP 723 block, line %d of the block: %s", line, what);
     return -EINVAL;
 }
 
@@ -595,9 +595,9 @@ static int toml_string_array(struct toml *t, struct deps_strv *out)
     }
 }
 
-static int parse_toml(const char *text, size_t len, struct deps_meta *m, char *why, size_t whylen)
+static int parse_toml(const char *text, size_t len, struct deps_meta *m, char *err, size_t errlen)
 {
-    struct toml t = {text, len, 0, why, whylen};
+    struct toml t = {text, len, 0, err, errlen};
     bool in_root = true;
     while (t.i < t.n) {
         toml_ws(&t, true);
@@ -712,7 +712,7 @@ static bool comment_line(const struct line *l)
     return (l->len == 1 && l->p[0] == '#') || (l->len >= 2 && l->p[0] == '#' && l->p[1] == ' ');
 }
 
-int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *why, size_t whylen)
+int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *err, size_t errlen)
 {
     size_t pos = 0;
     struct line l;
@@ -736,7 +736,7 @@ int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *why,
         bool script = type.len == 6 && !memcmp(type.p, "script", 6);
         if (!closed) {
             if (script) {
-                snprintf(why, whylen, "the script's PEP 723 block (# /// script) has no closing '# ///' line");
+                snprintf(err, errlen, "the script's PEP 723 block (# /// script) has no closing '# ///' line");
                 return -EINVAL;
             }
             continue;
@@ -745,7 +745,7 @@ int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *why,
         if (!script)
             continue;
         if (m->present) {
-            snprintf(why, whylen, "the script has two PEP 723 script blocks");
+            snprintf(err, errlen, "the script has two PEP 723 script blocks");
             return -EINVAL;
         }
         m->present = true;
@@ -761,7 +761,7 @@ int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *why,
                 rc = dbuf_append(&toml, "\n", 1);
         }
         if (rc == 0)
-            rc = parse_toml(toml.data ? toml.data : "", toml.len, m, why, whylen);
+            rc = parse_toml(toml.data ? toml.data : "", toml.len, m, err, errlen);
         dbuf_free(&toml);
         if (rc < 0)
             return rc;

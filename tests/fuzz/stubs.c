@@ -26,11 +26,11 @@
 
 bool fuzz_stub_failed;
 
-static int stub_check_requirements(const struct exec_spec *spec, char *why, size_t whylen)
+static int stub_check_requirements(const struct exec_spec *spec, char *err, size_t errlen)
 {
     struct deps_set set = {0};
     int rc = deps_declared(&spec->cfg->deps, spec->requirements, spec->n_requirements, spec->code, spec->code_len,
-                           NULL, &set, why, whylen);
+                           NULL, &set, err, errlen);
     deps_set_free(&set);
     return rc;
 }
@@ -69,17 +69,17 @@ static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, 
     const struct exec_config *cfg = spec->cfg;
     /* As exec_run: the checks first (a refusal makes nothing and calls no
      * sink), then sink->accepted. */
-    const char *cwhy = NULL;
-    char why[512];
-    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &cwhy);
+    const char *cerr = NULL;
+    char err[512];
+    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &cerr);
     if (rc == 0 && spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
         rc = -E2BIG;
-        cwhy = "the input is larger than input_bytes";
+        cerr = "the input is larger than input_bytes";
     }
-    if (rc == 0 && (rc = stub_check_requirements(spec, why, sizeof why)) < 0)
-        cwhy = why;
+    if (rc == 0 && (rc = stub_check_requirements(spec, err, sizeof err)) < 0)
+        cerr = err;
     if (rc < 0) {
-        r->error = strdup(cwhy);
+        r->error = strdup(cerr);
         return rc;
     }
     if (sink && sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)

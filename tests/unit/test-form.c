@@ -46,9 +46,9 @@ static int on_end(void *ctx, const struct form_part *p)
 
 /* Parses body in pieces of `step` bytes (0: all at once; SIZE_MAX: split
  * at `at` only). Returns form_feed/finish's result; s->out has what the
- * callbacks saw; why gets the reason. */
+ * callbacks saw; err gets the reason. */
 static int parse_split(const char *ct, const struct form_limits *lim, const char *body, size_t len, size_t step,
-                       size_t at, struct seen *s, char *why, size_t whylen)
+                       size_t at, struct seen *s, char *err, size_t errlen)
 {
     struct form_parser p;
     struct form_callbacks cb = {s, on_begin, on_data, on_end};
@@ -69,16 +69,16 @@ static int parse_split(const char *ct, const struct form_limits *lim, const char
         if (rc == 0)
             rc = form_finish(&p);
     }
-    snprintf(why, whylen, "%s", form_error(&p));
+    snprintf(err, errlen, "%s", form_error(&p));
     form_free(&p);
     return rc;
 }
 
 static struct form_limits lim;
 
-static int parse(const char *body, size_t len, struct seen *s, char *why)
+static int parse(const char *body, size_t len, struct seen *s, char *err)
 {
-    return parse_split(CT, &lim, body, len, 0, 0, s, why, 256);
+    return parse_split(CT, &lim, body, len, 0, 0, s, err, 256);
 }
 
 #define B(lit) lit, sizeof(lit) - 1
@@ -107,10 +107,10 @@ static const char simple_want[] =
 static void test_whole_and_split(void)
 {
     struct seen s = {.refuse_at = -1};
-    char why[256];
+    char err[256];
     size_t len = sizeof simple - 1, wlen = sizeof simple_want - 1;
-    int rc = parse(simple, len, &s, why);
-    is_int(rc, 0, "a body in one read: parsed (%s)", why);
+    int rc = parse(simple, len, &s, err);
+    is_int(rc, 0, "a body in one read: parsed (%s)", err);
     ok(s.out.len == wlen && !memcmp(s.out.data, simple_want, wlen), "parts, names, file name, type and binary data as sent");
     if (s.out.len != wlen || memcmp(s.out.data, simple_want, wlen))
         { diag("got %zu want %zu", s.out.len, wlen); for (size_t k = 0; k < s.out.len && k < wlen; k++) if (s.out.data[k] != simple_want[k]) { diag("differ at %zu", k); break; } }
@@ -121,10 +121,10 @@ static void test_whole_and_split(void)
      * cut anywhere gives the same parts. */
     int bad = 0;
     for (size_t at = 0; at <= len; at++) {
-        rc = parse_split(CT, &lim, simple, len, SIZE_MAX, at, &s, why, sizeof why);
+        rc = parse_split(CT, &lim, simple, len, SIZE_MAX, at, &s, err, sizeof err);
         if (rc != 0 || s.out.len != wlen || memcmp(s.out.data, simple_want, wlen)) {
             if (!bad++)
-                diag("split at %zu: rc %d (%s)", at, rc, why);
+                diag("split at %zu: rc %d (%s)", at, rc, err);
         }
         dbuf_free(&s.out);
     }
@@ -132,7 +132,7 @@ static void test_whole_and_split(void)
 
     bad = 0;
     for (size_t step = 1; step <= 9; step++) {
-        rc = parse_split(CT, &lim, simple, len, step, 0, &s, why, sizeof why);
+        rc = parse_split(CT, &lim, simple, len, step, 0, &s, err, sizeof err);
         if (rc != 0 || s.out.len != wlen || memcmp(s.out.data, simple_want, wlen))
             bad++;
         dbuf_free(&s.out);
@@ -143,11 +143,11 @@ static void test_whole_and_split(void)
 static void test_boundary_forms(void)
 {
     struct seen s = {.refuse_at = -1};
-    char why[256];
+    char err[256];
     static const char body[] = "--a'b c\r\nContent-Disposition: form-data; name=x\r\n\r\nv\r\n--a'b c--";
-    int rc = parse_split("Multipart/Form-Data; charset=utf-8; boundary=\"a'b c\"", &lim, B(body), 0, 0, &s, why,
-                         sizeof why);
-    is_int(rc, 0, "quoted boundary with a space and a quote, other parameters first (%s)", why);
+    int rc = parse_split("Multipart/Form-Data; charset=utf-8; boundary=\"a'b c\"", &lim, B(body), 0, 0, &s, err,
+                         sizeof err);
+    is_int(rc, 0, "quoted boundary with a space and a quote, other parameters first (%s)", err);
     is_str(s.out.data, "[x||-|]v;1\n", "no preamble, no CRLF after the closing boundary");
     dbuf_free(&s.out);
 
@@ -157,8 +157,8 @@ static void test_boundary_forms(void)
         "multipart/form-data; boundary=01234567890123456789012345678901234567890123456789012345678901234567890",
     };
     for (size_t i = 0; i < ARRAY_SIZE(bad_ct); i++) {
-        rc = parse_split(bad_ct[i], &lim, B(body), 0, 0, &s, why, sizeof why);
-        ok(rc == -EINVAL && why[0], "Content-Type refused: %s -> %s", bad_ct[i], why);
+        rc = parse_split(bad_ct[i], &lim, B(body), 0, 0, &s, err, sizeof err);
+        ok(rc == -EINVAL && err[0], "Content-Type refused: %s -> %s", bad_ct[i], err);
         dbuf_free(&s.out);
     }
 }
@@ -166,16 +166,16 @@ static void test_boundary_forms(void)
 static void expect_refusal(const char *body, size_t len, int want_rc, const char *want_in_why, const char *what)
 {
     struct seen s = {.refuse_at = -1};
-    char why[256];
-    int rc = parse(body, len, &s, why);
-    ok(rc == want_rc && strstr(why, want_in_why), "%s: %s", what, why);
+    char err[256];
+    int rc = parse(body, len, &s, err);
+    ok(rc == want_rc && strstr(err, want_in_why), "%s: %s", what, err);
     if (rc != want_rc)
         diag("rc %d, want %d", rc, want_rc);
     dbuf_free(&s.out);
     /* The same refusal however the body is cut. */
     int differ = 0;
     for (size_t step = 1; step <= 3; step++) {
-        rc = parse_split(CT, &lim, body, len, step, 0, &s, why, sizeof why);
+        rc = parse_split(CT, &lim, body, len, step, 0, &s, err, sizeof err);
         differ += rc != want_rc;
         dbuf_free(&s.out);
     }
@@ -231,8 +231,8 @@ static void test_limits(void)
     expect_refusal(b.data, b.len, -E2BIG, "form_fields", "17 parts past form_fields = 16");
     lim.fields = 17;
     struct seen s = {.refuse_at = -1};
-    char why[256];
-    is_int(parse(b.data, b.len, &s, why), 0, "17 parts with form_fields = 17: accepted");
+    char err[256];
+    is_int(parse(b.data, b.len, &s, err), 0, "17 parts with form_fields = 17: accepted");
     dbuf_free(&s.out);
     lim = save;
     b.len = 0;
@@ -243,8 +243,8 @@ static void test_limits(void)
     discard(dbuf_printf(&b, "--XyZ\r\nContent-Disposition: form-data; name=a\r\n\r\n0123456789\r\n"
                             "--XyZ\r\nContent-Disposition: form-data; name=b; filename=\"\"\r\n\r\n"
                             "01234567890123456789\r\n--XyZ--"));
-    is_int(parse(b.data, b.len, &s, why), 0, "a field of form_field_bytes and a file of form_file_bytes: accepted (%s)",
-           why);
+    is_int(parse(b.data, b.len, &s, err), 0, "a field of form_field_bytes and a file of form_file_bytes: accepted (%s)",
+           err);
     ok(strstr(s.out.data, "[b||f|]") != NULL, "an empty filename still marks a file part");
     dbuf_free(&s.out);
     b.len = 0;
@@ -284,13 +284,13 @@ static void test_binary(void)
     static const size_t steps[] = {0, 1, 2, 3, 7, 4096, 65535};
     for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
         struct seen s = {.refuse_at = -1};
-        char why[256];
-        int rc = parse_split(CT, &lim, b.data, b.len, steps[i], 0, &s, why, sizeof why);
+        char err[256];
+        int rc = parse_split(CT, &lim, b.data, b.len, steps[i], 0, &s, err, sizeof err);
         const char *hdr = "[f|bin|f|]";
         size_t hl = strlen(hdr);
         if (rc != 0 || s.out.len < hl + n || memcmp(s.out.data + hl, data, n)) {
             bad++;
-            diag("step %zu: rc %d (%s), %zu bytes", steps[i], rc, why, s.out.len);
+            diag("step %zu: rc %d (%s), %zu bytes", steps[i], rc, err, s.out.len);
         }
         dbuf_free(&s.out);
     }
@@ -302,15 +302,15 @@ static void test_binary(void)
 static void test_callback_refusal(void)
 {
     struct seen s = {.refuse_at = 1};
-    char why[256];
+    char err[256];
     struct form_parser p;
     struct form_callbacks cb = {&s, on_begin, on_data, on_end};
     dbuf_init(&s.out, 1 << 20);
     discard(form_init(&p, CT, &lim, &cb));
     int rc = form_feed(&p, simple, sizeof simple - 1);
-    snprintf(why, sizeof why, "%s", form_error(&p));
+    snprintf(err, sizeof err, "%s", form_error(&p));
     is_int(rc, -EPERM, "a callback's error stops the parse and is returned");
-    ok(why[0] != '\0', "with a reason: %s", why);
+    ok(err[0] != '\0', "with a reason: %s", err);
     is_int(form_feed(&p, "x", 1), -EPERM, "and every later feed returns it again");
     is_int(form_finish(&p), -EPERM, "and finish too");
     form_free(&p);

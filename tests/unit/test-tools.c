@@ -250,21 +250,21 @@ static enum exec_status stub_status;
 static bool client_cancel;
 static char recorded[WS_ID_MAX + 1];
 
-static int stub_requirements(const struct exec_spec *spec, char *why, size_t whylen);
+static int stub_requirements(const struct exec_spec *spec, char *err, size_t errlen);
 
 /* As exec_run: the checks first (a refusal makes nothing and calls no
  * sink), then sink->accepted, then the run. */
 static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
-    const char *cwhy = NULL;
-    char why[256];
-    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &cwhy);
-    if (rc == 0 && (rc = stub_requirements(spec, why, sizeof why)) == 0)
-        cwhy = NULL;
-    else if (!cwhy)
-        cwhy = why;
+    const char *cerr = NULL;
+    char err[256];
+    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &cerr);
+    if (rc == 0 && (rc = stub_requirements(spec, err, sizeof err)) == 0)
+        cerr = NULL;
+    else if (!cerr)
+        cerr = err;
     if (rc < 0) {
-        r->error = strdup(cwhy);
+        r->error = strdup(cerr);
         return rc;
     }
     if (sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)
@@ -282,11 +282,11 @@ static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, 
     return stub_rc;
 }
 
-static int stub_requirements(const struct exec_spec *spec, char *why, size_t whylen)
+static int stub_requirements(const struct exec_spec *spec, char *err, size_t errlen)
 {
     for (size_t i = 0; i < spec->n_requirements; i++)
         if (!strcmp(spec->requirements[i], "bad")) {
-            snprintf(why, whylen, "requirements[%zu]: refused", i);
+            snprintf(err, errlen, "requirements[%zu]: refused", i);
             return -EINVAL;
         }
     return 0;
