@@ -35,7 +35,6 @@
 #include "fetch_internal.h"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -51,7 +50,7 @@
 
 #define FETCH_PART_TRIES 4 /* random temporary names tried before giving up */
 
-/* libcurl, loaded on first use. */
+/* libcurl, loaded on first use (util_dl_load). */
 #define CURL_FUNCS(X)                                                                                  \
     X(global_init) X(easy_init) X(easy_setopt) X(easy_perform) X(easy_getinfo) X(easy_cleanup)        \
     X(easy_strerror) X(version_info) X(url) X(url_set) X(url_get) X(url_cleanup) X(free)
@@ -69,18 +68,13 @@ static const struct curl_api *curl_api(char *err, size_t errlen)
     static bool loaded;
     if (loaded)
         return &api;
-    void *h = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(err, errlen, "cannot load %s: %s", LIBCURL_SONAME, dlerror());
-        return NULL;
-    }
-#define X(f)                                                                   \
-    if (!(*(void **)&api.f = dlsym(h, "curl_" #f))) {                          \
-        snprintf(err, errlen, "%s lacks curl_%s", LIBCURL_SONAME, #f);         \
-        return NULL;                                                           \
-    }
-    CURL_FUNCS(X)
+    const struct util_dl_sym syms[] = {
+#define X(f) {"curl_" #f, (void **)&api.f},
+        CURL_FUNCS(X)
 #undef X
+    };
+    if (util_dl_load(LIBCURL_SONAME, false, syms, ARRAY_SIZE(syms), "", err, errlen) < 0)
+        return NULL;
     /* Once per process, before any handle. Not thread-safe before 7.84;
      * this program makes no threads of its own. */
     if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
