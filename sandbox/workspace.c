@@ -177,6 +177,39 @@ bool ws_rel_path_ok(const char *rel)
     return true;
 }
 
+/* ------------------------------------ directories beneath a descriptor */
+
+/* Whether s[0..n) names one entry of a directory: not empty, not "." or
+ * "..", no '/'. */
+static bool one_name(const char *s, size_t n)
+{
+    return n > 0 && !(n == 1 && s[0] == '.') && !(n == 2 && s[0] == '.' && s[1] == '.') && !memchr(s, '/', n);
+}
+
+/* One step of a walk beneath a descriptor: dirfd/name made first when
+ * make (0755; one already there is no failure), then opened as a
+ * directory, following no symlink. An fd, or the -errno of the step that
+ * failed (*making: making it, else opening it). */
+static int dir_step(int dirfd, const char *name, bool make, bool *making)
+{
+    *making = false;
+    if (make && mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST) {
+        *making = true;
+        return -errno;
+    }
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int ws_open_dir(int dirfd, const char *name, bool make)
+{
+    if (!one_name(name, strlen(name)))
+        return -EINVAL;
+    bool making;
+    int fd = dir_step(dirfd, name, make, &making);
+    return fd == -ENOTDIR && !making ? -ELOOP : fd;
+}
+
 static int open_beneath_walk(int dirfd, const char *rel, int flags, mode_t mode)
 {
     char buf[1025];
@@ -274,12 +307,7 @@ int ws_reap_runs(const char *state_dir, int64_t ttl_ms)
 
 int ws_mounts_open(int workspace_fd, bool make)
 {
-    if (make && mkdirat(workspace_fd, WS_MOUNTS_DIR, 0755) < 0 && errno != EEXIST)
-        return -errno;
-    int fd = openat(workspace_fd, WS_MOUNTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOTDIR ? -ELOOP : -errno;
-    return fd;
+    return ws_open_dir(workspace_fd, WS_MOUNTS_DIR, make);
 }
 
 bool ws_mounts_dir(const char *workdir, bool make)

@@ -1,8 +1,9 @@
 /* workspace.h: the state directory on disk: run directories with random
- * ids, path safety for names a client gives, and reaping of old runs (the
- * public part is in executor.h). Layout (doc/architecture.md, "State on
- * disk"): STATE/runs/RUNID/, STATE/sessions/SID/, STATE/envs/, STATE/cache/;
- * in a session's workspace, mounts/ holds the mounted files. */
+ * ids, path safety for names a client gives (and directories opened
+ * beneath a descriptor, following no symlink), and reaping of old
+ * runs (the public part is in executor.h). Layout (doc/architecture.md,
+ * "State on disk"): STATE/runs/RUNID/, STATE/sessions/SID/, STATE/envs/,
+ * STATE/cache/; in a session's workspace, mounts/ holds the mounted files. */
 #ifndef RMS_WORKSPACE_H
 #define RMS_WORKSPACE_H
 
@@ -16,15 +17,24 @@
  * string (caller frees) and id is filled. */
 int ws_run_create(const char *state_dir, const char *node, char id[WS_ID_MAX + 1], char **run_dir) must_check;
 
+/* ------------------------------------ directories beneath a descriptor */
+
+/* Opens dirfd/name (borrowed dirfd), a directory, making it first (0755)
+ * when make and it is missing, following no symlink: an fd (caller
+ * closes), -ELOOP when name is a symlink or not a directory, -EINVAL when
+ * name is not one entry ("", ".", "..", or with a '/'), the -errno of
+ * mkdirat or openat otherwise. */
+int ws_open_dir(int dirfd, const char *name, bool make) must_check;
+
 /* The directory of a session workspace that receives mount_file's files:
  * bound read-only over /work/mounts in the namespaces, kept the server's
  * own (its uid, its write bits removed from the files) in the fallback. */
 #define WS_MOUNTS_DIR "mounts"
 
 /* Opens the mounts/ of the workspace at workspace_fd (borrowed), making it
- * first (0755) when make and it is missing, following no symlink: an fd
- * (caller closes), -ELOOP when mounts/ is a symlink or not a directory,
- * -ENOENT when it is missing, other -errno. */
+ * first (0755) when make and it is missing, following no symlink
+ * (ws_open_dir): an fd (caller closes), -ELOOP when mounts/ is a symlink or
+ * not a directory, -ENOENT when it is missing, other -errno. */
 int ws_mounts_open(int workspace_fd, bool make) must_check;
 
 /* Whether the workspace at workdir has a mounts/ directory (not a

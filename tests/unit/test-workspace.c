@@ -1,7 +1,8 @@
-/* test-workspace.c: ids, run directories, path safety and a session
- * workspace's mounts/. */
+/* test-workspace.c: ids, run directories, path safety, a directory opened
+ * beneath a descriptor, and a session workspace's mounts/. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -142,6 +143,67 @@ static void test_open_beneath(void)
     close(dfd);
 }
 
+/* How many descriptors this process has open: a walk leaves none behind. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *de; (de = readdir(d));)
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the listing's own */
+}
+
+/* Whether fd is the directory dirfd/path (path "" : dirfd itself). */
+static bool same_dir(int fd, int dirfd, const char *path)
+{
+    struct stat a, b;
+    return fd >= 0 && fstat(fd, &a) == 0 && fstatat(dirfd, path, &b, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
+           S_ISDIR(a.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* ws_open_dir: one directory, made or not, never a symlink. */
+static void test_open_dir(void)
+{
+    char dir[] = "/tmp/rms-test-ws-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "ws_open_dir: temporary directory");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int before = open_fds();
+    is_int(ws_open_dir(dfd, "d", false), -ENOENT, "ws_open_dir: a missing directory is not made unless asked");
+    ok(faccessat(dfd, "d", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "ws_open_dir: and is still missing");
+    int fd = ws_open_dir(dfd, "d", true);
+    ok(same_dir(fd, dfd, "d"), "ws_open_dir: made when asked, and opened");
+    if (fd >= 0)
+        close(fd);
+    mode_t um = umask(0);
+    umask(um);
+    struct stat st;
+    ok(fstatat(dfd, "d", &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 07777) == (0755 & ~um),
+       "ws_open_dir: mode 0755 (less the umask)");
+    fd = ws_open_dir(dfd, "d", true);
+    ok(same_dir(fd, dfd, "d"), "ws_open_dir: one already there is opened");
+    if (fd >= 0)
+        close(fd);
+    ok(symlinkat("d", dfd, "ln") == 0 && symlinkat("/etc", dfd, "etc") == 0, "ws_open_dir: symlinks ln -> d, etc -> /etc");
+    is_int(ws_open_dir(dfd, "ln", false), -ELOOP, "ws_open_dir: a symlink to a directory beside it is refused");
+    is_int(ws_open_dir(dfd, "etc", true), -ELOOP, "ws_open_dir: a symlink out is refused, making or not");
+    int f = openat(dfd, "file", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (f >= 0)
+        close(f);
+    is_int(ws_open_dir(dfd, "file", true), -ELOOP, "ws_open_dir: a file is not a directory");
+    is_int(ws_open_dir(dfd, "..", false), -EINVAL, "ws_open_dir: '..' is refused");
+    is_int(ws_open_dir(dfd, "..", true), -EINVAL, "ws_open_dir: '..' is refused when making too");
+    is_int(ws_open_dir(dfd, ".", false), -EINVAL, "ws_open_dir: '.' is refused");
+    is_int(ws_open_dir(dfd, "", true), -EINVAL, "ws_open_dir: '' is refused");
+    is_int(ws_open_dir(dfd, "d/e", true), -EINVAL, "ws_open_dir: a path is not one name");
+    ok(faccessat(dfd, "d/e", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "ws_open_dir: and nothing was made of it");
+    is_int(open_fds(), before, "ws_open_dir: no descriptor left open");
+    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "ws_open_dir: cleanup");
+    close(dfd);
+}
+
 static void test_runs(void)
 {
     char dir[] = "/tmp/rms-test-state-XXXXXX";
@@ -207,6 +269,7 @@ int main(void)
     test_node_ids();
     test_rel_paths();
     test_open_beneath();
+    test_open_dir();
     test_runs();
     return tap_done();
 }
