@@ -1,4 +1,5 @@
-/* workspace.c: run directories, ids, path safety and reaping. */
+/* workspace.c: run directories, ids, path safety (the directories of a
+ * path opened beneath a descriptor, following no symlink) and reaping. */
 #include "config.h"
 
 #include "workspace.h"
@@ -6,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,30 +212,62 @@ int ws_open_dir(int dirfd, const char *name, bool make)
     return fd == -ENOTDIR && !making ? -ELOOP : fd;
 }
 
+/* The walk of ws_open_parent and of ws_open_beneath's fallback: each
+ * directory of rel but its last component, one dir_step from dirfd after
+ * another. Each directory is closed once the next is open; dirfd too when
+ * owned (else it is borrowed, and returned itself when rel has no '/'). */
+static int walk_parent(int dirfd, bool owned, const char *rel, bool make, const char **leaf,
+                       struct ws_walk_stop *stop)
+{
+    int cur = dirfd;
+    const char *comp = rel;
+    for (const char *slash; (slash = strchr(comp, '/')); comp = slash + 1) {
+        size_t len = (size_t)(slash - comp);
+        char name[NAME_MAX + 1];
+        bool making = false;
+        int next;
+        if (!one_name(comp, len)) {
+            next = -EINVAL;
+        } else if (len > NAME_MAX) {
+            next = -ENAMETOOLONG; /* as mkdirat or openat would say */
+            making = make;
+        } else {
+            memcpy(name, comp, len);
+            name[len] = '\0';
+            next = dir_step(cur, name, make, &making);
+        }
+        if (owned || cur != dirfd)
+            close(cur);
+        if (next < 0) {
+            if (stop)
+                *stop = (struct ws_walk_stop){.name = comp, .len = len, .making = making};
+            return next;
+        }
+        cur = next;
+    }
+    *leaf = comp;
+    return cur;
+}
+
+int ws_open_parent(int dirfd, const char *rel, bool make, const char **leaf, struct ws_walk_stop *stop)
+{
+    int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+    if (cur < 0) {
+        int e = errno;
+        if (stop)
+            *stop = (struct ws_walk_stop){.name = NULL};
+        return -e;
+    }
+    return walk_parent(cur, true, rel, make, leaf, stop);
+}
+
 static int open_beneath_walk(int dirfd, const char *rel, int flags, mode_t mode)
 {
-    char buf[1025];
-    size_t n = strlen(rel);
-    if (n >= sizeof buf)
-        return -ENAMETOOLONG;
-    memcpy(buf, rel, n + 1);
-    int cur = dirfd;
-    char *comp = buf;
-    for (;;) {
-        char *slash = strchr(comp, '/');
-        if (!slash)
-            break;
-        *slash = '\0';
-        int next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int e = errno;
-        if (cur != dirfd)
-            close(cur);
-        if (next < 0)
-            return e == ENOTDIR ? -ELOOP : -e;
-        cur = next;
-        comp = slash + 1;
-    }
-    int fd = openat(cur, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+    const char *leaf;
+    int cur = walk_parent(dirfd, false, rel, false, &leaf, NULL);
+    if (cur < 0)
+        return cur == -ENOTDIR ? -ELOOP : cur;
+    int fd = openat(cur, leaf, flags | O_NOFOLLOW | O_CLOEXEC, mode);
     int e = errno;
     if (cur != dirfd)
         close(cur);

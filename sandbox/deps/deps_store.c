@@ -112,34 +112,15 @@ static bool member_path_ok(const char *p)
     return true;
 }
 
-/* Opens dirfd/rel's directory, making every component (mode 0755);
+/* Opens dirfd/rel's directory, making every component (ws_open_parent);
  * *leaf is the last component. Nothing followed: the entry is ours and
  * holds no symlink. */
 int deps__open_parent(int dirfd, char *rel, const char **leaf, int *out)
 {
-    int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-    if (cur < 0)
-        return -errno;
-    char *p = rel;
-    for (char *slash; (slash = strchr(p, '/'));) {
-        *slash = '\0';
-        if (mkdirat(cur, p, 0755) < 0 && errno != EEXIST) {
-            int e = errno;
-            close(cur);
-            *slash = '/';
-            return -e;
-        }
-        int next = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int e = errno;
-        *slash = '/';
-        close(cur);
-        if (next < 0)
-            return -e;
-        cur = next;
-        p = slash + 1;
-    }
-    *leaf = p;
-    *out = cur;
+    int fd = ws_open_parent(dirfd, rel, true, leaf, NULL);
+    if (fd < 0)
+        return fd;
+    *out = fd;
     return 0;
 }
 

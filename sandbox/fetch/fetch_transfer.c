@@ -563,36 +563,22 @@ static int part_open(int dirfd, const char *rel, mode_t mode, struct fetch_part 
         snprintf(err, errlen, "'%.200s' is not a safe relative path (no '..', '.', empty parts or leading '/')", rel);
         return -EINVAL;
     }
-    char buf[1025];
-    snprintf(buf, sizeof buf, "%s", rel);
-    int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+    const char *comp;
+    struct ws_walk_stop stop;
+    int cur = ws_open_parent(dirfd, rel, true, &comp, &stop);
     if (cur < 0) {
-        int e = errno;
-        snprintf(err, errlen, "the directory: %s", strerror(e));
-        return -e;
-    }
-    char *comp = buf;
-    for (char *slash; (slash = strchr(comp, '/'));) {
-        *slash = '\0';
-        if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST) {
-            int e = errno;
-            close(cur);
-            snprintf(err, errlen, "cannot make the directory '%.200s': %s", comp, strerror(e));
-            return -e;
+        int n = stop.len < 200 ? (int)stop.len : 200;
+        if (!stop.name) {
+            snprintf(err, errlen, "the directory: %s", strerror(-cur));
+        } else if (stop.making) {
+            snprintf(err, errlen, "cannot make the directory '%.*s': %s", n, stop.name, strerror(-cur));
+        } else if (cur == -ELOOP || cur == -ENOTDIR) {
+            snprintf(err, errlen, "'%.*s' in the path is a symlink or not a directory", n, stop.name);
+            return -ELOOP;
+        } else {
+            snprintf(err, errlen, "cannot open the directory '%.*s': %s", n, stop.name, strerror(-cur));
         }
-        int next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int e = errno;
-        close(cur);
-        if (next < 0) {
-            if (e == ELOOP || e == ENOTDIR) {
-                snprintf(err, errlen, "'%.200s' in the path is a symlink or not a directory", comp);
-                return -ELOOP;
-            }
-            snprintf(err, errlen, "cannot open the directory '%.200s': %s", comp, strerror(e));
-            return -e;
-        }
-        cur = next;
-        comp = slash + 1;
+        return cur;
     }
     if (strlen(comp) >= sizeof p->name) {
         close(cur);

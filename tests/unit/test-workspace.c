@@ -1,12 +1,16 @@
-/* test-workspace.c: ids, run directories, path safety, a directory opened
- * beneath a descriptor, and a session workspace's mounts/. */
+/* test-workspace.c: ids, run directories, path safety, the directories of
+ * a path opened beneath a descriptor, and a session workspace's mounts/. */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <seccomp.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -143,6 +147,73 @@ static void test_open_beneath(void)
     close(dfd);
 }
 
+/* ws_open_beneath where openat2 is refused (a seccomp filter, as in a
+ * jail, says EPERM): the component walk gives what openat2 would. */
+static void test_open_beneath_fallback(void)
+{
+    char dir[] = "/tmp/rms-test-ws-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "fallback: temporary directory");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int f = -1;
+    ok(mkdirat(dfd, "sub", 0755) == 0 && (f = openat(dfd, "sub/file", O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) >= 0 &&
+           symlinkat("/etc", dfd, "etc") == 0 && symlinkat("/etc/passwd", dfd, "sub/pw") == 0 &&
+           symlinkat("sub", dfd, "alias") == 0,
+       "fallback: sub/file and symlinks etc -> /etc, sub/pw -> /etc/passwd, alias -> sub");
+    if (f >= 0)
+        close(f);
+    static const struct {
+        const char *rel;
+        int flags, want;
+        const char *what;
+    } cases[] = {
+        {"sub/file", O_RDONLY, 0, "opens a file beneath"},
+        {"etc/passwd", O_RDONLY, -ELOOP, "refuses a symlinked directory"},
+        {"sub/pw", O_RDONLY, -ELOOP, "refuses a final symlink"},
+        {"alias/file", O_RDONLY, -ELOOP, "refuses even a symlink that stays inside"},
+        {"sub/file/x", O_RDONLY, -ELOOP, "refuses a file as a directory"},
+        {"nowhere/file", O_RDONLY, -ENOENT, "a missing directory"},
+        {"../etc/passwd", O_RDONLY, -EINVAL, "refuses .."},
+        {"sub/new", O_WRONLY | O_CREAT | O_EXCL, 0, "creates a new file beneath"},
+    };
+    int got[ARRAY_SIZE(cases) + 1];
+    int pfd[2];
+    if (pipe(pfd) < 0) {
+        ok(0, "fallback: pipe");
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(pfd[0]);
+        scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+        got[0] = ctx && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+                 seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat2), 0) == 0 && seccomp_load(ctx) == 0;
+        if (got[0] && (syscall(SCMP_SYS(openat2), dfd, "sub", NULL, 0) != -1 || errno != EPERM))
+            got[0] = 0; /* the filter is not what refuses it */
+        for (size_t i = 0; got[0] && i < ARRAY_SIZE(cases); i++) {
+            int fd = ws_open_beneath(dfd, cases[i].rel, cases[i].flags, 0600);
+            got[i + 1] = fd >= 0 ? 0 : fd;
+            if (fd >= 0)
+                close(fd);
+        }
+        _exit(write(pfd[1], got, sizeof got) == (ssize_t)sizeof got ? 0 : 1);
+    }
+    close(pfd[1]);
+    ssize_t n = pid > 0 ? read(pfd[0], got, sizeof got) : -1;
+    close(pfd[0]);
+    int status = -1;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    if (n == (ssize_t)sizeof got && status == 0 && !got[0]) {
+        printf("ok %d - # SKIP fallback: no seccomp filter could refuse openat2 here\n", ++tap__n);
+    } else {
+        ok(n == (ssize_t)sizeof got && status == 0, "fallback: openat2 refused with EPERM in a child");
+        for (size_t i = 0; n == (ssize_t)sizeof got && i < ARRAY_SIZE(cases); i++)
+            is_int(got[i + 1], cases[i].want, "fallback: %s (%s)", cases[i].what, cases[i].rel);
+    }
+    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "fallback: cleanup");
+    close(dfd);
+}
+
 /* How many descriptors this process has open: a walk leaves none behind. */
 static int open_fds(void)
 {
@@ -201,6 +272,112 @@ static void test_open_dir(void)
     ok(faccessat(dfd, "d/e", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "ws_open_dir: and nothing was made of it");
     is_int(open_fds(), before, "ws_open_dir: no descriptor left open");
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "ws_open_dir: cleanup");
+    close(dfd);
+}
+
+/* ws_open_parent: every directory on the way, made or not as asked; a
+ * symlink refused at every level, '..' refused, and where it stopped. */
+static void test_open_parent(void)
+{
+    char dir[] = "/tmp/rms-test-ws-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "ws_open_parent: temporary directory");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int before = open_fds();
+    const char *leaf = NULL;
+    struct ws_walk_stop stop = {0};
+
+    const char *rel = "x/y/f";
+    is_int(ws_open_parent(dfd, rel, false, &leaf, &stop), -ENOENT, "ws_open_parent: missing directories, not made");
+    ok(stop.name == rel && stop.len == 1 && !stop.making, "ws_open_parent: stopped opening x");
+    ok(faccessat(dfd, "x", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "ws_open_parent: nothing made");
+
+    rel = "a/b/c/f";
+    int fd = ws_open_parent(dfd, rel, true, &leaf, &stop);
+    ok(same_dir(fd, dfd, "a/b/c"), "ws_open_parent: a/b/c made when asked, and opened");
+    ok(leaf == rel + 6, "ws_open_parent: the leaf is f");
+    ok(faccessat(dfd, "a/b/c/f", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "ws_open_parent: the leaf itself is not made");
+    if (fd >= 0)
+        close(fd);
+    fd = ws_open_parent(dfd, "a/b/g", false, &leaf, &stop);
+    ok(same_dir(fd, dfd, "a/b") && !strcmp(leaf, "g"), "ws_open_parent: directories there are opened without making");
+    if (fd >= 0)
+        close(fd);
+    rel = "f";
+    fd = ws_open_parent(dfd, rel, false, &leaf, &stop);
+    ok(fd >= 0 && fd != dfd && same_dir(fd, dfd, "") && leaf == rel, "ws_open_parent: no '/': a duplicate of dirfd");
+    if (fd >= 0)
+        close(fd);
+
+    /* A symlink at each level, into the tree or out of it, making or not. */
+    ok(mkdirat(dfd, "target", 0755) == 0 && symlinkat("a", dfd, "ln") == 0 && symlinkat("b", dfd, "a/ln") == 0 &&
+           symlinkat("../../target", dfd, "a/b/ln") == 0 && symlinkat("/tmp", dfd, "a/b/c/ln") == 0,
+       "ws_open_parent: symlinks ln -> a, a/ln -> b, a/b/ln -> ../../target, a/b/c/ln -> /tmp");
+    static const struct {
+        const char *rel;
+        size_t off;
+    } links[] = {{"ln/b/rms-ws-new/f", 0},
+                 {"a/ln/rms-ws-new/f", 2},
+                 {"a/b/ln/rms-ws-new/f", 4},
+                 {"a/b/c/ln/rms-ws-new/f", 6}};
+    for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+        for (int make = 0; make <= 1; make++) {
+            stop = (struct ws_walk_stop){0};
+            int rc = ws_open_parent(dfd, links[i].rel, make, &leaf, &stop);
+            ok((rc == -ELOOP || rc == -ENOTDIR) && stop.name == links[i].rel + links[i].off && stop.len == 2 &&
+                   !stop.making,
+               "ws_open_parent: %s, %s: refused at its symlink (%d)", links[i].rel, make ? "making" : "not making", rc);
+        }
+    ok(faccessat(dfd, "target/rms-ws-new", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+           faccessat(dfd, "a/b/rms-ws-new", F_OK, 0) < 0 && faccessat(AT_FDCWD, "/tmp/rms-ws-new", F_OK, 0) < 0,
+       "ws_open_parent: nothing made through a symlink");
+
+    int f = openat(dfd, "a/file", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (f >= 0)
+        close(f);
+    rel = "a/file/f";
+    is_int(ws_open_parent(dfd, rel, true, &leaf, &stop), -ENOTDIR, "ws_open_parent: a file in the way");
+    ok(stop.name == rel + 2 && stop.len == 4 && !stop.making, "ws_open_parent: stopped opening it");
+
+    /* '..', '.' and empty components. */
+    static const struct {
+        const char *rel;
+        size_t off, len;
+    } bad[] = {{"../f", 0, 2}, {"a/../../f", 2, 2}, {"a/b/../../../rms-ws-above/f", 4, 2}, {"./f", 0, 1}, {"a//f", 2, 0},
+               {"/etc/f", 0, 0}};
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+        for (int make = 0; make <= 1; make++) {
+            stop = (struct ws_walk_stop){0};
+            int rc = ws_open_parent(dfd, bad[i].rel, make, &leaf, &stop);
+            ok(rc == -EINVAL && stop.name == bad[i].rel + bad[i].off && stop.len == bad[i].len,
+               "ws_open_parent: %s, %s: refused (%d)", bad[i].rel, make ? "making" : "not making", rc);
+        }
+    char up[PATH_MAX];
+    snprintf(up, sizeof up, "%s/../rms-ws-above", dir);
+    ok(faccessat(AT_FDCWD, up, F_OK, AT_SYMLINK_NOFOLLOW) < 0, "ws_open_parent: nothing made above dirfd");
+
+    char longname[NAME_MAX + 8];
+    memset(longname, 'n', NAME_MAX + 1);
+    memcpy(longname + NAME_MAX + 1, "/f", 3);
+    is_int(ws_open_parent(dfd, longname, true, &leaf, &stop), -ENAMETOOLONG, "ws_open_parent: a name past NAME_MAX");
+    ok(stop.making && stop.len == NAME_MAX + 1, "ws_open_parent: which making it could not take");
+
+    /* Any length: 600 levels, 1800 bytes, one directory open at a time. */
+    char deep[1900] = "";
+    for (int i = 0; i < 600; i++)
+        strcat(deep, "dd/");
+    strcat(deep, "f");
+    fd = ws_open_parent(dfd, deep, true, &leaf, &stop);
+    ok(fd >= 0 && !strcmp(leaf, "f"), "ws_open_parent: a path of %zu bytes, 600 directories made", strlen(deep));
+    if (fd >= 0)
+        close(fd);
+    fd = ws_open_parent(dfd, deep, false, &leaf, &stop);
+    ok(fd >= 0, "ws_open_parent: and opened again without making");
+    if (fd >= 0)
+        close(fd);
+
+    is_int(open_fds(), before, "ws_open_parent: no descriptor left open");
+    ok(fcntl(dfd, F_GETFD) >= 0, "ws_open_parent: dirfd is borrowed, still open");
+    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "ws_open_parent: cleanup");
     close(dfd);
 }
 
@@ -269,7 +446,9 @@ int main(void)
     test_node_ids();
     test_rel_paths();
     test_open_beneath();
+    test_open_beneath_fallback();
     test_open_dir();
+    test_open_parent();
     test_runs();
     return tap_done();
 }
