@@ -147,13 +147,25 @@ static void test_open_beneath(void)
     close(dfd);
 }
 
+/* A scratch directory for one test, opened (its fd), and its removal. */
+static int scratch_open(char *dir, const char *what)
+{
+    ok(mkdtemp(dir) != NULL, "%s: temporary directory", what);
+    return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void scratch_done(const char *dir, int dfd, const char *what)
+{
+    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "%s: cleanup", what);
+    close(dfd);
+}
+
 /* ws_open_beneath where openat2 is refused (a seccomp filter, as in a
  * jail, says EPERM): the component walk gives what openat2 would. */
 static void test_open_beneath_fallback(void)
 {
     char dir[] = "/tmp/rms-test-ws-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "fallback: temporary directory");
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = scratch_open(dir, "fallback");
     int f = -1;
     ok(mkdirat(dfd, "sub", 0755) == 0 && (f = openat(dfd, "sub/file", O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) >= 0 &&
            symlinkat("/etc", dfd, "etc") == 0 && symlinkat("/etc/passwd", dfd, "sub/pw") == 0 &&
@@ -210,8 +222,7 @@ static void test_open_beneath_fallback(void)
         for (size_t i = 0; n == (ssize_t)sizeof got && i < ARRAY_SIZE(cases); i++)
             is_int(got[i + 1], cases[i].want, "fallback: %s (%s)", cases[i].what, cases[i].rel);
     }
-    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "fallback: cleanup");
-    close(dfd);
+    scratch_done(dir, dfd, "fallback");
 }
 
 /* How many descriptors this process has open: a walk leaves none behind. */
@@ -239,8 +250,7 @@ static bool same_dir(int fd, int dirfd, const char *path)
 static void test_open_dir(void)
 {
     char dir[] = "/tmp/rms-test-ws-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "ws_open_dir: temporary directory");
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = scratch_open(dir, "ws_open_dir");
     int before = open_fds();
     is_int(ws_open_dir(dfd, "d", false), -ENOENT, "ws_open_dir: a missing directory is not made unless asked");
     ok(faccessat(dfd, "d", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "ws_open_dir: and is still missing");
@@ -271,8 +281,7 @@ static void test_open_dir(void)
     is_int(ws_open_dir(dfd, "d/e", true), -EINVAL, "ws_open_dir: a path is not one name");
     ok(faccessat(dfd, "d/e", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "ws_open_dir: and nothing was made of it");
     is_int(open_fds(), before, "ws_open_dir: no descriptor left open");
-    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "ws_open_dir: cleanup");
-    close(dfd);
+    scratch_done(dir, dfd, "ws_open_dir");
 }
 
 /* ws_open_parent: every directory on the way, made or not as asked; a
@@ -280,8 +289,7 @@ static void test_open_dir(void)
 static void test_open_parent(void)
 {
     char dir[] = "/tmp/rms-test-ws-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "ws_open_parent: temporary directory");
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = scratch_open(dir, "ws_open_parent");
     int before = open_fds();
     const char *leaf = NULL;
     struct ws_walk_stop stop = {0};
@@ -377,8 +385,7 @@ static void test_open_parent(void)
 
     is_int(open_fds(), before, "ws_open_parent: no descriptor left open");
     ok(fcntl(dfd, F_GETFD) >= 0, "ws_open_parent: dirfd is borrowed, still open");
-    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "ws_open_parent: cleanup");
-    close(dfd);
+    scratch_done(dir, dfd, "ws_open_parent");
 }
 
 static void test_runs(void)
