@@ -1,6 +1,7 @@
 /* util.h: small helpers every module uses: cleanup attributes, bounded
- * buffers, careful I/O, the one log function, UTF-8 and time helpers.
- * Nothing here knows about runs, HTTP or JSON-RPC. */
+ * buffers, careful I/O, the one log function, UTF-8 and time helpers, the
+ * loader of libraries opened on first use. Nothing here knows about runs,
+ * HTTP or JSON-RPC. */
 #ifndef RMS_UTIL_H
 #define RMS_UTIL_H
 
@@ -148,6 +149,24 @@ int util_copy_fd(int in, int dst_dirfd, const char *dst) must_check;
 DIR *util_opendir_at(int dirfd);
 /* Sets O_NONBLOCK / FD_CLOEXEC. 0 or -errno. */
 int util_set_nonblock(int fd) must_check;
+
+/* --- libraries loaded on first use --- */
+/* One symbol of a library that util_dl_load loads: its name, and where its
+ * address goes (a function pointer, cast the POSIX way: (void **)&api.f). */
+struct util_dl_sym {
+    const char *name;
+    void **addr;
+};
+/* Opens the library soname with dlopen (RTLD_NOW; RTLD_GLOBAL when global,
+ * for one whose own modules need its symbols, else RTLD_LOCAL) and sets
+ * each of the n syms to its address: all or nothing. 0, and the library
+ * stays loaded for the rest of the process; or -ENOENT when it cannot be
+ * opened ("WHATcannot load SONAME: WHY" in err: what is the caller's
+ * prefix, "zip: ", or ""), -ENOSYS when it lacks a symbol ("WHATSONAME
+ * lacks NAME"), and then every addr is NULL and the library closed again.
+ * err may be NULL with errlen 0. */
+int util_dl_load(const char *soname, bool global, const struct util_dl_sym *syms, size_t n, const char *what,
+                 char *err, size_t errlen) must_check;
 
 /* --- text --- */
 /* True when s[0..n) is valid UTF-8 (no overlongs, no surrogates). */

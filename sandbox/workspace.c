@@ -1,4 +1,5 @@
-/* workspace.c: run directories, ids, path safety and reaping. */
+/* workspace.c: run directories, ids, path safety (the directories of a
+ * path opened beneath a descriptor, following no symlink) and reaping. */
 #include "config.h"
 
 #include "workspace.h"
@@ -6,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,30 +179,95 @@ bool ws_rel_path_ok(const char *rel)
     return true;
 }
 
+/* ------------------------------------ directories beneath a descriptor */
+
+/* Whether s[0..n) names one entry of a directory: not empty, not "." or
+ * "..", no '/'. */
+static bool one_name(const char *s, size_t n)
+{
+    return n > 0 && !(n == 1 && s[0] == '.') && !(n == 2 && s[0] == '.' && s[1] == '.') && !memchr(s, '/', n);
+}
+
+/* One step of a walk beneath a descriptor: dirfd/name made first when
+ * make (0755; one already there is no failure), then opened as a
+ * directory, following no symlink. An fd, or the -errno of the step that
+ * failed (*making: making it, else opening it). */
+static int dir_step(int dirfd, const char *name, bool make, bool *making)
+{
+    *making = false;
+    if (make && mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST) {
+        *making = true;
+        return -errno;
+    }
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int ws_open_dir(int dirfd, const char *name, bool make)
+{
+    if (!one_name(name, strlen(name)))
+        return -EINVAL;
+    bool making;
+    int fd = dir_step(dirfd, name, make, &making);
+    return fd == -ENOTDIR && !making ? -ELOOP : fd;
+}
+
+/* The walk of ws_open_parent and of ws_open_beneath's fallback: each
+ * directory of rel but its last component, one dir_step from dirfd after
+ * another. Each directory is closed once the next is open; dirfd too when
+ * owned (else it is borrowed, and returned itself when rel has no '/'). */
+static int walk_parent(int dirfd, bool owned, const char *rel, bool make, const char **leaf,
+                       struct ws_walk_stop *stop)
+{
+    int cur = dirfd;
+    const char *comp = rel;
+    for (const char *slash; (slash = strchr(comp, '/')); comp = slash + 1) {
+        size_t len = (size_t)(slash - comp);
+        char name[NAME_MAX + 1];
+        bool making = false;
+        int next;
+        if (!one_name(comp, len)) {
+            next = -EINVAL;
+        } else if (len > NAME_MAX) {
+            next = -ENAMETOOLONG; /* as mkdirat or openat would say */
+            making = make;
+        } else {
+            memcpy(name, comp, len);
+            name[len] = '\0';
+            next = dir_step(cur, name, make, &making);
+        }
+        if (owned || cur != dirfd)
+            close(cur);
+        if (next < 0) {
+            if (stop)
+                *stop = (struct ws_walk_stop){.name = comp, .len = len, .making = making};
+            return next;
+        }
+        cur = next;
+    }
+    *leaf = comp;
+    return cur;
+}
+
+int ws_open_parent(int dirfd, const char *rel, bool make, const char **leaf, struct ws_walk_stop *stop)
+{
+    int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+    if (cur < 0) {
+        int e = errno;
+        if (stop)
+            *stop = (struct ws_walk_stop){.name = NULL};
+        return -e;
+    }
+    return walk_parent(cur, true, rel, make, leaf, stop);
+}
+
 static int open_beneath_walk(int dirfd, const char *rel, int flags, mode_t mode)
 {
-    char buf[1025];
-    size_t n = strlen(rel);
-    if (n >= sizeof buf)
-        return -ENAMETOOLONG;
-    memcpy(buf, rel, n + 1);
-    int cur = dirfd;
-    char *comp = buf;
-    for (;;) {
-        char *slash = strchr(comp, '/');
-        if (!slash)
-            break;
-        *slash = '\0';
-        int next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int e = errno;
-        if (cur != dirfd)
-            close(cur);
-        if (next < 0)
-            return e == ENOTDIR ? -ELOOP : -e;
-        cur = next;
-        comp = slash + 1;
-    }
-    int fd = openat(cur, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+    const char *leaf;
+    int cur = walk_parent(dirfd, false, rel, false, &leaf, NULL);
+    if (cur < 0)
+        return cur == -ENOTDIR ? -ELOOP : cur;
+    int fd = openat(cur, leaf, flags | O_NOFOLLOW | O_CLOEXEC, mode);
     int e = errno;
     if (cur != dirfd)
         close(cur);
@@ -274,12 +341,7 @@ int ws_reap_runs(const char *state_dir, int64_t ttl_ms)
 
 int ws_mounts_open(int workspace_fd, bool make)
 {
-    if (make && mkdirat(workspace_fd, WS_MOUNTS_DIR, 0755) < 0 && errno != EEXIST)
-        return -errno;
-    int fd = openat(workspace_fd, WS_MOUNTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOTDIR ? -ELOOP : -errno;
-    return fd;
+    return ws_open_dir(workspace_fd, WS_MOUNTS_DIR, make);
 }
 
 bool ws_mounts_dir(const char *workdir, bool make)

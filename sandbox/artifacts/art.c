@@ -486,36 +486,6 @@ static int64_t copy_bytes(int in, int out, uint64_t n)
     return (int64_t)done;
 }
 
-/* Opens (creating) the directory of rel beneath dstfd; returns an fd and
- * sets *base to the last component. */
-static int snapshot_parent(int dstfd, const char *rel, const char **base)
-{
-    char buf[ART_MAX_PATH + 1];
-    if (strlen(rel) > ART_MAX_PATH)
-        return -ENAMETOOLONG;
-    strcpy(buf, rel);
-    int cur = fcntl(dstfd, F_DUPFD_CLOEXEC, 0);
-    if (cur < 0)
-        return -errno;
-    char *comp = buf;
-    for (char *slash; (slash = strchr(comp, '/')); comp = slash + 1) {
-        *slash = '\0';
-        if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST) {
-            int e = errno;
-            close(cur);
-            return -e;
-        }
-        int next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int e = errno;
-        close(cur);
-        if (next < 0)
-            return -e;
-        cur = next;
-    }
-    *base = rel + (comp - buf);
-    return cur;
-}
-
 int art_snapshot(int outfd, struct art_list *l, int dstfd, char *err, size_t errlen)
 {
     size_t o = 0;
@@ -532,8 +502,10 @@ int art_snapshot(int outfd, struct art_list *l, int dstfd, char *err, size_t err
             free(a->summary);
             continue;
         }
+        /* The directory of the copy, made beneath dstfd as needed. */
         const char *base = NULL;
-        cleanup_fd int dir = snapshot_parent(dstfd, a->path, &base);
+        cleanup_fd int dir = strlen(a->path) > ART_MAX_PATH ? -ENAMETOOLONG
+                                                             : ws_open_parent(dstfd, a->path, true, &base, NULL);
         cleanup_fd int out = dir >= 0 ? openat(dir, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
                                       : dir;
         int64_t copied = out >= 0 ? copy_bytes(in, out, a->size) : -errno;

@@ -1,13 +1,10 @@
 /* art_zip.c: the zip of a run's artifacts (deflate), with libarchive
- * loaded on first use, written under a temporary name and renamed only
- * when whole. */
+ * loaded on first use (art_archive.c), written under a temporary name and
+ * renamed only when whole. */
 #include "config.h"
 
 #include "art_internal.h"
 
-#include <archive.h>
-#include <archive_entry.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,54 +13,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "art_archive.h"
 #include "workspace.h"
-
-/* libarchive is loaded on first use. Linked the usual way, it and what it
- * pulls in (libxml2, ICU, lzma, ...) cost about 5 ms at every start of the
- * program, more than all the rest of a CLI run's overhead; this way only
- * runs that make a zip pay, once per process. */
-#define ARCHIVE_FUNCS(X)                                                                            \
-    X(archive_write_new) X(archive_write_free) X(archive_write_set_format_zip)                     \
-    X(archive_write_set_format_option) X(archive_write_open_fd) X(archive_write_header)            \
-    X(archive_write_data) X(archive_write_close) X(archive_error_string) X(archive_entry_new)      \
-    X(archive_entry_free) X(archive_entry_clear) X(archive_entry_set_pathname)                     \
-    X(archive_entry_set_filetype) X(archive_entry_set_perm) X(archive_entry_set_size)              \
-    X(archive_entry_set_mtime)
-
-struct archive_api {
-#define X(f) __typeof__(f) *f;
-    ARCHIVE_FUNCS(X)
-#undef X
-};
-
-static const struct archive_api *archive_api(char *err, size_t errlen)
-{
-    static struct archive_api api;
-    static bool loaded;
-    if (loaded)
-        return &api;
-    void *h = dlopen(LIBARCHIVE_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(err, errlen, "zip: cannot load %s: %s", LIBARCHIVE_SONAME, dlerror());
-        return NULL;
-    }
-#define X(f)                                                                     \
-    if (!(*(void **)&api.f = dlsym(h, #f))) {                                    \
-        snprintf(err, errlen, "zip: %s lacks %s", LIBARCHIVE_SONAME, #f);        \
-        return NULL;                                                             \
-    }
-    ARCHIVE_FUNCS(X)
-#undef X
-    loaded = true;
-    return &api;
-}
 
 int art_zip(int outfd, const struct art_list *l, int dirfd, const char *name, char *err, size_t errlen)
 {
     char tmp[256];
     unsigned char rnd[6];
     char hex[13];
-    const struct archive_api *z = archive_api(err, errlen);
+    const struct art_archive *z = art_archive_api("zip: ", err, errlen);
     if (!z)
         return -ENOSYS;
     int rc = util_random(rnd, sizeof rnd);

@@ -33,7 +33,6 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,6 +44,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "art_archive.h"
 #include "sha256.h"
 #include "workspace.h"
 
@@ -53,43 +53,6 @@
 #define STORE_SMALL_MAX (1u << 20)       /* METADATA headers, entry_points.txt */
 #define STORE_CHUNK 65536
 #define STORE_MARK "runmyscript-wheel.txt"
-
-/* ------------------------------------------------------------ libarchive */
-
-/* Loaded on first use, as for the artifacts' zip (art_zip.c): linked the
- * usual way it would cost every start of the program about 5 ms. */
-#define STORE_ARCHIVE_FUNCS(X)                                                                          \
-    X(archive_read_new) X(archive_read_free) X(archive_read_support_format_zip)                        \
-    X(archive_read_open_fd) X(archive_read_next_header) X(archive_read_data) X(archive_error_string)   \
-    X(archive_entry_pathname) X(archive_entry_filetype) X(archive_entry_perm)
-
-struct store_archive {
-#define X(f) __typeof__(f) *f;
-    STORE_ARCHIVE_FUNCS(X)
-#undef X
-};
-
-static const struct store_archive *store_archive(char *err, size_t errlen)
-{
-    static struct store_archive api;
-    static bool loaded;
-    if (loaded)
-        return &api;
-    void *h = dlopen(LIBARCHIVE_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(err, errlen, "the package store: cannot load %s: %s", LIBARCHIVE_SONAME, dlerror());
-        return NULL;
-    }
-#define X(f)                                                                          \
-    if (!(*(void **)&api.f = dlsym(h, #f))) {                                         \
-        snprintf(err, errlen, "the package store: %s lacks %s", LIBARCHIVE_SONAME, #f); \
-        return NULL;                                                                  \
-    }
-    STORE_ARCHIVE_FUNCS(X)
-#undef X
-    loaded = true;
-    return &api;
-}
 
 /* ------------------------------------------------------------ faults */
 
@@ -149,34 +112,15 @@ static bool member_path_ok(const char *p)
     return true;
 }
 
-/* Opens dirfd/rel's directory, making every component (mode 0755);
+/* Opens dirfd/rel's directory, making every component (ws_open_parent);
  * *leaf is the last component. Nothing followed: the entry is ours and
  * holds no symlink. */
 int deps__open_parent(int dirfd, char *rel, const char **leaf, int *out)
 {
-    int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-    if (cur < 0)
-        return -errno;
-    char *p = rel;
-    for (char *slash; (slash = strchr(p, '/'));) {
-        *slash = '\0';
-        if (mkdirat(cur, p, 0755) < 0 && errno != EEXIST) {
-            int e = errno;
-            close(cur);
-            *slash = '/';
-            return -e;
-        }
-        int next = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int e = errno;
-        *slash = '/';
-        close(cur);
-        if (next < 0)
-            return -e;
-        cur = next;
-        p = slash + 1;
-    }
-    *leaf = p;
-    *out = cur;
+    int fd = ws_open_parent(dirfd, rel, true, leaf, NULL);
+    if (fd < 0)
+        return fd;
+    *out = fd;
     return 0;
 }
 
@@ -197,7 +141,7 @@ struct member {
 };
 
 struct unpack {
-    const struct store_archive *z;
+    const struct art_archive *z;
     int dir;                       /* the entry being made */
     int parent;                    /* the directory of the last member written (-1: none) */
     char parent_rel[PATH_MAX];     /* and its path under dir */
@@ -734,7 +678,7 @@ static int unpack_entry(const struct deps__store *s, int store, int wheel, struc
         return -errno;
     }
     struct unpack u = {.max_bytes = s->max_bytes, .parent = -1};
-    u.z = store_archive(err, errlen);
+    u.z = art_archive_api("the package store: ", err, errlen);
     u.dir = openat(store, p->tmpname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     rc = !u.z ? -ENOSYS : u.dir < 0 ? -errno : 0;
     for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(dest_dir); i++)
@@ -779,8 +723,9 @@ int deps__store_claim(const struct deps__store *s, const char *name, const char 
 {
     err[0] = '\0';
     name = file_base(name);
-    /* Loaded here, before the unpacks that may run in threads. */
-    if (!store_archive(err, errlen))
+    /* libarchive (art_archive.c), loaded here, before the unpacks that may
+     * run in threads. */
+    if (!art_archive_api("the package store: ", err, errlen))
         return -ENOSYS;
     struct deps__pending p = {.store = -1, .lock = -1};
     snprintf(p.hash, sizeof p.hash, "%s", hash);

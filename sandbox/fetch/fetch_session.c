@@ -33,18 +33,6 @@ void fetch_mount_free(struct fetch_mount *m)
     memset(m, 0, sizeof *m);
 }
 
-/* Opens name beneath dirfd as a directory, making it when missing and
- * following no symlink. */
-static int open_subdir(int dirfd, const char *name, bool make)
-{
-    if (make && mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
-        return -errno;
-    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOTDIR ? -ELOOP : -errno;
-    return fd;
-}
-
 /* One entry of the record. */
 struct rec_entry {
     const char *path, *url_sha256, *sha256, *mime;
@@ -200,7 +188,7 @@ static int mount_open_dirs(struct mount_job *j, const char *session_dir, char *e
         snprintf(err, errlen, "mount %s: the session directory: %s", j->shown, strerror(e));
         return -e;
     }
-    j->wfd = open_subdir(j->sfd, "workspace", true);
+    j->wfd = ws_open_dir(j->sfd, "workspace", true);
     j->mfd = j->wfd < 0 ? j->wfd : ws_mounts_open(j->wfd, true);
     if (j->wfd < 0 || j->mfd < 0) {
         int rc = j->wfd < 0 ? j->wfd : j->mfd;
@@ -488,8 +476,8 @@ int fetch_persist(const struct fetch_config *cfg, const char *session_dir, const
         snprintf(err, errlen, "upload %s: the session directory: %s", shown, strerror(e));
         return -e;
     }
-    cleanup_fd int wfd = open_subdir(sfd, "workspace", false);
-    cleanup_fd int ofd = wfd < 0 ? -1 : open_subdir(wfd, "output", false);
+    cleanup_fd int wfd = ws_open_dir(sfd, "workspace", false);
+    cleanup_fd int ofd = wfd < 0 ? -1 : ws_open_dir(wfd, "output", false);
     if (wfd < 0 || ofd < 0) {
         int rc = wfd < 0 ? wfd : ofd;
         if (rc == -1)

@@ -35,7 +35,6 @@
 #include "fetch_internal.h"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -51,7 +50,7 @@
 
 #define FETCH_PART_TRIES 4 /* random temporary names tried before giving up */
 
-/* libcurl, loaded on first use. */
+/* libcurl, loaded on first use (util_dl_load). */
 #define CURL_FUNCS(X)                                                                                  \
     X(global_init) X(easy_init) X(easy_setopt) X(easy_perform) X(easy_getinfo) X(easy_cleanup)        \
     X(easy_strerror) X(version_info) X(url) X(url_set) X(url_get) X(url_cleanup) X(free)
@@ -69,18 +68,13 @@ static const struct curl_api *curl_api(char *err, size_t errlen)
     static bool loaded;
     if (loaded)
         return &api;
-    void *h = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(err, errlen, "cannot load %s: %s", LIBCURL_SONAME, dlerror());
-        return NULL;
-    }
-#define X(f)                                                                   \
-    if (!(*(void **)&api.f = dlsym(h, "curl_" #f))) {                          \
-        snprintf(err, errlen, "%s lacks curl_%s", LIBCURL_SONAME, #f);         \
-        return NULL;                                                           \
-    }
-    CURL_FUNCS(X)
+    const struct util_dl_sym syms[] = {
+#define X(f) {"curl_" #f, (void **)&api.f},
+        CURL_FUNCS(X)
 #undef X
+    };
+    if (util_dl_load(LIBCURL_SONAME, false, syms, ARRAY_SIZE(syms), "", err, errlen) < 0)
+        return NULL;
     /* Once per process, before any handle. Not thread-safe before 7.84;
      * this program makes no threads of its own. */
     if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -569,36 +563,22 @@ static int part_open(int dirfd, const char *rel, mode_t mode, struct fetch_part 
         snprintf(err, errlen, "'%.200s' is not a safe relative path (no '..', '.', empty parts or leading '/')", rel);
         return -EINVAL;
     }
-    char buf[1025];
-    snprintf(buf, sizeof buf, "%s", rel);
-    int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+    const char *comp;
+    struct ws_walk_stop stop;
+    int cur = ws_open_parent(dirfd, rel, true, &comp, &stop);
     if (cur < 0) {
-        int e = errno;
-        snprintf(err, errlen, "the directory: %s", strerror(e));
-        return -e;
-    }
-    char *comp = buf;
-    for (char *slash; (slash = strchr(comp, '/'));) {
-        *slash = '\0';
-        if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST) {
-            int e = errno;
-            close(cur);
-            snprintf(err, errlen, "cannot make the directory '%.200s': %s", comp, strerror(e));
-            return -e;
+        int n = stop.len < 200 ? (int)stop.len : 200;
+        if (!stop.name) {
+            snprintf(err, errlen, "the directory: %s", strerror(-cur));
+        } else if (stop.making) {
+            snprintf(err, errlen, "cannot make the directory '%.*s': %s", n, stop.name, strerror(-cur));
+        } else if (cur == -ELOOP || cur == -ENOTDIR) {
+            snprintf(err, errlen, "'%.*s' in the path is a symlink or not a directory", n, stop.name);
+            return -ELOOP;
+        } else {
+            snprintf(err, errlen, "cannot open the directory '%.*s': %s", n, stop.name, strerror(-cur));
         }
-        int next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int e = errno;
-        close(cur);
-        if (next < 0) {
-            if (e == ELOOP || e == ENOTDIR) {
-                snprintf(err, errlen, "'%.200s' in the path is a symlink or not a directory", comp);
-                return -ELOOP;
-            }
-            snprintf(err, errlen, "cannot open the directory '%.200s': %s", comp, strerror(e));
-            return -e;
-        }
-        cur = next;
-        comp = slash + 1;
+        return cur;
     }
     if (strlen(comp) >= sizeof p->name) {
         close(cur);

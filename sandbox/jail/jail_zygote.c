@@ -197,33 +197,28 @@ static struct pyapi py;
 
 static int py_load(const char *lib)
 {
-    void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
-    if (!h)
-        return -ENOENT;
-    /* The POSIX way to a function's address from dlsym. */
-#define PY_SYM(field, name)                                \
-    if (!(*(void **)&py.field = dlsym(h, name)))           \
-        return -ENOSYS;
-    PY_SYM(set_program_name, "Py_SetProgramName")
-    PY_SYM(initialize_ex, "Py_InitializeEx")
-    PY_SYM(run_simple_string, "PyRun_SimpleString")
-    PY_SYM(run_file, "PyRun_FileExFlags")
-    PY_SYM(add_module, "PyImport_AddModule")
-    PY_SYM(module_dict, "PyModule_GetDict")
-    PY_SYM(get_attr, "PyObject_GetAttrString")
-    PY_SYM(call, "PyObject_CallFunctionObjArgs")
-    PY_SYM(as_long, "PyLong_AsLong")
-    PY_SYM(err_fetch, "PyErr_Fetch")
-    PY_SYM(err_normalize, "PyErr_NormalizeException")
-    PY_SYM(set_traceback, "PyException_SetTraceback")
-    PY_SYM(err_clear, "PyErr_Clear")
-    PY_SYM(err_print, "PyErr_Print")
-    PY_SYM(decref, "Py_DecRef")
-    PY_SYM(before_fork, "PyOS_BeforeFork")
-    PY_SYM(after_fork_parent, "PyOS_AfterFork_Parent")
-    PY_SYM(after_fork_child, "PyOS_AfterFork_Child")
-#undef PY_SYM
-    return 0;
+    const struct util_dl_sym syms[] = {
+        {"Py_SetProgramName", (void **)&py.set_program_name},
+        {"Py_InitializeEx", (void **)&py.initialize_ex},
+        {"PyRun_SimpleString", (void **)&py.run_simple_string},
+        {"PyRun_FileExFlags", (void **)&py.run_file},
+        {"PyImport_AddModule", (void **)&py.add_module},
+        {"PyModule_GetDict", (void **)&py.module_dict},
+        {"PyObject_GetAttrString", (void **)&py.get_attr},
+        {"PyObject_CallFunctionObjArgs", (void **)&py.call},
+        {"PyLong_AsLong", (void **)&py.as_long},
+        {"PyErr_Fetch", (void **)&py.err_fetch},
+        {"PyErr_NormalizeException", (void **)&py.err_normalize},
+        {"PyException_SetTraceback", (void **)&py.set_traceback},
+        {"PyErr_Clear", (void **)&py.err_clear},
+        {"PyErr_Print", (void **)&py.err_print},
+        {"Py_DecRef", (void **)&py.decref},
+        {"PyOS_BeforeFork", (void **)&py.before_fork},
+        {"PyOS_AfterFork_Parent", (void **)&py.after_fork_parent},
+        {"PyOS_AfterFork_Child", (void **)&py.after_fork_child},
+    };
+    /* RTLD_GLOBAL: the extension modules it imports need its symbols. */
+    return util_dl_load(lib, true, syms, ARRAY_SIZE(syms), "", NULL, 0);
 }
 
 /* _rms_warm.end (sandbox/jail/zygote.py, jail__py_zygote): taken once the

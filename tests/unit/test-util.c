@@ -1,5 +1,5 @@
 /* test-util.c: bounded buffers, UTF-8, sha256, sizes, atomic writes, tree
- * walks. */
+ * walks, libraries loaded on first use. */
 #include "config.h"
 
 #include <dirent.h>
@@ -397,6 +397,32 @@ static void test_walk_modes(void)
     is_int(util_rm_rf_at(AT_FDCWD, dir), 0, "cleanup");
 }
 
+/* util_dl_load: a library and its symbols, all or nothing, and the text
+ * a caller shows when it cannot have them. */
+static void test_dl(void)
+{
+    const char *(*version)(void) = NULL;
+    void *missing = NULL;
+    char err[256] = "";
+    struct util_dl_sym one[] = {{"archive_version_string", (void **)&version}};
+    is_int(util_dl_load(LIBARCHIVE_SONAME, false, one, ARRAY_SIZE(one), "", err, sizeof err), 0,
+           "loads " LIBARCHIVE_SONAME " and its symbol");
+    ok(version && !strncmp(version(), "libarchive ", 11), "and the symbol is the function");
+    version = NULL;
+    struct util_dl_sym two[] = {{"archive_version_string", (void **)&version},
+                                {"rms_no_such_symbol", &missing}};
+    is_int(util_dl_load(LIBARCHIVE_SONAME, false, two, ARRAY_SIZE(two), "x: ", err, sizeof err), -ENOSYS,
+           "a symbol the library lacks: -ENOSYS");
+    is_str(err, "x: " LIBARCHIVE_SONAME " lacks rms_no_such_symbol", "which the error names");
+    ok(!version && !missing, "and no symbol is filled: all or nothing");
+    is_int(util_dl_load("librms-no-such-library.so.0", true, one, ARRAY_SIZE(one), "y: ", err, sizeof err),
+           -ENOENT, "a library that is not there: -ENOENT");
+    const char *said = "y: cannot load librms-no-such-library.so.0: ";
+    ok(!strncmp(err, said, strlen(said)), "which the error says (%s)", err);
+    is_int(util_dl_load("librms-no-such-library.so.0", false, one, ARRAY_SIZE(one), "", NULL, 0), -ENOENT,
+           "without room for the error");
+}
+
 int main(void)
 {
     test_dbuf();
@@ -408,5 +434,6 @@ int main(void)
     test_walk_more("/dev/shm");
     test_walk_more("/tmp");
     test_walk_modes();
+    test_dl();
     return tap_done();
 }
