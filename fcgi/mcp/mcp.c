@@ -445,8 +445,8 @@ static void post(struct post *p)
     }
     /* Both eras on one endpoint: a body or header that names a revision
      * after the legacy ones is served statelessly (mcp_2026.c). */
-    if (mcp__is_modern(p->req, msg)) {
-        mcp__modern_post(p->app, p->req, p->resp, msg, p->want_sse);
+    if (mcp__is_2026(p->req, msg)) {
+        mcp__2026_post(p->app, p->req, p->resp, msg, p->want_sse);
         json_object_put(msg);
         return;
     }

@@ -30,7 +30,7 @@
 #define MCP_KEEPALIVE_MS 15000     /* SSE comment after this much silence */
 #define MCP_CGI_PROBE_MS 2000      /* CGI, 2026-07-28: a padded comment this often finds a gone client */
 #define MCP_LATEST "2025-11-25"   /* the newest legacy revision (initialize) */
-#define MCP_MODERN "2026-07-28"   /* the stateless revision: per-request _meta, no session */
+/* MCP_REVISION_2026 (tools.h) is the stateless revision: per-request _meta, no session. */
 
 /* The MCP name of a log level ("warning"). */
 const char *mcp_level_name(enum tools_level l);

@@ -104,7 +104,7 @@ static bool call_client_cancelled(const struct mcp_call *c)
 {
     char path[4096];
     /* 2026-07-28: closing the stream is the client's cancel. */
-    if (c->modern && http_client_gone(c->resp))
+    if (c->is_2026 && http_client_gone(c->resp))
         return true;
     if (!c->session_dir || !c->key[0])
         return false;
@@ -129,7 +129,7 @@ static bool call_cancelled(struct mcp_call *c)
         /* A CGI process learns that the client went only from a write
          * through fcgiwrap's buffer: in 2026-07-28, where that is the
          * cancel, a padded comment every MCP_CGI_PROBE_MS. */
-        if (c->modern && !strcmp(c->app->mode, "cgi") && now - c->last_probe_ms >= MCP_CGI_PROBE_MS) {
+        if (c->is_2026 && !strcmp(c->app->mode, "cgi") && now - c->last_probe_ms >= MCP_CGI_PROBE_MS) {
             c->last_probe_ms = now;
             discard(http_sse_pad(c->resp, c->app->cfg->cgi_sse_padding));
         }
@@ -138,10 +138,10 @@ static bool call_cancelled(struct mcp_call *c)
         return true;
     /* MCP says a disconnection is not a cancellation (the result is kept
      * in the run directory); cancel_on_disconnect trades that for the CPU. */
-    if ((c->modern || c->app->cfg->cancel_on_disconnect) && http_client_gone(c->resp)) {
+    if ((c->is_2026 || c->app->cfg->cancel_on_disconnect) && http_client_gone(c->resp)) {
         if (!c->gone_logged)
             log_msg(LOG_LVL_INFO, "the client hung up: cancelling its run (%s)",
-                    c->modern ? "its stream was the call's" : "cancel_on_disconnect");
+                    c->is_2026 ? "its stream was the call's" : "cancel_on_disconnect");
         c->gone_logged = true;
         return true;
     }

@@ -71,17 +71,17 @@ json_object *mcp__server_info(void);
 /* The 2026-07-28 revision (mcp_2026.c). True when msg (a POST's body) and
  * the request's headers speak it: its _meta names a revision that is not a
  * legacy one, or MCP-Protocol-Version is present and not a legacy one. */
-bool mcp__is_modern(const struct http_req *req, json_object *msg);
-/* Serves one modern POST whose body is msg (borrowed): the transport
+bool mcp__is_2026(const struct http_req *req, json_object *msg);
+/* Serves one 2026-07-28 POST whose body is msg (borrowed): the transport
  * rules, then server/discover, tools/list, tools/call and the tasks. */
-void mcp__modern_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
-                      bool want_sse);
+void mcp__2026_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
+                    bool want_sse);
 
 #define MCP_EXT_TASKS "io.modelcontextprotocol/tasks" /* the tasks extension's identifier */
 #define MCP_LOG_NONE ((enum tools_level)(TOOLS_LOG_EMERGENCY + 1)) /* no log notifications at all */
 
-/* One modern request being served (mcp_2026.c, mcp_task.c). */
-struct mcp_modern {
+/* One 2026-07-28 request being served (mcp_2026.c, mcp_task.c). */
+struct mcp_2026_req {
     const struct app *app;
     struct http_req *req;
     struct http_resp *resp;
@@ -95,37 +95,37 @@ struct mcp_modern {
     bool sse_open;         /* the answer is an event stream, started */
 };
 
-/* Every revision we speak, the modern one first (new array). */
+/* Every revision we speak, 2026-07-28 first (new array). */
 json_object *mcp__supported_versions(void);
 /* o[key] when it is a string (borrowed), else NULL. */
 const char *mcp__json_string(json_object *o, const char *key);
 /* Adds resultType "complete" (unless it has one) and _meta's serverInfo to
  * result; returns it. */
-json_object *mcp__modern_complete(json_object *result);
+json_object *mcp__2026_complete(json_object *result);
 /* The answer to m's request (result stolen, completed) or an error (data
  * stolen), as one JSON body or on the stream m has open. */
-void mcp__modern_answer(struct mcp_modern *m, json_object *result);
-void mcp__modern_error(struct mcp_modern *m, int status, int code, const char *message, json_object *data);
+void mcp__2026_answer(struct mcp_2026_req *m, json_object *result);
+void mcp__2026_error(struct mcp_2026_req *m, int status, int code, const char *message, json_object *data);
 /* Answers 400 -32021 MissingRequiredClientCapability with
  * data.requiredCapabilities naming capability, or (NULL) the tasks
  * extension. */
-void mcp__missing_capability(struct mcp_modern *m, const char *capability, const char *message);
+void mcp__missing_capability(struct mcp_2026_req *m, const char *capability, const char *message);
 /* True when the client's capabilities (may be NULL) declare extension. */
 bool mcp__client_has(json_object *caps, const char *extension);
 
-/* tools/call in the modern revision (mcp_task.c): the workspace handle, the
+/* tools/call in the 2026-07-28 revision (mcp_task.c): the workspace handle, the
  * log level and progress token of _meta, a stream whose closing cancels the
  * run; a task instead when the client declared the tasks extension and the
  * call becomes one. */
-void mcp__modern_call(struct mcp_modern *m);
+void mcp__2026_call(struct mcp_2026_req *m);
 /* True for a method of the tasks extension we serve (tasks/get, ...). */
 bool mcp__task_method(const char *method);
 /* Serves it (the client declared the extension). */
-void mcp__task_serve(struct mcp_modern *m);
+void mcp__task_serve(struct mcp_2026_req *m);
 /* subscriptions/listen: an acknowledgement, then notifications/tasks for
  * the followed tasks (notifications.taskIds, with the extension) until they
  * have all ended; nothing else here ever changes. */
-void mcp__listen(struct mcp_modern *m);
+void mcp__listen(struct mcp_2026_req *m);
 
 /* The level of its MCP name: 0, or -EINVAL. */
 int mcp__level_parse(const char *s, enum tools_level *l) must_check;
@@ -148,7 +148,7 @@ struct mcp_call {
     int64_t last_flush_ms;
     bool pending;                 /* events written but not flushed */
     bool gone_logged;             /* "the client hung up" was logged */
-    bool modern;                  /* 2026-07-28: a closed stream is a cancel */
+    bool is_2026;                 /* 2026-07-28: a closed stream is a cancel */
     int64_t last_probe_ms;        /* CGI: the last padded write that looks for a gone client */
 };
 
@@ -185,13 +185,13 @@ void mcp__result_add_workspace(json_object *result, const char *wid);
  * after how long; 0: at once), 0 (served as it comes), -1 (a tool that
  * must run as a task and the client did not declare the extension: the
  * -32021 error is sent). */
-int mcp__task_mode(struct mcp_modern *m, const char *tool, int64_t *delay_ms);
+int mcp__task_mode(struct mcp_2026_req *m, const char *tool, int64_t *delay_ms);
 /* Serves m's tools/call as a task: the run goes on in a process of its own;
  * the stream carries its notifications until it ends (then its result) or
  * task_after passes (then the task's handle). c is the call's (its level,
  * token, key); args borrowed; wid the workspace's handle or NULL. */
-void mcp__task_call(struct mcp_modern *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
-                    int64_t delay_ms);
+void mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
+                      int64_t delay_ms);
 /* Removes finished tasks whose last change is older than task_ttl (and
  * whose process is gone); at most one scan a minute unless force. Returns
  * how many. */

@@ -22,7 +22,7 @@ bool mcp_version_supported(const char *v)
 json_object *mcp__supported_versions(void)
 {
     json_object *a = json_object_new_array();
-    json_object_array_add(a, json_object_new_string(MCP_MODERN));
+    json_object_array_add(a, json_object_new_string(MCP_REVISION_2026));
     for (size_t i = ARRAY_SIZE(versions); i-- > 0;)
         json_object_array_add(a, json_object_new_string(versions[i]));
     return a;

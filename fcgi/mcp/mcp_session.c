@@ -56,7 +56,7 @@ static int load_kind(const struct cfg *cfg, const char *kind, const char *sid, s
     s->doc = json_tokener_parse(text);
     json_object *v;
     if (!json_object_is_type(s->doc, json_type_object) || !json_object_object_get_ex(s->doc, "version", &v) ||
-        !(mcp_version_supported(json_object_get_string(v)) || !strcmp(json_object_get_string(v), MCP_MODERN)))
+        !(mcp_version_supported(json_object_get_string(v)) || !strcmp(json_object_get_string(v), MCP_REVISION_2026)))
         return -EIO;
     snprintf(s->version, sizeof s->version, "%s", json_object_get_string(v));
     s->level = TOOLS_LOG_DEBUG;
@@ -201,7 +201,7 @@ int mcp__session_create(const struct cfg *cfg, const char *version, json_object 
 
 int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s)
 {
-    return create_kind(cfg, "workspaces", MCP_MODERN, NULL, s);
+    return create_kind(cfg, "workspaces", MCP_REVISION_2026, NULL, s);
 }
 
 /* Creates STATE/runs/RUNID/cancel for the run that calls/KEY names. */

@@ -40,7 +40,7 @@
     "an output file, persist_artifact(relative_path, presigned_url) uploads it from output/ with an HTTP PUT."
 
 static const char instructions[] = INSTRUCTIONS;
-static const char instructions_modern[] = INSTRUCTIONS
+static const char instructions_2026[] = INSTRUCTIONS
     "\n- This revision has no sessions: run_code (and mount_file) return a workspace handle "
     "(structuredContent.workspace). Pass it as workspace to run_code, list_dir, preview_file, mount_file and "
     "persist_artifact to go on with the same files; a call without it starts a new, empty workspace. "
@@ -51,9 +51,9 @@ const char *tools_instructions(void)
     return instructions;
 }
 
-const char *tools_instructions_modern(void)
+const char *tools_instructions_2026(void)
 {
-    return instructions_modern;
+    return instructions_2026;
 }
 
 static const struct tools_def defs[] = {
@@ -172,11 +172,11 @@ static json_object *tool_json(const struct cfg *cfg, const struct tools_def *d, 
     json_object_object_add(t, "description", json_object_new_string(d->description));
     json_object *in = input_schema(cfg, d);
     enum tools_ws_use use = tools_workspace_use(d->name);
-    if (!strcmp(version, MCP_REVISION_MODERN) && use != TOOLS_WS_NONE)
+    if (!strcmp(version, MCP_REVISION_2026) && use != TOOLS_WS_NONE)
         add_workspace_param(in, use == TOOLS_WS_NEED);
     json_object_object_add(t, "inputSchema", in);
     enum tools_task task = tools_task_support(cfg, d->name);
-    if (!strcmp(version, MCP_REVISION_MODERN) && task != TOOLS_TASK_NEVER) {
+    if (!strcmp(version, MCP_REVISION_2026) && task != TOOLS_TASK_NEVER) {
         json_object *ex = json_object_new_object();
         json_object_object_add(ex, "taskSupport", json_object_new_string(task == TOOLS_TASK_REQUIRED ? "required"
                                                                                                     : "optional"));
@@ -206,7 +206,7 @@ json_object *tools_list(const struct cfg *cfg, const char *version)
     json_object *arr = json_object_new_array();
     for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
         json_object_array_add(arr, tool_json(cfg, &defs[i], version));
-    if (!strcmp(version, MCP_REVISION_MODERN))
+    if (!strcmp(version, MCP_REVISION_2026))
         json_object_array_add(arr, tool_json(cfg, &delete_workspace_def, version));
     for (size_t i = 0; cfg->test_fixture_tools && i < tools__n_fixture_defs; i++)
         json_object_array_add(arr, tool_json(cfg, &tools__fixture_defs[i], version));
