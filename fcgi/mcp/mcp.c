@@ -25,16 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sha256.h"
-
 /* ---------------------------------------------------------------- JSON-RPC */
 
 enum msg_kind { MSG_INVALID, MSG_REQUEST, MSG_NOTIFICATION, MSG_RESPONSE };
-
-static bool id_ok(json_object *id)
-{
-    return json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int);
-}
 
 /* What a message is; *id is its id when it has a usable one (borrowed). */
 static enum msg_kind classify(json_object *m, json_object **id, const char **method, json_object **params)
@@ -46,7 +39,7 @@ static enum msg_kind classify(json_object *m, json_object **id, const char **met
     if (!json_object_is_type(m, json_type_object))
         return MSG_INVALID;
     bool has_id = json_object_object_get_ex(m, "id", &v);
-    if (has_id && id_ok(v))
+    if (has_id && mcp__rpc_id_ok(v))
         *id = v;
     if (!json_object_object_get_ex(m, "jsonrpc", &mv) || !json_object_is_type(mv, json_type_string) ||
         strcmp(json_object_get_string(mv), "2.0"))
@@ -68,81 +61,6 @@ static enum msg_kind classify(json_object *m, json_object **id, const char **met
     return MSG_INVALID;
 }
 
-static json_object *rpc_new(json_object *id)
-{
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
-    json_object_object_add(o, "id", id ? json_object_get(id) : NULL);
-    return o;
-}
-
-/* Steals result. */
-json_object *mcp__rpc_result(json_object *id, json_object *result)
-{
-    json_object *o = rpc_new(id);
-    json_object_object_add(o, "result", result);
-    return o;
-}
-
-/* Steals data (may be NULL). */
-json_object *mcp__rpc_error(json_object *id, int code, const char *message, json_object *data)
-{
-    json_object *o = rpc_new(id);
-    json_object *e = json_object_new_object();
-    json_object_object_add(e, "code", json_object_new_int(code));
-    json_object_object_add(e, "message", json_object_new_string(message));
-    if (data)
-        json_object_object_add(e, "data", data);
-    json_object_object_add(o, "error", e);
-    return o;
-}
-
-/* A transport-level refusal: an HTTP status and a JSON-RPC error with no id. */
-static void refuse(struct http_resp *resp, int status, int code, const char *message)
-{
-    json_object *o = mcp__rpc_error(NULL, code, message, NULL);
-    size_t n;
-    const char *s = mcp__to_json(o, &n);
-    log_msg(LOG_LVL_INFO, "%d: %s", status, message);
-    discard(http_send(resp, status, "application/json", s, n));
-    json_object_put(o);
-}
-
-void mcp__send(struct http_resp *resp, int status, json_object *o)
-{
-    size_t n;
-    const char *s = mcp__to_json(o, &n);
-    discard(http_send(resp, status, "application/json", s, n));
-}
-
-/* The key of a request id: its type and value, hashed to a file name. */
-void mcp__id_key(json_object *id, char out[65])
-{
-    char buf[600];
-    int n;
-    if (json_object_is_type(id, json_type_int))
-        n = snprintf(buf, sizeof buf, "i:%lld", (long long)json_object_get_int64(id));
-    else
-        n = snprintf(buf, sizeof buf, "s:%s", json_object_get_string(id));
-    if (n < 0)
-        n = 0;
-    /* Long string ids: hash what fits plus the full length; ids are the
-     * client's and need only be told apart within a session. */
-    if ((size_t)n >= sizeof buf)
-        n = (int)sizeof buf - 1;
-    struct sha256 c;
-    unsigned char d[32];
-    sha256_init(&c);
-    sha256_update(&c, buf, (size_t)n);
-    if (json_object_is_type(id, json_type_string)) {
-        size_t len = (size_t)json_object_get_string_len(id);
-        sha256_update(&c, json_object_get_string(id), len);
-        sha256_update(&c, &len, sizeof len);
-    }
-    sha256_final(&c, d);
-    util_hex(d, sizeof d, out);
-}
-
 /* ---------------------------------------------------------------- dispatch */
 
 struct post {
@@ -152,15 +70,6 @@ struct post {
     struct mcp_session s;
     bool want_sse;   /* the client accepts text/event-stream */
 };
-
-json_object *mcp__server_info(void)
-{
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "name", json_object_new_string("runmyscript"));
-    json_object_object_add(o, "title", json_object_new_string("Run My Script"));
-    json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
-    return o;
-}
 
 static json_object *initialize_result(const char *version)
 {
@@ -198,7 +107,7 @@ static void initialize(struct post *p, json_object *id, json_object *params)
     if (mcp__count_sessions(cfg) >= (int)cfg->max_sessions) {
         discard(mcp_reap_sessions(cfg, true));
         if (mcp__count_sessions(cfg) >= (int)cfg->max_sessions) {
-            refuse(p->resp, 503, -32000, "Service unavailable: too many open sessions (max_sessions)");
+            mcp__refuse(p->resp, 503, -32000, "Service unavailable: too many open sessions (max_sessions)");
             return;
         }
     }
@@ -253,7 +162,7 @@ static json_object *call_tool(struct post *p, json_object *id, json_object *para
         !json_object_is_type(args, json_type_object))
         return mcp__rpc_error(id, -32602, "Invalid params: arguments must be an object", NULL);
     if (json_object_object_get_ex(params, "_meta", &meta) && json_object_is_type(meta, json_type_object) &&
-        json_object_object_get_ex(meta, "progressToken", &token) && !id_ok(token))
+        json_object_object_get_ex(meta, "progressToken", &token) && !mcp__rpc_id_ok(token))
         token = NULL;
 
     struct mcp_call c = {
@@ -321,7 +230,7 @@ static void notification(struct post *p, const char *method, json_object *params
         return; /* initialized, progress, roots/list_changed, ...: nothing to do */
     json_object *rid = NULL;
     if (!json_object_is_type(params, json_type_object) || !json_object_object_get_ex(params, "requestId", &rid) ||
-        !id_ok(rid))
+        !mcp__rpc_id_ok(rid))
         return; /* malformed: MAY be ignored (cancellation.mdx) */
     char key[65], path[4096];
     mcp__id_key(rid, key);
@@ -344,17 +253,17 @@ static bool need_session(struct post *p)
 {
     const char *sid = http_header(p->req, "Mcp-Session-Id");
     if (!sid || !*sid) {
-        refuse(p->resp, 400, -32000, "Bad Request: Mcp-Session-Id header is required");
+        mcp__refuse(p->resp, 400, -32000, "Bad Request: Mcp-Session-Id header is required");
         return false;
     }
     int rc = mcp__session_load(p->app->cfg, sid, &p->s);
     if (rc == -ENOENT) {
-        refuse(p->resp, 404, -32001, "Session not found");
+        mcp__refuse(p->resp, 404, -32001, "Session not found");
         return false;
     }
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "loading a session: %s", strerror(-rc));
-        refuse(p->resp, 500, -32603, "Internal error: cannot read the session");
+        mcp__refuse(p->resp, 500, -32603, "Internal error: cannot read the session");
         return false;
     }
     return true;
@@ -364,25 +273,25 @@ static void batch(struct post *p, json_object *arr)
 {
     size_t n = json_object_array_length(arr);
     if (n == 0) {
-        refuse(p->resp, 400, -32600, "Invalid Request: empty batch");
+        mcp__refuse(p->resp, 400, -32600, "Invalid Request: empty batch");
         return;
     }
     if (n > MCP_BATCH_MAX) {
-        refuse(p->resp, 413, -32600, "Invalid Request: more than 64 messages in a batch");
+        mcp__refuse(p->resp, 413, -32600, "Invalid Request: more than 64 messages in a batch");
         return;
     }
     for (size_t i = 0; i < n; i++) {
         json_object *m = json_object_array_get_idx(arr, i), *v;
         if (json_object_is_type(m, json_type_object) && json_object_object_get_ex(m, "method", &v) &&
             json_object_is_type(v, json_type_string) && !strcmp(json_object_get_string(v), "initialize")) {
-            refuse(p->resp, 400, -32600, "Invalid Request: initialize must not be part of a batch");
+            mcp__refuse(p->resp, 400, -32600, "Invalid Request: initialize must not be part of a batch");
             return;
         }
     }
     if (!need_session(p))
         return;
     if (strcmp(p->s.version, "2025-03-26")) {
-        refuse(p->resp, 400, -32600, "Invalid Request: JSON-RPC batches are not part of this protocol revision");
+        mcp__refuse(p->resp, 400, -32600, "Invalid Request: JSON-RPC batches are not part of this protocol revision");
         return;
     }
     json_object *out = json_object_new_array();
@@ -418,7 +327,7 @@ static void post(struct post *p)
     const struct cfg *cfg = p->app->cfg;
     const char *ct = http_header(p->req, "Content-Type");
     if (!ct || strncasecmp(ct, "application/json", 16) || (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
-        refuse(p->resp, 415, -32000, "Unsupported Media Type: Content-Type must be application/json");
+        mcp__refuse(p->resp, 415, -32000, "Unsupported Media Type: Content-Type must be application/json");
         return;
     }
     /* Accept: we answer JSON, and tools/call over SSE when the client
@@ -426,21 +335,21 @@ static void post(struct post *p)
     const char *accept = http_header(p->req, "Accept");
     p->want_sse = accept && http_accepts(accept, "text/event-stream");
     if (accept && *accept && !p->want_sse && !http_accepts(accept, "application/json")) {
-        refuse(p->resp, 406, -32000, "Not Acceptable: Accept must list application/json or text/event-stream");
+        mcp__refuse(p->resp, 406, -32000, "Not Acceptable: Accept must list application/json or text/event-stream");
         return;
     }
     json_object *msg = NULL;
     int rc = http_read_json(p->req, (size_t)cfg->request_bytes, MCP_JSON_DEPTH, &msg);
     if (rc == -E2BIG) {
-        refuse(p->resp, 413, -32000, "Content Too Large: the request body is larger than request_bytes");
+        mcp__refuse(p->resp, 413, -32000, "Content Too Large: the request body is larger than request_bytes");
         return;
     }
     if (rc == -EIO) {
-        refuse(p->resp, 400, -32700, "Parse error: cannot read the request body");
+        mcp__refuse(p->resp, 400, -32700, "Parse error: cannot read the request body");
         return;
     }
     if (rc < 0) {
-        refuse(p->resp, 400, -32700, "Parse error: the body is not valid JSON (or nests too deep)");
+        mcp__refuse(p->resp, 400, -32700, "Parse error: the body is not valid JSON (or nests too deep)");
         return;
     }
     /* Both eras on one endpoint: a body or header that names a revision
@@ -522,9 +431,9 @@ void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *r
         if (need_session(&p)) {
             int rc = mcp__session_end(app, &p.s);
             if (rc == -ENOENT)
-                refuse(resp, 404, -32001, "Session not found");
+                mcp__refuse(resp, 404, -32001, "Session not found");
             else if (rc < 0)
-                refuse(resp, 500, -32603, "Internal error: cannot end the session");
+                mcp__refuse(resp, 500, -32603, "Internal error: cannot end the session");
             else {
                 log_msg(LOG_LVL_INFO, "session %s ended by the client", p.s.id);
                 discard(http_send(resp, 200, NULL, "", 0));
@@ -533,7 +442,7 @@ void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *r
     } else {
         /* No standalone server stream: we send nothing unsolicited. */
         discard(http_add_header(resp, "Allow", "POST, DELETE"));
-        refuse(resp, 405, -32000, "Method Not Allowed: this server offers no GET stream; POST requests");
+        mcp__refuse(resp, 405, -32000, "Method Not Allowed: this server offers no GET stream; POST requests");
     }
     mcp__session_free(&p.s);
 }

@@ -378,8 +378,7 @@ void mcp__2026_post(const struct app *app, struct http_req *req, struct http_res
         return;
     }
     json_object *v = NULL;
-    if (json_object_object_get_ex(msg, "id", &v) &&
-        (json_object_is_type(v, json_type_string) || json_object_is_type(v, json_type_int)))
+    if (json_object_object_get_ex(msg, "id", &v) && mcp__rpc_id_ok(v))
         m.id = v;
     bool has_method = json_object_object_get_ex(msg, "method", &v) && json_object_is_type(v, json_type_string);
     if (!json_object_object_get_ex(msg, "jsonrpc", &v) || !json_object_is_type(v, json_type_string) ||

@@ -118,8 +118,7 @@ static bool call_init(struct mcp_2026_req *m, struct mcp_call *c, const char *di
                                         "warning, error, critical, alert, emergency", NULL);
         return false;
     }
-    if (json_object_object_get_ex(m->meta, "progressToken", &token) &&
-        !json_object_is_type(token, json_type_string) && !json_object_is_type(token, json_type_int))
+    if (json_object_object_get_ex(m->meta, "progressToken", &token) && !mcp__rpc_id_ok(token))
         token = NULL;
     *c = (struct mcp_call){
         .app = m->app,

@@ -12,6 +12,30 @@
 #include "executor.h"
 #include "mcp.h"
 
+/* The protocol's words (mcp_proto.c). Every revision we speak, 2026-07-28
+ * first (new array); the level of its MCP name (0, or -EINVAL); serverInfo:
+ * name, title, version (new object). */
+json_object *mcp__supported_versions(void);
+int mcp__level_parse(const char *s, enum tools_level *l) must_check;
+json_object *mcp__server_info(void);
+/* o[key] when it is a string (borrowed), else NULL. */
+const char *mcp__json_string(json_object *o, const char *key);
+/* Compact JSON text of o (borrowed from o). */
+const char *mcp__to_json(json_object *o, size_t *len);
+
+/* JSON-RPC messages (mcp_proto.c). True for an id JSON-RPC allows here (a
+ * string or an integer). The response to id (borrowed; NULL puts "id":
+ * null) with result (stolen); an error with data (stolen, may be NULL); a
+ * refusal of the transport (an HTTP status and an error with no id, sent
+ * and logged); o sent as one JSON body. */
+bool mcp__rpc_id_ok(json_object *id);
+json_object *mcp__rpc_result(json_object *id, json_object *result);
+json_object *mcp__rpc_error(json_object *id, int code, const char *message, json_object *data);
+void mcp__refuse(struct http_resp *resp, int status, int code, const char *message);
+void mcp__send(struct http_resp *resp, int status, json_object *o);
+/* The file name of a request id within a session (mcp.h). */
+void mcp__id_key(json_object *id, char out[65]);
+
 /* A live session, as session.json says (session_load, session_create). */
 struct mcp_session {
     char id[WS_ID_MAX + 1];
@@ -57,17 +81,6 @@ int mcp__workspace_load(const struct cfg *cfg, const char *wid, struct mcp_sessi
 int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s) must_check;
 int mcp__count_workspaces(const struct cfg *cfg);
 
-/* JSON-RPC messages (mcp.c). The response to id (borrowed; NULL puts
- * "id": null) with result (stolen); an error with data (stolen, may be
- * NULL); o sent as one JSON body. */
-json_object *mcp__rpc_result(json_object *id, json_object *result);
-json_object *mcp__rpc_error(json_object *id, int code, const char *message, json_object *data);
-void mcp__send(struct http_resp *resp, int status, json_object *o);
-/* The file name of a request id within a session (mcp.h). */
-void mcp__id_key(json_object *id, char out[65]);
-/* serverInfo: name, title, version (new object). */
-json_object *mcp__server_info(void);
-
 /* The 2026-07-28 revision (mcp_2026.c). True when msg (a POST's body) and
  * the request's headers speak it: its _meta names a revision that is not a
  * legacy one, or MCP-Protocol-Version is present and not a legacy one. */
@@ -95,10 +108,6 @@ struct mcp_2026_req {
     bool sse_open;         /* the answer is an event stream, started */
 };
 
-/* Every revision we speak, 2026-07-28 first (new array). */
-json_object *mcp__supported_versions(void);
-/* o[key] when it is a string (borrowed), else NULL. */
-const char *mcp__json_string(json_object *o, const char *key);
 /* Adds resultType "complete" (unless it has one) and _meta's serverInfo to
  * result; returns it. */
 json_object *mcp__2026_complete(json_object *result);
@@ -126,11 +135,6 @@ void mcp__task_serve(struct mcp_2026_req *m);
  * the followed tasks (notifications.taskIds, with the extension) until they
  * have all ended; nothing else here ever changes. */
 void mcp__listen(struct mcp_2026_req *m);
-
-/* The level of its MCP name: 0, or -EINVAL. */
-int mcp__level_parse(const char *s, enum tools_level *l) must_check;
-/* Compact JSON text of o (borrowed from o). */
-const char *mcp__to_json(json_object *o, size_t *len);
 
 /* One tools/call being served. */
 struct mcp_call {
