@@ -5,8 +5,9 @@
  * that a proxy may route on them without reading the body. There is no
  * session: state that spans calls is a workspace, an explicit handle that
  * run_code returns and the workspace tools take. Closing a request's
- * stream cancels its run. Tasks (the io.modelcontextprotocol/tasks
- * extension) are in mcp_task.c.
+ * stream cancels its run. tools/call is in mcp_2026_call.c, tasks (the
+ * io.modelcontextprotocol/tasks extension) in mcp_task.c, and how a
+ * request is answered in mcp_2026_answer.c.
  *
  * Checked in this order, each failure a JSON-RPC error with the request's
  * id: a JSON-RPC request (notifications get 202) -> Mcp-Method equal to the
@@ -29,7 +30,6 @@
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LEVEL "io.modelcontextprotocol/logLevel"
-#define META_SERVER "io.modelcontextprotocol/serverInfo"
 #define MIRRORED_HEADER_MAX 4096 /* bytes of a mirrored header we compare */
 
 /* params._meta of a message, when it is an object (borrowed). */
@@ -50,62 +50,6 @@ bool mcp__is_2026(const struct http_req *req, json_object *msg)
         return !mcp_version_supported(v);
     const char *pv = http_header(req, "MCP-Protocol-Version");
     return pv && *pv && !mcp_version_supported(pv);
-}
-
-/* ------------------------------------------------------------ messages */
-
-/* An error as one JSON body: the request's id when there is one, else no
- * id at all (the schema allows none, never null). Steals data. */
-static void error_body(struct mcp_2026_req *m, int status, int code, const char *message, json_object *data)
-{
-    json_object *e = mcp__rpc_error(m->id, code, message, data);
-    if (!m->id)
-        json_object_object_del(e, "id");
-    log_msg(LOG_LVL_INFO, "%d: %s", status, message);
-    mcp__send(m->resp, status, e);
-    json_object_put(e);
-}
-
-json_object *mcp__2026_complete(json_object *result)
-{
-    json_object *meta = NULL;
-    if (!json_object_object_get_ex(result, "resultType", NULL))
-        json_object_object_add(result, "resultType", json_object_new_string("complete"));
-    if (!json_object_object_get_ex(result, "_meta", &meta) || !json_object_is_type(meta, json_type_object)) {
-        meta = json_object_new_object();
-        json_object_object_add(result, "_meta", meta);
-    }
-    json_object_object_add(meta, META_SERVER, mcp__server_info());
-    return result;
-}
-
-/* The answer to m's request: result (stolen) completed, as one JSON body or
- * as the last event of the stream m has open. */
-static void answer(struct mcp_2026_req *m, json_object *result)
-{
-    json_object *r = mcp__rpc_result(m->id, mcp__2026_complete(result));
-    if (m->sse_open) {
-        size_t n;
-        const char *s = mcp__to_json(r, &n);
-        discard(http_sse_event(m->resp, s, n, true));
-    } else {
-        mcp__send(m->resp, 200, r);
-    }
-    json_object_put(r);
-}
-
-/* An error response on the stream m has open, or as one body. */
-static void answer_error(struct mcp_2026_req *m, int status, int code, const char *message, json_object *data)
-{
-    if (!m->sse_open) {
-        error_body(m, status, code, message, data);
-        return;
-    }
-    json_object *e = mcp__rpc_error(m->id, code, message, data);
-    size_t n;
-    const char *s = mcp__to_json(e, &n);
-    discard(http_sse_event(m->resp, s, n, true));
-    json_object_put(e);
 }
 
 /* ------------------------------------------------------------- headers */
@@ -186,7 +130,7 @@ static bool header_matches(struct mcp_2026_req *m, const char *name, const char 
         return true;
     if (!h) {
         snprintf(msg, sizeof msg, "Header mismatch: the %s header is required", name);
-        error_body(m, 400, -32020, msg, NULL);
+        mcp__2026_error(m, 400, -32020, msg, NULL);
         return false;
     }
     cleanup_free char *v = NULL;
@@ -194,12 +138,12 @@ static bool header_matches(struct mcp_2026_req *m, const char *name, const char 
     if (header_value(h, &v, &n) < 0) {
         snprintf(msg, sizeof msg, "Header mismatch: the %s header holds characters a header must not (or bad Base64)",
                  name);
-        error_body(m, 400, -32020, msg, NULL);
+        mcp__2026_error(m, 400, -32020, msg, NULL);
         return false;
     }
     if (!want || n != strlen(want) || memcmp(v, want, n)) {
         snprintf(msg, sizeof msg, "Header mismatch: the %s header does not match the request body", name);
-        error_body(m, 400, -32020, msg, NULL);
+        mcp__2026_error(m, 400, -32020, msg, NULL);
         return false;
     }
     return true;
@@ -231,7 +175,7 @@ static bool check_routing(struct mcp_2026_req *m)
     bool applies = false;
     const char *name = name_source(m, &applies);
     if (applies && !name) {
-        error_body(m, 400, -32602, "Invalid params: the request needs its name (or uri, or taskId)", NULL);
+        mcp__2026_error(m, 400, -32602, "Invalid params: the request needs its name (or uri, or taskId)", NULL);
         return false;
     }
     if (applies && !header_matches(m, "Mcp-Name", name))
@@ -259,25 +203,25 @@ static bool check_meta(struct mcp_2026_req *m)
     const char *v = mcp__json_string(m->meta, META_VERSION);
     if (!v || !m->meta || !json_object_object_get_ex(m->meta, META_CAPS, &caps) ||
         !json_object_is_type(caps, json_type_object)) {
-        error_body(m, 400, -32602,
-                   "Invalid params: _meta must carry " META_VERSION " and " META_CAPS " (an object)", NULL);
+        mcp__2026_error(m, 400, -32602,
+                        "Invalid params: _meta must carry " META_VERSION " and " META_CAPS " (an object)", NULL);
         return false;
     }
     m->caps = caps;
     if (!pv) {
-        error_body(m, 400, -32020, "Header mismatch: the MCP-Protocol-Version header is required", NULL);
+        mcp__2026_error(m, 400, -32020, "Header mismatch: the MCP-Protocol-Version header is required", NULL);
         return false;
     }
     if (strcmp(pv, v)) {
-        error_body(m, 400, -32020, "Header mismatch: MCP-Protocol-Version does not match _meta's protocolVersion",
-                   NULL);
+        mcp__2026_error(m, 400, -32020,
+                        "Header mismatch: MCP-Protocol-Version does not match _meta's protocolVersion", NULL);
         return false;
     }
     if (strcmp(v, MCP_REVISION_2026)) {
         json_object *data = json_object_new_object();
         json_object_object_add(data, "supported", mcp__supported_versions());
         json_object_object_add(data, "requested", json_object_new_string(v));
-        error_body(m, 400, -32022, "Unsupported protocol version", data);
+        mcp__2026_error(m, 400, -32022, "Unsupported protocol version", data);
         return false;
     }
     return true;
@@ -313,34 +257,13 @@ static json_object *list_result(const struct cfg *cfg)
     return r;
 }
 
-bool mcp__client_has(json_object *caps, const char *extension)
-{
-    json_object *ext = NULL;
-    return caps && json_object_object_get_ex(caps, "extensions", &ext) && json_object_is_type(ext, json_type_object) &&
-           json_object_object_get_ex(ext, extension, NULL);
-}
-
-void mcp__missing_capability(struct mcp_2026_req *m, const char *capability, const char *message)
-{
-    json_object *data = json_object_new_object(), *req = json_object_new_object();
-    if (capability) {
-        json_object_object_add(req, capability, json_object_new_object());
-    } else {
-        json_object *ext = json_object_new_object();
-        json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
-        json_object_object_add(req, "extensions", ext);
-    }
-    json_object_object_add(data, "requiredCapabilities", req);
-    error_body(m, 400, -32021, message, data);
-}
-
 static void dispatch(struct mcp_2026_req *m)
 {
     const struct cfg *cfg = m->app->cfg;
     if (!strcmp(m->method, "server/discover")) {
-        answer(m, discover_result(cfg));
+        mcp__2026_answer(m, discover_result(cfg));
     } else if (!strcmp(m->method, "tools/list")) {
-        answer(m, list_result(cfg));
+        mcp__2026_answer(m, list_result(cfg));
     } else if (!strcmp(m->method, "tools/call")) {
         mcp__2026_call(m);
     } else if (!strcmp(m->method, "subscriptions/listen")) {
@@ -355,18 +278,8 @@ static void dispatch(struct mcp_2026_req *m)
         /* The removed ping, logging/setLevel and initialize land here. */
         char msg[300];
         snprintf(msg, sizeof msg, "Method not found: %.200s", m->method);
-        error_body(m, 404, -32601, msg, NULL);
+        mcp__2026_error(m, 404, -32601, msg, NULL);
     }
-}
-
-void mcp__2026_answer(struct mcp_2026_req *m, json_object *result)
-{
-    answer(m, result);
-}
-
-void mcp__2026_error(struct mcp_2026_req *m, int status, int code, const char *message, json_object *data)
-{
-    answer_error(m, status, code, message, data);
 }
 
 void mcp__2026_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
@@ -374,7 +287,7 @@ void mcp__2026_post(const struct app *app, struct http_req *req, struct http_res
 {
     struct mcp_2026_req m = {.app = app, .req = req, .resp = resp, .msg = msg, .want_sse = want_sse};
     if (!json_object_is_type(msg, json_type_object)) {
-        error_body(&m, 400, -32600, "Invalid Request: batches are not part of revision " MCP_REVISION_2026, NULL);
+        mcp__2026_error(&m, 400, -32600, "Invalid Request: batches are not part of revision " MCP_REVISION_2026, NULL);
         return;
     }
     json_object *v = NULL;
@@ -383,7 +296,7 @@ void mcp__2026_post(const struct app *app, struct http_req *req, struct http_res
     bool has_method = json_object_object_get_ex(msg, "method", &v) && json_object_is_type(v, json_type_string);
     if (!json_object_object_get_ex(msg, "jsonrpc", &v) || !json_object_is_type(v, json_type_string) ||
         strcmp(json_object_get_string(v), "2.0") || !has_method) {
-        error_body(&m, 400, -32600, "Invalid Request: a JSON-RPC 2.0 request is expected", NULL);
+        mcp__2026_error(&m, 400, -32600, "Invalid Request: a JSON-RPC 2.0 request is expected", NULL);
         return;
     }
     json_object_object_get_ex(msg, "method", &v);
@@ -395,11 +308,11 @@ void mcp__2026_post(const struct app *app, struct http_req *req, struct http_res
         return;
     }
     if (!m.id) {
-        error_body(&m, 400, -32600, "Invalid Request: the id must be a string or an integer", NULL);
+        mcp__2026_error(&m, 400, -32600, "Invalid Request: the id must be a string or an integer", NULL);
         return;
     }
     if (json_object_object_get_ex(msg, "params", &m.params) && !json_object_is_type(m.params, json_type_object)) {
-        error_body(&m, 400, -32602, "Invalid params: params must be an object", NULL);
+        mcp__2026_error(&m, 400, -32602, "Invalid params: params must be an object", NULL);
         return;
     }
     /* Mcp-Method first: a proxy may already have routed on it. */

@@ -79,18 +79,6 @@ static int call_workspace(const struct cfg *cfg, const char *tool, json_object *
     return rc;
 }
 
-void mcp__result_add_workspace(json_object *result, const char *wid)
-{
-    json_object *sc = NULL, *content = NULL;
-    char line[WS_ID_MAX + 64];
-    if (json_object_object_get_ex(result, "structuredContent", &sc) && json_object_is_type(sc, json_type_object))
-        json_object_object_add(sc, "workspace", json_object_new_string(wid));
-    if (json_object_object_get_ex(result, "content", &content) && json_object_is_type(content, json_type_array)) {
-        int n = snprintf(line, sizeof line, "workspace: %s", wid);
-        json_object_array_add(content, tools_text(line, (size_t)n));
-    }
-}
-
 /* delete_workspace: ends it as DELETE ends a session. */
 static void delete_workspace(struct mcp_2026_req *m, struct mcp_session *ws)
 {

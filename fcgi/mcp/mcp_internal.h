@@ -93,7 +93,8 @@ void mcp__2026_post(const struct app *app, struct http_req *req, struct http_res
 #define MCP_EXT_TASKS "io.modelcontextprotocol/tasks" /* the tasks extension's identifier */
 #define MCP_LOG_NONE ((enum tools_level)(TOOLS_LOG_EMERGENCY + 1)) /* no log notifications at all */
 
-/* One 2026-07-28 request being served (mcp_2026.c, mcp_task.c). */
+/* One 2026-07-28 request being served (mcp_2026.c, mcp_2026_call.c,
+ * mcp_task.c). */
 struct mcp_2026_req {
     const struct app *app;
     struct http_req *req;
@@ -108,7 +109,8 @@ struct mcp_2026_req {
     bool sse_open;         /* the answer is an event stream, started */
 };
 
-/* Adds resultType "complete" (unless it has one) and _meta's serverInfo to
+/* The answers of the 2026-07-28 revision (mcp_2026_answer.c). Adds
+ * resultType "complete" (unless it has one) and _meta's serverInfo to
  * result; returns it. */
 json_object *mcp__2026_complete(json_object *result);
 /* The answer to m's request (result stolen, completed) or an error (data
@@ -121,6 +123,9 @@ void mcp__2026_error(struct mcp_2026_req *m, int status, int code, const char *m
 void mcp__missing_capability(struct mcp_2026_req *m, const char *capability, const char *message);
 /* True when the client's capabilities (may be NULL) declare extension. */
 bool mcp__client_has(json_object *caps, const char *extension);
+/* Adds the workspace handle to a tool's result: structuredContent.workspace
+ * and a text block. */
+void mcp__result_add_workspace(json_object *result, const char *wid);
 
 /* tools/call in the 2026-07-28 revision (mcp_task.c): the workspace handle, the
  * log level and progress token of _meta, a stream whose closing cancels the
@@ -182,9 +187,6 @@ void mcp__call_set_run(struct mcp_call *c, const char *run_id);
 json_object *mcp__progress_msg(struct mcp_call *c, double progress, double total, const char *message);
 json_object *mcp__log_msg(const struct mcp_call *c, enum tools_level level, const char *logger, const char *text,
                           size_t len);
-/* Adds the workspace handle to a tool's result: structuredContent.workspace
- * and a text block. */
-void mcp__result_add_workspace(json_object *result, const char *wid);
 /* Whether m's tools/call of tool becomes a task: 1 (then *delay_ms says
  * after how long; 0: at once), 0 (served as it comes), -1 (a tool that
  * must run as a task and the client did not declare the extension: the
