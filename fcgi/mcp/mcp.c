@@ -105,7 +105,7 @@ static void initialize(struct post *p, json_object *id, json_object *params)
     if (params)
         json_object_object_get_ex(params, "clientInfo", &client);
     if (mcp__count_sessions(cfg) >= (int)cfg->max_sessions) {
-        discard(mcp_reap_sessions(cfg, true));
+        discard(mcp_reap(cfg, true));
         if (mcp__count_sessions(cfg) >= (int)cfg->max_sessions) {
             mcp__refuse(p->resp, 503, -32000, "Service unavailable: too many open sessions (max_sessions)");
             return;
@@ -127,7 +127,7 @@ static void initialize(struct post *p, json_object *id, json_object *params)
     mcp__send(p->resp, 200, r);
     json_object_put(r);
     mcp__session_free(&s);
-    discard(mcp_reap_sessions(cfg, false));
+    discard(mcp_reap(cfg, false));
 }
 
 static json_object *set_level(struct post *p, json_object *id, json_object *params)

@@ -38,10 +38,12 @@ const char *mcp_level_name(enum tools_level l);
 /* Serves /mcp (the Host/Origin and token checks are done). */
 void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *resp);
 
-/* Removes sessions idle for longer than session_ttl with no call in
- * flight, and their runs; at most one scan a minute (a stamp file), so it
- * may be called often. force: scan now. Returns the number removed. */
-int mcp_reap_sessions(const struct cfg *cfg, bool force);
+/* Removes sessions and workspaces idle for longer than session_ttl with no
+ * call in flight, and their runs, and finished tasks past task_ttl whose
+ * process is gone; each kind at most one scan a minute (a stamp file), so
+ * it may be called often. force: scan now. Returns the number removed (or
+ * -errno when sessions or workspaces could not be read). */
+int mcp_reap(const struct cfg *cfg, bool force);
 
 /* True for a legacy revision we speak (one initialize may name). */
 bool mcp_version_supported(const char *v);

@@ -65,7 +65,7 @@ static int call_workspace(const struct cfg *cfg, const char *tool, json_object *
         return 1;
     }
     if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
-        discard(mcp_reap_sessions(cfg, true));
+        discard(mcp_reap(cfg, true));
         if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
             *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions); delete one "
                                           "with delete_workspace, or try again later",
@@ -200,6 +200,7 @@ void mcp__2026_call(struct mcp_2026_req *m)
         return;
     cleanup_json json_object *targs = args_without_workspace(args);
     if (task) {
+        discard(mcp_reap(m->app->cfg, false)); /* at most once a minute; the only reaper a CGI server has */
         mcp__task_call(m, &c, tool, targs, ws.dir ? ws.id : NULL, delay);
         return;
     }

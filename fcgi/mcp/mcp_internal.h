@@ -66,6 +66,9 @@ int mcp__session_create(const struct cfg *cfg, const char *version, json_object 
                         struct mcp_session *s) must_check;
 /* Cancels the run whose id calls/KEY (in calls_fd) holds, if any. */
 void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key);
+/* Removes the session name of sessions_fd (sessions/ or workspaces/), with
+ * its runs (listed in its runs/) when with_runs. 0 or -errno. */
+int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name, bool with_runs);
 /* Ends a session now: cancels its calls in flight, renames it out of the
  * way (a request racing with this sees 404 at once), removes it. 0,
  * -ENOENT (already gone), other -errno. */
@@ -198,12 +201,8 @@ int mcp__task_mode(struct mcp_2026_req *m, const char *tool, int64_t *delay_ms);
  * token, key); args borrowed; wid the workspace's handle or NULL. */
 void mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
                       int64_t delay_ms);
-/* Removes finished tasks whose last change is older than task_ttl (and
- * whose process is gone); at most one scan a minute unless force. Returns
- * how many. */
-int mcp__reap_tasks(const struct cfg *cfg, bool force);
-/* True when a reaper of dirfd's entries should scan now: forced, or its
- * stamp (.reaped) is older than a minute; the stamp is renewed then. */
-bool mcp__reap_due(int dirfd, bool force);
+/* True while the process that runs the task in dir (STATE/tasks/TID)
+ * holds its lock. */
+bool mcp__task_alive(const char *dir);
 
 #endif

@@ -17,12 +17,12 @@
  * its own (exec_detach), which holds neither a worker nor a connection;
  * the worker that took the call forwards what it reports (progress, log
  * lines) on the call's stream until it ends (the result is the answer, as
- * if there were no task) or task_after passes (the answer is the task). */
+ * if there were no task) or task_after passes (the answer is the task).
+ * mcp_reap.c removes finished tasks past task_ttl. */
 #include "config.h"
 
 #include "mcp_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -140,11 +140,10 @@ static int task_make(const struct cfg *cfg, const char *tool, const char *wid, s
     return task_save(t); /* durable before its handle goes out */
 }
 
-/* True while the process that runs t holds its lock. */
-static bool task_alive(const struct task *t)
+bool mcp__task_alive(const char *dir)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/lock", t->dir);
+    snprintf(path, sizeof path, "%s/lock", dir);
     cleanup_fd int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return false;
@@ -230,7 +229,7 @@ static json_object *task_view(const struct cfg *cfg, const struct task *t, bool 
 /* A task whose process died before it ended is failed: said once, on disk. */
 static void task_check_alive(struct task *t)
 {
-    if (terminal(task_status(t)) || task_alive(t))
+    if (terminal(task_status(t)) || mcp__task_alive(t->dir))
         return;
     json_object *e = json_object_new_object();
     json_object_object_add(e, "code", json_object_new_int(-32603));
@@ -549,7 +548,6 @@ void mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool
     const struct cfg *cfg = m->app->cfg;
     struct task_run r = {.app = m->app, .c = *c, .tool = tool, .args = args, .fd = -1};
     cleanup_fd int lock = -1;
-    discard(mcp_reap_sessions(cfg, false)); /* at most once a minute; the only reaper a CGI server has */
     int rc = task_make(cfg, tool, wid, &r.t, &lock);
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "making a task: %s", strerror(-rc));
@@ -645,42 +643,6 @@ void mcp__task_serve(struct mcp_2026_req *m)
         }
         mcp__2026_answer(m, ack());
     }
-}
-
-int mcp__reap_tasks(const struct cfg *cfg, bool force)
-{
-    cleanup_free char *top = NULL;
-    struct stat st;
-    if (cfg->task_ttl_ms <= 0 || asprintf(&top, "%s/tasks", cfg->state_dir) < 0)
-        return 0;
-    cleanup_fd int sfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int64_t now = util_wall_ms();
-    if (sfd < 0 || !mcp__reap_due(sfd, force))
-        return 0;
-    cleanup_dir DIR *d = util_opendir_at(sfd);
-    int removed = 0;
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        char name[sizeof de->d_name + 16];
-        if (!ws_id_valid(de->d_name))
-            continue;
-        /* By task.json's mtime, its last change: no task's result is read
-         * to find the old ones. A half-made task has none yet: its maker is
-         * alive (and the next scan sees it whole). */
-        snprintf(name, sizeof name, "%s/task.json", de->d_name);
-        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-            now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < cfg->task_ttl_ms)
-            continue;
-        struct task t = {.dir = NULL};
-        snprintf(t.id, sizeof t.id, "%.*s", WS_ID_MAX, de->d_name); /* ws_id_valid: it fits */
-        if (asprintf(&t.dir, "%s/%s", top, de->d_name) < 0)
-            continue;
-        bool alive = task_alive(&t);
-        free(t.dir);
-        if (!alive && util_rm_rf_at(sfd, de->d_name) == 0)
-            removed++;
-    }
-    return removed;
 }
 
 /* ------------------------------------------------ subscriptions/listen */
