@@ -46,6 +46,16 @@ void mcp__send(struct http_resp *resp, int status, json_object *o);
 /* The file name of a request id within a session (mcp.h). */
 void mcp__id_key(json_object *id, char out[65]);
 
+/* STATE/KIND/ID/FILE (mcp_state.c): KIND's document of ID (sessions,
+ * workspaces: session.json; tasks: task.json) read, at most max bytes, as a
+ * JSON object. ID goes into idbuf (WS_ID_MAX + 1 bytes), STATE/KIND/ID
+ * into *dir (caller frees), the object into *doc (caller puts); each may
+ * be set when it fails. 0; -ENOENT (no such ID, or not an id); -EIO (not
+ * a JSON object); other -errno. dfd, when not NULL, gets the directory
+ * open (caller closes). */
+int mcp__state_load(const struct cfg *cfg, const char *kind, const char *id, const char *file, size_t max,
+                    char *idbuf, char **dir, json_object **doc, int *dfd) must_check;
+
 /* Sessions and workspaces on disk (mcp_session.c). A live session, as
  * session.json says (mcp__session_load, mcp__session_create). */
 struct mcp_session {

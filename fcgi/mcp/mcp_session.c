@@ -40,24 +40,12 @@ int mcp__session_write(const struct mcp_session *s)
 static int load_kind(const struct cfg *cfg, const char *kind, const char *sid, struct mcp_session *s)
 {
     memset(s, 0, sizeof *s);
-    if (!ws_id_valid(sid))
-        return -ENOENT;
-    snprintf(s->id, sizeof s->id, "%s", sid);
-    if (asprintf(&s->dir, "%s/%s/%s", cfg->state_dir, kind, sid) < 0) {
-        s->dir = NULL;
-        return -ENOMEM;
-    }
-    cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
-    cleanup_free char *text = NULL;
-    size_t len;
-    int rc = util_read_file_at(dfd, "session.json", MCP_SESSION_FILE_MAX, &text, &len);
+    cleanup_fd int dfd = -1;
+    int rc = mcp__state_load(cfg, kind, sid, "session.json", MCP_SESSION_FILE_MAX, s->id, &s->dir, &s->doc, &dfd);
     if (rc < 0)
-        return rc == -ENOENT ? -ENOENT : rc;
-    s->doc = json_tokener_parse(text);
+        return rc;
     json_object *v;
-    if (!json_object_is_type(s->doc, json_type_object) || !json_object_object_get_ex(s->doc, "version", &v) ||
+    if (!json_object_object_get_ex(s->doc, "version", &v) ||
         !(mcp_version_supported(json_object_get_string(v)) || !strcmp(json_object_get_string(v), MCP_REVISION_2026)))
         return -EIO;
     snprintf(s->version, sizeof s->version, "%s", json_object_get_string(v));

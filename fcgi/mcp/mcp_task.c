@@ -78,23 +78,7 @@ static int task_save(struct task *t)
 static int task_open(const struct cfg *cfg, const char *tid, struct task *t)
 {
     memset(t, 0, sizeof *t);
-    if (!tid || !ws_id_valid(tid))
-        return -ENOENT;
-    snprintf(t->id, sizeof t->id, "%s", tid);
-    if (asprintf(&t->dir, "%s/tasks/%s", cfg->state_dir, tid) < 0) {
-        t->dir = NULL;
-        return -ENOMEM;
-    }
-    cleanup_fd int dfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
-    cleanup_free char *text = NULL;
-    size_t len;
-    int rc = util_read_file_at(dfd, "task.json", TASK_FILE_MAX, &text, &len);
-    if (rc < 0)
-        return rc;
-    t->doc = json_tokener_parse(text);
-    return json_object_is_type(t->doc, json_type_object) ? 0 : -EIO;
+    return mcp__state_load(cfg, "tasks", tid, "task.json", TASK_FILE_MAX, t->id, &t->dir, &t->doc, NULL);
 }
 
 /* Makes a task of tool (in workspace wid, or none): task.json says working,
