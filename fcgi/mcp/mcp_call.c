@@ -269,20 +269,24 @@ static int ctx_ask(void *ctx, json_object *requests, json_object **responses)
     return -ENOTSUP; /* only a task can wait for the client's input */
 }
 
+/* The callbacks of a call served on its own stream. */
+static const struct tools_ctx call_callbacks = {
+    .progress = ctx_progress, .log = ctx_log, .cancelled = ctx_cancelled,
+    .client_cancelled = ctx_client_cancelled, .set_run = ctx_set_run, .ask = ctx_ask,
+};
+
+void mcp__tools_ctx(const struct mcp_call *c, void *ctx, const struct tools_ctx *callbacks, struct tools_ctx *t)
+{
+    *t = *callbacks;
+    t->cfg = c->app->cfg;
+    t->exec = app_exec_of(c->app);
+    t->session_dir = c->session_dir;
+    t->version = c->version;
+    t->base_url = c->base_url;
+    t->ctx = ctx;
+}
+
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t)
 {
-    *t = (struct tools_ctx){
-        .cfg = c->app->cfg,
-        .exec = app_exec_of(c->app),
-        .session_dir = c->session_dir,
-        .version = c->version,
-        .base_url = c->base_url,
-        .ctx = c,
-        .progress = ctx_progress,
-        .log = ctx_log,
-        .cancelled = ctx_cancelled,
-        .client_cancelled = ctx_client_cancelled,
-        .set_run = ctx_set_run,
-        .ask = ctx_ask,
-    };
+    mcp__tools_ctx(c, c, &call_callbacks, t);
 }

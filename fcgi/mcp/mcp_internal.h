@@ -126,6 +126,11 @@ struct mcp_call {
  * worker), the server's shutdown and, with cancel_on_disconnect, a gone
  * client, and record the call's run so that a cancel finds it. */
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t);
+/* The tools' view of c (the configuration, the executor, its session or
+ * workspace, its revision, the base of artifact links) with the callbacks
+ * of callbacks (the rest of it is not read), called with ctx: one
+ * builder for a call served on its stream and a task's runner. */
+void mcp__tools_ctx(const struct mcp_call *c, void *ctx, const struct tools_ctx *callbacks, struct tools_ctx *t);
 /* Calls tool through t as c, which is "in flight" meanwhile: calls/KEY of
  * c's session or workspace, if it has one, says so (the reaper leaves the
  * session alone; a cancel finds the run through it), and is gone after,

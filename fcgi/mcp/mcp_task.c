@@ -367,24 +367,19 @@ static void run_finish(struct task_run *r, enum tools_outcome out, json_object *
     log_msg(LOG_LVL_INFO, "task %s (%s): %s", r->t.id, r->tool, task_status(&r->t));
 }
 
+/* The runner's callbacks: its notifications down the pipe, the task's
+ * marker as the cancel (the client's, too), and input asked of the client. */
+static const struct tools_ctx run_callbacks = {
+    .progress = run_progress, .log = run_log, .cancelled = run_cancelled,
+    .client_cancelled = run_cancelled, .set_run = run_set_run, .ask = run_ask,
+};
+
 static int task_runner(void *arg, int fd)
 {
     struct task_run *r = arg;
     r->fd = fd;
-    struct tools_ctx t = {
-        .cfg = r->app->cfg,
-        .exec = app_exec_of(r->app),
-        .session_dir = r->c.session_dir,
-        .version = MCP_REVISION_2026,
-        .base_url = r->c.base_url,
-        .ctx = r,
-        .progress = run_progress,
-        .log = run_log,
-        .cancelled = run_cancelled,
-        .client_cancelled = run_cancelled,
-        .set_run = run_set_run,
-        .ask = run_ask,
-    };
+    struct tools_ctx t;
+    mcp__tools_ctx(&r->c, r, &run_callbacks, &t);
     json_object *result = NULL;
     enum tools_outcome out = mcp__call_tool(&r->c, &t, r->tool, r->args, &result);
     run_finish(r, out, result);
