@@ -43,7 +43,7 @@
 
 #include "app.h"
 #include "cfg.h"
-#include "cli.h"
+#include "cfg_exit.h"
 #include "mcp.h"
 #include "executor.h"
 
