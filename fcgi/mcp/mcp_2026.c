@@ -29,7 +29,6 @@
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define META_LEVEL "io.modelcontextprotocol/logLevel"
 #define MIRRORED_HEADER_MAX 4096 /* bytes of a mirrored header we compare */
 
 /* params._meta of a message, when it is an object (borrowed). */
