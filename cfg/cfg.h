@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cfg_form.h"
 #include "executor.h"
-#include "form.h"
 #include "util.h"
 
 struct cfg {

@@ -1,25 +1,9 @@
 /* cli.h: the command-line front door (`runmyscript run`, `fetch`, `upload`,
- * `config`, `check-sandbox`) and its exit statuses. */
+ * `config`, `check-sandbox`); its exit statuses are cfg/cfg_exit.h's. */
 #ifndef RMS_CLI_H
 #define RMS_CLI_H
 
-/* Exit statuses besides the script's own exit code (sysexits.h where one
- * fits; 120-125 after timeout(1)'s 124 and 125). */
-enum {
-    CLI_EXIT_USAGE = 64,          /* bad command line */
-    CLI_EXIT_DATAERR = 65,        /* the script is empty, not UTF-8, too large */
-    CLI_EXIT_NOINPUT = 66,        /* the script or input file cannot be read */
-    CLI_EXIT_CANTCREAT = 73,      /* --out cannot be written */
-    CLI_EXIT_BUSY = 75,           /* EX_TEMPFAIL: every run slot and queue place taken; retry */
-    CLI_EXIT_CONFIG = 78,         /* bad configuration */
-    CLI_EXIT_INSTALL_FAILED = 120,
-    CLI_EXIT_MEMORY = 121,
-    CLI_EXIT_OUTPUT_LIMIT = 122,
-    CLI_EXIT_WORKSPACE_LIMIT = 123,
-    CLI_EXIT_TIMEOUT = 124,
-    CLI_EXIT_SERVICE = 125,       /* the service itself failed: sandbox_error */
-    CLI_EXIT_CANCELLED = 130,     /* Ctrl-C, like a shell */
-};
+#include "cfg_exit.h" /* the exit statuses, CLI_EXIT_*, which serve shares */
 
 /* `runmyscript run ...`: argv[0] is "run". self: the program's path. Returns
  * the exit status. */

@@ -23,14 +23,6 @@
 #define FORM_MEDIA_TYPE "multipart/form-data"
 #define FORM_BOUNDARY_PARAM "boundary="
 
-void form_limits_default(struct form_limits *l)
-{
-    l->fields = 16;
-    l->field_bytes = 8ull << 20;
-    l->file_bytes = 64ull << 20;
-    l->header_bytes = 8ull << 10;
-}
-
 void form_fail(struct form_parser *p, const char *fmt, ...)
 {
     va_list ap;

@@ -12,25 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfg_form.h" /* the limits (struct form_limits), form_* keys of the configuration */
 #include "util.h"
 
 #define FORM_NAME_MAX 256       /* bytes of a part's name (after unquoting) */
 #define FORM_FILENAME_MAX 1024  /* bytes of a part's filename */
 #define FORM_TYPE_MAX 256       /* bytes of a part's Content-Type */
 #define FORM_BOUNDARY_RFC 70    /* RFC 2046: a boundary is 1 to 70 characters */
-
-/* The limits, each a configuration key (doc/web.md): crossing one
- * is -E2BIG (HTTP 413) with the key named in the reason. */
-struct form_limits {
-    uint64_t fields;          /* form_fields: parts in one body */
-    uint64_t field_bytes;     /* form_field_bytes: bytes of a part without a filename */
-    uint64_t file_bytes;      /* form_file_bytes: bytes of a part with a filename */
-    uint64_t header_bytes;    /* form_header_bytes: bytes of one part's header block */
-};
-/* Fills l with the defaults: 16 fields, 8 MiB a field, 64 MiB a file,
- * 8 KiB of headers a part. (The boundary has RFC 2046's own ceiling, 70
- * bytes: not a setting.) */
-void form_limits_default(struct form_limits *l);
 
 /* One part, as its headers describe it. Borrowed by the callbacks for the
  * duration of the call. */

@@ -43,7 +43,7 @@
 
 #include "app.h"
 #include "cfg.h"
-#include "cli.h"
+#include "cfg_exit.h"
 #include "mcp.h"
 #include "executor.h"
 
@@ -574,7 +574,7 @@ static void supervise(struct supervisor *s, const sigset_t *old)
         fill(s);
         if (now >= next_reap) {
             /* Sessions idle past session_ttl, and runs past run_ttl. */
-            discard(mcp_reap_sessions(&s->cfg, false));
+            discard(mcp_reap(&s->cfg, false));
             ws_reap_runs(s->cfg.state_dir, s->cfg.run_ttl_ms);
             discard(exec_mark_orphans(&s->cfg.exec)); /* also those too young when a worker died */
             next_reap = now + SERVER_REAP_EVERY_MS;

@@ -30,7 +30,7 @@
 #define MCP_KEEPALIVE_MS 15000     /* SSE comment after this much silence */
 #define MCP_CGI_PROBE_MS 2000      /* CGI, 2026-07-28: a padded comment this often finds a gone client */
 #define MCP_LATEST "2025-11-25"   /* the newest legacy revision (initialize) */
-#define MCP_MODERN "2026-07-28"   /* the stateless revision: per-request _meta, no session */
+/* MCP_REVISION_2026 (tools.h) is the stateless revision: per-request _meta, no session. */
 
 /* The MCP name of a log level ("warning"). */
 const char *mcp_level_name(enum tools_level l);
@@ -38,10 +38,12 @@ const char *mcp_level_name(enum tools_level l);
 /* Serves /mcp (the Host/Origin and token checks are done). */
 void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *resp);
 
-/* Removes sessions idle for longer than session_ttl with no call in
- * flight, and their runs; at most one scan a minute (a stamp file), so it
- * may be called often. force: scan now. Returns the number removed. */
-int mcp_reap_sessions(const struct cfg *cfg, bool force);
+/* Removes sessions and workspaces idle for longer than session_ttl with no
+ * call in flight, and their runs, and finished tasks past task_ttl whose
+ * process is gone; each kind at most one scan a minute (a stamp file), so
+ * it may be called often. force: scan now. Returns the number removed (or
+ * -errno when sessions or workspaces could not be read). */
+int mcp_reap(const struct cfg *cfg, bool force);
 
 /* True for a legacy revision we speak (one initialize may name). */
 bool mcp_version_supported(const char *v);

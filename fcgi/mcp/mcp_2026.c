@@ -5,8 +5,9 @@
  * that a proxy may route on them without reading the body. There is no
  * session: state that spans calls is a workspace, an explicit handle that
  * run_code returns and the workspace tools take. Closing a request's
- * stream cancels its run. Tasks (the io.modelcontextprotocol/tasks
- * extension) are in mcp_task.c.
+ * stream cancels its run. tools/call is in mcp_2026_call.c, tasks (the
+ * io.modelcontextprotocol/tasks extension) in mcp_task.c, and how a
+ * request is answered in mcp_2026_answer.c.
  *
  * Checked in this order, each failure a JSON-RPC error with the request's
  * id: a JSON-RPC request (notifications get 202) -> Mcp-Method equal to the
@@ -28,9 +29,7 @@
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define META_LEVEL "io.modelcontextprotocol/logLevel"
-#define META_SERVER "io.modelcontextprotocol/serverInfo"
-#define MODERN_HEADER_MAX 4096 /* bytes of a mirrored header we compare */
+#define MIRRORED_HEADER_MAX 4096 /* bytes of a mirrored header we compare */
 
 /* params._meta of a message, when it is an object (borrowed). */
 static json_object *meta_of(json_object *msg)
@@ -43,69 +42,13 @@ static json_object *meta_of(json_object *msg)
     return NULL;
 }
 
-bool mcp__is_modern(const struct http_req *req, json_object *msg)
+bool mcp__is_2026(const struct http_req *req, json_object *msg)
 {
     const char *v = mcp__json_string(meta_of(msg), META_VERSION);
     if (v)
         return !mcp_version_supported(v);
     const char *pv = http_header(req, "MCP-Protocol-Version");
     return pv && *pv && !mcp_version_supported(pv);
-}
-
-/* ------------------------------------------------------------ messages */
-
-/* A modern error: the request's id when there is one, else no id at all
- * (the schema allows none, never null). Steals data. */
-static void modern_error(struct mcp_modern *m, int status, int code, const char *message, json_object *data)
-{
-    json_object *e = mcp__rpc_error(m->id, code, message, data);
-    if (!m->id)
-        json_object_object_del(e, "id");
-    log_msg(LOG_LVL_INFO, "%d: %s", status, message);
-    mcp__send(m->resp, status, e);
-    json_object_put(e);
-}
-
-json_object *mcp__modern_complete(json_object *result)
-{
-    json_object *meta = NULL;
-    if (!json_object_object_get_ex(result, "resultType", NULL))
-        json_object_object_add(result, "resultType", json_object_new_string("complete"));
-    if (!json_object_object_get_ex(result, "_meta", &meta) || !json_object_is_type(meta, json_type_object)) {
-        meta = json_object_new_object();
-        json_object_object_add(result, "_meta", meta);
-    }
-    json_object_object_add(meta, META_SERVER, mcp__server_info());
-    return result;
-}
-
-/* The answer to m's request: result (stolen) completed, as one JSON body or
- * as the last event of the stream m has open. */
-static void answer(struct mcp_modern *m, json_object *result)
-{
-    json_object *r = mcp__rpc_result(m->id, mcp__modern_complete(result));
-    if (m->sse_open) {
-        size_t n;
-        const char *s = mcp__to_json(r, &n);
-        discard(http_sse_event(m->resp, s, n, true));
-    } else {
-        mcp__send(m->resp, 200, r);
-    }
-    json_object_put(r);
-}
-
-/* An error response on the stream m has open, or as one body. */
-static void answer_error(struct mcp_modern *m, int status, int code, const char *message, json_object *data)
-{
-    if (!m->sse_open) {
-        modern_error(m, status, code, message, data);
-        return;
-    }
-    json_object *e = mcp__rpc_error(m->id, code, message, data);
-    size_t n;
-    const char *s = mcp__to_json(e, &n);
-    discard(http_sse_event(m->resp, s, n, true));
-    json_object_put(e);
 }
 
 /* ------------------------------------------------------------- headers */
@@ -128,7 +71,7 @@ static int header_value(const char *h, char **out, size_t *n)
 {
     size_t len = strlen(h);
     *out = NULL;
-    if (len > MODERN_HEADER_MAX)
+    if (len > MIRRORED_HEADER_MAX)
         return -EINVAL;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)h[i];
@@ -178,7 +121,7 @@ static int header_value(const char *h, char **out, size_t *n)
 /* True when header name is present and holds exactly want; else answers
  * -32020 HeaderMismatch and returns false. want NULL: the header must be
  * absent (the body has no value for it). */
-static bool header_matches(struct mcp_modern *m, const char *name, const char *want)
+static bool header_matches(struct mcp_2026_req *m, const char *name, const char *want)
 {
     const char *h = http_header(m->req, name);
     char msg[300];
@@ -186,7 +129,7 @@ static bool header_matches(struct mcp_modern *m, const char *name, const char *w
         return true;
     if (!h) {
         snprintf(msg, sizeof msg, "Header mismatch: the %s header is required", name);
-        modern_error(m, 400, -32020, msg, NULL);
+        mcp__2026_error(m, 400, -32020, msg, NULL);
         return false;
     }
     cleanup_free char *v = NULL;
@@ -194,12 +137,12 @@ static bool header_matches(struct mcp_modern *m, const char *name, const char *w
     if (header_value(h, &v, &n) < 0) {
         snprintf(msg, sizeof msg, "Header mismatch: the %s header holds characters a header must not (or bad Base64)",
                  name);
-        modern_error(m, 400, -32020, msg, NULL);
+        mcp__2026_error(m, 400, -32020, msg, NULL);
         return false;
     }
     if (!want || n != strlen(want) || memcmp(v, want, n)) {
         snprintf(msg, sizeof msg, "Header mismatch: the %s header does not match the request body", name);
-        modern_error(m, 400, -32020, msg, NULL);
+        mcp__2026_error(m, 400, -32020, msg, NULL);
         return false;
     }
     return true;
@@ -207,7 +150,7 @@ static bool header_matches(struct mcp_modern *m, const char *name, const char *w
 
 /* The body's value that Mcp-Name mirrors for method, or NULL when the
  * method has none. *applies says whether the method has one at all. */
-static const char *name_source(struct mcp_modern *m, bool *applies)
+static const char *name_source(struct mcp_2026_req *m, bool *applies)
 {
     static const char *const by_name[] = {"tools/call", "prompts/get"};
     static const char *const by_task[] = {"tasks/get", "tasks/update", "tasks/cancel"};
@@ -226,12 +169,12 @@ static const char *name_source(struct mcp_modern *m, bool *applies)
 
 /* The routing headers against the body: Mcp-Method, Mcp-Name and, for a
  * tools/call, Mcp-Param-Workspace. false: the error is sent. */
-static bool check_routing(struct mcp_modern *m)
+static bool check_routing(struct mcp_2026_req *m)
 {
     bool applies = false;
     const char *name = name_source(m, &applies);
     if (applies && !name) {
-        modern_error(m, 400, -32602, "Invalid params: the request needs its name (or uri, or taskId)", NULL);
+        mcp__2026_error(m, 400, -32602, "Invalid params: the request needs its name (or uri, or taskId)", NULL);
         return false;
     }
     if (applies && !header_matches(m, "Mcp-Name", name))
@@ -251,7 +194,7 @@ static bool check_routing(struct mcp_modern *m)
 }
 
 /* The per-request _meta and the revision. false: the error is sent. */
-static bool check_meta(struct mcp_modern *m)
+static bool check_meta(struct mcp_2026_req *m)
 {
     const char *pv = http_header(m->req, "MCP-Protocol-Version");
     json_object *caps = NULL;
@@ -259,25 +202,25 @@ static bool check_meta(struct mcp_modern *m)
     const char *v = mcp__json_string(m->meta, META_VERSION);
     if (!v || !m->meta || !json_object_object_get_ex(m->meta, META_CAPS, &caps) ||
         !json_object_is_type(caps, json_type_object)) {
-        modern_error(m, 400, -32602,
-                     "Invalid params: _meta must carry " META_VERSION " and " META_CAPS " (an object)", NULL);
+        mcp__2026_error(m, 400, -32602,
+                        "Invalid params: _meta must carry " META_VERSION " and " META_CAPS " (an object)", NULL);
         return false;
     }
     m->caps = caps;
     if (!pv) {
-        modern_error(m, 400, -32020, "Header mismatch: the MCP-Protocol-Version header is required", NULL);
+        mcp__2026_error(m, 400, -32020, "Header mismatch: the MCP-Protocol-Version header is required", NULL);
         return false;
     }
     if (strcmp(pv, v)) {
-        modern_error(m, 400, -32020, "Header mismatch: MCP-Protocol-Version does not match _meta's protocolVersion",
-                     NULL);
+        mcp__2026_error(m, 400, -32020,
+                        "Header mismatch: MCP-Protocol-Version does not match _meta's protocolVersion", NULL);
         return false;
     }
-    if (strcmp(v, MCP_MODERN)) {
+    if (strcmp(v, MCP_REVISION_2026)) {
         json_object *data = json_object_new_object();
         json_object_object_add(data, "supported", mcp__supported_versions());
         json_object_object_add(data, "requested", json_object_new_string(v));
-        modern_error(m, 400, -32022, "Unsupported protocol version", data);
+        mcp__2026_error(m, 400, -32022, "Unsupported protocol version", data);
         return false;
     }
     return true;
@@ -296,7 +239,7 @@ static json_object *discover_result(const struct cfg *cfg)
     json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
     json_object_object_add(caps, "extensions", ext);
     json_object_object_add(r, "capabilities", caps);
-    json_object_object_add(r, "instructions", json_object_new_string(tools_instructions_modern()));
+    json_object_object_add(r, "instructions", json_object_new_string(tools_instructions_2026()));
     json_object_object_add(r, "ttlMs", json_object_new_int64(cfg->tools_list_ttl_ms));
     json_object_object_add(r, "cacheScope", json_object_new_string("public"));
     return r;
@@ -305,7 +248,7 @@ static json_object *discover_result(const struct cfg *cfg)
 static json_object *list_result(const struct cfg *cfg)
 {
     json_object *r = json_object_new_object();
-    json_object_object_add(r, "tools", tools_list(cfg, MCP_MODERN));
+    json_object_object_add(r, "tools", tools_list(cfg, MCP_REVISION_2026));
     /* The list is the same for every caller and changes only with the
      * configuration: public, and fresh for tools_list_ttl. */
     json_object_object_add(r, "ttlMs", json_object_new_int64(cfg->tools_list_ttl_ms));
@@ -313,36 +256,15 @@ static json_object *list_result(const struct cfg *cfg)
     return r;
 }
 
-bool mcp__client_has(json_object *caps, const char *extension)
-{
-    json_object *ext = NULL;
-    return caps && json_object_object_get_ex(caps, "extensions", &ext) && json_object_is_type(ext, json_type_object) &&
-           json_object_object_get_ex(ext, extension, NULL);
-}
-
-void mcp__missing_capability(struct mcp_modern *m, const char *capability, const char *message)
-{
-    json_object *data = json_object_new_object(), *req = json_object_new_object();
-    if (capability) {
-        json_object_object_add(req, capability, json_object_new_object());
-    } else {
-        json_object *ext = json_object_new_object();
-        json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
-        json_object_object_add(req, "extensions", ext);
-    }
-    json_object_object_add(data, "requiredCapabilities", req);
-    modern_error(m, 400, -32021, message, data);
-}
-
-static void dispatch(struct mcp_modern *m)
+static void dispatch(struct mcp_2026_req *m)
 {
     const struct cfg *cfg = m->app->cfg;
     if (!strcmp(m->method, "server/discover")) {
-        answer(m, discover_result(cfg));
+        mcp__2026_answer(m, discover_result(cfg));
     } else if (!strcmp(m->method, "tools/list")) {
-        answer(m, list_result(cfg));
+        mcp__2026_answer(m, list_result(cfg));
     } else if (!strcmp(m->method, "tools/call")) {
-        mcp__modern_call(m);
+        mcp__2026_call(m);
     } else if (!strcmp(m->method, "subscriptions/listen")) {
         mcp__listen(m);
     } else if (!strncmp(m->method, "tasks/", 6) && mcp__task_method(m->method)) {
@@ -355,36 +277,25 @@ static void dispatch(struct mcp_modern *m)
         /* The removed ping, logging/setLevel and initialize land here. */
         char msg[300];
         snprintf(msg, sizeof msg, "Method not found: %.200s", m->method);
-        modern_error(m, 404, -32601, msg, NULL);
+        mcp__2026_error(m, 404, -32601, msg, NULL);
     }
 }
 
-void mcp__modern_answer(struct mcp_modern *m, json_object *result)
+void mcp__2026_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
+                    bool want_sse)
 {
-    answer(m, result);
-}
-
-void mcp__modern_error(struct mcp_modern *m, int status, int code, const char *message, json_object *data)
-{
-    answer_error(m, status, code, message, data);
-}
-
-void mcp__modern_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
-                      bool want_sse)
-{
-    struct mcp_modern m = {.app = app, .req = req, .resp = resp, .msg = msg, .want_sse = want_sse};
+    struct mcp_2026_req m = {.app = app, .req = req, .resp = resp, .msg = msg, .want_sse = want_sse};
     if (!json_object_is_type(msg, json_type_object)) {
-        modern_error(&m, 400, -32600, "Invalid Request: batches are not part of revision " MCP_MODERN, NULL);
+        mcp__2026_error(&m, 400, -32600, "Invalid Request: batches are not part of revision " MCP_REVISION_2026, NULL);
         return;
     }
     json_object *v = NULL;
-    if (json_object_object_get_ex(msg, "id", &v) &&
-        (json_object_is_type(v, json_type_string) || json_object_is_type(v, json_type_int)))
+    if (json_object_object_get_ex(msg, "id", &v) && mcp__rpc_id_ok(v))
         m.id = v;
     bool has_method = json_object_object_get_ex(msg, "method", &v) && json_object_is_type(v, json_type_string);
     if (!json_object_object_get_ex(msg, "jsonrpc", &v) || !json_object_is_type(v, json_type_string) ||
         strcmp(json_object_get_string(v), "2.0") || !has_method) {
-        modern_error(&m, 400, -32600, "Invalid Request: a JSON-RPC 2.0 request is expected", NULL);
+        mcp__2026_error(&m, 400, -32600, "Invalid Request: a JSON-RPC 2.0 request is expected", NULL);
         return;
     }
     json_object_object_get_ex(msg, "method", &v);
@@ -396,11 +307,11 @@ void mcp__modern_post(const struct app *app, struct http_req *req, struct http_r
         return;
     }
     if (!m.id) {
-        modern_error(&m, 400, -32600, "Invalid Request: the id must be a string or an integer", NULL);
+        mcp__2026_error(&m, 400, -32600, "Invalid Request: the id must be a string or an integer", NULL);
         return;
     }
     if (json_object_object_get_ex(msg, "params", &m.params) && !json_object_is_type(m.params, json_type_object)) {
-        modern_error(&m, 400, -32602, "Invalid params: params must be an object", NULL);
+        mcp__2026_error(&m, 400, -32602, "Invalid params: params must be an object", NULL);
         return;
     }
     /* Mcp-Method first: a proxy may already have routed on it. */

@@ -65,7 +65,7 @@ static int call_workspace(const struct cfg *cfg, const char *tool, json_object *
         return 1;
     }
     if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
-        discard(mcp_reap_sessions(cfg, true));
+        discard(mcp_reap(cfg, true));
         if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
             *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions); delete one "
                                           "with delete_workspace, or try again later",
@@ -79,57 +79,44 @@ static int call_workspace(const struct cfg *cfg, const char *tool, json_object *
     return rc;
 }
 
-void mcp__result_add_workspace(json_object *result, const char *wid)
-{
-    json_object *sc = NULL, *content = NULL;
-    char line[WS_ID_MAX + 64];
-    if (json_object_object_get_ex(result, "structuredContent", &sc) && json_object_is_type(sc, json_type_object))
-        json_object_object_add(sc, "workspace", json_object_new_string(wid));
-    if (json_object_object_get_ex(result, "content", &content) && json_object_is_type(content, json_type_array)) {
-        int n = snprintf(line, sizeof line, "workspace: %s", wid);
-        json_object_array_add(content, tools_text(line, (size_t)n));
-    }
-}
-
 /* delete_workspace: ends it as DELETE ends a session. */
-static void delete_workspace(struct mcp_modern *m, struct mcp_session *ws)
+static void delete_workspace(struct mcp_2026_req *m, struct mcp_session *ws)
 {
     char text[WS_ID_MAX + 64];
     int rc = mcp__session_end(m->app, ws);
     if (rc < 0 && rc != -ENOENT) {
         log_msg(LOG_LVL_ERROR, "deleting workspace %s: %s", ws->id, strerror(-rc));
-        mcp__modern_error(m, 500, -32603, "Internal error: cannot delete the workspace", NULL);
+        mcp__2026_error(m, 500, -32603, "Internal error: cannot delete the workspace", NULL);
         return;
     }
     log_msg(LOG_LVL_INFO, "workspace %s deleted by the client", ws->id);
     snprintf(text, sizeof text, "workspace %s deleted", ws->id);
-    mcp__modern_answer(m, tools_text_result(text, false));
+    mcp__2026_answer(m, tools_text_result(text, false));
 }
 
 /* The call's mcp_call: no session, the _meta's level and token. false: a
  * bad log level, answered. */
-static bool call_init(struct mcp_modern *m, struct mcp_call *c, const char *dir)
+static bool call_init(struct mcp_2026_req *m, struct mcp_call *c, const char *dir)
 {
     json_object *token = NULL;
     const char *lv = mcp__json_string(m->meta, META_LEVEL);
     enum tools_level level = MCP_LOG_NONE; /* no level asked: no log notifications */
     if (lv && mcp__level_parse(lv, &level) < 0) {
-        mcp__modern_error(m, 200, -32602, "Invalid params: _meta's logLevel must be one of debug, info, notice, "
-                                          "warning, error, critical, alert, emergency", NULL);
+        mcp__2026_error(m, 200, -32602, "Invalid params: _meta's logLevel must be one of debug, info, notice, "
+                                        "warning, error, critical, alert, emergency", NULL);
         return false;
     }
-    if (json_object_object_get_ex(m->meta, "progressToken", &token) &&
-        !json_object_is_type(token, json_type_string) && !json_object_is_type(token, json_type_int))
+    if (json_object_object_get_ex(m->meta, "progressToken", &token) && !mcp__rpc_id_ok(token))
         token = NULL;
     *c = (struct mcp_call){
         .app = m->app,
         .resp = m->resp,
         .session_dir = dir,
-        .version = MCP_MODERN,
+        .version = MCP_REVISION_2026,
         .log_level = level,
         .progress_token = token,
         .last_flush_ms = util_now_ms(),
-        .modern = true,
+        .is_2026 = true,
     };
     /* The key of calls/KEY: a random one, since request ids are the
      * client's and two clients may share a workspace. */
@@ -142,8 +129,8 @@ static bool call_init(struct mcp_modern *m, struct mcp_call *c, const char *dir)
 }
 
 /* Answers what tools_call made of the call. */
-static void call_answer(struct mcp_modern *m, const char *tool, enum tools_outcome out, json_object *result,
-                        const struct mcp_session *ws)
+static void call_answer(struct mcp_2026_req *m, const char *tool, enum tools_outcome out, json_object *result,
+                          const struct mcp_session *ws)
 {
     char msg[300];
     switch (out) {
@@ -153,29 +140,29 @@ static void call_answer(struct mcp_modern *m, const char *tool, enum tools_outco
         return;
     case TOOLS_UNKNOWN:
         snprintf(msg, sizeof msg, "Invalid params: unknown tool '%.200s' (tools/list names them)", tool);
-        mcp__modern_error(m, 200, -32602, msg, NULL);
+        mcp__2026_error(m, 200, -32602, msg, NULL);
         return;
     case TOOLS_FAILED:
-        mcp__modern_error(m, 500, -32603, "Internal error: the sandbox failed (see data.error)", result);
+        mcp__2026_error(m, 500, -32603, "Internal error: the sandbox failed (see data.error)", result);
         return;
     case TOOLS_RESULT:
         break;
     }
     if (ws->dir)
         mcp__result_add_workspace(result, ws->id);
-    mcp__modern_answer(m, result);
+    mcp__2026_answer(m, result);
 }
 
-void mcp__modern_call(struct mcp_modern *m)
+void mcp__2026_call(struct mcp_2026_req *m)
 {
     json_object *name = NULL, *args = NULL, *refusal = NULL;
     if (!json_object_object_get_ex(m->params, "name", &name) || !json_object_is_type(name, json_type_string)) {
-        mcp__modern_error(m, 200, -32602, "Invalid params: tools/call needs the tool's name", NULL);
+        mcp__2026_error(m, 200, -32602, "Invalid params: tools/call needs the tool's name", NULL);
         return;
     }
     if (json_object_object_get_ex(m->params, "arguments", &args) && args &&
         !json_object_is_type(args, json_type_object)) {
-        mcp__modern_error(m, 200, -32602, "Invalid params: arguments must be an object", NULL);
+        mcp__2026_error(m, 200, -32602, "Invalid params: arguments must be an object", NULL);
         return;
     }
     const char *tool = json_object_get_string(name);
@@ -197,11 +184,11 @@ void mcp__modern_call(struct mcp_modern *m)
     bool made = rc == 0 && ws.dir && !tools_arg(args, "workspace");
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "the workspace of %s: %s", tool, strerror(-rc));
-        mcp__modern_error(m, 500, -32603, "Internal error: cannot open or make the workspace", NULL);
+        mcp__2026_error(m, 500, -32603, "Internal error: cannot open or make the workspace", NULL);
         return;
     }
     if (rc == 1) {
-        mcp__modern_answer(m, refusal);
+        mcp__2026_answer(m, refusal);
         return;
     }
     if (!strcmp(tool, TOOLS_DELETE_WORKSPACE)) {
@@ -213,6 +200,7 @@ void mcp__modern_call(struct mcp_modern *m)
         return;
     cleanup_json json_object *targs = args_without_workspace(args);
     if (task) {
+        discard(mcp_reap(m->app->cfg, false)); /* at most once a minute; the only reaper a CGI server has */
         mcp__task_call(m, &c, tool, targs, ws.dir ? ws.id : NULL, delay);
         return;
     }

@@ -104,7 +104,7 @@ static bool call_client_cancelled(const struct mcp_call *c)
 {
     char path[4096];
     /* 2026-07-28: closing the stream is the client's cancel. */
-    if (c->modern && http_client_gone(c->resp))
+    if (c->is_2026 && http_client_gone(c->resp))
         return true;
     if (!c->session_dir || !c->key[0])
         return false;
@@ -129,7 +129,7 @@ static bool call_cancelled(struct mcp_call *c)
         /* A CGI process learns that the client went only from a write
          * through fcgiwrap's buffer: in 2026-07-28, where that is the
          * cancel, a padded comment every MCP_CGI_PROBE_MS. */
-        if (c->modern && !strcmp(c->app->mode, "cgi") && now - c->last_probe_ms >= MCP_CGI_PROBE_MS) {
+        if (c->is_2026 && !strcmp(c->app->mode, "cgi") && now - c->last_probe_ms >= MCP_CGI_PROBE_MS) {
             c->last_probe_ms = now;
             discard(http_sse_pad(c->resp, c->app->cfg->cgi_sse_padding));
         }
@@ -138,10 +138,10 @@ static bool call_cancelled(struct mcp_call *c)
         return true;
     /* MCP says a disconnection is not a cancellation (the result is kept
      * in the run directory); cancel_on_disconnect trades that for the CPU. */
-    if ((c->modern || c->app->cfg->cancel_on_disconnect) && http_client_gone(c->resp)) {
+    if ((c->is_2026 || c->app->cfg->cancel_on_disconnect) && http_client_gone(c->resp)) {
         if (!c->gone_logged)
             log_msg(LOG_LVL_INFO, "the client hung up: cancelling its run (%s)",
-                    c->modern ? "its stream was the call's" : "cancel_on_disconnect");
+                    c->is_2026 ? "its stream was the call's" : "cancel_on_disconnect");
         c->gone_logged = true;
         return true;
     }
@@ -269,20 +269,24 @@ static int ctx_ask(void *ctx, json_object *requests, json_object **responses)
     return -ENOTSUP; /* only a task can wait for the client's input */
 }
 
+/* The callbacks of a call served on its own stream. */
+static const struct tools_ctx call_callbacks = {
+    .progress = ctx_progress, .log = ctx_log, .cancelled = ctx_cancelled,
+    .client_cancelled = ctx_client_cancelled, .set_run = ctx_set_run, .ask = ctx_ask,
+};
+
+void mcp__tools_ctx(const struct mcp_call *c, void *ctx, const struct tools_ctx *callbacks, struct tools_ctx *t)
+{
+    *t = *callbacks;
+    t->cfg = c->app->cfg;
+    t->exec = app_exec_of(c->app);
+    t->session_dir = c->session_dir;
+    t->version = c->version;
+    t->base_url = c->base_url;
+    t->ctx = ctx;
+}
+
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t)
 {
-    *t = (struct tools_ctx){
-        .cfg = c->app->cfg,
-        .exec = app_exec_of(c->app),
-        .session_dir = c->session_dir,
-        .version = c->version,
-        .base_url = c->base_url,
-        .ctx = c,
-        .progress = ctx_progress,
-        .log = ctx_log,
-        .cancelled = ctx_cancelled,
-        .client_cancelled = ctx_client_cancelled,
-        .set_run = ctx_set_run,
-        .ask = ctx_ask,
-    };
+    mcp__tools_ctx(c, c, &call_callbacks, t);
 }

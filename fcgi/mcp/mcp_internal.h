@@ -1,7 +1,11 @@
-/* mcp_internal.h: what the parts of MCP share: the session on disk
- * (mcp_session.c), the tools/call being served and its notifications
- * (mcp_call.c), and the JSON text of a message. mcp.c is JSON-RPC, the
- * lifecycle and the dispatch. */
+/* mcp_internal.h: what the files of mcp/ share, from the bottom up: the
+ * protocol's words and JSON-RPC's messages (mcp_proto.c), sessions and
+ * workspaces on disk (mcp_session.c), the tools/call being served and its
+ * notifications (mcp_call.c), the 2026-07-28 revision's answers
+ * (mcp_2026_answer.c), its tasks (mcp_task.c), calls (mcp_2026_call.c) and
+ * requests (mcp_2026.c), and the legacy revisions' calls (mcp_2025_call.c)
+ * and requests (mcp_2025.c). mcp.c, the door, hands a POST to one of the
+ * two revisions; mcp_reap.c (mcp.h) reaps what is left on disk. */
 #ifndef RMS_MCP_INTERNAL_H
 #define RMS_MCP_INTERNAL_H
 
@@ -12,7 +16,48 @@
 #include "executor.h"
 #include "mcp.h"
 
-/* A live session, as session.json says (session_load, session_create). */
+static inline void mcp__json_put(json_object **o)
+{
+    json_object_put(*o);
+}
+#define cleanup_json __attribute__((cleanup(mcp__json_put)))
+
+/* The protocol's words (mcp_proto.c). Every revision we speak, 2026-07-28
+ * first (new array); the level of its MCP name (0, or -EINVAL); serverInfo:
+ * name, title, version (new object). */
+json_object *mcp__supported_versions(void);
+int mcp__level_parse(const char *s, enum tools_level *l) must_check;
+json_object *mcp__server_info(void);
+/* o[key] when it is a string (borrowed), else NULL. */
+const char *mcp__json_string(json_object *o, const char *key);
+/* Compact JSON text of o (borrowed from o). */
+const char *mcp__to_json(json_object *o, size_t *len);
+
+/* JSON-RPC messages (mcp_proto.c). True for an id JSON-RPC allows here (a
+ * string or an integer). The response to id (borrowed; NULL puts "id":
+ * null) with result (stolen); an error with data (stolen, may be NULL); a
+ * refusal of the transport (an HTTP status and an error with no id, sent
+ * and logged); o sent as one JSON body. */
+bool mcp__rpc_id_ok(json_object *id);
+json_object *mcp__rpc_result(json_object *id, json_object *result);
+json_object *mcp__rpc_error(json_object *id, int code, const char *message, json_object *data);
+void mcp__refuse(struct http_resp *resp, int status, int code, const char *message);
+void mcp__send(struct http_resp *resp, int status, json_object *o);
+/* The file name of a request id within a session (mcp.h). */
+void mcp__id_key(json_object *id, char out[65]);
+
+/* STATE/KIND/ID/FILE (mcp_state.c): KIND's document of ID (sessions,
+ * workspaces: session.json; tasks: task.json) read, at most max bytes, as a
+ * JSON object. ID goes into idbuf (WS_ID_MAX + 1 bytes), STATE/KIND/ID
+ * into *dir (caller frees), the object into *doc (caller puts); each may
+ * be set when it fails. 0; -ENOENT (no such ID, or not an id); -EIO (not
+ * a JSON object); other -errno. dfd, when not NULL, gets the directory
+ * open (caller closes). */
+int mcp__state_load(const struct cfg *cfg, const char *kind, const char *id, const char *file, size_t max,
+                    char *idbuf, char **dir, json_object **doc, int *dfd) must_check;
+
+/* Sessions and workspaces on disk (mcp_session.c). A live session, as
+ * session.json says (mcp__session_load, mcp__session_create). */
 struct mcp_session {
     char id[WS_ID_MAX + 1];
     char *dir;                /* STATE/sessions/SID */
@@ -23,11 +68,6 @@ struct mcp_session {
 
 void mcp__session_free(struct mcp_session *s);
 #define cleanup_session __attribute__((cleanup(mcp__session_free)))
-static inline void mcp__json_put(json_object **o)
-{
-    json_object_put(*o);
-}
-#define cleanup_json __attribute__((cleanup(mcp__json_put)))
 /* Rewrites session.json from s->doc (atomically). 0 or -errno. */
 int mcp__session_write(const struct mcp_session *s) must_check;
 /* Loads a live session: 0, -ENOENT (unknown or ended), other -errno. Marks
@@ -42,6 +82,9 @@ int mcp__session_create(const struct cfg *cfg, const char *version, json_object 
                         struct mcp_session *s) must_check;
 /* Cancels the run whose id calls/KEY (in calls_fd) holds, if any. */
 void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key);
+/* Removes the session name of sessions_fd (sessions/ or workspaces/), with
+ * its runs (listed in its runs/) when with_runs. 0 or -errno. */
+int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name, bool with_runs);
 /* Ends a session now: cancels its calls in flight, renames it out of the
  * way (a request racing with this sees 404 at once), removes it. 0,
  * -ENOENT (already gone), other -errno. */
@@ -57,82 +100,7 @@ int mcp__workspace_load(const struct cfg *cfg, const char *wid, struct mcp_sessi
 int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s) must_check;
 int mcp__count_workspaces(const struct cfg *cfg);
 
-/* JSON-RPC messages (mcp.c). The response to id (borrowed; NULL puts
- * "id": null) with result (stolen); an error with data (stolen, may be
- * NULL); o sent as one JSON body. */
-json_object *mcp__rpc_result(json_object *id, json_object *result);
-json_object *mcp__rpc_error(json_object *id, int code, const char *message, json_object *data);
-void mcp__send(struct http_resp *resp, int status, json_object *o);
-/* The file name of a request id within a session (mcp.h). */
-void mcp__id_key(json_object *id, char out[65]);
-/* serverInfo: name, title, version (new object). */
-json_object *mcp__server_info(void);
-
-/* The 2026-07-28 revision (mcp_2026.c). True when msg (a POST's body) and
- * the request's headers speak it: its _meta names a revision that is not a
- * legacy one, or MCP-Protocol-Version is present and not a legacy one. */
-bool mcp__is_modern(const struct http_req *req, json_object *msg);
-/* Serves one modern POST whose body is msg (borrowed): the transport
- * rules, then server/discover, tools/list, tools/call and the tasks. */
-void mcp__modern_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
-                      bool want_sse);
-
-#define MCP_EXT_TASKS "io.modelcontextprotocol/tasks" /* the tasks extension's identifier */
-#define MCP_LOG_NONE ((enum tools_level)(TOOLS_LOG_EMERGENCY + 1)) /* no log notifications at all */
-
-/* One modern request being served (mcp_2026.c, mcp_task.c). */
-struct mcp_modern {
-    const struct app *app;
-    struct http_req *req;
-    struct http_resp *resp;
-    json_object *msg;      /* the body (borrowed, as are the next four) */
-    json_object *id;       /* the request's id */
-    json_object *params;   /* its params, or NULL */
-    json_object *meta;     /* params._meta */
-    json_object *caps;     /* _meta's clientCapabilities (an object) */
-    const char *method;
-    bool want_sse;         /* the client accepts text/event-stream */
-    bool sse_open;         /* the answer is an event stream, started */
-};
-
-/* Every revision we speak, the modern one first (new array). */
-json_object *mcp__supported_versions(void);
-/* o[key] when it is a string (borrowed), else NULL. */
-const char *mcp__json_string(json_object *o, const char *key);
-/* Adds resultType "complete" (unless it has one) and _meta's serverInfo to
- * result; returns it. */
-json_object *mcp__modern_complete(json_object *result);
-/* The answer to m's request (result stolen, completed) or an error (data
- * stolen), as one JSON body or on the stream m has open. */
-void mcp__modern_answer(struct mcp_modern *m, json_object *result);
-void mcp__modern_error(struct mcp_modern *m, int status, int code, const char *message, json_object *data);
-/* Answers 400 -32021 MissingRequiredClientCapability with
- * data.requiredCapabilities naming capability, or (NULL) the tasks
- * extension. */
-void mcp__missing_capability(struct mcp_modern *m, const char *capability, const char *message);
-/* True when the client's capabilities (may be NULL) declare extension. */
-bool mcp__client_has(json_object *caps, const char *extension);
-
-/* tools/call in the modern revision (mcp_task.c): the workspace handle, the
- * log level and progress token of _meta, a stream whose closing cancels the
- * run; a task instead when the client declared the tasks extension and the
- * call becomes one. */
-void mcp__modern_call(struct mcp_modern *m);
-/* True for a method of the tasks extension we serve (tasks/get, ...). */
-bool mcp__task_method(const char *method);
-/* Serves it (the client declared the extension). */
-void mcp__task_serve(struct mcp_modern *m);
-/* subscriptions/listen: an acknowledgement, then notifications/tasks for
- * the followed tasks (notifications.taskIds, with the extension) until they
- * have all ended; nothing else here ever changes. */
-void mcp__listen(struct mcp_modern *m);
-
-/* The level of its MCP name: 0, or -EINVAL. */
-int mcp__level_parse(const char *s, enum tools_level *l) must_check;
-/* Compact JSON text of o (borrowed from o). */
-const char *mcp__to_json(json_object *o, size_t *len);
-
-/* One tools/call being served. */
+/* One tools/call being served, of either revision (mcp_call.c). */
 struct mcp_call {
     const struct app *app;
     struct http_resp *resp;
@@ -148,7 +116,7 @@ struct mcp_call {
     int64_t last_flush_ms;
     bool pending;                 /* events written but not flushed */
     bool gone_logged;             /* "the client hung up" was logged */
-    bool modern;                  /* 2026-07-28: a closed stream is a cancel */
+    bool is_2026;                 /* 2026-07-28: a closed stream is a cancel */
     int64_t last_probe_ms;        /* CGI: the last padded write that looks for a gone client */
 };
 
@@ -158,6 +126,11 @@ struct mcp_call {
  * worker), the server's shutdown and, with cancel_on_disconnect, a gone
  * client, and record the call's run so that a cancel finds it. */
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t);
+/* The tools' view of c (the configuration, the executor, its session or
+ * workspace, its revision, the base of artifact links) with the callbacks
+ * of callbacks (the rest of it is not read), called with ctx: one
+ * builder for a call served on its stream and a task's runner. */
+void mcp__tools_ctx(const struct mcp_call *c, void *ctx, const struct tools_ctx *callbacks, struct tools_ctx *t);
 /* Calls tool through t as c, which is "in flight" meanwhile: calls/KEY of
  * c's session or workspace, if it has one, says so (the reaper leaves the
  * session alone; a cancel finds the run through it), and is gone after,
@@ -178,26 +151,104 @@ void mcp__call_set_run(struct mcp_call *c, const char *run_id);
 json_object *mcp__progress_msg(struct mcp_call *c, double progress, double total, const char *message);
 json_object *mcp__log_msg(const struct mcp_call *c, enum tools_level level, const char *logger, const char *text,
                           size_t len);
+
+/* The 2026-07-28 revision. */
+#define MCP_EXT_TASKS "io.modelcontextprotocol/tasks" /* the tasks extension's identifier */
+#define MCP_LOG_NONE ((enum tools_level)(TOOLS_LOG_EMERGENCY + 1)) /* no log notifications at all */
+
+/* One 2026-07-28 request being served (mcp_2026.c, mcp_2026_call.c,
+ * mcp_task.c). */
+struct mcp_2026_req {
+    const struct app *app;
+    struct http_req *req;
+    struct http_resp *resp;
+    json_object *msg;      /* the body (borrowed, as are the next four) */
+    json_object *id;       /* the request's id */
+    json_object *params;   /* its params, or NULL */
+    json_object *meta;     /* params._meta */
+    json_object *caps;     /* _meta's clientCapabilities (an object) */
+    const char *method;
+    bool want_sse;         /* the client accepts text/event-stream */
+    bool sse_open;         /* the answer is an event stream, started */
+};
+
+/* The answers of the 2026-07-28 revision (mcp_2026_answer.c). Adds
+ * resultType "complete" (unless it has one) and _meta's serverInfo to
+ * result; returns it. */
+json_object *mcp__2026_complete(json_object *result);
+/* The answer to m's request (result stolen, completed) or an error (data
+ * stolen), as one JSON body or on the stream m has open. */
+void mcp__2026_answer(struct mcp_2026_req *m, json_object *result);
+void mcp__2026_error(struct mcp_2026_req *m, int status, int code, const char *message, json_object *data);
+/* Answers 400 -32021 MissingRequiredClientCapability with
+ * data.requiredCapabilities naming capability, or (NULL) the tasks
+ * extension. */
+void mcp__missing_capability(struct mcp_2026_req *m, const char *capability, const char *message);
+/* True when the client's capabilities (may be NULL) declare extension. */
+bool mcp__client_has(json_object *caps, const char *extension);
 /* Adds the workspace handle to a tool's result: structuredContent.workspace
  * and a text block. */
 void mcp__result_add_workspace(json_object *result, const char *wid);
-/* Whether m's tools/call of tool becomes a task: 1 (then *delay_ms says
- * after how long; 0: at once), 0 (served as it comes), -1 (a tool that
- * must run as a task and the client did not declare the extension: the
- * -32021 error is sent). */
-int mcp__task_mode(struct mcp_modern *m, const char *tool, int64_t *delay_ms);
+
+/* The tasks extension (mcp_task.c). Whether m's tools/call of tool becomes
+ * a task: 1 (then *delay_ms says after how long; 0: at once), 0 (served as
+ * it comes), -1 (a tool that must run as a task and the client did not
+ * declare the extension: the -32021 error is sent). */
+int mcp__task_mode(struct mcp_2026_req *m, const char *tool, int64_t *delay_ms);
 /* Serves m's tools/call as a task: the run goes on in a process of its own;
  * the stream carries its notifications until it ends (then its result) or
  * task_after passes (then the task's handle). c is the call's (its level,
  * token, key); args borrowed; wid the workspace's handle or NULL. */
-void mcp__task_call(struct mcp_modern *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
-                    int64_t delay_ms);
-/* Removes finished tasks whose last change is older than task_ttl (and
- * whose process is gone); at most one scan a minute unless force. Returns
- * how many. */
-int mcp__reap_tasks(const struct cfg *cfg, bool force);
-/* True when a reaper of dirfd's entries should scan now: forced, or its
- * stamp (.reaped) is older than a minute; the stamp is renewed then. */
-bool mcp__reap_due(int dirfd, bool force);
+void mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
+                      int64_t delay_ms);
+/* True while the process that runs the task in dir (STATE/tasks/TID)
+ * holds its lock. */
+bool mcp__task_alive(const char *dir);
+/* True for a method of the tasks extension we serve (tasks/get, ...). */
+bool mcp__task_method(const char *method);
+/* Serves it (the client declared the extension). */
+void mcp__task_serve(struct mcp_2026_req *m);
+/* subscriptions/listen: an acknowledgement, then notifications/tasks for
+ * the followed tasks (notifications.taskIds, with the extension) until they
+ * have all ended; nothing else here ever changes. */
+void mcp__listen(struct mcp_2026_req *m);
+
+/* tools/call in the 2026-07-28 revision (mcp_2026_call.c): the workspace
+ * handle, the log level and progress token of _meta, a stream whose closing
+ * cancels the run; a task instead when the client declared the tasks
+ * extension and the call becomes one. */
+void mcp__2026_call(struct mcp_2026_req *m);
+
+/* The 2026-07-28 revision's requests (mcp_2026.c). True when msg (a POST's body) and
+ * the request's headers speak it: its _meta names a revision that is not a
+ * legacy one, or MCP-Protocol-Version is present and not a legacy one. */
+bool mcp__is_2026(const struct http_req *req, json_object *msg);
+/* Serves one 2026-07-28 POST whose body is msg (borrowed): the transport
+ * rules, then server/discover, tools/list, tools/call and the tasks. */
+void mcp__2026_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
+                    bool want_sse);
+
+/* One request of a legacy revision being served (mcp_2025.c,
+ * mcp_2025_call.c). */
+struct mcp_2025_req {
+    const struct app *app;
+    struct http_req *req;
+    struct http_resp *resp;
+    struct mcp_session s;  /* the request's session, once loaded */
+    bool want_sse;         /* the client accepts text/event-stream */
+};
+
+/* tools/call of p's session (mcp_2025_call.c). Returns the response, or
+ * NULL when nothing must be sent (the client cancelled the call). sse: the
+ * stream is open, and the call's notifications go on it. */
+json_object *mcp__2025_call(struct mcp_2025_req *p, json_object *id, json_object *params, bool sse);
+
+/* The legacy revisions (mcp_2025.c). Serves one POST whose body is msg
+ * (borrowed): one message or a batch, initialize or a request, a
+ * notification or a response of a session; serves DELETE, which ends the
+ * request's session. */
+void mcp__2025_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
+                    bool want_sse);
+void mcp__2025_delete(const struct app *app, struct http_req *req, struct http_resp *resp);
 
 #endif

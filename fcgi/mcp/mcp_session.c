@@ -1,7 +1,9 @@
 /* mcp_session.c: MCP sessions on disk (mcp.h has the layout of
- * STATE/sessions/SID/): made by initialize, loaded by every later request,
- * ended by DELETE, reaped when idle. Any worker serves any session: each
- * file is written whole (rename) or is a marker whose existence is the news. */
+ * STATE/sessions/SID/) and the 2026-07-28 revision's workspaces: made by
+ * initialize (or a call that needs a workspace), loaded by every later
+ * request, ended by DELETE (or delete_workspace), removed with their runs
+ * (mcp_reap.c reaps them). Any worker serves any session: each file is
+ * written whole (rename) or is a marker whose existence is the news. */
 #include "config.h"
 
 #include "mcp_internal.h"
@@ -38,25 +40,13 @@ int mcp__session_write(const struct mcp_session *s)
 static int load_kind(const struct cfg *cfg, const char *kind, const char *sid, struct mcp_session *s)
 {
     memset(s, 0, sizeof *s);
-    if (!ws_id_valid(sid))
-        return -ENOENT;
-    snprintf(s->id, sizeof s->id, "%s", sid);
-    if (asprintf(&s->dir, "%s/%s/%s", cfg->state_dir, kind, sid) < 0) {
-        s->dir = NULL;
-        return -ENOMEM;
-    }
-    cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
-    cleanup_free char *text = NULL;
-    size_t len;
-    int rc = util_read_file_at(dfd, "session.json", MCP_SESSION_FILE_MAX, &text, &len);
+    cleanup_fd int dfd = -1;
+    int rc = mcp__state_load(cfg, kind, sid, "session.json", MCP_SESSION_FILE_MAX, s->id, &s->dir, &s->doc, &dfd);
     if (rc < 0)
-        return rc == -ENOENT ? -ENOENT : rc;
-    s->doc = json_tokener_parse(text);
+        return rc;
     json_object *v;
-    if (!json_object_is_type(s->doc, json_type_object) || !json_object_object_get_ex(s->doc, "version", &v) ||
-        !(mcp_version_supported(json_object_get_string(v)) || !strcmp(json_object_get_string(v), MCP_MODERN)))
+    if (!json_object_object_get_ex(s->doc, "version", &v) ||
+        !(mcp_version_supported(json_object_get_string(v)) || !strcmp(json_object_get_string(v), MCP_REVISION_2026)))
         return -EIO;
     snprintf(s->version, sizeof s->version, "%s", json_object_get_string(v));
     s->level = TOOLS_LOG_DEBUG;
@@ -201,7 +191,7 @@ int mcp__session_create(const struct cfg *cfg, const char *version, json_object 
 
 int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s)
 {
-    return create_kind(cfg, "workspaces", MCP_MODERN, NULL, s);
+    return create_kind(cfg, "workspaces", MCP_REVISION_2026, NULL, s);
 }
 
 /* Creates STATE/runs/RUNID/cancel for the run that calls/KEY names. */
@@ -218,8 +208,7 @@ void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key)
     discard(app_cancel_run(app, run_id)); /* one that has finished, or is gone, needs nothing */
 }
 
-/* Removes a session's runs (listed in SID/runs/) and then the session. */
-static int session_remove(const struct cfg *cfg, int sessions_fd, const char *name, bool with_runs)
+int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name, bool with_runs)
 {
     if (with_runs) {
         cleanup_fd int rfd = openat(sessions_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -269,86 +258,5 @@ int mcp__session_end(const struct app *app, struct mcp_session *s)
     snprintf(dead, sizeof dead, ".ended-%s", hex);
     if (renameat(sfd, s->id, sfd, dead) < 0)
         return errno == ENOENT ? -ENOENT : -errno;
-    return session_remove(cfg, sfd, dead, false);
+    return mcp__session_remove(cfg, sfd, dead, false);
 }
-
-bool mcp__reap_due(int dirfd, bool force)
-{
-    struct stat st;
-    if (!force && fstatat(dirfd, ".reaped", &st, 0) == 0 &&
-        util_wall_ms() - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < 60000)
-        return false;
-    int stamp = openat(dirfd, ".reaped", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (stamp >= 0) {
-        futimens(stamp, NULL);
-        close(stamp);
-    }
-    return true;
-}
-
-/* mcp_reap_sessions for one kind ("sessions", "workspaces"). */
-static int reap_kind(const struct cfg *cfg, const char *kind, bool force)
-{
-    struct stat st;
-    cleanup_free char *sdir = NULL;
-    if (asprintf(&sdir, "%s/%s", cfg->state_dir, kind) < 0)
-        return -ENOMEM;
-    cleanup_fd int sfd = open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (sfd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    int64_t now = util_wall_ms();
-    if (!mcp__reap_due(sfd, force))
-        return 0;
-    cleanup_dir DIR *d = util_opendir_at(sfd);
-    if (!d)
-        return -errno;
-    int removed = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        const char *name = de->d_name;
-        if (!strncmp(name, ".ended-", 7)) { /* a DELETE that did not finish */
-            discard(util_rm_rf_at(sfd, name));
-            continue;
-        }
-        if (!ws_id_valid(name))
-            continue;
-        cleanup_fd int dfd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dfd < 0)
-            continue;
-        int64_t used;
-        if (fstatat(dfd, "session.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
-            used = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-        else if (fstat(dfd, &st) == 0) /* being created, or broken: by its directory */
-            used = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-        else
-            continue;
-        if (now - used < cfg->session_ttl_ms)
-            continue;
-        /* A call in flight keeps its session, however long the run. */
-        cleanup_fd int cfd = openat(dfd, "calls", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        cleanup_dir DIR *cd = cfd >= 0 ? util_opendir_at(cfd) : NULL;
-        bool busy = false;
-        struct dirent *ce;
-        while (cd && (ce = readdir(cd)))
-            if (ce->d_name[0] != '.')
-                busy = true;
-        if (busy)
-            continue;
-        if (session_remove(cfg, sfd, name, true) == 0) {
-            removed++;
-            log_msg(LOG_LVL_INFO, "%.*s %s idle for %llds: removed", (int)strlen(kind) - 1, kind, name,
-                    (long long)((now - used) / 1000));
-        }
-    }
-    return removed;
-}
-
-int mcp_reap_sessions(const struct cfg *cfg, bool force)
-{
-    int c = mcp__reap_tasks(cfg, force); /* finished tasks past task_ttl */
-    if (cfg->session_ttl_ms <= 0)
-        return c;
-    int a = reap_kind(cfg, "sessions", force), b = reap_kind(cfg, "workspaces", force);
-    return a < 0 ? a : b < 0 ? b : a + b + c;
-}
-

@@ -17,12 +17,12 @@
  * its own (exec_detach), which holds neither a worker nor a connection;
  * the worker that took the call forwards what it reports (progress, log
  * lines) on the call's stream until it ends (the result is the answer, as
- * if there were no task) or task_after passes (the answer is the task). */
+ * if there were no task) or task_after passes (the answer is the task).
+ * mcp_reap.c removes finished tasks past task_ttl. */
 #include "config.h"
 
 #include "mcp_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -78,23 +78,7 @@ static int task_save(struct task *t)
 static int task_open(const struct cfg *cfg, const char *tid, struct task *t)
 {
     memset(t, 0, sizeof *t);
-    if (!tid || !ws_id_valid(tid))
-        return -ENOENT;
-    snprintf(t->id, sizeof t->id, "%s", tid);
-    if (asprintf(&t->dir, "%s/tasks/%s", cfg->state_dir, tid) < 0) {
-        t->dir = NULL;
-        return -ENOMEM;
-    }
-    cleanup_fd int dfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
-    cleanup_free char *text = NULL;
-    size_t len;
-    int rc = util_read_file_at(dfd, "task.json", TASK_FILE_MAX, &text, &len);
-    if (rc < 0)
-        return rc;
-    t->doc = json_tokener_parse(text);
-    return json_object_is_type(t->doc, json_type_object) ? 0 : -EIO;
+    return mcp__state_load(cfg, "tasks", tid, "task.json", TASK_FILE_MAX, t->id, &t->dir, &t->doc, NULL);
 }
 
 /* Makes a task of tool (in workspace wid, or none): task.json says working,
@@ -140,11 +124,10 @@ static int task_make(const struct cfg *cfg, const char *tool, const char *wid, s
     return task_save(t); /* durable before its handle goes out */
 }
 
-/* True while the process that runs t holds its lock. */
-static bool task_alive(const struct task *t)
+bool mcp__task_alive(const char *dir)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/lock", t->dir);
+    snprintf(path, sizeof path, "%s/lock", dir);
     cleanup_fd int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return false;
@@ -230,7 +213,7 @@ static json_object *task_view(const struct cfg *cfg, const struct task *t, bool 
 /* A task whose process died before it ended is failed: said once, on disk. */
 static void task_check_alive(struct task *t)
 {
-    if (terminal(task_status(t)) || task_alive(t))
+    if (terminal(task_status(t)) || mcp__task_alive(t->dir))
         return;
     json_object *e = json_object_new_object();
     json_object_object_add(e, "code", json_object_new_int(-32603));
@@ -356,7 +339,7 @@ static void run_finish(struct task_run *r, enum tools_outcome out, json_object *
         if (wid)
             mcp__result_add_workspace(result, wid);
         json_object_object_add(doc, "status", json_object_new_string("completed"));
-        json_object_object_add(doc, "result", mcp__modern_complete(result));
+        json_object_object_add(doc, "result", mcp__2026_complete(result));
         break;
     case TOOLS_CANCELLED:
         json_object_put(result);
@@ -384,24 +367,19 @@ static void run_finish(struct task_run *r, enum tools_outcome out, json_object *
     log_msg(LOG_LVL_INFO, "task %s (%s): %s", r->t.id, r->tool, task_status(&r->t));
 }
 
+/* The runner's callbacks: its notifications down the pipe, the task's
+ * marker as the cancel (the client's, too), and input asked of the client. */
+static const struct tools_ctx run_callbacks = {
+    .progress = run_progress, .log = run_log, .cancelled = run_cancelled,
+    .client_cancelled = run_cancelled, .set_run = run_set_run, .ask = run_ask,
+};
+
 static int task_runner(void *arg, int fd)
 {
     struct task_run *r = arg;
     r->fd = fd;
-    struct tools_ctx t = {
-        .cfg = r->app->cfg,
-        .exec = app_exec_of(r->app),
-        .session_dir = r->c.session_dir,
-        .version = MCP_MODERN,
-        .base_url = r->c.base_url,
-        .ctx = r,
-        .progress = run_progress,
-        .log = run_log,
-        .cancelled = run_cancelled,
-        .client_cancelled = run_cancelled,
-        .set_run = run_set_run,
-        .ask = run_ask,
-    };
+    struct tools_ctx t;
+    mcp__tools_ctx(&r->c, r, &run_callbacks, &t);
     json_object *result = NULL;
     enum tools_outcome out = mcp__call_tool(&r->c, &t, r->tool, r->args, &result);
     run_finish(r, out, result);
@@ -414,7 +392,7 @@ static int task_runner(void *arg, int fd)
 
 /* --------------------------------------------------------- the worker */
 
-int mcp__task_mode(struct mcp_modern *m, const char *tool, int64_t *delay_ms)
+int mcp__task_mode(struct mcp_2026_req *m, const char *tool, int64_t *delay_ms)
 {
     enum tools_task support = tools_task_support(m->app->cfg, tool);
     bool declared = mcp__client_has(m->caps, MCP_EXT_TASKS);
@@ -432,24 +410,24 @@ int mcp__task_mode(struct mcp_modern *m, const char *tool, int64_t *delay_ms)
 
 /* The call's answer once the runner has ended before task_after: what the
  * call would have answered without a task. The task, never announced, goes. */
-static void answer_ended(struct mcp_modern *m, struct task *t)
+static void answer_ended(struct mcp_2026_req *m, struct task *t)
 {
     cleanup_task struct task now = {0};
     json_object *v = NULL;
     if (task_open(m->app->cfg, t->id, &now) < 0) {
-        mcp__modern_error(m, 500, -32603, "Internal error: the task's result is gone", NULL);
+        mcp__2026_error(m, 500, -32603, "Internal error: the task's result is gone", NULL);
         return;
     }
     const char *status = task_status(&now);
     if (!strcmp(status, "completed") && json_object_object_get_ex(now.doc, "result", &v)) {
         json_object *res = json_object_get(v);
         json_object_object_del(res, "_meta"); /* the answer gets serverInfo again */
-        mcp__modern_answer(m, res);
+        mcp__2026_answer(m, res);
     } else if (!strcmp(status, "failed") && json_object_object_get_ex(now.doc, "error", &v)) {
         json_object *data = NULL;
         json_object_object_get_ex(v, "data", &data);
-        mcp__modern_error(m, 500, (int)doc_ms(v, "code"), mcp__json_string(v, "message"),
-                          data ? json_object_get(data) : NULL);
+        mcp__2026_error(m, 500, (int)doc_ms(v, "code"), mcp__json_string(v, "message"),
+                        data ? json_object_get(data) : NULL);
     } /* cancelled: the client closed its stream; nothing goes out */
     cleanup_fd int sfd = -1;
     cleanup_free char *top = NULL;
@@ -477,7 +455,7 @@ static void task_cancel(const struct app *app, struct task *t)
 }
 
 /* Forwards the runner's lines in buf[0..*len) to the stream; true at "done". */
-static bool forward_lines(struct mcp_modern *m, char *buf, size_t *len)
+static bool forward_lines(struct mcp_2026_req *m, char *buf, size_t *len)
 {
     bool done = false;
     char *start = buf, *nl;
@@ -496,7 +474,7 @@ static bool forward_lines(struct mcp_modern *m, char *buf, size_t *len)
 
 /* The worker's part: the runner's notifications onto the stream until it
  * ends or delay_ms passes; the client closing its stream cancels the task. */
-static void task_wait(struct mcp_modern *m, struct task *t, int rfd, int64_t delay_ms)
+static void task_wait(struct mcp_2026_req *m, struct task *t, int rfd, int64_t delay_ms)
 {
     int64_t deadline = util_now_ms() + delay_ms, last_probe = 0;
     cleanup_free char *buf = malloc(TASK_LINE_MAX);
@@ -540,20 +518,19 @@ static void task_wait(struct mcp_modern *m, struct task *t, int rfd, int64_t del
                                                               : task_view(m->app->cfg, t, false);
     json_object_object_add(v, "resultType", json_object_new_string("task"));
     log_msg(LOG_LVL_INFO, "task %s: answered as a task", t->id);
-    mcp__modern_answer(m, v);
+    mcp__2026_answer(m, v);
 }
 
-void mcp__task_call(struct mcp_modern *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
-                    int64_t delay_ms)
+void mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
+                      int64_t delay_ms)
 {
     const struct cfg *cfg = m->app->cfg;
     struct task_run r = {.app = m->app, .c = *c, .tool = tool, .args = args, .fd = -1};
     cleanup_fd int lock = -1;
-    discard(mcp_reap_sessions(cfg, false)); /* at most once a minute; the only reaper a CGI server has */
     int rc = task_make(cfg, tool, wid, &r.t, &lock);
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "making a task: %s", strerror(-rc));
-        mcp__modern_error(m, 500, -32603, "Internal error: cannot make a task", NULL);
+        mcp__2026_error(m, 500, -32603, "Internal error: cannot make a task", NULL);
         task_free(&r.t);
         return;
     }
@@ -564,7 +541,7 @@ void mcp__task_call(struct mcp_modern *m, struct mcp_call *c, const char *tool, 
     rc = x->detach ? x->detach(task_runner, &r, lock, strcmp(m->app->mode, "cgi") != 0, &rfd) : -ENOSYS;
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "starting task %s: %s", r.t.id, strerror(-rc));
-        mcp__modern_error(m, 500, -32603, "Internal error: cannot start the task", NULL);
+        mcp__2026_error(m, 500, -32603, "Internal error: cannot start the task", NULL);
         task_free(&r.t);
         return;
     }
@@ -609,78 +586,42 @@ static int task_update(struct task *t, json_object *answers)
     return rc;
 }
 
-void mcp__task_serve(struct mcp_modern *m)
+void mcp__task_serve(struct mcp_2026_req *m)
 {
     const struct cfg *cfg = m->app->cfg;
     const char *tid = mcp__json_string(m->params, "taskId");
     cleanup_task struct task t = {0};
     int rc = task_open(cfg, tid, &t);
     if (rc == -ENOENT) {
-        mcp__modern_error(m, 200, -32602, "Invalid params: no such task (unknown, or past its ttlMs)", NULL);
+        mcp__2026_error(m, 200, -32602, "Invalid params: no such task (unknown, or past its ttlMs)", NULL);
         return;
     }
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "reading task %s: %s", tid, strerror(-rc));
-        mcp__modern_error(m, 500, -32603, "Internal error: cannot read the task", NULL);
+        mcp__2026_error(m, 500, -32603, "Internal error: cannot read the task", NULL);
         return;
     }
     task_check_alive(&t);
     if (!strcmp(m->method, "tasks/get")) {
-        mcp__modern_answer(m, task_view(cfg, &t, true));
+        mcp__2026_answer(m, task_view(cfg, &t, true));
     } else if (!strcmp(m->method, "tasks/cancel")) {
         if (!terminal(task_status(&t)))
             task_cancel(m->app, &t);
-        mcp__modern_answer(m, ack());
+        mcp__2026_answer(m, ack());
     } else {
         json_object *answers = NULL;
         if (!json_object_object_get_ex(m->params, "inputResponses", &answers) ||
             !json_object_is_type(answers, json_type_object)) {
-            mcp__modern_error(m, 200, -32602, "Invalid params: tasks/update needs inputResponses (an object)", NULL);
+            mcp__2026_error(m, 200, -32602, "Invalid params: tasks/update needs inputResponses (an object)", NULL);
             return;
         }
         rc = terminal(task_status(&t)) ? 0 : task_update(&t, answers);
         if (rc < 0) {
-            mcp__modern_error(m, 500, -32603, "Internal error: cannot record the answers", NULL);
+            mcp__2026_error(m, 500, -32603, "Internal error: cannot record the answers", NULL);
             return;
         }
-        mcp__modern_answer(m, ack());
+        mcp__2026_answer(m, ack());
     }
-}
-
-int mcp__reap_tasks(const struct cfg *cfg, bool force)
-{
-    cleanup_free char *top = NULL;
-    struct stat st;
-    if (cfg->task_ttl_ms <= 0 || asprintf(&top, "%s/tasks", cfg->state_dir) < 0)
-        return 0;
-    cleanup_fd int sfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int64_t now = util_wall_ms();
-    if (sfd < 0 || !mcp__reap_due(sfd, force))
-        return 0;
-    cleanup_dir DIR *d = util_opendir_at(sfd);
-    int removed = 0;
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        char name[sizeof de->d_name + 16];
-        if (!ws_id_valid(de->d_name))
-            continue;
-        /* By task.json's mtime, its last change: no task's result is read
-         * to find the old ones. A half-made task has none yet: its maker is
-         * alive (and the next scan sees it whole). */
-        snprintf(name, sizeof name, "%s/task.json", de->d_name);
-        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-            now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < cfg->task_ttl_ms)
-            continue;
-        struct task t = {.dir = NULL};
-        snprintf(t.id, sizeof t.id, "%.*s", WS_ID_MAX, de->d_name); /* ws_id_valid: it fits */
-        if (asprintf(&t.dir, "%s/%s", top, de->d_name) < 0)
-            continue;
-        bool alive = task_alive(&t);
-        free(t.dir);
-        if (!alive && util_rm_rf_at(sfd, de->d_name) == 0)
-            removed++;
-    }
-    return removed;
 }
 
 /* ------------------------------------------------ subscriptions/listen */
@@ -688,7 +629,7 @@ int mcp__reap_tasks(const struct cfg *cfg, bool force)
 #define LISTEN_TASKS_MAX 64 /* task ids one subscriptions/listen may follow */
 
 /* One notification of m's subscription (params stolen): tagged with its id. */
-static void listen_send(struct mcp_modern *m, const char *method, json_object *params)
+static void listen_send(struct mcp_2026_req *m, const char *method, json_object *params)
 {
     json_object *n = json_object_new_object(), *meta = json_object_new_object();
     json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId", json_object_get(m->id));
@@ -704,15 +645,15 @@ static void listen_send(struct mcp_modern *m, const char *method, json_object *p
 
 /* The task ids of the listen request that name tasks (into ids, at most
  * LISTEN_TASKS_MAX). -1: a bad filter (answered). */
-static int listen_tasks(struct mcp_modern *m, json_object *filter, struct task *tasks, json_object *ids)
+static int listen_tasks(struct mcp_2026_req *m, json_object *filter, struct task *tasks, json_object *ids)
 {
     json_object *want = NULL;
     int n = 0;
     if (!json_object_object_get_ex(filter, "taskIds", &want))
         return 0;
     if (!json_object_is_type(want, json_type_array) || json_object_array_length(want) > LISTEN_TASKS_MAX) {
-        mcp__modern_error(m, 200, -32602, "Invalid params: notifications.taskIds must be an array of at most 64 ids",
-                          NULL);
+        mcp__2026_error(m, 200, -32602, "Invalid params: notifications.taskIds must be an array of at most 64 ids",
+                        NULL);
         return -1;
     }
     if (!mcp__client_has(m->caps, MCP_EXT_TASKS)) {
@@ -736,13 +677,13 @@ static int listen_tasks(struct mcp_modern *m, json_object *filter, struct task *
  * change here (the tool list never does); the acknowledgement says what is
  * followed, each change of a followed task is a notifications/tasks with the
  * whole task, and the subscription ends when they all have ended. */
-void mcp__listen(struct mcp_modern *m)
+void mcp__listen(struct mcp_2026_req *m)
 {
     json_object *filter = NULL;
     struct task tasks[LISTEN_TASKS_MAX] = {0};
     if (!json_object_object_get_ex(m->params, "notifications", &filter) ||
         !json_object_is_type(filter, json_type_object)) {
-        mcp__modern_error(m, 200, -32602, "Invalid params: subscriptions/listen needs notifications (an object)", NULL);
+        mcp__2026_error(m, 200, -32602, "Invalid params: subscriptions/listen needs notifications (an object)", NULL);
         return;
     }
     json_object *ids = json_object_new_array();
@@ -793,5 +734,5 @@ void mcp__listen(struct mcp_modern *m)
     json_object *r = json_object_new_object(), *meta = json_object_new_object();
     json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId", json_object_get(m->id));
     json_object_object_add(r, "_meta", meta);
-    mcp__modern_answer(m, r);
+    mcp__2026_answer(m, r);
 }

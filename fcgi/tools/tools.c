@@ -1,14 +1,13 @@
 /* tools.c: the MCP tool table (names, descriptions, annotations, the
  * schemas built from fcgi/tools/schemas/ with the server's limits patched in),
- * tools/list, the call dispatch and the helpers results are made with. The
- * tools themselves: tools_run.c, tools_ws.c, tools_xfer.c, and the test
- * program's tools_fixture.c. */
+ * tools/list and the call dispatch. The tools themselves: tools_run.c,
+ * tools_ws.c, tools_xfer.c, and the test program's tools_fixture.c; the
+ * helpers their results are made with: tools_result.c. */
 #include "config.h"
 
 #include "tools_internal.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +39,7 @@
     "an output file, persist_artifact(relative_path, presigned_url) uploads it from output/ with an HTTP PUT."
 
 static const char instructions[] = INSTRUCTIONS;
-static const char instructions_modern[] = INSTRUCTIONS
+static const char instructions_2026[] = INSTRUCTIONS
     "\n- This revision has no sessions: run_code (and mount_file) return a workspace handle "
     "(structuredContent.workspace). Pass it as workspace to run_code, list_dir, preview_file, mount_file and "
     "persist_artifact to go on with the same files; a call without it starts a new, empty workspace. "
@@ -51,9 +50,9 @@ const char *tools_instructions(void)
     return instructions;
 }
 
-const char *tools_instructions_modern(void)
+const char *tools_instructions_2026(void)
 {
-    return instructions_modern;
+    return instructions_2026;
 }
 
 static const struct tools_def defs[] = {
@@ -172,11 +171,11 @@ static json_object *tool_json(const struct cfg *cfg, const struct tools_def *d, 
     json_object_object_add(t, "description", json_object_new_string(d->description));
     json_object *in = input_schema(cfg, d);
     enum tools_ws_use use = tools_workspace_use(d->name);
-    if (!strcmp(version, MCP_REVISION_MODERN) && use != TOOLS_WS_NONE)
+    if (!strcmp(version, MCP_REVISION_2026) && use != TOOLS_WS_NONE)
         add_workspace_param(in, use == TOOLS_WS_NEED);
     json_object_object_add(t, "inputSchema", in);
     enum tools_task task = tools_task_support(cfg, d->name);
-    if (!strcmp(version, MCP_REVISION_MODERN) && task != TOOLS_TASK_NEVER) {
+    if (!strcmp(version, MCP_REVISION_2026) && task != TOOLS_TASK_NEVER) {
         json_object *ex = json_object_new_object();
         json_object_object_add(ex, "taskSupport", json_object_new_string(task == TOOLS_TASK_REQUIRED ? "required"
                                                                                                     : "optional"));
@@ -206,7 +205,7 @@ json_object *tools_list(const struct cfg *cfg, const char *version)
     json_object *arr = json_object_new_array();
     for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
         json_object_array_add(arr, tool_json(cfg, &defs[i], version));
-    if (!strcmp(version, MCP_REVISION_MODERN))
+    if (!strcmp(version, MCP_REVISION_2026))
         json_object_array_add(arr, tool_json(cfg, &delete_workspace_def, version));
     for (size_t i = 0; cfg->test_fixture_tools && i < tools__n_fixture_defs; i++)
         json_object_array_add(arr, tool_json(cfg, &tools__fixture_defs[i], version));
@@ -220,85 +219,6 @@ json_object *tools_output_schema(const struct cfg *cfg, const char *name)
         if (!strcmp(defs[i].name, name))
             return defs[i].output ? json_tokener_parse(defs[i].output) : NULL;
     return NULL;
-}
-
-/* ---------------------------------------------------------------- results */
-
-json_object *tools__text_block(const char *s, size_t n)
-{
-    json_object *b = json_object_new_object();
-    json_object_object_add(b, "type", json_object_new_string("text"));
-    json_object_object_add(b, "text", json_object_new_string_len(s, (int)n));
-    return b;
-}
-
-/* A result: content [text], isError; steals structured (may be NULL). */
-json_object *tools__simple_result(const char *text, bool is_error, json_object *structured)
-{
-    json_object *r = json_object_new_object();
-    json_object *content = json_object_new_array();
-    json_object_array_add(content, tools__text_block(text, strlen(text)));
-    json_object_object_add(r, "content", content);
-    if (structured)
-        json_object_object_add(r, "structuredContent", structured);
-    json_object_object_add(r, "isError", json_object_new_boolean(is_error));
-    return r;
-}
-
-
-/* Unknown arguments are refused with the list of known ones: a model that
- * misspelled one learns it at once. */
-json_object *tools__check_known(json_object *args, const char *const *known, const char *tool)
-{
-    if (!args)
-        return NULL;
-    json_object_object_foreach(args, k, v)
-    {
-        (void)v;
-        bool ok = false;
-        for (const char *const *p = known; *p; p++)
-            ok = ok || !strcmp(*p, k);
-        if (!ok) {
-            char list[256] = "";
-            for (const char *const *p = known; *p; p++)
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", p == known ? "" : ", ", *p);
-            return tools__arg_error("%s: unknown argument '%.100s' (it takes: %s)", tool, k, list);
-        }
-    }
-    return NULL;
-}
-
-json_object *tools__get_arg(json_object *args, const char *key)
-{
-    json_object *v = NULL;
-    if (args && json_object_object_get_ex(args, key, &v) && !json_object_is_type(v, json_type_null))
-        return v;
-    return NULL;
-}
-
-json_object *tools_text(const char *s, size_t n)
-{
-    return tools__text_block(s, n);
-}
-
-json_object *tools_text_result(const char *text, bool is_error)
-{
-    return tools__simple_result(text, is_error, NULL);
-}
-
-json_object *tools_error_result(const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return tools__simple_result(msg, true, NULL);
-}
-
-json_object *tools_arg(json_object *args, const char *key)
-{
-    return tools__get_arg(args, key);
 }
 
 /* ------------------------------------------------------------- dispatch */

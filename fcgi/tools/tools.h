@@ -64,7 +64,7 @@ enum tools_task tools_task_support(const struct cfg *cfg, const char *name);
  * needs one; a fixture of the conformance suite does. */
 const char *tools_needs_capability(const struct cfg *cfg, const char *name);
 
-#define MCP_REVISION_MODERN "2026-07-28"        /* the revision without sessions */
+#define MCP_REVISION_2026 "2026-07-28"          /* the revision without sessions */
 #define TOOLS_DELETE_WORKSPACE "delete_workspace" /* its tool that ends a workspace */
 
 /* The tools array of tools/list for revision version (new object, caller
@@ -92,7 +92,7 @@ enum tools_ws_use tools_workspace_use(const char *name);
 /* The instructions of the initialize result, and of server/discover
  * (workspace handles instead of a session) (static). */
 const char *tools_instructions(void);
-const char *tools_instructions_modern(void);
+const char *tools_instructions_2026(void);
 
 /* What came of a call. */
 enum tools_outcome {

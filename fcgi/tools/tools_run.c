@@ -260,23 +260,41 @@ static int on_accepted(void *ctx)
     return x->accepted_rc = rc;
 }
 
-static int run(const struct tools_ctx *c, const char *code, size_t code_len, const char *input, size_t input_len,
-               const char *const *reqs, size_t n_reqs, const struct file_arg *files, size_t n_files, int64_t wall_ms,
-               bool in_session, json_object **result)
+/* A script tool's call, its arguments checked: what run hands exec_run.
+ * Borrowed from the arguments, but files and reqs, which run_code's checks
+ * allocate (run_args_free). */
+struct run_args {
+    const char *code, *input; /* input NULL: none */
+    size_t code_len, input_len;
+    const char **reqs;        /* n_reqs requirements (NULL-ended), or NULL */
+    size_t n_reqs;
+    struct file_arg *files;   /* n_files of run_code's files, or NULL */
+    size_t n_files;
+    int64_t wall_ms;          /* the call's timeout; 0: the server's */
+    bool in_session;          /* in the session's workspace (run_code), else a fresh directory */
+};
+
+static void run_args_free(struct run_args *a)
+{
+    free(a->files);
+    free(a->reqs);
+}
+
+static int run(const struct tools_ctx *c, const struct run_args *a, json_object **result)
 {
     const struct cfg *cfg = c->cfg;
     struct exec_spec spec;
     exec_spec_init(&spec, &cfg->exec);
-    spec.code = code;
-    spec.code_len = code_len;
-    spec.input = input;
-    spec.input_len = input_len;
-    spec.requirements = reqs;
-    spec.n_requirements = n_reqs;
-    if (wall_ms > 0)
-        spec.limits.wall_ms = wall_ms;
+    spec.code = a->code;
+    spec.code_len = a->code_len;
+    spec.input = a->input;
+    spec.input_len = a->input_len;
+    spec.requirements = a->reqs;
+    spec.n_requirements = a->n_reqs;
+    if (a->wall_ms > 0)
+        spec.limits.wall_ms = a->wall_ms;
     cleanup_free char *workspace = NULL;
-    if (in_session && asprintf(&workspace, "%s/workspace", c->session_dir) < 0)
+    if (a->in_session && asprintf(&workspace, "%s/workspace", c->session_dir) < 0)
         return -ENOMEM;
     spec.workspace = workspace;
 
@@ -285,7 +303,7 @@ static int run(const struct tools_ctx *c, const char *code, size_t code_len, con
      * "queued" and downloads run_code's files (or stops if the client has
      * left): a refused call has cost nothing and is checked once. */
     struct exec_result r;
-    struct run_ctx x = {.call = c, .r = &r, .files = files, .n_files = n_files};
+    struct run_ctx x = {.call = c, .r = &r, .files = a->files, .n_files = a->n_files};
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_init(&x.line[i], TOOLS_LOG_LINE_MAX);
     struct exec_sink sink = {
@@ -327,121 +345,176 @@ static int run(const struct tools_ctx *c, const char *code, size_t code_len, con
     return rc;
 }
 
-int tools__run_code(const struct tools_ctx *c, json_object *args, json_object **result)
+/* ------------------------------------------------- run_code's arguments */
+
+/* Each check of an argument of run_code (v: NULL when it is missing or
+ * null) takes it into a, or refuses it with an isError *result (the
+ * caller's to fix; nothing was run); 0, or -ENOMEM. */
+static int arg_code(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result)
 {
-    static const char *const known[] = {"code", "requirements", "files", "input", "timeout", NULL};
-    const struct cfg *cfg = c->cfg;
-    if ((*result = tools__check_known(args, known, "run_code")))
-        return 0;
-    json_object *code = tools__get_arg(args, "code"), *reqs = tools__get_arg(args, "requirements"), *files = tools__get_arg(args, "files"),
-                *input = tools__get_arg(args, "input"), *timeout = tools__get_arg(args, "timeout");
-    if (!code || !json_object_is_type(code, json_type_string)) {
+    (void)c;
+    if (!v || !json_object_is_type(v, json_type_string)) {
         *result = tools__arg_error("run_code: code (a string holding the whole Python script) is required");
         return 0;
     }
-    size_t n_files = files && json_object_is_type(files, json_type_array) ? json_object_array_length(files) : 0;
-    if (files && !json_object_is_type(files, json_type_array)) {
-        *result = tools__arg_error("run_code: files must be a list of {\"url\": ..., \"mountPath\": ...} objects; "
-                            "nothing was run");
-        return 0;
+    a->code = json_object_get_string(v);
+    a->code_len = (size_t)json_object_get_string_len(v);
+    return 0;
+}
+
+/* files[i], e: an object of url and mountPath, both strings, the URL one
+ * the guard would fetch and the path a safe one. NULL, or the refusal. */
+static json_object *check_file(json_object *e, size_t i, struct file_arg *f)
+{
+    static const char *const fknown[] = {"url", "mountPath", NULL};
+    json_object *u = NULL, *mp = NULL, *refusal;
+    if (json_object_is_type(e, json_type_object)) {
+        u = tools__get_arg(e, "url");
+        mp = tools__get_arg(e, "mountPath");
+        char what[48];
+        snprintf(what, sizeof what, "run_code: files[%zu]", i);
+        if ((refusal = tools__check_known(e, fknown, what)))
+            return refusal;
     }
-    if (n_files > cfg->fetch.limits.mount_files) {
-        *result = tools__arg_error("run_code: at most %llu files (mount_files); nothing was run",
-                            (unsigned long long)cfg->fetch.limits.mount_files);
-        return 0;
-    }
-    cleanup_free struct file_arg *file_v = n_files ? calloc(n_files, sizeof *file_v) : NULL;
-    if (n_files && !file_v)
-        return -ENOMEM;
-    for (size_t i = 0; i < n_files; i++) {
-        static const char *const fknown[] = {"url", "mountPath", NULL};
-        json_object *e = json_object_array_get_idx(files, i);
-        json_object *u = NULL, *mp = NULL;
-        if (json_object_is_type(e, json_type_object)) {
-            u = tools__get_arg(e, "url");
-            mp = tools__get_arg(e, "mountPath");
-            char what[48];
-            snprintf(what, sizeof what, "run_code: files[%zu]", i);
-            if ((*result = tools__check_known(e, fknown, what)))
-                return 0;
-        }
-        if (!u || !mp || !json_object_is_type(u, json_type_string) || !json_object_is_type(mp, json_type_string)) {
-            *result = tools__arg_error("run_code: files[%zu] must be an object with url and mountPath, both strings, "
+    if (!u || !mp || !json_object_is_type(u, json_type_string) || !json_object_is_type(mp, json_type_string))
+        return tools__arg_error("run_code: files[%zu] must be an object with url and mountPath, both strings, "
                                 "e.g. {\"url\": \"https://example.org/data.csv\", \"mountPath\": \"data.csv\"}; "
                                 "nothing was run",
                                 i);
-            return 0;
-        }
-        file_v[i] = (struct file_arg){json_object_get_string(u), json_object_get_string(mp)};
-        /* Every URL and path is checked before the first download. */
-        char err[FETCH_ERR_MAX];
-        int rc = fetch_url_check(file_v[i].url, err, sizeof err);
-        if (rc == -EINVAL) {
-            cleanup_free char *clean = util_utf8_sanitize(err, strlen(err), NULL);
-            *result = tools__arg_error("run_code: files[%zu]: %s; nothing was run", i, clean ? clean : "a bad URL");
-            return 0;
-        }
-        if (!ws_rel_path_ok(file_v[i].path)) {
-            cleanup_free char *clean = util_utf8_sanitize(file_v[i].path, strlen(file_v[i].path), NULL);
-            *result = tools__arg_error("run_code: files[%zu]: mountPath '%.200s' is not a safe path relative to mounts/ "
+    *f = (struct file_arg){json_object_get_string(u), json_object_get_string(mp)};
+    char err[FETCH_ERR_MAX];
+    int rc = fetch_url_check(f->url, err, sizeof err);
+    if (rc == -EINVAL) {
+        cleanup_free char *clean = util_utf8_sanitize(err, strlen(err), NULL);
+        return tools__arg_error("run_code: files[%zu]: %s; nothing was run", i, clean ? clean : "a bad URL");
+    }
+    if (!ws_rel_path_ok(f->path)) {
+        cleanup_free char *clean = util_utf8_sanitize(f->path, strlen(f->path), NULL);
+        return tools__arg_error("run_code: files[%zu]: mountPath '%.200s' is not a safe path relative to mounts/ "
                                 "(no '..', '.', empty parts or leading '/'); nothing was run",
                                 i, clean ? clean : "?");
-            return 0;
-        }
     }
-    if (input && !json_object_is_type(input, json_type_string)) {
+    return NULL;
+}
+
+/* files: a list of at most mount_files; every URL and path is checked
+ * before the first download. */
+static int arg_files(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result)
+{
+    size_t n = v && json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
+    if (v && !json_object_is_type(v, json_type_array)) {
+        *result = tools__arg_error("run_code: files must be a list of {\"url\": ..., \"mountPath\": ...} objects; "
+                                   "nothing was run");
+        return 0;
+    }
+    if (n > c->cfg->fetch.limits.mount_files) {
+        *result = tools__arg_error("run_code: at most %llu files (mount_files); nothing was run",
+                                   (unsigned long long)c->cfg->fetch.limits.mount_files);
+        return 0;
+    }
+    a->files = n ? calloc(n, sizeof *a->files) : NULL;
+    if (n && !a->files)
+        return -ENOMEM;
+    a->n_files = n;
+    for (size_t i = 0; i < n && !*result; i++)
+        *result = check_file(json_object_array_get_idx(v, i), i, &a->files[i]);
+    return 0;
+}
+
+static int arg_input(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result)
+{
+    (void)c;
+    if (v && !json_object_is_type(v, json_type_string)) {
         *result = tools__arg_error("run_code: input must be a string (JSON, CSV, text or base64)");
         return 0;
     }
-    int64_t wall_ms = 0;
-    if (timeout) {
-        double s = json_object_get_double(timeout);
-        double max = (double)cfg->exec.limits.wall_ms / 1000.0;
-        if ((!json_object_is_type(timeout, json_type_int) && !json_object_is_type(timeout, json_type_double)) ||
-            !(s > 0) || s > max) {
-            *result = tools__arg_error("run_code: timeout must be a number of seconds above 0 and at most %g (the "
-                                "server's limit)",
-                                max);
-            return 0;
-        }
-        wall_ms = (int64_t)(s * 1000.0);
-        if (wall_ms < 100)
-            wall_ms = 100;
+    a->input = v ? json_object_get_string(v) : NULL;
+    a->input_len = v ? (size_t)json_object_get_string_len(v) : 0;
+    return 0;
+}
+
+/* timeout: seconds above 0 and at most the server's wall time (100 ms at
+ * the least). */
+static int arg_timeout(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result)
+{
+    if (!v)
+        return 0;
+    double s = json_object_get_double(v);
+    double max = (double)c->cfg->exec.limits.wall_ms / 1000.0;
+    if ((!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) || !(s > 0) ||
+        s > max) {
+        *result = tools__arg_error("run_code: timeout must be a number of seconds above 0 and at most %g (the "
+                                   "server's limit)",
+                                   max);
+        return 0;
     }
-    size_t n_reqs = 0;
-    cleanup_free const char **req_v = NULL;
-    if (reqs) {
-        if (!json_object_is_type(reqs, json_type_array)) {
-            *result = tools__arg_error("run_code: requirements must be a list of strings such as [\"pandas\"]");
-            return 0;
-        }
-        n_reqs = json_object_array_length(reqs);
-        if (n_reqs > TOOLS_MAX_REQUIREMENTS) {
-            *result = tools__arg_error("run_code: at most %d requirements", TOOLS_MAX_REQUIREMENTS);
-            return 0;
-        }
-        req_v = calloc(n_reqs + 1, sizeof *req_v);
-        if (!req_v)
-            return -ENOMEM;
-        for (size_t i = 0; i < n_reqs; i++) {
-            json_object *e = json_object_array_get_idx(reqs, i);
-            const char *s = json_object_get_string(e);
-            size_t len = (size_t)json_object_get_string_len(e);
-            bool ok = json_object_is_type(e, json_type_string) && len > 0 && len <= TOOLS_REQUIREMENT_MAX;
-            for (size_t k = 0; ok && k < len; k++)
-                ok = (unsigned char)s[k] >= 0x20 && s[k] != 0x7f;
-            if (!ok) {
-                *result = tools__arg_error("run_code: requirements[%zu] must be a requirement specifier such as "
-                                    "\"numpy==1.26.4\" (1 to %d printable characters)",
-                                    i, TOOLS_REQUIREMENT_MAX);
-                return 0;
-            }
-            req_v[i] = s;
-        }
+    a->wall_ms = (int64_t)(s * 1000.0);
+    if (a->wall_ms < 100)
+        a->wall_ms = 100;
+    return 0;
+}
+
+/* requirements: at most TOOLS_MAX_REQUIREMENTS strings of 1 to
+ * TOOLS_REQUIREMENT_MAX printable bytes (exec_run checks what they say). */
+static int arg_requirements(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result)
+{
+    (void)c;
+    if (!v)
+        return 0;
+    if (!json_object_is_type(v, json_type_array)) {
+        *result = tools__arg_error("run_code: requirements must be a list of strings such as [\"pandas\"]");
+        return 0;
     }
-    return run(c, json_object_get_string(code), (size_t)json_object_get_string_len(code),
-               input ? json_object_get_string(input) : NULL, input ? (size_t)json_object_get_string_len(input) : 0,
-               req_v, n_reqs, file_v, n_files, wall_ms, true, result);
+    size_t n = json_object_array_length(v);
+    if (n > TOOLS_MAX_REQUIREMENTS) {
+        *result = tools__arg_error("run_code: at most %d requirements", TOOLS_MAX_REQUIREMENTS);
+        return 0;
+    }
+    a->reqs = calloc(n + 1, sizeof *a->reqs);
+    if (!a->reqs)
+        return -ENOMEM;
+    a->n_reqs = n;
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(v, i);
+        const char *s = json_object_get_string(e);
+        size_t len = (size_t)json_object_get_string_len(e);
+        bool ok = json_object_is_type(e, json_type_string) && len > 0 && len <= TOOLS_REQUIREMENT_MAX;
+        for (size_t k = 0; ok && k < len; k++)
+            ok = (unsigned char)s[k] >= 0x20 && s[k] != 0x7f;
+        if (!ok) {
+            *result = tools__arg_error("run_code: requirements[%zu] must be a requirement specifier such as "
+                                       "\"numpy==1.26.4\" (1 to %d printable characters)",
+                                       i, TOOLS_REQUIREMENT_MAX);
+            return 0;
+        }
+        a->reqs[i] = s;
+    }
+    return 0;
+}
+
+/* run_code's arguments, checked in this order (the first refusal is the
+ * answer). */
+static const struct {
+    const char *name;
+    int (*check)(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result);
+} run_code_args[] = {
+    {"code", arg_code},       {"files", arg_files},           {"input", arg_input},
+    {"timeout", arg_timeout}, {"requirements", arg_requirements},
+};
+
+int tools__run_code(const struct tools_ctx *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"code", "requirements", "files", "input", "timeout", NULL};
+    if ((*result = tools__check_known(args, known, "run_code")))
+        return 0;
+    struct run_args a = {.in_session = true};
+    int rc = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(run_code_args) && rc == 0 && !*result; i++)
+        rc = run_code_args[i].check(c, tools__get_arg(args, run_code_args[i].name), &a, result);
+    if (rc == 0 && !*result)
+        rc = run(c, &a, result);
+    run_args_free(&a);
+    return rc;
 }
 
 int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_object **result)
@@ -458,8 +531,12 @@ int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_obje
         *result = tools__arg_error("run_my_script: user_input must be a string (text, JSON, Markdown or base64)");
         return 0;
     }
-    return run(c, json_object_get_string(code), (size_t)json_object_get_string_len(code),
-               input ? json_object_get_string(input) : NULL, input ? (size_t)json_object_get_string_len(input) : 0,
-               NULL, 0, NULL, 0, 0, false, result);
+    struct run_args a = {
+        .code = json_object_get_string(code),
+        .code_len = (size_t)json_object_get_string_len(code),
+        .input = input ? json_object_get_string(input) : NULL,
+        .input_len = input ? (size_t)json_object_get_string_len(input) : 0,
+    };
+    return run(c, &a, result);
 }
 
