@@ -296,6 +296,26 @@ int jail__loopback_up(void);
 void jail__init_forward_signals(void);
 
 
+/* ------------------------------------------------ jail.c, jail_warm.c */
+
+/* What differs between the kinds of run once one is started: the start
+ * chooses the table (jail_proc.ops), jail_signal, jail_try_reap and
+ * jail_kill_all go through it. Each kind's is beside its start: the
+ * namespaces' and the fallback's in jail.c, a warm run's in jail_warm.c. */
+struct jail_ops {
+    /* sig to every process of the run, which is started and not yet
+     * reaped. 0 or -errno. */
+    int (*signal)(struct jail_proc *p, int sig);
+    /* Non-blocking, for a run not yet reaped: 1 once it has ended
+     * (p->reaped, p->wstatus and p->ru set), 0 while it runs, -errno. */
+    int (*reap)(struct jail_proc *p);
+    /* Kills every process of the started run (p->pid > 0) that is still
+     * there and reaps them, p's status kept; safe once reaped. Returns how
+     * many it killed besides p->pid (the fallback; the others 0: the
+     * kernel kills a PID namespace with its init). */
+    int (*kill_all)(struct jail_proc *p);
+};
+
 /* --------------------------------------------------- jail_tree.c */
 
 /* The walk of the run's processes: visit(pid, ctx) for every descendant
@@ -355,11 +375,6 @@ enum jail_warm_fd {
 /* Namespaces: init is gone; its report (if it made one) on p->status_fd
  * says how the script ended, else init_status (killed) and init_ru. */
 void jail__read_status(struct jail_proc *p, int init_status, const struct rusage *init_ru);
-/* A warm run (not our child): sig through its pidfd. 0 or -errno. */
-int jail__warm_signal(struct jail_proc *p, int sig);
-/* A warm run: 1 once its init has ended (with kill: SIGKILL first and a
- * wait), p->reaped and the status set; 0 while it runs; -errno. */
-int jail__warm_reap(struct jail_proc *p, bool kill) must_check;
 #define JAIL_ZYGOTE_ARG "--sandbox-zygote"  /* argv[1] of a zygote's image */
 
 /* A SOCK_SEQPACKET message with up to JAIL_WARM_NFDS descriptors: sent
