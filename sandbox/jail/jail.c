@@ -2,7 +2,8 @@
  * tree, the last three through the operations of the run's kind (struct
  * jail_ops, which the start chooses: the namespaces' and the fallback's
  * are here); the parts of the work live in jail_*.c (jail_internal.h):
- *   jail_child.c    a forked child's setup before execve, its failure report
+ *   jail_child.c    a forked child's setup before execve, its failure report; the
+ *                   steps init and a zygote share
  *   jail_seccomp.c  the seccomp filter and the dropping of capabilities
  *   jail_landlock.c the fallback's Landlock ruleset
  *   jail_cgroup.c   the run's cgroups (v2 delegated, or v1 as root)

@@ -97,6 +97,20 @@ void jail__reset_signals(void);
 /* In the child: in, out and err become 0-2, nothing else but efd stays
  * open; returns efd, moved above 2 if it was not. */
 int jail__setup_fds(int efd, int in, int out, int err);
+/* The script's own process, cold (before its execve) or warm (before its
+ * file runs): its session, stdin (stdin_inside opened, or in), stdout and
+ * stderr, rlimits, every capability dropped, uid and gid JAIL_UID (and no
+ * groups: set_groups), no_new_privs, cwd, then the filter, which binds
+ * from here on. Returns efd, moved above 2; reports and exits on failure. */
+int jail__script_drop(int efd, const char *stdin_inside, int in, int out, int err, const struct jail_rlimit_row *rows,
+                      size_t nrows, bool set_groups, const char *cwd, const struct sock_fprog *filter);
+/* Closes every descriptor but the n in keep (close_range above the last). */
+void jail__close_all_except(const int *keep, size_t n);
+/* In a namespace's pid 1: SIGTERM, SIGINT and SIGHUP forwarded to every
+ * process of it. */
+void jail__init_forward_signals(void);
+/* ifconfig lo up, inside a new network namespace. 0 or -errno. */
+int jail__loopback_up(void);
 
 /* ------------------------------------------------ jail_seccomp.c */
 
@@ -289,11 +303,6 @@ struct jail_status_msg {
  * forks the script, re-executes itself (a fresh image) and reports the
  * script's end. Never returns. */
 _Noreturn void jail__init_main(struct jail_ns_ctx *c);
-/* ifconfig lo up, inside a new network namespace. 0 or -errno. */
-int jail__loopback_up(void);
-/* In a namespace's pid 1: SIGTERM, SIGINT and SIGHUP forwarded to every
- * process of it. */
-void jail__init_forward_signals(void);
 
 
 /* ------------------------------------------------ jail.c, jail_warm.c */
@@ -392,15 +401,6 @@ _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c);
  * The filter, or NULL with *rc (-errno) and a reason in err. */
 const struct sock_fprog *jail__ready(const struct jail_opts *o, struct jail_proc *p, bool self_enter, int *rc,
                                      char *err, size_t errlen);
-/* The script's own process, cold (before its execve) or warm (before its
- * file runs): its session, stdin (stdin_inside opened, or in), stdout and
- * stderr, rlimits, every capability dropped, uid and gid JAIL_UID (and no
- * groups: set_groups), no_new_privs, cwd, then the filter, which binds
- * from here on. Returns efd, moved above 2; reports and exits on failure. */
-int jail__script_drop(int efd, const char *stdin_inside, int in, int out, int err, const struct jail_rlimit_row *rows,
-                      size_t nrows, bool set_groups, const char *cwd, const struct sock_fprog *filter);
-/* Closes every descriptor but the n in keep (close_range above the last). */
-void jail__close_all_except(const int *keep, size_t n);
 /* sandbox/jail/zygote.py, the Python half of a zygote, built in (common/embed.sh). */
 extern const char jail__py_zygote[];
 
