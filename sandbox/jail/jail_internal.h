@@ -1,7 +1,8 @@
 /* jail_internal.h: what the parts of the jail share: the child's failure
  * report, the rlimits, the seccomp filter and capabilities, the cgroups,
- * the uid slots, the mount plan and the root, init, and the run's process
- * tree. Not for the rest of sandbox/: jail.h is. */
+ * the uid slots, the mount plan and the root, init, the operations of each
+ * kind of run, the run's process tree, and a warm run's request. Not for
+ * the rest of sandbox/: jail.h is. */
 #ifndef RMS_JAIL_INTERNAL_H
 #define RMS_JAIL_INTERNAL_H
 
@@ -304,8 +305,7 @@ struct jail_status_msg {
  * script's end. Never returns. */
 _Noreturn void jail__init_main(struct jail_ns_ctx *c);
 
-
-/* ------------------------------------------------ jail.c, jail_warm.c */
+/* -------------------------------------------------------- jail.c */
 
 /* What differs between the kinds of run once one is started: the start
  * chooses the table (jail_proc.ops), jail_signal, jail_try_reap and
@@ -324,6 +324,15 @@ struct jail_ops {
      * kernel kills a PID namespace with its init). */
     int (*kill_all)(struct jail_proc *p);
 };
+/* The parent's last steps before a run's init may fork the script, a cold
+ * start's and a warm one's: init into its cgroups (unless it enters them
+ * itself: self_enter), the seccomp filter for it, the start mark's wait.
+ * The filter, or NULL with *rc (-errno) and a reason in err. */
+const struct sock_fprog *jail__ready(const struct jail_opts *o, struct jail_proc *p, bool self_enter, int *rc,
+                                     char *err, size_t errlen);
+/* Namespaces: init is gone; its report (if it made one) on p->status_fd
+ * says how the script ended, else init_status (killed) and init_ru. */
+void jail__read_status(struct jail_proc *p, int init_status, const struct rusage *init_ru);
 
 /* --------------------------------------------------- jail_tree.c */
 
@@ -339,7 +348,6 @@ void jail__tree_signal(pid_t pid, int sig);
 /* The fallback: stops, kills and reaps every descendant of ours; p->pid's
  * status is kept in p. Returns how many it killed besides p->pid. */
 int jail__tree_kill(struct jail_proc *p);
-
 
 /* -------------------------------------------- jail_warm.c, jail_zygote.c */
 
@@ -381,9 +389,6 @@ enum jail_warm_fd {
     JAIL_WARM_FD_BIND0,              /* a detached mount tree per bind */
     JAIL_WARM_NFDS = JAIL_WARM_FD_BIND0 + JAIL_WARM_BINDS + JAIL_CG_TASKS,
 };
-/* Namespaces: init is gone; its report (if it made one) on p->status_fd
- * says how the script ended, else init_status (killed) and init_ru. */
-void jail__read_status(struct jail_proc *p, int init_status, const struct rusage *init_ru);
 #define JAIL_ZYGOTE_ARG "--sandbox-zygote"  /* argv[1] of a zygote's image */
 
 /* A SOCK_SEQPACKET message with up to JAIL_WARM_NFDS descriptors: sent
@@ -395,12 +400,6 @@ ssize_t jail__recv_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds) 
  * said go and its signals are reset: the image of this program as a
  * zygote. Never returns. */
 _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c);
-/* The parent's last steps before a run's init may fork the script, a cold
- * start's and a warm one's: init into its cgroups (unless it enters them
- * itself: self_enter), the seccomp filter for it, the start mark's wait.
- * The filter, or NULL with *rc (-errno) and a reason in err. */
-const struct sock_fprog *jail__ready(const struct jail_opts *o, struct jail_proc *p, bool self_enter, int *rc,
-                                     char *err, size_t errlen);
 /* sandbox/jail/zygote.py, the Python half of a zygote, built in (common/embed.sh). */
 extern const char jail__py_zygote[];
 
