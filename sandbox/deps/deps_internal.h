@@ -1,7 +1,7 @@
 /* deps_internal.h: what the parts of the deps module share: the
  * interpreter's facts (deps_python.c), the installer's run (deps_install.c)
- * and the environments built with it (deps_env.c), the PEP 440 operators
- * (deps_version.c) the PEP 508 parser (deps_req.c) reads too. */
+ * and the environments built with it (deps_env.c). The requirement parser
+ * beneath them has headers of its own (deps_req.h, deps_version.h). */
 #ifndef RMS_DEPS_INTERNAL_H
 #define RMS_DEPS_INTERNAL_H
 
@@ -12,16 +12,6 @@
 #include <time.h>
 
 #include "deps.h"
-
-/* ASCII letters and digits (isalnum() would follow the locale). */
-static inline bool deps__alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* The length of the PEP 440 comparison operator at s ("===", "==", "~=",
- * "!=", "<=", ">=", "<", ">"), or 0 when there is none. */
-size_t deps__version_op(const char *s);
 
 /* The environment of the helpers deps runs (venv, the interpreter's
  * questions, the installer): a fixed PATH and locale, nothing inherited. */
