@@ -43,7 +43,6 @@
 #include "workspace.h"
 
 #define DEPS_VENV_TIMEOUT_MS 120000
-#define DEPS_LOCK_TRIES 100                  /* lock files eviction may unlink under a waiter */
 #define DEPS_METADATA_MAX (64 * 1024)        /* bytes of a dist-info METADATA read (the headers) */
 #define DEPS_SHEBANG "#!/usr/bin/env python3\n"
 
@@ -53,33 +52,6 @@ static bool env_complete(const char *dir)
     struct stat st;
     snprintf(p, sizeof p, "%s/pyvenv.cfg", dir);
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-int deps__lock_file(const char *path, bool *waited, int *out)
-{
-    for (int tries = 0; tries < DEPS_LOCK_TRIES; tries++) {
-        cleanup_fd int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0)
-            return -errno;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-            if (errno != EWOULDBLOCK)
-                return -errno;
-            if (waited)
-                *waited = true;
-            log_msg(LOG_LVL_INFO, "waiting for the lock %s: another run is building this environment", path);
-            while (flock(fd, LOCK_EX) < 0)
-                if (errno != EINTR)
-                    return -errno;
-        }
-        struct stat a, b;
-        if (fstat(fd, &a) < 0)
-            return -errno;
-        if (stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
-            *out = steal_fd(&fd);
-            return 0;
-        }
-    }
-    return -EDEADLK;
 }
 
 /* deps_base_env's work; a failure may leave err empty. */
@@ -158,81 +130,17 @@ int deps_base_env(const char *state_dir, const char *python, char **env_dir, cha
     return rc;
 }
 
-/* ------------------------------------------------------ file-tree helpers */
-
-/* Calls fn on every entry under dirfd/name (pre-order: a directory before
- * its contents), never following symlinks, however deep (util_walk_at). */
-typedef int (*walk_fn)(int parent, const char *name, const struct stat *st, void *ctx);
-
-struct env_walk {
-    walk_fn fn;
-    void *ctx;
-};
-
-static int walk_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
-{
-    const struct env_walk *e = ctx;
-    (void)depth;
-    int rc = e->fn(dirfd, name, st, e->ctx);
-    return rc < 0 ? rc : 0;
-}
-
-static int walk(int parent, const char *name, walk_fn fn, void *ctx)
-{
-    struct env_walk e = {fn, ctx};
-    struct util_walk w = {.pre = walk_pre, .ctx = &e};
-    return util_walk_at(parent, name, &w);
-}
+/* ------------------------------------------------------ the environment */
 
 /* The bytes an environment holds of its own: a file linked from the
  * package store (more than one link) is the store's. */
-static int add_size(int parent, const char *name, const struct stat *st, void *ctx)
+static int add_size(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
-    (void)parent, (void)name;
+    (void)dirfd, (void)name, (void)depth;
     if (S_ISDIR(st->st_mode) || st->st_nlink <= 1)
         *(uint64_t *)ctx += (uint64_t)st->st_blocks * 512;
     return 0;
 }
-
-static int set_writable(int parent, const char *name, const struct stat *st, void *ctx)
-{
-    (void)ctx;
-    if (!S_ISDIR(st->st_mode))
-        return 0; /* only directories need it for unlinking */
-    return fchmodat(parent, name, (st->st_mode & 07777) | 0700, 0) < 0 ? -errno : 0;
-}
-
-int deps__remove_tree(int parent, const char *name)
-{
-    discard(walk(parent, name, set_writable, NULL)); /* what fails shows below */
-    return util_rm_rf_at(parent, name);
-}
-
-int deps__evict_dir(int parent, const char *name, bool (*in_use)(void *ctx), void *ctx)
-{
-    cleanup_fd int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0 || (in_use && in_use(ctx)))
-        return -EBUSY;
-    char id[WS_ID_MAX + 1], trash[NAME_MAX + 1];
-    int rc = ws_new_id(NULL, id);
-    if (rc < 0)
-        return rc;
-    snprintf(trash, sizeof trash, ".trash-%.200s-%.8s", name, id);
-    if (renameat(parent, name, parent, trash) < 0)
-        return -errno;
-    close(steal_fd(&fd));
-    discard(deps__remove_tree(parent, trash));
-    char lockname[NAME_MAX + 1];
-    snprintf(lockname, sizeof lockname, ".%.200s.lock", name);
-    cleanup_fd int lfd = openat(parent, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
-        unlinkat(parent, lockname, 0);
-    return 0;
-}
-
-/* ------------------------------------------------------ the environment */
 
 void deps_env_init(struct deps_env *e)
 {
@@ -525,8 +433,9 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
     if (rc == 0 && tfd < 0)
         rc = -errno;
     uint64_t bytes = 0;
+    struct util_walk size = {.pre = add_size, .ctx = &bytes};
     if (rc == 0)
-        rc = walk(AT_FDCWD, tmp, add_size, &bytes);
+        rc = util_walk_at(AT_FDCWD, tmp, &size);
     if (rc == 0)
         rc = write_manifest(tfd, set, &installed, bytes, &wheels, copied, state_dir);
     deps_strv_free(&installed);

@@ -59,6 +59,13 @@ int deps__build_wheel(const struct deps_config *cfg, const char *state_dir, cons
                       const char *sdist, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                       const char *dir, char **failed, char *err, size_t errlen) must_check;
 
+/* ----------------------------------------- file-tree helpers (deps_fs.c) */
+
+/* Kills the process at the named step when RMS_FAULT_KILL_AT names
+ * it: the crash-safety tests' way in ("download", "unpack", "compile",
+ * "link", "publish"). */
+void deps__fault(const char *step);
+
 /* Takes the exclusive flock of the lock file at path (made if missing),
  * waiting for it; *waited (may be NULL) says whether it had to. A lock
  * file unlinked while we waited is not the lock: then again. 0 or -errno. */
@@ -76,6 +83,16 @@ int deps__remove_tree(int parent, const char *name);
  * takes), -EBUSY when it is held, or -errno. */
 int deps__evict_dir(int parent, const char *name, bool (*in_use)(void *ctx), void *ctx);
 
+/* The tree src (under srcfd; "" for srcfd itself) put into the directory
+ * dstfd: copied (link false; dstfd empty) or hard linked where it can be
+ * (existing directories shared, existing files replaced; *copied, may be
+ * NULL, counts the files copied instead). 0 or -errno. */
+int deps__tree_put(int srcfd, const char *src, int dstfd, bool link, size_t *copied) must_check;
+
+/* A util_walk pre callback: read-only for everyone (directories and
+ * executables 0555, files 0444), symlinks left alone. */
+int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int depth, void *ctx);
+
 /* The environment's manifest, in its top directory: what it holds and
  * links (deps_env.c writes it). */
 #define DEPS_MANIFEST "runmyscript-env.txt"
@@ -86,16 +103,21 @@ int deps__evict_dir(int parent, const char *name, bool (*in_use)(void *ctx), voi
  * again), or -errno. An environment of hard links only: 0. */
 int deps__env_whole(int env) must_check;
 
-/* A util_walk pre callback: read-only for everyone (directories and
- * executables 0555, files 0444), symlinks left alone. */
-int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int depth, void *ctx);
+/* --------------------------------------------------- RECORD (deps_record.c) */
+
+/* One CSV field of RECORD at *p (quoted or not), cut in place; *p moves
+ * past it. */
+char *deps__record_field(char **p);
+/* prefix and path appended to b as a path of RECORD, quoted when it
+ * needs it. 0 or -errno. */
+int deps__record_path(struct dbuf *b, const char *prefix, const char *path) must_check;
+/* The n bytes at in as urlsafe base64, unpadded, NUL-terminated: how
+ * RECORD spells a digest (44 bytes of out for a SHA-256). */
+void deps__record_b64(const unsigned char *in, size_t n, char *out);
+/* RECORD's hash of data: the urlsafe base64 of its SHA-256, unpadded. */
+void deps__record_hash(const void *data, size_t n, char out[64]);
 
 /* ------------------------------------------------- the package store */
-
-/* Kills the process at the named step when RMS_FAULT_KILL_AT names
- * it: the crash-safety tests' way in ("download", "unpack", "compile",
- * "link", "publish"). */
-void deps__fault(const char *step);
 
 /* What the store needs to know: where it is, the interpreter (its X.Y
  * names the store's directory; it compiles the bytecode), the jail for
@@ -180,12 +202,6 @@ int deps__store_hold(const struct deps__store *s, const char *hash, int *held, c
 int deps__store_link(const struct deps__store *s, const char *hash, int entry, int env, const char *site_rel,
                      size_t *copied, struct deps_strv *installed, char *err, size_t errlen) must_check;
 
-/* The tree src (under srcfd; "" for srcfd itself) put into the directory
- * dstfd: copied (link false; dstfd empty) or hard linked where it can be
- * (existing directories shared, existing files replaced; *copied, may be
- * NULL, counts the files copied instead). 0 or -errno. */
-int deps__tree_put(int srcfd, const char *src, int dstfd, bool link, size_t *copied) must_check;
-
 /* STATE/store/pyX.Y, made if missing, opened into *out. 0 or -errno. */
 int deps__store_open(const char *state_dir, const char *pyver, int *out) must_check;
 /* Whether store/hash is a whole entry (its mark is there). */
@@ -194,8 +210,6 @@ bool deps__store_whole(int store, const char *hash);
  * nothing followed); *leaf points at rel's last component. rel is cut
  * and restored on the way. 0 or -errno. */
 int deps__open_parent(int dirfd, char *rel, const char **leaf, int *out) must_check;
-/* RECORD's hash of data: the urlsafe base64 of its SHA-256, unpadded. */
-void deps__record_hash(const void *data, size_t n, char out[64]);
 /* The wheel's script bin/name: "#!python" (the wheel format's "this
  * environment's interpreter") made "#!/usr/bin/env python3". 0 or -errno. */
 int deps__fix_script(int bin, const char *name) must_check;

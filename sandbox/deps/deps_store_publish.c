@@ -125,19 +125,6 @@ static int add_blocks(int dirfd, const char *name, const struct stat *st, int de
     return 0;
 }
 
-int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
-{
-    (void)ctx, (void)depth;
-    if (S_ISLNK(st->st_mode))
-        return 0; /* chmod would follow it */
-    mode_t mode = S_ISDIR(st->st_mode) || (st->st_mode & 0111) ? 0555 : 0444;
-    if ((st->st_mode & 07777) == mode)
-        return 0; /* a linked file, already so */
-    if (!*name) /* the top of a walk of "" is dirfd itself */
-        return fchmod(dirfd, mode) < 0 ? -errno : 0;
-    return fchmodat(dirfd, name, mode, 0) < 0 ? -errno : 0;
-}
-
 /* The entry compiled: its size into the mark, the mark written (the sign
  * of a whole entry), everything read-only. Not synced yet. */
 static int seal_entry(const struct deps__pending *p)
