@@ -422,7 +422,7 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
     for (size_t i = 0; kept && i < hashes.n; i++) {
         char p[PATH_MAX];
         struct stat st;
-        snprintf(p, sizeof p, "%s/%s/runmyscript-wheel.txt", sdir, hashes.v[i]);
+        snprintf(p, sizeof p, "%s/%s/" DEPS_STORE_MARK, sdir, hashes.v[i]);
         kept = stat(p, &st) == 0;
     }
 again:

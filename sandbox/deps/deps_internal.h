@@ -93,10 +93,33 @@ int deps__tree_put(int srcfd, const char *src, int dstfd, bool link, size_t *cop
  * executables 0555, files 0444), symlinks left alone. */
 int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int depth, void *ctx);
 
+/* ------------------------------ the environment's manifest (deps_manifest.c) */
+
 /* The environment's manifest, in its top directory: what it holds and
- * links (deps_env.c writes it). */
+ * links. */
 #define DEPS_MANIFEST "runmyscript-env.txt"
 #define DEPS_MANIFEST_MAX (1u << 20)
+
+/* Writes the manifest into the environment open at dirfd (read-only):
+ * its size (bytes); "wheel pyX.Y/HASH", the store entries it links
+ * (wheels), which eviction keeps while it is there, with the count of
+ * files copied rather than linked and "store STATE/store", where its
+ * symlinks lead (deps_env_links); what set asks for; what it holds
+ * (installed). 0 or -errno. */
+int deps__manifest_write(int dirfd, const struct deps_set *set, const struct deps_strv *installed, uint64_t bytes,
+                         const struct deps_strv *wheels, size_t copied, const char *state_dir) must_check;
+
+/* The manifest of the environment open at dirfd: what it holds (pushed
+ * onto installed), its size (*bytes), the entries it links (onto wheels),
+ * each that is not NULL. -EINVAL when it is not one of ours, or -errno. */
+int deps__manifest_read(int dirfd, struct deps_strv *installed, uint64_t *bytes, struct deps_strv *wheels) must_check;
+
+/* The manifest of the environment open at env: the entries it links
+ * (pushed onto wheels as "pyX.Y/HASH", a line that names no entry passed
+ * over) and, when its symlinks lead into the store, the store's path into
+ * *store (caller frees; NULL for an environment of hard links only, made
+ * before the symlinks). 0 or -errno. */
+int deps__manifest_links(int env, char **store, struct deps_strv *wheels) must_check;
 
 /* 0 when every store entry the environment open at env links through
  * symlinks is whole; -ENOENT when one is gone (the environment is made
@@ -118,6 +141,10 @@ void deps__record_b64(const unsigned char *in, size_t n, char *out);
 void deps__record_hash(const void *data, size_t n, char out[64]);
 
 /* ------------------------------------------------- the package store */
+
+/* In a store entry's top directory, written last: the mark of a whole
+ * entry (its name, version, dist-info and bytes). */
+#define DEPS_STORE_MARK "runmyscript-wheel.txt"
 
 /* What the store needs to know: where it is, the interpreter (its X.Y
  * names the store's directory; it compiles the bytecode), the jail for
@@ -219,17 +246,18 @@ int deps__fix_script(int bin, const char *name) must_check;
 struct dbuf;
 int deps__console_scripts(int dir, const char *text, struct dbuf *record) must_check;
 
-/* The store's whole entries, for eviction; dead unpacks and trash removed
- * on the way. *out is the caller's to free. */
+/* ---------------------------------------------------- eviction (deps_evict.c) */
+
+/* A whole entry of the store, as eviction lists them. */
 struct deps__store_entry {
     char py[16];                /* pyX.Y */
     char hash[65];
     struct timespec used;       /* last linked */
     uint64_t bytes;
 };
-int deps__store_entries(const char *state_dir, struct deps__store_entry **out, size_t *n) must_check;
 
-/* Removes an entry unless a build holds it (-EBUSY). 0 or -errno. */
+/* Removes an entry unless a build holds it or a published environment
+ * links it (-EBUSY). 0 or -errno. */
 int deps__store_remove(const char *state_dir, const struct deps__store_entry *e) must_check;
 
 /* The environment for set built from the store into tmp (a copy of the

@@ -18,7 +18,6 @@
 #include "jail.h"
 #include "proc.h"
 
-#define STORE_MARK "runmyscript-wheel.txt"
 #define STORE_COMPILE_BINDS 12 /* entries compiled in one run of the interpreter (one bind each) */
 
 /* py_compile over the site/ of each of n entries being made,
@@ -140,7 +139,7 @@ static int seal_entry(const struct deps__pending *p)
     if (rc == 0)
         rc = dbuf_printf(&b, "%sbytes %llu\n", p->mark, (unsigned long long)bytes);
     if (rc == 0)
-        rc = util_write_file_atomic(dir, STORE_MARK, b.data, b.len, 0444);
+        rc = util_write_file_atomic(dir, DEPS_STORE_MARK, b.data, b.len, 0444);
     dbuf_free(&b);
     struct util_walk wr = {.pre = deps__readonly_walk};
     if (rc == 0)
