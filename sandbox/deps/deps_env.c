@@ -44,7 +44,6 @@
 
 #define DEPS_VENV_TIMEOUT_MS 120000
 #define DEPS_METADATA_MAX (64 * 1024)        /* bytes of a dist-info METADATA read (the headers) */
-#define DEPS_SHEBANG "#!/usr/bin/env python3\n"
 
 static bool env_complete(const char *dir)
 {
@@ -306,18 +305,8 @@ static int fix_shebangs(const char *env_dir)
         cleanup_free char *text = NULL;
         size_t len;
         int rc = util_read_file_at(bfd, e->d_name, 64u << 20, &text, &len);
-        if (rc < 0)
-            return rc;
-        const char *nl = memchr(text, '\n', len);
-        size_t rest = nl ? len - (size_t)(nl + 1 - text) : 0;
-        struct dbuf b;
-        dbuf_init(&b, len + sizeof DEPS_SHEBANG);
-        rc = dbuf_append(&b, DEPS_SHEBANG, strlen(DEPS_SHEBANG));
-        if (rc == 0 && rest)
-            rc = dbuf_append(&b, nl + 1, rest);
         if (rc == 0)
-            rc = util_write_file_atomic(bfd, e->d_name, b.data, b.len, st.st_mode & 07777);
-        dbuf_free(&b);
+            rc = deps__set_shebang(bfd, e->d_name, text, len, st.st_mode & 07777);
         if (rc < 0)
             return rc;
     }

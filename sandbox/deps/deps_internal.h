@@ -237,6 +237,12 @@ bool deps__store_whole(int store, const char *hash);
  * nothing followed); *leaf points at rel's last component. rel is cut
  * and restored on the way. 0 or -errno. */
 int deps__open_parent(int dirfd, char *rel, const char **leaf, int *out) must_check;
+/* Writes dir/name (mode: its mode) as the script text (len bytes) with
+ * its first line made "#!/usr/bin/env python3", the line every
+ * environment's scripts start with (a run's PATH starts with ENV/bin):
+ * the installer's console scripts name the interpreter of the directory
+ * they were built in, a wheel's name none ("#!python"). 0 or -errno. */
+int deps__set_shebang(int dir, const char *name, const char *text, size_t len, mode_t mode) must_check;
 /* The wheel's script bin/name: "#!python" (the wheel format's "this
  * environment's interpreter") made "#!/usr/bin/env python3". 0 or -errno. */
 int deps__fix_script(int bin, const char *name) must_check;
