@@ -300,111 +300,168 @@ struct assembly {
     size_t unpacked;             /* wheels a new resolution put into the store */
 };
 
-/* pip's download into tmp/STORE_DL, then every wheel of it into the
- * store. The names in files, their hashes in hashes, in one order. */
-static int resolve(const struct deps_config *cfg, const char *state_dir, const struct deps__store *s,
-                   const char *pip_runner, const struct deps_set *set, int64_t install_ms,
-                   const struct deps_install_io *io, const char *tmp, struct deps_strv *hashes,
-                   struct deps_strv *files, size_t *unpacked, char **failed, char *err, size_t errlen)
+/* The wheels of a new resolution, open, with their hashes. */
+struct wheels {
+    struct wheel_file *v;
+    size_t n;
+};
+
+static void wheels_close(struct wheels *w)
 {
-    cleanup_free char *dl = NULL;
-    if (asprintf(&dl, "%s/" STORE_DL, tmp) < 0)
-        return -ENOMEM;
-    int rc = deps__download(cfg, state_dir, pip_runner, set, install_ms, io, tmp, dl, failed, err, errlen);
+    for (size_t i = 0; w->v && i < w->n; i++)
+        if (w->v[i].fd >= 0)
+            close(w->v[i].fd);
+    free(w->v);
+}
+
+/* pip's download of every wheel the set needs into dl. */
+static int download(struct assembly *a, const char *dl)
+{
+    int rc = deps__download(a->cfg, a->state_dir, a->pip_runner, a->set, a->install_ms, a->io, a->tmp, dl, a->failed,
+                            a->err, a->errlen);
     if (rc != DEPS_ENV_READY)
         return rc;
     deps__fault("download");
+    return DEPS_ENV_READY;
+}
+
+/* What the download saved into dl, into a->files: each wheel, and the
+ * wheel of each source distribution (sdist_wheel: known when the store
+ * has it from before, built when pip builds it now). */
+static int list_download(struct assembly *a, const char *dl, struct deps_strv *known, struct deps_strv *built)
+{
     cleanup_fd int dfd = open(dl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0 && errno == ENOENT) {
-        snprintf(err, errlen, "the installer's download saved nothing");
+        snprintf(a->err, a->errlen, "the installer's download saved nothing");
         return -EIO;
     }
     cleanup_dir DIR *d = dfd < 0 ? NULL : util_opendir_at(dfd);
     if (!d) {
-        rc = -errno;
-        snprintf(err, errlen, "%s: %s", dl, strerror(errno));
+        int rc = -errno;
+        snprintf(a->err, a->errlen, "%s: %s", dl, strerror(errno));
         return rc;
     }
-    struct deps_strv known = {0}, built = {0};
-    cleanup_free struct wheel_file *w = NULL;
-    cleanup_free struct deps__pending *pend = NULL;
-    size_t n = 0;
     for (struct dirent *de; (de = readdir(d));) {
         if (de->d_name[0] == '.')
             continue;
+        int rc;
         if (!is_wheel(de->d_name)) {
-            rc = sdist_wheel(cfg, state_dir, s, pip_runner, install_ms, io, tmp, de->d_name, files, &known, &built,
-                             failed, err, errlen);
+            rc = sdist_wheel(a->cfg, a->state_dir, &a->s, a->pip_runner, a->install_ms, a->io, a->tmp, de->d_name,
+                             &a->files, known, built, a->failed, a->err, a->errlen);
             if (rc != DEPS_ENV_READY)
-                goto out;
+                return rc;
             continue;
         }
         char rel[NAME_MAX + 32];
         snprintf(rel, sizeof rel, STORE_DL "/%s", de->d_name);
-        if ((rc = deps_strv_push(files, rel, strlen(rel))) < 0)
-            goto out;
+        if ((rc = deps_strv_push(&a->files, rel, strlen(rel))) < 0)
+            return rc;
     }
-    /* In the order of their hashes: two builds never hold one entry's
-     * lock while waiting for another's the other holds. */
-    w = calloc(files->n ? files->n : 1, sizeof *w);
-    pend = calloc(files->n ? files->n : 1, sizeof *pend);
-    if (!w || !pend)
-        goto nomem;
-    for (n = 0; n < files->n; n++)
-        w[n].fd = -1;
-    for (size_t i = 0; i < n; i++) {
+    return DEPS_ENV_READY;
+}
+
+/* Every wheel of a->files opened and hashed into w, in the order of
+ * their hashes: two builds never hold one entry's lock while waiting for
+ * another's the other holds. */
+static int open_wheels(struct assembly *a, struct wheels *w)
+{
+    const struct deps_strv *files = &a->files;
+    w->v = calloc(files->n ? files->n : 1, sizeof *w->v);
+    if (!w->v)
+        return -ENOMEM;
+    for (w->n = 0; w->n < files->n; w->n++)
+        w->v[w->n].fd = -1;
+    for (size_t i = 0; i < w->n; i++) {
+        struct wheel_file *f = &w->v[i];
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", tmp, files->v[i]);
-        w[i].file = files->v[i];
+        snprintf(path, sizeof path, "%s/%s", a->tmp, files->v[i]);
+        f->file = files->v[i];
         struct stat st;
-        w[i].fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        rc = w[i].fd < 0 ? -errno : fstat(w[i].fd, &st) < 0 ? -errno : deps__store_hash_fd(w[i].fd, w[i].hash);
-        w[i].size = rc == 0 ? st.st_size : 0;
+        f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        int rc = f->fd < 0 ? -errno : fstat(f->fd, &st) < 0 ? -errno : deps__store_hash_fd(f->fd, f->hash);
+        f->size = rc == 0 ? st.st_size : 0;
         if (rc < 0) {
-            snprintf(err, errlen, "reading %s: %s", path, strerror(-rc));
-            goto out;
+            snprintf(a->err, a->errlen, "reading %s: %s", path, strerror(-rc));
+            return rc;
         }
     }
-    qsort(w, n, sizeof *w, cmp_wheel_file);
+    qsort(w->v, w->n, sizeof *w->v, cmp_wheel_file);
+    return DEPS_ENV_READY;
+}
+
+/* Every wheel of w into the store (put_wheels), their hashes onto
+ * a->hashes; the entries it lacked compiled and published at once. */
+static int store_wheels(struct assembly *a, const struct wheels *w)
+{
+    cleanup_free struct deps__pending *pend = calloc(w->n ? w->n : 1, sizeof *pend);
+    if (!pend)
+        return -ENOMEM;
     size_t np = 0;
     int64_t t0 = util_now_ms();
-    if ((rc = put_wheels(s, set, w, n, pend, &np, hashes, failed, err, errlen)) != 0)
-        goto out;
-    *unpacked = np;
-    log_msg(LOG_LVL_DEBUG, "timing: store: %zu of %zu wheels unpacked in %lld ms", np, n,
+    int rc = put_wheels(&a->s, a->set, w->v, w->n, pend, &np, &a->hashes, a->failed, a->err, a->errlen);
+    if (rc != 0)
+        return rc;
+    a->unpacked = np;
+    log_msg(LOG_LVL_DEBUG, "timing: store: %zu of %zu wheels unpacked in %lld ms", np, w->n,
             (long long)(util_now_ms() - t0));
     char why[768];
-    if ((rc = deps__store_finish(s, pend, np, why, sizeof why)) < 0) {
-        snprintf(err, errlen, "the package store: %s", why);
-        goto out;
+    if ((rc = deps__store_finish(&a->s, pend, np, why, sizeof why)) < 0) {
+        snprintf(a->err, a->errlen, "the package store: %s", why);
+        return rc;
     }
-    /* What was built from a source distribution is known by its hash
-     * from now on; and the wheels of those built before join the list. */
-    for (size_t i = 0; rc == 0 && i < built.n; i++)
-        rc = map_sdist(s, built.v[i], w, n);
-    for (size_t i = 0; rc == 0 && i < known.n; i++)
-        rc = deps_strv_push(hashes, known.v[i], 64);
-    /* files in the order of the hashes, for the kept resolution (w
-     * borrows from files: it is not used after this) */
+    return DEPS_ENV_READY;
+}
+
+/* What was built from a source distribution is known by its hash from
+ * now on; the wheels of those built before join a->hashes; a->files in
+ * the order of the hashes, for the kept resolution (w borrows from
+ * a->files: it is not used after this but to close its files). */
+static int note_sources(struct assembly *a, const struct wheels *w, const struct deps_strv *known,
+                        const struct deps_strv *built)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < built->n; i++)
+        rc = map_sdist(&a->s, built->v[i], w->v, w->n);
+    for (size_t i = 0; rc == 0 && i < known->n; i++)
+        rc = deps_strv_push(&a->hashes, known->v[i], 64);
     struct deps_strv sorted = {0};
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = deps_strv_push(&sorted, w[i].file, strlen(w[i].file));
-    deps_strv_free(files);
-    *files = sorted;
-    if (rc < 0)
-        goto out;
-    discard(util_rm_rf_at(AT_FDCWD, dl)); /* the store has them now */
+    for (size_t i = 0; rc == 0 && i < w->n; i++)
+        rc = deps_strv_push(&sorted, w->v[i].file, strlen(w->v[i].file));
+    deps_strv_free(&a->files);
+    a->files = sorted;
+    return rc;
+}
+
+/* The download and the wheels built, in the store now, removed from tmp. */
+static void remove_download(const struct assembly *a, const char *dl)
+{
+    discard(util_rm_rf_at(AT_FDCWD, dl));
     char bd[PATH_MAX];
-    snprintf(bd, sizeof bd, "%s/" STORE_BUILT, tmp);
+    snprintf(bd, sizeof bd, "%s/" STORE_BUILT, a->tmp);
     discard(util_rm_rf_at(AT_FDCWD, bd));
-    rc = DEPS_ENV_READY;
-    goto out;
-nomem:
-    rc = -ENOMEM;
-out:
-    for (size_t i = 0; w && i < n; i++)
-        if (w[i].fd >= 0)
-            close(w[i].fd);
+}
+
+/* pip's download into tmp/STORE_DL, then every wheel of it into the
+ * store. The names in a->files, their hashes in a->hashes, in one order. */
+static int resolve(struct assembly *a)
+{
+    cleanup_free char *dl = NULL;
+    if (asprintf(&dl, "%s/" STORE_DL, a->tmp) < 0)
+        return -ENOMEM;
+    struct deps_strv known = {0}, built = {0};
+    struct wheels w = {0};
+    int rc = download(a, dl);
+    if (rc == DEPS_ENV_READY)
+        rc = list_download(a, dl, &known, &built);
+    if (rc == DEPS_ENV_READY)
+        rc = open_wheels(a, &w);
+    if (rc == DEPS_ENV_READY)
+        rc = store_wheels(a, &w);
+    if (rc == DEPS_ENV_READY)
+        rc = note_sources(a, &w, &known, &built);
+    if (rc == DEPS_ENV_READY)
+        remove_download(a, dl);
+    wheels_close(&w);
     deps_strv_free(&known);
     deps_strv_free(&built);
     return rc;
@@ -462,8 +519,7 @@ static int resolve_and_keep(struct assembly *a)
 {
     deps_strv_free(&a->hashes);
     deps_strv_free(&a->files);
-    int rc = resolve(a->cfg, a->state_dir, &a->s, a->pip_runner, a->set, a->install_ms, a->io, a->tmp, &a->hashes,
-                     &a->files, &a->unpacked, a->failed, a->err, a->errlen);
+    int rc = resolve(a);
     if (rc != DEPS_ENV_READY)
         return rc;
     if ((rc = res_write(a->res, a->key, &a->hashes, &a->files)) < 0)
