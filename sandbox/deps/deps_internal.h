@@ -1,6 +1,9 @@
 /* deps_internal.h: what the parts of the deps module share: the
- * interpreter's facts (deps_python.c), the installer's run (deps_install.c)
- * and the environments built with it (deps_env.c). The requirement parser
+ * interpreter's facts (deps_python.c), the installer's run (deps_install.c),
+ * the file-tree helpers (deps_fs.c), the environment's manifest
+ * (deps_manifest.c), RECORD's text (deps_record.c), the package store
+ * (deps_store*.c, deps_scripts.c), eviction (deps_evict.c) and the
+ * assembly from the store (deps_assemble.c). The requirement parser
  * beneath them has headers of its own (deps_req.h, deps_version.h). */
 #ifndef RMS_DEPS_INTERNAL_H
 #define RMS_DEPS_INTERNAL_H

@@ -577,7 +577,7 @@ static void remove_tmp_of(int store, const char *hash)
         }
 }
 
-/* deps__store_put's unpack, under the lock, into a fresh .tmp- that p
+/* deps__store_unpack's work, under the lock, into a fresh .tmp- that p
  * then holds (its lock is the caller's to hand over). */
 static int unpack_entry(const struct deps__store *s, int store, int wheel, struct deps__pending *p, char *err,
                         size_t errlen)
