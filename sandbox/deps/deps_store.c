@@ -51,7 +51,6 @@
 #define STORE_RECORD_MAX (16u << 20)     /* bytes of a wheel's RECORD */
 #define STORE_SMALL_MAX (1u << 20)       /* METADATA headers, entry_points.txt */
 #define STORE_CHUNK 65536
-#define STORE_MARK "runmyscript-wheel.txt"
 
 /* ------------------------------------------------------------ paths */
 
@@ -537,7 +536,7 @@ bool deps__store_whole(int store, const char *hash)
 {
     char p[128];
     struct stat st;
-    snprintf(p, sizeof p, "%s/" STORE_MARK, hash);
+    snprintf(p, sizeof p, "%s/" DEPS_STORE_MARK, hash);
     return fstatat(store, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
