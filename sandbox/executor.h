@@ -628,6 +628,8 @@ struct exec_warm_stats {
     bool serving;               /* a pool listens for this state directory */
     uint64_t envs;              /* environments with a zygote ready */
     uint64_t runs;              /* runs handed to a zygote since the pool started */
+    uint64_t skipped;           /* modules a zygote could not import safely, skipped (STATE/.warm/learned
+                                 * names them, per environment) */
 };
 /* Reads the pool's counters. 0, -ENOENT when no pool ever ran here, or
  * -errno. */

@@ -227,6 +227,9 @@ static void *py_end;
 /* The name a cold run's script has (/proc/PID/comm: the interpreter's
  * file name, as execve gives it), for each run's. */
 static char py_comm[16];
+/* Where the environment's caches are (RUNMYSCRIPT_WARM_HOME, as the pool
+ * found them: jail_opts.home_from), laid into each run's HOME; "": none. */
+static char home_from[PATH_MAX];
 
 /* True when this process has exactly one thread: a fork copies only the
  * calling thread, so another one (a BLAS pool) would be missing, holding
@@ -331,6 +334,11 @@ static void run_mounts(const struct jail_warm_req *q, const int *fds, int efd)
     jail__must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0, efd, JAIL_STAGE_PROC);
     jail__must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd, JAIL_STAGE_ROOT);
     jail__must(mkdir("/tmp/home", 0700) == 0 && chown("/tmp/home", JAIL_UID, JAIL_UID) == 0, efd, JAIL_STAGE_ROOT);
+    if (home_from[0]) {
+        int rc = jail__home_tree(home_from, "/tmp/home", home_from, JAIL_UID, false);
+        if (rc < 0)
+            jail__child_fail_err(efd, JAIL_STAGE_ROOT, -rc, "HOME from the environment's caches");
+    }
     jail__must(mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd, JAIL_STAGE_DEV);
     carry_put(trees, efd);
     free(trees);
@@ -609,6 +617,8 @@ static _Noreturn void zygote_main(int argc, char **argv)
         _exit(JAIL_CHILD_FAILED);
     const char *slash = strrchr(argv[3], '/');
     snprintf(py_comm, sizeof py_comm, "%s", slash ? slash + 1 : argv[3]);
+    const char *hf = getenv("RUNMYSCRIPT_WARM_HOME");
+    snprintf(home_from, sizeof home_from, "%s", hf && hf[0] == '/' ? hf : "");
     py.set_program_name(prog);
     py.initialize_ex(1);
     if (py.run_simple_string(jail__py_zygote) != 0)
