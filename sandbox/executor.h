@@ -129,6 +129,8 @@ struct exec_warm {
     uint32_t runs;              /* warm_runs: a zygote is replaced after this many runs; 0: never */
     int64_t lifetime_ms;        /* warm_lifetime: ... or after this long; 0: never */
     const char *modules;        /* warm_modules: imported in every zygote besides what runs import */
+    uint32_t spares;            /* warm_spares: runs' inits (their namespaces, /proc, /tmp) a busy zygote
+                                 * makes ahead, 0 to 8; 0: each run's is made when it comes */
     int64_t wait_ms;            /* warm_wait: a run waits this long for the pool's answer and the
                                  * zygote's fork, then starts cold */
 };

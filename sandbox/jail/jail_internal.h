@@ -401,6 +401,7 @@ enum jail_warm_fd {
     JAIL_WARM_NFDS = JAIL_WARM_FD_BIND0 + JAIL_WARM_BINDS + JAIL_CG_TASKS,
 };
 #define JAIL_ZYGOTE_ARG "--sandbox-zygote"  /* argv[1] of a zygote's image */
+#define JAIL_WARM_SPARES_MAX 8               /* a zygote's spares (warm_spares' ceiling) */
 
 /* A SOCK_SEQPACKET message with up to JAIL_WARM_NFDS descriptors: sent
  * (0 or -errno) and received (its length, fds filled and *nfds set, or

@@ -105,8 +105,40 @@ static int find_libpython(struct pool *pl)
     return 0;
 }
 
+/* What the zygote pid's spares (its children named SPARE_COMM: runs'
+ * inits made ahead, jail_zygote.c) hold of their own, in bytes: their
+ * private pages (the rest is the zygote's, shared). */
+static uint64_t spares_bytes(pid_t zyg)
+{
+    char path[96];
+    cleanup_free char *kids = NULL;
+    size_t n;
+    uint64_t sum = 0;
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)zyg, (int)zyg);
+    if (util_read_file_at(AT_FDCWD, path, 4096, &kids, &n) < 0)
+        return 0;
+    for (char *k = kids, *end; *k; k = end) {
+        long pid = strtol(k, &end, 10);
+        if (end == k)
+            break;
+        cleanup_free char *comm = NULL, *roll = NULL;
+        snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+        if (util_read_file_at(AT_FDCWD, path, 64, &comm, &n) < 0 || strncmp(comm, "rms-spare\n", 10))
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/smaps_rollup", pid);
+        if (util_read_file_at(AT_FDCWD, path, 16384, &roll, &n) < 0)
+            continue;
+        for (const char *f = roll; (f = strstr(f, "\nPrivate_")); f++) {
+            const char *colon = strchr(f, ':');
+            if (colon)
+                sum += strtoull(colon + 1, NULL, 10) * 1024;
+        }
+    }
+    return sum;
+}
+
 /* The memory a zygote holds: the resident set of its process (init's one
- * child), in bytes; 0 when unknown. */
+ * child) and its spares' own pages, in bytes; 0 when unknown. */
 static uint64_t zygote_rss(const struct zygote *z)
 {
     char path[96];
@@ -115,11 +147,12 @@ static uint64_t zygote_rss(const struct zygote *z)
     snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)z->proc.pid, (int)z->proc.pid);
     if (util_read_file_at(AT_FDCWD, path, 4096, &kids, &n) < 0)
         return 0;
-    snprintf(path, sizeof path, "/proc/%d/status", atoi(kids));
+    pid_t zyg = atoi(kids);
+    snprintf(path, sizeof path, "/proc/%d/status", (int)zyg);
     if (util_read_file_at(AT_FDCWD, path, 16384, &st, &n) < 0)
         return 0;
     const char *l = strstr(st, "\nVmRSS:");
-    return l ? strtoull(l + 7, NULL, 10) * 1024 : 0;
+    return l ? strtoull(l + 7, NULL, 10) * 1024 + spares_bytes(zyg) : 0;
 }
 
 /* The counters, padded to WARM_STATS_LEN with a last line of spaces and
@@ -262,7 +295,8 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
         binds[n_binds++] = (struct jail_bind){empty, "/job", 0};
     for (size_t i = 0; i < eb.n; i++)
         binds[n_binds++] = eb.v[i];
-    char threads[48], home[PATH_MAX];
+    char threads[48], home[PATH_MAX], spares[48];
+    snprintf(spares, sizeof spares, "RUNMYSCRIPT_WARM_SPARES=%u", pl->cfg->warm.spares);
     snprintf(threads, sizeof threads, "RUNMYSCRIPT_WARM_THREADS=%ld", sysconf(_SC_NPROCESSORS_ONLN));
     /* HOME laid out from the environment's caches, in the zygote as in
      * each of its runs (what it imports finds them where a run would). */
@@ -270,7 +304,7 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
     snprintf(home, sizeof home, "RUNMYSCRIPT_WARM_HOME=%s", home_from ? home_from : "");
     const char *envp[] = {"PATH=/env/bin:/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/home", "LANG=C.UTF-8",
                           "TMPDIR=/tmp", "PYTHONUNBUFFERED=1", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
-                          "MKL_NUM_THREADS=1", threads, home,
+                          "MKL_NUM_THREADS=1", threads, home, spares,
 #ifdef __SANITIZE_ADDRESS__
                           /* A sanitizer build's zygote is this program: its leak check at a
                            * run's exit cannot trace under the filter, and the interpreter's

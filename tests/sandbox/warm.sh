@@ -199,6 +199,46 @@ else
     skip "the wheelhouse lacks rms-thread: a module that starts a thread"
 fi
 
+# --- spares: runs' inits made ahead, one fresh set of namespaces each ---
+# (a zygote that served a run keeps warm_spares of them: children of its
+# own named rms-spare, until each is handed one run)
+spares_of_zygotes() {
+    local z c n=0
+    for z in $(warm_zygotes); do
+        for c in $(cat /proc/$z/task/$z/children 2>/dev/null); do
+            [ "$(cat /proc/$c/comm 2>/dev/null)" = rms-spare ] && n=$((n + 1))
+        done
+    done
+    echo $n
+}
+cat >$T/ns.py <<'PY'
+import os
+print("R ns", sorted(os.readlink("/proc/self/ns/" + n) for n in ("user", "mnt", "pid", "net", "ipc", "uts")))
+print("R tmp", sorted(os.listdir("/tmp")), os.listdir("/tmp/home"), os.getpid(), os.getppid())
+st = os.statvfs("/tmp")
+print("R tmpsize", st.f_blocks * st.f_frsize, st.f_files)
+PY
+has_spares() { [ "$(spares_of_zygotes)" -ge 2 ]; }
+run_json $T/ns0.json $T/ns.py
+wait_until has_spares
+ok $? "a zygote that served a run keeps its spares ($(spares_of_zygotes) made ahead)"
+for i in 1 2 3; do run_json $T/ns$i.json $T/ns.py; done
+is "$(jget $T/ns1.json 'r["start"]') $(jget $T/ns2.json 'r["start"]') $(jget $T/ns3.json 'r["start"]')" "warm warm warm" \
+    "three runs in a row from spares, warm"
+nsl() { jget $1 'r["logs"]' | sed -n 's/^R ns //p'; }
+[ "$(nsl $T/ns1.json)" != "$(nsl $T/ns2.json)" ] && [ "$(nsl $T/ns2.json)" != "$(nsl $T/ns3.json)" ] &&
+    [ "$(nsl $T/ns1.json)" != "$(nsl $T/ns3.json)" ]
+ok $? "each has namespaces of its own (user, mount, pid, network, ipc, uts), none another's"
+shared=$(python3 -c 'import ast, sys; a, b, c = (set(ast.literal_eval(l)) for l in sys.argv[1:]); print(len(a & b) + len(b & c) + len(a & c))' \
+    "$(nsl $T/ns1.json)" "$(nsl $T/ns2.json)" "$(nsl $T/ns3.json)")
+is "$shared" 0 "not one namespace is shared between two of them"
+like "$(jget $T/ns2.json 'r["logs"]')" "R tmp ['home'] [] 2 1" "a spare's run: its /tmp and HOME empty, itself pid 2 under its init"
+run_json $T/tmpsz-cold.json $T/ns.py --set tmp_bytes=3M --set tmp_files=500 --set warm=off
+run_json $T/tmpsz-warm.json $T/ns.py --set tmp_bytes=3M --set tmp_files=500
+is "$(start_of $T/tmpsz-warm.json)" warm "a run with a /tmp of its own size starts warm from a spare"
+is "$(jget $T/tmpsz-warm.json 'r["logs"]' | grep '^R tmpsize')" "$(jget $T/tmpsz-cold.json 'r["logs"]' | grep '^R tmpsize')" \
+    "and its /tmp is bounded as the cold run's ($(jget $T/tmpsz-cold.json 'r["logs"]' | grep '^R tmpsize'))"
+
 # --- what a run changes, the next one does not see ---
 cat >$T/dirty.py <<'PY'
 import builtins, json, sys, threading, time, os
