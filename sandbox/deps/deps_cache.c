@@ -113,6 +113,7 @@ int deps__env_caches(const char *tmp, int64_t timeout_ms, const struct deps_inst
     t.timeout_ms = timeout_ms;
     t.max_output = DEPS_CACHE_OUT_MAX;
     t.line = NULL;
+    t.may_fall_back = false; /* (the fallback has no /env: its binds are at their host paths) */
     cleanup_free char *out = NULL;
     int st = 0;
     char jerr[256] = "";

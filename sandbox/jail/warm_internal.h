@@ -62,8 +62,8 @@ size_t warm__most_used(struct warm_learning *l, size_t max, struct warm_env **en
 /* Reads STATE/.warm/learned back (a pool that starts); what it cannot read
  * is left out. */
 void warm__load(struct warm_learning *l);
-/* Writes it (by a rename, so that a crash leaves the old or the new one)
- * when it is behind: now, or with lazy at most every WARM_LEARNED_EVERY_MS
+/* Writes it (a new file renamed over it, without an fsync: the pool's
+ * loop never waits for the disk) when it is behind: now, or with lazy at most every WARM_LEARNED_EVERY_MS
  * (a run's count alone makes it behind). */
 void warm__save(struct warm_learning *l, bool lazy);
 void warm__learning_free(struct warm_learning *l);

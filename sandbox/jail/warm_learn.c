@@ -106,8 +106,8 @@ int warm__modules_for(const struct warm_env *e, struct dbuf *b)
 }
 
 /* "NAME WHY" into e's skipped (once), the reason cut to WARM_SKIP_WHY and
- * made printable. */
-static void skip(struct warm_env *e, const char *msg, size_t len)
+ * made printable; said in the log unless it is read back (quiet). */
+static void skip(struct warm_env *e, const char *msg, size_t len, bool quiet)
 {
     size_t nl = strcspn(msg, " ");
     if (nl > len)
@@ -126,7 +126,8 @@ static void skip(struct warm_env *e, const char *msg, size_t len)
         line[k++] = '?';
     line[k] = '\0';
     discard(deps_strv_push(&e->skipped, line, k));
-    log_msg(LOG_LVL_WARN, "warm pool: %s is not imported ahead for %s: %s", name, e->env, line + nl + 1);
+    if (!quiet)
+        log_msg(LOG_LVL_WARN, "warm pool: %s is not imported ahead for %s: %s", name, e->env, line + nl + 1);
 }
 
 char warm__report(struct warm_learning *l, struct warm_env *e, const char *msg, size_t len)
@@ -148,7 +149,7 @@ char warm__report(struct warm_learning *l, struct warm_env *e, const char *msg, 
     }
     case 's':
     case 'u':
-        skip(e, msg + 1, len - 1);
+        skip(e, msg + 1, len - 1, false);
         break;
     default:
         return 0;
@@ -234,7 +235,7 @@ static void load_line(struct warm_learning *l, char *line, struct warm_env **e)
             m += strspn(m, " ");
         }
     } else if (!strcmp(line, "skipped")) {
-        skip(*e, sp, strlen(sp));
+        skip(*e, sp, strlen(sp), true);
     }
 }
 
@@ -283,8 +284,15 @@ void warm__save(struct warm_learning *l, bool lazy)
     dbuf_init(&b, WARM_LEARNED_MAX);
     cleanup_fd int dfd = open(l->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = dfd < 0 ? -errno : render(l, &b);
+    /* A new file renamed over the old, without an fsync: the pool's loop
+     * must not wait for the disk, and a file a crash left empty or old
+     * only makes the next pool learn again. */
+    if (rc == 0 && unlinkat(dfd, WARM_LEARNED ".new", 0) < 0 && errno != ENOENT)
+        rc = -errno;
     if (rc == 0)
-        rc = util_write_file_atomic(dfd, WARM_LEARNED, b.data ? b.data : "", b.len, 0600);
+        rc = util_write_file_new(dfd, WARM_LEARNED ".new", b.data ? b.data : "", b.len, 0600);
+    if (rc == 0 && renameat(dfd, WARM_LEARNED ".new", dfd, WARM_LEARNED) < 0)
+        rc = -errno;
     dbuf_free(&b);
     if (rc < 0) {
         log_msg(LOG_LVL_WARN, "warm pool: writing %s/" WARM_LEARNED ": %s", l->dir, strerror(-rc));
