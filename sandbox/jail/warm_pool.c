@@ -41,6 +41,7 @@
 #define WARM_CLIENT_MS 500         /* a client's request must come this soon after its connect */
 #define WARM_LIBPY_MS 10000        /* asking the interpreter where its libpython is */
 #define WARM_STOP_MS 5000          /* a pool asked to stop has this long */
+#define WARM_GREW_MS 5000          /* a zygote whose runs import more is replaced after at least this long */
 
 struct zygote {
     bool used;
@@ -50,8 +51,11 @@ struct zygote {
     int env_fd;                    /* env, held (a shared lock) while the zygote lives: never evicted under it */
     struct jail_proc proc;
     bool ready, stale;
+    bool grew;                     /* its environment's runs import more than it did: replaced, at most
+                                    * every WARM_GREW_MS (a script's from-list can teach a name at a time) */
     bool went_away;                /* it closed its socket itself: its end is logged */
     bool unsafe;                   /* it ended for a module it could not import safely */
+    char *imported;                /* its report of what it imported ('i...'), told once it is ready */
     int64_t started, last_used;
     uint32_t runs;
 };
@@ -205,6 +209,7 @@ static void reap(struct pool *pl, struct zygote *z)
         log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s ended before it was let go (%s %d)", z->env,
                 WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     jail_proc_free(&z->proc);
+    free(z->imported);
     if (z->sock >= 0)
         close(z->sock);
     if (z->env_fd >= 0)
@@ -368,6 +373,15 @@ static struct zygote *zygote_for(struct pool *pl, const char *env, bool job, boo
     return best;
 }
 
+/* A zygote whose environment's runs import more than it did is replaced
+ * once it has served WARM_GREW_MS: names learned meanwhile go to the same
+ * successor, and scripts that each teach a name of a from-list (which may
+ * be no module at all) do not replace it at every run. */
+static bool replace_grown(const struct zygote *z)
+{
+    return z->grew && util_now_ms() - z->started >= WARM_GREW_MS;
+}
+
 /* One worker's request: to a zygote, or 'C'. */
 static void serve_client(struct pool *pl, int c)
 {
@@ -390,7 +404,7 @@ static void serve_client(struct pool *pl, int c)
     bool starting;
     struct zygote *z = zygote_for(pl, q.env_dir, q.job, &starting);
     if (z && grew)
-        z->stale = true;
+        z->grew = true;
     if (z && jail__send_fds(z->sock, &q, sizeof q, fds, nfds) == 0) {
         answer = 'F';
         z->runs++;
@@ -411,7 +425,7 @@ static void serve_client(struct pool *pl, int c)
     w = write(c, &answer, 1);
     (void)w;
     answered = true;
-    if ((!z || z->stale) && !starting)
+    if ((!z || z->stale || replace_grown(z)) && !starting)
         start_zygote(pl, q.env_dir, q.job);
     write_stats(pl);
 out:
@@ -456,6 +470,12 @@ static void zygote_event(struct pool *pl, struct zygote *z)
     ssize_t r = read(z->sock, msg, WARM_REPORT_MAX);
     if (r < 0 && (errno == EAGAIN || errno == EINTR))
         return; /* nothing after all: not an end */
+    if (r > 1 && msg[0] == 'i' && !z->ready) {
+        /* What it imported counts once it is ready: a run may then go to it. */
+        free(z->imported);
+        z->imported = strndup(msg, (size_t)r);
+        return;
+    }
     struct warm_env *e = r > 1 ? warm__env_of(&pl->learn, z->env, true) : NULL;
     char kind = e ? warm__report(&pl->learn, e, msg, (size_t)r) : 0;
     if (kind == 'u') {
@@ -471,6 +491,9 @@ static void zygote_event(struct pool *pl, struct zygote *z)
         return;
     }
     if (r == 1 && msg[0] == 'r' && !z->ready) {
+        struct warm_env *re = z->imported ? warm__env_of(&pl->learn, z->env, true) : NULL;
+        if (re && warm__report(&pl->learn, re, z->imported, strlen(z->imported)))
+            warm__save(&pl->learn, false);
         zygote_ready(pl, z);
     } else if (r <= 0) {
         z->went_away = true;
@@ -491,7 +514,7 @@ static void tick(struct pool *pl, int64_t now)
         if (w->idle_ms && now - z->last_used > w->idle_ms) {
             log_msg(LOG_LVL_INFO, "warm pool: the zygote for %s was idle; it goes", z->env);
             retire(z);
-        } else if ((w->lifetime_ms && now - z->started > w->lifetime_ms) || z->stale) {
+        } else if ((w->lifetime_ms && now - z->started > w->lifetime_ms) || z->stale || replace_grown(z)) {
             /* Its successor first; it serves until that one is ready. */
             if (zygote_for(pl, z->env, z->job, &starting) == z && !starting)
                 start_zygote(pl, z->env, z->job);
