@@ -179,14 +179,14 @@ PY
 else
     skip "no matplotlib wheel (python3-matplotlib is not installed): the pool learns matplotlib.pyplot; the font cache"
 fi
-if ls "${WHEELHOUSE:-/nonexistent}"/rms_thread-*.whl >/dev/null 2>&1; then
-    printf 'import json\nimport rms_thread\nprint("R threads", rms_thread.threads())\n' >$T/thread.py
+if ls "${WHEELHOUSE:-/nonexistent}"/rms_thread-*.whl "${WHEELHOUSE:-/nonexistent}"/rms_display-*.whl >/dev/null 2>&1; then
+    printf 'import json\nimport rms_thread\nimport rms_display\nprint("R threads", rms_thread.threads(), rms_display.connected())\n' >$T/thread.py
     run_json $T/th0.json $T/thread.py
     tkey=$(jget $T/th0.json 'r["env"]')
     skipped0=$(warm_stats | sed -n 's/^skipped //p')
-    is_skipped() { learned_of "$tkey" skipped | grep -q '^rms_thread a thread'; }
+    is_skipped() { learned_of "$tkey" skipped | grep -q '^rms_thread a thread' && learned_of "$tkey" skipped | grep -q '^rms_display a socket'; }
     wait_until is_skipped
-    ok $? "a module that starts a thread at import is skipped, and why is remembered ($(learned_of "$tkey" skipped))"
+    ok $? "a module that starts a thread and one that keeps a socket (a display's) are skipped, and why is remembered ($(learned_of "$tkey" skipped | tr '\n' ';'))"
     th_warm() { run_json $T/th1.json $T/thread.py; [ "$(start_of $T/th1.json)" = warm ]; }
     wait_until th_warm
     ok $? "its environment's zygote stays usable: the next run is warm"
@@ -196,7 +196,7 @@ if ls "${WHEELHOUSE:-/nonexistent}"/rms_thread-*.whl >/dev/null 2>&1; then
     [ "$(warm_stats | sed -n 's/^skipped //p')" -ge 1 ] 2>/dev/null
     ok $? "the pool's stats count the skipped module"
 else
-    skip "the wheelhouse lacks rms-thread: a module that starts a thread"
+    skip "the wheelhouse lacks rms-thread or rms-display: modules a zygote cannot import safely"
 fi
 
 # --- spares: runs' inits made ahead, one fresh set of namespaces each ---
