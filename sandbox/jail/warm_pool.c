@@ -614,6 +614,7 @@ static _Noreturn void pool_main(const struct exec_config *cfg, int server)
         log_msg(LOG_LVL_WARN, "warm pool: cannot listen (%s): every run starts cold", err);
         _exit(0);
     }
+    write_stats(&pl); /* (serving: /healthz reads the file beside the socket) */
     pl.learn.dir = pl.dir;
     pl.learn.modules_cfg = cfg->warm.modules;
     warm__load(&pl.learn);
