@@ -423,6 +423,16 @@ static bool script_memory_check(struct script_watch *w, int64_t now)
     return true;
 }
 
+/* The log passed log_bytes (its marker says so): status output_limit. */
+static bool script_log_over(struct script_watch *w)
+{
+    if (!w->run->r->log.truncated)
+        return false;
+    w->stop = STOP_OUTPUT;
+    w->run->r->limit = "log_bytes";
+    return true;
+}
+
 /* Cancellation every EXEC_TICK_MS (not at each of a chatty script's many
  * wake-ups), the disk (output/, the workspace; the fallback's home/ and
  * tmp/) every EXEC_MEASURE_EVERY_MS: true (and the reason in w) to stop
@@ -431,6 +441,10 @@ static bool script_memory_check(struct script_watch *w, int64_t now)
 static bool script_tick(void *ctx, int64_t now)
 {
     struct script_watch *w = ctx;
+    /* Past log_bytes the rest would only be read and dropped: a runaway
+     * print loop is stopped at once, not left to its wall time. */
+    if (script_log_over(w))
+        return true;
     if (now >= w->next_cancel) {
         w->next_cancel = now + EXEC_TICK_MS;
         if (exec__cancel_requested(w->run)) {
@@ -472,6 +486,8 @@ static void script_stop(void *ctx, enum supervise_end why, int sig)
         exec__system_line(run, "[runmyscript] the run was cancelled");
     } else if (w->stop == STOP_WORKSPACE) {
         exec__system_line(run, "[runmyscript] %s; the run was stopped", w->why);
+    } else if (!strcmp(run->r->limit, "log_bytes")) {
+        /* The log's marker said it. */
     } else {
         if (!strcmp(run->r->limit, "output_bytes"))
             util_human_size(lim->output_bytes, hs, sizeof hs);
@@ -619,6 +635,8 @@ int exec__run_script(struct run *run, const char *env_dir)
         goto out;
     }
     script_disk_end(&w);
+    if (w.stop == STOP_NONE)
+        discard(script_log_over(&w)); /* a script that ended right after its flood */
     script_result(run, &w);
     rc = 0;
 out:
