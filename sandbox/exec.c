@@ -235,6 +235,11 @@ static void on_installing(void *ctx, const char *names)
     exec__phase(run, EXEC_PHASE_INSTALLING, names);
 }
 
+static bool on_install_cancelled(void *ctx)
+{
+    return exec__cancel_requested(ctx);
+}
+
 static bool has_detected(const struct deps_set *set)
 {
     for (size_t i = 0; i < set->n; i++)
@@ -298,7 +303,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
         },
         .may_fall_back = exec__may_fall_back(cfg),
     };
-    struct deps_install_io io = {&tool, on_install_line, on_installing, run};
+    struct deps_install_io io = {&tool, on_install_line, on_installing, run, on_install_cancelled};
     char err[1024] = "";
     int rc = 0;
 
@@ -369,6 +374,11 @@ done:
 failed:
     if (rc > 0) {
         install_failed(run, rc, env, err);
+        return 0;
+    }
+    if (rc == -ECANCELED) { /* a cancel while the installer ran: a result, nothing published */
+        r->status = EXEC_STATUS_CANCELLED;
+        exec__system_line(run, "[runmyscript] the run was cancelled while its requirements were installed");
         return 0;
     }
     exec__set_error(r, "%s", *err ? err : strerror(-rc));

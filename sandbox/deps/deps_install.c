@@ -217,6 +217,7 @@ static int run_installer(const struct deps_config *cfg, const char *const *argv,
     t.timeout_ms = timeout_ms;
     t.max_output = DEPS_INSTALL_OUT_MAX;
     t.line = io->line;
+    t.cancelled = io->cancelled;
     t.ctx = io->ctx;
     int rc = jail_run_tool(&t, wstatus, out, err, errlen);
     if (rc < 0 && rc != -ETIMEDOUT && !err[0])
@@ -345,6 +346,10 @@ static int run_pip(const struct deps_config *cfg, const char *state_dir, const c
         snprintf(err, errlen, "installing %s took longer than install_time (%lld s) and was stopped",
                  names ? names : "the requirements", (long long)(install_ms / 1000));
         return DEPS_ENV_INSTALL_TIMEOUT;
+    }
+    if (rc == -ECANCELED) {
+        snprintf(err, errlen, "installing %s was cancelled", names ? names : "the requirements");
+        return rc;
     }
     if (rc < 0) {
         snprintf(err, errlen, "could not start the installer: %s", jerr[0] ? jerr : strerror(-rc));
