@@ -114,8 +114,8 @@ static void run_inputs_free(struct run_inputs *in, size_t n_req_args)
 static int run_check_args(const struct run_args *a, int argc, char **argv)
 {
     if (optind != argc - 1) {
-        cli__fail(optind >= argc ? "run: which script? (a file, or - for stdin)" : "run: one script at a time");
-        usage(stderr);
+        cli__fail(optind >= argc ? "run: which script? (a file, or - for stdin; runmyscript run --help)"
+                                 : "run: one script at a time (runmyscript run --help)");
         return CLI_EXIT_USAGE;
     }
     if (!!a->input_file + !!a->input_text + !!a->input_url > 1) {
@@ -180,7 +180,8 @@ static int run_parse_args(int argc, char **argv, struct run_args *a)
     if (!a->sets || !a->mounts || !a->req_args)
         return CLI_EXIT_SERVICE;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hr:", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hr:", opts, NULL)) != -1) {
         switch (c) {
         case OPT_INPUT: a->input_file = optarg; break;
         case OPT_INPUT_TEXT: a->input_text = optarg; break;
@@ -203,7 +204,7 @@ static int run_parse_args(int argc, char **argv, struct run_args *a)
             }
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return CLI_EXIT_USAGE;
+        default: cli__bad_option("run", argv, c); return CLI_EXIT_USAGE;
         }
     }
     int status = run_check_args(a, argc, argv);

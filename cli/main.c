@@ -72,7 +72,6 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "runmyscript: unknown command '%s'\n", cmd);
-    usage(stderr);
+    fprintf(stderr, "runmyscript: unknown command '%s' (runmyscript --help lists them)\n", cmd);
     return CLI_EXIT_USAGE;
 }
