@@ -103,6 +103,7 @@ struct cli__term {
     bool at_line_start;
     enum exec_stream last;
     struct cli__esc esc_state[EXEC_STREAM_SYSTEM + 1]; /* one per stream */
+    int64_t started_ms; /* util_now_ms() at cli__term_start: a run that never started says how long it took */
 };
 
 /* Starts t for stdout and stderr as they are (escaped as mode says), and

@@ -250,7 +250,8 @@ static bool has_detected(const struct deps_set *set)
 
 /* The installer failed (outcome, deps_env_get's): the run's status, not
  * the service's, with the reason, and the installer's last lines in the
- * log for a reader of the log alone. */
+ * log for a reader of the log alone (a sink that was shown them as they
+ * came is not shown them again). */
 static void install_failed(struct run *run, int outcome, const struct deps_env *env, const char *err)
 {
     struct exec_result *r = run->r;
@@ -270,7 +271,10 @@ static void install_failed(struct run *run, int outcome, const struct deps_env *
     for (size_t i = start; i < il->len;) {
         const char *nl = memchr(il->data + i, '\n', il->len - i);
         size_t n = nl ? (size_t)(nl - (il->data + i)) : il->len - i;
-        exec__system_line(run, "[install] %.*s", (int)n, il->data + i);
+        if (run->sink && run->sink->install_line)
+            exec__log_line(run, "[install] %.*s", (int)n, il->data + i);
+        else
+            exec__system_line(run, "[install] %.*s", (int)n, il->data + i);
         i += n + 1;
     }
 }
