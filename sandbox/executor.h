@@ -50,6 +50,15 @@ size_t ws_id_prefix(const char *s);
 /* Creates STATE and its sub-directories when missing. 0 or -errno. */
 int ws_init_state(const char *state_dir) must_check;
 
+/* Whether this process can use STATE as ws_init_state and a run would:
+ * STATE and each of its sub-directories that exists writable and
+ * searchable by our effective uid, on a file system mounted read-write,
+ * or, where STATE does not exist yet, its nearest ancestor such that it
+ * can be made. Makes and changes nothing (a health check may call it
+ * often). 0, or -errno with the reason (naming the directory and the uid)
+ * in err. */
+int ws_state_check(const char *state_dir, char *err, size_t errlen) must_check;
+
 /* Path of the run directory for an id (caller frees), or NULL (ENOMEM, or
  * EINVAL for an id that is not one of ours). */
 char *ws_run_path(const char *state_dir, const char *id);
