@@ -310,7 +310,7 @@ static int read_source(const char *path, size_t max, char **out, size_t *len, co
     if (rc == -E2BIG) {
         char hs[32];
         util_human_size(max, hs, sizeof hs);
-        cli__fail("%s %s is larger than %s (%s)", what, path, hs, key);
+        cli__fail("%s %s is larger than %s (%s)", what, path, key, hs);
         return CLI_EXIT_DATAERR;
     }
     if (rc < 0) {
@@ -356,10 +356,9 @@ static int run_read_script_and_input(const struct run_args *a, const struct cfg 
  * that cannot be written. */
 static int run_check(const struct run_args *a, const struct cfg *cfg, const struct run_inputs *in)
 {
-    const char *why = NULL;
     char err[CLI__ERR_MAX];
-    if (exec_check_code(in->code, in->code_len, &cfg->exec.limits, &why) < 0) {
-        cli__fail("%s: %s", a->script, why);
+    if (exec_check_code(in->code, in->code_len, &cfg->exec.limits, err, sizeof err) < 0) {
+        cli__fail("%s: %s", a->script, err);
         return CLI_EXIT_DATAERR;
     }
     if ((!a->json || a->out) && !cli__dir_writable(a->out ? a->out : CLI__OUT_DEFAULT, err, sizeof err)) {

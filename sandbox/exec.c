@@ -389,25 +389,22 @@ failed:
     return rc;
 }
 
-int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **err)
+int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, char *err, size_t errlen)
 {
     if (lim->code_bytes && len > lim->code_bytes) {
-        *err = "the script is larger than code_bytes";
+        char has[32], max[32];
+        util_human_size(len, has, sizeof has);
+        util_human_size(lim->code_bytes, max, sizeof max);
+        snprintf(err, errlen, "the script (%s) is larger than code_bytes (%s)", has, max);
         return -E2BIG;
     }
-    if (len == 0) {
-        *err = "the script is empty";
-        return -EINVAL;
-    }
-    if (memchr(code, '\0', len)) {
-        *err = "the script contains a NUL byte";
-        return -EINVAL;
-    }
-    if (!util_utf8_valid(code, len)) {
-        *err = "the script is not valid UTF-8";
-        return -EINVAL;
-    }
-    return 0;
+    const char *why = len == 0                     ? "the script is empty"
+                      : memchr(code, '\0', len)     ? "the script contains a NUL byte"
+                      : !util_utf8_valid(code, len) ? "the script is not valid UTF-8"
+                                                    : NULL;
+    if (why)
+        snprintf(err, errlen, "%s", why);
+    return why ? -EINVAL : 0;
 }
 
 /* One run at a time per session workspace: a run owns the workspace (its
@@ -533,7 +530,6 @@ static int record(struct run *run, int rc)
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
     struct run run = {spec, sink, r, -1, -1, {0}, false, false, -1, ADMIT_TICKET_INIT};
-    const char *refusal = NULL;
     cleanup_free char *base_env = NULL;
     const char *env_dir = NULL;
     struct deps_python info = {0};
@@ -550,13 +546,16 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
     r->url_prefix = spec->cfg->url_prefix;
     r->isolation = NULL;
 
-    rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &refusal);
+    rc = exec_check_code(spec->code, spec->code_len, &spec->limits, err, sizeof err);
     if (rc == 0 && spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
-        refusal = "the input is larger than input_bytes";
+        char has[32], max[32];
+        util_human_size(spec->input_len, has, sizeof has);
+        util_human_size(spec->limits.input_bytes, max, sizeof max);
+        snprintf(err, sizeof err, "the input (%s) is larger than input_bytes (%s)", has, max);
         rc = -E2BIG;
     }
     if (rc < 0) {
-        exec__set_error(r, "%s", refusal);
+        exec__set_error(r, "%s", err);
         goto refused;
     }
     /* Refused requirements are refused before anything is made. */

@@ -360,9 +360,10 @@ int exec_cancel(const char *state_dir, const char *run_id) must_check;
 int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_stderr, int *read_fd) must_check;
 
 /* Checks a script before anything is made for it: not empty, at most
- * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with *err set to
- * a static one-line reason a front door can show as it is. */
-int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **err) must_check;
+ * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with a one-line
+ * reason in err (with the sizes and the limit's value where one is
+ * passed) a front door can show as it is. */
+int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, char *err, size_t errlen) must_check;
 
 /* Checks a call's requirements before anything is made for it: the
  * explicit list and the script's PEP 723 block are valid PEP 508

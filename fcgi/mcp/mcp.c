@@ -9,6 +9,7 @@
 #include "mcp_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -32,7 +33,10 @@ static bool read_post(const struct app *app, struct http_req *req, struct http_r
     }
     int rc = http_read_json(req, (size_t)app->cfg->request_bytes, MCP_JSON_DEPTH, msg);
     if (rc == -E2BIG) {
-        mcp__refuse(resp, 413, -32000, "Content Too Large: the request body is larger than request_bytes");
+        char why[120], hs[32];
+        util_human_size(app->cfg->request_bytes, hs, sizeof hs);
+        snprintf(why, sizeof why, "Content Too Large: the request body is larger than request_bytes (%s)", hs);
+        mcp__refuse(resp, 413, -32000, why);
         return false;
     }
     if (rc == -EIO) {

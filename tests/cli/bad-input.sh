@@ -45,7 +45,7 @@ like "$(cat $T/stdout)" "usage: runmyscript config [--config FILE] [--set KEY=VA
 expect 64 "give one of them" "--input and --input-text" -- run $T/ok.py --input $T/ok.py --input-text x
 expect 64 "both come from stdin" "script and input both on stdin" -- run - --input -
 head -c 3000 /dev/zero | tr '\0' '#' >$T/large.py
-expect 65 "code_bytes" "a script over code_bytes" -- run $T/large.py --set code_bytes=1K
+expect 65 "is larger than code_bytes (1.0 KiB)" "a script over code_bytes, with its value" -- run $T/large.py --set code_bytes=1K
 expect 64 "unknown command" "an unknown command" -- frobnicate
 is "$(wc -l <$T/stderr)" 1 "an unknown command: one line"
 RUNMYSCRIPT_TIMEOUT=forever "$R" run $T/ok.py >/dev/null 2>$T/stderr
