@@ -75,8 +75,10 @@ static void layout_free(struct layout *l)
 
 /* In the namespaces: the workspace at /work, its mounts/ read-only over
  * /work/mounts, the environment at /env (and the store entries it links
- * at their host paths: deps_env_binds), and for a session run (whose
- * workspace is not its run directory) the run directory read-only at /job.
+ * at their host paths: deps_env_binds), and the run directory read-only at
+ * /job, where the script is run from (/job/script.py, the one name a
+ * traceback gives it, with a session or without, whichever door started
+ * it); without a session the run directory is the workspace too.
  * HOME and TMPDIR on the private /tmp. In the fallback: the host's paths,
  * the same binds at them (the Landlock rules: the workspace, HOME and
  * TMPDIR read-write, the run directory and the environment read-only),
@@ -101,15 +103,13 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         goto oom;
     if (mode == JAIL_MODE_NAMESPACES) {
         work = "/work";
-        job = session ? "/job" : "/work";
+        job = "/job";
         env = "/env";
         home = "/tmp/home";
         tmp = "/tmp";
         l->binds[l->n_binds++] = (struct jail_bind){r->workdir, "/work", JAIL_BIND_RW};
-        if (session) {
-            l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
-            l->stdin_inside = "/job/input";
-        }
+        l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
+        l->stdin_inside = "/job/input";
         l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
         if (has_mounts) {
             if (asprintf(&l->mounts, "%s/%s", r->workdir, WS_MOUNTS_DIR) < 0) {
@@ -155,7 +155,7 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
     if (asprintf(&l->vars[n++], "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", env) < 0 ||
         asprintf(&l->vars[n++], "HOME=%s", home) < 0 || asprintf(&l->vars[n++], "LANG=C.UTF-8") < 0 ||
         asprintf(&l->vars[n++], "TMPDIR=%s", tmp) < 0 || asprintf(&l->vars[n++], "PYTHONUNBUFFERED=1") < 0 ||
-        asprintf(&l->vars[n++], "SCRIPT_INPUT=%s/input", job) < 0 ||
+        asprintf(&l->vars[n++], "SCRIPT_INPUT=%s/input", session ? job : work) < 0 ||
         asprintf(&l->vars[n++], "SCRIPT_OUTPUT=%s/output", work) < 0)
         goto oom;
     /* A session's script lives in the run directory; its helpers (a mounted
