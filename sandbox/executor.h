@@ -647,6 +647,10 @@ bool exec_warm_alive(const struct exec_warm_pool *pool);
  * pool is none after. Safe on none. */
 void exec_warm_stop(struct exec_warm_pool *pool);
 
+/* True when a warm pool listens for state_dir (its socket takes a
+ * connection): a server's, which runs of any process of state_dir use. */
+bool exec_warm_serving(const char *state_dir);
+
 /* What /healthz shows of the pool. */
 struct exec_warm_stats {
     bool serving;               /* a pool listens for this state directory */

@@ -50,7 +50,7 @@ static bool read_post(const struct app *app, struct http_req *req, struct http_r
     return true;
 }
 
-static void post(const struct app *app, struct http_req *req, struct http_resp *resp)
+void mcp__post(const struct app *app, struct http_req *req, struct http_resp *resp, bool headerless)
 {
     json_object *msg = NULL; /* the body: put here, borrowed by the revision that serves it */
     bool want_sse = false;
@@ -58,7 +58,7 @@ static void post(const struct app *app, struct http_req *req, struct http_resp *
         /* Both eras on one endpoint: a body or header that names a
          * revision after the legacy ones is served statelessly. */
         if (mcp__is_2026(req, msg))
-            mcp__2026_post(app, req, resp, msg, want_sse);
+            mcp__2026_post(app, req, resp, msg, want_sse, headerless);
         else
             mcp__2025_post(app, req, resp, msg, want_sse);
     }
@@ -68,7 +68,7 @@ static void post(const struct app *app, struct http_req *req, struct http_resp *
 void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *resp)
 {
     if (!strcmp(req->method, "POST")) {
-        post(app, req, resp);
+        mcp__post(app, req, resp, false);
     } else if (!strcmp(req->method, "DELETE")) {
         mcp__2025_delete(app, req, resp); /* only the legacy revisions have sessions */
     } else {
