@@ -240,6 +240,7 @@ struct web_run {
     const struct app *app;
     struct http_resp *resp;
     struct exec_result *r;
+    const struct exec_limits *limits; /* the run's: the run event says them */
     bool sse;
     bool accepted;       /* exec_run's checks passed: on_accepted ran */
     bool announced;
@@ -323,6 +324,13 @@ static void on_phase(void *ctx, enum exec_phase p, const char *detail)
         snprintf(url, sizeof url, "api/run/%s/cancel", w->r->run_id);
         json_object_object_add(o, "run_id", json_object_new_string(w->r->run_id));
         json_object_object_add(o, "cancel_url", json_object_new_string(url));
+        /* The run's limits by key (ms, bytes, counts), so that the page can
+         * say in plain words which one a run crossed and what it is. */
+        json_object *lim = json_object_new_object();
+        for (size_t i = 0; i < exec_limit_defs_n; i++)
+            json_object_object_add(lim, exec_limit_defs[i].key,
+                                   json_object_new_int64((int64_t)exec_limit_get(w->limits, &exec_limit_defs[i])));
+        json_object_object_add(o, "limits", lim);
         send_event(w, "run", o);
         pad_now(w); /* the page needs the id for Stop at once */
     }
@@ -751,7 +759,7 @@ static void run_and_answer(const struct app *app, struct http_resp *resp, enum w
 {
     struct exec_result r;
     exec_result_init(&r);
-    struct web_run w = {.app = app, .resp = resp, .r = &r, .sse = mode == WEB_SSE};
+    struct web_run w = {.app = app, .resp = resp, .r = &r, .limits = &spec->limits, .sse = mode == WEB_SSE};
     if (w.sse && app->mode && !strcmp(app->mode, "cgi"))
         w.pad = app->cfg->cgi_sse_padding;
     struct exec_sink sink = {
