@@ -25,13 +25,8 @@ case "$shown" in *"signal 2"* | *KeyboardInterrupt*) ok 1 "the script never saw 
 case "$shown" in *never*) ok 1 "the script did not run on" ;; *) ok 0 "the script did not run on" ;; esac
 
 # --- in an install: the installer held at a gate (tests/lib/gate_index.py) ---
-GATE=$T/gate.open
-"$PYTHON3" "$top_srcdir/tests/lib/gate_index.py" "$WHEELHOUSE" $T/port $T/gate.log $GATE &
-GATE_PID=$!
-stop_gate() { kill "$GATE_PID" 2>/dev/null; wait "$GATE_PID" 2>/dev/null; cleanup_tmp; }
-trap stop_gate EXIT
-wait_until test -s $T/port || { echo "Bail out! the gate index did not start"; exit 1; }
-INDEX=(--set "index_url=http://127.0.0.1:$(cat $T/port)/simple/" --set find_links=none)
+. "$top_srcdir/tests/lib/gate.sh"
+gate_start
 printf 'import rms_alpha\nprint(rms_alpha.greet("c"))\n' >$T/alpha.py
 $PTY --interrupt-on "[runmyscript] installing" $T/install.tty "$RUNMYSCRIPT" run $T/alpha.py "${INDEX[@]}" --out $T/out
 is "$?" 130 "Ctrl-C during the install: exit 130 (cancelled)"

@@ -8,6 +8,7 @@ import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { runIds, newRunStatus } from './runs.mjs';
 
 const { RUNMYSCRIPT, STATE_DIR: stateDir, TOP: top } = process.env;
 let n = 0;
@@ -111,7 +112,7 @@ async function main() {
 
   // Cancel: the SDK sends notifications/cancelled when the signal aborts;
   // the run stops and no result comes.
-  const before = new Set(readdirSync(`${stateDir}/runs`));
+  const before = runIds(stateDir);
   const ac = new AbortController();
   let rejected = null;
   await client.callTool({ name: 'run_code', arguments: { code: 'import time\nprint("sleeping", flush=True)\ntime.sleep(120)' } }, undefined, {
@@ -119,15 +120,7 @@ async function main() {
     onprogress: (p) => { if (p.message === 'running') ac.abort('changed my mind'); },
   }).catch((e) => { rejected = e; });
   ok(rejected !== null, 'the cancelled call rejects on the client', String(rejected));
-  let status = null;
-  for (let i = 0; i < 300 && status !== 'cancelled'; i++) {
-    await sleep(100);
-    for (const id of readdirSync(`${stateDir}/runs`)) {
-      if (before.has(id) || !/^[0-9a-f]{32}$/.test(id)) continue;
-      const f = `${stateDir}/runs/${id}/result.json`;
-      if (existsSync(f)) status = JSON.parse(readFileSync(f, 'utf8')).status;
-    }
-  }
+  const status = await newRunStatus(stateDir, before, 'cancelled');
   ok(status === 'cancelled', 'the server stopped the run (status cancelled)', status);
   const after = await client.callTool({ name: 'run_code', arguments: { code: 'print("still here")' } });
   ok(after.structuredContent?.logs === 'still here\n', 'and serves the next call', after.structuredContent);
