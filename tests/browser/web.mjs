@@ -306,6 +306,19 @@ try {
     ok(/printed more than a run may, 1 MiB: the log was cut there and the run stopped \(log_bytes = 1 MiB\)/.test(err), 'said so in plain words', err);
   });
 
+  await check('a traceback', async () => {
+    await setCode(page, 'def f():\n    raise ValueError("from the page")\nf()\n');
+    const s = await runAndWait(page);
+    ok(/Status: error/.test(s) && /exit code 1/.test(s), 'a failing script: status error, exit code 1', s);
+    const log = await page.textContent('#log');
+    if (/namespaces/.test(s))
+      ok(log.includes('File "/job/script.py", line 3') && log.includes('ValueError: from the page'),
+        'its traceback names /job/script.py, as over MCP and on the command line', log);
+    else
+      skip('the script\'s path in a traceback', 'runs are not in the namespaces here');
+    ok(/The script failed \(exit code 1\): see the log\./.test(await page.textContent('#error')), 'and says so in words');
+  });
+
   await check('the server cannot be reached', async () => {
     await page.route('**/api/run', (r) => r.abort('connectionrefused'));
     await setCode(page, 'print(1)\n');

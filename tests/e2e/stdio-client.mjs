@@ -90,6 +90,12 @@ async function main() {
   const bad = await client.callTool({ name: 'run_my_script', arguments: { code: 'raise ValueError("no good")' } });
   ok(bad.isError === true && bad.structuredContent?.status === 'error' && bad.structuredContent.logs.includes('ValueError: no good'),
     'a failing script: isError with the traceback', bad.structuredContent);
+  const inSession = await client.callTool({ name: 'run_code', arguments: { code: 'raise ValueError("no good")' } });
+  if (bad.structuredContent?.isolation === 'namespaces+seccomp')
+    ok(bad.structuredContent.logs.includes('File "/job/script.py"') && inSession.structuredContent.logs.includes('File "/job/script.py"'),
+      'the traceback names /job/script.py, in a fresh directory and in the session alike', [bad.structuredContent.logs, inSession.structuredContent.logs]);
+  else
+    skip('the script\'s path in a traceback', 'runs are not in the namespaces here');
 
   // The session's workspace persists between calls, as over HTTP.
   await client.callTool({ name: 'run_code', arguments: { code: 'open("notes.md", "w").write("# notes\\n")' } });
