@@ -105,7 +105,7 @@ int cli_fetch_status(int rc)
     }
 }
 
-int cli__cfg_from_args(int argc, char **argv, const char *self, struct cfg *cfg)
+int cli__cfg_from_args(int argc, char **argv, const char *self, const char *about, struct cfg *cfg)
 {
     static const struct option opts[] = {
         {"set", required_argument, NULL, 's'},
@@ -128,7 +128,7 @@ int cli__cfg_from_args(int argc, char **argv, const char *self, struct cfg *cfg)
         } else if (c == 'c') {
             config = optarg;
         } else if (c == 'h') {
-            printf("usage: runmyscript %s [--config FILE] [--set KEY=VALUE]...\n", argv[0]);
+            printf("usage: runmyscript %s [--config FILE] [--set KEY=VALUE]...\n\n%s", argv[0], about);
             return 0;
         } else {
             cli__bad_option(argv[0], argv, c);
@@ -146,7 +146,10 @@ int cli__cfg_from_args(int argc, char **argv, const char *self, struct cfg *cfg)
 int cli_config(int argc, char **argv, const char *self)
 {
     struct cfg cfg;
-    int status = cli__cfg_from_args(argc, argv, self, &cfg);
+    int status = cli__cfg_from_args(argc, argv, self,
+                                    "Prints every configuration key with its value in effect (the defaults, the file,\n"
+                                    "RUNMYSCRIPT_KEY variables and --set, later wins), in a form they read back.\n",
+                                    &cfg);
     if (status != CLI__GO_ON) {
         cfg_free(&cfg);
         return status;

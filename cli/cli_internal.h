@@ -85,11 +85,12 @@ char *cli__escaped(const char *s);
  * absolute path (caller frees), or NULL with a reason in err. */
 char *cli__session_make(const char *dir, char *err, size_t errlen);
 
-/* The options `config` and `check-sandbox` share (--config, --set, --help),
- * and the configuration they give. CLI__GO_ON, or the exit status to
+/* The options `config`, `check-sandbox` and `mcp` share (--config, --set,
+ * --help, which prints the usage and about), and the configuration they
+ * give. CLI__GO_ON, or the exit status to
  * return (0 after --help; an error is printed); cfg_free(cfg) in every
  * case. */
-int cli__cfg_from_args(int argc, char **argv, const char *self, struct cfg *cfg);
+int cli__cfg_from_args(int argc, char **argv, const char *self, const char *about, struct cfg *cfg);
 
 /* ------------------------------------------------ `run`: the terminal */
 

@@ -40,7 +40,13 @@ static void usage(FILE *f)
 static int mcp_command(int argc, char **argv, const char *self)
 {
     struct cfg cfg;
-    int status = cli__cfg_from_args(argc, argv, self, &cfg);
+    int status = cli__cfg_from_args(
+        argc, argv, self,
+        "Speaks MCP over stdio, for a client that starts its servers as commands: one JSON-RPC\n"
+        "message a line on stdin and stdout, the log on stderr, until stdin ends. The same tools\n"
+        "and results as the server's /mcp. In a client's configuration:\n"
+        "  {\"command\": \"runmyscript\", \"args\": [\"mcp\"]}\n",
+        &cfg);
     if (status == CLI__GO_ON)
         status = mcp_stdio_serve(&cfg, 0, 1);
     cfg_free(&cfg);

@@ -145,7 +145,9 @@ function showError(text) {
 function busy(on) {
   runBtn.disabled = on;
   stopBtn.disabled = !on;
-  bar.hidden = !on;
+  // Out of sight, not out of the layout: what follows the form (the output,
+  // on a narrow screen) stays where Run scrolled it.
+  bar.classList.toggle('idle', !on);
   form.setAttribute('aria-busy', on ? 'true' : 'false');
 }
 
