@@ -551,8 +551,8 @@ static int pool_listen(struct pool *pl, char *err, size_t errlen)
     return s;
 }
 
-/* A pool that starts: the base environment's zygotes (a session's runs
- * and others have one each), then those of the environments most used
+/* A pool that starts: the base environment's zygote, then those of the
+ * environments most used
  * before (STATE/.warm/learned), most used first, within warm_envs. So the
  * first call of a server just started is warm. */
 static void start_known(struct pool *pl)
@@ -565,8 +565,11 @@ static void start_known(struct pool *pl)
     char err[256] = "";
     if (deps_base_env(pl->cfg->state_dir, pl->cfg->python, &base, err, sizeof err) < 0)
         log_msg(LOG_LVL_WARN, "warm pool: no base environment (%s): its runs start cold until one is made", err);
-    for (int job = 0; base && job < 2 && started < max; job++, started++)
-        start_zygote(pl, base, job == 1);
+    /* (every run has a /job now: one zygote serves them all) */
+    if (base && started < max) {
+        start_zygote(pl, base, true);
+        started++;
+    }
     size_t n = warm__most_used(&pl->learn, max < WARM_ZYGOTES_MAX ? max : WARM_ZYGOTES_MAX, envs, jobs);
     for (size_t i = 0; i < n && started < max; i++) {
         if (base && !strcmp(envs[i]->env, base))
@@ -767,6 +770,16 @@ void exec_warm_stop(struct exec_warm_pool *pool)
     pool->pid = -1;
 }
 
+bool exec_warm_serving(const char *state_dir)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (warm_sock_path(state_dir, a.sun_path, sizeof a.sun_path) < 0)
+        return false;
+    cleanup_fd int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    /* A connection the pool reads nothing from: it is closed at once. */
+    return s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+}
+
 int exec_warm_stats(const char *state_dir, struct exec_warm_stats *s)
 {
     char path[PATH_MAX];
@@ -787,6 +800,6 @@ int exec_warm_stats(const char *state_dir, struct exec_warm_stats *s)
     s->envs = envs;
     s->runs = runs;
     s->skipped = skipped;
-    s->serving = warm_sock_path(state_dir, path, sizeof path) == 0 && access(path, F_OK) == 0;
+    s->serving = exec_warm_serving(state_dir);
     return 0;
 }

@@ -3,7 +3,7 @@
 # pool on /healthz, and "start" in the result of tools/call run_code (MCP
 # structuredContent, a session's run) and of /api/run (a run of its own):
 # warm from the first call, since the pool starts the base environment's
-# zygotes with the server.
+# zygote with the server, and the same zygote serves both.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/lib/warm.sh"
@@ -17,10 +17,10 @@ ok $? "the server's warm pool listens"
 curl -sS -o "$T/b" "$BASE/healthz"
 is "$(jb 'r["warm"]["serving"]')" true "/healthz: the pool serves"
 
-# The pool starts the base environment's zygotes itself (a session's runs
-# and others have one each): no run of it is cold.
-wait_until warm_has 2
-ok $? "the pool made the base environment's two zygotes ready without a run"
+# The pool starts the base environment's zygote itself: no run of it is
+# cold.
+wait_until warm_has 1
+ok $? "the pool made the base environment's zygote ready without a run"
 init
 H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
 call() {
@@ -33,11 +33,15 @@ api() {
     STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
         -d '{"code":"print(6*7)"}' "$BASE/api/run")
 }
+# A run of its own has /job as a session's has (the run directory the
+# script runs from): the environment's one zygote serves both.
 api
-is "$STATUS/$(jb 'r["logs"], r["start"]')" '200/["42\n", "warm"]' "/api/run: its first run is warm too"
+is "$STATUS/$(jb 'r["status"]')/$(jb 'r["start"]')" "200/ok/warm" "/api/run: ok, and warm from the zygote run_code's runs use"
+api
+is "$(jb 'r["logs"], r["start"]')" '["42\n", "warm"]' "/api/run: warm again, with the same log"
 call
 is "$(jb 'r["result"]["structuredContent"]["start"]')" warm "run_code: and the next"
 curl -sS -o "$T/b" "$BASE/healthz"
-is "$(jb 'r["warm"]["envs"] >= 2, r["warm"]["runs"] >= 3, r["warm"]["skipped"]')" '[true, true, 0]' \
+is "$(jb 'r["warm"]["envs"] >= 1, r["warm"]["runs"] >= 4, r["warm"]["skipped"]')" '[true, true, 0]' \
     "/healthz: environments warm, runs served warm, no module skipped"
 done_testing
