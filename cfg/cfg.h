@@ -35,6 +35,7 @@ struct cfg {
     int64_t drain_grace_ms;       /* SIGTERM: in-flight requests get this long; 0: auto */
     uint64_t request_bytes;       /* largest request body (HTTP 413 past it) */
     uint64_t max_sessions;        /* open MCP sessions at once (HTTP 503 past it); workspaces too */
+    uint64_t max_tasks;           /* MCP tasks kept at once (working, or finished within task_ttl) */
     int64_t task_after_ms;        /* a run of a client with the tasks extension still going
                                    * after this long becomes a task; 0: at once */
     int64_t task_ttl_ms;          /* a finished task is kept this long after its last change */

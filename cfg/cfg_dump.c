@@ -57,6 +57,7 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "drain_grace = %llds\n", (long long)(c->drain_grace_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "request_bytes = %llu\n", (unsigned long long)c->request_bytes);
     rc = rc ? rc : dbuf_printf(&b, "max_sessions = %llu\n", (unsigned long long)c->max_sessions);
+    rc = rc ? rc : dbuf_printf(&b, "max_tasks = %llu\n", (unsigned long long)c->max_tasks);
     rc = rc ? rc : dbuf_printf(&b, "task_after = %lldms\n", (long long)c->task_after_ms);
     rc = rc ? rc : dbuf_printf(&b, "task_ttl = %llds\n", (long long)(c->task_ttl_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "tools_list_ttl = %llds\n", (long long)(c->tools_list_ttl_ms / 1000));

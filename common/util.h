@@ -136,6 +136,26 @@ struct util_walk {
  * its listing from a duplicate rewound to the start, its mode not looked
  * at). 0 or -errno (or a callback's < 0). */
 int util_walk_at(int dirfd, const char *name, struct util_walk *w) must_check;
+/* A counted cap, taken atomically across processes (util_cap.c): at most
+ * max of weight in all among the entries of a directory, the new entry
+ * weighing need (1 for a count of entries, bytes for a budget). */
+struct util_cap {
+    uint64_t max;
+    uint64_t need;
+    /* The weight of the entry name of dirfd (0: it does not count); may
+     * remove an entry whose holder it finds gone, and say 0. */
+    uint64_t (*weigh)(int dirfd, const char *name, void *ctx);
+    /* Makes the new entry in dirfd, still under the lock: 0 or -errno. */
+    int (*make)(int dirfd, void *ctx);
+    void *ctx;
+    uint64_t used; /* out: the weight counted before the new entry */
+};
+/* Counts the entries of dirfd (all but dot, dot-dot and the lock) with
+ * weigh and, when used + need <= max, calls make, all under an exclusive
+ * flock of dirfd/.cap.lock: the check and the creation are one step for
+ * every process that takes the same cap this way. 0 (make's 0), -EDQUOT
+ * when the cap is reached (nothing made), make's -errno, or -errno. */
+int util_cap_take(int dirfd, struct util_cap *c) must_check;
 /* mkdir -p with mode for each missing component. 0 or -errno. */
 int util_mkdir_p(const char *path, mode_t mode) must_check;
 /* Copies src (a regular file, not followed if a symlink) to dst, creating
