@@ -84,6 +84,7 @@ static const struct cfg_key plain_keys[] = {
     K("preview_bytes", CFG_SIZE, preview_bytes),
     K("auth_token", CFG_SECRET, auth_token),
     K("allowed_hosts", CFG_STRING, allowed_hosts),
+    K("allowed_origins", CFG_OPTSTRING, allowed_origins),
     K("public_url", CFG_OPTSTRING, public_url),
     K("node_id", CFG_NODE, node_id),
     K("accel_redirect", CFG_AUTO_BOOL, accel_redirect),
@@ -600,6 +601,7 @@ static int set_defaults(struct cfg *c)
     c->image_inline_bytes = 512ull << 10;
     c->preview_bytes = 8ull << 10;
     c->allowed_hosts = strdup("localhost,127.0.0.1,[::1]");
+    c->allowed_origins = strdup("");
     c->accel_redirect = -1;
     form_limits_default(&c->form);
     c->cgi_sse_padding = 8192;
@@ -621,7 +623,7 @@ static int set_defaults(struct cfg *c)
     c->warm_lifetime_ms = 3600LL * 1000;
     c->warm_modules = strdup("");
     c->warm_wait_ms = 3000;
-    if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
+    if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->allowed_origins || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;
     return 0;
@@ -767,6 +769,7 @@ void cfg_free(struct cfg *c)
     free(c->isolation);
     free(c->auth_token);
     free(c->allowed_hosts);
+    free(c->allowed_origins);
     free(c->public_url);
     free(c->node_id);
     free(c->fetch_allow_text);

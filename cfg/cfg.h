@@ -44,6 +44,8 @@ struct cfg {
     uint64_t preview_bytes;       /* preview_file shows this many bytes at most */
     char *auth_token;             /* bearer token for /mcp and /api/; NULL: none */
     char *allowed_hosts;          /* Host and Origin host names allowed (comma-separated) */
+    char *allowed_origins;        /* more origins (scheme://host[:port]) /mcp and /api/ accept
+                                   * besides the server's own; "" none, "*" any */
     char *public_url;             /* base of artifact links; NULL: from the request */
     char *base_path;              /* public_url's path ("/tools/rms"), "" when none: the
                                    * site is under it; derived, not a key */

@@ -37,7 +37,8 @@ bool app_host_allowed(const struct cfg *cfg, const char *name)
 
 /* The checks every dynamic route shares. Returns true when the request may
  * go on; otherwise the response is sent. For /mcp the body is a JSON-RPC
- * error without an id, as the MCP SDKs answer. */
+ * error without an id, as the MCP SDKs answer. auth: the route runs code
+ * (/mcp, /api/): the token, and the Origin's whole origin (csrf). */
 static bool guard(const struct app *app, struct http_req *req, struct http_resp *resp, bool jsonrpc, bool auth)
 {
     char name[256];
@@ -45,12 +46,17 @@ static bool guard(const struct app *app, struct http_req *req, struct http_resp 
     const char *origin = http_header(req, "Origin");
     const char *why = NULL;
     int status = 403;
+    bool csrf = auth;
 
     /* DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still
      * sends Host: evil.example, and a browser always sends its Origin. */
     if (host && (http_host_name(host, name, sizeof name) < 0 || !app_host_allowed(app->cfg, name)))
         why = "Forbidden: Host not allowed";
-    if (!why && origin) {
+    /* CSRF: a page of another origin (another port of the same host too)
+     * must not run code here; elsewhere the Origin's host name is enough. */
+    if (!why && origin && csrf && !app_origin_allowed(app->cfg, req, origin))
+        why = "Forbidden: Origin not allowed (allowed_origins)";
+    if (!why && origin && !csrf) {
         const char *auth_part = strstr(origin, "://");
         char authority[256];
         if (!auth_part || strlen(auth_part + 3) >= sizeof authority) {

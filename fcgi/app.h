@@ -1,6 +1,6 @@
 /* app.h: the router of one HTTP request, whichever way it came (a `serve`
  * worker, FastCGI on stdin, CGI): the routes, the checks every route shares
- * (Host and Origin allowlist, bearer token), /artifacts/ and /healthz. /mcp
+ * (Host and Origin allowlists, bearer token), /artifacts/ and /healthz. /mcp
  * is in mcp.c, /api/run in web.c; struct app in app_ctx.h. Workers keep
  * no state between requests: everything a later request needs is on disk
  * under state_dir. */
@@ -24,5 +24,12 @@ void app_handle(const struct app *app, struct http_io *io);
 /* True when the host name (lower case, from http_host_name) is in the
  * allowed_hosts list ("*" there allows any). */
 bool app_host_allowed(const struct cfg *cfg, const char *name);
+
+/* True when a page of origin (an Origin header: scheme://host[:port]) may
+ * call the routes that run code: it is the server's own (the request's
+ * scheme and Host, or public_url's origin), or in allowed_origins ("*"
+ * there allows any). Scheme, host and port must all match, the scheme's
+ * default port filled in (app_origin.c). */
+bool app_origin_allowed(const struct cfg *cfg, const struct http_req *req, const char *origin);
 
 #endif
