@@ -38,6 +38,7 @@ enum cfg_type {
     CFG_SIZE,
     CFG_COUNT,
     CFG_AUTO_COUNT,  /* auto | a count: auto is CFG_AUTO */
+    CFG_RESERVE,     /* a size, or a share of a file system: "5%" */
     CFG_LEVEL,
     CFG_ISOLATION,
     CFG_AUTO_BOOL,   /* auto | on | off, into an int: -1, 1, 0 */
@@ -65,6 +66,9 @@ static const struct cfg_key plain_keys[] = {
     K("uid_base", CFG_UINT, uid_base),
     K("uid_count", CFG_UINT, uid_count),
     K("run_ttl", CFG_DURATION, run_ttl_ms),
+    K("runs_bytes", CFG_SIZE, runs_bytes),
+    K("runs_files", CFG_COUNT, runs_files),
+    K("disk_reserve", CFG_RESERVE, disk_reserve),
     K("log_level", CFG_LEVEL, log_level),
     K("workers", CFG_COUNT, workers),
     K("max_concurrent_runs", CFG_COUNT, max_concurrent_runs),
@@ -332,6 +336,34 @@ static int set_number(struct cfg *c, const struct cfg_key *k, const char *value,
     return 0;
 }
 
+/* disk_reserve: a size, or a whole percentage of the file system (at most
+ * CFG_RESERVE_PCT_MAX). */
+static int set_reserve(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    struct cfg_reserve *r = slot_of(c, k);
+    size_t n = strlen(value);
+    uint64_t v;
+    while (n && value[n - 1] == ' ')
+        n--;
+    if (n > 1 && value[n - 1] == '%') {
+        char num[32];
+        if (n - 1 >= sizeof num)
+            return bad_value(k->name, value, "a size such as 2G, or a share such as 5%", err, errlen);
+        memcpy(num, value, n - 1);
+        num[n - 1] = '\0';
+        if (cfg__parse_count(num, &v) < 0 || v > CFG_RESERVE_PCT_MAX) {
+            snprintf(err, errlen, "%s = '%s': expected a share from 0%% to %d%%", k->name, value, CFG_RESERVE_PCT_MAX);
+            return -EINVAL;
+        }
+        *r = (struct cfg_reserve){.pct = (uint32_t)v};
+        return 0;
+    }
+    if (cfg_parse_size(value, &v) < 0)
+        return bad_value(k->name, value, "a size such as 2G, or a share such as 5%", err, errlen);
+    *r = (struct cfg_reserve){.bytes = v};
+    return 0;
+}
+
 static int set_uint(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
 {
     uint64_t v;
@@ -426,7 +458,7 @@ static cfg_setter *const setters[] = {
     [CFG_MODULES] = set_modules,
     [CFG_SECRET] = set_secret,     [CFG_BOOL] = set_bool,         [CFG_DURATION] = set_duration,
     [CFG_SIZE] = set_number,       [CFG_COUNT] = set_number,      [CFG_LEVEL] = set_level,
-    [CFG_AUTO_COUNT] = set_number,
+    [CFG_AUTO_COUNT] = set_number,  [CFG_RESERVE] = set_reserve,
     [CFG_ISOLATION] = set_isolation, [CFG_AUTO_BOOL] = set_auto_bool, [CFG_INSTALLER] = set_installer,
     [CFG_UINT] = set_uint,         [CFG_ALLOW] = set_allow,       [CFG_NODE] = set_node,
 };
@@ -540,6 +572,10 @@ static void apply_exec(struct cfg *c)
     c->exec.uid_base = (uint32_t)c->uid_base;
     c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
+    c->exec.runs_bytes = c->runs_bytes;
+    c->exec.runs_files = c->runs_files;
+    c->exec.disk_reserve_bytes = c->disk_reserve.bytes;
+    c->exec.disk_reserve_pct = c->disk_reserve.pct;
     c->exec.admit.max_running = (uint32_t)c->max_concurrent_runs;
     c->exec.admit.max_queued = c->max_queued_runs == CFG_AUTO ? cfg__queue_auto(admit_max_running(&c->exec.admit))
                                                               : (uint32_t)c->max_queued_runs;
@@ -592,6 +628,9 @@ static int set_defaults(struct cfg *c)
     c->request_bytes = 96ull << 20;
     c->max_sessions = 1000;
     c->max_tasks = 1000;
+    c->runs_bytes = 10ull << 30;
+    c->runs_files = 1000000;
+    c->disk_reserve.pct = 5;
     c->task_after_ms = 5000;
     c->task_ttl_ms = 3600LL * 1000;
     c->tools_list_ttl_ms = 300LL * 1000;

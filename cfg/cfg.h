@@ -13,6 +13,14 @@
 #include "executor.h"
 #include "util.h"
 
+/* disk_reserve: bytes, or a share of the file system in percent (one of
+ * them is 0). */
+struct cfg_reserve {
+    uint64_t bytes;
+    uint32_t pct;
+};
+#define CFG_RESERVE_PCT_MAX 50
+
 struct cfg {
     char *config_file;        /* the file read, or NULL */
     char *state_dir;
@@ -23,6 +31,9 @@ struct cfg {
     bool script_network;
     uint64_t uid_base, uid_count;
     int64_t run_ttl_ms;
+    uint64_t runs_bytes;          /* run records in all, bytes; 0: no cap */
+    uint64_t runs_files;          /* ... and inodes; 0: no cap */
+    struct cfg_reserve disk_reserve; /* new runs are refused below this much free space */
     enum log_level log_level;
     /* The HTTP front doors (serve, FastCGI on stdin, CGI). */
     uint64_t workers;             /* FastCGI workers of `serve`; 0: auto (cfg_workers) */

@@ -43,6 +43,12 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "uid_base = %llu\n", (unsigned long long)c->uid_base);
     rc = rc ? rc : dbuf_printf(&b, "uid_count = %llu\n", (unsigned long long)c->uid_count);
     rc = rc ? rc : dbuf_printf(&b, "run_ttl = %llds\n", (long long)(c->run_ttl_ms / 1000));
+    rc = rc ? rc : dbuf_printf(&b, "runs_bytes = %llu\n", (unsigned long long)c->runs_bytes);
+    rc = rc ? rc : dbuf_printf(&b, "runs_files = %llu\n", (unsigned long long)c->runs_files);
+    if (c->disk_reserve.bytes)
+        rc = rc ? rc : dbuf_printf(&b, "disk_reserve = %llu\n", (unsigned long long)c->disk_reserve.bytes);
+    else
+        rc = rc ? rc : dbuf_printf(&b, "disk_reserve = %u%%\n", c->disk_reserve.pct);
     rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", cfg__levels[c->log_level]);
     rc = rc ? rc : dbuf_printf(&b, "workers = %llu\n", (unsigned long long)c->workers);
     rc = rc ? rc : dbuf_printf(&b, "max_concurrent_runs = %llu\n", (unsigned long long)c->max_concurrent_runs);

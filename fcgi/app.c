@@ -311,11 +311,33 @@ static const char *installer_name(const struct cfg *cfg)
     return "pip";
 }
 
+/* The state directory's disk and its run records, for /healthz. */
+static json_object *disk_info(const struct app *app, const struct ws_disk *d, const char *why)
+{
+    json_object *o = json_object_new_object();
+    uint64_t bytes = 0, files = 0;
+    discard(ws_runs_usage(app->cfg->state_dir, &bytes, &files)); /* zeros when there is no ledger yet */
+    json_object_object_add(o, "free_bytes", json_object_new_int64((int64_t)d->free_bytes));
+    json_object_object_add(o, "reserve_bytes", json_object_new_int64((int64_t)d->reserve_bytes));
+    json_object_object_add(o, "free_inodes", json_object_new_int64((int64_t)d->free_inodes));
+    json_object_object_add(o, "reserve_inodes", json_object_new_int64((int64_t)d->reserve_inodes));
+    json_object_object_add(o, "low", json_object_new_boolean(d->low));
+    json_object_object_add(o, "error", why ? json_object_new_string(why) : NULL);
+    json_object_object_add(o, "runs_bytes", json_object_new_int64((int64_t)bytes));
+    json_object_object_add(o, "runs_files", json_object_new_int64((int64_t)files));
+    return o;
+}
+
 static void healthz(const struct app *app, struct http_req *req, struct http_resp *resp)
 {
     (void)req;
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "status", json_object_new_string("ok"));
+    /* The low-disk guard: new runs are refused while it holds (everything
+     * else is served). */
+    struct ws_disk disk;
+    char why[256];
+    bool low = ws_disk_check(&app->cfg->exec, &disk, why, sizeof why) == -ENOSPC;
+    json_object_object_add(o, "status", json_object_new_string(low ? "low_disk" : "ok"));
     json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
     json_object_object_add(o, "mode", json_object_new_string(app->mode));
     json_object_object_add(o, "isolation", json_object_new_string(isolation_level(app->cfg)));
@@ -350,6 +372,7 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(warm, "envs", json_object_new_int64((int64_t)ws.envs));
     json_object_object_add(warm, "runs", json_object_new_int64((int64_t)ws.runs));
     json_object_object_add(o, "warm", warm);
+    json_object_object_add(o, "disk", disk_info(app, &disk, low ? why : NULL));
     discard(http_add_header(resp, "Cache-Control", "no-store"));
     discard(http_send_json(resp, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
     json_object_put(o);

@@ -744,7 +744,10 @@ static void run_and_answer(const struct app *app, struct http_resp *resp, enum w
         .cancelled = on_cancelled, .accepted = on_accepted,
     };
     int rc = app_exec_of(app)->run(spec, &sink, &r);
-    if (!w.accepted && rc < 0) /* refused by the checks: the request's to fix, or 500 */
+    if (!w.accepted && rc == -ENOSPC) { /* the low-disk guard: nothing was made; come back later */
+        discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->retry_after_ms + 999) / 1000)));
+        refuse(mode, resp, 507, r.error ? r.error : "the server is low on disk space");
+    } else if (!w.accepted && rc < 0) /* refused by the checks: the request's to fix, or 500 */
         refuse(mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,
                r.error ? r.error : "the request was refused");
     else if (rc == -EPIPE && !r.run_id[0])

@@ -6,6 +6,7 @@
 #include "result.h"
 
 #include "exec_log.h"
+#include "workspace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -272,5 +273,8 @@ int result_record(const struct exec_result *r)
     cleanup_free char *json = result_to_string(r, false, &n);
     if (!json)
         return -ENOMEM;
-    return util_write_file_atomic(dfd, "result.json", json, n, 0644);
+    rc = util_write_file_atomic(dfd, "result.json", json, n, 0644);
+    if (rc == 0)
+        discard(ws_runs_account(r->run_dir)); /* the run records' ledger; its next count corrects a miss */
+    return rc;
 }

@@ -209,14 +209,10 @@ int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name
         cleanup_fd int rfd = openat(sessions_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         cleanup_fd int lfd = rfd >= 0 ? openat(rfd, "runs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
         cleanup_dir DIR *d = lfd >= 0 ? util_opendir_at(lfd) : NULL;
-        cleanup_free char *runs = NULL;
-        if (asprintf(&runs, "%s/runs", cfg->state_dir) < 0)
-            runs = NULL;
-        cleanup_fd int runs_fd = runs ? open(runs, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
         struct dirent *de;
-        while (d && runs_fd >= 0 && (de = readdir(d)))
+        while (d && (de = readdir(d)))
             if (ws_id_valid(de->d_name))
-                discard(util_rm_rf_at(runs_fd, de->d_name)); /* the reaper of runs retries */
+                discard(ws_run_remove(cfg->state_dir, de->d_name)); /* the reaper of runs retries */
     }
     return util_rm_rf_at(sessions_fd, name);
 }

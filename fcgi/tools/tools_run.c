@@ -319,6 +319,10 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
          * requirements): the caller's to fix, and nothing was made. */
         *result = tools__arg_error("%s; nothing was run", r.error ? r.error : "the call was refused");
         rc = 0;
+    } else if (!x.accepted && rc == -ENOSPC) {
+        /* The low-disk guard: nothing was made; the caller comes back later. */
+        *result = tools__simple_result(r.error, true, NULL);
+        rc = 0;
     } else if (!x.accepted && rc < 0) {
         /* The checks could not be made (the interpreter cannot be asked). */
         log_msg(LOG_LVL_ERROR, "checking requirements: %s", r.error ? r.error : strerror(-rc));
