@@ -194,6 +194,10 @@ bool util_utf8_valid(const char *s, size_t n);
 /* Returns a copy of s[0..n) with each invalid UTF-8 sequence and each NUL
  * replaced by U+FFFD (caller frees), or NULL on ENOMEM. */
 char *util_utf8_sanitize(const char *s, size_t n, size_t *out_len);
+/* A copy of s[0..n) with every occurrence of find (not empty) replaced by
+ * with (caller frees; NUL-terminated, its length in *out_len when not
+ * NULL), or NULL on ENOMEM. */
+char *util_replace_all(const char *s, size_t n, const char *find, const char *with, size_t *out_len);
 /* Lower-case hex of n bytes into out (2n+1 bytes). */
 void util_hex(const unsigned char *p, size_t n, char *out);
 /* Formats a byte count for people: "812 B", "4.2 KiB", "3.0 MiB". */

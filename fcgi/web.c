@@ -272,8 +272,11 @@ static void send_event(struct web_run *w, const char *event, json_object *o)
 
 static void log_event(struct web_run *w, const char *stream, const char *text, size_t len)
 {
-    size_t n;
-    cleanup_free char *clean = util_utf8_sanitize(text, len, &n);
+    size_t n, rn;
+    /* The state directory's path (an installer's line, a traceback in the
+     * fallback) is written STATE, as in the result. */
+    cleanup_free char *redacted = result_redact(text, len, w->app->cfg->state_dir, &rn);
+    cleanup_free char *clean = redacted ? util_utf8_sanitize(redacted, rn, &n) : NULL;
     if (!clean || n == 0)
         return;
     json_object *o = json_object_new_object();
@@ -697,7 +700,9 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct ex
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r->run_id, r->error ? r->error : strerror(-rc));
     else
         log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r->run_id, exec_status_name(r->status), (long long)r->duration_ms);
-    json_object *res = result_to_json(r);
+    /* No path of the server; the URLs stay relative to the site (the page
+     * links them relative to itself, which holds under any base path). */
+    json_object *res = result_client_json(r, NULL, w->app->cfg->state_dir);
     if (!res) {
         if (!resp->started)
             http_send_error(resp, 500, "out of memory");

@@ -444,6 +444,21 @@ const char *art_mime(const unsigned char *head, size_t n, const char *name);
  * percent-encoded from the raw bytes so that they still reach the file. */
 json_object *result_to_json(const struct exec_result *r);
 
+/* The result as the HTTP doors hand it to a client (MCP's
+ * structuredContent, /api/run's answer): result_to_json without the
+ * server's own paths (no "workdir", no "zip"), every URL absolute on the
+ * origin (scheme://host[:port]) of base_url (http_base_url's; the URLs
+ * already hold public_url's path; left relative to the site when NULL or
+ * "": /api/run, whose page links them relative to itself), and the
+ * state directory's path, wherever a string holds it (an error of the
+ * service, the installer's log, a traceback in the fallback), written as
+ * "STATE". Caller puts it; NULL on ENOMEM. */
+json_object *result_client_json(const struct exec_result *r, const char *base_url, const char *state_dir);
+/* The same redaction for one string the doors send (a log line, an
+ * installer line): a copy with state_dir written as "STATE" (caller frees;
+ * NULL on ENOMEM). */
+char *result_redact(const char *s, size_t n, const char *state_dir, size_t *out_len);
+
 /* Serialises the result (caller frees). pretty: indented for people. */
 char *result_to_string(const struct exec_result *r, bool pretty, size_t *len);
 
