@@ -38,6 +38,7 @@ enum cfg_type {
     CFG_SIZE,
     CFG_COUNT,
     CFG_AUTO_COUNT,  /* auto | a count: auto is CFG_AUTO */
+    CFG_AUTO_SIZE,   /* auto | a size: auto is CFG_AUTO */
     CFG_RESERVE,     /* a size, or a share of a file system: "5%" */
     CFG_LEVEL,
     CFG_ISOLATION,
@@ -79,6 +80,8 @@ static const struct cfg_key plain_keys[] = {
     K("session_ttl", CFG_DURATION, session_ttl_ms),
     K("drain_grace", CFG_DURATION, drain_grace_ms),
     K("request_bytes", CFG_SIZE, request_bytes),
+    K("request_memory", CFG_AUTO_SIZE, request_memory),
+    K("request_memory_wait", CFG_DURATION, request_memory_wait_ms),
     K("max_sessions", CFG_COUNT, max_sessions),
     K("max_tasks", CFG_COUNT, max_tasks),
     K("task_after", CFG_DURATION, task_after_ms),
@@ -131,6 +134,7 @@ static const struct {
     {"request_bytes", 4096, 16ull << 30},
     {"max_sessions", 1, 1000000},
     {"max_tasks", 1, 1000000},
+    {"request_memory", 4096, 1ull << 40},
     {"image_inline_bytes", 0, 64ull << 20},
     {"preview_bytes", 256, 16ull << 20},
     {"form_fields", 1, 1024},
@@ -314,17 +318,18 @@ static int set_secret(struct cfg *c, const struct cfg_key *k, const char *value,
 static int set_number(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
 {
     uint64_t v;
-    if (k->type == CFG_AUTO_COUNT && !strcmp(value, "auto")) {
+    if ((k->type == CFG_AUTO_COUNT || k->type == CFG_AUTO_SIZE) && !strcmp(value, "auto")) {
         *(uint64_t *)slot_of(c, k) = CFG_AUTO;
         return 0;
     }
-    bool count = k->type != CFG_SIZE;
+    bool count = k->type != CFG_SIZE && k->type != CFG_AUTO_SIZE;
     int rc = count ? cfg__parse_count(value, &v) : cfg_parse_size(value, &v);
     if (rc < 0)
         return bad_value(k->name, value,
-                         k->type == CFG_AUTO_COUNT ? "auto or " CFG_EXPECT_COUNT
-                         : count                   ? CFG_EXPECT_COUNT
-                                                   : CFG_EXPECT_SIZE,
+                         k->type == CFG_AUTO_COUNT  ? "auto or " CFG_EXPECT_COUNT
+                         : k->type == CFG_AUTO_SIZE ? "auto or " CFG_EXPECT_SIZE
+                         : count                    ? CFG_EXPECT_COUNT
+                                                    : CFG_EXPECT_SIZE,
                          err, errlen);
     for (size_t i = 0; i < ARRAY_SIZE(ranges); i++)
         if (!strcmp(ranges[i].key, k->name) && (v < ranges[i].min || v > ranges[i].max)) {
@@ -458,7 +463,7 @@ static cfg_setter *const setters[] = {
     [CFG_MODULES] = set_modules,
     [CFG_SECRET] = set_secret,     [CFG_BOOL] = set_bool,         [CFG_DURATION] = set_duration,
     [CFG_SIZE] = set_number,       [CFG_COUNT] = set_number,      [CFG_LEVEL] = set_level,
-    [CFG_AUTO_COUNT] = set_number,  [CFG_RESERVE] = set_reserve,
+    [CFG_AUTO_COUNT] = set_number, [CFG_AUTO_SIZE] = set_number,  [CFG_RESERVE] = set_reserve,
     [CFG_ISOLATION] = set_isolation, [CFG_AUTO_BOOL] = set_auto_bool, [CFG_INSTALLER] = set_installer,
     [CFG_UINT] = set_uint,         [CFG_ALLOW] = set_allow,       [CFG_NODE] = set_node,
 };
@@ -628,6 +633,8 @@ static int set_defaults(struct cfg *c)
     c->request_bytes = 96ull << 20;
     c->max_sessions = 1000;
     c->max_tasks = 1000;
+    c->request_memory = CFG_AUTO;
+    c->request_memory_wait_ms = 10000;
     c->runs_bytes = 10ull << 30;
     c->runs_files = 1000000;
     c->disk_reserve.pct = 5;
@@ -758,6 +765,10 @@ static int check_keys(const struct cfg *c, char *err, size_t errlen)
     }
     if (c->run_ttl_ms > 0 && c->run_ttl_ms <= c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms) {
         snprintf(err, errlen, "run_ttl must be longer than timeout + kill_grace, or 0 to keep runs forever");
+        return -EINVAL;
+    }
+    if (c->request_memory != CFG_AUTO && c->request_memory < c->request_bytes) {
+        snprintf(err, errlen, "request_memory must be at least request_bytes (a body of the largest size must fit), or auto");
         return -EINVAL;
     }
     char why[CFG_WHY_MAX + PATH_MAX];

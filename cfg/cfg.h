@@ -45,6 +45,9 @@ struct cfg {
     int64_t session_ttl_ms;       /* idle MCP sessions older than this are reaped */
     int64_t drain_grace_ms;       /* SIGTERM: in-flight requests get this long; 0: auto */
     uint64_t request_bytes;       /* largest request body (HTTP 413 past it) */
+    uint64_t request_memory;      /* request bodies held at once across the state_dir's
+                                   * processes; CFG_AUTO: cfg_request_memory */
+    int64_t request_memory_wait_ms; /* a body waits this long for room, then 503 */
     uint64_t max_sessions;        /* open MCP sessions at once (HTTP 503 past it); workspaces too */
     uint64_t max_tasks;           /* MCP tasks kept at once (working, or finished within task_ttl) */
     int64_t task_after_ms;        /* a run of a client with the tasks extension still going
@@ -108,6 +111,10 @@ struct cfg {
 #define CFG_QUEUED_CALL_BYTES (4ull << 20)
 #define CFG_WORKERS_MAX 1024 /* the workers key's ceiling, and the automatic count's */
 unsigned cfg_workers(const struct cfg *c);
+/* request_memory, with auto resolved: an eighth of the machine's memory,
+ * and at least request_bytes (so that one body of the largest size fits). */
+#define CFG_REQUEST_MEMORY_SHARE 8
+uint64_t cfg_request_memory(const struct cfg *c);
 /* The drain grace: drain_grace, or when 0, timeout + kill_grace + 5 s. */
 int64_t cfg_drain_grace_ms(const struct cfg *c);
 

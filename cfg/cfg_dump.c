@@ -62,6 +62,11 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "session_ttl = %llds\n", (long long)(c->session_ttl_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "drain_grace = %llds\n", (long long)(c->drain_grace_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "request_bytes = %llu\n", (unsigned long long)c->request_bytes);
+    if (c->request_memory == CFG_AUTO)
+        rc = rc ? rc : dbuf_printf(&b, "request_memory = auto (%llu)\n", (unsigned long long)cfg_request_memory(c));
+    else
+        rc = rc ? rc : dbuf_printf(&b, "request_memory = %llu\n", (unsigned long long)c->request_memory);
+    rc = rc ? rc : dbuf_printf(&b, "request_memory_wait = %lldms\n", (long long)c->request_memory_wait_ms);
     rc = rc ? rc : dbuf_printf(&b, "max_sessions = %llu\n", (unsigned long long)c->max_sessions);
     rc = rc ? rc : dbuf_printf(&b, "max_tasks = %llu\n", (unsigned long long)c->max_tasks);
     rc = rc ? rc : dbuf_printf(&b, "task_after = %lldms\n", (long long)c->task_after_ms);

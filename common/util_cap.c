@@ -40,16 +40,19 @@ int util_cap_take(int dirfd, struct util_cap *c)
     if (!d)
         return -errno;
     uint64_t used = 0;
-    struct dirent *de;
-    errno = 0;
-    while ((de = readdir(d))) {
+    for (;;) {
+        errno = 0; /* readdir's end and its failure differ only by it (weigh may set it) */
+        struct dirent *de = readdir(d);
+        if (!de) {
+            if (errno)
+                return -errno;
+            break;
+        }
         if (de->d_name[0] == '.' && (!de->d_name[1] || !strcmp(de->d_name, "..") || !strcmp(de->d_name, CAP_LOCK)))
             continue;
         uint64_t w = c->weigh(dirfd, de->d_name, c->ctx);
         used = used + w < used ? UINT64_MAX : used + w;
     }
-    if (errno)
-        return -errno;
     c->used = used;
     if (used > c->max || c->need > c->max - used)
         return -EDQUOT; /* the lock goes with lfd: nothing was made */

@@ -35,6 +35,21 @@ bool app_host_allowed(const struct cfg *cfg, const char *name)
     return false;
 }
 
+/* Answers a refusal: for /mcp a JSON-RPC error without an id (static text
+ * only in why), as the MCP SDKs answer; else {"error": why}. */
+static void deny(struct http_req *req, struct http_resp *resp, int status, bool jsonrpc, const char *why)
+{
+    log_msg(LOG_LVL_INFO, "%d %s %s: %s", status, req->method, req->path, why);
+    if (jsonrpc) {
+        char body[512];
+        snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"%s\"},\"id\":null}",
+                 why);
+        discard(http_send_json(resp, status, body));
+    } else {
+        http_send_error(resp, status, why);
+    }
+}
+
 /* The checks every dynamic route shares. Returns true when the request may
  * go on; otherwise the response is sent. For /mcp the body is a JSON-RPC
  * error without an id, as the MCP SDKs answer. auth: the route runs code
@@ -91,15 +106,19 @@ static bool guard(const struct app *app, struct http_req *req, struct http_resp 
     }
     if (!why)
         return true;
-    log_msg(LOG_LVL_INFO, "%d %s %s: %s", status, req->method, req->path, why);
-    if (jsonrpc) {
-        char body[256];
-        snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"%s\"},\"id\":null}",
-                 why);
-        discard(http_send_json(resp, status, body));
-    } else {
-        http_send_error(resp, status, why);
-    }
+    deny(req, resp, status, jsonrpc, why);
+    return false;
+}
+
+/* request_memory: a body above APP_BODY_FREE takes room before it is read,
+ * or is turned away with 503 when none comes in time. */
+static bool body_room(const struct app *app, struct http_req *req, struct http_resp *resp, bool jsonrpc,
+                      struct app_body *b)
+{
+    if (app_body_admit(app, req, resp, b) == 0)
+        return true;
+    discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->retry_after_ms + 999) / 1000)));
+    deny(req, resp, 503, jsonrpc, "Service unavailable: the request bodies in flight fill request_memory; try again later");
     return false;
 }
 
@@ -373,6 +392,10 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(warm, "runs", json_object_new_int64((int64_t)ws.runs));
     json_object_object_add(o, "warm", warm);
     json_object_object_add(o, "disk", disk_info(app, &disk, low ? why : NULL));
+    json_object *rq = json_object_new_object();
+    json_object_object_add(rq, "memory_bytes", json_object_new_int64((int64_t)app_body_in_use(app)));
+    json_object_object_add(rq, "memory_max", json_object_new_int64((int64_t)cfg_request_memory(app->cfg)));
+    json_object_object_add(o, "requests", rq);
     discard(http_add_header(resp, "Cache-Control", "no-store"));
     discard(http_send_json(resp, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
     json_object_put(o);
@@ -395,6 +418,7 @@ void app_handle(const struct app *app, struct http_io *io)
 {
     struct http_req req;
     struct http_resp resp;
+    struct app_body body = {.fd = -1};
     http_req_init(&req, io);
     http_resp_init(&resp, io);
     log_set_id(req.id);
@@ -404,10 +428,10 @@ void app_handle(const struct app *app, struct http_io *io)
     if (!req.path_ok) {
         http_send_error(&resp, 400, "bad request path");
     } else if (!strcmp(req.path, "/mcp")) {
-        if (guard(app, &req, &resp, true, true))
+        if (guard(app, &req, &resp, true, true) && body_room(app, &req, &resp, true, &body))
             mcp_handle(app, &req, &resp);
     } else if (!strncmp(req.path, "/api/", 5)) {
-        if (guard(app, &req, &resp, false, true)) {
+        if (guard(app, &req, &resp, false, true) && body_room(app, &req, &resp, false, &body)) {
             if (!strcmp(req.path, "/api/run"))
                 web_api_run(app, &req, &resp);
             else if (!strncmp(req.path, "/api/run/", 9))
@@ -426,6 +450,7 @@ void app_handle(const struct app *app, struct http_io *io)
     }
     if (!resp.started)
         http_send_error(&resp, 500, "no response");
+    app_body_release(app, &body);
     http_resp_free(&resp);
     log_set_id(NULL);
 }

@@ -32,4 +32,23 @@ bool app_host_allowed(const struct cfg *cfg, const char *name);
  * default port filled in (app_origin.c). */
 bool app_origin_allowed(const struct cfg *cfg, const struct http_req *req, const char *origin);
 
+/* A request body's place in the request memory (request_memory, shared by
+ * every process of the state directory; app_memory.c). Bodies of at most
+ * APP_BODY_FREE bytes take none: each worker holds at most one. */
+#define APP_BODY_FREE (64u << 10)
+struct app_body {
+    int fd;        /* the flock'd file of the place, or -1: none held */
+    char name[64]; /* its name in STATE/.mem */
+};
+/* Takes room for the body req announces (Content-Length), waiting up to
+ * request_memory_wait for it (while the client stays): 0 (b holds the
+ * place, or none was needed, or the budget cannot be kept: logged), or
+ * -EBUSY when there was no room in time (nothing held; the caller answers
+ * 503). */
+int app_body_admit(const struct app *app, struct http_req *req, struct http_resp *resp, struct app_body *b) must_check;
+/* Gives b's place back. Safe on an empty one. */
+void app_body_release(const struct app *app, struct app_body *b);
+/* The bytes of the bodies in flight now (a snapshot, for /healthz). */
+uint64_t app_body_in_use(const struct app *app);
+
 #endif
