@@ -21,6 +21,8 @@
  * slot that comes free goes to the lowest ticket (admit.c). */
 struct admit_order {
     uint64_t next;                     /* the last ticket drawn */
+    uint32_t hi;                       /* the highest place ever taken, plus one */
+    uint32_t unused;
     uint64_t ticket[ADMIT_MAX_SLOTS];  /* by queue place */
 };
 
@@ -32,8 +34,9 @@ struct admit_ticket {
     struct admit_order *order; /* mapped while queued, or NULL (no order: unordered) */
     uint32_t place;            /* the queue place held (queue_fd >= 0) */
     uint64_t number;           /* its ticket in order */
+    uint32_t window;           /* how many of the first in line race for a slot (admit.c) */
 };
-#define ADMIT_TICKET_INIT {-1, -1, -1, NULL, 0, 0}
+#define ADMIT_TICKET_INIT {-1, -1, -1, NULL, 0, 0, 0}
 
 /* Takes a run slot when one is free and nobody waits for one, else a place
  * in the queue (behind every call already queued). 0 with
@@ -44,7 +47,8 @@ int admit_enter(const char *state_dir, const struct admit_config *c, struct admi
 
 /* Waits in the queue for a run slot, polling cancelled(ctx) (may be NULL).
  * Slots go to the queued calls in the order they arrived: only the first
- * of them takes one (a waiter that died is passed over). 0: t->run_fd is
+ * few of them (as many as there are run slots) try for one, and a waiter
+ * that died is passed over. 0: t->run_fd is
  * held and the queue place given back. -ECANCELED when cancelled,
  * -ETIMEDOUT after queue_wait_ms; then nothing is held. */
 int admit_wait(const char *state_dir, const struct admit_config *c, struct admit_ticket *t,
