@@ -7,13 +7,7 @@
 # left. The low-disk guard is off (disk_reserve = 0) so that the runs get
 # as far as the full disk: low-disk.sh tests the guard that refuses them
 # before.
-if [ -z "${RMS_IN_NS:-}" ]; then
-    if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
-        echo "1..0 # SKIP the full-disk case needs root and unshare for a private tmpfs"
-        exit 0
-    fi
-    RMS_IN_NS=1 exec unshare --mount --propagation private "$0" "$@"
-fi
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/privns.sh" "the full-disk case"
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/faults/lib.sh"

@@ -9,13 +9,7 @@
 #   disk_reserve: the file system filled to 95% (a reserve of 10%): /healthz
 #   says low_disk, /api/run answers 507 with Retry-After, run_code a tool
 #   error, runmyscript run exits 74, nothing is made; freed, runs work again.
-if [ -z "${RMS_IN_NS:-}" ]; then
-    if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
-        echo "1..0 # SKIP the low-disk case needs root and unshare for a private tmpfs"
-        exit 0
-    fi
-    RMS_IN_NS=1 exec unshare --mount --propagation private "$0" "$@"
-fi
+. "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/privns.sh" "the low-disk case"
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/faults/lib.sh"
