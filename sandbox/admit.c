@@ -105,7 +105,6 @@ static int admit__try(int dfd, const char *kind, uint32_t n, bool probe, uint32_
     return err && err != -EAGAIN ? err : -EAGAIN;
 }
 
-
 /* ------------------------------------------------------------ the order */
 
 /* Maps STATE/.admit/order (made, and sized, by whoever comes first: a

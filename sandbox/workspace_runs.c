@@ -308,7 +308,8 @@ static int list_finished(int rfd, int64_t now, struct old_run **out, size_t *n)
         memcpy((*out)[*n].name, de->d_name, strlen(de->d_name) + 1); /* ws_id_valid: at most WS_ID_MAX */
         (*n)++;
     }
-    qsort(*out, *n, sizeof **out, by_age);
+    if (*n > 1) /* qsort's base must not be NULL, even for nothing */
+        qsort(*out, *n, sizeof **out, by_age);
     return 0;
 }
 

@@ -84,11 +84,12 @@ print("MCP", mcp_big[0], json.loads(mcp_big[2])["error"]["code"] if mcp_big[0] =
 print("SMALL", small[0], json.loads(small[2]).get("logs", "").strip())
 print("PEAK", peak["mem"], peak["max"], int(peak["mem"] <= peak["max"]))
 print("HEALTHZ", peak["healthz"])
-# A worker that read a body of 1.9 MB grew by at least 1.5 times that (the
-# body, its parse); one that only answered grew by the pages a first
-# request touches (about 1.6 MB of the program's own).
+# A worker that read a body of 1.9 MB grew by most of that more than one
+# that only answered, which grew by the pages a first request touches
+# (about 1.6 MB of the program's own): the median worker's growth.
 grown = {p: EACH[p] - BASE_EACH.get(p, 0) for p in EACH}
-print("HELD", sum(1 for g in grown.values() if g >= len(BIG) * 3 // 2))
+typical = sorted(grown.values())[len(grown) // 2] if grown else 0
+print("HELD", sum(1 for g in grown.values() if g >= typical + len(BIG) * 3 // 4))
 print("EACH", json.dumps({p: g >> 10 for p, g in grown.items()}), file=sys.stderr)
 print("AFTER", json.loads(urllib.request.urlopen(base + "/healthz", timeout=10).read())["requests"]["memory_bytes"])
 PY
@@ -103,7 +104,11 @@ is "$(v SMALL)" "200 small" "a small request meanwhile is served (small bodies t
 set -- $(v PEAK)
 is "$3" 1 "the bodies in flight never passed the budget (peak $1 of $2 bytes)"
 ok "$([ "$(v HEALTHZ)" -gt 5 ]; echo $?)" "/healthz answered throughout ($(v HEALTHZ) times)"
-is "$(v HELD)" 2 "two workers held a body in memory, not ten"
+if ldd "$RUNMYSCRIPT" 2>/dev/null | grep -q libasan; then
+    skip "under ASan a worker's memory is the sanitizer's (its quarantine, its shadow): the bodies held are not told apart"
+else
+    is "$(v HELD)" 2 "two workers held a body in memory, not ten"
+fi
 is "$(v AFTER)" 0 "every place is given back"
 ls "$T/state/.mem" | grep -q . && ok 1 "no reservation file is left" || ok 0 "no reservation file is left"
 done_testing
