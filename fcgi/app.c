@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,12 +352,16 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
 {
     (void)req;
     json_object *o = json_object_new_object();
-    /* The low-disk guard: new runs are refused while it holds (everything
-     * else is served). */
+    /* A state directory this process cannot write fails every run
+     * (sandbox_error): not healthy, and why. Below disk_reserve new runs
+     * are refused (everything else is served): low_disk. */
+    char why[PATH_MAX + 200] = "", dwhy[256] = "";
+    bool healthy = ws_state_check(app->cfg->state_dir, why, sizeof why) == 0;
     struct ws_disk disk;
-    char why[256];
-    bool low = ws_disk_check(&app->cfg->exec, &disk, why, sizeof why) == -ENOSPC;
-    json_object_object_add(o, "status", json_object_new_string(low ? "low_disk" : "ok"));
+    bool low = ws_disk_check(&app->cfg->exec, &disk, dwhy, sizeof dwhy) == -ENOSPC;
+    json_object_object_add(o, "status", json_object_new_string(!healthy ? "error" : low ? "low_disk" : "ok"));
+    if (!healthy)
+        json_object_object_add(o, "error", json_object_new_string(why));
     json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
     json_object_object_add(o, "mode", json_object_new_string(app->mode));
     json_object_object_add(o, "isolation", json_object_new_string(isolation_level(app->cfg)));
@@ -391,13 +396,14 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(warm, "envs", json_object_new_int64((int64_t)ws.envs));
     json_object_object_add(warm, "runs", json_object_new_int64((int64_t)ws.runs));
     json_object_object_add(o, "warm", warm);
-    json_object_object_add(o, "disk", disk_info(app, &disk, low ? why : NULL));
+    json_object_object_add(o, "disk", disk_info(app, &disk, low ? dwhy : NULL));
     json_object *rq = json_object_new_object();
     json_object_object_add(rq, "memory_bytes", json_object_new_int64((int64_t)app_body_in_use(app)));
     json_object_object_add(rq, "memory_max", json_object_new_int64((int64_t)cfg_request_memory(app->cfg)));
     json_object_object_add(o, "requests", rq);
     discard(http_add_header(resp, "Cache-Control", "no-store"));
-    discard(http_send_json(resp, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+    discard(http_send_json(resp, healthy ? 200 : 503,
+                           json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
     json_object_put(o);
 }
 

@@ -72,9 +72,9 @@ static int call_workspace(const struct cfg *cfg, const char *tool, json_object *
     }
     if (rc == -EDQUOT) {
         mcp__session_free(ws);
-        *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions); delete one "
-                                      "with delete_workspace, or try again later",
-                                      tool);
+        *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions = %llu); "
+                                      "delete one with delete_workspace, or try again later",
+                                      tool, (unsigned long long)cfg->max_sessions);
         return 1;
     }
     if (rc == 0)
@@ -212,8 +212,8 @@ void mcp__2026_call(struct mcp_2026_req *m)
         if (rc == -EDQUOT) {
             if (made)
                 discard(mcp__session_end(m->app, &ws)); /* nothing ran in it */
-            mcp__2026_answer(m, tools_error_result("%s: too many tasks on this server (max_tasks); try again later",
-                                                   tool));
+            mcp__2026_answer(m, tools_error_result("%s: too many tasks on this server (max_tasks = %llu); try again "
+                                                   "later", tool, (unsigned long long)m->app->cfg->max_tasks));
         }
         return;
     }
