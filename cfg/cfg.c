@@ -91,6 +91,10 @@ static const struct cfg_key plain_keys[] = {
     K("form_file_bytes", CFG_SIZE, form.file_bytes),
     K("form_header_bytes", CFG_SIZE, form.header_bytes),
     K("cgi_sse_padding", CFG_SIZE, cgi_sse_padding),
+    K("max_streams", CFG_AUTO_COUNT, max_streams),
+    K("max_streams_per_client", CFG_AUTO_COUNT, max_streams_per_client),
+    K("stream_buffer_bytes", CFG_SIZE, stream_buffer_bytes),
+    K("stream_stall", CFG_DURATION, stream_stall_ms),
     K("test_fixture_tools", CFG_BOOL, test_fixture_tools),
     K("fetch_allow", CFG_ALLOW, fetch_allow_text),
     K("data_dir", CFG_PATH, data_dir),
@@ -131,6 +135,9 @@ static const struct {
     {"form_file_bytes", 1, 16ull << 30},
     {"form_header_bytes", 256, 1ull << 20},
     {"cgi_sse_padding", 0, 1ull << 20},
+    {"max_streams", 1, CFG_STREAMS_MAX},
+    {"max_streams_per_client", 1, CFG_STREAMS_MAX},
+    {"stream_buffer_bytes", 64ull << 10, 1ull << 30},
     {"warm_envs", 1, 16},
     {"warm_runs", 0, 1000000000},
 };
@@ -620,6 +627,10 @@ static int set_defaults(struct cfg *c)
     c->accel_redirect = -1;
     form_limits_default(&c->form);
     c->cgi_sse_padding = 8192;
+    c->max_streams = CFG_AUTO;
+    c->max_streams_per_client = CFG_AUTO;
+    c->stream_buffer_bytes = 8ull << 20;
+    c->stream_stall_ms = 60000;
     c->data_dir = strdup(""); /* the built-in import map */
     c->installer = strdup("auto");
     c->index_url = strdup("default");

@@ -72,6 +72,23 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "form_file_bytes = %llu\n", (unsigned long long)c->form.file_bytes);
     rc = rc ? rc : dbuf_printf(&b, "form_header_bytes = %llu\n", (unsigned long long)c->form.header_bytes);
     rc = rc ? rc : dbuf_printf(&b, "cgi_sse_padding = %llu\n", (unsigned long long)c->cgi_sse_padding);
+    if (c->max_streams == CFG_AUTO)
+        rc = rc ? rc : dbuf_printf(&b, "max_streams = auto (%llu in serve, else %llu)\n",
+                                   (unsigned long long)cfg_max_streams(c, true), (unsigned long long)cfg_max_streams(c, false));
+    else
+        rc = rc ? rc : dbuf_printf(&b, "max_streams = %llu\n", (unsigned long long)c->max_streams);
+    if (c->max_streams_per_client == CFG_AUTO)
+        rc = rc ? rc : dbuf_printf(&b, "max_streams_per_client = auto (%llu in serve, else %llu)\n",
+                                   (unsigned long long)cfg_max_streams_per_client(c, true),
+                                   (unsigned long long)cfg_max_streams_per_client(c, false));
+    else
+        rc = rc ? rc : dbuf_printf(&b, "max_streams_per_client = %llu\n", (unsigned long long)c->max_streams_per_client);
+    if (rc == 0) {
+        char sz[48];
+        format_limit(&(struct exec_limit_def){.unit = EXEC_UNIT_BYTES}, c->stream_buffer_bytes, sz, sizeof sz);
+        rc = dbuf_printf(&b, "stream_buffer_bytes = %s\n", sz);
+    }
+    rc = rc ? rc : dbuf_printf(&b, "stream_stall = %lldms\n", (long long)c->stream_stall_ms);
     rc = rc ? rc : dbuf_printf(&b, "test_fixture_tools = %s\n", c->test_fixture_tools ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "data_dir = %s\n", c->data_dir);
     rc = rc ? rc : dbuf_printf(&b, "installer = %s\n", c->installer);

@@ -32,6 +32,9 @@ struct http_io {
     /* True when the peer (nginx, or the CGI server) has hung up; may be
      * NULL (never gone). Cheap: a poll with no wait. */
     bool (*gone)(void *ctx);
+    /* The request's stream (stream.h: the server sets it; NULL: a
+     * transport that has none). */
+    struct stream_req *stream;
 };
 
 /* A transport over FCGX streams (in, out: FCGX_Stream *; fd: the
