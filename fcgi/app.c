@@ -312,17 +312,19 @@ static json_object *streams_info(const struct app *app)
 {
     json_object *o = json_object_new_object();
     const struct stream_shared *sh = app->workers && app->workers->streams.on ? &app->workers->streams : NULL;
+    struct stream_counts n = {0};
+    if (sh)
+        stream_shared_sum(sh, &n);
     int pid = sh ? __atomic_load_n(&sh->pid, __ATOMIC_RELAXED) : 0;
     json_object_object_add(o, "process", json_object_new_string(!sh ? "none" : pid > 0 ? "running" : "starting"));
-    json_object_object_add(o, "open", json_object_new_int64(sh ? __atomic_load_n(&sh->open, __ATOMIC_RELAXED) : 0));
-    json_object_object_add(o, "listens", json_object_new_int64(sh ? __atomic_load_n(&sh->counted, __ATOMIC_RELAXED) : 0));
+    json_object_object_add(o, "open", json_object_new_int64(n.open));
+    json_object_object_add(o, "listens", json_object_new_int64(n.counted));
     json_object_object_add(o, "held", json_object_new_int64(sh ? 0 : stream_held_count(app->cfg)));
     json_object_object_add(o, "max", json_object_new_int64((int64_t)cfg_max_streams(app->cfg, sh != NULL)));
     json_object_object_add(o, "max_per_client",
                            json_object_new_int64((int64_t)cfg_max_streams_per_client(app->cfg, sh != NULL)));
-    json_object_object_add(o, "buffered_bytes",
-                           json_object_new_int64(sh ? (int64_t)__atomic_load_n(&sh->buffered, __ATOMIC_RELAXED) : 0));
-    json_object_object_add(o, "cut", json_object_new_int64(sh ? (int64_t)__atomic_load_n(&sh->cut, __ATOMIC_RELAXED) : 0));
+    json_object_object_add(o, "buffered_bytes", json_object_new_int64((int64_t)n.buffered));
+    json_object_object_add(o, "cut", json_object_new_int64((int64_t)n.cut));
     json_object_object_add(o, "restarts", json_object_new_int64(sh ? __atomic_load_n(&sh->restarts, __ATOMIC_RELAXED) : 0));
     return o;
 }

@@ -52,6 +52,18 @@ void stream_client_key(const struct http_req *req, char *out, size_t outlen)
     snprintf(out, outlen, "%s", hex);
 }
 
+void stream_shared_sum(const struct stream_shared *shared, struct stream_counts *out)
+{
+    *out = (struct stream_counts){.cut = __atomic_load_n(&shared->cut_before, __ATOMIC_RELAXED)};
+    for (int k = 0; k < STREAM_COUNT_SLOTS; k++) {
+        const struct stream_counts *c = &shared->slot[k];
+        out->open += __atomic_load_n(&c->open, __ATOMIC_RELAXED);
+        out->counted += __atomic_load_n(&c->counted, __ATOMIC_RELAXED);
+        out->buffered += __atomic_load_n(&c->buffered, __ATOMIC_RELAXED);
+        out->cut += __atomic_load_n(&c->cut, __ATOMIC_RELAXED);
+    }
+}
+
 void stream_req_init(struct stream_req *s, const struct cfg *cfg, const struct stream_shared *shared, void *fcgx)
 {
     *s = (struct stream_req){.cfg = cfg, .shared = shared && shared->on ? shared : NULL, .fcgx = fcgx, .relay = -1,

@@ -23,18 +23,33 @@
 #define STREAM_SOCK "sock"           /* STATE/.streams/sock: the stream process listens here */
 #define STREAM_KEEPALIVE_MS 15000    /* a comment on a stream the process carries, after this silence */
 
-/* What serve's processes share about the stream process (in the shared
- * page of struct app_workers): written by the supervisor (pid, restarts)
- * and the stream process (the rest), read by the workers and /healthz. */
-struct stream_shared {
-    bool on;              /* serve has a stream process (its socket could be made) */
-    int pid;              /* the stream process, 0 while there is none */
-    unsigned restarts;    /* how many times it was started again after it died */
+/* What one stream process counts, for /healthz (it alone writes them). */
+struct stream_counts {
     unsigned open;        /* streams it carries now */
     unsigned counted;     /* of them, those max_streams counts (listen) */
     uint64_t buffered;    /* bytes it holds for clients that have not taken them */
     uint64_t cut;         /* streams it closed because their client stopped reading */
 };
+
+#define STREAM_SUP_OLD 8 /* stream processes carrying their streams to their end after SIGHUP */
+#define STREAM_COUNT_SLOTS (STREAM_SUP_OLD + 1)
+
+/* What serve's processes share about the stream process (in the shared
+ * page of struct app_workers): written by the supervisor (on, pid,
+ * restarts, the slots' owners) and each stream process (its slot of
+ * counts, which the supervisor clears when it has ended), read by the
+ * workers and /healthz. */
+struct stream_shared {
+    bool on;              /* serve has a stream process (its socket could be made) */
+    int pid;              /* the stream process, 0 while there is none */
+    unsigned restarts;    /* how many times it was started again after it died */
+    uint64_t cut_before;  /* the cuts of stream processes that have ended */
+    struct stream_counts slot[STREAM_COUNT_SLOTS];
+};
+
+/* The counts of every stream process of shared, summed (cut: all that
+ * have been). */
+void stream_shared_sum(const struct stream_shared *shared, struct stream_counts *out);
 
 /* What a stream is, for the caps: a call's stream (a run: admission bounds
  * it, max_streams does not count it) or a stream that may stay open with
@@ -130,8 +145,6 @@ void *stream_data(const struct stream *s);
 
 /* --------------------------------------------------- its supervisor's side */
 
-#define STREAM_SUP_OLD 8 /* stream processes carrying their streams to their end after SIGHUP */
-
 /* serve's supervisor's view of its stream process (stream_sup.c). */
 struct stream_sup {
     bool inited;
@@ -143,6 +156,7 @@ struct stream_sup {
     int lfd;                                /* the FastCGI socket: closed in the stream process */
     struct stream_sup_proc {
         int pid, pidfd;                     /* pidfd -1: none */
+        int slot;                           /* its counts in shared->slot */
     } cur, old[STREAM_SUP_OLD];
     int64_t started, again, kill_at;
     bool stopping;
@@ -177,9 +191,9 @@ void stream_sup_free(struct stream_sup *s);
  * with the kinds (n of them) until SIGTERM or the end of the server (its
  * pidfd, server_fd, turns readable; -1: not watched): then it ends every
  * stream and returns; after SIGHUP it takes no new stream and returns once
- * the last has ended. shared: the counters /healthz reads. Returns the
- * exit status. */
+ * the last has ended. counts: its counters, which /healthz reads.
+ * Returns the exit status. */
 int stream_proc_main(const struct cfg *cfg, int lfd, int server_fd, const struct stream_kind *const *kinds, size_t n,
-                     struct stream_shared *shared);
+                     struct stream_counts *counts);
 
 #endif

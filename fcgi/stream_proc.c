@@ -45,7 +45,6 @@
 #define PROC_RECV_MAX (STREAM_STATE_MAX + STREAM_KIND_MAX + 1) /* the largest message */
 #define PROC_MSGS_PER_WAKE 64     /* messages of one relay per wake-up (the others get their turn) */
 #define PROC_STOP_FLUSH_MS 2000   /* SIGTERM: the ends of the streams get this long to go out */
-#define PROC_SPARE_CAP (64u << 10) /* a drained buffer larger than this is given back */
 #define FCGI_RECORD_MAX 65528     /* content bytes of one record (a multiple of 8) */
 
 enum ev_type { EV_LISTEN, EV_SERVER, EV_PENDING, EV_CLIENT, EV_RELAY };
@@ -97,7 +96,7 @@ struct client_count {
 
 struct proc {
     const struct cfg *cfg;
-    struct stream_shared *shared;
+    struct stream_counts *shared;
     int ep, lfd, spare_fd;
     struct kind_rt *kinds;
     size_t nkinds;
@@ -207,12 +206,11 @@ static void flush_client(struct proc *p, struct stream *s)
     }
     if (s->dead)
         return;
+    /* Nothing waits: the buffer goes (an idle stream costs its struct). */
     s->off = s->len = 0;
-    if (s->cap > PROC_SPARE_CAP) {
-        free(s->buf);
-        s->buf = NULL;
-        s->cap = 0;
-    }
+    free(s->buf);
+    s->buf = NULL;
+    s->cap = 0;
     set_out(p, s, false);
     if (s->ending && !s->closing) {
         shutdown(s->client.fd, SHUT_WR);
@@ -728,7 +726,7 @@ static long fd_limit(uint64_t want)
 }
 
 static int proc_init(struct proc *p, const struct cfg *cfg, int lfd, int server_fd, const struct stream_kind *const *kinds,
-                     size_t n, struct stream_shared *shared)
+                     size_t n, struct stream_counts *shared)
 {
     *p = (struct proc){.cfg = cfg, .shared = shared, .lfd = lfd, .spare_fd = -1};
     p->max_counted = cfg_max_streams(cfg, true);
@@ -818,7 +816,7 @@ static void stop_all(struct proc *p)
 }
 
 int stream_proc_main(const struct cfg *cfg, int lfd, int server_fd, const struct stream_kind *const *kinds, size_t n,
-                     struct stream_shared *shared)
+                     struct stream_counts *shared)
 {
     struct proc p;
     struct sigaction sa = {.sa_handler = on_term};
@@ -863,6 +861,7 @@ int stream_proc_main(const struct cfg *cfg, int lfd, int server_fd, const struct
              * streams; this one carries its own to their end. */
             draining = true;
             epoll_ctl(p.ep, EPOLL_CTL_DEL, p.lfd, NULL);
+            close(p.lfd);
             log_msg(LOG_LVL_INFO, "the stream process hands new streams to its successor; %u open", p.open);
         }
         if (draining && !p.streams && !p.pending)

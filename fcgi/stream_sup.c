@@ -62,15 +62,28 @@ void stream_sup_init(struct stream_sup *s, const struct cfg *cfg, struct stream_
                      const struct stream_kind *const *kinds, size_t n, int lfd)
 {
     *s = (struct stream_sup){.inited = true, .cfg = cfg, .shared = shared, .kinds = kinds, .nkinds = n, .lfd = lfd,
-                             .cur = {0, -1}, .kill_at = -1};
+                             .cur = {0, -1, 0}, .kill_at = -1};
     for (size_t i = 0; i < STREAM_SUP_OLD; i++)
-        s->old[i] = (struct stream_sup_proc){0, -1};
+        s->old[i] = (struct stream_sup_proc){0, -1, 0};
     s->sfd = sup_socket(cfg);
     shared->on = s->sfd >= 0;
 }
 
+/* A slot of counts no stream process has now. */
+static int sup_free_slot(const struct stream_sup *s)
+{
+    for (int k = 0; k < STREAM_COUNT_SLOTS; k++) {
+        bool used = s->cur.pidfd >= 0 && s->cur.slot == k;
+        for (size_t i = 0; i < STREAM_SUP_OLD; i++)
+            used |= s->old[i].pidfd >= 0 && s->old[i].slot == k;
+        if (!used)
+            return k;
+    }
+    return 0; /* (every old one and the current one have theirs: never) */
+}
+
 /* In the stream process, from the intermediate's fork. */
-static void sup_child(struct stream_sup *s, int server_fd)
+static void sup_child(struct stream_sup *s, int server_fd, int slot)
 {
     sigset_t none;
     sigemptyset(&none);
@@ -82,7 +95,7 @@ static void sup_child(struct stream_sup *s, int server_fd)
         if (s->old[i].pidfd >= 0)
             close(s->old[i].pidfd);
     prctl(PR_SET_NAME, SUP_NAME, 0, 0, 0);
-    _exit(stream_proc_main(s->cfg, s->sfd, server_fd, s->kinds, s->nkinds, s->shared));
+    _exit(stream_proc_main(s->cfg, s->sfd, server_fd, s->kinds, s->nkinds, &s->shared->slot[slot]));
 }
 
 static void sup_start(struct stream_sup *s)
@@ -93,6 +106,8 @@ static void sup_start(struct stream_sup *s)
         log_msg(LOG_LVL_ERROR, "the stream process: pipe: %s", strerror(errno));
         return;
     }
+    int slot = sup_free_slot(s);
+    memset(&s->shared->slot[slot], 0, sizeof s->shared->slot[slot]);
     pid_t server = getpid(), mid = fork();
     if (mid == 0) {
         int sup = (int)syscall(SYS_pidfd_open, server, 0);
@@ -100,7 +115,7 @@ static void sup_start(struct stream_sup *s)
         if (p == 0) {
             close(pp[0]);
             close(pp[1]);
-            sup_child(s, sup);
+            sup_child(s, sup, slot);
         }
         discard(write(pp[1], &p, sizeof p));
         _exit(p > 0 ? 0 : 1);
@@ -119,7 +134,8 @@ static void sup_start(struct stream_sup *s)
             kill(p, SIGKILL);
         return;
     }
-    s->cur = (struct stream_sup_proc){p, pidfd};
+    s->cur = (struct stream_sup_proc){p, pidfd, slot};
+    log_msg(LOG_LVL_INFO, "the stream process %d started (its counts: slot %d)", (int)p, slot);
     __atomic_store_n(&s->shared->pid, (int)p, __ATOMIC_RELAXED);
     s->started = util_now_ms();
     s->again = 0;
@@ -131,11 +147,15 @@ static bool proc_alive(const struct stream_sup_proc *t)
     return t->pidfd >= 0 && poll(&p, 1, 0) == 0;
 }
 
-static void proc_forget(struct stream_sup_proc *t)
+/* t has ended: what it counted goes (its cuts are kept). */
+static void proc_forget(struct stream_sup *s, struct stream_sup_proc *t)
 {
     if (t->pidfd >= 0)
         close(t->pidfd);
-    *t = (struct stream_sup_proc){0, -1};
+    struct stream_counts *c = &s->shared->slot[t->slot];
+    __atomic_add_fetch(&s->shared->cut_before, __atomic_load_n(&c->cut, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    memset(c, 0, sizeof *c);
+    *t = (struct stream_sup_proc){0, -1, 0};
 }
 
 static void proc_signal(const struct stream_sup_proc *t, int sig)
@@ -150,7 +170,7 @@ void stream_sup_check(struct stream_sup *s, int64_t now)
         return;
     for (size_t i = 0; i < STREAM_SUP_OLD; i++)
         if (s->old[i].pidfd >= 0 && !proc_alive(&s->old[i]))
-            proc_forget(&s->old[i]);
+            proc_forget(s, &s->old[i]);
     if (s->cur.pidfd >= 0 && !proc_alive(&s->cur)) {
         __atomic_store_n(&s->shared->pid, 0, __ATOMIC_RELAXED);
         if (!s->stopping) {
@@ -158,7 +178,7 @@ void stream_sup_check(struct stream_sup *s, int64_t now)
             __atomic_add_fetch(&s->shared->restarts, 1, __ATOMIC_RELAXED);
             s->again = now - s->started < SUP_QUICK_MS ? now + SUP_QUICK_MS : now;
         }
-        proc_forget(&s->cur);
+        proc_forget(s, &s->cur);
     }
     if (!s->stopping && s->sfd >= 0 && s->cur.pidfd < 0 && now >= s->again)
         sup_start(s);
@@ -177,7 +197,7 @@ void stream_sup_reload(struct stream_sup *s)
         if (s->old[i].pidfd < 0) {
             proc_signal(&s->cur, SIGHUP);
             s->old[i] = s->cur;
-            s->cur = (struct stream_sup_proc){0, -1};
+            s->cur = (struct stream_sup_proc){0, -1, 0};
             __atomic_store_n(&s->shared->pid, 0, __ATOMIC_RELAXED);
             sup_start(s);
             return;

@@ -234,8 +234,10 @@ struct listener {
     char *id_text;
     struct http_resp resp;
     int n, left;             /* followed tasks, and of them not ended */
-    struct followed *t[LISTEN_TASKS_MAX];
-    int64_t seen[LISTEN_TASKS_MAX];
+    struct {
+        struct followed *t;
+        int64_t seen;        /* its updated_ms when last shown */
+    } f[];                   /* n of them */
 };
 
 struct listen_ctx {
@@ -335,7 +337,7 @@ static void followed_unused(struct listen_ctx *k, struct followed *f)
 static void listener_drop(struct listen_ctx *k, struct listener *l)
 {
     for (int i = 0; i < l->n; i++) {
-        struct followed *f = l->t[i];
+        struct followed *f = l->f[i].t;
         for (size_t j = 0; j < f->n; j++)
             if (f->who[j] == l) {
                 f->who[j] = f->who[--f->n];
@@ -352,9 +354,9 @@ static void listener_drop(struct listen_ctx *k, struct listener *l)
 /* Followed task i of l as it is now: a notification when l has not seen it. */
 static void listener_show(struct listener *l, int i)
 {
-    struct followed *f = l->t[i];
-    if (f->view && f->updated != l->seen[i]) {
-        l->seen[i] = f->updated;
+    struct followed *f = l->f[i].t;
+    if (f->view && f->updated != l->f[i].seen) {
+        l->f[i].seen = f->updated;
         send_text(&l->resp, l->id_text, "notifications/tasks", f->view, f->view_len);
     }
 }
@@ -387,7 +389,7 @@ static int listen_open(void *ctx, struct stream *s, const char *state, size_t le
     if (!json_object_object_get_ex(st, "id", &id) || !json_object_object_get_ex(st, "tasks", &tasks) ||
         !json_object_is_type(tasks, json_type_array) || json_object_array_length(tasks) > LISTEN_TASKS_MAX)
         return -EINVAL;
-    struct listener *l = calloc(1, sizeof *l);
+    struct listener *l = calloc(1, sizeof *l + json_object_array_length(tasks) * sizeof l->f[0]);
     if (!l)
         return -ENOMEM;
     size_t n;
@@ -407,8 +409,8 @@ static int listen_open(void *ctx, struct stream *s, const char *state, size_t le
             listener_drop(k, l);
             return -ENOMEM;
         }
-        l->t[l->n] = f;
-        l->seen[l->n] = json_object_get_int64(json_object_array_get_idx(t, 1));
+        l->f[l->n].t = f;
+        l->f[l->n].seen = json_object_get_int64(json_object_array_get_idx(t, 1));
         l->n++;
     }
     if (!l->id_text) {
@@ -418,7 +420,7 @@ static int listen_open(void *ctx, struct stream *s, const char *state, size_t le
     stream_set_data(s, l);
     for (int i = 0; i < l->n; i++) {
         listener_show(l, i); /* what changed since the worker looked */
-        l->left += !l->t[i]->ended;
+        l->left += !l->f[i].t->ended;
     }
     if (!l->left)
         listener_finish(k, l);
@@ -448,7 +450,7 @@ static void listen_tick(void *ctx, int64_t now)
         for (size_t j = 0; j < f->n; j++) {
             struct listener *l = f->who[j];
             for (int t = 0; t < l->n; t++)
-                if (l->t[t] == f) {
+                if (l->f[t].t == f) {
                     listener_show(l, t);
                     l->left -= f->ended;
                 }

@@ -6,7 +6,8 @@
 # run ends and is cut after stream_stall, or at once past
 # stream_buffer_bytes (a legacy run goes on to its result, a 2026-07-28 one
 # is cancelled: its stream was the call's); the stream process killed with
-# SIGKILL is started again and new streams work.
+# SIGKILL is started again and new streams work; after SIGHUP a new one
+# takes new streams while the old one carries its own to their end.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 HOGS=1000
@@ -16,41 +17,16 @@ ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
     skip_all "the open-files limit is $(ulimit -n): $HOGS streams need $((HOGS * 3 + 200))"
 STACK_WORKERS=3
 STACK_NGINX_CONNECTIONS=4096
-STACK_CONF='task_after = 0\nstream_buffer_bytes = 16M\nstream_stall = 5s\nlog_bytes = 64M\nmax_streams_per_client = 2000'
+STACK_CONF='warm = off\ntask_after = 0\nstream_buffer_bytes = 16M\nstream_stall = 5s\nlog_bytes = 64M\nmax_streams_per_client = 2000'
 stack_start serve || { ok 1 "the server starts"; done_testing; exit 1; }
-HOG="$top_srcdir/tests/lib/stream_hog.py"
-
-# health EXPR: a Python expression on /healthz's JSON (h), or "down" when
-# it does not answer within 10 s.
-health() {
-    curl -sS --max-time 10 -o "$T/hz" "$BASE/healthz" 2>/dev/null || { echo down; return; }
-    "$PYTHON3" -c 'import json, sys; h = json.load(open(sys.argv[1])); v = eval(sys.argv[2]); print(v if isinstance(v, str) else json.dumps(v))' \
-        "$T/hz" "$1"
-}
-# wait_health EXPR: until EXPR is true (at most 30 s).
-wait_health() {
-    local i
-    for i in $(seq 150); do
-        [ "$(health "$1")" = true ] && return 0
-        sleep 0.2
-    done
-    return 1
-}
-# long_task: a task that runs until it is cancelled; its id in $TID.
-long_task() {
-    CAPS=$TASKS_CAP mpost tools/call '"name":"run_my_script","arguments":{"code":"import time\ntime.sleep(300)"}' \
-        -H "Mcp-Name: run_my_script"
-    TID=$(jb 'r["result"]["taskId"]')
-}
+. "$top_srcdir/tests/lib/streams.sh"
 
 is "$(health 'h["streams"]["process"]')" running "/healthz: the stream process runs"
 
 # --- 1,000 listens on one long task, three workers
 long_task
-coproc HOGP { exec "$PYTHON3" "$HOG" --port "$PORT" --task "$TID" --n $HOGS; }
-read -r -t 180 line <&"${HOGP[0]}"
-is "$(printf '%s' "$line" | "$PYTHON3" -c 'import json, sys; print(json.load(sys.stdin)["ok"])')" $HOGS \
-    "$HOGS subscriptions/listen streams are open and acknowledged"
+hog_start hogs $HOGS
+is "$(hog_count ok)" $HOGS "$HOGS subscriptions/listen streams are open and acknowledged"
 is "$(health 'h["status"], h["streams"]["listens"], h["workers"]["busy"]')" "[\"ok\", $HOGS, 1]" \
     "/healthz answers meanwhile: $HOGS listens open, no worker held but the one answering"
 init 2025-11-25
@@ -63,15 +39,12 @@ is "$STATUS/$(jb 'r["logs"]')" "200/web" "/api/run answers meanwhile"
 CAPS=$TASKS_CAP mpost tasks/cancel '"taskId":"'"$TID"'"' -H "Mcp-Name: $TID"
 wait_health 'h["streams"]["open"] == 0'
 ok $? "the task's end ends every listen (the stream process writes each one's end)"
-exec {HOGP[1]}>&-
-read -r -t 60 line <&"${HOGP[0]}"
-is "$(printf '%s' "$line" | "$PYTHON3" -c 'import json, sys; r = json.load(sys.stdin); print(r["closed"], r["ended"])')" \
-    "$HOGS $HOGS" "each got the subscription's result, then its response ended"
-wait "${HOGP_PID:-}" 2>/dev/null
+hog_stop hogs
+is "$(hog_count closed) $(hog_count ended)" "$HOGS $HOGS" "each got the subscription's result, then its response ended"
 
 # --- a client that does not read its tools/call stream
 cat >"$T/slow.py" <<'PY'
-import json, socket, sys
+import json, os, socket, sys, time
 port, sid, rev, kb, sleep = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
 code = f"import time\nline = 'x' * 1000\nfor i in range({kb}):\n    print(line)\ntime.sleep({sleep})\n"
 if rev == "2026-07-28":
@@ -91,7 +64,8 @@ s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a client that reads s
 s.connect(("127.0.0.1", port))
 s.sendall(req)
 print("sent", flush=True)
-sys.stdin.readline()  # reads only when told
+while not os.path.exists(sys.argv[6]):  # reads only when told
+    time.sleep(0.1)
 data = b""
 s.settimeout(30)
 try:
@@ -114,16 +88,18 @@ PY
 # slow_start REV KB SLEEP: a call printing KB lines of 1000 bytes, then
 # sleeping SLEEP s, from a client that reads nothing; its run in $RUN.
 slow_start() {
-    coproc SLOWP { exec "$PYTHON3" "$T/slow.py" "$PORT" "${SID:-}" "$@"; }
-    read -r -t 30 _ <&"${SLOWP[0]}"
+    rm -f "$T/slow.out" "$T/slow.go"
+    "$PYTHON3" "$T/slow.py" "$PORT" "${SID:-}" "$@" "$T/slow.go" </dev/null >"$T/slow.out" &
+    SLOW_PID=$!
+    wait_for grep -q sent "$T/slow.out"
 }
 # newest_run: the run directory made last.
 newest_run() { ls -t "$T/state/runs" | head -1; }
+# slow_end: the client reads what it can now; its verdict in $line.
 slow_end() {
-    echo go >&"${SLOWP[1]}"
-    read -r -t 60 line <&"${SLOWP[0]}"
-    exec {SLOWP[1]}>&-
-    wait "${SLOWP_PID:-}" 2>/dev/null
+    touch "$T/slow.go"
+    wait "$SLOW_PID" 2>/dev/null
+    line=$(sed -n 2p "$T/slow.out")
 }
 
 cuts=$(health 'h["streams"]["cut"]')
@@ -155,31 +131,59 @@ ok $? "a 2026-07-28 call whose stream is cut is cancelled (its stream was the ca
 slow_end
 
 # --- the stream process killed with SIGKILL
+# stream_procs: the rms-streams processes holding the stream socket.
+stream_procs() {
+    local inode p
+    inode=$(awk -v p="$T/state/.streams/sock" '$NF == p && $4 == "00010000" { print $7 }' /proc/net/unix | head -1)
+    for p in $(pgrep -x rms-streams); do
+        ls -l "/proc/$p/fd" 2>/dev/null | grep -q "socket:\[$inode\]" && echo "$p"
+    done
+}
 long_task
-coproc HOG2 { exec "$PYTHON3" "$HOG" --port "$PORT" --task "$TID" --n 5; }
-read -r -t 60 line <&"${HOG2[0]}"
-like "$line" '"ok": 5' "five listens on another long task"
-inode=$(awk -v p="$T/state/.streams/sock" '$NF == p { print $7 }' /proc/net/unix | head -1)
-spid=""
-for p in $(pgrep -x rms-streams); do
-    ls -l "/proc/$p/fd" 2>/dev/null | grep -q "socket:\[$inode\]" && spid=$p
-done
+hog_start killed 5
+is "$(hog_count ok)" 5 "five listens on another long task"
+spid=$(stream_procs | head -1)
 [ -n "$spid" ] && kill -KILL "$spid"
 ok $? "the stream process ($spid, rms-streams in ps) is killed with SIGKILL"
-wait_health 'h["streams"]["process"] == "running" and h["streams"]["restarts"] == 1'
-ok $? "the server starts another at once (/healthz: running, 1 restart)"
-exec {HOG2[1]}>&-
-read -r -t 60 line <&"${HOG2[0]}"
-like "$line" '"closed": 5' "the killed one's streams end for their clients"
-wait "${HOG2_PID:-}" 2>/dev/null
-coproc HOG3 { exec "$PYTHON3" "$HOG" --port "$PORT" --task "$TID" --n 5; }
-read -r -t 60 line <&"${HOG3[0]}"
-like "$line" '"ok": 5' "new streams work"
+wait_health 'h["streams"]["process"] == "running" and h["streams"]["restarts"] == 1 and h["streams"]["open"] == 0'
+ok $? "the server starts another at once (/healthz: running, 1 restart, the dead one's streams gone)"
+hog_stop killed
+is "$(hog_count closed)" 5 "the killed one's streams end for their clients"
+hog_start after 5
+is "$(hog_count ok)" 5 "new streams work"
 CAPS=$TASKS_CAP mpost tasks/cancel '"taskId":"'"$TID"'"' -H "Mcp-Name: $TID"
 wait_health 'h["streams"]["open"] == 0'
-exec {HOG3[1]}>&-
-read -r -t 60 line <&"${HOG3[0]}"
-like "$line" '"closed": 5, "ended": 5' "and end with their task"
+hog_stop after
+is "$(hog_count closed) $(hog_count ended)" "5 5" "and end with their task"
+
+# --- SIGHUP: a new stream process takes new streams; the old one carries its own to their end
+# (warm = off above: a run forked from the warm pool's zygote does not
+# outlive the pool, which SIGHUP replaces, and the task must go on.)
+long_task
+hog_start before 3
+is "$(hog_count ok)" 3 "three listens before SIGHUP"
+old=$(stream_procs)
+kill -HUP "$SERVE_PID"
+new=""
+for i in $(seq 100); do
+    new=$(stream_procs | grep -vx "$old")
+    [ -n "$new" ] && break
+    sleep 0.2
+done
+ok "$([ -n "$new" ] && kill -0 "$old" 2>/dev/null; echo $?)" \
+    "SIGHUP: a new stream process ($new) beside the old one ($old), which still carries its streams"
+is "$(health 'h["streams"]["open"]')" 3 "and they are open"
+hog_start hup 2
+is "$(hog_count ok)" 2 "new listens go to the new one"
+CAPS=$TASKS_CAP mpost tasks/cancel '"taskId":"'"$TID"'"' -H "Mcp-Name: $TID"
+wait_health 'h["streams"]["open"] == 0'
+hog_stop before
+is "$(hog_count closed) $(hog_count ended)" "3 3" "the old one's streams end with their task"
+hog_stop hup
+is "$(hog_count closed) $(hog_count ended)" "2 2" "and so do the new one's"
+wait_for sh -c '! kill -0 "$1" 2>/dev/null || grep -q "^State:.*Z" "/proc/$1/status"' - "$old"
+ok $? "the old stream process goes once it carries none"
+
 post '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(7)"}}}' \
     -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25" --max-time 60
 is "$(jb 'r["result"]["structuredContent"]["logs"]')" "7" "a streamed call after the restart"

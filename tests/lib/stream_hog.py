@@ -9,7 +9,7 @@ cap meets them as a burst. When each has its answer it prints one JSON line:
 {"ok": streams acknowledged and open, "503": n, "429": n, "other": n,
  "retry_after": [the Retry-After values of the refusals], "seconds": time}
 and holds the open ones, reading whatever comes, until its stdin closes
-(or SIGTERM); then it prints a second line: {"closed": streams whose
+(or SIGTERM; with --until-term only that); then it prints a second line: {"closed": streams whose
 response ended meanwhile (HTTP/1.0: the server closed the connection),
 "ended": streams that got the subscription's result first, "keepalives":
 keepalive comments seen} and exits.
@@ -77,6 +77,7 @@ def main():
     ap.add_argument("--source", default="", help="the local address to connect from (127.0.0.X: another client)")
     ap.add_argument("--batch", type=int, default=0, help="open at most this many at a time (0: all at once)")
     ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--until-term", action="store_true", help="hold until SIGTERM (stdin is not read)")
     a = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = a.n + 256
@@ -130,11 +131,18 @@ def main():
     counts = {"ok": sum(1 for st in streams if st.status == 200 and st.acked and not st.closed),
               "503": sum(1 for st in streams if st.status == 503), "429": sum(1 for st in streams if st.status == 429)}
     counts["other"] = a.n - sum(counts.values())
+    others = {}
+    for st in streams:
+        if not (st.status in (429, 503) or (st.status == 200 and st.acked and not st.closed)):
+            k = str(st.status) if st.status else "closed" if st.closed else "no answer"
+            others[k] = others.get(k, 0) + 1
+    counts["others"] = others
     counts["retry_after"] = sorted({st.retry for st in streams if st.status in (429, 503)}, key=str)
     counts["seconds"] = round(time.monotonic() - t0, 3)
     print(json.dumps(counts), flush=True)
     # Hold until stdin closes (or SIGTERM).
-    sel.register(sys.stdin, selectors.EVENT_READ, None)
+    if not a.until_term:
+        sel.register(sys.stdin, selectors.EVENT_READ, None)
     while not stop:
         for key, _ in sel.select(0.5):
             if key.data is None:
