@@ -1,13 +1,15 @@
 /* exec.c: exec_run(), the one executor every front door calls.
  *
- * A run goes: requirements checked (deps: the explicit list, the PEP 723
- * block) -> workspace (STATE/runs/RUNID, script.py, input, output/) ->
+ * A run is a list of steps, each a function here (step_NAME): checks (the
+ * code, the input, the requirements: the explicit list and the PEP 723
+ * block; a refusal makes nothing) -> workspace (STATE/runs/RUNID,
+ * script.py, input, output/) -> session lock -> admission (a run slot) ->
  * environment (deps: imports detected, the environment for the set found
- * or built once, held for the run) -> the script under its limits (jail),
- * its stdout and stderr read through two pipes into one ordered log ->
- * artifacts and zip -> result.json. The script's own run, between the
- * environment and the artifacts, is in exec_script.c; the log buffer in
- * exec_log.c. */
+ * or built once, held for the run) -> script (under its limits in the
+ * jail, its stdout and stderr read through two pipes into one ordered log)
+ * -> artifacts and zip -> record (result.json), which ends every run past
+ * its checks; one cleanup after them all (steps_free). The script's own
+ * run is in exec_script.c; the log buffer in exec_log.c. */
 #include "config.h"
 
 #include "exec_internal.h"
@@ -40,6 +42,23 @@
 #define EXEC_ORPHAN_AGE_MS 1000           /* a run directory younger than this may not hold its lock yet */
 #define EXEC_SESSION_POLL_US 50000        /* how often a run waiting for its session tries the lock */
 #define EXEC_SESSION_SLACK_MS 10000       /* past the other run's longest life, before giving up */
+/* A step's return besides 0 (go on) and -errno (the service failed): the
+ * run has its result already (cancelled while it waited, its install
+ * failed), and only the record is left. */
+#define EXEC_STEP_ENDED 1
+
+/* What exec_run's steps hand on to each other besides struct run: the
+ * interpreter's facts and the call's requirements (the checks), the
+ * environment held for the run (the environment), and when steps began,
+ * for the timings in the debug log. */
+struct steps {
+    struct deps_python info;
+    struct deps_set set;
+    struct deps_env env;
+    char *base_env;        /* the interpreter's base environment (owned) */
+    const char *env_dir;   /* the run's: base_env or env.dir */
+    int64_t t_checks, t_checked, t_run;
+};
 
 void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
 {
@@ -49,8 +68,9 @@ void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
     spec->auto_deps = cfg->auto_deps;
 }
 
-/* Makes the run directory, script.py, input and output/. */
-static int make_workspace(struct run *run)
+/* The workspace step: makes the run directory, script.py, input and
+ * output/, and reaps the old runs. */
+static int step_workspace(struct run *run)
 {
     const struct exec_spec *spec = run->spec;
     struct exec_result *r = run->r;
@@ -98,6 +118,7 @@ static int make_workspace(struct run *run)
         exec__set_error(r, "cannot open %s: %s", r->output_dir, strerror(errno));
         return rc;
     }
+    ws_reap_runs(spec->cfg->state_dir, spec->cfg->run_ttl_ms);
     return 0;
 }
 
@@ -396,12 +417,16 @@ int exec_check_code(const char *code, size_t len, const struct exec_limits *lim,
     return 0;
 }
 
-/* One run at a time per session workspace: a run owns the workspace (its
- * uid, its output/) from start to end. Others wait, in the queued phase,
- * until it is done, they are cancelled, or longer than a run can last. */
-static int lock_session(struct run *run)
+/* The session lock step. One run at a time per session workspace: a run
+ * owns the workspace (its uid, its output/) from start to end. Others
+ * wait, in the queued phase, until it is done (0), they are cancelled
+ * (EXEC_STEP_ENDED), or longer than a run can last. A run without a
+ * session has nothing to lock. */
+static int step_session_lock(struct run *run)
 {
     const struct exec_spec *spec = run->spec;
+    if (!spec->workspace)
+        return 0;
     run->session_lock = open(spec->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (run->session_lock < 0) {
         int rc = -errno;
@@ -424,7 +449,7 @@ static int lock_session(struct run *run)
         if (exec__cancel_requested(run)) {
             run->r->status = EXEC_STATUS_CANCELLED;
             exec__system_line(run, "[runmyscript] the run was cancelled while it waited for the session");
-            return -ECANCELED;
+            return EXEC_STEP_ENDED; /* a result: cancelled */
         }
         if (util_now_ms() > give_up) {
             exec__set_error(run->r, "the session's other run did not end in time; try again");
@@ -498,136 +523,187 @@ static void turn_away(struct run *run)
     r->run_id[0] = '\0';
 }
 
-/* Writes result.json; a run that went well until then fails with what
- * failed (rc is exec_run's so far, and what it returns then). */
-static int record(struct run *run, int rc)
+/* The admission step: admit, and a run turned away is not kept
+ * (turn_away); one cancelled while it waited has its result
+ * (EXEC_STEP_ENDED). */
+static int step_admission(struct run *run)
 {
-    struct exec_result *r = run->r;
-    int64_t t_record = util_now_ms();
-    int wrc = result_record(r);
-    log_msg(LOG_LVL_DEBUG, "timing: record %lld ms", (long long)(util_now_ms() - t_record));
-    if (wrc < 0) {
-        log_msg(LOG_LVL_ERROR, "recording the result: %s", strerror(-wrc));
-        if (rc == 0) {
-            exec__set_error(r, "could not record the result in %s: %s", r->run_dir, strerror(-wrc));
-            rc = wrc;
-        }
-    }
+    int rc = admit(run);
+    if (rc == -ECANCELED)
+        return EXEC_STEP_ENDED; /* a result: cancelled */
+    if (rc == -EBUSY)
+        turn_away(run);
     return rc;
 }
 
-int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+/* The checks step, before anything is made: the code, input_bytes, the
+ * declared requirements against the interpreter's facts (into s), then
+ * the front door's own (sink->accepted). A refusal is a negative errno
+ * with nothing made. */
+static int step_checks(struct run *run, struct steps *s)
 {
-    struct run run = {spec, sink, r, -1, -1, {0}, false, false, -1, ADMIT_TICKET_INIT};
+    const struct exec_spec *spec = run->spec;
+    const struct exec_sink *sink = run->sink;
     const char *refusal = NULL;
-    cleanup_free char *base_env = NULL;
-    const char *env_dir = NULL;
-    struct deps_python info = {0};
-    struct deps_set set = {0};
-    struct deps_env env;
     char err[1024] = "";
-    int rc;
 
-    deps_env_init(&env);
-    dbuf_init(&run.install_log, EXEC_INSTALL_LOG_MAX + 128);
-
-    exec_log_free(&r->log);
-    exec_log_init(&r->log, spec->limits.log_bytes);
-    r->url_prefix = spec->cfg->url_prefix;
-    r->isolation = NULL;
-
-    rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &refusal);
+    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &refusal);
     if (rc == 0 && spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
         refusal = "the input is larger than input_bytes";
         rc = -E2BIG;
     }
     if (rc < 0) {
-        exec__set_error(r, "%s", refusal);
-        goto refused;
+        exec__set_error(run->r, "%s", refusal);
+        return rc;
     }
     /* Refused requirements are refused before anything is made. */
-    int64_t t0 = util_now_ms();
-    rc = check_deps(spec, &info, &set, err, sizeof err);
+    s->t_checks = util_now_ms();
+    rc = check_deps(spec, &s->info, &s->set, err, sizeof err);
     if (rc < 0) {
-        exec__set_error(r, "%s", err);
-        goto refused;
+        exec__set_error(run->r, "%s", err);
+        return rc;
     }
     if (sink && sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)
-        goto refused;
-    int64_t t_checked = util_now_ms();
-    rc = make_workspace(&run);
-    if (rc < 0)
-        goto out;
-    ws_reap_runs(spec->cfg->state_dir, spec->cfg->run_ttl_ms);
-    if (spec->workspace) {
-        rc = lock_session(&run);
-        if (rc == -ECANCELED) {
-            rc = 0; /* a result: cancelled */
-            goto out;
-        }
-        if (rc < 0)
-            goto out;
-    }
-    rc = admit(&run);
-    if (rc == -ECANCELED) {
-        rc = 0; /* a result: cancelled */
-        goto out;
-    }
-    if (rc == -EBUSY)
-        turn_away(&run);
-    if (rc < 0)
-        goto out;
+        return rc;
+    s->t_checked = util_now_ms();
+    return 0;
+}
+
+/* The environment step (phase resolving): the base environment, then the
+ * run's (prepare_env) into s->env_dir; an install that failed is the
+ * run's result (EXEC_STEP_ENDED). */
+static int step_environment(struct run *run, struct steps *s)
+{
+    const struct exec_spec *spec = run->spec;
+    struct exec_result *r = run->r;
+    char err[1024] = "";
     int64_t t_workspace = util_now_ms();
 
-    exec__phase(&run, EXEC_PHASE_RESOLVING, NULL);
-    rc = deps_base_env(spec->cfg->state_dir, spec->cfg->python, &base_env, err, sizeof err);
+    exec__phase(run, EXEC_PHASE_RESOLVING, NULL);
+    int rc = deps_base_env(spec->cfg->state_dir, spec->cfg->python, &s->base_env, err, sizeof err);
     if (rc < 0) {
         exec__set_error(r, "%s", err);
-        goto out;
+        return rc;
     }
-    rc = prepare_env(&run, &info, &set, base_env, &env, &env_dir);
+    rc = prepare_env(run, &s->info, &s->set, s->base_env, &s->env, &s->env_dir);
     log_msg(LOG_LVL_DEBUG, "timing: checks %lld ms, workspace %lld ms, environment %lld ms",
-            (long long)(t_checked - t0), (long long)(t_workspace - t_checked),
+            (long long)(s->t_checked - s->t_checks), (long long)(t_workspace - s->t_checked),
             (long long)(util_now_ms() - t_workspace));
-    if (run.installer_ran) {
-        r->install_log = dbuf_steal(&run.install_log, NULL);
+    if (run->installer_ran) {
+        r->install_log = dbuf_steal(&run->install_log, NULL);
         if (!r->install_log)
             r->install_log = strdup("");
     }
-    if (rc < 0 || !env_dir)
-        goto out; /* the service failed, or the install did */
-    int64_t t_run = util_now_ms();
-    rc = exec__run_script(&run, env_dir);
     if (rc < 0)
-        goto out;
+        return rc; /* the service failed */
+    return s->env_dir ? 0 : EXEC_STEP_ENDED; /* or the install did */
+}
+
+/* The script step: the script under its limits (exec__run_script), and
+ * the fallback's MemoryError taken for the memory limit. */
+static int step_script(struct run *run, struct steps *s)
+{
+    struct exec_result *r = run->r;
+    s->t_run = util_now_ms();
+    int rc = exec__run_script(run, s->env_dir);
+    if (rc < 0)
+        return rc;
     if (r->status == EXEC_STATUS_ERROR && exec__died_of_memory(r))
         r->status = EXEC_STATUS_MEMORY, r->limit = "memory";
+    return 0;
+}
+
+/* The artifacts step (phase collecting): output/ listed and zipped
+ * (collect), then the run directory tidied. */
+static int step_artifacts(struct run *run, struct steps *s)
+{
+    struct exec_result *r = run->r;
     int64_t t_collect = util_now_ms();
-    rc = collect(&run);
-    exec__disk_tidy(&run);
-    log_msg(LOG_LVL_DEBUG, "timing: run %lld ms (script %lld ms), collect %lld ms", (long long)(t_collect - t_run),
+    int rc = collect(run);
+    exec__disk_tidy(run);
+    log_msg(LOG_LVL_DEBUG, "timing: run %lld ms (script %lld ms), collect %lld ms", (long long)(t_collect - s->t_run),
             (long long)r->duration_ms, (long long)(util_now_ms() - t_collect));
-out:
-    admit_leave(&run.ticket);
+    return rc;
+}
+
+/* The record step, the end of every run that passed its checks, whatever
+ * rc the steps before it returned: the run slot given back, a failure of
+ * the service made the result's status, result.json written (a run that
+ * went well until then fails with what failed), the phase done. Returns
+ * exec_run's rc. */
+static int step_record(struct run *run, int rc)
+{
+    struct exec_result *r = run->r;
+    if (rc == EXEC_STEP_ENDED)
+        rc = 0;
+    admit_leave(&run->ticket);
     if (rc < 0 && r->status != EXEC_STATUS_SANDBOX_ERROR)
         r->status = EXEC_STATUS_SANDBOX_ERROR;
     if (rc < 0 && rc != -EBUSY)
         log_msg(LOG_LVL_ERROR, "run failed: %s", r->error ? r->error : strerror(-rc));
-    if (r->run_dir)
-        rc = record(&run, rc);
-    exec__phase(&run, EXEC_PHASE_DONE, exec_status_name(r->status));
-    if (run.out_fd >= 0)
-        close(run.out_fd);
-    if (run.run_fd >= 0)
-        close(run.run_fd);
-    if (run.session_lock >= 0)
-        close(run.session_lock); /* and with it the lock */
+    if (r->run_dir) {
+        int64_t t_record = util_now_ms();
+        int wrc = result_record(r);
+        log_msg(LOG_LVL_DEBUG, "timing: record %lld ms", (long long)(util_now_ms() - t_record));
+        if (wrc < 0) {
+            log_msg(LOG_LVL_ERROR, "recording the result: %s", strerror(-wrc));
+            if (rc == 0) {
+                exec__set_error(r, "could not record the result in %s: %s", r->run_dir, strerror(-wrc));
+                rc = wrc;
+            }
+        }
+    }
+    exec__phase(run, EXEC_PHASE_DONE, exec_status_name(r->status));
     log_set_id(NULL);
-refused:
-    deps_env_release(&env); /* the run is over: eviction may take it */
-    deps_set_free(&set);
-    deps_python_free(&info);
-    dbuf_free(&run.install_log);
+    return rc;
+}
+
+/* exec_run's one cleanup, whatever step it reached: what the steps opened
+ * and hold. */
+static void steps_free(struct run *run, struct steps *s)
+{
+    if (run->out_fd >= 0)
+        close(run->out_fd);
+    if (run->run_fd >= 0)
+        close(run->run_fd);
+    if (run->session_lock >= 0)
+        close(run->session_lock); /* and with it the lock */
+    deps_env_release(&s->env); /* the run is over: eviction may take it */
+    deps_set_free(&s->set);
+    deps_python_free(&s->info);
+    free(s->base_env);
+    dbuf_free(&run->install_log);
+}
+
+int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+{
+    struct run run = {.spec = spec, .sink = sink, .r = r, .run_fd = -1, .out_fd = -1, .session_lock = -1,
+                      .ticket = ADMIT_TICKET_INIT};
+    struct steps s = {0};
+
+    deps_env_init(&s.env);
+    dbuf_init(&run.install_log, EXEC_INSTALL_LOG_MAX + 128);
+    exec_log_free(&r->log);
+    exec_log_init(&r->log, spec->limits.log_bytes);
+    r->url_prefix = spec->cfg->url_prefix;
+    r->isolation = NULL;
+
+    int rc = step_checks(&run, &s);
+    if (rc == 0) {
+        rc = step_workspace(&run);
+        if (rc == 0)
+            rc = step_session_lock(&run);
+        if (rc == 0)
+            rc = step_admission(&run);
+        if (rc == 0)
+            rc = step_environment(&run, &s);
+        if (rc == 0)
+            rc = step_script(&run, &s);
+        if (rc == 0)
+            rc = step_artifacts(&run, &s);
+        rc = step_record(&run, rc);
+    }
+    steps_free(&run, &s);
     return rc;
 }
 

@@ -3,11 +3,12 @@
  * the one entry point that runs a script: it makes the run's workspace,
  * prepares the Python environment, runs the script under its limits while
  * streaming output to a sink, collects the artifacts and the zip, and fills
- * a result. Beside it: cancelling a run, checking a call before anything is
- * made for it, probing the host, the result as JSON, ids and safe paths of
- * the state directory, and the transfers (mount_file, persist_artifact,
- * input from a URL). No HTTP, JSON-RPC or FastCGI in here; the rest of
- * sandbox/ is internal (each module's own header). */
+ * a result. A section per concept: the workspace (ids and safe paths of
+ * the state directory), the configuration, the transfers (mount_file,
+ * persist_artifact, input from a URL), the results (and as JSON), a run
+ * (exec_run, cancelling it, checking a call before anything is made for
+ * it), probing the host, and the warm pool. No HTTP, JSON-RPC or FastCGI
+ * in here; the rest of sandbox/ is internal (each module's own header). */
 #ifndef RMS_EXECUTOR_H
 #define RMS_EXECUTOR_H
 
@@ -22,7 +23,7 @@
 #include "limits.h"
 #include "util.h"
 
-/* ------------------------------------------------- ids and safe paths */
+/* ----------- the workspace: ids, the state directory, safe paths in it */
 
 #define WS_ID_LEN 32  /* hex digits of a 128-bit id */
 #define WS_NODE_MAX 16 /* bytes of a node id (config node_id) */
@@ -72,7 +73,7 @@ int ws_open_beneath(int dirfd, const char *rel, int flags, mode_t mode) must_che
  * run. Returns the number removed or -errno. */
 int ws_reap_runs(const char *state_dir, int64_t ttl_ms);
 
-/* ------------------------------------------------------ run admission */
+/* ----------------- the configuration: what a server gives all its runs */
 
 #define ADMIT_MAX_SLOTS 4096   /* ceiling of max_running and of max_queued */
 struct admit_config {
@@ -84,16 +85,6 @@ struct admit_config {
 /* max_running with 0 resolved to the number of online CPUs. */
 uint32_t admit_max_running(const struct admit_config *c);
 
-/* How many run slots and queue places are held right now (a snapshot, for
- * /healthz and messages). It tries each lock for an instant, so a caller
- * entering at that very instant may find that slot taken and queue. 0 or
- * -errno. */
-int admit_count(const char *state_dir, const struct admit_config *c, uint32_t *running, uint32_t *queued) must_check;
-
-/* ------------------------------------------------------- dependencies */
-
-#define DEPS_SPEC_MAX 512        /* bytes of one requirement string */
-#define DEPS_MAX_REQUIREMENTS 64 /* requirements of one run, all sources */
 enum deps_installer {
     DEPS_INSTALLER_AUTO, /* uv when it is on PATH, else pip */
     DEPS_INSTALLER_UV,
@@ -114,8 +105,6 @@ struct deps_config {
     bool package_store;          /* package_store: environments assembled from STATE/store (pip only) */
     uint64_t store_bytes;        /* store_bytes: the store and the environments together; 0: no cap */
 };
-
-/* ------------------------------------------------------------ the config */
 
 enum exec_isolation {
     EXEC_ISOLATION_AUTO,       /* namespaces where the host has them, else rlimits */
@@ -165,236 +154,13 @@ struct exec_config {
     struct exec_warm warm;      /* the warm pool */
 };
 
-/* ------------------------------------------------------------- the spec */
-
-/* One call. Strings are borrowed for the duration of exec_run(). */
-struct exec_spec {
-    const struct exec_config *cfg;
-    const char *code;           /* the script's source, code_len bytes */
-    size_t code_len;
-    const char *input;          /* bytes for SCRIPT_INPUT and stdin; may be NULL */
-    size_t input_len;
-    struct exec_limits limits;  /* this call's limits (start from cfg->limits) */
-    /* Explicit requirement strings (PEP 508), winning over the script's
-     * PEP 723 block and its imports for the same distribution. */
-    const char *const *requirements;
-    size_t n_requirements;
-    bool auto_deps;             /* find requirements from the imports too */
-    /* Optional session workspace (absolute path of an existing directory):
-     * the script's cwd, and its output/ is SCRIPT_OUTPUT. NULL: the run
-     * directory is the workspace. */
-    const char *workspace;
-};
-
-/* ----------------------------------------------------------- the sink */
-
-enum exec_phase {
-    EXEC_PHASE_QUEUED,
-    EXEC_PHASE_RESOLVING,
-    EXEC_PHASE_INSTALLING,
-    EXEC_PHASE_RUNNING,
-    EXEC_PHASE_COLLECTING,
-    EXEC_PHASE_DONE,
-};
-const char *exec_phase_name(enum exec_phase p);
-
-enum exec_stream {
-    EXEC_STREAM_STDOUT,
-    EXEC_STREAM_STDERR,
-    EXEC_STREAM_SYSTEM,  /* lines from runmyscript itself: limits, truncation */
-};
-const char *exec_stream_name(enum exec_stream s);
-
-/* How exec_run() talks to its front door while it works. Every callback is
- * optional (NULL) and is called on the caller's thread. Data pointers are
- * borrowed for the duration of the call. The result's run_id is filled
- * before the first callback, so a callback may read it. */
-struct exec_sink {
-    void *ctx;
-    void (*phase)(void *ctx, enum exec_phase phase, const char *detail);
-    /* A chunk of the script's output as it arrives; only what the log keeps
-     * (past log_bytes the sink sees the truncation marker and nothing more). */
-    void (*output)(void *ctx, enum exec_stream stream, const char *data, size_t len);
-    /* Each line of the installer's output, while an environment is built
-     * (the phase is "installing", its detail the requirements). */
-    void (*install_line)(void *ctx, const char *line);
-    /* Polled a few times a second while the script runs; returning true
-     * cancels the run (status "cancelled"). */
-    bool (*cancelled)(void *ctx);
-    /* Called once, when the call has passed exec_run's checks and before
-     * anything is made for it: the place for a front door's own work that
-     * must come after the checks and before the run (run_code downloads
-     * its files here). 0 goes on; a negative errno refuses the run:
-     * exec_run returns it with nothing made (r->run_id "", r->error not
-     * set: the front door has its own answer). */
-    int (*accepted)(void *ctx);
-};
-
-/* ---------------------------------------------------------- the result */
-
-enum exec_status {
-    EXEC_STATUS_OK,
-    EXEC_STATUS_ERROR,          /* the script failed (non-zero exit or signal) */
-    EXEC_STATUS_TIMEOUT,        /* wall or CPU time limit */
-    EXEC_STATUS_MEMORY,         /* memory limit */
-    EXEC_STATUS_OUTPUT_LIMIT,   /* file_size, output_bytes or output_files */
-    EXEC_STATUS_INSTALL_FAILED,
-    EXEC_STATUS_CANCELLED,
-    EXEC_STATUS_SANDBOX_ERROR,  /* the service failed, not the script */
-    EXEC_STATUS_WORKSPACE_LIMIT, /* workspace_bytes or workspace_files; tmp_bytes or tmp_files in the fallback */
-};
-const char *exec_status_name(enum exec_status s);
-
-struct exec_chunk {
-    enum exec_stream stream;
-    size_t off, len;            /* into exec_log.buf */
-};
-
-/* The ordered log: one buffer, and the chunks in arrival order, each with
- * its stream. */
-struct exec_log {
-    struct dbuf buf;
-    struct exec_chunk *chunks;
-    size_t n_chunks, cap_chunks;
-    uint64_t limit;             /* log_bytes */
-    uint64_t dropped;           /* bytes discarded past the limit */
-    bool truncated;
-};
-struct exec_artifact {
-    char *path;     /* relative to output/, raw bytes from the file system */
-    uint64_t size;
-    char *mime;
-    char *summary;
-};
-
-/* Where the run's environment came from. */
-enum exec_env_cache {
-    EXEC_ENV_NONE,   /* standard library only: the base environment */
-    EXEC_ENV_HIT,    /* an environment built before */
-    EXEC_ENV_BUILT,  /* built for this run */
-};
-const char *exec_env_cache_name(enum exec_env_cache c);
-
-struct exec_result {
-    char run_id[WS_ID_MAX + 1]; /* 128 random bits as 32 hex digits, after NODE- in a cluster */
-    char *run_dir;              /* STATE/runs/RUNID */
-    char *workdir;              /* the script's cwd */
-    char *output_dir;           /* SCRIPT_OUTPUT */
-    enum exec_status status;
-    const char *limit;          /* key of the breached limit, or NULL */
-    int exit_code;              /* -1 when killed by a signal or never started */
-    int signal;                 /* 0, or the signal that ended the script */
-    int64_t duration_ms;        /* the script's wall time */
-    int64_t cpu_ms;             /* user + system CPU of the script */
-    int64_t max_rss_kb;
-    struct exec_log log;
-    char **requirements;        /* name==version: what the environment holds */
-    size_t n_requirements;
-    enum exec_env_cache env_cache;
-    char env_key[33];           /* the environment's key, "" for none */
-    char *install_log;          /* the installer's output when it ran, or NULL */
-    char *failed_requirement;   /* install_failed: the requirement that failed, or NULL */
-    struct exec_artifact *artifacts;
-    size_t n_artifacts;
-    uint64_t artifacts_skipped; /* entries of output/ that are not artifacts */
-    bool has_zip;               /* artifacts.zip complete and published */
-    char *zip_path;
-    const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",
-                                 * "landlock", "rlimits+seccomp", "rlimits" */
-    char *error;                /* sandbox_error, install_failed: a one-line user-facing reason */
-    bool warm;                  /* forked from a zygote ("start": "warm"), else "cold" */
-    const char *url_prefix;     /* copied from the config for the serializer */
-};
-void exec_result_init(struct exec_result *r);
-void exec_result_free(struct exec_result *r);
-
-/* Runs one script. Always fills r (call exec_result_init first): a script
- * that fails is a result with its status, not an error. Returns 0 when the
- * result is complete and recorded (result.json written), or a negative errno
- * when the service itself failed; then r->status is SANDBOX_ERROR and
- * r->error says why in one line. -EBUSY: the script never started because
- * every run slot and queue place was taken (or it waited queue_wait for a
- * slot); nothing is kept on disk (r->run_id is ""), r->error says when to
- * try again (cfg->retry_after_ms), and the front door answers "busy".
- * While it waits for a slot the sink gets the queued phase and cancelled()
- * is polled.
- *
- * A call the executor refuses is refused first, before anything is made
- * (no run directory, no slot, no sink callback, r->run_id ""): exec_run
- * makes the checks of exec_check_code (-EINVAL, -E2BIG), of input_bytes
- * (-E2BIG) and of exec_check_requirements (-EINVAL), with the same
- * one-line reason in r->error, to be shown as it is: the caller's request
- * is at fault, not the service. When the interpreter cannot be asked, that
- * is another -errno, reason in r->error. A front door may rely on exec_run
- * alone for these checks: rc -EINVAL or -E2BIG with r->run_id[0] == '\0'
- * is "refused, nothing was run" (the MCP and web doors rely on it); the
- * exec_check_* functions are for a caller that wants the answer without a
- * run (the CLI, before its own work), and sink->accepted for a front
- * door's work that must wait for the checks. */
-int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
-
-/* Asks the run run_id (under state_dir) to stop, from any process: creates
- * RUN/cancel, which the exec_run() of that run polls with its deadline; the
- * run ends with status "cancelled". 0; -ENOENT (no such run, or not a valid
- * id); -EALREADY (it has finished: result.json exists); other -errno. */
-int exec_cancel(const char *state_dir, const char *run_id) must_check;
-
-/* Runs fn(arg, fd) in a process of its own that outlives the caller: a
- * double fork, a new session, signals back to their defaults, stdin and
- * stdout on /dev/null, stderr kept only with keep_stderr (else /dev/null: a
- * CGI server waits for the stderr it handed out), and nothing else open but
- * keep_fd (may be -1: inherited as it is, with its locks) and fd, the write
- * end of a pipe whose read end *read_fd is the caller's (close-on-exec;
- * caller closes). The process exits with fn's return when fn returns.
- * For work that must not hold the caller (an MCP task: the worker answers
- * and goes back to its requests). 0, or -errno with nothing started. */
-int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_stderr, int *read_fd) must_check;
-
-/* Checks a script before anything is made for it: not empty, at most
- * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with *err set to
- * a static one-line reason a front door can show as it is. */
-int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **err) must_check;
-
-/* Checks a call's requirements before anything is made for it: the
- * explicit list and the script's PEP 723 block are valid PEP 508
- * requirements with no installer options, paths or URLs (unless the
- * configuration allows direct references), and the block's requires-python
- * matches the interpreter. 0; -EINVAL with a one-line reason in err (show
- * it as it is: the request is refused); another -errno when the service
- * cannot tell (the interpreter is missing), reason in err. exec_run()
- * makes the same check itself and refuses the same calls (see there). */
-int exec_check_requirements(const struct exec_spec *spec, char *err, size_t errlen) must_check;
-
 /* Checks the data a run reads from the configuration: with data_dir set
  * (not NULL or empty), data_dir/import-names.tsv must be there, readable
  * and well formed. 0, or -errno with a one-line reason in err (a front door
  * refuses to start on it: a configuration error, not a failed run). */
 int exec_check_data(const char *data_dir, char *err, size_t errlen) must_check;
 
-/* Marks runs whose process died before it recorded a result (a worker
- * killed mid-run): every STATE/runs/RUNID without result.json whose lock
- * nobody holds (exec_run holds an flock on the run directory while it
- * works) gets a result.json with status sandbox_error. Returns how many were
- * marked, or -errno. */
-int exec_mark_orphans(const struct exec_config *cfg);
-
-/* The base environment of cfg's interpreter (STATE/envs/base-KEY, a venv
- * with the standard library only), made first when missing: *env_dir is
- * its directory (caller frees). For /healthz, which reads the Python
- * version from it. 0, or -errno with a one-line reason in err. */
-int exec_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen) must_check;
-
-/* Whether environments can be hard links into the package store: 1 when a
- * probe file made in STATE/store links into STATE/envs (the state
- * directory standing for either when not made yet; nothing is left), 0
- * when it cannot (environments are then copies), -errno when it could not
- * be told. For check-sandbox. */
-int exec_store_links(const struct exec_config *cfg);
-
-/* Initialises spec with cfg's defaults: limits copied, auto_deps from cfg. */
-void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg);
-
-/* ---------------------------------------------------------- transfers */
+/* ----------- transfers: mount_file, persist_artifact, input from a URL */
 
 #define FETCH_ERR_MAX 512          /* a good size for the err buffers below */
 
@@ -418,8 +184,6 @@ struct fetch_allow {
 int fetch_allow_parse(const char *text, struct fetch_allow *a, char *err, size_t errlen) must_check;
 void fetch_allow_free(struct fetch_allow *a);
 
-/* ---------------------------------------------------------------- URLs */
-
 /* Checks a URL before anything is sent: at most FETCH_URL_MAX bytes, one
  * that libcurl parses, scheme http or https, a host. 0 or -EINVAL with a
  * one-line reason in err (the URL in it redacted). Needs libcurl (it loads
@@ -430,8 +194,6 @@ int fetch_url_check(const char *url, char *err, size_t errlen) must_check;
  * be a secret: the user and password, the query and the fragment; bytes
  * outside printable ASCII are %-escaped. For error messages and logs. */
 void fetch_url_redact(const char *url, char *out, size_t outlen);
-
-/* ------------------------------------------------------------- settings */
 
 /* Server-wide settings of the fetch module; the front door fills it from
  * the configuration. allow is borrowed for the life of the struct. */
@@ -452,8 +214,6 @@ struct fetch_config {
     uint64_t workspace_bytes, workspace_files;
 };
 void fetch_config_init(struct fetch_config *c);
-
-/* ------------------------------------------------------------ transfers */
 
 /* What a download produced. */
 struct fetch_file {
@@ -531,8 +291,6 @@ struct fetch_upload_result {
 int fetch_upload(const struct fetch_config *cfg, const char *url, int dirfd, const char *rel,
                  struct fetch_upload_result *out, char *err, size_t errlen) must_check;
 
-/* ------------------------------------------------------------- sessions */
-
 /* A session directory (STATE/sessions/SID, doc/architecture.md) holds workspace/,
  * the script's cwd, whose mounts/ receives the mounted files, and, next to
  * workspace/ where no script can write, mounts.json: the record of what was
@@ -567,7 +325,94 @@ int fetch_mount(const struct fetch_config *cfg, const char *session_dir, const c
 int fetch_persist(const struct fetch_config *cfg, const char *session_dir, const char *relative_path, const char *url,
                   struct fetch_upload_result *out, char *err, size_t errlen) must_check;
 
-/* ------------------------------------------------- the result as JSON */
+/* ------- results: a run's result, and what the calls give back as JSON */
+
+enum exec_stream {
+    EXEC_STREAM_STDOUT,
+    EXEC_STREAM_STDERR,
+    EXEC_STREAM_SYSTEM,  /* lines from runmyscript itself: limits, truncation */
+};
+const char *exec_stream_name(enum exec_stream s);
+
+enum exec_status {
+    EXEC_STATUS_OK,
+    EXEC_STATUS_ERROR,          /* the script failed (non-zero exit or signal) */
+    EXEC_STATUS_TIMEOUT,        /* wall or CPU time limit */
+    EXEC_STATUS_MEMORY,         /* memory limit */
+    EXEC_STATUS_OUTPUT_LIMIT,   /* file_size, output_bytes or output_files */
+    EXEC_STATUS_INSTALL_FAILED,
+    EXEC_STATUS_CANCELLED,
+    EXEC_STATUS_SANDBOX_ERROR,  /* the service failed, not the script */
+    EXEC_STATUS_WORKSPACE_LIMIT, /* workspace_bytes or workspace_files; tmp_bytes or tmp_files in the fallback */
+};
+const char *exec_status_name(enum exec_status s);
+
+struct exec_chunk {
+    enum exec_stream stream;
+    size_t off, len;            /* into exec_log.buf */
+};
+
+/* The ordered log: one buffer, and the chunks in arrival order, each with
+ * its stream. */
+struct exec_log {
+    struct dbuf buf;
+    struct exec_chunk *chunks;
+    size_t n_chunks, cap_chunks;
+    uint64_t limit;             /* log_bytes */
+    uint64_t dropped;           /* bytes discarded past the limit */
+    bool truncated;
+};
+struct exec_artifact {
+    char *path;     /* relative to output/, raw bytes from the file system */
+    uint64_t size;
+    char *mime;
+    char *summary;
+};
+
+/* Where the run's environment came from. */
+enum exec_env_cache {
+    EXEC_ENV_NONE,   /* standard library only: the base environment */
+    EXEC_ENV_HIT,    /* an environment built before */
+    EXEC_ENV_BUILT,  /* built for this run */
+};
+const char *exec_env_cache_name(enum exec_env_cache c);
+
+struct exec_result {
+    char run_id[WS_ID_MAX + 1]; /* 128 random bits as 32 hex digits, after NODE- in a cluster */
+    char *run_dir;              /* STATE/runs/RUNID */
+    char *workdir;              /* the script's cwd */
+    char *output_dir;           /* SCRIPT_OUTPUT */
+    enum exec_status status;
+    const char *limit;          /* key of the breached limit, or NULL */
+    int exit_code;              /* -1 when killed by a signal or never started */
+    int signal;                 /* 0, or the signal that ended the script */
+    int64_t duration_ms;        /* the script's wall time */
+    int64_t cpu_ms;             /* user + system CPU of the script */
+    int64_t max_rss_kb;
+    struct exec_log log;
+    char **requirements;        /* name==version: what the environment holds */
+    size_t n_requirements;
+    enum exec_env_cache env_cache;
+    char env_key[33];           /* the environment's key, "" for none */
+    char *install_log;          /* the installer's output when it ran, or NULL */
+    char *failed_requirement;   /* install_failed: the requirement that failed, or NULL */
+    struct exec_artifact *artifacts;
+    size_t n_artifacts;
+    uint64_t artifacts_skipped; /* entries of output/ that are not artifacts */
+    bool has_zip;               /* artifacts.zip complete and published */
+    char *zip_path;
+    const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",
+                                 * "landlock", "rlimits+seccomp", "rlimits" */
+    char *error;                /* sandbox_error, install_failed: a one-line user-facing reason */
+    bool warm;                  /* forked from a zygote ("start": "warm"), else "cold" */
+    const char *url_prefix;     /* copied from the config for the serializer */
+};
+void exec_result_init(struct exec_result *r);
+void exec_result_free(struct exec_result *r);
+
+/* The MIME type of a file from its first bytes (head, n of them; pass at
+ * least 4 KiB where the file has them) and then its name. Static string. */
+const char *art_mime(const unsigned char *head, size_t n, const char *name);
 
 /* Builds the result object (caller puts it with json_object_put), or NULL on
  * ENOMEM. Every string in it is valid UTF-8: bytes that are not (a script's
@@ -589,11 +434,133 @@ json_object *result_upload_json(const struct fetch_upload_result *u);
  * everything else becomes %XX (caller frees). */
 char *result_url_path(const char *path);
 
-/* ------------------------------------------------------------ probing */
+/* --------- a run: its spec, its sink, exec_run and the calls beside it */
 
-/* The MIME type of a file from its first bytes (head, n of them; pass at
- * least 4 KiB where the file has them) and then its name. Static string. */
-const char *art_mime(const unsigned char *head, size_t n, const char *name);
+#define DEPS_SPEC_MAX 512        /* bytes of one requirement string */
+#define DEPS_MAX_REQUIREMENTS 64 /* requirements of one run, all sources */
+
+/* One call. Strings are borrowed for the duration of exec_run(). */
+struct exec_spec {
+    const struct exec_config *cfg;
+    const char *code;           /* the script's source, code_len bytes */
+    size_t code_len;
+    const char *input;          /* bytes for SCRIPT_INPUT and stdin; may be NULL */
+    size_t input_len;
+    struct exec_limits limits;  /* this call's limits (start from cfg->limits) */
+    /* Explicit requirement strings (PEP 508), winning over the script's
+     * PEP 723 block and its imports for the same distribution. */
+    const char *const *requirements;
+    size_t n_requirements;
+    bool auto_deps;             /* find requirements from the imports too */
+    /* Optional session workspace (absolute path of an existing directory):
+     * the script's cwd, and its output/ is SCRIPT_OUTPUT. NULL: the run
+     * directory is the workspace. */
+    const char *workspace;
+};
+
+/* Initialises spec with cfg's defaults: limits copied, auto_deps from cfg. */
+void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg);
+
+enum exec_phase {
+    EXEC_PHASE_QUEUED,
+    EXEC_PHASE_RESOLVING,
+    EXEC_PHASE_INSTALLING,
+    EXEC_PHASE_RUNNING,
+    EXEC_PHASE_COLLECTING,
+    EXEC_PHASE_DONE,
+};
+const char *exec_phase_name(enum exec_phase p);
+
+/* How exec_run() talks to its front door while it works. Every callback is
+ * optional (NULL) and is called on the caller's thread. Data pointers are
+ * borrowed for the duration of the call. The result's run_id is filled
+ * before the first callback, so a callback may read it. */
+struct exec_sink {
+    void *ctx;
+    void (*phase)(void *ctx, enum exec_phase phase, const char *detail);
+    /* A chunk of the script's output as it arrives; only what the log keeps
+     * (past log_bytes the sink sees the truncation marker and nothing more). */
+    void (*output)(void *ctx, enum exec_stream stream, const char *data, size_t len);
+    /* Each line of the installer's output, while an environment is built
+     * (the phase is "installing", its detail the requirements). */
+    void (*install_line)(void *ctx, const char *line);
+    /* Polled a few times a second while the script runs; returning true
+     * cancels the run (status "cancelled"). */
+    bool (*cancelled)(void *ctx);
+    /* Called once, when the call has passed exec_run's checks and before
+     * anything is made for it: the place for a front door's own work that
+     * must come after the checks and before the run (run_code downloads
+     * its files here). 0 goes on; a negative errno refuses the run:
+     * exec_run returns it with nothing made (r->run_id "", r->error not
+     * set: the front door has its own answer). */
+    int (*accepted)(void *ctx);
+};
+
+/* Runs one script. Always fills r (call exec_result_init first): a script
+ * that fails is a result with its status, not an error. Returns 0 when the
+ * result is complete and recorded (result.json written), or a negative errno
+ * when the service itself failed; then r->status is SANDBOX_ERROR and
+ * r->error says why in one line. -EBUSY: the script never started because
+ * every run slot and queue place was taken (or it waited queue_wait for a
+ * slot); nothing is kept on disk (r->run_id is ""), r->error says when to
+ * try again (cfg->retry_after_ms), and the front door answers "busy".
+ * While it waits for a slot the sink gets the queued phase and cancelled()
+ * is polled.
+ *
+ * A call the executor refuses is refused first, before anything is made
+ * (no run directory, no slot, no sink callback, r->run_id ""): exec_run
+ * makes the checks of exec_check_code (-EINVAL, -E2BIG), of input_bytes
+ * (-E2BIG) and of exec_check_requirements (-EINVAL), with the same
+ * one-line reason in r->error, to be shown as it is: the caller's request
+ * is at fault, not the service. When the interpreter cannot be asked, that
+ * is another -errno, reason in r->error. A front door may rely on exec_run
+ * alone for these checks: rc -EINVAL or -E2BIG with r->run_id[0] == '\0'
+ * is "refused, nothing was run" (the MCP and web doors rely on it); the
+ * exec_check_* functions are for a caller that wants the answer without a
+ * run (the CLI, before its own work), and sink->accepted for a front
+ * door's work that must wait for the checks. */
+int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
+
+/* Checks a script before anything is made for it: not empty, at most
+ * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with *err set to
+ * a static one-line reason a front door can show as it is. */
+int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **err) must_check;
+
+/* Checks a call's requirements before anything is made for it: the
+ * explicit list and the script's PEP 723 block are valid PEP 508
+ * requirements with no installer options, paths or URLs (unless the
+ * configuration allows direct references), and the block's requires-python
+ * matches the interpreter. 0; -EINVAL with a one-line reason in err (show
+ * it as it is: the request is refused); another -errno when the service
+ * cannot tell (the interpreter is missing), reason in err. exec_run()
+ * makes the same check itself and refuses the same calls (see there). */
+int exec_check_requirements(const struct exec_spec *spec, char *err, size_t errlen) must_check;
+
+/* Asks the run run_id (under state_dir) to stop, from any process: creates
+ * RUN/cancel, which the exec_run() of that run polls with its deadline; the
+ * run ends with status "cancelled". 0; -ENOENT (no such run, or not a valid
+ * id); -EALREADY (it has finished: result.json exists); other -errno. */
+int exec_cancel(const char *state_dir, const char *run_id) must_check;
+
+/* Marks runs whose process died before it recorded a result (a worker
+ * killed mid-run): every STATE/runs/RUNID without result.json whose lock
+ * nobody holds (exec_run holds an flock on the run directory while it
+ * works) gets a result.json with status sandbox_error. Returns how many were
+ * marked, or -errno. */
+int exec_mark_orphans(const struct exec_config *cfg);
+
+/* Runs fn(arg, fd) in a process of its own that outlives the caller: a
+ * double fork, a new session, signals back to their defaults, stdin and
+ * stdout on /dev/null, stderr kept only with keep_stderr (else /dev/null: a
+ * CGI server waits for the stderr it handed out), and nothing else open but
+ * keep_fd (may be -1: inherited as it is, with its locks) and fd, the write
+ * end of a pipe whose read end *read_fd is the caller's (close-on-exec;
+ * caller closes). The process exits with fn's return when fn returns.
+ * For work that must not hold the caller (an MCP task: the worker answers
+ * and goes back to its requests). 0, or -errno with nothing started. */
+int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_stderr, int *read_fd) must_check;
+
+/* -------------------------- probing: what the host and the server have */
 
 /* What this host supports, for check-sandbox and the mode decision. */
 struct jail_caps {
@@ -618,7 +585,26 @@ void jail_probe(struct jail_caps *c);
  * are refused). */
 const char *jail_fallback_isolation(const struct jail_caps *c, enum exec_landlock l);
 
-/* ---------------------------------------------------- the warm pool */
+/* How many run slots and queue places are held right now (a snapshot, for
+ * /healthz and messages). It tries each lock for an instant, so a caller
+ * entering at that very instant may find that slot taken and queue. 0 or
+ * -errno. */
+int admit_count(const char *state_dir, const struct admit_config *c, uint32_t *running, uint32_t *queued) must_check;
+
+/* The base environment of cfg's interpreter (STATE/envs/base-KEY, a venv
+ * with the standard library only), made first when missing: *env_dir is
+ * its directory (caller frees). For /healthz, which reads the Python
+ * version from it. 0, or -errno with a one-line reason in err. */
+int exec_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen) must_check;
+
+/* Whether environments can be hard links into the package store: 1 when a
+ * probe file made in STATE/store links into STATE/envs (the state
+ * directory standing for either when not made yet; nothing is left), 0
+ * when it cannot (environments are then copies), -errno when it could not
+ * be told. For check-sandbox. */
+int exec_store_links(const struct exec_config *cfg);
+
+/* -------------------------- the warm pool: the zygotes beside a server */
 
 /* The warm pool of a server. */
 struct exec_warm_pool {

@@ -1,9 +1,11 @@
-/* workspace.h: the state directory on disk: run directories with random
- * ids, path safety for names a client gives (and directories opened
- * beneath a descriptor, following no symlink), and reaping of old
- * runs (the public part is in executor.h). Layout (doc/architecture.md,
- * "State on disk"): STATE/runs/RUNID/, STATE/sessions/SID/, STATE/envs/,
- * STATE/cache/; in a session's workspace, mounts/ holds the mounted files. */
+/* workspace.h: the state directory on disk (workspace.c), the part only
+ * the executor uses: a new run directory, directories opened beneath a
+ * descriptor following no symlink, and a session workspace's mounts/.
+ * What a front door calls (ids, the state directory, path safety for names
+ * a client gives, the reaping of old runs) is the workspace section of
+ * executor.h. Layout (doc/architecture.md, "State on disk"):
+ * STATE/runs/RUNID/, STATE/sessions/SID/, STATE/envs/, STATE/cache/; in a
+ * session's workspace, mounts/ holds the mounted files. */
 #ifndef RMS_WORKSPACE_H
 #define RMS_WORKSPACE_H
 
@@ -12,6 +14,8 @@
 #include <stdint.h>
 
 #include "executor.h"
+
+/* ----------------------------------------------------- run directories */
 
 /* Creates a new run directory STATE/runs/RUNID (mode 0700) with a fresh id
  * (ws_new_id with node, which may be NULL). On success *run_dir is a new
@@ -47,6 +51,8 @@ struct ws_walk_stop {
  * stop is not NULL. Each directory is closed once the next is open; rel
  * may be any length. */
 int ws_open_parent(int dirfd, const char *rel, bool make, const char **leaf, struct ws_walk_stop *stop) must_check;
+
+/* --------------------------------------- a session workspace's mounts/ */
 
 /* The directory of a session workspace that receives mount_file's files:
  * bound read-only over /work/mounts in the namespaces, kept the server's

@@ -1,6 +1,9 @@
 /* jail.c: starting, signalling, reaping and tearing down a run's process
- * tree; the parts of the work live in jail_*.c (jail_internal.h):
- *   jail_child.c    a forked child's setup before execve, its failure report
+ * tree, the last three through the operations of the run's kind (struct
+ * jail_ops, which the start chooses: the namespaces' and the fallback's
+ * are here); the parts of the work live in jail_*.c (jail_internal.h):
+ *   jail_child.c    a forked child's setup before execve, its failure report; the
+ *                   steps init and a zygote share
  *   jail_seccomp.c  the seccomp filter and the dropping of capabilities
  *   jail_landlock.c the fallback's Landlock ruleset
  *   jail_cgroup.c   the run's cgroups (v2 delegated, or v1 as root)
@@ -10,6 +13,7 @@
  *   jail_tree.c     the run's process tree: one walk; the fallback's signal, stop, kill, reap
  *   jail_memory.c   the run's memory as a whole, where no cgroup holds it
  *   jail_tool.c     a trusted tool (the installer) run to completion
+ *   jail_warm.c     a warm start (jail_start_warm) and a warm run's operations
  *
  * Theory of operation, namespaces mode:
  *
@@ -187,6 +191,14 @@ void jail_probe(struct jail_caps *c)
     /* A delegated v2 cgroup: ours, writable, memory and pids enabled below. */
     c->cgroup_v2 = jail__cg_v2_delegated();
     c->memory_watch_ms = JAIL_MEMORY_WATCH_MS;
+}
+
+/* A non-blocking wait for our child pid: 1 with *st and *r once it has
+ * ended, 0 while it runs, -errno. */
+static int wait_child(pid_t pid, int *st, struct rusage *r)
+{
+    pid_t w = wait4(pid, st, WNOHANG, r);
+    return w < 0 ? -errno : w > 0;
 }
 
 /* ------------------------------------------------- the namespaces mode */
@@ -456,6 +468,73 @@ fail:
     return rc;
 }
 
+/* A started run of the namespaces: its operations (jail_proc.ops). */
+
+/* init forwards it to every process of the namespace. */
+static int ns_signal(struct jail_proc *p, int sig)
+{
+    return kill(p->pid, sig) < 0 ? -errno : 0;
+}
+
+/* Namespaces: init is gone; its report (if it made one) says how the script
+ * ended. Without one, init was killed (the parent's SIGKILL at the end of
+ * the grace), and so was the script. */
+void jail__read_status(struct jail_proc *p, int init_status, const struct rusage *init_ru)
+{
+    struct jail_status_msg msg;
+    ssize_t r = -1;
+    if (p->status_fd >= 0) {
+        do
+            r = read(p->status_fd, &msg, sizeof msg);
+        while (r < 0 && errno == EINTR);
+    }
+    if (r == (ssize_t)sizeof msg) {
+        p->wstatus = msg.status;
+        p->ru = msg.ru;
+    } else {
+        p->wstatus = WIFSIGNALED(init_status) ? init_status : (SIGKILL & 0x7f);
+        p->ru = *init_ru;
+    }
+}
+
+/* init reaped (st, r): the script's status from its report. */
+static void ns_reaped(struct jail_proc *p, int st, const struct rusage *r)
+{
+    p->reaped = true;
+    jail__read_status(p, st, r);
+    /* CPU: init's children include the script and every orphan it
+     * reaped; init's own share is negligible. */
+    p->ru.ru_utime = r->ru_utime;
+    p->ru.ru_stime = r->ru_stime;
+}
+
+static int ns_reap(struct jail_proc *p)
+{
+    int st;
+    struct rusage r;
+    int rc = wait_child(p->pid, &st, &r);
+    if (rc > 0)
+        ns_reaped(p, st, &r);
+    return rc;
+}
+
+static int ns_kill_all(struct jail_proc *p)
+{
+    if (!p->reaped) {
+        int st;
+        struct rusage r;
+        kill(p->pid, SIGKILL);
+        /* Reaping init returns only once the kernel has killed and
+         * collected every process of its namespace. */
+        while (wait4(p->pid, &st, 0, &r) < 0 && errno == EINTR)
+            ;
+        ns_reaped(p, st, &r);
+    }
+    return 0;
+}
+
+static const struct jail_ops ns_ops = {ns_signal, ns_reap, ns_kill_all};
+
 /* ---------------------------------------------------- the rlimits mode */
 
 /* What the fallback's child restricts itself with under o->landlock: the
@@ -607,10 +686,38 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
     return 0;
 }
 
+/* A started run of the fallback: its operations (jail_proc.ops). Its
+ * processes are our descendants (we are their subreaper): jail_tree.c
+ * walks them. */
+
+static int rlimits_signal(struct jail_proc *p, int sig)
+{
+    jail__tree_signal(p->pid, sig);
+    return 0;
+}
+
+static int rlimits_reap(struct jail_proc *p)
+{
+    int st;
+    struct rusage r;
+    int rc = wait_child(p->pid, &st, &r);
+    if (rc > 0) {
+        p->reaped = true;
+        p->wstatus = st;
+        p->ru = r;
+    }
+    return rc;
+}
+
+static const struct jail_ops rlimits_ops = {rlimits_signal, rlimits_reap, jail__tree_kill};
+
+/* ----------------------------------------------------- any started run */
+
 int jail_start(const struct jail_opts *o, struct jail_proc *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     p->mode = o->mode;
+    p->ops = o->mode == JAIL_MODE_NAMESPACES ? &ns_ops : &rlimits_ops;
     p->pid = -1;
     p->pidfd = -1;
     p->status_fd = -1;
@@ -628,63 +735,15 @@ int jail_signal(struct jail_proc *p, int sig)
 {
     if (p->pid <= 0 || p->reaped)
         return 0;
-    if (p->warm)
-        return jail__warm_signal(p, sig);
-    if (p->mode == JAIL_MODE_NAMESPACES) {
-        /* init forwards it to every process of the namespace. */
-        return kill(p->pid, sig) < 0 ? -errno : 0;
-    }
-    jail__tree_signal(p->pid, sig);
-    return 0;
-}
-
-/* Namespaces: init is gone; its report (if it made one) says how the script
- * ended. Without one, init was killed (the parent's SIGKILL at the end of
- * the grace), and so was the script. */
-void jail__read_status(struct jail_proc *p, int init_status, const struct rusage *init_ru)
-{
-    struct jail_status_msg msg;
-    ssize_t r = -1;
-    if (p->status_fd >= 0) {
-        do
-            r = read(p->status_fd, &msg, sizeof msg);
-        while (r < 0 && errno == EINTR);
-    }
-    if (r == (ssize_t)sizeof msg) {
-        p->wstatus = msg.status;
-        p->ru = msg.ru;
-    } else {
-        p->wstatus = WIFSIGNALED(init_status) ? init_status : (SIGKILL & 0x7f);
-        p->ru = *init_ru;
-    }
+    return p->ops->signal(p, sig);
 }
 
 int jail_try_reap(struct jail_proc *p, int *wstatus, struct rusage *ru)
 {
-    if (p->warm && !p->reaped) {
-        int rc = jail__warm_reap(p, false);
+    if (!p->reaped) {
+        int rc = p->ops->reap(p);
         if (rc <= 0)
             return rc;
-    }
-    if (!p->reaped) {
-        int st;
-        struct rusage r;
-        pid_t w = wait4(p->pid, &st, WNOHANG, &r);
-        if (w < 0)
-            return -errno;
-        if (w == 0)
-            return 0;
-        p->reaped = true;
-        if (p->mode == JAIL_MODE_NAMESPACES) {
-            jail__read_status(p, st, &r);
-            /* CPU: init's children include the script and every orphan it
-             * reaped; init's own share is negligible. */
-            p->ru.ru_utime = r.ru_utime;
-            p->ru.ru_stime = r.ru_stime;
-        } else {
-            p->wstatus = st;
-            p->ru = r;
-        }
     }
     *wstatus = p->wstatus;
     *ru = p->ru;
@@ -695,29 +754,7 @@ int jail_kill_all(struct jail_proc *p)
 {
     if (p->pid <= 0)
         return 0;
-    if (p->warm) {
-        if (!p->reaped)
-            discard(jail__warm_reap(p, true));
-        return 0;
-    }
-    if (p->mode == JAIL_MODE_NAMESPACES) {
-        if (!p->reaped) {
-            int st;
-            struct rusage r;
-            kill(p->pid, SIGKILL);
-            /* Reaping init returns only once the kernel has killed and
-             * collected every process of its namespace. */
-            while (wait4(p->pid, &st, 0, &r) < 0 && errno == EINTR)
-                ;
-            p->reaped = true;
-            jail__read_status(p, st, &r);
-            p->ru.ru_utime = r.ru_utime;
-            p->ru.ru_stime = r.ru_stime;
-        }
-        return 0;
-    }
-
-    return jail__tree_kill(p);
+    return p->ops->kill_all(p);
 }
 
 void jail_finish(struct jail_proc *p)

@@ -110,9 +110,14 @@ struct jail_mark {
     struct timespec at;
 };
 
+struct jail_ops;
+
 /* A started run. */
 struct jail_proc {
     enum jail_mode mode;
+    /* How this kind of run is signalled, reaped and killed (jail_internal.h),
+     * chosen by its start: the namespaces', the fallback's or a warm run's. */
+    const struct jail_ops *ops;
     pid_t pid;            /* rlimits: the script; namespaces: its init (pid 1 inside) */
     int pidfd;            /* readable when pid has exited; -1 when unsupported */
     int status_fd;        /* namespaces: the init reports the script's exit here */
@@ -134,8 +139,6 @@ struct jail_proc {
     uint64_t deleted_held;   /* and what it found last */
     int landlock_abi;     /* the fallback: the Landlock ABI it enforced, 0: none */
     bool seccomp;         /* the fallback: the seccomp filter was loaded */
-    bool warm;            /* a fork of a zygote (jail_start_warm): not our
-                           * child, reached through pidfd */
     bool unavailable;     /* jail_start failed because the host cannot make
                            * the namespaces (or has no seccomp), not because
                            * of this run: the fallback may be used */

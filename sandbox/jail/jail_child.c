@@ -1,7 +1,10 @@
 /* jail_child.c: what a forked child of the jail does before execve in
  * both modes (its rlimits, signals and descriptors), and how it reports a
  * failure there: (stage, errno, detail) on a close-on-exec pipe, which the
- * parent reads to tell "the sandbox failed" from "the script failed". */
+ * parent reads to tell "the sandbox failed" from "the script failed".
+ * Also the steps a cold run's init (jail_init.c) and a zygote and its
+ * runs (jail_zygote.c) share: every other descriptor closed, a namespace's
+ * pid 1 forwarding signals, the loopback up. */
 #include "config.h"
 
 #include "jail_internal.h"
@@ -11,11 +14,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/seccomp.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -215,3 +221,61 @@ int jail__setup_fds(int efd, int in, int out, int err)
     return efd;
 }
 
+/* The steps a cold run's init and script (jail_init.c) share with a zygote
+ * and a warm run's init (jail_zygote.c). */
+
+void jail__close_all_except(const int *keep, size_t n)
+{
+    int max = 0;
+    for (size_t i = 0; i < n; i++)
+        if (keep[i] > max)
+            max = keep[i];
+    for (int fd = 0; fd <= max; fd++) {
+        bool kept = false;
+        for (size_t i = 0; i < n; i++)
+            kept = kept || keep[i] == fd;
+        if (!kept)
+            close(fd);
+    }
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)max + 1, ~0U, 0) == 0)
+        return;
+#endif
+    for (int fd = max + 1; fd < JAIL_FD_SCAN_MAX; fd++)
+        close(fd);
+}
+
+static volatile sig_atomic_t init_forward;
+
+/* SIGTERM, SIGINT and SIGHUP to every process of the namespace. */
+static void init_on_signal(int sig)
+{
+    init_forward = sig;
+    /* pid 1 reaches every other process of its namespace with -1. */
+    kill(-1, sig);
+}
+
+void jail__init_forward_signals(void)
+{
+    struct sigaction sa = {.sa_handler = init_on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+int jail__loopback_up(void)
+{
+    cleanup_fd int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -errno;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+        return -errno;
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+        return -errno;
+    return 0;
+}

@@ -17,69 +17,19 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/seccomp.h>
-#include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define JAIL_HOSTNAME "runmyscript"
 #define JAIL_INIT_ARG "--sandbox-init"  /* argv[1] of init's fresh image */
-
-void jail__close_all_except(const int *keep, size_t n)
-{
-    int max = 0;
-    for (size_t i = 0; i < n; i++)
-        if (keep[i] > max)
-            max = keep[i];
-    for (int fd = 0; fd <= max; fd++) {
-        bool kept = false;
-        for (size_t i = 0; i < n; i++)
-            kept = kept || keep[i] == fd;
-        if (!kept)
-            close(fd);
-    }
-#ifdef SYS_close_range
-    if (syscall(SYS_close_range, (unsigned)max + 1, ~0U, 0) == 0)
-        return;
-#endif
-    for (int fd = max + 1; fd < JAIL_FD_SCAN_MAX; fd++)
-        close(fd);
-}
-
-int jail__loopback_up(void)
-{
-    cleanup_fd int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return -errno;
-    struct ifreq ifr;
-    memset(&ifr, 0, sizeof ifr);
-    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-        return -errno;
-    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-        return -errno;
-    return 0;
-}
-
-static volatile sig_atomic_t init_forward;
-
-/* SIGTERM, SIGINT and SIGHUP to every process of the namespace. */
-static void init_on_signal(int sig)
-{
-    init_forward = sig;
-    /* pid 1 reaches every other process of its namespace with -1. */
-    kill(-1, sig);
-}
 
 /* The script, forked by init: drop everything, exec. */
 static _Noreturn void script_main(struct jail_ns_ctx *c)
@@ -253,15 +203,6 @@ _Noreturn void jail__init_main(struct jail_ns_ctx *c)
         jail__child_fail_err(efd, JAIL_STAGE_CGROUP, -rc, NULL);
     pid_t script = init_fork_script(c);
     init_reexec(c, script);
-}
-
-void jail__init_forward_signals(void)
-{
-    struct sigaction sa = {.sa_handler = init_on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
 }
 
 static int parse_fd(const char *s)

@@ -1,7 +1,8 @@
 /* jail_internal.h: what the parts of the jail share: the child's failure
  * report, the rlimits, the seccomp filter and capabilities, the cgroups,
- * the uid slots, the mount plan and the root, init, and the run's process
- * tree. Not for the rest of sandbox/: jail.h is. */
+ * the uid slots, the mount plan and the root, init, the operations of each
+ * kind of run, the run's process tree, and a warm run's request. Not for
+ * the rest of sandbox/: jail.h is. */
 #ifndef RMS_JAIL_INTERNAL_H
 #define RMS_JAIL_INTERNAL_H
 
@@ -97,6 +98,20 @@ void jail__reset_signals(void);
 /* In the child: in, out and err become 0-2, nothing else but efd stays
  * open; returns efd, moved above 2 if it was not. */
 int jail__setup_fds(int efd, int in, int out, int err);
+/* The script's own process, cold (before its execve) or warm (before its
+ * file runs): its session, stdin (stdin_inside opened, or in), stdout and
+ * stderr, rlimits, every capability dropped, uid and gid JAIL_UID (and no
+ * groups: set_groups), no_new_privs, cwd, then the filter, which binds
+ * from here on. Returns efd, moved above 2; reports and exits on failure. */
+int jail__script_drop(int efd, const char *stdin_inside, int in, int out, int err, const struct jail_rlimit_row *rows,
+                      size_t nrows, bool set_groups, const char *cwd, const struct sock_fprog *filter);
+/* Closes every descriptor but the n in keep (close_range above the last). */
+void jail__close_all_except(const int *keep, size_t n);
+/* In a namespace's pid 1: SIGTERM, SIGINT and SIGHUP forwarded to every
+ * process of it. */
+void jail__init_forward_signals(void);
+/* ifconfig lo up, inside a new network namespace. 0 or -errno. */
+int jail__loopback_up(void);
 
 /* ------------------------------------------------ jail_seccomp.c */
 
@@ -289,12 +304,35 @@ struct jail_status_msg {
  * forks the script, re-executes itself (a fresh image) and reports the
  * script's end. Never returns. */
 _Noreturn void jail__init_main(struct jail_ns_ctx *c);
-/* ifconfig lo up, inside a new network namespace. 0 or -errno. */
-int jail__loopback_up(void);
-/* In a namespace's pid 1: SIGTERM, SIGINT and SIGHUP forwarded to every
- * process of it. */
-void jail__init_forward_signals(void);
 
+/* -------------------------------------------------------- jail.c */
+
+/* What differs between the kinds of run once one is started: the start
+ * chooses the table (jail_proc.ops), jail_signal, jail_try_reap and
+ * jail_kill_all go through it. Each kind's is beside its start: the
+ * namespaces' and the fallback's in jail.c, a warm run's in jail_warm.c. */
+struct jail_ops {
+    /* sig to every process of the run, which is started and not yet
+     * reaped. 0 or -errno. */
+    int (*signal)(struct jail_proc *p, int sig);
+    /* Non-blocking, for a run not yet reaped: 1 once it has ended
+     * (p->reaped, p->wstatus and p->ru set), 0 while it runs, -errno. */
+    int (*reap)(struct jail_proc *p);
+    /* Kills every process of the started run (p->pid > 0) that is still
+     * there and reaps them, p's status kept; safe once reaped. Returns how
+     * many it killed besides p->pid (the fallback; the others 0: the
+     * kernel kills a PID namespace with its init). */
+    int (*kill_all)(struct jail_proc *p);
+};
+/* The parent's last steps before a run's init may fork the script, a cold
+ * start's and a warm one's: init into its cgroups (unless it enters them
+ * itself: self_enter), the seccomp filter for it, the start mark's wait.
+ * The filter, or NULL with *rc (-errno) and a reason in err. */
+const struct sock_fprog *jail__ready(const struct jail_opts *o, struct jail_proc *p, bool self_enter, int *rc,
+                                     char *err, size_t errlen);
+/* Namespaces: init is gone; its report (if it made one) on p->status_fd
+ * says how the script ended, else init_status (killed) and init_ru. */
+void jail__read_status(struct jail_proc *p, int init_status, const struct rusage *init_ru);
 
 /* --------------------------------------------------- jail_tree.c */
 
@@ -310,7 +348,6 @@ void jail__tree_signal(pid_t pid, int sig);
 /* The fallback: stops, kills and reaps every descendant of ours; p->pid's
  * status is kept in p. Returns how many it killed besides p->pid. */
 int jail__tree_kill(struct jail_proc *p);
-
 
 /* -------------------------------------------- jail_warm.c, jail_zygote.c */
 
@@ -352,14 +389,6 @@ enum jail_warm_fd {
     JAIL_WARM_FD_BIND0,              /* a detached mount tree per bind */
     JAIL_WARM_NFDS = JAIL_WARM_FD_BIND0 + JAIL_WARM_BINDS + JAIL_CG_TASKS,
 };
-/* Namespaces: init is gone; its report (if it made one) on p->status_fd
- * says how the script ended, else init_status (killed) and init_ru. */
-void jail__read_status(struct jail_proc *p, int init_status, const struct rusage *init_ru);
-/* A warm run (not our child): sig through its pidfd. 0 or -errno. */
-int jail__warm_signal(struct jail_proc *p, int sig);
-/* A warm run: 1 once its init has ended (with kill: SIGKILL first and a
- * wait), p->reaped and the status set; 0 while it runs; -errno. */
-int jail__warm_reap(struct jail_proc *p, bool kill) must_check;
 #define JAIL_ZYGOTE_ARG "--sandbox-zygote"  /* argv[1] of a zygote's image */
 
 /* A SOCK_SEQPACKET message with up to JAIL_WARM_NFDS descriptors: sent
@@ -371,21 +400,6 @@ ssize_t jail__recv_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds) 
  * said go and its signals are reset: the image of this program as a
  * zygote. Never returns. */
 _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c);
-/* The parent's last steps before a run's init may fork the script, a cold
- * start's and a warm one's: init into its cgroups (unless it enters them
- * itself: self_enter), the seccomp filter for it, the start mark's wait.
- * The filter, or NULL with *rc (-errno) and a reason in err. */
-const struct sock_fprog *jail__ready(const struct jail_opts *o, struct jail_proc *p, bool self_enter, int *rc,
-                                     char *err, size_t errlen);
-/* The script's own process, cold (before its execve) or warm (before its
- * file runs): its session, stdin (stdin_inside opened, or in), stdout and
- * stderr, rlimits, every capability dropped, uid and gid JAIL_UID (and no
- * groups: set_groups), no_new_privs, cwd, then the filter, which binds
- * from here on. Returns efd, moved above 2; reports and exits on failure. */
-int jail__script_drop(int efd, const char *stdin_inside, int in, int out, int err, const struct jail_rlimit_row *rows,
-                      size_t nrows, bool set_groups, const char *cwd, const struct sock_fprog *filter);
-/* Closes every descriptor but the n in keep (close_range above the last). */
-void jail__close_all_except(const int *keep, size_t n);
 /* sandbox/jail/zygote.py, the Python half of a zygote, built in (common/embed.sh). */
 extern const char jail__py_zygote[];
 

@@ -3,8 +3,9 @@
  * detached mount trees, the request to the pool with every descriptor the
  * run needs, then the zygote's fork (a pidfd of the run's init) into the
  * cgroups, the seccomp filter, and the wait for the script's start. Also a
- * warm run's signal and reap, which go through its pidfd: the run is the
- * zygote's child, not ours. jail_zygote.c is the other side. */
+ * warm run's operations (struct jail_ops: its signal, reap and kill), which
+ * go through its pidfd: the run is the zygote's child, not ours.
+ * jail_zygote.c is the other side. */
 #include "config.h"
 
 #include "jail_internal.h"
@@ -24,13 +25,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
-
-int jail__warm_signal(struct jail_proc *p, int sig)
-{
-    return syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0) < 0 ? -errno : 0;
-}
-
 /* Waits for fd to be readable, at most ms (< 0: for ever; past INT32_MAX:
  * INT32_MAX). 1, 0 on time out, -errno. */
 static int wait_in(int fd, int64_t ms)
@@ -43,10 +37,21 @@ static int wait_in(int fd, int64_t ms)
     return r < 0 ? -errno : r;
 }
 
-int jail__warm_reap(struct jail_proc *p, bool kill)
+/* --------------------------------------------- a warm run's operations */
+
+/* A warm run is the zygote's child, not ours: it is reached through its
+ * pidfd alone. */
+static int warm_signal(struct jail_proc *p, int sig)
+{
+    return syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0) < 0 ? -errno : 0;
+}
+
+/* 1 once the run's init has ended (with kill: SIGKILL first and a wait),
+ * p->reaped and the status set; 0 while it runs; -errno. */
+static int warm_reap(struct jail_proc *p, bool kill)
 {
     if (kill)
-        discard(jail__warm_signal(p, SIGKILL));
+        discard(warm_signal(p, SIGKILL));
     int r = wait_in(p->pidfd, kill ? -1 : 0);
     if (r <= 0)
         return r;
@@ -58,6 +63,22 @@ int jail__warm_reap(struct jail_proc *p, bool kill)
     jail__read_status(p, SIGKILL, &none);
     return 1;
 }
+
+static int warm_try_reap(struct jail_proc *p)
+{
+    return warm_reap(p, false);
+}
+
+static int warm_kill_all(struct jail_proc *p)
+{
+    if (!p->reaped)
+        discard(warm_reap(p, true));
+    return 0;
+}
+
+static const struct jail_ops warm_ops = {warm_signal, warm_try_reap, warm_kill_all};
+
+/* -------------------------------------------------------- a warm start */
 
 /* The host pid of a pidfd, from its fdinfo. */
 static pid_t pidfd_pid(int pidfd)
@@ -420,7 +441,7 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
 
     memset(p, 0, sizeof *p);
     p->mode = JAIL_MODE_NAMESPACES;
-    p->warm = true;
+    p->ops = &warm_ops;
     p->pid = p->pidfd = p->status_fd = p->uid_lock = -1;
     bool root_user = geteuid() == 0;
     if (o->mode != JAIL_MODE_NAMESPACES || o->zygote) {
@@ -498,7 +519,7 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
 out:
     warm_fds_close(&w);
     if (p->pidfd >= 0) {
-        discard(jail__warm_reap(p, true));
+        discard(warm_reap(p, true));
         close(p->pidfd);
     }
     p->pidfd = -1;
