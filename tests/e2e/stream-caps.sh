@@ -28,7 +28,7 @@ a_call() {
 
 # --- serve: the stream process counts
 STACK_WORKERS=3
-STACK_CONF='task_after = 0\nmax_streams = 30\nmax_streams_per_client = 20\nretry_after = 3s'
+STACK_CONF='timeout = 30m\ntask_after = 0\nmax_streams = 30\nmax_streams_per_client = 20\nretry_after = 3s'
 stack_start serve || { ok 1 "the server starts"; done_testing; exit 1; }
 . "$top_srcdir/tests/lib/streams.sh"
 long_task
@@ -54,7 +54,7 @@ task_poll "$TID"
 stack_stop
 
 # --- CGI: every listen holds its process and a slot
-STACK_CONF='task_after = 0\nmax_streams = 3\nmax_streams_per_client = 2\nretry_after = 3s'
+STACK_CONF='timeout = 30m\ntask_after = 0\nmax_streams = 3\nmax_streams_per_client = 2\nretry_after = 3s'
 stack_start cgi || { ok 1 "fcgiwrap and nginx start"; done_testing; exit 1; }
 . "$top_srcdir/tests/lib/streams.sh"
 long_task

@@ -17,7 +17,7 @@ ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
     skip_all "the open-files limit is $(ulimit -n): $HOGS streams need $((HOGS * 3 + 200))"
 STACK_WORKERS=3
 STACK_NGINX_CONNECTIONS=4096
-STACK_CONF='warm = off\ntask_after = 0\nstream_buffer_bytes = 16M\nstream_stall = 5s\nlog_bytes = 64M\nmax_streams_per_client = 2000'
+STACK_CONF='warm = off\ntimeout = 30m\ntask_after = 0\nstream_buffer_bytes = 16M\nstream_stall = 5s\nlog_bytes = 64M\nmax_streams_per_client = 2000'
 stack_start serve || { ok 1 "the server starts"; done_testing; exit 1; }
 . "$top_srcdir/tests/lib/streams.sh"
 

@@ -151,6 +151,12 @@ def main():
                 continue
             pump_one(sel, key.data)
     held = [st for st in streams if st.status == 200 and st.acked]
+    # What is already on its way (an end, a close) is still taken, for a moment.
+    until = time.monotonic() + 2
+    while time.monotonic() < until and not all(st.closed for st in held):
+        for key, _ in sel.select(0.1):
+            if key.data is not None:
+                pump_one(sel, key.data)
     print(json.dumps({"closed": sum(1 for st in held if st.closed), "ended": sum(1 for st in held if st.ended),
                       "keepalives": sum(st.keepalives for st in held)}), flush=True)
 

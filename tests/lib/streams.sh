@@ -4,7 +4,8 @@
 #   health EXPR            a Python expression on /healthz's JSON (h); "down"
 #                          when it does not answer within 10 s
 #   wait_health EXPR       until EXPR is true (at most 30 s)
-#   long_task              a task that runs until it is cancelled: its id in $TID
+#   long_task              a task that runs until it is cancelled (the server's
+#                          timeout must allow 300 s): its id in $TID
 #   hog_start NAME N [SOURCE]  N subscriptions/listen streams at once on $TID
 #                          (tests/lib/stream_hog.py; from the local address
 #                          SOURCE: another client), held until hog_stop; its
