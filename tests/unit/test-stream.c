@@ -196,23 +196,17 @@ static bool relay_closed(int relay)
     return poll(&p, 1, 10000) == 1 && recv(relay, &c, 1, MSG_DONTWAIT) == 0;
 }
 
-static void test_process(void)
-{
-    struct cfg c;
-    char err[256];
-    const char *sets[] = {"max_streams=2", "max_streams_per_client=1", "stream_buffer_bytes=64K", "stream_stall=1s"};
-    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "a configuration: %s", err);
-    struct stream_counts *counts = mmap(NULL, sizeof *counts, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    memset(counts, 0, sizeof *counts);
-    pid_t pid = start_proc(&c, counts);
-    ok(pid > 0, "the stream process starts");
+static struct stream_counts *counts; /* the process's, in a shared page */
+static char *big;                    /* 300000 bytes of letters */
+static const char head[] = "Status: 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
 
-    int ng, relay;
+/* A relayed answer: its records, a long one whole, a worker that dies. */
+static void test_relay(void)
+{
+    int ng, relay, records;
     struct dbuf out;
     bool ended;
-    int records;
     is_int(hand(STREAM_USE_CALL, "a", 0, &ng, &relay), 'A', "a call's stream is admitted");
-    static const char head[] = "Status: 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
     ok(msg(relay, STREAM_MSG_DATA, head, sizeof head - 1) == 0 && msg(relay, STREAM_MSG_DATA, "data: 1\n\n", 9) == 0 &&
            msg(relay, STREAM_MSG_END, NULL, 0) == 0,
        "the worker relays its answer and its end");
@@ -227,9 +221,6 @@ static void test_process(void)
 
     /* A long answer: records of at most 65535 bytes, the bytes whole. */
     is_int(hand(STREAM_USE_CALL, "a", 0, &ng, &relay), 'A', "another call");
-    cleanup_free char *big = malloc(300000);
-    for (size_t i = 0; i < 300000; i++)
-        big[i] = (char)('a' + i % 26);
     bool sent = true;
     struct dbuf raw;
     dbuf_init(&raw, 16u << 20);
@@ -257,8 +248,14 @@ static void test_process(void)
        "its relay's end ends the request after what came");
     dbuf_free(&out);
     close(ng);
+}
 
-    /* A kind carries a stream on: 'K' and the kind's own writes. */
+/* A kind carries a stream on: 'K' and the kind's own writes. */
+static void test_kind(void)
+{
+    int ng, relay, records;
+    struct dbuf out;
+    bool ended;
     is_int(hand(STREAM_USE_CALL, "a", 0, &ng, &relay), 'A', "a stream kept as a kind");
     discard(msg(relay, STREAM_MSG_DATA, head, sizeof head - 1));
     discard(msg(relay, STREAM_MSG_KEEP, "echo\0hello", 10));
@@ -276,9 +273,12 @@ static void test_process(void)
     dbuf_free(&out);
     close(ng);
     close(relay);
+}
 
-    /* The caps count listens, one at a time. */
-    int ngs[4], relays[4];
+/* The caps count listens, one at a time. */
+static void test_caps(void)
+{
+    int ngs[4], relays[4], ngc, relayc;
     is_int(hand(STREAM_USE_LISTEN, "a", 0, &ngs[0], &relays[0]), 'A', "a listen of client a");
     is_int(hand(STREAM_USE_LISTEN, "a", 0, &ngs[1], &relays[1]), 'C', "a second of a: max_streams_per_client ('C')");
     is_int(hand(STREAM_USE_LISTEN, "b", 0, &ngs[2], &relays[2]), 'A', "one of client b");
@@ -287,7 +287,6 @@ static void test_process(void)
     ok(recv(ngs[1], &c1, 1, MSG_DONTWAIT) == 0 && recv(ngs[3], &c1, 1, MSG_DONTWAIT) == 0,
        "a refused connection is closed unwritten (the worker answers it)");
     is_int((int)__atomic_load_n(&counts->counted, __ATOMIC_RELAXED), 2, "the counts: 2 listens");
-    int ngc, relayc;
     is_int(hand(STREAM_USE_CALL, "c", 0, &ngc, &relayc), 'A', "a call's stream is not counted");
     close(ngc);
     close(relayc);
@@ -295,8 +294,13 @@ static void test_process(void)
         close(ngs[i]);
         close(relays[i]);
     }
+}
 
-    /* A client that takes nothing: cut past stream_buffer_bytes ... */
+/* A client that takes nothing: cut past stream_buffer_bytes, and after
+ * stream_stall with less. */
+static void test_cuts(void)
+{
+    int ng, relay;
     uint64_t cut0 = __atomic_load_n(&counts->cut, __ATOMIC_RELAXED);
     is_int(hand(STREAM_USE_CALL, "d", 4096, &ng, &relay), 'A', "a call whose client reads nothing");
     for (int i = 0; i < 12; i++)
@@ -304,16 +308,19 @@ static void test_process(void)
     ok(relay_closed(relay), "more than stream_buffer_bytes waiting: the stream is cut, the relay closed");
     close(ng);
     close(relay);
-    /* ... and after stream_stall with less. */
     is_int(hand(STREAM_USE_CALL, "d", 4096, &ng, &relay), 'A', "another");
     discard(msg(relay, STREAM_MSG_DATA, big, 30000));
     ok(relay_closed(relay), "nothing taken for stream_stall: cut too");
     close(ng);
     close(relay);
     is_int((long long)(__atomic_load_n(&counts->cut, __ATOMIC_RELAXED) - cut0), 2, "both counted as cut");
+}
 
-    /* A malformed hello: refused, and the process goes on. */
+/* A malformed hello: refused, and the process goes on. */
+static void test_bad_hello(void)
+{
     struct sockaddr_un a = {.sun_family = AF_UNIX};
+    int ng, relay;
     snprintf(a.sun_path, sizeof a.sun_path, "%s", sock_path);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     char r = 0;
@@ -324,13 +331,33 @@ static void test_process(void)
     is_int(hand(STREAM_USE_CALL, "a", 0, &ng, &relay), 'A', "and the process still takes streams");
     close(relay);
     close(ng);
+}
 
+static void test_process(void)
+{
+    struct cfg c;
+    char err[256];
+    const char *sets[] = {"max_streams=2", "max_streams_per_client=1", "stream_buffer_bytes=64K", "stream_stall=1s"};
+    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "a configuration: %s", err);
+    counts = mmap(NULL, sizeof *counts, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    memset(counts, 0, sizeof *counts);
+    big = malloc(300000);
+    for (size_t i = 0; i < 300000; i++)
+        big[i] = (char)('a' + i % 26);
+    pid_t pid = start_proc(&c, counts);
+    ok(pid > 0, "the stream process starts");
+    test_relay();
+    test_kind();
+    test_caps();
+    test_cuts();
+    test_bad_hello();
     kill(pid, SIGTERM);
     int st = -1;
     waitpid(pid, &st, 0);
     ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM: it ends its streams and exits 0");
     unlink(sock_path);
     munmap(counts, sizeof *counts);
+    free(big);
     cfg_free(&c);
 }
 
