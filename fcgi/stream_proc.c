@@ -574,10 +574,10 @@ static void hello(struct proc *p, struct pending *pd)
         discard(send(rfd, &answer, 1, MSG_NOSIGNAL));
         return;
     }
+    if (cfd >= 0)
+        close(cfd); /* before the answer: the worker's copy is the only one when it reads it */
     if (n > 0)
         discard(send(rfd, &answer, 1, MSG_NOSIGNAL));
-    if (cfd >= 0)
-        close(cfd);
     close(rfd);
     p->fds--;
 }
