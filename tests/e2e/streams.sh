@@ -17,7 +17,7 @@ ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
     skip_all "the open-files limit is $(ulimit -n): $HOGS streams need $((HOGS * 3 + 200))"
 STACK_WORKERS=3
 STACK_NGINX_CONNECTIONS=4096
-STACK_CONF='warm = off\ntimeout = 30m\ntask_after = 0\nstream_buffer_bytes = 16M\nstream_stall = 5s\nlog_bytes = 64M\nmax_streams_per_client = 2000'
+STACK_CONF='warm = off\ntimeout = 30m\ntask_after = 0\nstream_buffer_bytes = 16M\nstream_stall = 10s\nlog_bytes = 64M\nmax_streams_per_client = 2000'
 stack_start serve || { ok 1 "the server starts"; done_testing; exit 1; }
 . "$top_srcdir/tests/lib/streams.sh"
 
@@ -46,7 +46,8 @@ is "$(hog_count closed) $(hog_count ended)" "$HOGS $HOGS" "each got the subscrip
 cat >"$T/slow.py" <<'PY'
 import json, os, socket, sys, time
 port, sid, rev, kb, sleep = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
-code = f"import time\nline = 'x' * 1000\nfor i in range({kb}):\n    print(line)\ntime.sleep({sleep})\n"
+# KB KiB printed in lines of 4000 bytes (the longest a notification carries whole).
+code = f"import time\nline = 'x' * 3999\nfor i in range({kb} // 4):\n    print(line)\ntime.sleep({sleep})\n"
 if rev == "2026-07-28":
     body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "run_code", "arguments": {"code": code},
             "_meta": {"io.modelcontextprotocol/protocolVersion": rev, "io.modelcontextprotocol/clientCapabilities": {},
@@ -85,7 +86,7 @@ def answer(line):
 complete = any(answer(l) for l in data.split(b"\n") if l.startswith(b"data:"))
 print(json.dumps({"bytes": len(data), "complete": complete}), flush=True)
 PY
-# slow_start REV KB SLEEP: a call printing KB lines of 1000 bytes, then
+# slow_start REV KB SLEEP: a call printing KB KiB of output, then
 # sleeping SLEEP s, from a client that reads nothing; its run in $RUN.
 slow_start() {
     rm -f "$T/slow.out" "$T/slow.go"
