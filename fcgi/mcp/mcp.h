@@ -51,6 +51,12 @@ int mcp_reap(const struct cfg *cfg, bool force);
  * notifications, then the subscription's end. */
 extern const struct stream_kind mcp_listen_kind;
 
+/* `runmyscript mcp`: MCP over stdio (mcp_stdio.c) on in_fd and out_fd
+ * until the client closes in_fd (or SIGTERM, SIGINT, SIGHUP), with a warm
+ * pool of its own unless a server's serves cfg's state directory. The
+ * exit status. */
+int mcp_stdio_serve(const struct cfg *cfg, int in_fd, int out_fd);
+
 /* True for a legacy revision we speak (one initialize may name). */
 bool mcp_version_supported(const char *v);
 

@@ -67,9 +67,9 @@ static int call_workspace(const struct cfg *cfg, const char *tool, json_object *
     if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
         discard(mcp_reap(cfg, true));
         if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
-            *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions); delete one "
-                                          "with delete_workspace, or try again later",
-                                          tool);
+            *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions = %llu); "
+                                          "delete one with delete_workspace, or try again later",
+                                          tool, (unsigned long long)cfg->max_sessions);
             return 1;
         }
     }
