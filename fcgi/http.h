@@ -42,6 +42,10 @@ struct http_io {
  * environment (CGI). */
 void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp, int fd);
 void http_io_cgi(struct http_io *io);
+/* Bounds every later write of io's response (a stream held by this
+ * process): a write whose peer takes nothing for ms fails, as if the peer
+ * had gone. ms <= 0, or a transport of another kind: no bound. */
+void http_io_stall(struct http_io *io, int64_t ms);
 /* After a CGI response: reads and drops what is left of the request body
  * (CONTENT_LENGTH), at most max bytes. A CGI program that exits with body
  * bytes unread makes Apache's mod_cgid see a reset and lose the response

@@ -320,13 +320,22 @@ static void slots_release(struct stream_req *s)
 }
 
 /* A held listen's two slots. 0, -EBUSY (max_streams), -EUSERS (the
- * client's), or -errno. */
+ * client's), or -errno. One process at a time takes them
+ * (STATE/.streams/.lock): a slot of max_streams held for a moment by a listen that its
+ * client's cap then refuses must not make another listen see max_streams
+ * reached, and be answered for the wrong cap. */
 static int slots_take(struct stream_req *s, struct http_req *req)
 {
     char key[65], prefix[40];
     cleanup_fd int dfd = streams_dir(s->cfg);
     if (dfd < 0)
         return dfd;
+    cleanup_fd int lock = openat(dfd, ".lock", O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (lock < 0)
+        return -errno;
+    while (flock(lock, LOCK_EX) < 0)
+        if (errno != EINTR)
+            return -errno;
     int fd = slot_take(dfd, "all", cfg_max_streams(s->cfg, false), s->held_path[0], sizeof s->held_path[0]);
     if (fd < 0)
         return fd == -EAGAIN ? -EBUSY : fd;
@@ -389,6 +398,10 @@ int stream_open(struct http_req *req, struct http_resp *resp, enum stream_use us
         if (rc != -EAGAIN && rc != -EBUSY && rc != -EUSERS)
             log_msg(LOG_LVL_ERROR, "handing a stream over: %s", strerror(-rc));
     }
+    /* It stays here: its writes are bounded by stream_stall as the stream
+     * process bounds its own (what waits for the client is in the kernel's
+     * buffers and the web server's, not here). */
+    http_io_stall(req->io, s->cfg->stream_stall_ms);
     if (use == STREAM_USE_CALL)
         return 0; /* a run's stream: admission bounds it; it stays here */
     if (s->shared)

@@ -89,7 +89,8 @@ void stream_client_key(const struct http_req *req, char *out, size_t outlen);
 /* Opens the stream req's response is about to become, before a byte of it
  * is written. In serve, the connection goes to the stream process, and
  * every write of resp goes there from now on; elsewhere the stream stays
- * here (a listen takes a slot of max_streams and of its client's).
+ * here (a listen takes a slot of max_streams and of its client's; a write
+ * whose client takes nothing for stream_stall fails, as if it had gone).
  * 0: start the response. A refusal answers nothing but adds Retry-After
  * to resp, sets *status and *why (static) for the caller's answer:
  * -EBUSY (503: max_streams), -EUSERS (429: max_streams_per_client),

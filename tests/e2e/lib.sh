@@ -45,10 +45,10 @@ free_port() {
     "$PYTHON3" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# wait_for CMD...: retries CMD for up to 20 s.
+# wait_for CMD...: retries CMD for up to 20 s (WAIT_S: as many seconds).
 wait_for() {
     local i
-    for i in $(seq 200); do
+    for i in $(seq $((${WAIT_S:-20} * 10))); do
         "$@" >/dev/null 2>&1 && return 0
         sleep 0.1
     done

@@ -11,6 +11,11 @@
 #                          SOURCE: another client), held until hog_stop; its
 #                          first line (the counts) in $LINE
 #   hog_stop NAME          ends it (SIGTERM); its last line in $LINE
+#   slow_start REV KB SLEEP  a tools/call printing KB KiB, then sleeping SLEEP s,
+#                          from a client that reads nothing (tests/lib/
+#                          slow_reader.py; REV 2025-11-25 in the session $SID)
+#   slow_end               the client reads what it can now; its verdict in $line
+#   newest_run             the run directory made last
 HOG_PY="$top_srcdir/tests/lib/stream_hog.py"
 
 health() {
@@ -58,3 +63,18 @@ hog_stop() {
 hog_count() {
     printf '%s' "$LINE" | "$PYTHON3" -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
 }
+
+slow_start() {
+    rm -f "$T/slow.out" "$T/slow.go"
+    "$PYTHON3" "$top_srcdir/tests/lib/slow_reader.py" "$PORT" "${SID:-}" "$@" "$T/slow.go" </dev/null >"$T/slow.out" &
+    SLOW_PID=$!
+    wait_for grep -q sent "$T/slow.out"
+}
+
+slow_end() {
+    touch "$T/slow.go"
+    wait "$SLOW_PID" 2>/dev/null
+    line=$(sed -n 2p "$T/slow.out")
+}
+
+newest_run() { ls -t "$T/state/runs" | head -1; }

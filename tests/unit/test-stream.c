@@ -5,7 +5,7 @@
  * stream_end), max_streams and max_streams_per_client ('S', 'C'), a
  * client cut past stream_buffer_bytes and after stream_stall, a malformed
  * hello, SIGTERM; and the slot files that bound the streams held where
- * there is no stream process. */
+ * there is no stream process, and stream_stall on their writes. */
 #include "config.h"
 
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -430,6 +431,57 @@ static void test_held(void)
     cfg_free(&c);
 }
 
+/* A held stream's writes (http_io_stall): CGI's stdout a pipe whose reader
+ * takes nothing, then one that takes a little at a time; a FastCGI
+ * connection's send timeout. */
+static void test_held_stall(void)
+{
+    enum { CHUNK = 4096, N = 24 };
+    int p[2], saved = dup(1);
+    ok(saved >= 0 && pipe(p) == 0, "a pipe for stdout");
+    fflush(stdout);
+    dup2(p[1], 1);
+    struct http_io io;
+    http_io_cgi(&io);
+    http_io_stall(&io, 1000);
+    char *buf = calloc(N, CHUNK);
+    int full = io.write(io.ctx, buf, 1u << 20); /* more than the pipe holds, and nobody reads */
+    pid_t pid = fork();
+    if (pid == 0) {
+        char b[CHUNK];
+        for (;;) {
+            usleep(100 * 1000);
+            if (read(p[0], b, sizeof b) <= 0)
+                _exit(0);
+        }
+    }
+    close(p[0]);
+    int64_t t0 = util_now_ms();
+    int slow = io.write(io.ctx, buf, (size_t)N * CHUNK); /* a page every 100 ms: 2.4 s */
+    int64_t took = util_now_ms() - t0;
+    dup2(saved, 1);
+    close(saved);
+    close(p[1]);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    http_io_stall(&io, 0);
+    is_int(full, -ETIMEDOUT, "CGI: a write whose reader takes nothing for stream_stall fails");
+    is_int(slow, 0, "a reader that takes some within each stream_stall gets it all");
+    ok(took > 1000, "... though it took longer than one stall (%lld ms)", (long long)took);
+    free(buf);
+
+    int sp[2];
+    ok(socketpair(AF_UNIX, SOCK_STREAM, 0, sp) == 0, "a socketpair for a FastCGI connection");
+    http_io_fcgx(&io, NULL, NULL, NULL, sp[0]);
+    http_io_stall(&io, 1500);
+    struct timeval tv = {0};
+    socklen_t tl = sizeof tv;
+    ok(getsockopt(sp[0], SOL_SOCKET, SO_SNDTIMEO, &tv, &tl) == 0 && tv.tv_sec == 1 && tv.tv_usec == 500000,
+       "FastCGI: the connection's send timeout is stream_stall (%ld.%06ld s)", (long)tv.tv_sec, (long)tv.tv_usec);
+    close(sp[0]);
+    close(sp[1]);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -437,6 +489,7 @@ int main(void)
     snprintf(sock_path, sizeof sock_path, "%s/sock", dir);
     test_process();
     test_held();
+    test_held_stall();
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
     return tap_done();
 }
