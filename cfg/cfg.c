@@ -116,6 +116,7 @@ static const struct cfg_key plain_keys[] = {
     K("warm_lifetime", CFG_DURATION, warm_lifetime_ms),
     K("warm_modules", CFG_MODULES, warm_modules),
     K("warm_wait", CFG_DURATION, warm_wait_ms),
+    K("warm_spares", CFG_COUNT, warm_spares),
 };
 
 /* Ranges of the count and size keys: a value outside is an error. */
@@ -140,6 +141,7 @@ static const struct {
     {"stream_buffer_bytes", 64ull << 10, 1ull << 30},
     {"warm_envs", 1, 16},
     {"warm_runs", 0, 1000000000},
+    {"warm_spares", 0, 8},
 };
 
 const char *const *cfg_keys(void)
@@ -593,7 +595,8 @@ static void apply_exec(struct cfg *c)
                                       .runs = (uint32_t)c->warm_runs,
                                       .lifetime_ms = c->warm_lifetime_ms,
                                       .modules = c->warm_modules,
-                                      .wait_ms = c->warm_wait_ms > 0 ? c->warm_wait_ms : 1};
+                                      .wait_ms = c->warm_wait_ms > 0 ? c->warm_wait_ms : 1,
+                                      .spares = (uint32_t)c->warm_spares};
 }
 
 /* The defaults, before any source. 0 or -ENOMEM. */
@@ -649,6 +652,7 @@ static int set_defaults(struct cfg *c)
     c->warm_lifetime_ms = 3600LL * 1000;
     c->warm_modules = strdup("");
     c->warm_wait_ms = 3000;
+    c->warm_spares = 2;
     if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;

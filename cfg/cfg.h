@@ -76,6 +76,7 @@ struct cfg {
     int64_t warm_lifetime_ms; /* 0: never replaced for its age */
     char *warm_modules;       /* "" or module paths, space- or comma-separated */
     int64_t warm_wait_ms;     /* the pool's answer and the zygote's fork, each */
+    uint64_t warm_spares;     /* runs' inits a busy zygote makes ahead, 0 to 8 */
     char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
     struct fetch_allow fetch_allow;
     struct exec_config exec;  /* points into the strings above */

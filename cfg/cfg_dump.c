@@ -139,6 +139,7 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : put_ms(&b, "warm_lifetime", c->warm_lifetime_ms);
     rc = rc ? rc : dbuf_printf(&b, "warm_modules = %s\n", *c->warm_modules ? c->warm_modules : "none");
     rc = rc ? rc : put_ms(&b, "warm_wait", c->warm_wait_ms);
+    rc = rc ? rc : dbuf_printf(&b, "warm_spares = %llu\n", (unsigned long long)c->warm_spares);
     for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
         char v[48];
         format_limit(&exec_limit_defs[i], exec_limit_get(&c->exec.limits, &exec_limit_defs[i]), v, sizeof v);
