@@ -91,6 +91,10 @@ static const struct cfg_key plain_keys[] = {
     K("form_file_bytes", CFG_SIZE, form.file_bytes),
     K("form_header_bytes", CFG_SIZE, form.header_bytes),
     K("cgi_sse_padding", CFG_SIZE, cgi_sse_padding),
+    K("max_streams", CFG_AUTO_COUNT, max_streams),
+    K("max_streams_per_client", CFG_AUTO_COUNT, max_streams_per_client),
+    K("stream_buffer_bytes", CFG_SIZE, stream_buffer_bytes),
+    K("stream_stall", CFG_DURATION, stream_stall_ms),
     K("test_fixture_tools", CFG_BOOL, test_fixture_tools),
     K("fetch_allow", CFG_ALLOW, fetch_allow_text),
     K("data_dir", CFG_PATH, data_dir),
@@ -132,6 +136,9 @@ static const struct {
     {"form_file_bytes", 1, 16ull << 30},
     {"form_header_bytes", 256, 1ull << 20},
     {"cgi_sse_padding", 0, 1ull << 20},
+    {"max_streams", 1, CFG_STREAMS_MAX},
+    {"max_streams_per_client", 1, CFG_STREAMS_MAX},
+    {"stream_buffer_bytes", 64ull << 10, 1ull << 30},
     {"warm_envs", 1, 16},
     {"warm_runs", 0, 1000000000},
     {"warm_spares", 0, 8},
@@ -155,103 +162,7 @@ const char *const *cfg_keys(void)
 
 /* ------------------------------------------------------------ parsing */
 
-static int parse_number(const char *s, double *v, const char **rest)
-{
-    char num[64];
-    size_t n = 0;
-    bool dot = false;
-    while (isspace((unsigned char)*s))
-        s++;
-    /* Digits with at most one dot: no signs, no hex, no exponent, no "inf". */
-    for (; isdigit((unsigned char)*s) || (*s == '.' && !dot); s++) {
-        dot = dot || *s == '.';
-        if (n + 1 >= sizeof num)
-            return -EINVAL;
-        num[n++] = *s;
-    }
-    num[n] = '\0';
-    if (n == 0 || (n == 1 && dot))
-        return -EINVAL;
-    char *end;
-    errno = 0;
-    *v = strtod(num, &end);
-    if (*end || errno || !isfinite(*v))
-        return -EINVAL;
-    end = (char *)s;
-    while (isspace((unsigned char)*end))
-        end++;
-    *rest = end;
-    return 0;
-}
-
-int cfg_parse_duration(const char *s, int64_t *ms)
-{
-    double v;
-    const char *u;
-    if (parse_number(s, &v, &u) < 0)
-        return -EINVAL;
-    double mult;
-    if (!*u || !strcmp(u, "s"))
-        mult = 1000;
-    else if (!strcmp(u, "ms"))
-        mult = 1;
-    else if (!strcmp(u, "m") || !strcmp(u, "min"))
-        mult = 60000;
-    else if (!strcmp(u, "h"))
-        mult = 3600000;
-    else if (!strcmp(u, "d"))
-        mult = 86400000;
-    else
-        return -EINVAL;
-    double r = v * mult;
-    if (r > 9e15)
-        return -EINVAL;
-    *ms = (int64_t)llround(r);
-    return 0;
-}
-
-int cfg_parse_size(const char *s, uint64_t *bytes)
-{
-    double v;
-    const char *u;
-    if (parse_number(s, &v, &u) < 0)
-        return -EINVAL;
-    static const struct {
-        const char *suffix;
-        double mult;
-    } units[] = {
-        {"", 1}, {"B", 1}, {"K", 1024.0}, {"KB", 1024.0}, {"KiB", 1024.0}, {"M", 1048576.0}, {"MB", 1048576.0},
-        {"MiB", 1048576.0}, {"G", 1073741824.0}, {"GB", 1073741824.0}, {"GiB", 1073741824.0},
-        {"T", 1099511627776.0}, {"TB", 1099511627776.0}, {"TiB", 1099511627776.0},
-    };
-    for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
-        if (!strcasecmp(u, units[i].suffix)) {
-            double r = v * units[i].mult;
-            if (r > 1.8e19 || (units[i].mult == 1 && v != floor(v)))
-                return -EINVAL;
-            *bytes = (uint64_t)llround(r);
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
-int cfg_parse_bool(const char *s, bool *v)
-{
-    static const char *const yes[] = {"on", "true", "yes", "1"}, *const no[] = {"off", "false", "no", "0"};
-    for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
-        if (!strcasecmp(s, yes[i])) {
-            *v = true;
-            return 0;
-        }
-        if (!strcasecmp(s, no[i])) {
-            *v = false;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
+/* (durations, sizes and switches: cfg_parse.c) */
 static int parse_count(const char *s, uint64_t *v)
 {
     char *end;
@@ -719,6 +630,10 @@ static int set_defaults(struct cfg *c)
     c->accel_redirect = -1;
     form_limits_default(&c->form);
     c->cgi_sse_padding = 8192;
+    c->max_streams = CFG_AUTO;
+    c->max_streams_per_client = CFG_AUTO;
+    c->stream_buffer_bytes = 8ull << 20;
+    c->stream_stall_ms = 60000;
     c->data_dir = strdup(""); /* the built-in import map */
     c->installer = strdup("auto");
     c->index_url = strdup("default");

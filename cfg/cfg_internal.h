@@ -1,5 +1,6 @@
 /* cfg_internal.h: what the configuration's parts (cfg.c: reading it,
- * cfg_dump.c: printing it, cfg_serve.c: what serve derives from it) share. */
+ * cfg_parse.c: its values from text, cfg_dump.c: printing it, cfg_serve.c:
+ * what serve derives from it) share. */
 #ifndef RMS_CFG_INTERNAL_H
 #define RMS_CFG_INTERNAL_H
 
