@@ -100,6 +100,10 @@ static const struct cfg_key plain_keys[] = {
     K("form_file_bytes", CFG_SIZE, form.file_bytes),
     K("form_header_bytes", CFG_SIZE, form.header_bytes),
     K("cgi_sse_padding", CFG_SIZE, cgi_sse_padding),
+    K("max_streams", CFG_AUTO_COUNT, max_streams),
+    K("max_streams_per_client", CFG_AUTO_COUNT, max_streams_per_client),
+    K("stream_buffer_bytes", CFG_SIZE, stream_buffer_bytes),
+    K("stream_stall", CFG_DURATION, stream_stall_ms),
     K("test_fixture_tools", CFG_BOOL, test_fixture_tools),
     K("fetch_allow", CFG_ALLOW, fetch_allow_text),
     K("data_dir", CFG_PATH, data_dir),
@@ -121,6 +125,7 @@ static const struct cfg_key plain_keys[] = {
     K("warm_lifetime", CFG_DURATION, warm_lifetime_ms),
     K("warm_modules", CFG_MODULES, warm_modules),
     K("warm_wait", CFG_DURATION, warm_wait_ms),
+    K("warm_spares", CFG_COUNT, warm_spares),
 };
 
 /* Ranges of the count and size keys: a value outside is an error. */
@@ -142,8 +147,12 @@ static const struct {
     {"form_file_bytes", 1, 16ull << 30},
     {"form_header_bytes", 256, 1ull << 20},
     {"cgi_sse_padding", 0, 1ull << 20},
+    {"max_streams", 1, CFG_STREAMS_MAX},
+    {"max_streams_per_client", 1, CFG_STREAMS_MAX},
+    {"stream_buffer_bytes", 64ull << 10, 1ull << 30},
     {"warm_envs", 1, 16},
     {"warm_runs", 0, 1000000000},
+    {"warm_spares", 0, 8},
 };
 
 const char *const *cfg_keys(void)
@@ -610,7 +619,8 @@ static void apply_exec(struct cfg *c)
                                       .runs = (uint32_t)c->warm_runs,
                                       .lifetime_ms = c->warm_lifetime_ms,
                                       .modules = c->warm_modules,
-                                      .wait_ms = c->warm_wait_ms > 0 ? c->warm_wait_ms : 1};
+                                      .wait_ms = c->warm_wait_ms > 0 ? c->warm_wait_ms : 1,
+                                      .spares = (uint32_t)c->warm_spares};
 }
 
 /* The defaults, before any source. 0 or -ENOMEM. */
@@ -651,6 +661,10 @@ static int set_defaults(struct cfg *c)
     c->accel_redirect = -1;
     form_limits_default(&c->form);
     c->cgi_sse_padding = 8192;
+    c->max_streams = CFG_AUTO;
+    c->max_streams_per_client = CFG_AUTO;
+    c->stream_buffer_bytes = 8ull << 20;
+    c->stream_stall_ms = 60000;
     c->data_dir = strdup(""); /* the built-in import map */
     c->installer = strdup("auto");
     c->index_url = strdup("default");
@@ -669,6 +683,7 @@ static int set_defaults(struct cfg *c)
     c->warm_lifetime_ms = 3600LL * 1000;
     c->warm_modules = strdup("");
     c->warm_wait_ms = 3000;
+    c->warm_spares = 2;
     if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->allowed_origins || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;

@@ -26,6 +26,7 @@
 
 #include "executor.h"
 #include "form.h"
+#include "stream.h"
 
 #define WEB_JSON_DEPTH 16  /* JSON bodies are flat objects */
 #define WEB_REQS_MAX 256   /* requirement lines */
@@ -805,10 +806,13 @@ void web_api_run(const struct app *app, struct http_req *req, struct http_resp *
     int status = read_fields(app, req, &f, err, sizeof err);
     if (status == 0)
         status = make_spec(app, &f, &s, err, sizeof err);
-    if (status)
+    if (status) {
         refuse(mode, resp, status, err[0] ? err : "the request was refused");
-    else
+    } else {
+        if (mode == WEB_SSE)
+            stream_open_call(req, resp); /* in serve: the stream process writes it from here on */
         run_and_answer(app, resp, mode, &s.spec);
+    }
     spec_free(&s);
     fields_free(&f);
 }

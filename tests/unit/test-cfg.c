@@ -270,18 +270,19 @@ static void test_warm_keys(void)
     struct cfg c;
     char err[512];
     const char *sets[] = {"warm=off", "warm_envs=2", "warm_idle=30s", "warm_memory=256M", "warm_runs=7",
-                          "warm_lifetime=2m", "warm_modules=numpy pandas,matplotlib.pyplot", "warm_wait=10s"};
+                          "warm_lifetime=2m", "warm_modules=numpy pandas,matplotlib.pyplot", "warm_wait=10s",
+                          "warm_spares=5"};
     is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every warm key sets");
     const struct exec_warm *w = &c.exec.warm;
     ok(!w->on && w->envs == 2 && w->idle_ms == 30000 && w->memory == 256ull << 20 && w->runs == 7 &&
-           w->lifetime_ms == 120000 && w->wait_ms == 10000,
+           w->lifetime_ms == 120000 && w->wait_ms == 10000 && w->spares == 5,
        "they reach the executor");
     is_str(w->modules, "numpy pandas,matplotlib.pyplot", "warm_modules, a list");
     cfg_free(&c);
     is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "the defaults");
     ok(c.exec.warm.on && c.exec.warm.envs == 4 && c.exec.warm.wait_ms == 3000 && c.exec.warm.memory == 1ull << 30 && c.exec.warm.runs == 1000 &&
-           !strcmp(c.exec.warm.modules, ""),
-       "warm on, 4 environments, 1G, 1000 runs, no extra modules by default");
+           !strcmp(c.exec.warm.modules, "") && c.exec.warm.spares == 2,
+       "warm on, 4 environments, 1G, 1000 runs, no extra modules, 2 spares by default");
     cfg_free(&c);
     const char *bad[] = {"warm_modules=os;rm"};
     ok(cfg_load(&c, NULL, NULL, bad, 1, err, sizeof err) < 0 && strstr(err, "module names"),
@@ -290,6 +291,10 @@ static void test_warm_keys(void)
     const char *bad2[] = {"warm_envs=0"};
     ok(cfg_load(&c, NULL, NULL, bad2, 1, err, sizeof err) < 0 && strstr(err, "out of range"),
        "warm_envs below 1: %s", err);
+    cfg_free(&c);
+    const char *bad3[] = {"warm_spares=9"};
+    ok(cfg_load(&c, NULL, NULL, bad3, 1, err, sizeof err) < 0 && strstr(err, "out of range"),
+       "warm_spares above 8: %s", err);
     cfg_free(&c);
     char *dump = NULL;
     is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "loads for the dump");
@@ -409,6 +414,46 @@ static void test_client_keys(void)
     cfg_free(&c);
 }
 
+/* The stream keys: auto caps by where streams live (serve's stream process
+ * or a process each), numbers as given, their ranges, the buffer and the
+ * stall. */
+static void test_stream_keys(void)
+{
+    struct cfg c;
+    char err[512];
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "the defaults");
+    ok(c.max_streams == CFG_AUTO && cfg_max_streams(&c, true) == 10000 && cfg_max_streams(&c, false) == 2,
+       "max_streams auto: 10000 in serve's stream process, 2 held by processes");
+    ok(cfg_max_streams_per_client(&c, true) == 1250 && cfg_max_streams_per_client(&c, false) == 1,
+       "max_streams_per_client auto: an eighth of them, at least 1");
+    ok(c.stream_buffer_bytes == 8ull << 20 && c.stream_stall_ms == 60000, "stream_buffer_bytes 8M, stream_stall 60 s");
+    cfg_free(&c);
+    const char *sets[] = {"max_streams=30", "max_streams_per_client=7", "stream_buffer_bytes=64K", "stream_stall=1.5s"};
+    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every stream key sets");
+    ok(cfg_max_streams(&c, true) == 30 && cfg_max_streams(&c, false) == 30 && cfg_max_streams_per_client(&c, true) == 7 &&
+           c.stream_buffer_bytes == 65536 && c.stream_stall_ms == 1500,
+       "to what was said, wherever the streams live");
+    cfg_free(&c);
+    const char *half[] = {"max_streams=40"};
+    is_int(cfg_load(&c, NULL, NULL, half, 1, err, sizeof err), 0, "max_streams alone");
+    ok(cfg_max_streams_per_client(&c, false) == 5, "max_streams_per_client auto follows it");
+    char *dump = cfg_dump(&c);
+    ok(dump && strstr(dump, "max_streams = 40\n") && strstr(dump, "max_streams_per_client = auto (5 in serve, else 5)\n") &&
+           strstr(dump, "stream_buffer_bytes = 8M\n") && strstr(dump, "stream_stall = 1m\n"),
+       "runmyscript config prints them");
+    free(dump);
+    cfg_free(&c);
+    const char *bad[][1] = {{"max_streams=0"}, {"max_streams_per_client=2000000"}, {"stream_buffer_bytes=1K"},
+                            {"stream_stall=soon"}};
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(bad[i][0], "="), bad[i][0]);
+        ok(cfg_load(&c, NULL, NULL, bad[i], 1, err, sizeof err) < 0 && strstr(err, key), "%s is refused: %s",
+           bad[i][0], err);
+        cfg_free(&c);
+    }
+}
+
 /* node_id: none by default (run ids without a node), else a node id that
  * run and session ids start with; nothing that could leave a path. */
 static void test_node_id(void)
@@ -492,6 +537,7 @@ int main(void)
     test_deps_keys();
     test_warm_keys();
     test_admission_keys();
+    test_stream_keys();
     test_modern_keys();
     test_client_keys();
     test_node_id();
