@@ -38,6 +38,8 @@ enum cfg_type {
     CFG_SIZE,
     CFG_COUNT,
     CFG_AUTO_COUNT,  /* auto | a count: auto is CFG_AUTO */
+    CFG_AUTO_SIZE,   /* auto | a size: auto is CFG_AUTO */
+    CFG_RESERVE,     /* a size, or a share of a file system: "5%" */
     CFG_LEVEL,
     CFG_ISOLATION,
     CFG_AUTO_BOOL,   /* auto | on | off, into an int: -1, 1, 0 */
@@ -65,6 +67,9 @@ static const struct cfg_key plain_keys[] = {
     K("uid_base", CFG_UINT, uid_base),
     K("uid_count", CFG_UINT, uid_count),
     K("run_ttl", CFG_DURATION, run_ttl_ms),
+    K("runs_bytes", CFG_SIZE, runs_bytes),
+    K("runs_files", CFG_COUNT, runs_files),
+    K("disk_reserve", CFG_RESERVE, disk_reserve),
     K("log_level", CFG_LEVEL, log_level),
     K("workers", CFG_COUNT, workers),
     K("max_concurrent_runs", CFG_COUNT, max_concurrent_runs),
@@ -75,7 +80,10 @@ static const struct cfg_key plain_keys[] = {
     K("session_ttl", CFG_DURATION, session_ttl_ms),
     K("drain_grace", CFG_DURATION, drain_grace_ms),
     K("request_bytes", CFG_SIZE, request_bytes),
+    K("request_memory", CFG_AUTO_SIZE, request_memory),
+    K("request_memory_wait", CFG_DURATION, request_memory_wait_ms),
     K("max_sessions", CFG_COUNT, max_sessions),
+    K("max_tasks", CFG_COUNT, max_tasks),
     K("task_after", CFG_DURATION, task_after_ms),
     K("task_ttl", CFG_DURATION, task_ttl_ms),
     K("tools_list_ttl", CFG_DURATION, tools_list_ttl_ms),
@@ -83,6 +91,7 @@ static const struct cfg_key plain_keys[] = {
     K("preview_bytes", CFG_SIZE, preview_bytes),
     K("auth_token", CFG_SECRET, auth_token),
     K("allowed_hosts", CFG_STRING, allowed_hosts),
+    K("allowed_origins", CFG_OPTSTRING, allowed_origins),
     K("public_url", CFG_OPTSTRING, public_url),
     K("node_id", CFG_NODE, node_id),
     K("accel_redirect", CFG_AUTO_BOOL, accel_redirect),
@@ -91,6 +100,10 @@ static const struct cfg_key plain_keys[] = {
     K("form_file_bytes", CFG_SIZE, form.file_bytes),
     K("form_header_bytes", CFG_SIZE, form.header_bytes),
     K("cgi_sse_padding", CFG_SIZE, cgi_sse_padding),
+    K("max_streams", CFG_AUTO_COUNT, max_streams),
+    K("max_streams_per_client", CFG_AUTO_COUNT, max_streams_per_client),
+    K("stream_buffer_bytes", CFG_SIZE, stream_buffer_bytes),
+    K("stream_stall", CFG_DURATION, stream_stall_ms),
     K("test_fixture_tools", CFG_BOOL, test_fixture_tools),
     K("fetch_allow", CFG_ALLOW, fetch_allow_text),
     K("data_dir", CFG_PATH, data_dir),
@@ -125,6 +138,8 @@ static const struct {
     {"max_queued_runs", 0, ADMIT_MAX_SLOTS},
     {"request_bytes", 4096, 16ull << 30},
     {"max_sessions", 1, 1000000},
+    {"max_tasks", 1, 1000000},
+    {"request_memory", 4096, 1ull << 40},
     {"image_inline_bytes", 0, 64ull << 20},
     {"preview_bytes", 256, 16ull << 20},
     {"form_fields", 1, 1024},
@@ -132,6 +147,9 @@ static const struct {
     {"form_file_bytes", 1, 16ull << 30},
     {"form_header_bytes", 256, 1ull << 20},
     {"cgi_sse_padding", 0, 1ull << 20},
+    {"max_streams", 1, CFG_STREAMS_MAX},
+    {"max_streams_per_client", 1, CFG_STREAMS_MAX},
+    {"stream_buffer_bytes", 64ull << 10, 1ull << 30},
     {"warm_envs", 1, 16},
     {"warm_runs", 0, 1000000000},
     {"warm_spares", 0, 8},
@@ -151,122 +169,6 @@ const char *const *cfg_keys(void)
         names[n] = NULL;
     }
     return names;
-}
-
-/* ------------------------------------------------------------ parsing */
-
-static int parse_number(const char *s, double *v, const char **rest)
-{
-    char num[64];
-    size_t n = 0;
-    bool dot = false;
-    while (isspace((unsigned char)*s))
-        s++;
-    /* Digits with at most one dot: no signs, no hex, no exponent, no "inf". */
-    for (; isdigit((unsigned char)*s) || (*s == '.' && !dot); s++) {
-        dot = dot || *s == '.';
-        if (n + 1 >= sizeof num)
-            return -EINVAL;
-        num[n++] = *s;
-    }
-    num[n] = '\0';
-    if (n == 0 || (n == 1 && dot))
-        return -EINVAL;
-    char *end;
-    errno = 0;
-    *v = strtod(num, &end);
-    if (*end || errno || !isfinite(*v))
-        return -EINVAL;
-    end = (char *)s;
-    while (isspace((unsigned char)*end))
-        end++;
-    *rest = end;
-    return 0;
-}
-
-int cfg_parse_duration(const char *s, int64_t *ms)
-{
-    double v;
-    const char *u;
-    if (parse_number(s, &v, &u) < 0)
-        return -EINVAL;
-    double mult;
-    if (!*u || !strcmp(u, "s"))
-        mult = 1000;
-    else if (!strcmp(u, "ms"))
-        mult = 1;
-    else if (!strcmp(u, "m") || !strcmp(u, "min"))
-        mult = 60000;
-    else if (!strcmp(u, "h"))
-        mult = 3600000;
-    else if (!strcmp(u, "d"))
-        mult = 86400000;
-    else
-        return -EINVAL;
-    double r = v * mult;
-    if (r > 9e15)
-        return -EINVAL;
-    *ms = (int64_t)llround(r);
-    return 0;
-}
-
-int cfg_parse_size(const char *s, uint64_t *bytes)
-{
-    double v;
-    const char *u;
-    if (parse_number(s, &v, &u) < 0)
-        return -EINVAL;
-    static const struct {
-        const char *suffix;
-        double mult;
-    } units[] = {
-        {"", 1}, {"B", 1}, {"K", 1024.0}, {"KB", 1024.0}, {"KiB", 1024.0}, {"M", 1048576.0}, {"MB", 1048576.0},
-        {"MiB", 1048576.0}, {"G", 1073741824.0}, {"GB", 1073741824.0}, {"GiB", 1073741824.0},
-        {"T", 1099511627776.0}, {"TB", 1099511627776.0}, {"TiB", 1099511627776.0},
-    };
-    for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
-        if (!strcasecmp(u, units[i].suffix)) {
-            double r = v * units[i].mult;
-            if (r > 1.8e19 || (units[i].mult == 1 && v != floor(v)))
-                return -EINVAL;
-            *bytes = (uint64_t)llround(r);
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
-int cfg_parse_bool(const char *s, bool *v)
-{
-    static const char *const yes[] = {"on", "true", "yes", "1"}, *const no[] = {"off", "false", "no", "0"};
-    for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
-        if (!strcasecmp(s, yes[i])) {
-            *v = true;
-            return 0;
-        }
-        if (!strcasecmp(s, no[i])) {
-            *v = false;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
-static int parse_count(const char *s, uint64_t *v)
-{
-    char *end;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!isdigit((unsigned char)*s))
-        return -EINVAL;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    while (isspace((unsigned char)*end))
-        end++;
-    if (errno || *end)
-        return -EINVAL;
-    *v = x;
-    return 0;
 }
 
 /* Puts v (a fresh copy, or NULL when it could not be made) in place of
@@ -348,7 +250,7 @@ static int set_limit(struct cfg *c, const struct exec_limit_def *lim, bool fetch
         rc = cfg_parse_size(value, &v);
         expect = CFG_EXPECT_SIZE;
     } else {
-        rc = parse_count(value, &v);
+        rc = cfg__parse_count(value, &v);
         expect = CFG_EXPECT_COUNT;
     }
     if (rc < 0)
@@ -425,17 +327,18 @@ static int set_secret(struct cfg *c, const struct cfg_key *k, const char *value,
 static int set_number(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
 {
     uint64_t v;
-    if (k->type == CFG_AUTO_COUNT && !strcmp(value, "auto")) {
+    if ((k->type == CFG_AUTO_COUNT || k->type == CFG_AUTO_SIZE) && !strcmp(value, "auto")) {
         *(uint64_t *)slot_of(c, k) = CFG_AUTO;
         return 0;
     }
-    bool count = k->type != CFG_SIZE;
-    int rc = count ? parse_count(value, &v) : cfg_parse_size(value, &v);
+    bool count = k->type != CFG_SIZE && k->type != CFG_AUTO_SIZE;
+    int rc = count ? cfg__parse_count(value, &v) : cfg_parse_size(value, &v);
     if (rc < 0)
         return bad_value(k->name, value,
-                         k->type == CFG_AUTO_COUNT ? "auto or " CFG_EXPECT_COUNT
-                         : count                   ? CFG_EXPECT_COUNT
-                                                   : CFG_EXPECT_SIZE,
+                         k->type == CFG_AUTO_COUNT  ? "auto or " CFG_EXPECT_COUNT
+                         : k->type == CFG_AUTO_SIZE ? "auto or " CFG_EXPECT_SIZE
+                         : count                    ? CFG_EXPECT_COUNT
+                                                    : CFG_EXPECT_SIZE,
                          err, errlen);
     for (size_t i = 0; i < ARRAY_SIZE(ranges); i++)
         if (!strcmp(ranges[i].key, k->name) && (v < ranges[i].min || v > ranges[i].max)) {
@@ -447,10 +350,38 @@ static int set_number(struct cfg *c, const struct cfg_key *k, const char *value,
     return 0;
 }
 
+/* disk_reserve: a size, or a whole percentage of the file system (at most
+ * CFG_RESERVE_PCT_MAX). */
+static int set_reserve(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    struct cfg_reserve *r = slot_of(c, k);
+    size_t n = strlen(value);
+    uint64_t v;
+    while (n && value[n - 1] == ' ')
+        n--;
+    if (n > 1 && value[n - 1] == '%') {
+        char num[32];
+        if (n - 1 >= sizeof num)
+            return bad_value(k->name, value, "a size such as 2G, or a share such as 5%", err, errlen);
+        memcpy(num, value, n - 1);
+        num[n - 1] = '\0';
+        if (cfg__parse_count(num, &v) < 0 || v > CFG_RESERVE_PCT_MAX) {
+            snprintf(err, errlen, "%s = '%s': expected a share from 0%% to %d%%", k->name, value, CFG_RESERVE_PCT_MAX);
+            return -EINVAL;
+        }
+        *r = (struct cfg_reserve){.pct = (uint32_t)v};
+        return 0;
+    }
+    if (cfg_parse_size(value, &v) < 0)
+        return bad_value(k->name, value, "a size such as 2G, or a share such as 5%", err, errlen);
+    *r = (struct cfg_reserve){.bytes = v};
+    return 0;
+}
+
 static int set_uint(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
 {
     uint64_t v;
-    if (parse_count(value, &v) < 0 || v > UINT32_MAX)
+    if (cfg__parse_count(value, &v) < 0 || v > UINT32_MAX)
         return bad_value(k->name, value, "a whole number below 2^32", err, errlen);
     *(uint64_t *)slot_of(c, k) = v;
     return 0;
@@ -541,7 +472,7 @@ static cfg_setter *const setters[] = {
     [CFG_MODULES] = set_modules,
     [CFG_SECRET] = set_secret,     [CFG_BOOL] = set_bool,         [CFG_DURATION] = set_duration,
     [CFG_SIZE] = set_number,       [CFG_COUNT] = set_number,      [CFG_LEVEL] = set_level,
-    [CFG_AUTO_COUNT] = set_number,
+    [CFG_AUTO_COUNT] = set_number, [CFG_AUTO_SIZE] = set_number,  [CFG_RESERVE] = set_reserve,
     [CFG_ISOLATION] = set_isolation, [CFG_AUTO_BOOL] = set_auto_bool, [CFG_INSTALLER] = set_installer,
     [CFG_UINT] = set_uint,         [CFG_ALLOW] = set_allow,       [CFG_NODE] = set_node,
 };
@@ -655,6 +586,10 @@ static void apply_exec(struct cfg *c)
     c->exec.uid_base = (uint32_t)c->uid_base;
     c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
+    c->exec.runs_bytes = c->runs_bytes;
+    c->exec.runs_files = c->runs_files;
+    c->exec.disk_reserve_bytes = c->disk_reserve.bytes;
+    c->exec.disk_reserve_pct = c->disk_reserve.pct;
     c->exec.admit.max_running = (uint32_t)c->max_concurrent_runs;
     c->exec.admit.max_queued = c->max_queued_runs == CFG_AUTO ? cfg__queue_auto(admit_max_running(&c->exec.admit))
                                                               : (uint32_t)c->max_queued_runs;
@@ -707,6 +642,12 @@ static int set_defaults(struct cfg *c)
     c->session_ttl_ms = 3600LL * 1000;
     c->request_bytes = 96ull << 20;
     c->max_sessions = 1000;
+    c->max_tasks = 1000;
+    c->request_memory = CFG_AUTO;
+    c->request_memory_wait_ms = 10000;
+    c->runs_bytes = 10ull << 30;
+    c->runs_files = 1000000;
+    c->disk_reserve.pct = 5;
     c->task_after_ms = 5000;
     c->task_ttl_ms = 3600LL * 1000;
     c->tools_list_ttl_ms = 300LL * 1000;
@@ -716,9 +657,14 @@ static int set_defaults(struct cfg *c)
     c->image_inline_bytes = 512ull << 10;
     c->preview_bytes = 8ull << 10;
     c->allowed_hosts = strdup("localhost,127.0.0.1,[::1]");
+    c->allowed_origins = strdup("");
     c->accel_redirect = -1;
     form_limits_default(&c->form);
     c->cgi_sse_padding = 8192;
+    c->max_streams = CFG_AUTO;
+    c->max_streams_per_client = CFG_AUTO;
+    c->stream_buffer_bytes = 8ull << 20;
+    c->stream_stall_ms = 60000;
     c->data_dir = strdup(""); /* the built-in import map */
     c->installer = strdup("auto");
     c->index_url = strdup("default");
@@ -738,7 +684,7 @@ static int set_defaults(struct cfg *c)
     c->warm_modules = strdup("");
     c->warm_wait_ms = 3000;
     c->warm_spares = 2;
-    if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
+    if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->allowed_origins || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;
     return 0;
@@ -836,6 +782,10 @@ static int check_keys(const struct cfg *c, char *err, size_t errlen)
         snprintf(err, errlen, "run_ttl must be longer than timeout + kill_grace, or 0 to keep runs forever");
         return -EINVAL;
     }
+    if (c->request_memory != CFG_AUTO && c->request_memory < c->request_bytes) {
+        snprintf(err, errlen, "request_memory must be at least request_bytes (a body of the largest size must fit), or auto");
+        return -EINVAL;
+    }
     char why[CFG_WHY_MAX + PATH_MAX];
     if (exec_check_data(c->data_dir, why, sizeof why) < 0) {
         snprintf(err, errlen, "data_dir = %s: %s", c->data_dir, why);
@@ -884,6 +834,7 @@ void cfg_free(struct cfg *c)
     free(c->isolation);
     free(c->auth_token);
     free(c->allowed_hosts);
+    free(c->allowed_origins);
     free(c->public_url);
     free(c->node_id);
     free(c->fetch_allow_text);

@@ -1,6 +1,7 @@
 /* cfg_serve.c: what serve and the admission derive from the keys: the
  * number of workers, the queue's size when max_queued_runs = auto, the
- * drain grace (see doc/serving.md). */
+ * request memory when request_memory = auto, the drain grace, the stream
+ * caps (see doc/serving.md). */
 #include "config.h"
 
 #include "cfg_internal.h"
@@ -51,9 +52,33 @@ unsigned cfg_workers(const struct cfg *c)
     return need > w ? (unsigned)(need > CFG_WORKERS_MAX ? CFG_WORKERS_MAX : need) : w;
 }
 
+uint64_t cfg_request_memory(const struct cfg *c)
+{
+    if (c->request_memory != CFG_AUTO)
+        return c->request_memory;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t m = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / CFG_REQUEST_MEMORY_SHARE : 1ull << 30;
+    return m > c->request_bytes ? m : c->request_bytes;
+}
+
 int64_t cfg_drain_grace_ms(const struct cfg *c)
 {
     if (c->drain_grace_ms > 0)
         return c->drain_grace_ms;
     return c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms + CFG_DRAIN_SLACK_MS;
+}
+
+uint64_t cfg_max_streams(const struct cfg *c, bool process)
+{
+    if (c->max_streams != CFG_AUTO)
+        return c->max_streams;
+    return process ? CFG_STREAMS_AUTO : CFG_STREAMS_AUTO_HELD;
+}
+
+uint64_t cfg_max_streams_per_client(const struct cfg *c, bool process)
+{
+    if (c->max_streams_per_client != CFG_AUTO)
+        return c->max_streams_per_client;
+    uint64_t n = cfg_max_streams(c, process) / CFG_STREAMS_PER_CLIENT_SHARE;
+    return n ? n : 1;
 }

@@ -26,6 +26,7 @@
 
 #include "executor.h"
 #include "form.h"
+#include "stream.h"
 
 #define WEB_JSON_DEPTH 16  /* JSON bodies are flat objects */
 #define WEB_REQS_MAX 256   /* requirement lines */
@@ -282,8 +283,11 @@ static void send_event(struct web_run *w, const char *event, json_object *o)
 
 static void log_event(struct web_run *w, const char *stream, const char *text, size_t len)
 {
-    size_t n;
-    cleanup_free char *clean = util_utf8_sanitize(text, len, &n);
+    size_t n, rn;
+    /* The state directory's path (an installer's line, a traceback in the
+     * fallback) is written STATE, as in the result. */
+    cleanup_free char *redacted = result_redact(text, len, w->app->cfg->state_dir, &rn);
+    cleanup_free char *clean = redacted ? util_utf8_sanitize(redacted, rn, &n) : NULL;
     if (!clean || n == 0)
         return;
     json_object *o = json_object_new_object();
@@ -720,7 +724,9 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct ex
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r->run_id, r->error ? r->error : strerror(-rc));
     else
         log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r->run_id, exec_status_name(r->status), (long long)r->duration_ms);
-    json_object *res = result_to_json(r);
+    /* No path of the server; the URLs stay relative to the site (the page
+     * links them relative to itself, which holds under any base path). */
+    json_object *res = result_client_json(r, NULL, w->app->cfg->state_dir);
     if (!res) {
         if (!resp->started)
             http_send_error(resp, 500, "out of memory");
@@ -767,7 +773,10 @@ static void run_and_answer(const struct app *app, struct http_resp *resp, enum w
         .cancelled = on_cancelled, .accepted = on_accepted,
     };
     int rc = app_exec_of(app)->run(spec, &sink, &r);
-    if (!w.accepted && rc < 0) /* refused by the checks: the request's to fix, or 500 */
+    if (!w.accepted && rc == -ENOSPC) { /* the low-disk guard: nothing was made; come back later */
+        discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->retry_after_ms + 999) / 1000)));
+        refuse(mode, resp, 507, r.error ? r.error : "the server is low on disk space");
+    } else if (!w.accepted && rc < 0) /* refused by the checks: the request's to fix, or 500 */
         refuse(mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,
                r.error ? r.error : "the request was refused");
     else if (rc == -EPIPE && !r.run_id[0])
@@ -797,10 +806,13 @@ void web_api_run(const struct app *app, struct http_req *req, struct http_resp *
     int status = read_fields(app, req, &f, err, sizeof err);
     if (status == 0)
         status = make_spec(app, &f, &s, err, sizeof err);
-    if (status)
+    if (status) {
         refuse(mode, resp, status, err[0] ? err : "the request was refused");
-    else
+    } else {
+        if (mode == WEB_SSE)
+            stream_open_call(req, resp); /* in serve: the stream process writes it from here on */
         run_and_answer(app, resp, mode, &s.spec);
+    }
     spec_free(&s);
     fields_free(&f);
 }

@@ -21,6 +21,7 @@
 #include "app_ctx.h"
 #include "cfg.h"
 #include "http.h"
+#include "stream.h"
 #include "tools.h"
 
 #define MCP_JSON_DEPTH 64          /* nesting of a request body */
@@ -44,6 +45,11 @@ void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *r
  * it may be called often. force: scan now. Returns the number removed (or
  * -errno when sessions or workspaces could not be read). */
 int mcp_reap(const struct cfg *cfg, bool force);
+
+/* The stream process's kind of subscriptions/listen (mcp_listen.c): it
+ * follows the tasks of the listens kept with it and sends their
+ * notifications, then the subscription's end. */
+extern const struct stream_kind mcp_listen_kind;
 
 /* `runmyscript mcp`: MCP over stdio (mcp_stdio.c) on in_fd and out_fd
  * until the client closes in_fd (or SIGTERM, SIGINT, SIGHUP), with a warm

@@ -64,16 +64,19 @@ static int call_workspace(const struct cfg *cfg, const char *tool, json_object *
         *refusal = tools_error_result("%s: needs workspace, the handle run_code returns", tool);
         return 1;
     }
-    if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
-        discard(mcp_reap(cfg, true));
-        if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
-            *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions = %llu); "
-                                          "delete one with delete_workspace, or try again later",
-                                          tool, (unsigned long long)cfg->max_sessions);
-            return 1;
-        }
-    }
     int rc = mcp__workspace_create(cfg, ws);
+    if (rc == -EDQUOT) { /* idle ones may be past session_ttl: reap, then once more */
+        mcp__session_free(ws);
+        discard(mcp_reap(cfg, true));
+        rc = mcp__workspace_create(cfg, ws);
+    }
+    if (rc == -EDQUOT) {
+        mcp__session_free(ws);
+        *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions = %llu); "
+                                      "delete one with delete_workspace, or try again later",
+                                      tool, (unsigned long long)cfg->max_sessions);
+        return 1;
+    }
     if (rc == 0)
         log_msg(LOG_LVL_INFO, "workspace %s: made for %s", ws->id, tool);
     return rc;
@@ -201,10 +204,21 @@ void mcp__2026_call(struct mcp_2026_req *m)
     cleanup_json json_object *targs = args_without_workspace(args);
     if (task) {
         discard(mcp_reap(m->app->cfg, false)); /* at most once a minute; the only reaper a CGI server has */
-        mcp__task_call(m, &c, tool, targs, ws.dir ? ws.id : NULL, delay);
+        rc = mcp__task_call(m, &c, tool, targs, ws.dir ? ws.id : NULL, delay);
+        if (rc == -EDQUOT) { /* finished ones may be past task_ttl: reap, then once more */
+            discard(mcp_reap(m->app->cfg, true));
+            rc = mcp__task_call(m, &c, tool, targs, ws.dir ? ws.id : NULL, delay);
+        }
+        if (rc == -EDQUOT) {
+            if (made)
+                discard(mcp__session_end(m->app, &ws)); /* nothing ran in it */
+            mcp__2026_answer(m, tools_error_result("%s: too many tasks on this server (max_tasks = %llu); try again "
+                                                   "later", tool, (unsigned long long)m->app->cfg->max_tasks));
+        }
         return;
     }
     if (m->want_sse) {
+        stream_open_call(m->req, m->resp); /* in serve: the stream process writes it from here on */
         if (http_sse_start(m->resp) < 0)
             return;
         m->sse_open = c.sse = true;
