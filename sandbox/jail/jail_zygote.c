@@ -595,17 +595,6 @@ static unsigned spares_lost;          /* spares that ended unused, in a row: pas
 #define SPARES_LOST_MAX 3
 static char spare_tmp[sizeof ((struct jail_warm_req *)0)->tmp_opts]; /* what they mounted /tmp with */
 #define SPARE_COMM "rms-spare"        /* its name until it is handed a run (the pool counts its memory) */
-/* A spare's clone and its view cost about as much CPU as a warm run's own
- * start: made while a run it could slow is under way (on a busy machine
- * there is no idle core for it), it adds to that run's time. So with a
- * spare still ready, the next one is made once the zygote's runs have
- * ended, or SPARE_DEFER_MS after the last was handed one, whichever comes
- * first (looked at every SPARE_LOOK_MS meanwhile); with none ready, at
- * once. */
-#define SPARE_DEFER_MS 40
-#define SPARE_LOOK_MS 2
-static unsigned runs_alive;           /* this zygote's children that are runs (not spares) */
-static int64_t last_handed_ms;
 
 /* In the spare: its view, then the wait for a run. The zygote's death
  * (before a run) or its closing the socket ends it. */
@@ -667,14 +656,6 @@ static int spare_make(void)
  * in a row, no more are made, and runs are cloned as they come. */
 static void spare_gone(pid_t pid)
 {
-    bool spare = false;
-    for (size_t i = 0; i < n_spares && !spare; i++)
-        spare = spares[i].pid == pid;
-    if (!spare) { /* a run's init */
-        if (runs_alive)
-            runs_alive--;
-        return;
-    }
     for (size_t i = 0; i < n_spares; i++)
         if (spares[i].pid == pid) {
             close(spares[i].sock);
@@ -695,7 +676,6 @@ static int spare_take(const struct jail_warm_req *q, int *fds, size_t nfds)
 {
     while (n_spares) {
         struct spare sp = spares[--n_spares];
-        runs_alive++; /* no spare now: a run, or killed, reaped as a run either way */
         int rc = write_run_maps(sp.pid, q->run_uid);
         if (rc == 0)
             rc = jail__send_fds(sp.sock, q, sizeof *q, fds, nfds);
@@ -712,7 +692,6 @@ static int spare_take(const struct jail_warm_req *q, int *fds, size_t nfds)
             kill(sp.pid, SIGKILL);
         else
             spares_lost = 0;
-        last_handed_ms = util_now_ms();
         return rc;
     }
     return -EAGAIN;
@@ -783,7 +762,6 @@ static int serve_one(const struct jail_warm_req *q, int *fds, size_t nfds)
      * the run may go on. */
     if (rc < 0)
         kill(init, SIGKILL);
-    runs_alive++;
 out:
     close_fds(fds, nfds);
     close_fds(ack, ARRAY_SIZE(ack));
@@ -842,15 +820,13 @@ static _Noreturn void zygote_main(int argc, char **argv)
         pid_t gone;
         while ((gone = waitpid(-1, NULL, WNOHANG)) > 0)
             spare_gone(gone);
-        /* A request first; with none waiting, a spare more (once busy),
-         * when it takes no core from a run (SPARE_DEFER_MS). */
+        /* A request first; with none waiting, a spare more (once busy). */
         bool more = spare_tmp[0] && n_spares < spares_want;
-        bool now = more && (n_spares == 0 || runs_alive == 0 || util_now_ms() - last_handed_ms >= SPARE_DEFER_MS);
         struct pollfd p = {0, POLLIN, 0};
-        int pr = poll(&p, 1, now ? 0 : more ? SPARE_LOOK_MS : 1000);
+        int pr = poll(&p, 1, more ? 0 : 1000);
         if (pr < 0 && errno != EINTR)
             break;
-        if (pr == 0 && now && spare_make() < 0)
+        if (pr == 0 && more && spare_make() < 0)
             spares_want = n_spares; /* (the namespaces are out: the clone path says why, per run) */
         if (pr <= 0)
             continue;
