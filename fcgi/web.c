@@ -1,9 +1,12 @@
-/* web.c: /api/run (see web.h). One request: read the fields (a multipart
- * form, streamed through form.c with the form_* limits, or a JSON body),
- * resolve the input (text, an uploaded file, or a URL fetched by the
- * executor's transfers with their guard and caps), then run and answer
- * in the form the client asked for: a call exec_run() refuses is a 400 or
- * 413, and a stream opens only once it has accepted the call.
+/* web.c: the requests of the page's API, /api/run and /api/cell (see web.h),
+ * one code path for both (web__serve; what /api/cell adds is web_cell.c's).
+ * One request: read the fields (a multipart form, streamed through form.c
+ * with the form_* limits, or a JSON body), open the notebook's workspace
+ * (/api/cell), resolve the input (text, an uploaded file, or a URL fetched
+ * by the executor's transfers with their guard and caps), then run (a
+ * script, or a cell in the workspace's kernel) and answer in the form the
+ * client asked for: a call the executor refuses is a 400 or 413, and a
+ * stream opens only once it has accepted the call.
  *
  * Stop: the first event of the stream names the run and its cancel URL
  * (relative to the page: api/run/RUNID/cancel). POSTing it creates the
@@ -14,7 +17,7 @@
  * every WEB_KEEPALIVE_MS and the first write that fails stops the run. */
 #include "config.h"
 
-#include "web.h"
+#include "web_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -39,8 +42,10 @@ struct web_fields {
     struct dbuf *cur;             /* the part being read */
     struct form_parser *parser;   /* for form_fail */
     unsigned seen;                /* bit per field: a field twice is refused */
+    unsigned allowed;             /* bit per field the route takes (web_door.fields) */
 };
 
+/* In the order of enum web_field. */
 static const char *const field_names[] = {"code", "input", "input_file", "input_url", "requirements", "timeout"};
 
 static struct dbuf *field_buf(struct web_fields *f, size_t i)
@@ -49,9 +54,25 @@ static struct dbuf *field_buf(struct web_fields *f, size_t i)
     return bufs[i];
 }
 
-static void fields_init(struct web_fields *f, const struct cfg *cfg)
+/* "(known: code, ...)" for the route's fields, without input_file in JSON. */
+static void known_fields(const struct web_fields *f, bool json, char *out, size_t n)
+{
+    size_t at = (size_t)snprintf(out, n, "(known:");
+    const char *sep = " ";
+    for (size_t i = 0; i < ARRAY_SIZE(field_names) && at < n; i++) {
+        if (!(f->allowed & (1u << i)) || (json && i == WEB_F_INPUT_FILE))
+            continue;
+        at += (size_t)snprintf(out + at, n - at, "%s%s", sep, field_names[i]);
+        sep = ", ";
+    }
+    if (at < n)
+        snprintf(out + at, n - at, ")");
+}
+
+static void fields_init(struct web_fields *f, const struct cfg *cfg, unsigned allowed)
 {
     memset(f, 0, sizeof *f);
+    f->allowed = allowed;
     uint64_t in = cfg->exec.limits.input_bytes ? cfg->exec.limits.input_bytes : cfg->request_bytes;
     uint64_t code = cfg->exec.limits.code_bytes ? cfg->exec.limits.code_bytes : cfg->request_bytes;
     dbuf_init(&f->code, (size_t)code);
@@ -123,9 +144,9 @@ static void send_html(struct http_resp *resp, int status, struct dbuf *b)
 }
 
 /* A refusal before the run: JSON {"error": ...}, or a page. */
-static void refuse(enum web_mode mode, struct http_resp *resp, int status, const char *err)
+static void refuse(const char *route, enum web_mode mode, struct http_resp *resp, int status, const char *err)
 {
-    log_msg(LOG_LVL_INFO, "/api/run: %d: %s", status, err);
+    log_msg(LOG_LVL_INFO, "%s: %d: %s", route, status, err);
     if (mode != WEB_HTML) {
         http_send_error(resp, status, err);
         return;
@@ -229,8 +250,10 @@ static void result_page(struct http_resp *resp, int status, const struct exec_re
 
 struct web_run {
     const struct app *app;
+    const struct web_door *door;
     struct http_resp *resp;
     struct exec_result *r;
+    const char *workspace_id; /* the notebook's, told the page; NULL: none */
     bool sse;
     bool accepted;       /* exec_run's checks passed: on_accepted ran */
     bool announced;
@@ -380,7 +403,7 @@ static int part_begin(void *ctx, const struct form_part *p)
 {
     struct web_fields *f = ctx;
     for (size_t i = 0; i < ARRAY_SIZE(field_names); i++) {
-        if (strcmp(p->name, field_names[i]))
+        if (strcmp(p->name, field_names[i]) || !(f->allowed & (1u << i)))
             continue;
         if (f->seen & (1u << i)) {
             form_fail(f->parser, "the field \"%s\" is given twice", field_names[i]);
@@ -390,7 +413,9 @@ static int part_begin(void *ctx, const struct form_part *p)
         f->cur = field_buf(f, i);
         return 0;
     }
-    form_fail(f->parser, "unknown field (known: code, input, input_file, input_url, requirements, timeout)");
+    char known[160];
+    known_fields(f, false, known, sizeof known);
+    form_fail(f->parser, "unknown field %s", known);
     return -EINVAL;
 }
 
@@ -485,8 +510,10 @@ static int read_json(const struct app *app, struct http_req *req, struct web_fie
         size_t i = 0;
         while (i < ARRAY_SIZE(field_names) && strcmp(key, field_names[i]))
             i++;
-        if (i == ARRAY_SIZE(field_names) || i == 2) {
-            snprintf(err, errlen, "unknown member (known: code, input, input_url, requirements, timeout)");
+        if (i == ARRAY_SIZE(field_names) || i == WEB_F_INPUT_FILE || !(f->allowed & (1u << i))) {
+            char known[160];
+            known_fields(f, true, known, sizeof known);
+            snprintf(err, errlen, "unknown member %s", known);
             status = 400;
             goto out;
         }
@@ -675,7 +702,7 @@ static void answer_busy(struct web_run *w, enum web_mode mode, const struct exec
 {
     long long ra = (long long)((w->app->cfg->retry_after_ms + 999) / 1000);
     const char *busy = r->error ? r->error : "the server is busy";
-    log_msg(LOG_LVL_INFO, "/api/run: 503: %s", busy);
+    log_msg(LOG_LVL_INFO, "%s: 503: %s", w->door->route, busy);
     if (w->sse) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "status", json_object_new_int(503));
@@ -684,7 +711,7 @@ static void answer_busy(struct web_run *w, enum web_mode mode, const struct exec
         send_event(w, "error", o);
     } else {
         discard(http_add_header(w->resp, "Retry-After", "%lld", ra));
-        refuse(mode, w->resp, 503, busy);
+        refuse(w->door->route, mode, w->resp, 503, busy);
     }
 }
 
@@ -698,6 +725,8 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct ex
     else
         log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r->run_id, exec_status_name(r->status), (long long)r->duration_ms);
     json_object *res = result_to_json(r);
+    if (res && w->workspace_id)
+        json_object_object_add(res, "workspace", json_object_new_string(w->workspace_id));
     if (!res) {
         if (!resp->started)
             http_send_error(resp, 500, "out of memory");
@@ -714,9 +743,9 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct ex
     json_object_put(res);
 }
 
-/* Runs spec and answers in mode. */
-/* exec_run accepted the call: only now does the answer become a stream
- * (a refusal before it is a plain 400 or 413), opened with "queued". */
+/* The executor accepted the call: only now does the answer become a
+ * stream (a refusal before it is a plain 400 or 413), opened with the
+ * notebook's workspace (which the page keeps) and "queued". */
 static int on_accepted(void *ctx)
 {
     struct web_run *w = ctx;
@@ -725,27 +754,40 @@ static int on_accepted(void *ctx)
         return 0;
     if (http_sse_start(w->resp) < 0)
         return -EPIPE; /* the client is gone: nothing runs */
-    json_object *o = json_object_new_object();
+    json_object *o;
+    if (w->workspace_id) {
+        o = json_object_new_object();
+        json_object_object_add(o, "workspace", json_object_new_string(w->workspace_id));
+        send_event(w, "workspace", o);
+    }
+    o = json_object_new_object();
     json_object_object_add(o, "phase", json_object_new_string("queued"));
     send_event(w, "phase", o);
     return 0;
 }
 
-static void run_and_answer(const struct app *app, struct http_resp *resp, enum web_mode mode,
-                           const struct exec_spec *spec)
+/* Runs spec (a script, or a cell of ws's kernel) and answers in mode.
+ * True when the executor refused it before anything was made. */
+static bool run_and_answer(const struct app *app, const struct web_door *door, struct http_resp *resp,
+                           enum web_mode mode, const struct exec_spec *spec, const struct web_ws *ws)
 {
     struct exec_result r;
     exec_result_init(&r);
-    struct web_run w = {.app = app, .resp = resp, .r = &r, .sse = mode == WEB_SSE};
+    struct web_run w = {
+        .app = app, .door = door, .resp = resp, .r = &r, .sse = mode == WEB_SSE,
+        .workspace_id = ws->id[0] ? ws->id : NULL,
+    };
     if (w.sse && app->mode && !strcmp(app->mode, "cgi"))
         w.pad = app->cfg->cgi_sse_padding;
     struct exec_sink sink = {
         .ctx = &w, .phase = on_phase, .output = on_output, .install_line = on_install_line,
         .cancelled = on_cancelled, .accepted = on_accepted,
     };
-    int rc = app_exec_of(app)->run(spec, &sink, &r);
-    if (!w.accepted && rc < 0) /* refused by the checks: the request's to fix, or 500 */
-        refuse(mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,
+    const struct app_exec *x = app_exec_of(app);
+    int rc = door->cell ? x->cell(spec, &sink, &r) : x->run(spec, &sink, &r);
+    bool refused = !w.accepted && rc < 0;
+    if (refused) /* refused by the checks: the request's to fix, or 500 */
+        refuse(door->route, mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,
                r.error ? r.error : "the request was refused");
     else if (rc == -EPIPE && !r.run_id[0])
         ; /* on_accepted found the client gone */
@@ -754,9 +796,11 @@ static void run_and_answer(const struct app *app, struct http_resp *resp, enum w
     else
         answer_result(&w, mode, &r, rc);
     exec_result_free(&r);
+    return refused;
 }
 
-void web_api_run(const struct app *app, struct http_req *req, struct http_resp *resp)
+void web__serve(const struct app *app, struct http_req *req, struct http_resp *resp, const struct web_door *door,
+                const char *wid)
 {
     const char *accept = http_header(req, "Accept");
     enum web_mode mode = http_accepts_named(accept, "text/event-stream") ? WEB_SSE
@@ -764,22 +808,40 @@ void web_api_run(const struct app *app, struct http_req *req, struct http_resp *
                                                                          : WEB_JSON;
     if (strcmp(req->method, "POST")) {
         discard(http_add_header(resp, "Allow", "POST"));
-        refuse(mode, resp, 405, "use POST with a multipart form or a JSON body {\"code\": ...}");
+        refuse(door->route, mode, resp, 405, "use POST with a multipart form or a JSON body {\"code\": ...}");
         return;
     }
     char err[FETCH_ERR_MAX + 64] = "";
     struct web_fields f;
     struct web_spec s = {0};
-    fields_init(&f, app->cfg);
+    struct web_ws ws = {0};
+    fields_init(&f, app->cfg, door->fields);
     int status = read_fields(app, req, &f, err, sizeof err);
+    if (status == 0 && door->open)
+        status = door->open(app, wid, &ws, err, sizeof err);
     if (status == 0)
         status = make_spec(app, &f, &s, err, sizeof err);
+    s.spec.workspace = ws.dir;
+    bool refused = status != 0;
     if (status)
-        refuse(mode, resp, status, err[0] ? err : "the request was refused");
+        refuse(door->route, mode, resp, status, err[0] ? err : "the request was refused");
     else
-        run_and_answer(app, resp, mode, &s.spec);
+        refused = run_and_answer(app, door, resp, mode, &s.spec, &ws);
+    if (door->close) /* a workspace made for a call that ran nothing goes again */
+        door->close(app, &ws, refused && ws.made);
     spec_free(&s);
     fields_free(&f);
+}
+
+static const struct web_door run_door = {
+    .route = "/api/run",
+    .fields = (1u << WEB_F_CODE) | (1u << WEB_F_INPUT) | (1u << WEB_F_INPUT_FILE) | (1u << WEB_F_INPUT_URL) |
+              (1u << WEB_F_REQUIREMENTS) | (1u << WEB_F_TIMEOUT),
+};
+
+void web_api_run(const struct app *app, struct http_req *req, struct http_resp *resp)
+{
+    web__serve(app, req, resp, &run_door, NULL);
 }
 
 /* ---------------------------------------------------------------- cancel */

@@ -46,33 +46,38 @@
   code.addEventListener('input', updateGutter);
   code.addEventListener('scroll', () => { gutter.scrollTop = code.scrollTop; });
 
-  // Tab indents (the selected lines, or at the caret); Shift+Tab outdents.
-  // Escape lets the next Tab move the focus on, as a text box should.
-  let tabLeaves = false;
-  code.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape') { tabLeaves = true; return; }
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+  // A code box's keys (the form's and each notebook cell's): Tab indents
+  // (the selected lines, or at the caret); Shift+Tab outdents. Escape lets
+  // the next Tab move the focus on, as a text box should. onKey(e) gets the
+  // other keys first (Ctrl+Enter runs) and returns true when it took one.
+  function bindEditor(area, onKey, changed) {
+    let tabLeaves = false;
+    area.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') { tabLeaves = true; return; }
+      if (onKey(e)) { e.preventDefault(); return; }
+      if (e.key !== 'Tab' || tabLeaves || e.altKey || e.ctrlKey || e.metaKey) { tabLeaves = false; return; }
       e.preventDefault();
-      form.requestSubmit();
-      return;
-    }
-    if (e.key !== 'Tab' || tabLeaves || e.altKey || e.ctrlKey || e.metaKey) { tabLeaves = false; return; }
-    e.preventDefault();
-    const v = code.value;
-    let s = code.selectionStart, t = code.selectionEnd;
-    const lineStart = v.lastIndexOf('\n', s - 1) + 1;
-    if (!e.shiftKey && s === t) {
-      code.setRangeText('    ', s, t, 'end');
-    } else {
-      const block = v.slice(lineStart, t);
-      const lines = block.split('\n');
-      const out = lines.map((l) => (e.shiftKey ? l.replace(/^ {1,4}|^\t/, '') : '    ' + l));
-      const joined = out.join('\n');
-      code.setRangeText(joined, lineStart, t, 'select');
-    }
-    updateGutter();
-  });
-  code.addEventListener('blur', () => { tabLeaves = false; });
+      const v = area.value;
+      let s = area.selectionStart, t = area.selectionEnd;
+      const lineStart = v.lastIndexOf('\n', s - 1) + 1;
+      if (!e.shiftKey && s === t) {
+        area.setRangeText('    ', s, t, 'end');
+      } else {
+        const block = v.slice(lineStart, t);
+        const lines = block.split('\n');
+        const out = lines.map((l) => (e.shiftKey ? l.replace(/^ {1,4}|^\t/, '') : '    ' + l));
+        const joined = out.join('\n');
+        area.setRangeText(joined, lineStart, t, 'select');
+      }
+      if (changed) changed();
+    });
+    area.addEventListener('blur', () => { tabLeaves = false; });
+  }
+  bindEditor(code, (e) => {
+    if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey)) return false;
+    form.requestSubmit();
+    return true;
+  }, updateGutter);
 
   $('open-file').addEventListener('change', async (e) => {
     const f = e.target.files[0];
@@ -136,17 +141,17 @@
 
   // The log: a span per chunk, classed by stream; stays scrolled to the
   // end unless the reader scrolled up.
-  function appendLog(stream, text) {
-    const atEnd = logEl.scrollTop + logEl.clientHeight >= logEl.scrollHeight - 4;
-    const last = logEl.lastElementChild;
+  function appendLog(stream, text, el = logEl) {
+    const atEnd = el.scrollTop + el.clientHeight >= el.scrollHeight - 4;
+    const last = el.lastElementChild;
     if (last && last.className === stream) last.textContent += text;
     else {
       const span = document.createElement('span');
       span.className = stream;
       span.textContent = text;
-      logEl.appendChild(span);
+      el.appendChild(span);
     }
-    if (atEnd) logEl.scrollTop = logEl.scrollHeight;
+    if (atEnd) el.scrollTop = el.scrollHeight;
   }
 
   // ------------------------------------------------------------ running
@@ -330,6 +335,20 @@
     return (i ? n.toFixed(1) : n) + ' ' + units[i];
   }
 
+  // What went wrong with a run, as a sentence ('' for ok).
+  function problemText(r) {
+    return {
+      error: 'The script failed (see the log).',
+      timeout: 'The script ran out of time' + (r.limit ? ' (' + r.limit + ').' : '.'),
+      memory: 'The script ran out of memory.',
+      output_limit: 'The script wrote too much' + (r.limit ? ' (' + r.limit + ').' : '.'),
+      workspace_limit: 'The script wrote too much to its workspace' + (r.limit ? ' (' + r.limit + ').' : '.'),
+      install_failed: 'The requirements could not be installed' + (r.error ? ': ' + r.error : '.'),
+      cancelled: 'The run was stopped.',
+      sandbox_error: 'The service failed' + (r.error ? ': ' + r.error : '.'),
+    }[r.status] || '';
+  }
+
   function showResult(r) {
     const parts = ['Status: ' + r.status];
     if (r.exit_code !== null && r.exit_code !== undefined && r.exit_code >= 0) parts.push('exit code ' + r.exit_code);
@@ -339,24 +358,23 @@
     const summary = $('summary');
     summary.textContent = parts.join(' · ');
     summary.className = 'status st-' + r.status;
-    const problem = {
-      error: 'The script failed (see the log).',
-      timeout: 'The script ran out of time' + (r.limit ? ' (' + r.limit + ').' : '.'),
-      memory: 'The script ran out of memory.',
-      output_limit: 'The script wrote too much' + (r.limit ? ' (' + r.limit + ').' : '.'),
-      workspace_limit: 'The script wrote too much to its workspace' + (r.limit ? ' (' + r.limit + ').' : '.'),
-      install_failed: 'The requirements could not be installed' + (r.error ? ': ' + r.error : '.'),
-      cancelled: 'The run was stopped.',
-      sandbox_error: 'The service failed' + (r.error ? ': ' + r.error : '.'),
-    }[r.status];
-    showError(problem || '');
+    showError(problemText(r) || '');
     setPhase('done');
     say('Done: ' + r.status + '.');
-    const tbody = document.querySelector('#files tbody');
-    tbody.textContent = '';
     const arts = r.artifacts || [];
     $('files').hidden = !arts.length;
     $('no-files').hidden = !!arts.length;
+    fillFiles(document.querySelector('#files tbody'), arts);
+    const zip = $('zip');
+    zip.hidden = !r.zip_url;
+    if (r.zip_url) zip.href = rel(r.zip_url);
+    resultEl.hidden = false;
+    previews(arts);
+  }
+
+  // The rows of a file table: a link, the size, the summary.
+  function fillFiles(tbody, arts) {
+    tbody.textContent = '';
     for (const a of arts) {
       const tr = document.createElement('tr');
       const name = document.createElement('td');
@@ -373,15 +391,9 @@
       tr.append(name, size, sum);
       tbody.appendChild(tr);
     }
-    const zip = $('zip');
-    zip.hidden = !r.zip_url;
-    if (r.zip_url) zip.href = rel(r.zip_url);
-    resultEl.hidden = false;
-    previews(arts);
   }
 
-  async function previews(arts) {
-    const box = $('previews');
+  async function previews(arts, box = $('previews')) {
     for (const a of arts) {
       const fig = document.createElement('figure');
       const cap = document.createElement('figcaption');
@@ -464,8 +476,10 @@
 
   // ------------------------------------------------------------ token
   const dialog = $('token-dialog');
-  function askToken(why) {
-    showError(why);
+  let retry = start;  // what Save runs again: the form's run, or a notebook cell
+  function askToken(why, again = start, show = showError) {
+    retry = again;
+    show(why);
     $('token').value = token();
     if (dialog.showModal) dialog.showModal();
     else dialog.setAttribute('open', '');
@@ -474,9 +488,14 @@
   $('token-form').addEventListener('submit', () => {
     try { localStorage.setItem(TOKEN_KEY, $('token').value.trim()); } catch (e) { /* private mode */ }
     showError('');
-    setTimeout(start, 0);
+    setTimeout(retry, 0);
   });
   $('token-cancel').addEventListener('click', () => { dialog.close(); runBtn.focus(); });
 
   updateGutter();
+
+  // What the notebook mode (notebook.js) shares with the form.
+  window.rmsPage = {
+    readEvents, headers, describe, appendLog, fillFiles, previews, askToken, bindEditor, problemText, humanSize, rel,
+  };
 })();

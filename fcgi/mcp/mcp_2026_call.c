@@ -64,16 +64,13 @@ static int call_workspace(const struct cfg *cfg, const char *tool, json_object *
         *refusal = tools_error_result("%s: needs workspace, the handle run_code returns", tool);
         return 1;
     }
-    if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
-        discard(mcp_reap(cfg, true));
-        if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
-            *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions); delete one "
-                                          "with delete_workspace, or try again later",
-                                          tool);
-            return 1;
-        }
+    int rc = mcp__workspace_make(cfg, ws);
+    if (rc == -EUSERS) {
+        *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions); delete one "
+                                      "with delete_workspace, or try again later",
+                                      tool);
+        return 1;
     }
-    int rc = mcp__workspace_create(cfg, ws);
     if (rc == 0)
         log_msg(LOG_LVL_INFO, "workspace %s: made for %s", ws->id, tool);
     return rc;

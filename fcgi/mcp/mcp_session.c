@@ -194,6 +194,40 @@ int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s)
     return create_kind(cfg, "workspaces", MCP_REVISION_2026, NULL, s);
 }
 
+int mcp__workspace_make(const struct cfg *cfg, struct mcp_session *s)
+{
+    memset(s, 0, sizeof *s);
+    if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
+        discard(mcp_reap(cfg, true));
+        if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions)
+            return -EUSERS;
+    }
+    return mcp__workspace_create(cfg, s);
+}
+
+int mcp_workspace_open(const struct cfg *cfg, const char *wid, char id[WS_ID_MAX + 1], char **dir)
+{
+    cleanup_session struct mcp_session ws = {0};
+    *dir = NULL;
+    id[0] = '\0';
+    int rc = wid ? mcp__workspace_load(cfg, wid, &ws) : mcp__workspace_make(cfg, &ws);
+    if (rc < 0)
+        return rc;
+    if (asprintf(dir, "%s/workspace", ws.dir) < 0) {
+        *dir = NULL;
+        return -ENOMEM;
+    }
+    snprintf(id, WS_ID_MAX + 1, "%s", ws.id);
+    return 0;
+}
+
+int mcp_workspace_delete(const struct app *app, const char *wid)
+{
+    cleanup_session struct mcp_session ws = {0};
+    int rc = mcp__workspace_load(app->cfg, wid, &ws);
+    return rc < 0 ? rc : mcp__session_end(app, &ws);
+}
+
 /* Creates STATE/runs/RUNID/cancel for the run that calls/KEY names. */
 void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key)
 {
@@ -227,7 +261,8 @@ int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name
 }
 
 /* Ends a session now: cancels its calls in flight, renames it out of the
- * way (a request racing with this sees 404 at once), removes it. */
+ * way (a request racing with this sees 404 at once), ends its kernel,
+ * removes it. */
 int mcp__session_end(const struct app *app, struct mcp_session *s)
 {
     const struct cfg *cfg = app->cfg;
@@ -258,5 +293,13 @@ int mcp__session_end(const struct app *app, struct mcp_session *s)
     snprintf(dead, sizeof dead, ".ended-%s", hex);
     if (renameat(sfd, s->id, sfd, dead) < 0)
         return errno == ENOENT ? -ENOENT : -errno;
+    /* Its kernel, by the path it was started for (no new cell can reach
+     * it now), before its files go. */
+    cleanup_free char *ws = NULL;
+    if (asprintf(&ws, "%s/workspace", s->dir) < 0)
+        return -ENOMEM;
+    int rc = app_exec_of(app)->kernel_end(&cfg->exec, ws);
+    if (rc < 0)
+        log_msg(LOG_LVL_ERROR, "the kernel of %s: %s", s->id, strerror(-rc));
     return mcp__session_remove(cfg, sfd, dead, false);
 }
