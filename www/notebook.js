@@ -30,6 +30,7 @@
   const queue = [];      // cells waiting for their turn (one runs at a time, in order)
   let current = null;    // the cell running: {cell, controller, cancelUrl, stopping, gotResult}
   let seq = 0;           // ids of the cells' elements
+  let notice = '';       // what the kernel line says before the next result (a workspace that was gone)
 
   // ------------------------------------------------------------ the mode
   function setMode(notebook) {
@@ -79,7 +80,7 @@
             autocomplete="off" autocorrect="off" wrap="off"></textarea>
           <div class="cell-actions">
             <button type="button" class="cell-run">Run</button>
-            <button type="button" class="cell-stop" disabled>Stop</button>
+            <button type="button" class="cell-stop" hidden>Stop</button>
             <button type="button" class="cell-del">Delete</button>
           </div>
         </div>
@@ -175,7 +176,7 @@
     const cell = queue.shift();
     execute(cell, false).finally(() => {
       cell.runBtn.disabled = false;
-      cell.stopBtn.disabled = true;
+      cell.stopBtn.hidden = true;
       current = null;
       renumber();
       pump();
@@ -218,6 +219,7 @@
     clearOutput(cell);
     showError('');
     say(cell, 'Sending…');
+    cell.stopBtn.hidden = false;
     cell.stopBtn.disabled = false;
     // The workspace's id is in the path (its capability, and what a
     // cluster routes by); the first cell makes it.
@@ -319,9 +321,10 @@
     P.fillFiles(cell.files.querySelector('tbody'), arts);
     cell.previews.textContent = '';
     P.previews(arts, cell.previews);
-    kernelEl.textContent = 'Cell ' + n + ' done: ' + r.status + '. ' +
+    kernelEl.textContent = notice + 'Cell ' + n + ' done: ' + r.status + '. ' +
       (r.status === 'memory' ? 'The kernel was stopped: the next cell starts a new one (the files stay).'
         : 'The names it defined stay for the next cells until Reset.');
+    notice = '';
     if (r.status !== 'ok') dropQueue();
   }
 
@@ -351,6 +354,7 @@
     save();
     for (const c of cells) c.el.classList.add('stale');
     kernelEl.textContent = why;
+    notice = why + ' ';
   }
 
   // Reset: the kernel's names go (the files stay); the cells' outputs stay
