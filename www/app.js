@@ -186,6 +186,7 @@
       415: 'Unsupported request',
       429: 'Too many runs at once',
       500: 'The server failed',
+      501: 'Not available on this server',
       502: 'The input URL could not be fetched',
       503: 'The server is busy',
     }[resp.status] || 'Error';
