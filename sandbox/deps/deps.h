@@ -16,36 +16,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deps_req.h"
 #include "executor.h"
 
 struct jail_tool; /* jail.h: deps_install_io points at one, and deps.h need not include jail.h */
 
 #define DEPS_MAX_IMPORTS 256     /* distinct top-level imports one script may list */
-#define DEPS_MAP_MAX (1u << 20)  /* bytes of import-names.tsv */
 
 /* --------------------------------------------------------- configuration */
-
-/* ------------------------------------------------------- requirements */
-
-/* PEP 503 normalisation of a project name: runs of -_. become one '-',
- * lower case. Returns a new string (caller frees) or NULL on ENOMEM. */
-char *deps_normalize_name(const char *name, size_t len);
-
-/* Checks one requirement string: a PEP 508 requirement (name, extras,
- * version specifiers, environment marker), nothing else. Refused: installer
- * options (anything starting with '-'), local paths, URLs and `name @ URL`
- * (unless allow_direct), control characters, more than DEPS_SPEC_MAX bytes.
- * On success *name (PEP 503 normalised) and *canon (the requirement in a
- * canonical spelling: normalised name, sorted extras, no blanks in the
- * specifiers) are new strings (caller frees; either may be NULL to skip).
- * On refusal returns -EINVAL with a one-line reason in err. */
-int deps_check_requirement(const char *spec, bool allow_direct, char **name, char **canon, char *err,
-                           size_t errlen) must_check;
-
-/* Whether version ("3.11.2") satisfies a PEP 440 specifier set such as
- * ">=3.8, <4" or "==3.11.*". 1 yes, 0 no, -EINVAL when the specifiers do
- * not parse. */
-int deps_version_satisfies(const char *version, const char *specifiers) must_check;
 
 /* ------------------------------------------------------ the script's text */
 
@@ -83,30 +61,6 @@ void deps_meta_free(struct deps_meta *m);
  * values and tables skipped). Two script blocks, an unterminated block or
  * a malformed dependencies value give -EINVAL with a reason in err. */
 int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *err, size_t errlen) must_check;
-
-/* ----------------------------------------------------- the import map */
-
-/* The import name -> distribution map (data/import-names.tsv, built into
- * the program by common/embed.sh, or DATA_DIR/import-names.tsv when the key
- * data_dir names a directory: sorted IMPORT<TAB>DIST lines after '#'
- * comments). */
-#define DEPS_MAP_FILE "import-names.tsv"
-extern const char deps__map_import_names[];
-struct deps_map {
-    char *text;    /* the file, its lines cut in place */
-    const char **imports;
-    const char **dists;
-    size_t n;
-};
-/* Loads and checks the map (sorted, unique, one tab per line): the built-in
- * one when data_dir is NULL or empty, else data_dir's file. 0, -errno with
- * the file in err, or -EINVAL with the line in err. deps_map_free() in
- * every case. */
-int deps_map_load(const char *data_dir, struct deps_map *m, char *err, size_t errlen) must_check;
-void deps_map_free(struct deps_map *m);
-/* The distribution for an import name (borrowed), or the name itself when
- * the map does not list it. */
-const char *deps_map_lookup(const struct deps_map *m, const char *import);
 
 /* ----------------------------------------------------- the interpreter */
 

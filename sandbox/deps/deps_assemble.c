@@ -276,114 +276,337 @@ static int put_wheels(const struct deps__store *s, const struct deps_set *set, c
     return rc;
 }
 
-/* pip's download into tmp/STORE_DL, then every wheel of it into the
- * store. The names in files, their hashes in hashes, in one order. */
-static int resolve(const struct deps_config *cfg, const char *state_dir, const struct deps__store *s,
-                   const char *pip_runner, const struct deps_set *set, int64_t install_ms,
-                   const struct deps_install_io *io, const char *tmp, struct deps_strv *hashes,
-                   struct deps_strv *files, size_t *unpacked, char **failed, char *err, size_t errlen)
+/* One assembly: what deps__store_build was asked for, the store it
+ * assembles from, and what it finds on the way. */
+struct assembly {
+    const struct deps_config *cfg;
+    const char *state_dir;
+    const char *pip_runner;
+    const struct deps_set *set;
+    const char *key;
+    int64_t install_ms;
+    const struct deps_install_io *io;
+    const char *tmp;             /* the environment being built */
+    char **failed;
+    char *err;
+    size_t errlen;
+    char pyver[16];              /* "3.11" */
+    char site[64];               /* lib/pythonX.Y/site-packages */
+    struct deps__store s;
+    int res;                     /* STATE/store/res, where resolutions are kept */
+    struct deps_strv hashes;     /* the wheels' hashes, in order */
+    struct deps_strv files;      /* a new resolution's wheels, under tmp */
+    struct deps_strv installed;  /* "Name-Version" of each wheel linked */
+    size_t unpacked;             /* wheels a new resolution put into the store */
+};
+
+/* The wheels of a new resolution, open, with their hashes. */
+struct wheels {
+    struct wheel_file *v;
+    size_t n;
+};
+
+static void wheels_close(struct wheels *w)
 {
-    cleanup_free char *dl = NULL;
-    if (asprintf(&dl, "%s/" STORE_DL, tmp) < 0)
-        return -ENOMEM;
-    int rc = deps__download(cfg, state_dir, pip_runner, set, install_ms, io, tmp, dl, failed, err, errlen);
+    for (size_t i = 0; w->v && i < w->n; i++)
+        if (w->v[i].fd >= 0)
+            close(w->v[i].fd);
+    free(w->v);
+}
+
+/* pip's download of every wheel the set needs into dl. */
+static int download(struct assembly *a, const char *dl)
+{
+    int rc = deps__download(a->cfg, a->state_dir, a->pip_runner, a->set, a->install_ms, a->io, a->tmp, dl, a->failed,
+                            a->err, a->errlen);
     if (rc != DEPS_ENV_READY)
         return rc;
     deps__fault("download");
+    return DEPS_ENV_READY;
+}
+
+/* What the download saved into dl, into a->files: each wheel, and the
+ * wheel of each source distribution (sdist_wheel: known when the store
+ * has it from before, built when pip builds it now). */
+static int list_download(struct assembly *a, const char *dl, struct deps_strv *known, struct deps_strv *built)
+{
     cleanup_fd int dfd = open(dl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0 && errno == ENOENT) {
-        snprintf(err, errlen, "the installer's download saved nothing");
+        snprintf(a->err, a->errlen, "the installer's download saved nothing");
         return -EIO;
     }
     cleanup_dir DIR *d = dfd < 0 ? NULL : util_opendir_at(dfd);
     if (!d) {
-        rc = -errno;
-        snprintf(err, errlen, "%s: %s", dl, strerror(errno));
+        int rc = -errno;
+        snprintf(a->err, a->errlen, "%s: %s", dl, strerror(errno));
         return rc;
     }
-    struct deps_strv known = {0}, built = {0};
-    cleanup_free struct wheel_file *w = NULL;
-    cleanup_free struct deps__pending *pend = NULL;
-    size_t n = 0;
     for (struct dirent *de; (de = readdir(d));) {
         if (de->d_name[0] == '.')
             continue;
+        int rc;
         if (!is_wheel(de->d_name)) {
-            rc = sdist_wheel(cfg, state_dir, s, pip_runner, install_ms, io, tmp, de->d_name, files, &known, &built,
-                             failed, err, errlen);
+            rc = sdist_wheel(a->cfg, a->state_dir, &a->s, a->pip_runner, a->install_ms, a->io, a->tmp, de->d_name,
+                             &a->files, known, built, a->failed, a->err, a->errlen);
             if (rc != DEPS_ENV_READY)
-                goto out;
+                return rc;
             continue;
         }
         char rel[NAME_MAX + 32];
         snprintf(rel, sizeof rel, STORE_DL "/%s", de->d_name);
-        if ((rc = deps_strv_push(files, rel, strlen(rel))) < 0)
-            goto out;
+        if ((rc = deps_strv_push(&a->files, rel, strlen(rel))) < 0)
+            return rc;
     }
-    /* In the order of their hashes: two builds never hold one entry's
-     * lock while waiting for another's the other holds. */
-    w = calloc(files->n ? files->n : 1, sizeof *w);
-    pend = calloc(files->n ? files->n : 1, sizeof *pend);
-    if (!w || !pend)
-        goto nomem;
-    for (n = 0; n < files->n; n++)
-        w[n].fd = -1;
-    for (size_t i = 0; i < n; i++) {
+    return DEPS_ENV_READY;
+}
+
+/* Every wheel of a->files opened and hashed into w, in the order of
+ * their hashes: two builds never hold one entry's lock while waiting for
+ * another's the other holds. */
+static int open_wheels(struct assembly *a, struct wheels *w)
+{
+    const struct deps_strv *files = &a->files;
+    w->v = calloc(files->n ? files->n : 1, sizeof *w->v);
+    if (!w->v)
+        return -ENOMEM;
+    for (w->n = 0; w->n < files->n; w->n++)
+        w->v[w->n].fd = -1;
+    for (size_t i = 0; i < w->n; i++) {
+        struct wheel_file *f = &w->v[i];
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", tmp, files->v[i]);
-        w[i].file = files->v[i];
+        snprintf(path, sizeof path, "%s/%s", a->tmp, files->v[i]);
+        f->file = files->v[i];
         struct stat st;
-        w[i].fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        rc = w[i].fd < 0 ? -errno : fstat(w[i].fd, &st) < 0 ? -errno : deps__store_hash_fd(w[i].fd, w[i].hash);
-        w[i].size = rc == 0 ? st.st_size : 0;
+        f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        int rc = f->fd < 0 ? -errno : fstat(f->fd, &st) < 0 ? -errno : deps__store_hash_fd(f->fd, f->hash);
+        f->size = rc == 0 ? st.st_size : 0;
         if (rc < 0) {
-            snprintf(err, errlen, "reading %s: %s", path, strerror(-rc));
-            goto out;
+            snprintf(a->err, a->errlen, "reading %s: %s", path, strerror(-rc));
+            return rc;
         }
     }
-    qsort(w, n, sizeof *w, cmp_wheel_file);
+    qsort(w->v, w->n, sizeof *w->v, cmp_wheel_file);
+    return DEPS_ENV_READY;
+}
+
+/* Every wheel of w into the store (put_wheels), their hashes onto
+ * a->hashes; the entries it lacked compiled and published at once. */
+static int store_wheels(struct assembly *a, const struct wheels *w)
+{
+    cleanup_free struct deps__pending *pend = calloc(w->n ? w->n : 1, sizeof *pend);
+    if (!pend)
+        return -ENOMEM;
     size_t np = 0;
     int64_t t0 = util_now_ms();
-    if ((rc = put_wheels(s, set, w, n, pend, &np, hashes, failed, err, errlen)) != 0)
-        goto out;
-    *unpacked = np;
-    log_msg(LOG_LVL_DEBUG, "timing: store: %zu of %zu wheels unpacked in %lld ms", np, n,
+    int rc = put_wheels(&a->s, a->set, w->v, w->n, pend, &np, &a->hashes, a->failed, a->err, a->errlen);
+    if (rc != 0)
+        return rc;
+    a->unpacked = np;
+    log_msg(LOG_LVL_DEBUG, "timing: store: %zu of %zu wheels unpacked in %lld ms", np, w->n,
             (long long)(util_now_ms() - t0));
     char why[768];
-    if ((rc = deps__store_finish(s, pend, np, why, sizeof why)) < 0) {
-        snprintf(err, errlen, "the package store: %s", why);
-        goto out;
+    if ((rc = deps__store_finish(&a->s, pend, np, why, sizeof why)) < 0) {
+        snprintf(a->err, a->errlen, "the package store: %s", why);
+        return rc;
     }
-    /* What was built from a source distribution is known by its hash
-     * from now on; and the wheels of those built before join the list. */
-    for (size_t i = 0; rc == 0 && i < built.n; i++)
-        rc = map_sdist(s, built.v[i], w, n);
-    for (size_t i = 0; rc == 0 && i < known.n; i++)
-        rc = deps_strv_push(hashes, known.v[i], 64);
-    /* files in the order of the hashes, for the kept resolution (w
-     * borrows from files: it is not used after this) */
+    return DEPS_ENV_READY;
+}
+
+/* What was built from a source distribution is known by its hash from
+ * now on; the wheels of those built before join a->hashes; a->files in
+ * the order of the hashes, for the kept resolution (w borrows from
+ * a->files: it is not used after this but to close its files). */
+static int note_sources(struct assembly *a, const struct wheels *w, const struct deps_strv *known,
+                        const struct deps_strv *built)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < built->n; i++)
+        rc = map_sdist(&a->s, built->v[i], w->v, w->n);
+    for (size_t i = 0; rc == 0 && i < known->n; i++)
+        rc = deps_strv_push(&a->hashes, known->v[i], 64);
     struct deps_strv sorted = {0};
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = deps_strv_push(&sorted, w[i].file, strlen(w[i].file));
-    deps_strv_free(files);
-    *files = sorted;
-    if (rc < 0)
-        goto out;
-    discard(util_rm_rf_at(AT_FDCWD, dl)); /* the store has them now */
+    for (size_t i = 0; rc == 0 && i < w->n; i++)
+        rc = deps_strv_push(&sorted, w->v[i].file, strlen(w->v[i].file));
+    deps_strv_free(&a->files);
+    a->files = sorted;
+    return rc;
+}
+
+/* The download and the wheels built, in the store now, removed from tmp. */
+static void remove_download(const struct assembly *a, const char *dl)
+{
+    discard(util_rm_rf_at(AT_FDCWD, dl));
     char bd[PATH_MAX];
-    snprintf(bd, sizeof bd, "%s/" STORE_BUILT, tmp);
+    snprintf(bd, sizeof bd, "%s/" STORE_BUILT, a->tmp);
     discard(util_rm_rf_at(AT_FDCWD, bd));
-    rc = DEPS_ENV_READY;
-    goto out;
-nomem:
-    rc = -ENOMEM;
-out:
-    for (size_t i = 0; w && i < n; i++)
-        if (w[i].fd >= 0)
-            close(w[i].fd);
+}
+
+/* pip's download into tmp/STORE_DL, then every wheel of it into the
+ * store. The names in a->files, their hashes in a->hashes, in one order. */
+static int resolve(struct assembly *a)
+{
+    cleanup_free char *dl = NULL;
+    if (asprintf(&dl, "%s/" STORE_DL, a->tmp) < 0)
+        return -ENOMEM;
+    struct deps_strv known = {0}, built = {0};
+    struct wheels w = {0};
+    int rc = download(a, dl);
+    if (rc == DEPS_ENV_READY)
+        rc = list_download(a, dl, &known, &built);
+    if (rc == DEPS_ENV_READY)
+        rc = open_wheels(a, &w);
+    if (rc == DEPS_ENV_READY)
+        rc = store_wheels(a, &w);
+    if (rc == DEPS_ENV_READY)
+        rc = note_sources(a, &w, &known, &built);
+    if (rc == DEPS_ENV_READY)
+        remove_download(a, dl);
+    wheels_close(&w);
     deps_strv_free(&known);
     deps_strv_free(&built);
     return rc;
+}
+
+/* The store of the interpreter's X.Y, and STATE/store/res open. */
+static int assembly_open(struct assembly *a, const struct deps_python *info)
+{
+    int major = 0, minor = 0;
+    if (sscanf(info->version, "%d.%d", &major, &minor) != 2)
+        return -EINVAL;
+    snprintf(a->pyver, sizeof a->pyver, "%d.%d", major, minor);
+    snprintf(a->site, sizeof a->site, "lib/python%s/site-packages", a->pyver);
+    a->s = (struct deps__store){a->state_dir, a->pyver, info->path, a->io, a->cfg->store_bytes, a->install_ms};
+    cleanup_free char *resdir = NULL;
+    if (asprintf(&resdir, "%s/store/res", a->state_dir) < 0)
+        return -ENOMEM;
+    int rc = util_mkdir_p(resdir, 0755);
+    if (rc == 0 && (a->res = open(resdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        rc = -errno;
+    if (rc < 0)
+        snprintf(a->err, a->errlen, "%s: %s", resdir, strerror(-rc));
+    return rc;
+}
+
+static void assembly_free(struct assembly *a)
+{
+    if (a->res >= 0)
+        close(a->res);
+    deps_strv_free(&a->hashes);
+    deps_strv_free(&a->files);
+    deps_strv_free(&a->installed);
+}
+
+/* 1 when the key was resolved before and the store still has every wheel
+ * of it (their hashes in a->hashes), 0 when not, or -errno. */
+static int kept_resolution(struct assembly *a)
+{
+    bool kept = res_read(a->res, a->key, &a->hashes) == 0;
+    cleanup_free char *sdir = NULL;
+    int rc;
+    if (kept && (rc = deps__store_dir(a->state_dir, a->pyver, &sdir)) < 0)
+        return rc;
+    for (size_t i = 0; kept && i < a->hashes.n; i++) {
+        char p[PATH_MAX];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s/" DEPS_STORE_MARK, sdir, a->hashes.v[i]);
+        kept = stat(p, &st) == 0;
+    }
+    return kept;
+}
+
+/* A new resolution (resolve), kept for the next build of the key. */
+static int resolve_and_keep(struct assembly *a)
+{
+    deps_strv_free(&a->hashes);
+    deps_strv_free(&a->files);
+    int rc = resolve(a);
+    if (rc != DEPS_ENV_READY)
+        return rc;
+    if ((rc = res_write(a->res, a->key, &a->hashes, &a->files)) < 0)
+        snprintf(a->err, a->errlen, "keeping the resolution: %s", strerror(-rc));
+    return rc;
+}
+
+/* The wheels of the set, their hashes into a->hashes: a key resolved
+ * before is not resolved again, while the store still has every wheel of
+ * it. */
+static int resolution(struct assembly *a)
+{
+    int kept = kept_resolution(a);
+    if (kept < 0)
+        return kept;
+    if (!kept)
+        return resolve_and_keep(a);
+    log_msg(LOG_LVL_INFO, "store: the resolution of %s is known: no installer", a->key);
+    return DEPS_ENV_READY;
+}
+
+/* Every entry of a->hashes held (deps__store_hold) into held. */
+static int hold_entries(struct assembly *a, struct deps__held *held)
+{
+    if (a->hashes.n > ARRAY_SIZE(held->fd)) {
+        snprintf(a->err, a->errlen, "more than %zu wheels in one environment", ARRAY_SIZE(held->fd));
+        return -E2BIG;
+    }
+    for (size_t i = 0; i < a->hashes.n; i++) {
+        int rc = deps__store_hold(&a->s, a->hashes.v[i], &held->fd[held->n], a->err, a->errlen);
+        if (rc < 0)
+            return rc;
+        held->n++;
+    }
+    return 0;
+}
+
+/* Every entry held before any is linked: one evicted after it was known
+ * to be there means a resolution again (once), with nothing linked yet
+ * that would have to be undone. */
+static int hold_all(struct assembly *a, struct deps__held *held)
+{
+    int rc = hold_entries(a, held);
+    if (rc != -ENOENT)
+        return rc;
+    log_msg(LOG_LVL_INFO, "store: an entry of %s went before it was linked: once more", a->key);
+    a->unpacked = 0;
+    deps__held_release(held);
+    a->err[0] = '\0';
+    rc = resolve_and_keep(a);
+    return rc == DEPS_ENV_READY ? hold_entries(a, held) : rc;
+}
+
+/* Every entry held linked into the environment open at env, its
+ * "pyX.Y/HASH" pushed onto wheels. */
+static int link_entries(struct assembly *a, const struct deps__held *held, int env, size_t *copied,
+                        struct deps_strv *wheels)
+{
+    for (size_t i = 0; i < a->hashes.n; i++) {
+        int rc = deps__store_link(&a->s, a->hashes.v[i], held->fd[i], env, a->site, copied, &a->installed, a->err,
+                                  a->errlen);
+        if (rc < 0)
+            return rc;
+        char ref[96];
+        snprintf(ref, sizeof ref, "py%s/%s", a->pyver, a->hashes.v[i]);
+        if ((rc = deps_strv_push(wheels, ref, strlen(ref))) < 0)
+            return rc;
+    }
+    return DEPS_ENV_READY;
+}
+
+/* What pip's install says at its end, for the install log. */
+static void tell_installed(const struct assembly *a)
+{
+    if (!a->io || !a->io->line)
+        return;
+    struct dbuf b;
+    dbuf_init(&b, 64u << 10);
+    int r = dbuf_printf(&b, "Successfully installed");
+    for (size_t i = 0; r == 0 && i < a->installed.n; i++)
+        r = dbuf_printf(&b, " %s", a->installed.v[i]);
+    if (r == 0)
+        r = dbuf_printf(&b, " (from the package store; wheels unpacked now: %zu, there already: %zu)", a->unpacked,
+                        a->hashes.n - a->unpacked);
+    if (r == 0)
+        a->io->line(a->io->ctx, b.data);
+    dbuf_free(&b);
 }
 
 int deps__store_build(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
@@ -391,109 +614,21 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
                       const struct deps_install_io *io, const char *tmp, struct deps_strv *wheels,
                       struct deps__held *held, size_t *copied, char **failed, char *err, size_t errlen)
 {
-    char pyver[16];
-    int major = 0, minor = 0;
-    if (sscanf(info->version, "%d.%d", &major, &minor) != 2)
-        return -EINVAL;
-    snprintf(pyver, sizeof pyver, "%d.%d", major, minor);
-    struct deps__store s = {state_dir, pyver, info->path, io, cfg->store_bytes, install_ms};
-    cleanup_free char *resdir = NULL, *site = NULL;
-    if (asprintf(&resdir, "%s/store/res", state_dir) < 0 ||
-        asprintf(&site, "lib/python%s/site-packages", pyver) < 0)
-        return -ENOMEM;
-    int rc = util_mkdir_p(resdir, 0755);
-    cleanup_fd int res = rc < 0 ? -1 : open(resdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (rc == 0 && res < 0)
-        rc = -errno;
-    if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", resdir, strerror(-rc));
-        return rc;
-    }
-    struct deps_strv hashes = {0}, files = {0}, installed = {0};
+    struct assembly a = {.cfg = cfg, .state_dir = state_dir, .pip_runner = pip_runner, .set = set, .key = key,
+                         .install_ms = install_ms, .io = io, .tmp = tmp, .failed = failed, .err = err,
+                         .errlen = errlen, .res = -1};
     cleanup_fd int env = -1;
-    size_t unpacked = 0;
-    bool retried = false;
-    /* A key resolved before is not resolved again, while the store still
-     * has every wheel of it. */
-    bool kept = res_read(res, key, &hashes) == 0;
-    cleanup_free char *sdir = NULL;
-    if (kept && (rc = deps__store_dir(state_dir, pyver, &sdir)) < 0)
-        goto out;
-    for (size_t i = 0; kept && i < hashes.n; i++) {
-        char p[PATH_MAX];
-        struct stat st;
-        snprintf(p, sizeof p, "%s/%s/runmyscript-wheel.txt", sdir, hashes.v[i]);
-        kept = stat(p, &st) == 0;
-    }
-again:
-    if (kept) {
-        log_msg(LOG_LVL_INFO, "store: the resolution of %s is known: no installer", key);
-    } else {
-        deps_strv_free(&hashes);
-        deps_strv_free(&files);
-        rc = resolve(cfg, state_dir, &s, pip_runner, set, install_ms, io, tmp, &hashes, &files, &unpacked, failed, err,
-                     errlen);
-        if (rc != DEPS_ENV_READY)
-            goto out;
-        if ((rc = res_write(res, key, &hashes, &files)) < 0) {
-            snprintf(err, errlen, "keeping the resolution: %s", strerror(-rc));
-            goto out;
-        }
-    }
-    if (env < 0 && (env = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    int rc = assembly_open(&a, info);
+    if (rc == 0)
+        rc = resolution(&a);
+    if (rc == DEPS_ENV_READY && (env = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         rc = -errno;
-        goto out;
-    }
-    if (hashes.n > ARRAY_SIZE(held->fd)) {
-        snprintf(err, errlen, "more than %zu wheels in one environment", ARRAY_SIZE(held->fd));
-        rc = -E2BIG;
-        goto out;
-    }
-    /* Every entry held before any is linked: one evicted after it was
-     * known to be there means a resolution again, with nothing linked
-     * yet that would have to be undone. */
-    for (size_t i = 0; i < hashes.n; i++) {
-        rc = deps__store_hold(&s, hashes.v[i], &held->fd[held->n], err, errlen);
-        if (rc == -ENOENT && !retried) {
-            log_msg(LOG_LVL_INFO, "store: an entry of %s went before it was linked: once more", key);
-            retried = true;
-            kept = false;
-            unpacked = 0;
-            deps__held_release(held);
-            err[0] = '\0';
-            goto again;
-        }
-        if (rc < 0)
-            goto out;
-        held->n++;
-    }
-    for (size_t i = 0; i < hashes.n; i++) {
-        rc = deps__store_link(&s, hashes.v[i], held->fd[i], env, site, copied, &installed, err, errlen);
-        if (rc < 0)
-            goto out;
-        char ref[96];
-        snprintf(ref, sizeof ref, "py%s/%s", pyver, hashes.v[i]);
-        if ((rc = deps_strv_push(wheels, ref, strlen(ref))) < 0)
-            goto out;
-    }
-    rc = DEPS_ENV_READY;
-    if (io && io->line) {
-        /* What pip's install says at its end, for the install log. */
-        struct dbuf b;
-        dbuf_init(&b, 64u << 10);
-        int r = dbuf_printf(&b, "Successfully installed");
-        for (size_t i = 0; r == 0 && i < installed.n; i++)
-            r = dbuf_printf(&b, " %s", installed.v[i]);
-        if (r == 0)
-            r = dbuf_printf(&b, " (from the package store; wheels unpacked now: %zu, there already: %zu)", unpacked,
-                            hashes.n - unpacked);
-        if (r == 0)
-            io->line(io->ctx, b.data);
-        dbuf_free(&b);
-    }
-out:
-    deps_strv_free(&hashes);
-    deps_strv_free(&files);
-    deps_strv_free(&installed);
+    if (rc == DEPS_ENV_READY)
+        rc = hold_all(&a, held);
+    if (rc == DEPS_ENV_READY)
+        rc = link_entries(&a, held, env, copied, wheels);
+    if (rc == DEPS_ENV_READY)
+        tell_installed(&a);
+    assembly_free(&a);
     return rc;
 }

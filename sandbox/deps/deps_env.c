@@ -43,9 +43,7 @@
 #include "workspace.h"
 
 #define DEPS_VENV_TIMEOUT_MS 120000
-#define DEPS_LOCK_TRIES 100                  /* lock files eviction may unlink under a waiter */
 #define DEPS_METADATA_MAX (64 * 1024)        /* bytes of a dist-info METADATA read (the headers) */
-#define DEPS_SHEBANG "#!/usr/bin/env python3\n"
 
 static bool env_complete(const char *dir)
 {
@@ -53,33 +51,6 @@ static bool env_complete(const char *dir)
     struct stat st;
     snprintf(p, sizeof p, "%s/pyvenv.cfg", dir);
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-int deps__lock_file(const char *path, bool *waited, int *out)
-{
-    for (int tries = 0; tries < DEPS_LOCK_TRIES; tries++) {
-        cleanup_fd int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0)
-            return -errno;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-            if (errno != EWOULDBLOCK)
-                return -errno;
-            if (waited)
-                *waited = true;
-            log_msg(LOG_LVL_INFO, "waiting for the lock %s: another run is building this environment", path);
-            while (flock(fd, LOCK_EX) < 0)
-                if (errno != EINTR)
-                    return -errno;
-        }
-        struct stat a, b;
-        if (fstat(fd, &a) < 0)
-            return -errno;
-        if (stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
-            *out = steal_fd(&fd);
-            return 0;
-        }
-    }
-    return -EDEADLK;
 }
 
 /* deps_base_env's work; a failure may leave err empty. */
@@ -158,81 +129,17 @@ int deps_base_env(const char *state_dir, const char *python, char **env_dir, cha
     return rc;
 }
 
-/* ------------------------------------------------------ file-tree helpers */
-
-/* Calls fn on every entry under dirfd/name (pre-order: a directory before
- * its contents), never following symlinks, however deep (util_walk_at). */
-typedef int (*walk_fn)(int parent, const char *name, const struct stat *st, void *ctx);
-
-struct env_walk {
-    walk_fn fn;
-    void *ctx;
-};
-
-static int walk_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
-{
-    const struct env_walk *e = ctx;
-    (void)depth;
-    int rc = e->fn(dirfd, name, st, e->ctx);
-    return rc < 0 ? rc : 0;
-}
-
-static int walk(int parent, const char *name, walk_fn fn, void *ctx)
-{
-    struct env_walk e = {fn, ctx};
-    struct util_walk w = {.pre = walk_pre, .ctx = &e};
-    return util_walk_at(parent, name, &w);
-}
+/* ------------------------------------------------------ the environment */
 
 /* The bytes an environment holds of its own: a file linked from the
  * package store (more than one link) is the store's. */
-static int add_size(int parent, const char *name, const struct stat *st, void *ctx)
+static int add_size(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
 {
-    (void)parent, (void)name;
+    (void)dirfd, (void)name, (void)depth;
     if (S_ISDIR(st->st_mode) || st->st_nlink <= 1)
         *(uint64_t *)ctx += (uint64_t)st->st_blocks * 512;
     return 0;
 }
-
-static int set_writable(int parent, const char *name, const struct stat *st, void *ctx)
-{
-    (void)ctx;
-    if (!S_ISDIR(st->st_mode))
-        return 0; /* only directories need it for unlinking */
-    return fchmodat(parent, name, (st->st_mode & 07777) | 0700, 0) < 0 ? -errno : 0;
-}
-
-int deps__remove_tree(int parent, const char *name)
-{
-    discard(walk(parent, name, set_writable, NULL)); /* what fails shows below */
-    return util_rm_rf_at(parent, name);
-}
-
-int deps__evict_dir(int parent, const char *name, bool (*in_use)(void *ctx), void *ctx)
-{
-    cleanup_fd int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0 || (in_use && in_use(ctx)))
-        return -EBUSY;
-    char id[WS_ID_MAX + 1], trash[NAME_MAX + 1];
-    int rc = ws_new_id(NULL, id);
-    if (rc < 0)
-        return rc;
-    snprintf(trash, sizeof trash, ".trash-%.200s-%.8s", name, id);
-    if (renameat(parent, name, parent, trash) < 0)
-        return -errno;
-    close(steal_fd(&fd));
-    discard(deps__remove_tree(parent, trash));
-    char lockname[NAME_MAX + 1];
-    snprintf(lockname, sizeof lockname, ".%.200s.lock", name);
-    cleanup_fd int lfd = openat(parent, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
-        unlinkat(parent, lockname, 0);
-    return 0;
-}
-
-/* ------------------------------------------------------ the environment */
 
 void deps_env_init(struct deps_env *e)
 {
@@ -248,36 +155,6 @@ void deps_env_release(struct deps_env *e)
     free(e->failed);
     deps_strv_free(&e->installed);
     deps_env_init(e);
-}
-
-static bool is_key(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return true;
-}
-
-/* The manifest: what an environment holds and how big it is. */
-static int read_manifest(int dirfd, struct deps_strv *installed, uint64_t *bytes, struct deps_strv *wheels)
-{
-    cleanup_free char *text = NULL;
-    size_t len;
-    int rc = util_read_file_at(dirfd, DEPS_MANIFEST, DEPS_MANIFEST_MAX, &text, &len);
-    if (rc < 0)
-        return rc;
-    if (strncmp(text, "runmyscript-env 1\n", 18))
-        return -EINVAL;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (bytes && !strncmp(line, "bytes ", 6))
-            *bytes = strtoull(line + 6, NULL, 10);
-        else if (installed && !strncmp(line, "have ", 5) && (rc = deps_strv_push(installed, line + 5, strlen(line + 5))) < 0)
-            return rc;
-        else if (wheels && !strncmp(line, "wheel ", 6) && (rc = deps_strv_push(wheels, line + 6, strlen(line + 6))) < 0)
-            return rc;
-    }
-    return 0;
 }
 
 /* Opens KEY for a run: shared lock, still published at its name, manifest
@@ -296,7 +173,7 @@ static int env_use(struct deps_env *e)
     if (stat(e->dir, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
         return -ENOENT; /* evicted between the open and the lock */
     deps_strv_free(&e->installed);
-    int rc = read_manifest(fd, &e->installed, NULL, NULL);
+    int rc = deps__manifest_read(fd, &e->installed, NULL, NULL);
     if (rc < 0 || deps__env_whole(fd) < 0)
         return -ENOENT; /* not one of ours, or an entry it links is gone: the builder replaces it */
     if (futimens(fd, NULL) < 0)
@@ -428,45 +305,12 @@ static int fix_shebangs(const char *env_dir)
         cleanup_free char *text = NULL;
         size_t len;
         int rc = util_read_file_at(bfd, e->d_name, 64u << 20, &text, &len);
-        if (rc < 0)
-            return rc;
-        const char *nl = memchr(text, '\n', len);
-        size_t rest = nl ? len - (size_t)(nl + 1 - text) : 0;
-        struct dbuf b;
-        dbuf_init(&b, len + sizeof DEPS_SHEBANG);
-        rc = dbuf_append(&b, DEPS_SHEBANG, strlen(DEPS_SHEBANG));
-        if (rc == 0 && rest)
-            rc = dbuf_append(&b, nl + 1, rest);
         if (rc == 0)
-            rc = util_write_file_atomic(bfd, e->d_name, b.data, b.len, st.st_mode & 07777);
-        dbuf_free(&b);
+            rc = deps__set_shebang(bfd, e->d_name, text, len, st.st_mode & 07777);
         if (rc < 0)
             return rc;
     }
     return 0;
-}
-
-/* "wheel pyX.Y/HASH": the store entries an environment links, which
- * eviction keeps while it is there; "store STATE/store": where its
- * symlinks lead (deps_env_links). */
-static int write_manifest(int dirfd, const struct deps_set *set, const struct deps_strv *installed, uint64_t bytes,
-                          const struct deps_strv *wheels, size_t copied, const char *state_dir)
-{
-    struct dbuf b;
-    dbuf_init(&b, DEPS_MANIFEST_MAX);
-    int rc = dbuf_printf(&b, "runmyscript-env 1\nbytes %llu\n", (unsigned long long)bytes);
-    for (size_t i = 0; rc == 0 && i < wheels->n; i++)
-        rc = dbuf_printf(&b, "wheel %s\n", wheels->v[i]);
-    if (rc == 0 && wheels->n)
-        rc = dbuf_printf(&b, "copied %zu\nstore %s/store\n", copied, state_dir);
-    for (size_t i = 0; rc == 0 && i < set->n; i++)
-        rc = dbuf_printf(&b, "want %s\n", set->v[i].spec);
-    for (size_t i = 0; rc == 0 && i < installed->n; i++)
-        rc = dbuf_printf(&b, "have %s\n", installed->v[i]);
-    if (rc == 0)
-        rc = util_write_file_atomic(dirfd, DEPS_MANIFEST, b.data, b.len, 0444);
-    dbuf_free(&b);
-    return rc;
 }
 
 /* Builds the environment for set at tmp (which does not exist yet): a copy
@@ -525,10 +369,11 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
     if (rc == 0 && tfd < 0)
         rc = -errno;
     uint64_t bytes = 0;
+    struct util_walk size = {.pre = add_size, .ctx = &bytes};
     if (rc == 0)
-        rc = walk(AT_FDCWD, tmp, add_size, &bytes);
+        rc = util_walk_at(AT_FDCWD, tmp, &size);
     if (rc == 0)
-        rc = write_manifest(tfd, set, &installed, bytes, &wheels, copied, state_dir);
+        rc = deps__manifest_write(tfd, set, &installed, bytes, &wheels, copied, state_dir);
     deps_strv_free(&installed);
     deps_strv_free(&wheels);
     struct util_walk ro = {.pre = deps__readonly_walk};
@@ -694,202 +539,4 @@ out:
     if (rc < 0 && !err[0])
         snprintf(err, errlen, "%s", strerror(-rc));
     return rc;
-}
-
-/* --------------------------------------------------------------- eviction */
-
-struct cand {
-    char name[40];
-    struct timespec used;
-    uint64_t bytes;
-    struct deps_strv wheels; /* "pyX.Y/HASH" it links */
-    bool gone;
-};
-
-static int cmp_time(const struct timespec *x, const struct timespec *y)
-{
-    if (x->tv_sec != y->tv_sec)
-        return x->tv_sec < y->tv_sec ? -1 : 1;
-    if (x->tv_nsec != y->tv_nsec)
-        return x->tv_nsec < y->tv_nsec ? -1 : 1;
-    return 0;
-}
-
-static int cmp_cand(const void *a, const void *b)
-{
-    const struct cand *x = a, *y = b;
-    int c = cmp_time(&x->used, &y->used);
-    return c ? c : strcmp(x->name, y->name);
-}
-
-static int cmp_entry(const void *a, const void *b)
-{
-    const struct deps__store_entry *x = a, *y = b;
-    int c = cmp_time(&x->used, &y->used);
-    return c ? c : strcmp(x->hash, y->hash);
-}
-
-/* Removes envs/NAME (a .tmp- of a key) when nobody holds the key's build
- * lock: then the build that made it is dead. */
-static void remove_stale_tmp(int envs, const char *name)
-{
-    char lockname[64];
-    if (strlen(name) < 5 + 32 || !is_key(name + 5, 32))
-        return;
-    snprintf(lockname, sizeof lockname, ".%.32s.lock", name + 5);
-    cleanup_fd int fd = openat(envs, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
-        return; /* a build of this key is running */
-    log_msg(LOG_LVL_INFO, "removing %s, left by a build that did not finish", name);
-    discard(deps__remove_tree(envs, name));
-}
-
-/* The published environments, with what their manifests say; killed
- * builds' leftovers and trash removed on the way. */
-static int list_cands(int envs, struct cand **out, size_t *n_out)
-{
-    struct cand *c = NULL;
-    size_t n = 0, capn = 0;
-    cleanup_dir DIR *d = util_opendir_at(envs);
-    if (!d)
-        return -errno;
-    for (struct dirent *de; (de = readdir(d));) {
-        const char *nm = de->d_name;
-        if (!strncmp(nm, ".trash-", 7)) {
-            discard(deps__remove_tree(envs, nm));
-            continue;
-        }
-        if (!strncmp(nm, ".tmp-", 5)) {
-            remove_stale_tmp(envs, nm);
-            continue;
-        }
-        if (strlen(nm) != 32 || !is_key(nm, 32))
-            continue;
-        if (n == capn) {
-            capn = capn ? capn * 2 : 16;
-            struct cand *nc = realloc(c, capn * sizeof *c);
-            if (!nc) {
-                for (size_t i = 0; i < n; i++)
-                    deps_strv_free(&c[i].wheels);
-                free(c);
-                return -ENOMEM;
-            }
-            c = nc;
-        }
-        memset(&c[n], 0, sizeof c[n]);
-        cleanup_fd int fd = openat(envs, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0 || read_manifest(fd, NULL, &c[n].bytes, &c[n].wheels) < 0) {
-            deps_strv_free(&c[n].wheels);
-            continue;
-        }
-        snprintf(c[n].name, sizeof c[n].name, "%s", nm);
-        c[n].used = st.st_mtim;
-        n++;
-    }
-    *out = c;
-    *n_out = n;
-    return 0;
-}
-
-/* Evicts envs/NAME unless a run holds it (deps__evict_dir). 0, or
- * -EBUSY / -errno. */
-static int evict_env(int envs, struct cand *c)
-{
-    int rc = deps__evict_dir(envs, c->name, NULL, NULL);
-    if (rc < 0)
-        return rc;
-    log_msg(LOG_LVL_INFO, "evicted environment %s (%llu bytes, least recently used)", c->name,
-            (unsigned long long)c->bytes);
-    c->gone = true;
-    return 0;
-}
-
-/* The store's part of the budget: how many environments still link each
- * entry, and the bytes of those they do. */
-static uint64_t linked_bytes(const struct cand *c, size_t n, struct deps__store_entry *se, size_t ns,
-                             unsigned *refs)
-{
-    uint64_t b = 0;
-    memset(refs, 0, ns * sizeof *refs);
-    for (size_t i = 0; i < n; i++)
-        for (size_t w = 0; !c[i].gone && w < c[i].wheels.n; w++)
-            for (size_t j = 0; j < ns; j++) {
-                const char *ref = c[i].wheels.v[w], *slash = strchr(ref, '/');
-                if (slash && !strcmp(slash + 1, se[j].hash) && (size_t)(slash - ref) == strlen(se[j].py) &&
-                    !strncmp(ref, se[j].py, strlen(se[j].py)))
-                    refs[j]++;
-            }
-    for (size_t j = 0; j < ns; j++)
-        if (refs[j])
-            b += se[j].bytes;
-    return b;
-}
-
-int deps_evict(const char *state_dir, uint64_t cap, uint64_t store_cap, const char *keep_key)
-{
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/envs", state_dir);
-    cleanup_fd int envs = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (envs < 0)
-        return -errno;
-    struct cand *c = NULL;
-    struct deps__store_entry *se = NULL;
-    unsigned *refs = NULL;
-    size_t n = 0, ns = 0;
-    uint64_t total = 0, stored = 0;
-    int evicted = 0, rc = list_cands(envs, &c, &n);
-    if (rc < 0)
-        return rc;
-    if (store_cap && (rc = deps__store_entries(state_dir, &se, &ns)) < 0)
-        goto out;
-    if (ns && !(refs = calloc(ns, sizeof *refs))) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++)
-        total += c[i].bytes;
-    for (size_t j = 0; j < ns; j++)
-        stored += se[j].bytes;
-    qsort(c, n, sizeof *c, cmp_cand);
-    /* The environments first, least recently used first: one is made
-     * again from the store in milliseconds, a store entry costs a
-     * download. Past env_cache_size, or while what they link and hold
-     * passes store_bytes. */
-    for (size_t i = 0; i < n; i++) {
-        bool over = (cap && total > cap) ||
-                    (store_cap && total + linked_bytes(c, n, se, ns, refs) > store_cap);
-        if (!over)
-            break;
-        if (keep_key && !strcmp(c[i].name, keep_key))
-            continue;
-        int e = evict_env(envs, &c[i]);
-        if (e == -EBUSY)
-            continue;
-        if (e < 0) {
-            rc = e;
-            continue;
-        }
-        total -= c[i].bytes;
-        evicted++;
-    }
-    /* Then the store entries no environment links, least recently
-     * linked first, never one a build holds. */
-    if (store_cap && total + stored > store_cap) {
-        qsort(se, ns, sizeof *se, cmp_entry);
-        (void)linked_bytes(c, n, se, ns, refs);
-        for (size_t j = 0; j < ns && total + stored > store_cap; j++) {
-            if (refs[j] || deps__store_remove(state_dir, &se[j]) < 0)
-                continue;
-            stored -= se[j].bytes;
-            evicted++;
-        }
-    }
-out:
-    for (size_t i = 0; i < n; i++)
-        deps_strv_free(&c[i].wheels);
-    free(c);
-    free(se);
-    free(refs);
-    return rc < 0 && evicted == 0 ? rc : evicted;
 }

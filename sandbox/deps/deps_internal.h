@@ -1,7 +1,10 @@
 /* deps_internal.h: what the parts of the deps module share: the
- * interpreter's facts (deps_python.c), the installer's run (deps_install.c)
- * and the environments built with it (deps_env.c), the PEP 440 operators
- * (deps_version.c) the PEP 508 parser (deps_req.c) reads too. */
+ * interpreter's facts (deps_python.c), the installer's run (deps_install.c),
+ * the file-tree helpers (deps_fs.c), the environment's manifest
+ * (deps_manifest.c), RECORD's text (deps_record.c), the package store
+ * (deps_store*.c, deps_scripts.c), eviction (deps_evict.c) and the
+ * assembly from the store (deps_assemble.c). The requirement parser
+ * beneath them has headers of its own (deps_req.h, deps_version.h). */
 #ifndef RMS_DEPS_INTERNAL_H
 #define RMS_DEPS_INTERNAL_H
 
@@ -12,16 +15,6 @@
 #include <time.h>
 
 #include "deps.h"
-
-/* ASCII letters and digits (isalnum() would follow the locale). */
-static inline bool deps__alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* The length of the PEP 440 comparison operator at s ("===", "==", "~=",
- * "!=", "<=", ">=", "<", ">"), or 0 when there is none. */
-size_t deps__version_op(const char *s);
 
 /* The environment of the helpers deps runs (venv, the interpreter's
  * questions, the installer): a fixed PATH and locale, nothing inherited. */
@@ -69,6 +62,13 @@ int deps__build_wheel(const struct deps_config *cfg, const char *state_dir, cons
                       const char *sdist, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                       const char *dir, char **failed, char *err, size_t errlen) must_check;
 
+/* ----------------------------------------- file-tree helpers (deps_fs.c) */
+
+/* Kills the process at the named step when RMS_FAULT_KILL_AT names
+ * it: the crash-safety tests' way in ("download", "unpack", "compile",
+ * "link", "publish"). */
+void deps__fault(const char *step);
+
 /* Takes the exclusive flock of the lock file at path (made if missing),
  * waiting for it; *waited (may be NULL) says whether it had to. A lock
  * file unlinked while we waited is not the lock: then again. 0 or -errno. */
@@ -86,26 +86,68 @@ int deps__remove_tree(int parent, const char *name);
  * takes), -EBUSY when it is held, or -errno. */
 int deps__evict_dir(int parent, const char *name, bool (*in_use)(void *ctx), void *ctx);
 
+/* The tree src (under srcfd; "" for srcfd itself) put into the directory
+ * dstfd: copied (link false; dstfd empty) or hard linked where it can be
+ * (existing directories shared, existing files replaced; *copied, may be
+ * NULL, counts the files copied instead). 0 or -errno. */
+int deps__tree_put(int srcfd, const char *src, int dstfd, bool link, size_t *copied) must_check;
+
+/* A util_walk pre callback: read-only for everyone (directories and
+ * executables 0555, files 0444), symlinks left alone. */
+int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int depth, void *ctx);
+
+/* ------------------------------ the environment's manifest (deps_manifest.c) */
+
 /* The environment's manifest, in its top directory: what it holds and
- * links (deps_env.c writes it). */
+ * links. */
 #define DEPS_MANIFEST "runmyscript-env.txt"
 #define DEPS_MANIFEST_MAX (1u << 20)
+
+/* Writes the manifest into the environment open at dirfd (read-only):
+ * its size (bytes); "wheel pyX.Y/HASH", the store entries it links
+ * (wheels), which eviction keeps while it is there, with the count of
+ * files copied rather than linked and "store STATE/store", where its
+ * symlinks lead (deps_env_links); what set asks for; what it holds
+ * (installed). 0 or -errno. */
+int deps__manifest_write(int dirfd, const struct deps_set *set, const struct deps_strv *installed, uint64_t bytes,
+                         const struct deps_strv *wheels, size_t copied, const char *state_dir) must_check;
+
+/* The manifest of the environment open at dirfd: what it holds (pushed
+ * onto installed), its size (*bytes), the entries it links (onto wheels),
+ * each that is not NULL. -EINVAL when it is not one of ours, or -errno. */
+int deps__manifest_read(int dirfd, struct deps_strv *installed, uint64_t *bytes, struct deps_strv *wheels) must_check;
+
+/* The manifest of the environment open at env: the entries it links
+ * (pushed onto wheels as "pyX.Y/HASH", a line that names no entry passed
+ * over) and, when its symlinks lead into the store, the store's path into
+ * *store (caller frees; NULL for an environment of hard links only, made
+ * before the symlinks). 0 or -errno. */
+int deps__manifest_links(int env, char **store, struct deps_strv *wheels) must_check;
 
 /* 0 when every store entry the environment open at env links through
  * symlinks is whole; -ENOENT when one is gone (the environment is made
  * again), or -errno. An environment of hard links only: 0. */
 int deps__env_whole(int env) must_check;
 
-/* A util_walk pre callback: read-only for everyone (directories and
- * executables 0555, files 0444), symlinks left alone. */
-int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int depth, void *ctx);
+/* --------------------------------------------------- RECORD (deps_record.c) */
+
+/* One CSV field of RECORD at *p (quoted or not), cut in place; *p moves
+ * past it. */
+char *deps__record_field(char **p);
+/* prefix and path appended to b as a path of RECORD, quoted when it
+ * needs it. 0 or -errno. */
+int deps__record_path(struct dbuf *b, const char *prefix, const char *path) must_check;
+/* The n bytes at in as urlsafe base64, unpadded, NUL-terminated: how
+ * RECORD spells a digest (44 bytes of out for a SHA-256). */
+void deps__record_b64(const unsigned char *in, size_t n, char *out);
+/* RECORD's hash of data: the urlsafe base64 of its SHA-256, unpadded. */
+void deps__record_hash(const void *data, size_t n, char out[64]);
 
 /* ------------------------------------------------- the package store */
 
-/* Kills the process at the named step when RMS_FAULT_KILL_AT names
- * it: the crash-safety tests' way in ("download", "unpack", "compile",
- * "link", "publish"). */
-void deps__fault(const char *step);
+/* In a store entry's top directory, written last: the mark of a whole
+ * entry (its name, version, dist-info and bytes). */
+#define DEPS_STORE_MARK "runmyscript-wheel.txt"
 
 /* What the store needs to know: where it is, the interpreter (its X.Y
  * names the store's directory; it compiles the bytecode), the jail for
@@ -190,12 +232,6 @@ int deps__store_hold(const struct deps__store *s, const char *hash, int *held, c
 int deps__store_link(const struct deps__store *s, const char *hash, int entry, int env, const char *site_rel,
                      size_t *copied, struct deps_strv *installed, char *err, size_t errlen) must_check;
 
-/* The tree src (under srcfd; "" for srcfd itself) put into the directory
- * dstfd: copied (link false; dstfd empty) or hard linked where it can be
- * (existing directories shared, existing files replaced; *copied, may be
- * NULL, counts the files copied instead). 0 or -errno. */
-int deps__tree_put(int srcfd, const char *src, int dstfd, bool link, size_t *copied) must_check;
-
 /* STATE/store/pyX.Y, made if missing, opened into *out. 0 or -errno. */
 int deps__store_open(const char *state_dir, const char *pyver, int *out) must_check;
 /* Whether store/hash is a whole entry (its mark is there). */
@@ -204,8 +240,12 @@ bool deps__store_whole(int store, const char *hash);
  * nothing followed); *leaf points at rel's last component. rel is cut
  * and restored on the way. 0 or -errno. */
 int deps__open_parent(int dirfd, char *rel, const char **leaf, int *out) must_check;
-/* RECORD's hash of data: the urlsafe base64 of its SHA-256, unpadded. */
-void deps__record_hash(const void *data, size_t n, char out[64]);
+/* Writes dir/name (mode: its mode) as the script text (len bytes) with
+ * its first line made "#!/usr/bin/env python3", the line every
+ * environment's scripts start with (a run's PATH starts with ENV/bin):
+ * the installer's console scripts name the interpreter of the directory
+ * they were built in, a wheel's name none ("#!python"). 0 or -errno. */
+int deps__set_shebang(int dir, const char *name, const char *text, size_t len, mode_t mode) must_check;
 /* The wheel's script bin/name: "#!python" (the wheel format's "this
  * environment's interpreter") made "#!/usr/bin/env python3". 0 or -errno. */
 int deps__fix_script(int bin, const char *name) must_check;
@@ -215,17 +255,18 @@ int deps__fix_script(int bin, const char *name) must_check;
 struct dbuf;
 int deps__console_scripts(int dir, const char *text, struct dbuf *record) must_check;
 
-/* The store's whole entries, for eviction; dead unpacks and trash removed
- * on the way. *out is the caller's to free. */
+/* ---------------------------------------------------- eviction (deps_evict.c) */
+
+/* A whole entry of the store, as eviction lists them. */
 struct deps__store_entry {
     char py[16];                /* pyX.Y */
     char hash[65];
     struct timespec used;       /* last linked */
     uint64_t bytes;
 };
-int deps__store_entries(const char *state_dir, struct deps__store_entry **out, size_t *n) must_check;
 
-/* Removes an entry unless a build holds it (-EBUSY). 0 or -errno. */
+/* Removes an entry unless a build holds it or a published environment
+ * links it (-EBUSY). 0 or -errno. */
 int deps__store_remove(const char *state_dir, const struct deps__store_entry *e) must_check;
 
 /* The environment for set built from the store into tmp (a copy of the

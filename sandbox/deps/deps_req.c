@@ -3,7 +3,8 @@
  * run's requirements are merged into in deps.c. */
 #include "config.h"
 
-#include "deps_internal.h"
+#include "deps_req.h"
+#include "executor.h" /* DEPS_SPEC_MAX */
 
 #include <ctype.h>
 #include <dirent.h>

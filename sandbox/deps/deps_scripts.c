@@ -1,6 +1,7 @@
-/* deps_scripts.c: a wheel's programs as the package store lays them out:
- * its scripts' "#!python" made what every environment's scripts say, and
- * its console scripts written from its entry points as pip writes them. */
+/* deps_scripts.c: the programs of environments and wheels: the first line
+ * every environment's scripts have ("#!/usr/bin/env python3"), written
+ * over the installer's and a wheel's "#!python"; a wheel's console scripts
+ * written from its entry points as pip writes them. */
 #include "config.h"
 
 #include "deps_internal.h"
@@ -16,7 +17,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STORE_SHEBANG "#!/usr/bin/env python3\n"
+#define DEPS_SHEBANG "#!/usr/bin/env python3\n"
+
+int deps__set_shebang(int dir, const char *name, const char *text, size_t len, mode_t mode)
+{
+    const char *nl = memchr(text, '\n', len);
+    size_t rest = nl ? len - (size_t)(nl + 1 - text) : 0;
+    struct dbuf b;
+    dbuf_init(&b, len + sizeof DEPS_SHEBANG);
+    int rc = dbuf_append(&b, DEPS_SHEBANG, strlen(DEPS_SHEBANG));
+    if (rc == 0 && rest)
+        rc = dbuf_append(&b, nl + 1, rest);
+    if (rc == 0)
+        rc = util_write_file_atomic(dir, name, b.data, b.len, mode);
+    dbuf_free(&b);
+    return rc;
+}
 
 /* "#!python" (and "#!pythonw") is the wheel format's "this environment's
  * interpreter": it becomes what every environment's scripts say. */
@@ -30,17 +46,7 @@ int deps__fix_script(int bin, const char *name)
     if (len < 9 || (memcmp(text, "#!python\n", 9) && memcmp(text, "#!pythonw", 9) &&
                     memcmp(text, "#!python\r", 9)))
         return 0;
-    const char *nl = memchr(text, '\n', len);
-    size_t rest = nl ? len - (size_t)(nl + 1 - text) : 0;
-    struct dbuf b;
-    dbuf_init(&b, len + sizeof STORE_SHEBANG);
-    rc = dbuf_append(&b, STORE_SHEBANG, strlen(STORE_SHEBANG));
-    if (rc == 0 && rest)
-        rc = dbuf_append(&b, nl + 1, rest);
-    if (rc == 0)
-        rc = util_write_file_atomic(bin, name, b.data, b.len, 0755);
-    dbuf_free(&b);
-    return rc;
+    return deps__set_shebang(bin, name, text, len, 0755);
 }
 
 static bool dotted_ok(const char *s, size_t n)
@@ -102,7 +108,7 @@ int deps__console_scripts(int dir, const char *text, struct dbuf *record)
         struct dbuf s;
         dbuf_init(&s, 4096);
         int rc = dbuf_printf(&s,
-                             STORE_SHEBANG "# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom %.*s import %.*s\n"
+                             DEPS_SHEBANG "# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom %.*s import %.*s\n"
                                            "if __name__ == '__main__':\n"
                                            "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
                                            "    sys.exit(%.*s())\n",

@@ -36,7 +36,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,20 +51,6 @@
 #define STORE_RECORD_MAX (16u << 20)     /* bytes of a wheel's RECORD */
 #define STORE_SMALL_MAX (1u << 20)       /* METADATA headers, entry_points.txt */
 #define STORE_CHUNK 65536
-#define STORE_MARK "runmyscript-wheel.txt"
-
-/* ------------------------------------------------------------ faults */
-
-void deps__fault(const char *step)
-{
-    /* The crash-safety tests kill the process at a named step, the way a
-     * SIGKILL or a power cut would, to show what it leaves. */
-    const char *at = getenv("RMS_FAULT_KILL_AT");
-    if (at && !strcmp(at, step)) {
-        log_msg(LOG_LVL_WARN, "RMS_FAULT_KILL_AT=%s: killing the process here", step);
-        raise(SIGKILL);
-    }
-}
 
 /* ------------------------------------------------------------ paths */
 
@@ -369,59 +354,6 @@ out:
 
 /* --------------------------------------------------------------- RECORD */
 
-/* One CSV field of RECORD at *p (quoted or not), cut in place. */
-static char *csv_field(char **p)
-{
-    char *s = *p, *o;
-    if (*s == '"') {
-        o = ++s;
-        char *r = s;
-        for (; *r; r++) {
-            if (*r == '"' && r[1] == '"')
-                *o++ = *r++;
-            else if (*r == '"')
-                break;
-            else
-                *o++ = *r;
-        }
-        if (*r == '"')
-            r++;
-        *o = '\0';
-        *p = *r == ',' ? r + 1 : r;
-        return s;
-    }
-    o = s + strcspn(s, ",");
-    *p = *o ? o + 1 : o;
-    *o = '\0';
-    return s;
-}
-
-static void b64url(const unsigned char *in, size_t n, char *out)
-{
-    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
-        out[o++] = t[v >> 18 & 63];
-        out[o++] = t[v >> 12 & 63];
-        if (i + 1 < n)
-            out[o++] = t[v >> 6 & 63];
-        if (i + 2 < n)
-            out[o++] = t[v & 63];
-    }
-    out[o] = '\0';
-}
-
-void deps__record_hash(const void *data, size_t n, char out[64])
-{
-    unsigned char d[32];
-    struct sha256 h;
-    sha256_init(&h);
-    sha256_update(&h, data, n);
-    sha256_final(&h, d);
-    b64url(d, 32, out);
-}
-
 static int cmp_member(const void *a, const void *b)
 {
     return strcmp(((const struct member *)a)->path, ((const struct member *)b)->path);
@@ -462,7 +394,7 @@ static int check_record(struct unpack *u, char *err, size_t errlen)
     char *save = NULL;
     for (char *line = strtok_r(u->record, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
         char *p = line;
-        char *path = csv_field(&p), *hash = csv_field(&p), *size = csv_field(&p);
+        char *path = deps__record_field(&p), *hash = deps__record_field(&p), *size = deps__record_field(&p);
         if (!*path)
             continue;
         struct member key = {.path = path};
@@ -474,7 +406,7 @@ static int check_record(struct unpack *u, char *err, size_t errlen)
             return -EBADMSG;
         }
         char want[64];
-        b64url(m->digest, 32, want);
+        deps__record_b64(m->digest, 32, want);
         if (strncmp(hash, "sha256=", 7) || strcmp(hash + 7, want) ||
             (*size && strtoull(size, NULL, 10) != m->size)) {
             snprintf(err, errlen, "%.200s does not match its hash in RECORD (a damaged or altered wheel)", path);
@@ -512,17 +444,6 @@ static char *meta_header(const char *text, const char *name)
 
 /* ------------------------------------------------------ scripts and RECORD */
 
-/* A path into RECORD, quoted when it needs it. */
-static int record_path(struct dbuf *b, const char *prefix, const char *path)
-{
-    if (!strpbrk(path, ",\"\r\n"))
-        return dbuf_printf(b, "%s%s", prefix, path);
-    int rc = dbuf_printf(b, "\"%s", prefix);
-    for (const char *p = path; rc == 0 && *p; p++)
-        rc = *p == '"' ? dbuf_printf(b, "\"\"") : dbuf_printf(b, "%c", *p);
-    return rc ? rc : dbuf_printf(b, "\"");
-}
-
 /* The dist-info's INSTALLER, and its RECORD as installed: each member at
  * the path it has from site-packages, the console scripts, INSTALLER. */
 static int write_distinfo(struct unpack *u, const char *pyver, const char *name)
@@ -543,8 +464,8 @@ static int write_distinfo(struct unpack *u, const char *pyver, const char *name)
         case DEST_INCLUDE: snprintf(prefix, sizeof prefix, "../../../include/site/python%s/%s/", pyver, name); break;
         }
         char b64[64];
-        b64url(m->digest, 32, b64);
-        rc = record_path(&b, prefix, rel);
+        deps__record_b64(m->digest, 32, b64);
+        rc = deps__record_path(&b, prefix, rel);
         if (rc == 0)
             rc = dbuf_printf(&b, ",sha256=%s,%llu\n", b64, (unsigned long long)m->size);
     }
@@ -615,7 +536,7 @@ bool deps__store_whole(int store, const char *hash)
 {
     char p[128];
     struct stat st;
-    snprintf(p, sizeof p, "%s/" STORE_MARK, hash);
+    snprintf(p, sizeof p, "%s/" DEPS_STORE_MARK, hash);
     return fstatat(store, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -655,7 +576,7 @@ static void remove_tmp_of(int store, const char *hash)
         }
 }
 
-/* deps__store_put's unpack, under the lock, into a fresh .tmp- that p
+/* deps__store_unpack's work, under the lock, into a fresh .tmp- that p
  * then holds (its lock is the caller's to hand over). */
 static int unpack_entry(const struct deps__store *s, int store, int wheel, struct deps__pending *p, char *err,
                         size_t errlen)

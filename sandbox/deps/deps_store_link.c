@@ -1,11 +1,10 @@
 /* deps_store_link.c: package store entries put into environments (their
  * directories as symlinks into the entry, their files hard linked, copies
- * where a link cannot go) and taken out of the store when no environment
- * links them (deps_evict's second half). */
+ * where a link cannot go), and whether the store's files can be hard
+ * linked into STATE/envs at all (deps_store_links). */
 #include "config.h"
 
 #include "deps_internal.h"
-#include "jail.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,86 +19,6 @@
 
 #include "workspace.h"
 
-#define STORE_MARK "runmyscript-wheel.txt"
-
-/* ------------------------------------------------------- linking an entry */
-
-/* The tree at src put into dst (an existing directory): directories made
- * (an existing one is shared: two packages of one namespace), files hard
- * linked (copied where a link cannot go: another file system), a file
- * that is there already replaced (the later wheel wins, as with pip). */
-struct link_walk {
-    int dst;
-    bool link;
-    size_t copied;
-};
-
-static int link_pre(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
-{
-    struct link_walk *c = ctx;
-    if (depth == 0)
-        return 0;
-    if (S_ISDIR(st->st_mode)) {
-        if (mkdirat(c->dst, name, c->link ? 0755 : st->st_mode & 07777) < 0 && (!c->link || errno != EEXIST))
-            return -errno;
-        int t = openat(c->dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (t < 0)
-            return -errno;
-        close(c->dst);
-        c->dst = t;
-        return 0;
-    }
-    if (S_ISLNK(st->st_mode)) {
-        char target[PATH_MAX];
-        ssize_t n = readlinkat(dirfd, name, target, sizeof target - 1);
-        if (n < 0)
-            return -errno;
-        target[n] = '\0';
-        return symlinkat(target, c->dst, name) < 0 ? -errno : 0;
-    }
-    if (!S_ISREG(st->st_mode))
-        return 0;
-    if (c->link) {
-        if (linkat(dirfd, name, c->dst, name, 0) == 0)
-            return 0;
-        if (errno == EEXIST && unlinkat(c->dst, name, 0) == 0 && linkat(dirfd, name, c->dst, name, 0) == 0)
-            return 0;
-        if (errno != EXDEV && errno != EPERM && errno != EMLINK)
-            return -errno;
-        c->copied++;
-    }
-    int rc = util_copy_file(dirfd, name, c->dst, name);
-    if (rc == 0 && fchmodat(c->dst, name, st->st_mode & 07777, 0) < 0)
-        rc = -errno;
-    return rc;
-}
-
-static int link_post(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
-{
-    struct link_walk *c = ctx;
-    (void)dirfd, (void)name, (void)st;
-    if (depth == 0)
-        return 0;
-    int up = openat(c->dst, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (up < 0)
-        return -errno;
-    close(c->dst);
-    c->dst = up;
-    return 0;
-}
-
-int deps__tree_put(int srcfd, const char *src, int dstfd, bool link, size_t *copied)
-{
-    struct link_walk c = {fcntl(dstfd, F_DUPFD_CLOEXEC, 3), link, 0};
-    struct util_walk w = {.pre = link_pre, .post = link_post, .ctx = &c};
-    if (c.dst < 0)
-        return -errno;
-    int rc = util_walk_at(srcfd, src, &w);
-    close(c.dst);
-    if (copied)
-        *copied += c.copied;
-    return rc;
-}
 
 /* ------------------------------------------- an entry's trees, shared */
 
@@ -265,7 +184,7 @@ int deps__store_link(const struct deps__store *s, const char *hash, int entry, i
 {
     cleanup_free char *mark = NULL, *name = NULL, *sdir = NULL;
     size_t len;
-    int rc = util_read_file_at(entry, STORE_MARK, 4096, &mark, &len);
+    int rc = util_read_file_at(entry, DEPS_STORE_MARK, 4096, &mark, &len);
     const char *v = rc == 0 ? strstr(mark, "\nversion ") : NULL;
     if (rc == 0) {
         const char *p = strstr(mark, "\nname ");
@@ -323,85 +242,6 @@ int deps__store_link(const struct deps__store *s, const char *hash, int entry, i
     return 0;
 }
 
-/* ------------------------------------------- what an environment links */
-
-/* "pyX.Y/HASH", as the manifest's wheel lines name entries, and nothing
- * else: a line that names a path elsewhere is no entry. */
-static bool is_entry_ref(const char *ref)
-{
-    const char *p = ref;
-    if (strncmp(p, "py", 2))
-        return false;
-    p += 2;
-    size_t d = strspn(p, "0123456789");
-    if (!d || p[d] != '.')
-        return false;
-    p += d + 1;
-    d = strspn(p, "0123456789");
-    if (!d || p[d] != '/')
-        return false;
-    p += d + 1;
-    return strlen(p) == 64 && strspn(p, "0123456789abcdef") == 64;
-}
-
-/* The manifest of the environment open at env: the entries it links
- * (pushed onto wheels as "pyX.Y/HASH") and, when its symlinks lead into
- * the store, the store's path into *store (caller frees; NULL for an
- * environment of hard links only, made before the symlinks). */
-static int manifest_links(int env, char **store, struct deps_strv *wheels)
-{
-    cleanup_free char *text = NULL;
-    size_t len;
-    *store = NULL;
-    int rc = util_read_file_at(env, DEPS_MANIFEST, DEPS_MANIFEST_MAX, &text, &len);
-    if (rc < 0)
-        return rc;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); rc == 0 && line; line = strtok_r(NULL, "\n", &save)) {
-        if (!strncmp(line, "wheel ", 6) && is_entry_ref(line + 6))
-            rc = deps_strv_push(wheels, line + 6, strlen(line + 6));
-        else if (!strncmp(line, "store /", 7) && !*store && !(*store = strdup(line + 6)))
-            rc = -ENOMEM;
-    }
-    return rc;
-}
-
-int deps__env_whole(int env)
-{
-    cleanup_free char *store = NULL;
-    struct deps_strv w = {0};
-    int rc = manifest_links(env, &store, &w);
-    for (size_t i = 0; rc == 0 && store && i < w.n; i++) {
-        char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s/" STORE_MARK, store, w.v[i]);
-        if (access(p, F_OK) < 0)
-            rc = errno == ENOENT || errno == ENOTDIR ? -ENOENT : -errno;
-    }
-    deps_strv_free(&w);
-    return rc;
-}
-
-int deps_env_links(const char *env_dir, struct deps_strv *out)
-{
-    cleanup_fd int env = open(env_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (env < 0)
-        return -errno;
-    cleanup_free char *store = NULL;
-    struct deps_strv w = {0};
-    int rc = manifest_links(env, &store, &w);
-    if (rc == -ENOENT)
-        rc = 0; /* the base environment: no manifest, nothing linked */
-    for (size_t i = 0; rc == 0 && store && i < w.n; i++) {
-        cleanup_free char *p = NULL;
-        if (asprintf(&p, "%s/%s", store, w.v[i]) < 0)
-            rc = -ENOMEM;
-        else
-            rc = deps_strv_push(out, p, strlen(p));
-    }
-    deps_strv_free(&w);
-    return rc;
-}
-
 int deps_store_links(const char *state_dir)
 {
     cleanup_free char *store = NULL, *envs = NULL;
@@ -429,145 +269,4 @@ int deps_store_links(const char *state_dir)
     unlinkat(e, name2, 0);
     unlinkat(s, name, 0);
     return rc;
-}
-
-/* --------------------------------------------------------------- eviction */
-
-int deps__store_entries(const char *state_dir, struct deps__store_entry **out, size_t *n_out)
-{
-    *out = NULL;
-    *n_out = 0;
-    cleanup_free char *top = NULL;
-    if (asprintf(&top, "%s/store", state_dir) < 0)
-        return -ENOMEM;
-    cleanup_fd int tfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (tfd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    cleanup_dir DIR *td = util_opendir_at(tfd);
-    size_t cap = 0;
-    for (struct dirent *pe; td && (pe = readdir(td));) {
-        if (strncmp(pe->d_name, "py", 2) || strlen(pe->d_name) >= sizeof (*out)->py)
-            continue;
-        cleanup_fd int pfd = openat(tfd, pe->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        cleanup_dir DIR *pd = pfd < 0 ? NULL : util_opendir_at(pfd);
-        for (struct dirent *de; pd && (de = readdir(pd));) {
-            const char *nm = de->d_name;
-            if (!strncmp(nm, ".trash-", 7)) {
-                discard(deps__remove_tree(pfd, nm));
-                continue;
-            }
-            if (!strncmp(nm, ".tmp-", 5) && strlen(nm) > 5 + 64) {
-                /* A dead unpack: nobody holds its lock. */
-                char lockname[80];
-                snprintf(lockname, sizeof lockname, ".%.64s.lock", nm + 5);
-                cleanup_fd int lf = openat(pfd, lockname, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-                if (lf < 0 || flock(lf, LOCK_EX | LOCK_NB) == 0) {
-                    log_msg(LOG_LVL_INFO, "store: removing %s, left by an unpack that did not finish", nm);
-                    discard(deps__remove_tree(pfd, nm));
-                }
-                continue;
-            }
-            if (strlen(nm) != 64 || nm[0] == '.')
-                continue;
-            cleanup_fd int efd = openat(pfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            cleanup_free char *mark = NULL;
-            size_t len;
-            struct stat st;
-            if (efd < 0 || fstat(efd, &st) < 0 || util_read_file_at(efd, STORE_MARK, 4096, &mark, &len) < 0)
-                continue;
-            if (*n_out == cap) {
-                cap = cap ? cap * 2 : 64;
-                struct deps__store_entry *ne = realloc(*out, cap * sizeof **out);
-                if (!ne)
-                    return -ENOMEM;
-                *out = ne;
-            }
-            struct deps__store_entry *e = &(*out)[(*n_out)++];
-            memset(e, 0, sizeof *e);
-            memcpy(e->py, pe->d_name, strlen(pe->d_name) + 1);
-            memcpy(e->hash, nm, 65);
-            e->used = st.st_mtim;
-            const char *b = strstr(mark, "\nbytes ");
-            e->bytes = b ? strtoull(b + 7, NULL, 10) : 0;
-        }
-    }
-    return 0;
-}
-
-/* Whether a published environment's manifest names the entry: asked
- * again under the entry's lock, since one published after the eviction
- * pass read the manifests links it now (through symlinks, which its
- * files would not outlive as hard links do). */
-struct entry_ref {
-    const char *state_dir;
-    char ref[96]; /* pyX.Y/HASH */
-};
-
-static bool entry_linked(void *ctx)
-{
-    const struct entry_ref *r = ctx;
-    cleanup_free char *envs = NULL;
-    if (asprintf(&envs, "%s/envs", r->state_dir) < 0)
-        return true;
-    cleanup_fd int efd = open(envs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    cleanup_dir DIR *d = efd < 0 ? NULL : util_opendir_at(efd);
-    if (!d)
-        return errno != ENOENT; /* not known: kept */
-    bool linked = false;
-    for (struct dirent *de; !linked && (de = readdir(d));) {
-        if (strlen(de->d_name) != 32 || de->d_name[0] == '.')
-            continue;
-        cleanup_fd int env = openat(efd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        cleanup_free char *store = NULL;
-        struct deps_strv w = {0};
-        if (env >= 0 && manifest_links(env, &store, &w) == 0)
-            linked = deps_strv_has(&w, r->ref);
-        deps_strv_free(&w);
-    }
-    return linked;
-}
-
-int deps__store_remove(const char *state_dir, const struct deps__store_entry *e)
-{
-    cleanup_free char *dir = NULL;
-    if (asprintf(&dir, "%s/store/%s", state_dir, e->py) < 0)
-        return -ENOMEM;
-    cleanup_fd int pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (pfd < 0)
-        return -errno;
-    struct entry_ref r = {state_dir, ""};
-    snprintf(r.ref, sizeof r.ref, "%s/%s", e->py, e->hash);
-    /* -EBUSY: a build is linking it, or an environment links it now */
-    int rc = deps__evict_dir(pfd, e->hash, entry_linked, &r);
-    if (rc == 0)
-        log_msg(LOG_LVL_INFO, "store: evicted %s/%s (%llu bytes, no environment links it)", e->py, e->hash,
-                (unsigned long long)e->bytes);
-    return rc;
-}
-
-int deps_env_binds(const char *env_dir, struct deps_env_binds *b)
-{
-    struct deps_strv links = {0};
-    memset(b, 0, sizeof *b);
-    int rc = deps_env_links(env_dir, &links);
-    if (rc == 0 && links.n && !(b->v = calloc(links.n, sizeof *b->v)))
-        rc = -ENOMEM;
-    if (rc < 0) {
-        deps_strv_free(&links);
-        return rc;
-    }
-    for (size_t i = 0; i < links.n; i++)
-        b->v[i] = (struct jail_bind){links.v[i], links.v[i], JAIL_BIND_ENV};
-    b->paths = links.v; /* the strings, owned from here */
-    b->n = links.n;
-    return 0;
-}
-
-void deps_env_binds_free(struct deps_env_binds *b)
-{
-    for (size_t i = 0; i < b->n; i++)
-        free(b->paths[i]);
-    free(b->paths);
-    free(b->v);
-    memset(b, 0, sizeof *b);
 }

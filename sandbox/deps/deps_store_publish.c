@@ -18,7 +18,6 @@
 #include "jail.h"
 #include "proc.h"
 
-#define STORE_MARK "runmyscript-wheel.txt"
 #define STORE_COMPILE_BINDS 12 /* entries compiled in one run of the interpreter (one bind each) */
 
 /* py_compile over the site/ of each of n entries being made,
@@ -125,19 +124,6 @@ static int add_blocks(int dirfd, const char *name, const struct stat *st, int de
     return 0;
 }
 
-int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int depth, void *ctx)
-{
-    (void)ctx, (void)depth;
-    if (S_ISLNK(st->st_mode))
-        return 0; /* chmod would follow it */
-    mode_t mode = S_ISDIR(st->st_mode) || (st->st_mode & 0111) ? 0555 : 0444;
-    if ((st->st_mode & 07777) == mode)
-        return 0; /* a linked file, already so */
-    if (!*name) /* the top of a walk of "" is dirfd itself */
-        return fchmod(dirfd, mode) < 0 ? -errno : 0;
-    return fchmodat(dirfd, name, mode, 0) < 0 ? -errno : 0;
-}
-
 /* The entry compiled: its size into the mark, the mark written (the sign
  * of a whole entry), everything read-only. Not synced yet. */
 static int seal_entry(const struct deps__pending *p)
@@ -153,7 +139,7 @@ static int seal_entry(const struct deps__pending *p)
     if (rc == 0)
         rc = dbuf_printf(&b, "%sbytes %llu\n", p->mark, (unsigned long long)bytes);
     if (rc == 0)
-        rc = util_write_file_atomic(dir, STORE_MARK, b.data, b.len, 0444);
+        rc = util_write_file_atomic(dir, DEPS_STORE_MARK, b.data, b.len, 0444);
     dbuf_free(&b);
     struct util_walk wr = {.pre = deps__readonly_walk};
     if (rc == 0)

@@ -3,7 +3,7 @@
  * an interpreter's version satisfies a specifier set. */
 #include "config.h"
 
-#include "deps_internal.h"
+#include "deps_version.h"
 
 #include <ctype.h>
 #include <errno.h>
