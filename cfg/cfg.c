@@ -112,6 +112,8 @@ static const struct cfg_key plain_keys[] = {
     K("warm_lifetime", CFG_DURATION, warm_lifetime_ms),
     K("warm_modules", CFG_MODULES, warm_modules),
     K("warm_wait", CFG_DURATION, warm_wait_ms),
+    K("kernel_idle", CFG_DURATION, kernel_idle_ms), K("kernel_grace", CFG_DURATION, kernel_grace_ms),
+    K("max_kernels", CFG_COUNT, max_kernels), K("kernel_memory", CFG_SIZE, kernel_memory),
 };
 
 /* Ranges of the count and size keys: a value outside is an error. */
@@ -133,6 +135,7 @@ static const struct {
     {"cgi_sse_padding", 0, 1ull << 20},
     {"warm_envs", 1, 16},
     {"warm_runs", 0, 1000000000},
+    {"max_kernels", 0, CFG_KERNELS_MAX},
 };
 
 const char *const *cfg_keys(void)
@@ -683,6 +686,7 @@ static void apply_exec(struct cfg *c)
                                       .lifetime_ms = c->warm_lifetime_ms,
                                       .modules = c->warm_modules,
                                       .wait_ms = c->warm_wait_ms > 0 ? c->warm_wait_ms : 1};
+    cfg__kernels(c);
 }
 
 /* The defaults, before any source. 0 or -ENOMEM. */
@@ -734,6 +738,7 @@ static int set_defaults(struct cfg *c)
     c->warm_lifetime_ms = 3600LL * 1000;
     c->warm_modules = strdup("");
     c->warm_wait_ms = 3000;
+    c->kernel_idle_ms = 600LL * 1000, c->max_kernels = 64, c->kernel_memory = 8ull << 30, c->kernel_grace_ms = 5000;
     if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;

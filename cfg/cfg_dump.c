@@ -104,6 +104,14 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "warm_lifetime = %llds\n", (long long)(c->warm_lifetime_ms / 1000));
     rc = rc ? rc : dbuf_printf(&b, "warm_modules = %s\n", *c->warm_modules ? c->warm_modules : "none");
     rc = rc ? rc : dbuf_printf(&b, "warm_wait = %lldms\n", (long long)c->warm_wait_ms);
+    rc = rc ? rc : dbuf_printf(&b, "kernel_idle = %llds\n", (long long)(c->kernel_idle_ms / 1000));
+    rc = rc ? rc : dbuf_printf(&b, "max_kernels = %llu\n", (unsigned long long)c->max_kernels);
+    if (rc == 0) {
+        char sz[48];
+        format_limit(&(struct exec_limit_def){.unit = EXEC_UNIT_BYTES}, c->kernel_memory, sz, sizeof sz);
+        rc = dbuf_printf(&b, "kernel_memory = %s\n", sz);
+    }
+    rc = rc ? rc : dbuf_printf(&b, "kernel_grace = %lldms\n", (long long)c->kernel_grace_ms);
     for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
         char v[48];
         format_limit(&exec_limit_defs[i], exec_limit_get(&c->exec.limits, &exec_limit_defs[i]), v, sizeof v);

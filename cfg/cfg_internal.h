@@ -12,4 +12,7 @@ extern const char *const cfg__levels[CFG__N_LEVELS];
 /* The queue places of max_queued_runs = auto, beside running run slots. */
 uint32_t cfg__queue_auto(uint32_t running);
 
+/* The kernel_* and max_kernels keys into c->exec.kernels. */
+void cfg__kernels(struct cfg *c);
+
 #endif

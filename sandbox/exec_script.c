@@ -87,7 +87,7 @@ static void layout_free(struct layout *l)
  * (Landlock has no rule for a read-only directory below a writable one,
  * nor for chmod). */
 static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_result *r, const char *env_dir,
-                       bool session)
+                       bool session, bool kernel)
 {
     const char *work, *job, *env, *home, *tmp;
     memset(l, 0, sizeof *l);
@@ -108,7 +108,7 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         l->binds[l->n_binds++] = (struct jail_bind){r->workdir, "/work", JAIL_BIND_RW};
         if (session) {
             l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
-            l->stdin_inside = "/job/input";
+            l->stdin_inside = kernel ? NULL : "/job/input"; /* a kernel's stdin is its channel */
         }
         l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
         if (has_mounts) {
@@ -277,9 +277,8 @@ static int start_warm(struct run *run, const struct jail_opts *o, struct jail_pr
     return rc;
 }
 
-/* Starts the script in the mode the config and the host allow. */
-static int start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_mark *mark,
-                        struct jail_proc *proc)
+int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_mark *mark,
+                       struct jail_proc *proc)
 {
     const struct exec_spec *spec = run->spec;
     const struct exec_config *cfg = spec->cfg;
@@ -301,7 +300,7 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
                 return rc;
             }
         }
-        rc = layout_make(&l, mode, r, env_dir, spec->workspace != NULL);
+        rc = layout_make(&l, mode, r, env_dir, spec->workspace != NULL, run->kernel);
         if (rc < 0) {
             exec__set_error(r, "the run's layout (its environment's manifest): %s", strerror(-rc));
             return rc;
@@ -574,7 +573,7 @@ int exec__run_script(struct run *run, const char *env_dir)
     /* A session run's start, for what a run past a disk limit loses. */
     struct jail_mark mark = {.fd = spec->workspace ? exec__disk_mark_open(run) : -1,
                              .wait = spec->workspace && exec__disk_has_files(spec->workspace)};
-    rc = start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], mark.fd >= 0 ? &mark : NULL, &proc);
+    rc = exec__start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], mark.fd >= 0 ? &mark : NULL, &proc);
     if (mark.fd >= 0)
         close(mark.fd);
     log_msg(LOG_LVL_DEBUG, "timing: jail start %lld ms", (long long)(util_now_ms() - t_start));
