@@ -194,40 +194,6 @@ int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s)
     return create_kind(cfg, "workspaces", MCP_REVISION_2026, NULL, s);
 }
 
-int mcp__workspace_make(const struct cfg *cfg, struct mcp_session *s)
-{
-    memset(s, 0, sizeof *s);
-    if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
-        discard(mcp_reap(cfg, true));
-        if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions)
-            return -EUSERS;
-    }
-    return mcp__workspace_create(cfg, s);
-}
-
-int mcp_workspace_open(const struct cfg *cfg, const char *wid, char id[WS_ID_MAX + 1], char **dir)
-{
-    cleanup_session struct mcp_session ws = {0};
-    *dir = NULL;
-    id[0] = '\0';
-    int rc = wid ? mcp__workspace_load(cfg, wid, &ws) : mcp__workspace_make(cfg, &ws);
-    if (rc < 0)
-        return rc;
-    if (asprintf(dir, "%s/workspace", ws.dir) < 0) {
-        *dir = NULL;
-        return -ENOMEM;
-    }
-    snprintf(id, WS_ID_MAX + 1, "%s", ws.id);
-    return 0;
-}
-
-int mcp_workspace_delete(const struct app *app, const char *wid)
-{
-    cleanup_session struct mcp_session ws = {0};
-    int rc = mcp__workspace_load(app->cfg, wid, &ws);
-    return rc < 0 ? rc : mcp__session_end(app, &ws);
-}
-
 /* Creates STATE/runs/RUNID/cancel for the run that calls/KEY names. */
 void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key)
 {
@@ -260,9 +226,9 @@ int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name
     return util_rm_rf_at(sessions_fd, name);
 }
 
-/* Ends a session now: cancels its calls in flight, renames it out of the
- * way (a request racing with this sees 404 at once), ends its kernel,
- * removes it. */
+/* Ends a session now: cancels its calls in flight, takes its session.json
+ * away (a request racing with this sees 404 at once), ends its kernel,
+ * renames it out of the way and removes it. */
 int mcp__session_end(const struct app *app, struct mcp_session *s)
 {
     const struct cfg *cfg = app->cfg;
@@ -284,6 +250,17 @@ int mcp__session_end(const struct app *app, struct mcp_session *s)
             if (de->d_name[0] != '.')
                 mcp__cancel_run_of(app, cfd, de->d_name);
     }
+    /* No request finds it from here on (a session is its session.json),
+     * while its workspace keeps the path its kernel was started for: the
+     * kernel ends by that path, before the files go. */
+    if (calls < 0 || renameat(calls, "session.json", calls, "session.ended") < 0)
+        return errno == ENOENT ? -ENOENT : -errno;
+    cleanup_free char *ws = NULL;
+    if (asprintf(&ws, "%s/workspace", s->dir) < 0)
+        return -ENOMEM;
+    int rc = app_exec_of(app)->kernel_end(&cfg->exec, ws);
+    if (rc < 0)
+        log_msg(LOG_LVL_ERROR, "the kernel of %s: %s", s->id, strerror(-rc));
     char dead[WS_ID_MAX + 16];
     unsigned char rnd[4];
     char hex[9];
@@ -292,14 +269,6 @@ int mcp__session_end(const struct app *app, struct mcp_session *s)
     util_hex(rnd, sizeof rnd, hex);
     snprintf(dead, sizeof dead, ".ended-%s", hex);
     if (renameat(sfd, s->id, sfd, dead) < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
-    /* Its kernel, by the path it was started for (no new cell can reach
-     * it now), before its files go. */
-    cleanup_free char *ws = NULL;
-    if (asprintf(&ws, "%s/workspace", s->dir) < 0)
-        return -ENOMEM;
-    int rc = app_exec_of(app)->kernel_end(&cfg->exec, ws);
-    if (rc < 0)
-        log_msg(LOG_LVL_ERROR, "the kernel of %s: %s", s->id, strerror(-rc));
+        return -errno;
     return mcp__session_remove(cfg, sfd, dead, false);
 }

@@ -128,7 +128,7 @@ sleep 0.7
 cell 'x'
 is "$(jb 'r["result"]["isError"], "structuredContent" in r["result"]')" '[true, false]' \
     "a cell waiting past queue_wait for the kernel: an isError result, nothing run"
-like "$(text)" "busy" "saying why ($(text | head -c 160))"
+like "$(text)" "busy" "saying why ($(jb '"\n".join(c["text"] for c in r["result"]["content"] if c["type"] == "text")[:160]'))"
 wait $FIRST
 
 # notifications/cancelled interrupts the cell; the kernel stays.
@@ -272,5 +272,5 @@ is "$(jb 'r["result"]["isError"], "structuredContent" in r["result"]')" '[true, 
 like "$(text)" "runmyscript serve" "saying that kernels need runmyscript serve"
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' -d '{"code": "1"}' "$BASE/api/cell")
 is "$STATUS" 501 "CGI: /api/cell is 501"
-like "$(jb 'r["error"]')" "CGI" "saying why ($(jb 'r["error"]' | head -c 100))"
+like "$(jb 'r["error"]')" "CGI" "saying why ($(jb 'r["error"][:100]'))"
 done_testing
