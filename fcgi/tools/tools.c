@@ -92,7 +92,7 @@ static const struct tools_def defs[] = {
      "Stop this workspace's kernel: every name the cells defined (variables, imports, open files, threads) is "
      "gone, the workspace's files stay. The next run_cell starts a new kernel (kernel.state new). A cell "
      "running in it is interrupted first.",
-     tools__schema_empty_input, NULL, tools__reset_kernel, false, false},
+     tools__schema_empty_input, tools__schema_reset_kernel_output, tools__reset_kernel, false, false},
     {"run_my_script", "Run my script",
      "Run a self-contained Python 3 script in a fresh, empty sandbox (nothing persists between calls), "
      "Run My Script style: user_input becomes the file at os.environ['SCRIPT_INPUT'], every file the script "

@@ -45,7 +45,7 @@ extern const char tools__schema_run_output[], tools__schema_run_code_input[], to
     tools__schema_list_dir_input[], tools__schema_list_dir_output[], tools__schema_preview_file_input[],
     tools__schema_preview_file_output[], tools__schema_mount_file_input[], tools__schema_mount_file_output[],
     tools__schema_persist_artifact_input[], tools__schema_persist_artifact_output[], tools__schema_empty_input[],
-    tools__schema_run_cell_input[], tools__schema_run_cell_output[];
+    tools__schema_run_cell_input[], tools__schema_run_cell_output[], tools__schema_reset_kernel_output[];
 
 /* Results (new objects). */
 json_object *tools__text_block(const char *s, size_t n);

@@ -590,10 +590,12 @@ int tools__reset_kernel(const struct tools_ctx *c, json_object *args, json_objec
         log_msg(LOG_LVL_ERROR, "reset_kernel: %s", strerror(-rc));
         return rc;
     }
+    json_object *sc = json_object_new_object();
+    json_object_object_add(sc, "reset", json_object_new_boolean(true));
     *result = tools__simple_result("reset_kernel: the kernel of this workspace is gone with its names (variables, "
                                    "imports, open files); the workspace's files stay. The next run_cell starts a new "
                                    "kernel (kernel.state new).",
-                                   false, NULL);
+                                   false, sc);
     return 0;
 }
 

@@ -146,7 +146,7 @@ is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"]')" '["4
 
 # reset_kernel: the names go, the files stay.
 post '{"jsonrpc":"2.0","id":303,"method":"tools/call","params":{"name":"reset_kernel","arguments":{}}}' "${H[@]}"
-is "$(jb 'r["result"]["isError"]')" false "reset_kernel"
+is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]')" '[false, {"reset": true}]' "reset_kernel"
 cell $'import os\n(os.path.exists("journal.txt"), "x" in globals())'
 is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"], r["result"]["structuredContent"]["kernel"]["cell"]')" \
     '["(True, False)", "new", 1]' "after it: a new kernel (cell 1) without the names, with the files"

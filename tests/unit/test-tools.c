@@ -549,6 +549,10 @@ static void test_call(struct cfg *cfg)
     ok(json_object_object_get_ex(res, "isError", &v) && !json_object_get_boolean(v) &&
            !strcmp(reset_of, "/nonexistent/session/workspace"),
        "... the session's workspace's kernel reset (%s)", reset_of);
+    json_object *rs = tools_output_schema(cfg, "reset_kernel"), *rsc = NULL;
+    ok(json_object_object_get_ex(res, "structuredContent", &rsc) && check(rsc, rs, "reset_kernel") == 0,
+       "... its structuredContent fits its outputSchema");
+    json_object_put(rs);
     json_object_put(res);
     cfg->exec.kernels.on = false;
 
