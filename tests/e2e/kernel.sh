@@ -213,6 +213,38 @@ ok $? "ends its kernel"
 mcell 'z' "$wid"
 like "$(text)" "unknown workspace" "and a cell in it is refused"
 
+# --- display: a DataFrame, a figure, a PIL image; a package that restarts ----
+if ls "$WHEELHOUSE"/pandas-*.whl "$WHEELHOUSE"/matplotlib-*.whl "$WHEELHOUSE"/pillow-*.whl >/dev/null 2>&1; then
+    mcell $'import pandas as pd\nimport matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\nfrom PIL import Image\ndf = pd.DataFrame({"a": [1, 2, 3], "b": [4.0, 5.0, 6.0]})' ""
+    dw=$(sc '["workspace"]')
+    is "$(sc '["status"], r["result"]["structuredContent"]["kernel"]["state"]')" '["ok", "new"]' \
+        "a cell importing pandas, matplotlib and PIL starts a kernel with them ($(sc '["logs"][-300:]'))"
+    mcell 'df.describe()' "$dw"
+    like "$(sc '["value"]')" $'count  3.0  3.0\nmean   2.0  5.0' "a DataFrame's value is as pandas prints it"
+    mcell $'plt.plot([1, 3, 2])\nplt.title("a figure left open")' "$dw"
+    is "$(sc '["artifacts"]' | "$PYTHON3" -c 'import json, sys; print([(a["mime"], a["change"]) for a in json.load(sys.stdin)])')" \
+        "[('image/png', 'new')]" "a figure left open comes back as a PNG artifact"
+    is "$(jb '[c["mimeType"] for c in r["result"]["content"] if c["type"] == "image"]')" '["image/png"]' "and an inline image"
+    mcell 'Image.new("RGB", (8, 8), "red")' "$dw"
+    is "$(sc '["value"], [a["mime"] for a in r["result"]["structuredContent"]["artifacts"]]')" '[null, ["image/png"]]' \
+        "a PIL image as the last value: a PNG artifact, no text value"
+    mcell 'len(df)' "$dw"
+    is "$(sc '["value"], r["result"]["structuredContent"]["artifacts"]')" '["3", []]' \
+        "the next cell lists none of the earlier images"
+    if ls "$WHEELHOUSE"/rms_alpha-*.whl >/dev/null 2>&1; then
+        mcell 'import rms_alpha' "$dw"
+        is "$(sc '["status"], r["result"]["structuredContent"]["kernel"]["state"]')" '["ok", "restarted"]' \
+            "a cell importing a package the kernel's environment lacks restarts it with a larger one"
+        like "$(sc '["kernel"]["reason"]')" rms-alpha "the reason names the package ($(sc '["kernel"]["reason"]'))"
+        mcell 'df' "$dw"
+        like "$(sc '["logs"]')" NameError "the names before the restart are gone"
+    else
+        skip "a package that restarts the kernel: no rms_alpha wheel in the test wheelhouse"
+    fi
+else
+    skip "a DataFrame, a figure and a PIL image as values: no pandas, matplotlib or pillow wheel in the test wheelhouse"
+fi
+
 # --- /api/cell: the page's notebook -----------------------------------------
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' -d '{"code": "n = 41"}' "$BASE/api/cell")
 nb=$(jb 'r["workspace"]')
