@@ -68,6 +68,26 @@ static int take_hello(struct kproc *k, char *err, size_t errlen)
     return 0;
 }
 
+/* What a kernel that did not start wrote to stderr, its last line, after
+ * the reason in err. */
+static void last_words(struct kproc *k, char *err, size_t errlen)
+{
+    char buf[4096];
+    struct pollfd p = {k->err_r, POLLIN, 0};
+    ssize_t n = poll(&p, 1, 200) > 0 ? read(k->err_r, buf, sizeof buf - 1) : 0;
+    if (n <= 0)
+        return;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        n--;
+    buf[n] = '\0';
+    char *line = strrchr(buf, '\n');
+    line = line ? line + 1 : buf;
+    size_t len = strlen(err), clean = 0;
+    cleanup_free char *text = util_utf8_sanitize(line, strlen(line), &clean);
+    if (text && len + 3 < errlen)
+        snprintf(err + len, errlen - len, ": %.*s", (int)clean, text);
+}
+
 /* Starts the kernel of env_dir (requirements: the specs it was made for;
  * code: the cell that starts it). 0, or -errno with err. */
 int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *reqs, size_t n, const char *code,
@@ -114,6 +134,11 @@ int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *req
         rc = exec__start_script(&run, env_dir, sv[1], op[1], ep[1], NULL, &k->proc);
     if (rc < 0)
         snprintf(err, errlen, "%s", r.error ? r.error : strerror(-rc));
+    /* The kernel's ends are its own: ours would hide its end. */
+    close(sv[1]);
+    close(op[1]);
+    close(ep[1]);
+    sv[1] = op[1] = ep[1] = -1;
     k->warm = r.warm;
     k->isolation = r.isolation;
     exec_result_free(&r);
@@ -129,6 +154,8 @@ int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *req
         goto out;
     }
     rc = take_hello(k, err, errlen);
+    if (rc < 0)
+        last_words(k, err, errlen);
 out:
     for (int i = 0; i < 2; i++) {
         if (sv[i] >= 0)
