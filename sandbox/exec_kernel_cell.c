@@ -254,10 +254,20 @@ void exec__cell_answer(struct host *h)
     enum exec_status status = EXEC_STATUS_OK;
     const char *limit = NULL;
     disk_end(h);
-    if (!strcmp(st, "interrupted") || c->why == EXEC_CELL_WHY_OUTPUT || c->why == EXEC_CELL_WHY_WORKSPACE)
+    if (!strcmp(st, "interrupted") || c->why == EXEC_CELL_WHY_OUTPUT || c->why == EXEC_CELL_WHY_WORKSPACE) {
         limit = why_status_limit(c->why, c, &status);
-    else if (strcmp(st, "ok"))
+    } else if (!strcmp(st, "memory")) {
+        /* An allocation past RLIMIT_AS (no cgroup holds the kernel): it
+         * failed, and the kernel lives on. */
+        char hs[32];
+        util_human_size(h->limits.memory, hs, sizeof hs);
+        exec__system_line(&c->run, "[runmyscript] the cell ran out of memory (memory = %s: an allocation failed); the "
+                          "kernel and its names stay", hs);
+        status = EXEC_STATUS_MEMORY;
+        limit = "memory";
+    } else if (strcmp(st, "ok")) {
         status = EXEC_STATUS_ERROR;
+    }
     if (status == EXEC_STATUS_OK)
         exit_code = 0;
     else if (exit_code == 0)
