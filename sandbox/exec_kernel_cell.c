@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "workspace.h"
 
 #define CELL_ANSWER_MS 2000   /* an answer the channel announced comes whole this soon */
+#define CELL_REPORT_MS 1000   /* a dead kernel's init reports its end this soon */
 
 /* The limits of a cell, as its worker sent them (by key, as the table
  * names them). */
@@ -294,10 +296,15 @@ void exec__cell_kernel_gone(struct host *h)
     struct cell *c = &h->cell;
     struct kproc *k = &h->k;
     exec__kproc_drain(h);
-    jail_kill_all(&k->proc);
+    /* The kernel's init reports how its script ended, then goes: that
+     * report first (a kill now would take its place), then the rest. */
     int st;
     struct rusage ru;
+    struct pollfd p = {k->proc.pidfd, POLLIN, 0};
+    if (!h->killed_it && k->proc.pidfd >= 0)
+        discard(poll(&p, 1, CELL_REPORT_MS));
     discard(jail_try_reap(&k->proc, &st, &ru));
+    jail_kill_all(&k->proc);
     /* The worker whose cell this is holds the session's lock. */
     exec__kproc_stop(h, c->on);
     char why[KERNEL_REASON_MAX];
