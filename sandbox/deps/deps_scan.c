@@ -430,6 +430,7 @@ struct tail {
     bool indented;    /* it starts inside a block */
     bool statement;   /* a keyword's, an assignment, a block's head, a decorator */
     bool print;       /* print(...) and nothing after the parenthesis */
+    bool opens_block; /* a compound statement's head: what follows on its line is in its block */
     int ntok;
     struct tok first, prev;
 };
@@ -446,8 +447,13 @@ static void tail_token(struct tail *t, const struct lex *lx, const struct tok *t
     } else if (t->print && (t->ntok == 1 ? !tok_is(tok, TOK_OP, "(") : depth_before == 0)) {
         t->print = false; /* print(...) was not the whole statement */
     }
-    if (depth_before == 0 && tok_is(tok, TOK_OP, ":"))
+    if (depth_before == 0 && tok_is(tok, TOK_OP, ":")) {
         t->statement = true;
+        static const char *const heads[] = {"if", "elif", "else", "for", "while", "with", "try", "except",
+                                            "finally", "def", "class", "async", "match", "case"};
+        for (size_t i = 0; i < ARRAY_SIZE(heads); i++)
+            t->opens_block = t->opens_block || tok_is(&t->first, TOK_NAME, heads[i]);
+    }
     if (depth_before == 0 && tok_is(tok, TOK_OP, "=")) {
         bool cmp = t->ntok && t->prev.kind == TOK_OP && t->prev.p + t->prev.len == tok->p &&
                    strchr("=<>!", t->prev.p[0]);
@@ -479,6 +485,8 @@ bool deps_scan_ends_in_expression(const char *code, size_t len)
         if (newline || (depth == 0 && tok_is(&tok, TOK_OP, ";"))) {
             if (t.ntok)
                 last = t;
+            /* `if x: a; b`: b is in the block too. */
+            line_indented = line_indented || t.opens_block;
             memset(&t, 0, sizeof t);
             line_start = line_start || newline;
             continue;
