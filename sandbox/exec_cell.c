@@ -30,6 +30,7 @@
 #define CELL_INFO_MS 5000     /* a host answers INFO this soon */
 #define CELL_POLL_MS 100      /* cancellation, at least this often */
 #define CELL_SLACK_MS 30000   /* past a cell's longest life, a host that says nothing is given up */
+#define CELL_GONE_POLL_MS 20  /* a host that is going, looked for this often */
 
 /* The worker's view of the workspace's kernel. */
 struct kclient {
@@ -91,9 +92,14 @@ static int kernel_info(struct run *run, struct kclient *k)
         close(k->sock);
         k->sock = -1;
     }
-    /* No kernel: the last one's reason, if there was one. */
+    /* No kernel: the last one's reason, if there was one; a host that is
+     * going (its kernel just died) says it as it goes. */
     struct stat st;
     struct kernel_state ks;
+    const struct exec_limits *l = &run->spec->limits;
+    for (int64_t end = util_now_ms() + cfg->kernels.grace_ms + l->kill_grace_ms + CELL_INFO_MS;
+         kernel_alive(k->dir) && util_now_ms() < end;)
+        usleep(CELL_GONE_POLL_MS * 1000);
     kernel_ended_take(k->dir, k->reason, sizeof k->reason);
     if (!k->reason[0] && stat(k->dir, &st) == 0 && kernel_alive(k->dir))
         snprintf(k->reason, sizeof k->reason, "the last kernel's host does not answer");

@@ -29,6 +29,7 @@ struct run {
     int session_lock; /* the session workspace, flock'd for the run */
     struct admit_ticket ticket; /* the run slot (or queue place) it holds */
     bool kernel;      /* a kernel's start (exec_kernel.c): its stdin is the channel given, not /job/input */
+    bool display;     /* its last expression is shown: the script runs through runner.py */
     bool has_seen;    /* a session's call: output/ as it was before (its artifacts are what changed) */
     struct art_seen seen;
 };

@@ -226,9 +226,12 @@ static int listen_at(struct host *h)
  * kernel's script, the state file. 0 or -errno with err. */
 static int host_dir(struct host *h, char *err, size_t errlen)
 {
+    /* Searchable, not listable: the fallback's kernel (a uid of its own as
+     * root) reaches its script in job/ through them; the socket and the
+     * rest are the server's alone. */
     char kdir[PATH_MAX];
     snprintf(kdir, sizeof kdir, "%s/" KERNEL_DIR, h->cfg->state_dir);
-    if ((mkdir(kdir, 0700) < 0 && errno != EEXIST) || (mkdir(h->dir, 0700) < 0 && errno != EEXIST) ||
+    if ((mkdir(kdir, 0711) < 0 && errno != EEXIST) || (mkdir(h->dir, 0711) < 0 && errno != EEXIST) ||
         (h->dir_fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         int rc = -errno;
         snprintf(err, errlen, "the kernel's directory: %s", strerror(-rc));

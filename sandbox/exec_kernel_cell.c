@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "workspace.h"
 
 #define CELL_ANSWER_MS 2000   /* an answer the channel announced comes whole this soon */
+#define CELL_REPORT_MS 1000   /* a dead kernel's init reports its end this soon */
 
 /* The limits of a cell, as its worker sent them (by key, as the table
  * names them). */
@@ -254,10 +256,20 @@ void exec__cell_answer(struct host *h)
     enum exec_status status = EXEC_STATUS_OK;
     const char *limit = NULL;
     disk_end(h);
-    if (!strcmp(st, "interrupted") || c->why == EXEC_CELL_WHY_OUTPUT || c->why == EXEC_CELL_WHY_WORKSPACE)
+    if (!strcmp(st, "interrupted") || c->why == EXEC_CELL_WHY_OUTPUT || c->why == EXEC_CELL_WHY_WORKSPACE) {
         limit = why_status_limit(c->why, c, &status);
-    else if (strcmp(st, "ok"))
+    } else if (!strcmp(st, "memory")) {
+        /* An allocation past RLIMIT_AS (no cgroup holds the kernel): it
+         * failed, and the kernel lives on. */
+        char hs[32];
+        util_human_size(h->limits.memory, hs, sizeof hs);
+        exec__system_line(&c->run, "[runmyscript] the cell ran out of memory (memory = %s: an allocation failed); the "
+                          "kernel and its names stay", hs);
+        status = EXEC_STATUS_MEMORY;
+        limit = "memory";
+    } else if (strcmp(st, "ok")) {
         status = EXEC_STATUS_ERROR;
+    }
     if (status == EXEC_STATUS_OK)
         exit_code = 0;
     else if (exit_code == 0)
@@ -284,10 +296,15 @@ void exec__cell_kernel_gone(struct host *h)
     struct cell *c = &h->cell;
     struct kproc *k = &h->k;
     exec__kproc_drain(h);
-    jail_kill_all(&k->proc);
+    /* The kernel's init reports how its script ended, then goes: that
+     * report first (a kill now would take its place), then the rest. */
     int st;
     struct rusage ru;
+    struct pollfd p = {k->proc.pidfd, POLLIN, 0};
+    if (!h->killed_it && k->proc.pidfd >= 0)
+        discard(poll(&p, 1, CELL_REPORT_MS));
     discard(jail_try_reap(&k->proc, &st, &ru));
+    jail_kill_all(&k->proc);
     /* The worker whose cell this is holds the session's lock. */
     exec__kproc_stop(h, c->on);
     char why[KERNEL_REASON_MAX];

@@ -19,11 +19,15 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "warm.h"
+
 #define HOST_HELLO_MS 120000   /* a kernel's first word (a sanitizer build's cold start is slow) */
 #define HOST_STOP_MS 2000      /* a kernel whose channel closed has this long to go */
+#define HOST_SERVER_MS 2000    /* a warm kernel killed: the server's end, waited for this long */
 
 void exec__host_state(struct host *h)
 {
@@ -66,6 +70,26 @@ static int take_hello(struct kproc *k, char *err, size_t errlen)
     }
     k->py_pid = kernel_pidfd_pid(k->py_pidfd);
     return 0;
+}
+
+/* What a kernel that did not start wrote to stderr, its last line, after
+ * the reason in err. */
+static void last_words(struct kproc *k, char *err, size_t errlen)
+{
+    char buf[4096];
+    struct pollfd p = {k->err_r, POLLIN, 0};
+    ssize_t n = poll(&p, 1, 200) > 0 ? read(k->err_r, buf, sizeof buf - 1) : 0;
+    if (n <= 0)
+        return;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        n--;
+    buf[n] = '\0';
+    char *line = strrchr(buf, '\n');
+    line = line ? line + 1 : buf;
+    size_t len = strlen(err), clean = 0;
+    cleanup_free char *text = util_utf8_sanitize(line, strlen(line), &clean);
+    if (text && len + 3 < errlen)
+        snprintf(err + len, errlen - len, ": %.*s", (int)clean, text);
 }
 
 /* Starts the kernel of env_dir (requirements: the specs it was made for;
@@ -114,6 +138,11 @@ int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *req
         rc = exec__start_script(&run, env_dir, sv[1], op[1], ep[1], NULL, &k->proc);
     if (rc < 0)
         snprintf(err, errlen, "%s", r.error ? r.error : strerror(-rc));
+    /* The kernel's ends are its own: ours would hide its end. */
+    close(sv[1]);
+    close(op[1]);
+    close(ep[1]);
+    sv[1] = op[1] = ep[1] = -1;
     k->warm = r.warm;
     k->isolation = r.isolation;
     exec_result_free(&r);
@@ -129,6 +158,8 @@ int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *req
         goto out;
     }
     rc = take_hello(k, err, errlen);
+    if (rc < 0)
+        last_words(k, err, errlen);
 out:
     for (int i = 0; i < 2; i++) {
         if (sv[i] >= 0)
@@ -241,12 +272,34 @@ env:
     deps_strv_free(&k->reqs);
 }
 
+/* A warm kernel is a fork of a zygote, whose pool ends with the server
+ * (and is started anew on a reload): it dies with them, killed, often
+ * before the server itself is gone. The server's end is waited for a
+ * little, and the pool's looked at. */
+static bool went_with_server(const struct host *h)
+{
+    struct pollfd p = {h->server_pidfd, POLLIN, 0};
+    return h->server_pidfd >= 0 && poll(&p, 1, HOST_SERVER_MS) > 0;
+}
+
+static bool went_with_pool(const struct host *h)
+{
+    char sock[PATH_MAX];
+    return warm_sock_path(h->cfg->state_dir, sock, sizeof sock) == 0 && access(sock, F_OK) < 0;
+}
+
 /* Why the kernel ended on its own (its process gone), for the next cell. */
 void exec__kproc_why_gone(const struct host *h, char *why, size_t n)
 {
     const struct kproc *k = &h->k;
     int st = k->proc.wstatus;
-    if (k->proc.memory_breached)
+    bool killed = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && !h->killed_it && !k->proc.memory_breached;
+    if (killed && k->warm && went_with_server(h))
+        snprintf(why, n, "the server was restarted, and the last kernel ended with it");
+    else if (killed && k->warm && went_with_pool(h))
+        snprintf(why, n, "the warm pool the last kernel was forked from ended (the server stopped or reloaded), "
+                         "and the kernel with it");
+    else if (k->proc.memory_breached)
         snprintf(why, n, "the last kernel exceeded memory");
     else if (h->killed_it)
         snprintf(why, n, "the last cell did not stop within kernel_grace of its interrupt, and its kernel was killed");

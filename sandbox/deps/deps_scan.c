@@ -412,6 +412,100 @@ int deps_scan_imports(const char *code, size_t len, struct deps_strv *out)
     }
 }
 
+/* Statements that are no expression, by their first word (a soft keyword
+ * such as match is an expression unless its line ends in ':'). */
+static bool statement_word(const struct tok *t)
+{
+    static const char *const words[] = {"assert", "async", "break", "class", "continue", "def", "del", "elif",
+                                        "else", "except", "finally", "for", "from", "global", "if", "import",
+                                        "nonlocal", "pass", "raise", "return", "try", "while", "with"};
+    for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+        if (tok_is(t, TOK_NAME, words[i]))
+            return true;
+    return false;
+}
+
+/* What the last statement seen so far is like. */
+struct tail {
+    bool indented;    /* it starts inside a block */
+    bool statement;   /* a keyword's, an assignment, a block's head, a decorator */
+    bool print;       /* print(...) and nothing after the parenthesis */
+    bool opens_block; /* a compound statement's head: what follows on its line is in its block */
+    int ntok;
+    struct tok first, prev;
+};
+
+/* One token of the last statement: '=' at the top (not ==, <=, >=, !=)
+ * is an assignment (+= and the like too), ':' at the top a block's head
+ * or an annotation. */
+static void tail_token(struct tail *t, const struct lex *lx, const struct tok *tok, int depth_before)
+{
+    if (t->ntok == 0) {
+        t->first = *tok;
+        t->statement = statement_word(tok) || tok_is(tok, TOK_OP, "@");
+        t->print = tok_is(tok, TOK_NAME, "print");
+    } else if (t->print && (t->ntok == 1 ? !tok_is(tok, TOK_OP, "(") : depth_before == 0)) {
+        t->print = false; /* print(...) was not the whole statement */
+    }
+    if (depth_before == 0 && tok_is(tok, TOK_OP, ":")) {
+        t->statement = true;
+        static const char *const heads[] = {"if", "elif", "else", "for", "while", "with", "try", "except",
+                                            "finally", "def", "class", "async", "match", "case"};
+        for (size_t i = 0; i < ARRAY_SIZE(heads); i++)
+            t->opens_block = t->opens_block || tok_is(&t->first, TOK_NAME, heads[i]);
+    }
+    if (depth_before == 0 && tok_is(tok, TOK_OP, "=")) {
+        bool cmp = t->ntok && t->prev.kind == TOK_OP && t->prev.p + t->prev.len == tok->p &&
+                   strchr("=<>!", t->prev.p[0]);
+        bool next_eq = lx->i < lx->n && lx->s[lx->i] == '=';
+        if (!cmp && !next_eq)
+            t->statement = true;
+        if (cmp && t->prev.p[0] == '=')
+            t->statement = false; /* (`a == b`: the first '=' said assignment) */
+    }
+    t->prev = *tok;
+    t->ntok++;
+}
+
+bool deps_scan_ends_in_expression(const char *code, size_t len)
+{
+    struct lex lx = {.s = code, .n = len};
+    struct tail t = {0}, last = {0};
+    bool line_start = true, line_indented = false;
+    if (len >= 3 && !memcmp(code, "\xef\xbb\xbf", 3))
+        lx.i = 3;
+    const char *start = code + lx.i;
+    for (;;) {
+        int depth = lx.depth;
+        struct tok tok;
+        next_token(&lx, &tok);
+        if (tok.kind == TOK_EOF)
+            break;
+        bool newline = tok.kind == TOK_NEWLINE;
+        if (newline || (depth == 0 && tok_is(&tok, TOK_OP, ";"))) {
+            if (t.ntok)
+                last = t;
+            /* `if x: a; b`: b is in the block too. */
+            line_indented = line_indented || t.opens_block;
+            memset(&t, 0, sizeof t);
+            line_start = line_start || newline;
+            continue;
+        }
+        if (line_start) {
+            /* The line's indentation: a statement inside a block (or after
+             * a ';' on such a line) is no top-level one. */
+            line_indented = tok.p > start && tok.p[-1] != '\n';
+            line_start = false;
+        }
+        if (t.ntok == 0)
+            t.indented = line_indented;
+        tail_token(&t, &lx, &tok, depth);
+    }
+    if (t.ntok)
+        last = t;
+    return last.ntok && !last.indented && !last.statement && !last.print;
+}
+
 /* ------------------------------------------------------------ PEP 723 */
 
 void deps_meta_free(struct deps_meta *m)

@@ -56,6 +56,13 @@ struct jail_opts {
     const struct jail_bind *binds;
     size_t n_binds;
     const char *const *argv;        /* argv[0] absolute (as seen inside) */
+    /* A script run so that its last expression's value can be had
+     * (runner.py): cold, argv is this ({python, "-c", the runner}); warm,
+     * the zygote calls the runner's main on argv[1] with value_file (as
+     * seen inside) and value_limit. NULL: argv as it is. */
+    const char *const *runner_argv;
+    const char *value_file;
+    uint64_t value_limit;
     /* The host's Python interpreter the run uses (a venv's bin/python3 links
      * to it): when it lives outside /usr (a /opt or pyenv build) its prefix
      * is bound read-only at the same path. NULL: none. */
@@ -180,6 +187,14 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
  * Python text that defines _rms_display_make, which the runner of a
  * script ending in an expression and a kernel's loop both use. */
 extern const char jail_py_display[];
+/* runner.py (built in): after jail_py_display, the runner of a script whose
+ * last expression is displayed (jail_opts.runner_argv); jail_runner_call
+ * is the line that calls it. */
+extern const char jail_py_runner[];
+/* The Python line that runs script with the runner (hex-quoted: nothing of
+ * the paths is Python), cold or warm, into a new string (caller frees), or
+ * NULL. */
+char *jail_runner_call(const char *script, const char *value_file, uint64_t limit, bool cold);
 
 /* Sends sig to every process of the run. 0 or -errno. */
 int jail_signal(struct jail_proc *p, int sig);

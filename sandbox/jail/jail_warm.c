@@ -265,7 +265,10 @@ static int make_req(const struct jail_opts *o, struct jail_warm_req *q, const ch
     if (!*env_dir || !o->argv[0] || !o->argv[1] || o->argv[2] || strlen(*env_dir) >= sizeof q->env_dir)
         return -EINVAL;
     snprintf(q->env_dir, sizeof q->env_dir, "%s", *env_dir);
+    q->value_limit = o->value_limit;
     if (snprintf(q->script, sizeof q->script, "%s", o->argv[1]) >= (int)sizeof q->script ||
+        snprintf(q->value_file, sizeof q->value_file, "%s", o->value_file ? o->value_file : "") >=
+            (int)sizeof q->value_file ||
         snprintf(q->cwd, sizeof q->cwd, "%s", o->cwd) >= (int)sizeof q->cwd ||
         snprintf(q->stdin_inside, sizeof q->stdin_inside, "%s", o->stdin_inside ? o->stdin_inside : "") >=
             (int)sizeof q->stdin_inside)

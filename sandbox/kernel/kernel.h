@@ -58,7 +58,8 @@ int kernel_send(int fd, enum kernel_msg type, const void *data, size_t len) must
 int kernel_send_json(int fd, enum kernel_msg type, json_object *o) must_check;
 /* Receives one frame of at most max bytes, waiting at most timeout_ms (< 0:
  * for ever): 0 with *type and *data (NUL-terminated, caller frees) and
- * *len; -EPIPE at the end of the stream; -ETIMEDOUT; -EMSGSIZE; -errno. */
+ * *len; -EPIPE at the end of the stream; -ETIMEDOUT; -EMSGSIZE (the
+ * payload is left unread: the stream is lost, close it); -errno. */
 int kernel_recv(int fd, int64_t timeout_ms, size_t max, char *type, char **data, size_t *len) must_check;
 
 /* Connects to the host of the kernel in dir: an fd, or -ENOENT when no host

@@ -11,7 +11,8 @@
 # The host sends {"cell": N, "code": "...", "out": OUTPUT_DIR, "limit":
 # VALUE_BYTES}; the kernel says hello once (one byte that carries a pidfd
 # of itself, then {"hello": PID}), then answers per cell
-# {"status": "ok" | "error" | "interrupted", "exit_code": N, "value": TEXT
+# {"status": "ok" | "error" | "memory" (a MemoryError) | "interrupted",
+# "exit_code": N, "value": TEXT
 # or null, "value_truncated": BOOL}. The channel moves off fd 0 (which
 # becomes /dev/null, as a cell has no input) to a descriptor of its own,
 # closed in a child the cell forks. SIGINT (the host's interrupt: a cell's
@@ -131,7 +132,7 @@ def _rms_kernel(display_make):
                 answer.update(status='error', exit_code=code)
         except BaseException as e:
             report(e)
-            answer.update(status='error', exit_code=1)
+            answer.update(status='memory' if isinstance(e, MemoryError) else 'error', exit_code=1)
         try:
             figures(out, 'cell-%d' % n)
         except BaseException as e:

@@ -88,7 +88,9 @@ int main(int argc, char **argv)
         return 2;
     }
     log_set_level(c.log_level);
-    c.exec.kernels.on = true;
+    /* (RMS_TEST_KERNELS=off: as the CLI and CGI, which have none) */
+    const char *on = getenv("RMS_TEST_KERNELS");
+    c.exec.kernels.on = !on || strcmp(on, "off");
     const char *server = getenv("RMS_TEST_SERVER");
     c.exec.kernels.server = server ? (pid_t)atoi(server) : 0;
     if (ws_init_state(c.exec.state_dir) < 0) {
