@@ -6,29 +6,12 @@
 // notebook, a workspace that is gone, at 1280 and 390 px. Prints TAP.
 // Every wait has a ceiling (a guard against a hang); no assertion is about
 // how long anything took. Screenshots go to OUT for a person to look at.
-import { chromium } from 'playwright-core';
-import { join } from 'node:path';
+import { ok, check, shot, launch, done } from './lib.mjs';
 
-const { BASE, TOKEN, OUT, CHROMIUM } = process.env;
+const { BASE, TOKEN } = process.env;
 const LONG = 180000;  // ceiling of a cell's wait (a first kernel on a loaded machine)
-let n = 0, failed = 0;
-function ok(cond, what, detail) {
-  n++;
-  if (!cond) failed++;
-  console.log(`${cond ? '' : 'not '}ok ${n} - ${what}`);
-  if (!cond && detail !== undefined) console.log(`#   ${String(detail).split('\n').join('\n#   ')}`);
-}
-async function check(what, fn) {
-  try { await fn(); } catch (e) { ok(false, what, e.stack || e); }
-}
-const shot = (page, name) => page.screenshot({ path: join(OUT, name + '.png'), fullPage: true });
 
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const browser = await launch();
 
 // The cell at index i (from 0) and its parts.
 const cell = (p, i) => p.locator('#cells .cell').nth(i);
@@ -196,5 +179,4 @@ try {
 } finally {
   await browser.close();
 }
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+done();
