@@ -115,16 +115,16 @@ cell 'x'
 is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"]')" '["41", "kept"]' "and the kernel keeps its names"
 
 # One cell at a time: a second one waits for the first, and sees its names.
-bg_cell 300 $'import time\ntime.sleep(2)\nlate = 7' "$T/first"
+bg_cell 300 $'import time\nprint("started", flush=True)\ntime.sleep(2)\nlate = 7' "$T/bg1"
 FIRST=$!
-sleep 0.7
+wait_for grep -q started "$T/bg1" # its log line: it is running
 cell 'late * 6'
 wait $FIRST
 is "$(sc '["value"]')" 42 "a cell sent while another runs waits for it, then sees its names"
 # Past queue_wait (3 s) the waiting one is answered busy.
-bg_cell 301 $'import time\ntime.sleep(6)' "$T/first"
+bg_cell 301 $'import time\nprint("started", flush=True)\ntime.sleep(6)' "$T/bg2"
 FIRST=$!
-sleep 0.7
+wait_for grep -q started "$T/bg2"
 cell 'x'
 is "$(jb 'r["result"]["isError"], "structuredContent" in r["result"]')" '[true, false]' \
     "a cell waiting past queue_wait for the kernel: an isError result, nothing run"
@@ -132,9 +132,9 @@ like "$(text)" "busy" "saying why ($(jb '"\n".join(c["text"] for c in r["result"
 wait $FIRST
 
 # notifications/cancelled interrupts the cell; the kernel stays.
-bg_cell 302 $'# cancel me\nimport time\ntime.sleep(60)' "$T/first"
+bg_cell 302 $'# cancel me\nimport time\nprint("started", flush=True)\ntime.sleep(60)' "$T/bg3"
 CURL=$!
-sleep 1.5
+wait_for grep -q started "$T/bg3"
 post '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":302}}' "${H[@]}" -o /dev/null
 wait $CURL
 crun=$(grep -l "cancel me" "$T"/state/runs/*/script.py 2>/dev/null | head -1)
@@ -190,7 +190,7 @@ is "$(jb 'r["result"]["status"]')" cancelled "tasks/cancel interrupts a cell's t
 mcell 'z' "$wid"
 is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"]')" '["3", "kept"]' "and the kernel keeps its names"
 # A closed stream cancels the cell.
-mcell $'# closed stream\nimport time\ntime.sleep(60)' "$wid" "" --max-time 2 2>/dev/null
+mcell $'# closed stream\nimport time\ntime.sleep(60)' "$wid" "" --max-time 4 2>/dev/null
 crun=""
 for i in $(seq 100); do
     crun=$(grep -l "closed stream" "$T"/state/runs/*/script.py 2>/dev/null | head -1)
