@@ -152,9 +152,14 @@ static void lacking(const struct deps_set *set, const struct kclient *k, char *o
             at += (size_t)snprintf(out + at, n - at, "%s%s", at ? ", " : "", set->v[i].name);
 }
 
+/* The server the kernel ends with: kernels.server, or the caller's
+ * parent; not init, which a detached caller (an MCP task's process) has
+ * for a parent: its kernels would outlive the server. */
 static int server_pidfd(const struct exec_config *cfg)
 {
     pid_t server = cfg->kernels.server > 0 ? cfg->kernels.server : getppid();
+    if (server <= 1)
+        return -ESRCH;
     int fd = (int)syscall(SYS_pidfd_open, server, 0);
     return fd < 0 ? -errno : fd;
 }
@@ -167,7 +172,11 @@ static int kernel_new(struct run *run, struct steps *s, struct kclient *k, const
     int sfd = server_pidfd(spec->cfg);
     char err[640] = "";
     if (!specs || sfd < 0) {
-        exec__set_error(run->r, "starting a kernel: %s", strerror(sfd < 0 ? -sfd : ENOMEM));
+        if (sfd == -ESRCH)
+            exec__set_error(run->r, "starting a kernel: no server process to end it with (the caller has no "
+                            "parent but init, and kernels.server is not set)");
+        else
+            exec__set_error(run->r, "starting a kernel: %s", strerror(sfd < 0 ? -sfd : ENOMEM));
         if (sfd >= 0)
             close(sfd);
         return sfd < 0 ? sfd : -ENOMEM;

@@ -429,8 +429,12 @@ bool exec__cell_tick(struct host *h, int64_t now)
 {
     if (now >= h->next_memory) {
         bool over = false;
+        uint64_t was = h->memory;
         h->next_memory = now + JAIL_MEMORY_WATCH_MS;
         exec__kproc_memory(h, &over);
+        /* What /healthz shows: written when it moved by a MiB. */
+        if (h->memory > was + MIB || h->memory + MIB < was)
+            exec__host_state(h);
         if (over) {
             log_msg(LOG_LVL_INFO, "the kernel holds %llu bytes, past memory: killed", (unsigned long long)h->memory);
             jail_kill_all(&h->k.proc);

@@ -68,7 +68,7 @@ static int take_hello(struct kproc *k, char *err, size_t errlen)
                  rc == -EPIPE ? "it ended at once" : rc == -ETIMEDOUT ? "no word from it" : strerror(-rc));
         return rc;
     }
-    k->py_pid = kernel_pidfd_pid(k->py_pidfd);
+    k->py_pid = util_pidfd_pid(k->py_pidfd);
     return 0;
 }
 

@@ -143,7 +143,10 @@ struct exec_warm {
 struct exec_kernels {
     bool on;                    /* kernels may start here (serve's workers set it) */
     /* The process whose end ends every kernel: serve's supervisor. 0: the
-     * caller's parent (a worker's parent is the supervisor). */
+     * caller's parent (a worker's parent is the supervisor). A caller that
+     * is no worker (an MCP task's detached process, whose parent is init)
+     * must set it: with no parent but init, exec_cell refuses to start a
+     * kernel (it would outlive the server). */
     pid_t server;
     int64_t idle_ms;            /* kernel_idle: a kernel without a cell this long is stopped */
     uint32_t max;               /* max_kernels: kernels live at once; the least recently used idle one

@@ -80,19 +80,6 @@ static const struct jail_ops warm_ops = {warm_signal, warm_try_reap, warm_kill_a
 
 /* -------------------------------------------------------- a warm start */
 
-/* The host pid of a pidfd, from its fdinfo. */
-static pid_t pidfd_pid(int pidfd)
-{
-    char path[64];
-    cleanup_free char *info = NULL;
-    size_t n;
-    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
-    if (util_read_file_at(AT_FDCWD, path, 4096, &info, &n) < 0)
-        return -1;
-    const char *l = strstr(info, "\nPid:");
-    return l ? (pid_t)atoi(l + 5) : -1;
-}
-
 /* A bind as a detached copy of its mount, with its flags: the zygote's
  * fork moves it into its own mount namespace. Private: the copy would
  * otherwise join the peer group of a shared host mount, and a mount made
@@ -365,7 +352,7 @@ static int take_run(const struct jail_opts *o, struct jail_proc *p, struct warm_
         return -ETIMEDOUT;
     }
     p->pidfd = fds[0];
-    p->pid = pidfd_pid(p->pidfd);
+    p->pid = util_pidfd_pid(p->pidfd);
     if (p->pid <= 0) {
         snprintf(err, errlen, "the run's init has no pid here");
         return -ESRCH;

@@ -27,7 +27,9 @@ def _rms_runner_make(display_make):
     cwd_first = sys.path[:1] == ['']
     if cwd_first:
         del sys.path[0]
-    import ast, importlib.machinery, os
+    # _ast, the interpreter's own, not ast.py and what it imports: a cold
+    # run pays for every import here.
+    import _ast, importlib.machinery, os
     if cwd_first:
         sys.path.insert(0, '')
     show, figures = display_make()
@@ -53,12 +55,12 @@ def _rms_runner_make(display_make):
         try:
             with open(script, 'rb') as f:
                 source = f.read()
-            tree = ast.parse(source, script, 'exec')
+            tree = compile(source, script, 'exec', _ast.PyCF_ONLY_AST)
         except BaseException as e:
             return e.with_traceback(None)
         last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
+        if tree.body and isinstance(tree.body[-1], _ast.Expr):
+            last = _ast.Expression(tree.body.pop().value)
         exc = None
         try:
             exec(compile(tree, script, 'exec'), main)

@@ -246,18 +246,6 @@ int kernel_chan_recv_fd(int fd, int64_t timeout_ms, int *pidfd)
     return 0;
 }
 
-pid_t kernel_pidfd_pid(int pidfd)
-{
-    char path[64];
-    cleanup_free char *info = NULL;
-    size_t n;
-    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
-    if (util_read_file_at(AT_FDCWD, path, 4096, &info, &n) < 0)
-        return -1;
-    const char *l = strstr(info, "\nPid:");
-    return l ? (pid_t)atoi(l + 5) : -1;
-}
-
 /* ---------------------------------------------------------- the state */
 
 int kernel_state_write(int fd, const struct kernel_state *s)
@@ -489,30 +477,29 @@ static int64_t end_wait(const struct exec_config *cfg)
     return cfg->kernels.grace_ms + cfg->limits.kill_grace_ms + 5000;
 }
 
-int exec_kernel_reset(const struct exec_config *cfg, const char *workspace)
+/* Ends workspace's kernel, if it has one, with reason for its next cell
+ * (a running cell too); its directory goes as well with forget. */
+static int end_kernel(const struct exec_config *cfg, const char *workspace, const char *reason, bool forget)
 {
     char dir[PATH_MAX], key[KERNEL_KEY_LEN + 1];
     int rc = kernel_dir(cfg->state_dir, workspace, dir, sizeof dir, key);
     if (rc == -ENOENT)
         return 0;
-    if (rc < 0)
-        return rc;
-    return kernel_end_at(dir, "the kernel was reset", true, end_wait(cfg));
+    if (rc == 0)
+        rc = kernel_end_at(dir, reason, true, end_wait(cfg));
+    if (rc == 0 && forget && (rc = util_rm_rf_at(AT_FDCWD, dir)) == -ENOENT)
+        rc = 0;
+    return rc;
+}
+
+int exec_kernel_reset(const struct exec_config *cfg, const char *workspace)
+{
+    return end_kernel(cfg, workspace, "the kernel was reset", false);
 }
 
 int exec_kernel_end(const struct exec_config *cfg, const char *workspace)
 {
-    char dir[PATH_MAX], key[KERNEL_KEY_LEN + 1];
-    int rc = kernel_dir(cfg->state_dir, workspace, dir, sizeof dir, key);
-    if (rc == -ENOENT)
-        return 0;
-    if (rc < 0)
-        return rc;
-    rc = kernel_end_at(dir, "the workspace ended", true, end_wait(cfg));
-    if (rc < 0)
-        return rc;
-    rc = util_rm_rf_at(AT_FDCWD, dir);
-    return rc == -ENOENT ? 0 : rc;
+    return end_kernel(cfg, workspace, "the workspace ended", true);
 }
 
 static int stats_visit(const char *dir, void *ctx)

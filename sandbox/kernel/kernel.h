@@ -81,8 +81,6 @@ int kernel_chan_recv(int fd, int64_t timeout_ms, size_t max, json_object **o) mu
  * any namespace: the host signals it through it) into *pidfd. 0, -EPIPE,
  * -ETIMEDOUT, -EPROTO (no descriptor came), -errno. */
 int kernel_chan_recv_fd(int fd, int64_t timeout_ms, int *pidfd) must_check;
-/* The host pid of a pidfd (its fdinfo), or -1. */
-pid_t kernel_pidfd_pid(int pidfd);
 
 /* kernel.py, the kernel's loop (built in): the host writes it after
  * sandbox/jail/display.py (jail_py_display) as the kernel's script. */

@@ -141,14 +141,15 @@ def _rms_kernel(display_make):
 
     # The host interrupts the kernel through a pidfd of it, whatever
     # namespace the kernel's pid is in: one byte carries it.
-    import socket
-    s = socket.socket(fileno=os.dup(chan))
+    # (_socket, not socket: what the kernel imports is memory of its own)
+    import _socket
+    s = _socket.socket(fileno=os.dup(chan))
     try:
         pidfd = os.pidfd_open(os.getpid())
-        socket.send_fds(s, [b'h'], [pidfd])
+        s.sendmsg([b'h'], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, pidfd.to_bytes(4, sys.byteorder))])
         os.close(pidfd)
     finally:
-        s.detach()
+        s.close()
         s = None
     send({'hello': os.getpid()})
     while True:

@@ -198,6 +198,20 @@ is "$R $(jget $J 'r["run_id"]')" "3 " "past queue_wait the second cell is busy, 
 like "$(jget $J 'r["error"]')" "the kernel is busy" "it says why"
 wait $BG
 
+# --- a running cell holds a run slot, an idle kernel none ---
+export RUNMYSCRIPT_MAX_CONCURRENT_RUNS=1 RUNMYSCRIPT_MAX_QUEUED_RUNS=0
+printf 'print("a run")\n' >$T/run.py
+chmod 644 $T/run.py
+cell $A 'n'
+"${RUNAS[@]}" "$RUNMYSCRIPT" run $T/run.py --json >$T/run1.json 2>/dev/null
+is "$(jget $T/run1.json 'r["status"]')" ok "max_concurrent_runs = 1 and an idle kernel: a run runs"
+cell_bg $A 'import time; time.sleep(3)'
+sleep 1
+"${RUNAS[@]}" "$RUNMYSCRIPT" run $T/run.py --json >$T/run2.json 2>/dev/null
+like "$(jget $T/run2.json 'r["error"]')" "busy" "a running cell holds the run slot: the run is turned away"
+wait $BG
+unset RUNMYSCRIPT_MAX_CONCURRENT_RUNS RUNMYSCRIPT_MAX_QUEUED_RUNS
+
 # --- display: values, figures, images, DataFrames; only new files ---
 D=$(ws d)
 cell $D 'open("output/old.txt", "w").write("old"); 1'
