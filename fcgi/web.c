@@ -767,7 +767,8 @@ static int on_accepted(void *ctx)
 }
 
 /* Runs spec (a script, or a cell of ws's kernel) and answers in mode.
- * True when the executor refused it before anything was made. */
+ * True when nothing ran: the executor refused it before anything was
+ * made, or the client had gone when it was accepted. */
 static bool run_and_answer(const struct app *app, const struct web_door *door, struct http_resp *resp,
                            enum web_mode mode, const struct exec_spec *spec, const struct web_ws *ws)
 {
@@ -790,7 +791,7 @@ static bool run_and_answer(const struct app *app, const struct web_door *door, s
         refuse(door->route, mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,
                r.error ? r.error : "the request was refused");
     else if (rc == -EPIPE && !r.run_id[0])
-        ; /* on_accepted found the client gone */
+        refused = true; /* on_accepted found the client gone: nothing ran, nobody knows the workspace */
     else if (rc == -EBUSY)
         answer_busy(&w, mode, &r);
     else
