@@ -78,7 +78,8 @@ int art_seen_take(int outfd, uint64_t max_files, struct art_seen *s)
         art_seen_free(s);
         return rc;
     }
-    qsort(s->v, s->n, sizeof *s->v, cmp_seen);
+    if (s->n)
+        qsort(s->v, s->n, sizeof *s->v, cmp_seen);
     return 0;
 }
 

@@ -7,9 +7,10 @@
 #       text is None), so is a matplotlib figure; anything else is its repr
 #       (a pandas DataFrame's is pandas' own, truncated as pandas does), cut
 #       at limit bytes of UTF-8 with a marker. Returns (text, truncated).
-#   figures(out_dir, stem)  every matplotlib figure still open is saved as
-#       OUT_DIR/STEM-figure-N.png (N its number) and closed, as a notebook's
-#       inline backend does at the end of a cell. Returns how many.
+#   figures(out_dir, prefix)  every matplotlib figure still open is saved
+#       as OUT_DIR/PREFIXfigure-N.png (N its number) and closed, as a
+#       notebook's inline backend does at the end of a cell. Returns how
+#       many.
 # Nothing is imported that the script did not import: PIL and matplotlib
 # are looked up in sys.modules.
 def _rms_display_make():
@@ -50,7 +51,7 @@ def _rms_display_make():
         cut = data[:limit].decode('utf-8', 'ignore')
         return cut + '\n[runmyscript] the value is cut here (value_bytes = %d)' % limit, True
 
-    def figures(out_dir, stem):
+    def figures(out_dir, prefix):
         plt = sys.modules.get('matplotlib.pyplot')
         if plt is None:
             return 0
@@ -58,7 +59,7 @@ def _rms_display_make():
         for num in list(plt.get_fignums()):
             fig = plt.figure(num)
             try:
-                _png(fig, os.path.join(out_dir, '%s-figure-%d.png' % (stem, num)))
+                _png(fig, os.path.join(out_dir, '%sfigure-%d.png' % (prefix, num)))
                 n += 1
             except Exception as e:
                 sys.stderr.write('[runmyscript] figure %d could not be saved: %r\n' % (num, e))

@@ -78,7 +78,7 @@ def _rms_runner_make(display_make):
                 pass  # output/ gone or full: the value is lost, not the run
         try:
             if out:
-                figures(out, 'figure')
+                figures(out, '')
         except BaseException:
             pass
         return exc

@@ -134,7 +134,7 @@ def _rms_kernel(display_make):
             report(e)
             answer.update(status='memory' if isinstance(e, MemoryError) else 'error', exit_code=1)
         try:
-            figures(out, 'cell-%d' % n)
+            figures(out, 'cell-%d-' % n)
         except BaseException as e:
             report(e)
         return answer

@@ -287,28 +287,6 @@ else
         "the seed example: the same status, log and artifacts warm and cold ($(jget $T/seed.warm.json 'r["logs"]' | head -1))"
 fi
 
-# --- a figure left open, a PIL image as the value: PNG artifacts, warm and cold ---
-if ls "${WHEELHOUSE:-/nonexistent}"/matplotlib-*.whl >/dev/null 2>&1; then
-    printf 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [2, 1, 3])\nprint("drawn")\n' >$T/fig.py
-    printf 'from PIL import Image\nimport matplotlib\nImage.new("RGB", (20, 10), "red")\n' >$T/pil.py
-    run_json $T/fig0.json $T/fig.py
-    wait_until warm_has 4
-    for n in fig pil; do
-        run_json $T/$n.cold.json $T/$n.py --set warm=off
-        run_json $T/$n.warm.json $T/$n.py
-    done
-    is "$(jget $T/fig.cold.json '[(a["path"], a["mime"]) for a in r["artifacts"]]')" '[["figure-1.png", "image/png"]]' \
-        "a figure open at the end of a run is output/figure-1.png"
-    is "$(jget $T/pil.cold.json '[(a["path"], a["summary"]) for a in r["artifacts"]] + [r["value"]]')" \
-        '[["value.png", "PNG image 20x10"], null]' "a PIL image as the value is output/value.png, and no text"
-    for n in fig pil; do
-        is "$(jget $T/$n.warm.json '[r["start"]] + [(a["path"], a["size"]) for a in r["artifacts"]]')" \
-            "$(jget $T/$n.cold.json '["warm"] + [(a["path"], a["size"]) for a in r["artifacts"]]')" "$n: the same PNG warm and cold"
-    done
-else
-    skip "no matplotlib wheel: the figures and images of a run"
-fi
-
 # --- a warm run sees the store entries its environment links, no other ---
 # (the zygote's root binds each at its own path: tests/sandbox/store-view.sh
 # asks the same of cold runs in the four modes)
@@ -470,4 +448,28 @@ wait_until grep -q "serving on" $T/warm-serve.log
 test ! -e "$RUNMYSCRIPT_STATE_DIR/.warm/pool.sock"
 ok $? "warm = off: no pool listens"
 warm_stop
+# --- a figure left open, a PIL image as the value: PNG artifacts, warm and cold ---
+# (a server of its own: two environments more would take the others'
+# zygotes, within warm_envs)
+if ls "${WHEELHOUSE:-/nonexistent}"/matplotlib-*.whl >/dev/null 2>&1; then
+    warm_stop
+    warm_serve || diag "the pool did not start"
+    printf 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [2, 1, 3])\nprint("drawn")\n' >$T/fig.py
+    printf 'from PIL import Image\nimport matplotlib\nImage.new("RGB", (20, 10), "red")\n' >$T/pil.py
+    for n in fig pil; do
+        run_json $T/$n.cold.json $T/$n.py --set warm=off
+        is_warm() { run_json $T/$n.warm.json $T/$n.py; [ "$(start_of $T/$n.warm.json)" = warm ]; }
+        wait_until is_warm
+        is "$(jget $T/$n.warm.json '[r["start"]] + [(a["path"], a["size"]) for a in r["artifacts"]]')" \
+            "$(jget $T/$n.cold.json '["warm"] + [(a["path"], a["size"]) for a in r["artifacts"]]')" "$n: the same PNG warm and cold"
+    done
+    is "$(jget $T/fig.cold.json '[(a["path"], a["mime"]) for a in r["artifacts"]]')" '[["figure-1.png", "image/png"]]' \
+        "a figure open at the end of a run is output/figure-1.png"
+    is "$(jget $T/pil.cold.json '[(a["path"], a["summary"]) for a in r["artifacts"]] + [r["value"]]')" \
+        '[["value.png", "PNG image 20x10"], null]' "a PIL image as the value is output/value.png, and no text"
+    warm_stop
+else
+    skip "no matplotlib wheel: the figures and images of a run"
+fi
+
 done_testing
