@@ -6,6 +6,7 @@
 
 #include "cli_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -72,6 +73,21 @@ char *cli__session_make(const char *dir, char *err, size_t errlen)
     return abs;
 }
 
+void cli__bad_option(const char *cmd, char **argv, int c)
+{
+    char shown[8];
+    const char *opt = argv[optind - 1];
+    /* A short option names itself in optopt (it may sit in a group). */
+    if (optopt > 0 && optopt < 128 && isalnum(optopt)) {
+        snprintf(shown, sizeof shown, "-%c", optopt);
+        opt = shown;
+    }
+    if (c == ':')
+        cli__fail("%s: %s needs a value (runmyscript %s --help lists the options)", cmd, opt, cmd);
+    else
+        cli__fail("%s: unknown option %s (runmyscript %s --help lists the options)", cmd, opt, cmd);
+}
+
 int cli_fetch_status(int rc)
 {
     switch (rc) {
@@ -89,11 +105,12 @@ int cli_fetch_status(int rc)
     }
 }
 
-int cli__cfg_from_args(int argc, char **argv, const char *self, struct cfg *cfg)
+int cli__cfg_from_args(int argc, char **argv, const char *self, const char *about, struct cfg *cfg)
 {
     static const struct option opts[] = {
         {"set", required_argument, NULL, 's'},
         {"config", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
@@ -104,13 +121,19 @@ int cli__cfg_from_args(int argc, char **argv, const char *self, struct cfg *cfg)
     if (!sets)
         return CLI_EXIT_SERVICE;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-        if (c == 's')
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        if (c == 's') {
             sets[nsets++] = optarg;
-        else if (c == 'c')
+        } else if (c == 'c') {
             config = optarg;
-        else
+        } else if (c == 'h') {
+            printf("usage: runmyscript %s [--config FILE] [--set KEY=VALUE]...\n\n%s", argv[0], about);
+            return 0;
+        } else {
+            cli__bad_option(argv[0], argv, c);
             return CLI_EXIT_USAGE;
+        }
     }
     char err[CLI__ERR_MAX];
     if (cfg_load(cfg, config, self, sets, nsets, err, sizeof err) < 0) {
@@ -123,7 +146,10 @@ int cli__cfg_from_args(int argc, char **argv, const char *self, struct cfg *cfg)
 int cli_config(int argc, char **argv, const char *self)
 {
     struct cfg cfg;
-    int status = cli__cfg_from_args(argc, argv, self, &cfg);
+    int status = cli__cfg_from_args(argc, argv, self,
+                                    "Prints every configuration key with its value in effect (the defaults, the file,\n"
+                                    "RUNMYSCRIPT_KEY variables and --set, later wins), in a form they read back.\n",
+                                    &cfg);
     if (status != CLI__GO_ON) {
         cfg_free(&cfg);
         return status;

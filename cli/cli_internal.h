@@ -23,6 +23,12 @@ enum { CLI__GO_ON = -1 };
  * bold, MESSAGE escaped (cli__escaped: it may quote a script's text). */
 void cli__fail(const char *fmt, ...) printf_like(1, 2);
 
+/* The one line a bad option of command cmd gets ("run: unknown option
+ * --bogus (runmyscript run --help lists the options)"), from getopt's
+ * state after it returned c ('?' or ':'; getopt run with opterr = 0 and
+ * an optstring that starts with ':'). */
+void cli__bad_option(const char *cmd, char **argv, int c);
+
 /* A line of runmyscript's own on stderr ("[runmyscript] mounted ..."): as
  * cli__fail, dim on a terminal, without the "runmyscript: ". */
 void cli__note(const char *fmt, ...) printf_like(1, 2);
@@ -79,10 +85,12 @@ char *cli__escaped(const char *s);
  * absolute path (caller frees), or NULL with a reason in err. */
 char *cli__session_make(const char *dir, char *err, size_t errlen);
 
-/* The options `config` and `check-sandbox` share (--config, --set), and the
- * configuration they give. CLI__GO_ON, or the exit status to return (the
- * error is printed); cfg_free(cfg) in every case. */
-int cli__cfg_from_args(int argc, char **argv, const char *self, struct cfg *cfg);
+/* The options `config`, `check-sandbox` and `mcp` share (--config, --set,
+ * --help, which prints the usage and about), and the configuration they
+ * give. CLI__GO_ON, or the exit status to
+ * return (0 after --help; an error is printed); cfg_free(cfg) in every
+ * case. */
+int cli__cfg_from_args(int argc, char **argv, const char *self, const char *about, struct cfg *cfg);
 
 /* ------------------------------------------------ `run`: the terminal */
 
@@ -96,6 +104,7 @@ struct cli__term {
     bool at_line_start;
     enum exec_stream last;
     struct cli__esc esc_state[EXEC_STREAM_SYSTEM + 1]; /* one per stream */
+    int64_t started_ms; /* util_now_ms() at cli__term_start: a run that never started says how long it took */
 };
 
 /* Starts t for stdout and stderr as they are (escaped as mode says), and

@@ -114,8 +114,8 @@ static void run_inputs_free(struct run_inputs *in, size_t n_req_args)
 static int run_check_args(const struct run_args *a, int argc, char **argv)
 {
     if (optind != argc - 1) {
-        cli__fail(optind >= argc ? "run: which script? (a file, or - for stdin)" : "run: one script at a time");
-        usage(stderr);
+        cli__fail(optind >= argc ? "run: which script? (a file, or - for stdin; runmyscript run --help)"
+                                 : "run: one script at a time (runmyscript run --help)");
         return CLI_EXIT_USAGE;
     }
     if (!!a->input_file + !!a->input_text + !!a->input_url > 1) {
@@ -180,7 +180,8 @@ static int run_parse_args(int argc, char **argv, struct run_args *a)
     if (!a->sets || !a->mounts || !a->req_args)
         return CLI_EXIT_SERVICE;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hr:", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hr:", opts, NULL)) != -1) {
         switch (c) {
         case OPT_INPUT: a->input_file = optarg; break;
         case OPT_INPUT_TEXT: a->input_text = optarg; break;
@@ -203,7 +204,7 @@ static int run_parse_args(int argc, char **argv, struct run_args *a)
             }
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return CLI_EXIT_USAGE;
+        default: cli__bad_option("run", argv, c); return CLI_EXIT_USAGE;
         }
     }
     int status = run_check_args(a, argc, argv);
@@ -309,7 +310,7 @@ static int read_source(const char *path, size_t max, char **out, size_t *len, co
     if (rc == -E2BIG) {
         char hs[32];
         util_human_size(max, hs, sizeof hs);
-        cli__fail("%s %s is larger than %s (%s)", what, path, hs, key);
+        cli__fail("%s %s is larger than %s (%s)", what, path, key, hs);
         return CLI_EXIT_DATAERR;
     }
     if (rc < 0) {
@@ -355,10 +356,9 @@ static int run_read_script_and_input(const struct run_args *a, const struct cfg 
  * that cannot be written. */
 static int run_check(const struct run_args *a, const struct cfg *cfg, const struct run_inputs *in)
 {
-    const char *why = NULL;
     char err[CLI__ERR_MAX];
-    if (exec_check_code(in->code, in->code_len, &cfg->exec.limits, &why) < 0) {
-        cli__fail("%s: %s", a->script, why);
+    if (exec_check_code(in->code, in->code_len, &cfg->exec.limits, err, sizeof err) < 0) {
+        cli__fail("%s: %s", a->script, err);
         return CLI_EXIT_DATAERR;
     }
     if ((!a->json || a->out) && !cli__dir_writable(a->out ? a->out : CLI__OUT_DEFAULT, err, sizeof err)) {

@@ -27,7 +27,7 @@ static void memory_text(const struct jail_caps *c, bool jail, char *buf, size_t 
 int cli_check_sandbox(int argc, char **argv, const char *self)
 {
     struct cfg cfg;
-    int st = cli__cfg_from_args(argc, argv, self, &cfg);
+    int st = cli__cfg_from_args(argc, argv, self, "Prints what isolation this host gives runs, and why.\n", &cfg);
     if (st != CLI__GO_ON) {
         cfg_free(&cfg);
         return st;

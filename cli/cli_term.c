@@ -42,7 +42,8 @@ void cli__term_start(struct cli__term *t, enum cli__escape mode)
                             .esc = cli__escape_on(mode, 1),
                             .err_esc = cli__escape_on(mode, 2),
                             .at_line_start = true,
-                            .last = EXEC_STREAM_STDOUT};
+                            .last = EXEC_STREAM_STDOUT,
+                            .started_ms = util_now_ms()};
 }
 
 static void put(const char *s, size_t n)
@@ -264,8 +265,11 @@ void cli__print_summary(const struct exec_result *r, const char *dest, const str
         fprintf(f, ", killed by signal %d", r->signal);
     else if (r->exit_code >= 0)
         fprintf(f, ", exit code %d", r->exit_code);
-    fprintf(f, ", %lld ms, isolation: %s, run %s%s\n", (long long)r->duration_ms, r->isolation ? r->isolation : "none",
-            r->run_id, off);
+    if (!r->isolation) /* the script never started (an install failed, a cancel before): the time it all took */
+        fprintf(f, ", after %.1f s, the script did not run, run %s%s\n",
+                (double)(util_now_ms() - t->started_ms) / 1000.0, r->run_id, off);
+    else
+        fprintf(f, ", %lld ms, isolation: %s, run %s%s\n", (long long)r->duration_ms, r->isolation, r->run_id, off);
     if (r->error) {
         cleanup_free char *error = shown(t, r->error, false);
         fprintf(f, "%serror: %s%s\n", on, error ? error : "?", off);

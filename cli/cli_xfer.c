@@ -63,7 +63,8 @@ static int xfer_args(int argc, char **argv, const char *cmd, const char *names, 
     };
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'S': a->session = optarg; break;
         case 's': a->sets[a->nsets++] = optarg; break;
@@ -71,11 +72,11 @@ static int xfer_args(int argc, char **argv, const char *cmd, const char *names, 
         case 'h':
             printf("usage: runmyscript %s %s [--session DIR] [--config FILE] [--set KEY=VALUE]...\n", cmd, names);
             return 0;
-        default: return CLI_EXIT_USAGE;
+        default: cli__bad_option(cmd, argv, c); return CLI_EXIT_USAGE;
         }
     }
     if (argc - optind != (int)ARRAY_SIZE(a->pos)) {
-        cli__fail("%s: expected %s", cmd, names);
+        cli__fail("%s: expected %s (runmyscript %s --help)", cmd, names, cmd);
         return CLI_EXIT_USAGE;
     }
     for (size_t i = 0; i < ARRAY_SIZE(a->pos); i++)

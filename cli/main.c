@@ -1,8 +1,9 @@
 /* main.c: the program `runmyscript` and its modes: `run`, `fetch`, `upload`,
  * `config` and `check-sandbox` (the CLI), `serve` (the pre-forked FastCGI
- * server), and with no command: FastCGI on stdin when fd 0 is a listening
- * socket (spawn-fcgi and other process managers), CGI when a web server set
- * GATEWAY_INTERFACE. */
+ * server), `mcp` (MCP over stdio, for a client that starts its servers as
+ * commands), and with no command: FastCGI on stdin when fd 0 is a
+ * listening socket (spawn-fcgi and other process managers), CGI when a web
+ * server set GATEWAY_INTERFACE. */
 #include "config.h"
 
 #include <stdio.h>
@@ -11,6 +12,8 @@
 #include <sys/prctl.h>
 
 #include "cli.h"
+#include "cli_internal.h"
+#include "mcp.h"
 #include "server.h"
 #include "util.h"
 
@@ -21,6 +24,7 @@ static void usage(FILE *f)
                "commands:\n"
                "  run SCRIPT|-     run a Python script in a sandbox (runmyscript run --help)\n"
                "  serve            serve MCP and the web API over FastCGI (runmyscript serve --help)\n"
+               "  mcp              serve MCP over stdio, for a client that starts it as a command\n"
                "  fetch URL DEST   download a file (or mount it into a session: --session DIR)\n"
                "  upload FILE URL  HTTP PUT a file (or a session's output file: --session DIR)\n"
                "  config           print the effective configuration\n"
@@ -30,6 +34,23 @@ static void usage(FILE *f)
                "\n"
                "With no command, runmyscript serves FastCGI on stdin when that is a listening\n"
                "socket, and one CGI request when GATEWAY_INTERFACE is set.\n");
+}
+
+/* `runmyscript mcp [--config FILE] [--set KEY=VALUE]...`: MCP over stdio. */
+static int mcp_command(int argc, char **argv, const char *self)
+{
+    struct cfg cfg;
+    int status = cli__cfg_from_args(
+        argc, argv, self,
+        "Speaks MCP over stdio, for a client that starts its servers as commands: one JSON-RPC\n"
+        "message a line on stdin and stdout, the log on stderr, until stdin ends. The same tools\n"
+        "and results as the server's /mcp. In a client's configuration:\n"
+        "  {\"command\": \"runmyscript\", \"args\": [\"mcp\"]}\n",
+        &cfg);
+    if (status == CLI__GO_ON)
+        status = mcp_stdio_serve(&cfg, 0, 1);
+    cfg_free(&cfg);
+    return status;
 }
 
 int main(int argc, char **argv)
@@ -62,6 +83,8 @@ int main(int argc, char **argv)
         return cli_upload(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "config"))
         return cli_config(argc - 1, argv + 1, argv[0]);
+    if (!strcmp(cmd, "mcp"))
+        return mcp_command(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "check-sandbox"))
         return cli_check_sandbox(argc - 1, argv + 1, argv[0]);
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
@@ -72,7 +95,6 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "runmyscript: unknown command '%s'\n", cmd);
-    usage(stderr);
+    fprintf(stderr, "runmyscript: unknown command '%s' (runmyscript --help lists them)\n", cmd);
     return CLI_EXIT_USAGE;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,7 +327,13 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
 {
     (void)req;
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "status", json_object_new_string("ok"));
+    /* A state directory this process cannot write fails every run
+     * (sandbox_error): not healthy, and why. */
+    char why[PATH_MAX + 200] = "";
+    bool healthy = ws_state_check(app->cfg->state_dir, why, sizeof why) == 0;
+    json_object_object_add(o, "status", json_object_new_string(healthy ? "ok" : "error"));
+    if (!healthy)
+        json_object_object_add(o, "error", json_object_new_string(why));
     json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
     json_object_object_add(o, "mode", json_object_new_string(app->mode));
     json_object_object_add(o, "isolation", json_object_new_string(isolation_level(app->cfg)));
@@ -363,7 +370,8 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(o, "warm", warm);
     json_object_object_add(o, "kernels", kernels_info(app));
     discard(http_add_header(resp, "Cache-Control", "no-store"));
-    discard(http_send_json(resp, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+    discard(http_send_json(resp, healthy ? 200 : 503,
+                           json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
     json_object_put(o);
 }
 

@@ -45,6 +45,31 @@ void http_io_cgi(struct http_io *io);
  * (a 401 or 413 sent before the body was read). */
 void http_cgi_drain(uint64_t max);
 
+/* A transport over memory, for a door served without HTTP (http_msg.c):
+ * the request is envp and body[0..len) (both borrowed; read gives the
+ * body); the response the door writes is taken apart again: its head is
+ * skipped, a body is handed whole to message at http_msg_end, and each
+ * event of a text/event-stream answer (its data lines joined) as soon as
+ * it ends, comments dropped. max: the most a body (or an event) may hold;
+ * past it the write fails (the door sees a gone client). gone (may be
+ * NULL): whether whoever takes the messages went away. message returns 0,
+ * or -errno, which fails the write. */
+struct http_msg {
+    struct http_io io;   /* what the door is given */
+    const char *body;
+    size_t len, off;
+    struct dbuf head, body_buf;
+    bool in_body, sse;
+    int (*message)(void *ctx, const char *text, size_t len);
+    bool (*gone)(void *ctx);
+    void *ctx;
+};
+void http_io_msg(struct http_msg *m, char **envp, const char *body, size_t len, size_t max,
+                 int (*message)(void *ctx, const char *text, size_t len), bool (*gone)(void *ctx), void *ctx);
+/* After the door: the body, if any, to message. 0 or message's -errno. */
+int http_msg_end(struct http_msg *m) must_check;
+void http_msg_free(struct http_msg *m);
+
 struct http_req {
     struct http_io *io;
     const char *method;        /* REQUEST_METHOD, "GET" when missing */

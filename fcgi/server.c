@@ -395,7 +395,7 @@ static void reload(struct supervisor *s)
         if (s->w[i].pid > 0)
             s->w[i].stopping = true;
     signal_all(s, SIGTERM, true);
-    log_msg(LOG_LVL_WARN, "SIGHUP: configuration re-read; replacing the workers");
+    log_msg(LOG_LVL_INFO, "SIGHUP: configuration re-read; replacing the workers");
 }
 
 static void usage(FILE *f)
@@ -534,7 +534,7 @@ static bool drain_tick(struct supervisor *s, struct drain *d, int64_t now)
 {
     if (d->until < 0) {
         d->until = now + cfg_drain_grace_ms(&s->cfg);
-        log_msg(LOG_LVL_WARN, "stopping: draining %u workers (at most %llds)", alive(s),
+        log_msg(LOG_LVL_INFO, "stopping: draining %u workers (at most %llds)", alive(s),
                 (long long)(cfg_drain_grace_ms(&s->cfg) / 1000));
     }
     if (!alive(s))
@@ -613,13 +613,13 @@ int server_serve(int argc, char **argv, const char *self)
     serve_signals(&old);
     warm_start(&s);
     fill(&s);
-    log_msg(LOG_LVL_WARN, "serving on %s with %u workers (state %s)", listen_spec, s.want, s.cfg.state_dir);
+    log_msg(LOG_LVL_INFO, "serving on %s with %u workers (state %s)", listen_spec, s.want, s.cfg.state_dir);
     supervise(&s, &old);
     exec_warm_stop(&s.warm);
     if (!strncmp(listen_spec, SERVER_UNIX_PREFIX, strlen(SERVER_UNIX_PREFIX)))
         unlink(listen_spec + strlen(SERVER_UNIX_PREFIX));
     serve_stop(&s);
-    log_msg(LOG_LVL_WARN, "stopped");
+    log_msg(LOG_LVL_INFO, "stopped");
     return 0;
 }
 

@@ -89,18 +89,27 @@ static void fields_free(struct web_fields *f)
         dbuf_free(field_buf(f, i));
 }
 
-/* Which limit a buffer's ceiling is, for the 413 reason. */
-static const char *field_limit(struct web_fields *f, const struct dbuf *b)
+/* Which limit a buffer's ceiling is, with its value, for the 413 reason
+ * ("code_bytes (1.0 MiB)"): out, n bytes. */
+static const char *field_limit(struct web_fields *f, const struct dbuf *b, char *out, size_t n)
 {
-    if (b == &f->code)
-        return "code_bytes";
-    if (b == &f->input || b == &f->file)
-        return "input_bytes";
-    if (b == &f->url)
-        return "the URL ceiling (8 KiB)";
-    if (b == &f->timeout)
-        return "64 bytes";
-    return "form_field_bytes";
+    const char *key = b == &f->code                      ? "code_bytes"
+                      : b == &f->input || b == &f->file ? "input_bytes"
+                      : b == &f->url                    ? "the URL ceiling"
+                      : b == &f->timeout                ? "the timeout field's ceiling"
+                                                        : "form_field_bytes";
+    char hs[32];
+    util_human_size(b->max, hs, sizeof hs);
+    snprintf(out, n, "%s (%s)", key, hs);
+    return out;
+}
+
+/* "the request is larger than request_bytes (96.0 MiB)" into err. */
+static void too_large(const struct app *app, char *err, size_t errlen)
+{
+    char hs[32];
+    util_human_size(app->cfg->request_bytes, hs, sizeof hs);
+    snprintf(err, errlen, "the request is larger than request_bytes (%s)", hs);
 }
 
 /* ------------------------------------------------------------ responses */
@@ -254,6 +263,7 @@ struct web_run {
     struct http_resp *resp;
     struct exec_result *r;
     const char *workspace_id; /* the notebook's, told the page; NULL: none */
+    const struct exec_limits *limits; /* the run's: the run event says them */
     bool sse;
     bool accepted;       /* exec_run's checks passed: on_accepted ran */
     bool announced;
@@ -337,6 +347,13 @@ static void on_phase(void *ctx, enum exec_phase p, const char *detail)
         snprintf(url, sizeof url, "api/run/%s/cancel", w->r->run_id);
         json_object_object_add(o, "run_id", json_object_new_string(w->r->run_id));
         json_object_object_add(o, "cancel_url", json_object_new_string(url));
+        /* The run's limits by key (ms, bytes, counts), so that the page can
+         * say in plain words which one a run crossed and what it is. */
+        json_object *lim = json_object_new_object();
+        for (size_t i = 0; i < exec_limit_defs_n; i++)
+            json_object_object_add(lim, exec_limit_defs[i].key,
+                                   json_object_new_int64((int64_t)exec_limit_get(w->limits, &exec_limit_defs[i])));
+        json_object_object_add(o, "limits", lim);
         send_event(w, "run", o);
         pad_now(w); /* the page needs the id for Stop at once */
     }
@@ -415,7 +432,8 @@ static int part_begin(void *ctx, const struct form_part *p)
     }
     char known[160];
     known_fields(f, false, known, sizeof known);
-    form_fail(f->parser, "unknown field %s", known);
+    cleanup_free char *name = util_utf8_sanitize(p->name, strnlen(p->name, 64), NULL);
+    form_fail(f->parser, "unknown field \"%s\"%s %s", name ? name : "?", strlen(p->name) > 64 ? "..." : "", known);
     return -EINVAL;
 }
 
@@ -424,8 +442,9 @@ static int part_data(void *ctx, const struct form_part *p, const char *data, siz
     struct web_fields *f = ctx;
     (void)p;
     int rc = dbuf_append(f->cur, data, len);
+    char lim[96];
     if (rc == -E2BIG)
-        form_fail(f->parser, "the field \"%s\" is larger than %s", p->name, field_limit(f, f->cur));
+        form_fail(f->parser, "the field \"%s\" is larger than %s", p->name, field_limit(f, f->cur, lim, sizeof lim));
     if (f->cur == &f->file && rc == 0)
         f->file_given = true;
     return rc;
@@ -449,7 +468,7 @@ static int read_form(const struct app *app, struct http_req *req, const char *ct
     f->parser = &p;
     const char *cl = http_param(req, "CONTENT_LENGTH");
     if (cl && *cl && strtoull(cl, NULL, 10) > app->cfg->request_bytes) {
-        snprintf(err, errlen, "the request is larger than request_bytes");
+        too_large(app, err, errlen);
         return 413; /* before reading any of it */
     }
     int rc = form_init(&p, ct, &app->cfg->form, &cb);
@@ -469,7 +488,7 @@ static int read_form(const struct app *app, struct http_req *req, const char *ct
         total += (uint64_t)n;
         if (total > app->cfg->request_bytes) {
             form_free(&p);
-            snprintf(err, errlen, "the request is larger than request_bytes");
+            too_large(app, err, errlen);
             return 413;
         }
         rc = form_feed(&p, chunk, (size_t)n);
@@ -489,7 +508,7 @@ static int read_json(const struct app *app, struct http_req *req, struct web_fie
     json_object *in = NULL;
     int rc = http_read_json(req, (size_t)app->cfg->request_bytes, WEB_JSON_DEPTH, &in);
     if (rc == -E2BIG) {
-        snprintf(err, errlen, "the request is larger than request_bytes");
+        too_large(app, err, errlen);
         return 413;
     }
     if (rc == -EIO) {
@@ -513,7 +532,9 @@ static int read_json(const struct app *app, struct http_req *req, struct web_fie
         if (i == ARRAY_SIZE(field_names) || i == WEB_F_INPUT_FILE || !(f->allowed & (1u << i))) {
             char known[160];
             known_fields(f, true, known, sizeof known);
-            snprintf(err, errlen, "unknown member %s", known);
+            cleanup_free char *name = util_utf8_sanitize(key, strnlen(key, 64), NULL);
+            snprintf(err, errlen, "unknown member \"%s\"%s %s", name ? name : "?", strlen(key) > 64 ? "..." : "",
+                     known);
             status = 400;
             goto out;
         }
@@ -541,7 +562,8 @@ static int read_json(const struct app *app, struct http_req *req, struct web_fie
             goto out;
         }
         if (rc < 0) {
-            snprintf(err, errlen, "\"%s\" is larger than %s", field_names[i], field_limit(f, b));
+            char lim[96];
+            snprintf(err, errlen, "\"%s\" is larger than %s", field_names[i], field_limit(f, b, lim, sizeof lim));
             status = rc == -E2BIG ? 413 : 500;
             goto out;
         }
@@ -775,7 +797,7 @@ static bool run_and_answer(const struct app *app, const struct web_door *door, s
     struct exec_result r;
     exec_result_init(&r);
     struct web_run w = {
-        .app = app, .door = door, .resp = resp, .r = &r, .sse = mode == WEB_SSE,
+        .app = app, .door = door, .resp = resp, .r = &r, .limits = &spec->limits, .sse = mode == WEB_SSE,
         .workspace_id = ws->id[0] ? ws->id : NULL,
     };
     if (w.sse && app->mode && !strcmp(app->mode, "cgi"))

@@ -246,6 +246,11 @@ static void on_installing(void *ctx, const char *names)
     exec__phase(run, EXEC_PHASE_INSTALLING, names);
 }
 
+static bool on_install_cancelled(void *ctx)
+{
+    return exec__cancel_requested(ctx);
+}
+
 static bool has_detected(const struct deps_set *set)
 {
     for (size_t i = 0; i < set->n; i++)
@@ -256,7 +261,8 @@ static bool has_detected(const struct deps_set *set)
 
 /* The installer failed (outcome, deps_env_get's): the run's status, not
  * the service's, with the reason, and the installer's last lines in the
- * log for a reader of the log alone. */
+ * log for a reader of the log alone (a sink that was shown them as they
+ * came is not shown them again). */
 static void install_failed(struct run *run, int outcome, const struct deps_env *env, const char *err)
 {
     struct exec_result *r = run->r;
@@ -276,7 +282,10 @@ static void install_failed(struct run *run, int outcome, const struct deps_env *
     for (size_t i = start; i < il->len;) {
         const char *nl = memchr(il->data + i, '\n', il->len - i);
         size_t n = nl ? (size_t)(nl - (il->data + i)) : il->len - i;
-        exec__system_line(run, "[install] %.*s", (int)n, il->data + i);
+        if (run->sink && run->sink->install_line)
+            exec__log_line(run, "[install] %.*s", (int)n, il->data + i);
+        else
+            exec__system_line(run, "[install] %.*s", (int)n, il->data + i);
         i += n + 1;
     }
 }
@@ -309,7 +318,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
         },
         .may_fall_back = exec__may_fall_back(cfg),
     };
-    struct deps_install_io io = {&tool, on_install_line, on_installing, run};
+    struct deps_install_io io = {&tool, on_install_line, on_installing, run, on_install_cancelled};
     char err[1024] = "";
     int rc = 0;
 
@@ -382,29 +391,31 @@ failed:
         install_failed(run, rc, env, err);
         return 0;
     }
+    if (rc == -ECANCELED) { /* a cancel while the installer ran: a result, nothing published */
+        r->status = EXEC_STATUS_CANCELLED;
+        exec__system_line(run, "[runmyscript] the run was cancelled while its requirements were installed");
+        return 0;
+    }
     exec__set_error(r, "%s", *err ? err : strerror(-rc));
     return rc;
 }
 
-int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **err)
+int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, char *err, size_t errlen)
 {
     if (lim->code_bytes && len > lim->code_bytes) {
-        *err = "the script is larger than code_bytes";
+        char has[32], max[32];
+        util_human_size(len, has, sizeof has);
+        util_human_size(lim->code_bytes, max, sizeof max);
+        snprintf(err, errlen, "the script (%s) is larger than code_bytes (%s)", has, max);
         return -E2BIG;
     }
-    if (len == 0) {
-        *err = "the script is empty";
-        return -EINVAL;
-    }
-    if (memchr(code, '\0', len)) {
-        *err = "the script contains a NUL byte";
-        return -EINVAL;
-    }
-    if (!util_utf8_valid(code, len)) {
-        *err = "the script is not valid UTF-8";
-        return -EINVAL;
-    }
-    return 0;
+    const char *why = len == 0                     ? "the script is empty"
+                      : memchr(code, '\0', len)     ? "the script contains a NUL byte"
+                      : !util_utf8_valid(code, len) ? "the script is not valid UTF-8"
+                                                    : NULL;
+    if (why)
+        snprintf(err, errlen, "%s", why);
+    return why ? -EINVAL : 0;
 }
 
 /* The session lock step. One run at a time per session workspace: a run
@@ -544,16 +555,18 @@ int exec__step_checks(struct run *run, struct steps *s)
 {
     const struct exec_spec *spec = run->spec;
     const struct exec_sink *sink = run->sink;
-    const char *refusal = NULL;
     char err[1024] = "";
 
-    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &refusal);
+    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, err, sizeof err);
     if (rc == 0 && spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
-        refusal = "the input is larger than input_bytes";
+        char has[32], max[32];
+        util_human_size(spec->input_len, has, sizeof has);
+        util_human_size(spec->limits.input_bytes, max, sizeof max);
+        snprintf(err, sizeof err, "the input (%s) is larger than input_bytes (%s)", has, max);
         rc = -E2BIG;
     }
     if (rc < 0) {
-        exec__set_error(run->r, "%s", refusal);
+        exec__set_error(run->r, "%s", err);
         return rc;
     }
     /* Refused requirements are refused before anything is made. */

@@ -80,6 +80,8 @@ void exec__phase(struct run *run, enum exec_phase p, const char *detail);
 void exec__emit(struct run *run, enum exec_stream stream, const char *data, size_t len);
 /* One line of runmyscript's own (a SYSTEM chunk), on a line of its own. */
 void exec__system_line(struct run *run, const char *fmt, ...) printf_like(2, 3);
+/* The same into the log only: for what the sink was shown already. */
+void exec__log_line(struct run *run, const char *fmt, ...) printf_like(2, 3);
 
 /* Set once a start found that this host cannot make the namespaces, so
  * that later runs of this process go straight to the fallback. */

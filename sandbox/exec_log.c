@@ -90,7 +90,7 @@ int exec_log_append(struct exec_log *log, enum exec_stream stream, const char *d
         log->dropped += len - keep;
         int n = snprintf(line, sizeof line,
                          "\n[runmyscript] log truncated: the output passed log_bytes (%s); "
-                         "the script keeps running, the rest of its output is discarded\n",
+                         "the run is stopped (status output_limit)\n",
                          hs);
         rc = log_push(log, EXEC_STREAM_SYSTEM, line, (size_t)n);
         if (rc < 0 && rc != -E2BIG)

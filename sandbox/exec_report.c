@@ -28,13 +28,14 @@ void exec__phase(struct run *run, enum exec_phase p, const char *detail)
         run->sink->phase(run->sink->ctx, p, detail);
 }
 
-void exec__emit(struct run *run, enum exec_stream stream, const char *data, size_t len)
+/* A chunk into the log, and to the sink unless quiet. */
+static void emit(struct run *run, enum exec_stream stream, const char *data, size_t len, bool quiet)
 {
     bool marker = false;
     int kept = exec_log_append(&run->r->log, stream, data, len, &marker);
     if (kept < 0)
         return;
-    if (run->sink && run->sink->output) {
+    if (!quiet && run->sink && run->sink->output) {
         if (kept > 0)
             run->sink->output(run->sink->ctx, stream, data, (size_t)kept);
         if (marker) {
@@ -44,13 +45,15 @@ void exec__emit(struct run *run, enum exec_stream stream, const char *data, size
     }
 }
 
-void exec__system_line(struct run *run, const char *fmt, ...)
+void exec__emit(struct run *run, enum exec_stream stream, const char *data, size_t len)
+{
+    emit(run, stream, data, len, false);
+}
+
+static void system_line(struct run *run, bool quiet, const char *fmt, va_list ap)
 {
     char line[512];
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
     if (n < 0)
         return;
     if ((size_t)n > sizeof line - 2)
@@ -60,6 +63,22 @@ void exec__system_line(struct run *run, const char *fmt, ...)
     /* Start on a new line when the script's output ended mid-line. */
     const struct exec_log *log = &run->r->log;
     if (log->buf.len && log->buf.data[log->buf.len - 1] != '\n')
-        exec__emit(run, EXEC_STREAM_SYSTEM, "\n", 1);
-    exec__emit(run, EXEC_STREAM_SYSTEM, line, (size_t)n);
+        emit(run, EXEC_STREAM_SYSTEM, "\n", 1, quiet);
+    emit(run, EXEC_STREAM_SYSTEM, line, (size_t)n, quiet);
+}
+
+void exec__system_line(struct run *run, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    system_line(run, false, fmt, ap);
+    va_end(ap);
+}
+
+void exec__log_line(struct run *run, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    system_line(run, true, fmt, ap);
+    va_end(ap);
 }

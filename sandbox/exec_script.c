@@ -144,8 +144,10 @@ static void take_value(struct run *run)
 
 /* In the namespaces: the workspace at /work, its mounts/ read-only over
  * /work/mounts, the environment at /env (and the store entries it links
- * at their host paths: deps_env_binds), and for a session run (whose
- * workspace is not its run directory) the run directory read-only at /job.
+ * at their host paths: deps_env_binds), and the run directory read-only at
+ * /job, where the script is run from (/job/script.py, the one name a
+ * traceback gives it, with a session or without, whichever door started
+ * it); without a session the run directory is the workspace too.
  * HOME and TMPDIR on the private /tmp. In the fallback: the host's paths,
  * the same binds at them (the Landlock rules: the workspace, HOME and
  * TMPDIR read-write, the run directory and the environment read-only),
@@ -170,15 +172,13 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         goto oom;
     if (mode == JAIL_MODE_NAMESPACES) {
         work = "/work";
-        job = session ? "/job" : "/work";
+        job = "/job";
         env = "/env";
         home = "/tmp/home";
         tmp = "/tmp";
         l->binds[l->n_binds++] = (struct jail_bind){r->workdir, "/work", JAIL_BIND_RW};
-        if (session) {
-            l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
-            l->stdin_inside = kernel ? NULL : "/job/input"; /* a kernel's stdin is its channel */
-        }
+        l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
+        l->stdin_inside = kernel ? NULL : "/job/input"; /* a kernel's stdin is its channel */
         l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
         if (has_mounts) {
             if (asprintf(&l->mounts, "%s/%s", r->workdir, WS_MOUNTS_DIR) < 0) {
@@ -224,7 +224,7 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
     if (asprintf(&l->vars[n++], "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", env) < 0 ||
         asprintf(&l->vars[n++], "HOME=%s", home) < 0 || asprintf(&l->vars[n++], "LANG=C.UTF-8") < 0 ||
         asprintf(&l->vars[n++], "TMPDIR=%s", tmp) < 0 || asprintf(&l->vars[n++], "PYTHONUNBUFFERED=1") < 0 ||
-        asprintf(&l->vars[n++], "SCRIPT_INPUT=%s/input", job) < 0 ||
+        asprintf(&l->vars[n++], "SCRIPT_INPUT=%s/input", session ? job : work) < 0 ||
         asprintf(&l->vars[n++], "SCRIPT_OUTPUT=%s/output", work) < 0)
         goto oom;
     /* A session's script lives in the run directory; its helpers (a mounted
@@ -499,6 +499,16 @@ static bool script_memory_check(struct script_watch *w, int64_t now)
     return true;
 }
 
+/* The log passed log_bytes (its marker says so): status output_limit. */
+static bool script_log_over(struct script_watch *w)
+{
+    if (!w->run->r->log.truncated)
+        return false;
+    w->stop = STOP_OUTPUT;
+    w->run->r->limit = "log_bytes";
+    return true;
+}
+
 /* Cancellation every EXEC_TICK_MS (not at each of a chatty script's many
  * wake-ups), the disk (output/, the workspace; the fallback's home/ and
  * tmp/) every EXEC_MEASURE_EVERY_MS: true (and the reason in w) to stop
@@ -507,6 +517,10 @@ static bool script_memory_check(struct script_watch *w, int64_t now)
 static bool script_tick(void *ctx, int64_t now)
 {
     struct script_watch *w = ctx;
+    /* Past log_bytes the rest would only be read and dropped: a runaway
+     * print loop is stopped at once, not left to its wall time. */
+    if (script_log_over(w))
+        return true;
     if (now >= w->next_cancel) {
         w->next_cancel = now + EXEC_TICK_MS;
         if (exec__cancel_requested(w->run)) {
@@ -548,6 +562,8 @@ static void script_stop(void *ctx, enum supervise_end why, int sig)
         exec__system_line(run, "[runmyscript] the run was cancelled");
     } else if (w->stop == STOP_WORKSPACE) {
         exec__system_line(run, "[runmyscript] %s; the run was stopped", w->why);
+    } else if (!strcmp(run->r->limit, "log_bytes")) {
+        /* The log's marker said it. */
     } else {
         if (!strcmp(run->r->limit, "output_bytes"))
             util_human_size(lim->output_bytes, hs, sizeof hs);
@@ -698,6 +714,8 @@ int exec__run_script(struct run *run, const char *env_dir)
     if (run->display)
         take_value(run); /* before the disk's last measure: it is ours */
     script_disk_end(&w);
+    if (w.stop == STOP_NONE)
+        discard(script_log_over(&w)); /* a script that ended right after its flood */
     script_result(run, &w);
     rc = 0;
 out:

@@ -52,6 +52,15 @@ size_t ws_id_prefix(const char *s);
 /* Creates STATE and its sub-directories when missing. 0 or -errno. */
 int ws_init_state(const char *state_dir) must_check;
 
+/* Whether this process can use STATE as ws_init_state and a run would:
+ * STATE and each of its sub-directories that exists writable and
+ * searchable by our effective uid, on a file system mounted read-write,
+ * or, where STATE does not exist yet, its nearest ancestor such that it
+ * can be made. Makes and changes nothing (a health check may call it
+ * often). 0, or -errno with the reason (naming the directory and the uid)
+ * in err. */
+int ws_state_check(const char *state_dir, char *err, size_t errlen) must_check;
+
 /* Path of the run directory for an id (caller frees), or NULL (ENOMEM, or
  * EINVAL for an id that is not one of ours). */
 char *ws_run_path(const char *state_dir, const char *id);
@@ -592,9 +601,10 @@ struct exec_sink {
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
 
 /* Checks a script before anything is made for it: not empty, at most
- * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with *err set to
- * a static one-line reason a front door can show as it is. */
-int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, const char **err) must_check;
+ * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with a one-line
+ * reason in err (with the sizes and the limit's value where one is
+ * passed) a front door can show as it is. */
+int exec_check_code(const char *code, size_t len, const struct exec_limits *lim, char *err, size_t errlen) must_check;
 
 /* Checks a call's requirements before anything is made for it: the
  * explicit list and the script's PEP 723 block are valid PEP 508
@@ -775,6 +785,10 @@ bool exec_warm_alive(const struct exec_warm_pool *pool);
 /* Stops the pool (and its zygotes, and their runs) and waits for it;
  * pool is none after. Safe on none. */
 void exec_warm_stop(struct exec_warm_pool *pool);
+
+/* True when a warm pool listens for state_dir (its socket takes a
+ * connection): a server's, which runs of any process of state_dir use. */
+bool exec_warm_serving(const char *state_dir);
 
 /* What /healthz shows of the pool. */
 struct exec_warm_stats {

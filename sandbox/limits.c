@@ -29,7 +29,7 @@ const struct exec_limit_def exec_limit_defs[] = {
     LIMIT("processes", EXEC_UNIT_COUNT, processes, 256, 8, 1000000,
           "the script gets EAGAIN from fork; the status is the script's own"),
     LIMIT("log_bytes", EXEC_UNIT_BYTES, log_bytes, 1 * MIB, 1 * KIB, 1 * GIB,
-          "the log is cut with a marker, logs_truncated is true, the run continues"),
+          "status output_limit (limit log_bytes): the log is cut with a marker, logs_truncated is true, the run is stopped"),
     LIMIT("output_bytes", EXEC_UNIT_BYTES, output_bytes, 1 * GIB, 1 * KIB, 1024 * GIB,
           "status output_limit (limit output_bytes): the run is stopped, files past it are not listed"),
     LIMIT("output_files", EXEC_UNIT_COUNT, output_files, 10000, 1, 10000000,

@@ -142,6 +142,7 @@ void supervise_capture_init(struct supervise_capture *c, size_t max, void (*line
     dbuf_init(&c->pending, SUPERVISE_LINE_MAX);
     c->line = line;
     c->ctx = ctx;
+    c->cancelled = NULL;
 }
 
 /* Hands every complete line of pending to the callback (and with flush,
@@ -186,19 +187,42 @@ static char *capture_finish(struct supervise_capture *c)
     return dbuf_steal(&c->out, NULL);
 }
 
+/* The capture's cancel and its caller's stop, for supervise_run's one ctx. */
+struct capture_watch {
+    struct supervise_capture *c;
+    void (*stop)(void *ctx, enum supervise_end why, int sig);
+    void *ctx;
+};
+
+static bool capture_tick(void *ctx, int64_t now)
+{
+    struct capture_watch *w = ctx;
+    (void)now;
+    return w->c->cancelled(w->c->ctx);
+}
+
+static void capture_stop(void *ctx, enum supervise_end why, int sig)
+{
+    struct capture_watch *w = ctx;
+    w->stop(w->ctx, why, sig);
+}
+
 enum supervise_end supervise_capture_run(struct supervise_capture *c, int fd, int64_t timeout_ms,
                                          void (*stop)(void *ctx, enum supervise_end why, int sig), void *ctx,
                                          char **out)
 {
+    struct capture_watch w = {c, stop, ctx};
     struct supervise s = {
         .fds = {{fd, capture_chunk, c}},
         .n_fds = 1,
         .read_max = SUPERVISE_CAPTURE_READ,
         .pidfd = -1,
         .deadline = util_now_ms() + timeout_ms,
-        .stop = stop,
+        .tick = c->cancelled ? capture_tick : NULL,
+        .tick_ms = SUPERVISE_CANCEL_TICK_MS,
+        .stop = capture_stop,
         .grace_ms = SUPERVISE_NO_GRACE,
-        .ctx = ctx,
+        .ctx = &w,
     };
     enum supervise_end end;
     discard(supervise_run(&s, &end)); /* a failed poll ends the watch as EOF would */

@@ -71,7 +71,11 @@ struct supervise_capture {
     struct dbuf pending;  /* the start of a line not yet complete */
     void (*line)(void *ctx, const char *line); /* NULL: no lines */
     void *ctx;
+    /* Polled at least every SUPERVISE_CANCEL_TICK_MS, with ctx: true stops
+     * the program as its deadline would (NULL, the init's: never). */
+    bool (*cancelled)(void *ctx);
 };
+#define SUPERVISE_CANCEL_TICK_MS 100
 void supervise_capture_init(struct supervise_capture *c, size_t max, void (*line)(void *ctx, const char *line),
                             void *ctx);
 
@@ -79,9 +83,11 @@ void supervise_capture_init(struct supervise_capture *c, size_t max, void (*line
  * stdout and stderr in one (non-blocking, borrowed), read to EOF into c in
  * reads of SUPERVISE_CAPTURE_READ, the process's end not watched; past
  * timeout_ms from now stop(ctx, SUPERVISE_DEADLINE, SIGKILL) ends its
- * tree and the reading goes on to EOF. The last, unterminated line goes
+ * tree and the reading goes on to EOF; once c->cancelled says so, the same
+ * with SUPERVISE_STOPPED. The last, unterminated line goes
  * to the line callback too; *out is the output kept (caller frees; NULL
- * when nothing came). Returns SUPERVISE_DEADLINE when the deadline passed, else
+ * when nothing came). Returns SUPERVISE_DEADLINE when the deadline passed,
+ * SUPERVISE_STOPPED when it was cancelled, else
  * SUPERVISE_EXITED (a failed poll ends the watch as EOF would). */
 enum supervise_end supervise_capture_run(struct supervise_capture *c, int fd, int64_t timeout_ms,
                                          void (*stop)(void *ctx, enum supervise_end why, int sig), void *ctx,

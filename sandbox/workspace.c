@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -120,6 +121,62 @@ int ws_init_state(const char *state_dir)
             discard(fchmodat(dfd, subs[i].name, subs[i].mode, 0)); /* best effort */
     }
     return 0;
+}
+
+/* dir writable and searchable by us, on a read-write mount: 0 or -errno. */
+static int dir_usable(const char *dir)
+{
+    struct statvfs vfs;
+    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
+        return -errno;
+    if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+        return -EROFS;
+    return 0;
+}
+
+int ws_state_check(const char *state_dir, char *err, size_t errlen)
+{
+    static const char *const subs[] = {"runs", "sessions", "envs", "cache", "store", "workspaces", "tasks"};
+    struct stat st;
+    char path[PATH_MAX];
+    int rc;
+    if (stat(state_dir, &st) < 0) {
+        if (errno != ENOENT) {
+            rc = -errno;
+            snprintf(err, errlen, "the state directory %s: %s", state_dir, strerror(-rc));
+            return rc;
+        }
+        /* Not made yet: the nearest ancestor that exists must let us make it. */
+        snprintf(path, sizeof path, "%s", state_dir);
+        char *slash;
+        while ((slash = strrchr(path, '/')) && slash != path) {
+            *slash = '\0';
+            if (stat(path, &st) == 0)
+                break;
+        }
+        if (slash == path)
+            snprintf(path, sizeof path, "/");
+        rc = dir_usable(path);
+        if (rc < 0)
+            snprintf(err, errlen, "the state directory %s does not exist and uid %u cannot make it (%s: %s)",
+                     state_dir, (unsigned)geteuid(), path, strerror(-rc));
+        return rc;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "the state directory %s is not a directory", state_dir);
+        return -ENOTDIR;
+    }
+    const char *bad = state_dir;
+    rc = dir_usable(state_dir);
+    for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(subs); i++) {
+        snprintf(path, sizeof path, "%s/%s", state_dir, subs[i]);
+        if (lstat(path, &st) == 0 && (rc = dir_usable(path)) < 0)
+            bad = path;
+    }
+    if (rc < 0)
+        snprintf(err, errlen, "%s is not writable by uid %u, which serves this (%s): runs cannot start", bad,
+                 (unsigned)geteuid(), strerror(-rc));
+    return rc;
 }
 
 char *ws_run_path(const char *state_dir, const char *id)

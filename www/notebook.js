@@ -3,14 +3,20 @@
 // the page keeps for this tab) over api/cell, which answers with the event
 // stream of api/run (api/cell makes the workspace, api/cell/WORKSPACE runs
 // in it); the names a cell defines are there for the next cells until
-// Reset (api/cell/WORKSPACE/reset). How a run is shown (the log, the
-// files, the previews, the sentences for errors) is the form's: app.js
-// hands it over as window.rmsPage. No build step, no library.
+// Reset (api/cell/WORKSPACE/reset). How a run is shown (the run and its
+// events, the live log, the files, the previews, the sentences for errors,
+// the code box's keys, the token prompt) is the form's, from js/. No build
+// step, no library.
 'use strict';
 
-(function () {
-  const P = window.rmsPage;
-  if (!P) return;
+import { startRun, headers, describe } from './js/stream.js';
+import { bindEditor } from './js/editor.js';
+import { askToken } from './js/token.js';
+import { LiveLog } from './js/log.js';
+import { outcome } from './js/status.js';
+import { fileList, previews, pageViewer } from './js/result.js';
+
+{
   const $ = (id) => document.getElementById(id);
   const KEY = 'runmyscript-notebook';  // sessionStorage: {workspace, cells: [code, ...]}
   const root = $('notebook');
@@ -28,7 +34,7 @@
   let workspace = null;  // the notebook's workspace id: its capability, kept for this tab
   const cells = [];      // {el, area, prompt, out, status, problem, log, valueBox, value, files, previews, runBtn, stopBtn}
   const queue = [];      // cells waiting for their turn (one runs at a time, in order)
-  let current = null;    // the cell running: {cell, controller, cancelUrl, stopping, gotResult}
+  let current = null;    // the cell running: {cell, run} (run: startRun's)
   let seq = 0;           // ids of the cells' elements
   let notice = '';       // what the kernel line says before the next result (a workspace that was gone)
 
@@ -104,12 +110,13 @@
       value: q('.value'), files: q('.cell-files'), previews: q('.cell-previews'), runBtn: q('.cell-run'),
       stopBtn: q('.cell-stop'), delBtn: q('.cell-del'),
     };
+    cell.liveLog = new LiveLog(cell.log);
     cell.area.value = text;
     grow(cell.area);
     const at = after ? cells.indexOf(after) + 1 : cells.length;
     cells.splice(at, 0, cell);
     cellsEl.insertBefore(el, at < cells.length - 1 ? cells[at + 1].el : null);
-    P.bindEditor(cell.area, (e) => cellKey(cell, e), () => grow(cell.area));
+    bindEditor(cell.area, (e) => cellKey(cell, e), () => grow(cell.area));
     cell.area.addEventListener('input', () => { grow(cell.area); save(); });
     cell.runBtn.addEventListener('click', () => runCell(cell));
     cell.stopBtn.addEventListener('click', () => stop(cell));
@@ -196,7 +203,7 @@
 
   function clearOutput(cell) {
     cell.el.classList.remove('stale');
-    cell.log.textContent = '';
+    cell.liveLog.clear();
     cell.log.hidden = true;
     cell.valueBox.hidden = true;
     cell.files.hidden = true;
@@ -213,9 +220,10 @@
     }
   }
 
-  async function execute(cell, retried) {
-    const controller = new AbortController();
-    current = { cell, controller, cancelUrl: null, stopping: false, gotResult: false };
+  // One cell through api/cell (startRun: the request, its events, Stop);
+  // resolves once it has ended. A workspace that is gone (404) is said so
+  // and the cell runs again in a new one.
+  function execute(cell, retried) {
     clearOutput(cell);
     showError('');
     say(cell, 'Sending…');
@@ -224,75 +232,54 @@
     // The workspace's id is in the path (its capability, and what a
     // cluster routes by); the first cell makes it.
     const url = workspace ? 'api/cell/' + encodeURIComponent(workspace) : 'api/cell';
-    let resp;
-    try {
-      resp = await fetch(url, {
-        method: 'POST', body: JSON.stringify({ code: cell.area.value }), signal: controller.signal,
-        headers: P.headers({ Accept: 'text/event-stream', 'Content-Type': 'application/json' }),
-      });
-    } catch (err) {
-      cell.prompt.textContent = '[ ]';
-      if (err.name === 'AbortError') say(cell, 'Stopped.');
-      else problem(cell, 'Cannot reach the server: ' + err.message + '. Is it running?');
-      return;
-    }
-    if (resp.status === 401) {
-      cell.prompt.textContent = '[ ]';
-      say(cell, 'A token is needed.');
-      dropQueue();
-      P.askToken(await P.describe(resp), () => runCell(cell), showError);
-      return;
-    }
-    if (resp.status === 404 && workspace && !retried) {
-      // The workspace is gone (deleted, or idle past the server's
-      // session_ttl): a new one, said so, and the cell again in it.
-      forget('The notebook\'s workspace was gone (idle for too long, or deleted): the cell runs in a new one, ' +
-        'without the names and files of before.');
-      return execute(cell, true);
-    }
-    if (!resp.ok || !(resp.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
-      const msg = resp.ok ? 'Unexpected answer from the server (' + resp.headers.get('Content-Type') + ')'
-        : await P.describe(resp);
-      cell.prompt.textContent = '[!]';
-      say(cell, 'Not run.');
-      problem(cell, msg);
-      dropQueue();
-      return;
-    }
-    try {
-      await P.readEvents(resp.body, (event, d) => onEvent(cell, event, d));
-    } catch (err) {
-      if (!current.gotResult) {
-        if (err.name === 'AbortError' || current.stopping) say(cell, 'Stopped.');
-        else problem(cell, 'The connection to the server broke: ' + err.message);
-      }
-    }
-    if (!current.gotResult) {
-      cell.prompt.textContent = '[!]';
-      if (!current.stopping && cell.problem.hidden) problem(cell, 'The server closed the stream before the result arrived.');
-      dropQueue();
-    }
+    const body = new FormData();
+    body.append('code', cell.area.value);
+    let again = false;
+    const run = startRun(body, {
+      event: (event, d) => onEvent(cell, event, d),
+      refused: (kind, message, status) => {
+        if (kind === 'stop') { problem(cell, message); return; }
+        cell.prompt.textContent = '[ ]';
+        if (kind === 'stopped' || run.stopping) { say(cell, 'Stopped.'); return; }
+        dropQueue();
+        if (kind === 'token') {
+          say(cell, 'A token is needed.');
+          showError(message);
+          askToken(() => runCell(cell), () => cell.area.focus());
+        } else if (kind === 'http' && status === 404 && workspace && !retried) {
+          // Deleted, or idle past the server's session_ttl.
+          forget('The notebook\'s workspace was gone (idle for too long, or deleted): the cell runs in a new one, ' +
+            'without the names and files of before.');
+          again = true;
+        } else {
+          cell.prompt.textContent = '[!]';
+          say(cell, 'Not run.');
+          problem(cell, message);
+        }
+      },
+    }, url);
+    current = { cell, run };
+    return run.done.then(() => {
+      if (again) return execute(cell, true);
+      if (run.stopping && !run.gotResult) say(cell, 'Stopped.');
+      return undefined;
+    });
   }
 
   function onEvent(cell, event, d) {
     if (event === 'workspace') {
       workspace = d.workspace;
       save();
-    } else if (event === 'run') {
-      current.cancelUrl = d.cancel_url;
-      if (current.stopping) stop(cell);
     } else if (event === 'phase') {
       const words = d.phase === 'installing' ? (d.detail ? 'Installing ' + d.detail + '…' : 'Installing…')
         : PHASE_WORDS[d.phase] || d.phase;
       say(cell, words);
     } else if (event === 'log') {
       cell.log.hidden = false;
-      P.appendLog(d.stream, d.text, cell.log);
+      cell.liveLog.append(d.stream, d.text);
     } else if (event === 'result') {
-      current.gotResult = true;
       showResult(cell, d);
     } else if (event === 'error') {
-      current.gotResult = true;
       cell.prompt.textContent = '[ ]';
       say(cell, 'Not run.');
       problem(cell, d.error + (d.retry_after ? ' Try again in ' + d.retry_after + ' s.' : ''));
@@ -310,17 +297,16 @@
     if (STATE_WORDS[k.state]) parts.push(STATE_WORDS[k.state] + (k.reason ? ' (' + k.reason + ')' : ''));
     cell.status.textContent = parts.join(' · ');
     cell.status.className = 'cell-status status st-' + r.status;
-    problem(cell, P.problemText(r));
+    problem(cell, outcome(r, current ? current.run.limits : {}) || (r.status !== 'ok' && r.error) || '');
     if (r.value) {
       cell.outPrompt.textContent = 'Out[' + n + ']';
       cell.value.textContent = r.value;
       cell.valueBox.hidden = false;
     }
     const arts = r.artifacts || [];
-    cell.files.hidden = !arts.length;
-    P.fillFiles(cell.files.querySelector('tbody'), arts);
-    cell.previews.textContent = '';
-    P.previews(arts, cell.previews);
+    // (a cell shows no zip, nor a line for no files: detached elements)
+    fileList({ artifacts: arts }, cell.files, document.createElement('p'), document.createElement('a'));
+    previews(arts, cell.previews, pageViewer());
     kernelEl.textContent = notice + 'Cell ' + n + ' done: ' + r.status + '. ' +
       (r.status === 'memory' ? 'The kernel was stopped: the next cell starts a new one (the files stay).'
         : 'The names it defined stay for the next cells until Reset.');
@@ -329,23 +315,13 @@
   }
 
   // Stop: the cell's cancel URL (any worker takes it); before the cell has
-  // an id, dropping the connection stops it.
-  async function stop(cell) {
-    if (!current || current.cell !== cell) return;
-    current.stopping = true;
+  // an id, dropping the connection stops it (stream.js).
+  function stop(cell) {
+    if (!current || current.cell !== cell) return undefined;
     cell.stopBtn.disabled = true;
     say(cell, 'Stopping…');
     dropQueue();
-    if (!current.cancelUrl) {
-      current.controller.abort();
-      return;
-    }
-    try {
-      const r = await fetch(current.cancelUrl, { method: 'POST', headers: P.headers({}) });
-      if (!r.ok && r.status !== 409) problem(cell, 'Stop failed: ' + (await P.describe(r)));
-    } catch (err) {
-      current && current.controller.abort();
-    }
+    return current.run.stop();
   }
 
   // ------------------------------------------------------------ the kernel
@@ -368,13 +344,14 @@
     }
     let r;
     try {
-      r = await fetch('api/cell/' + encodeURIComponent(workspace) + '/reset', { method: 'POST', headers: P.headers({}) });
+      r = await fetch('api/cell/' + encodeURIComponent(workspace) + '/reset', { method: 'POST', headers: headers({}) });
     } catch (err) {
       showError('Cannot reach the server: ' + err.message + '.');
       return;
     }
     if (r.status === 401) {
-      P.askToken(await P.describe(r), reset, showError);
+      showError(await describe(r));
+      askToken(reset, () => $('nb-reset').focus());
       return;
     }
     if (r.status === 404) {
@@ -382,7 +359,7 @@
       return;
     }
     if (!r.ok) {
-      showError('Reset failed: ' + (await P.describe(r)));
+      showError('Reset failed: ' + (await describe(r)));
       return;
     }
     for (const c of cells) {
@@ -411,4 +388,4 @@
     }
   } catch (e) { /* nothing kept */ }
   setMode(location.hash === '#notebook');
-})();
+}

@@ -9,6 +9,7 @@
 #include "mcp_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -32,7 +33,10 @@ static bool read_post(const struct app *app, struct http_req *req, struct http_r
     }
     int rc = http_read_json(req, (size_t)app->cfg->request_bytes, MCP_JSON_DEPTH, msg);
     if (rc == -E2BIG) {
-        mcp__refuse(resp, 413, -32000, "Content Too Large: the request body is larger than request_bytes");
+        char why[120], hs[32];
+        util_human_size(app->cfg->request_bytes, hs, sizeof hs);
+        snprintf(why, sizeof why, "Content Too Large: the request body is larger than request_bytes (%s)", hs);
+        mcp__refuse(resp, 413, -32000, why);
         return false;
     }
     if (rc == -EIO) {
@@ -46,7 +50,7 @@ static bool read_post(const struct app *app, struct http_req *req, struct http_r
     return true;
 }
 
-static void post(const struct app *app, struct http_req *req, struct http_resp *resp)
+void mcp__post(const struct app *app, struct http_req *req, struct http_resp *resp, bool headerless)
 {
     json_object *msg = NULL; /* the body: put here, borrowed by the revision that serves it */
     bool want_sse = false;
@@ -54,7 +58,7 @@ static void post(const struct app *app, struct http_req *req, struct http_resp *
         /* Both eras on one endpoint: a body or header that names a
          * revision after the legacy ones is served statelessly. */
         if (mcp__is_2026(req, msg))
-            mcp__2026_post(app, req, resp, msg, want_sse);
+            mcp__2026_post(app, req, resp, msg, want_sse, headerless);
         else
             mcp__2025_post(app, req, resp, msg, want_sse);
     }
@@ -64,7 +68,7 @@ static void post(const struct app *app, struct http_req *req, struct http_resp *
 void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *resp)
 {
     if (!strcmp(req->method, "POST")) {
-        post(app, req, resp);
+        mcp__post(app, req, resp, false);
     } else if (!strcmp(req->method, "DELETE")) {
         mcp__2025_delete(app, req, resp); /* only the legacy revisions have sessions */
     } else {

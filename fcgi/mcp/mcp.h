@@ -56,6 +56,11 @@ int mcp_workspace_open(const struct cfg *cfg, const char *wid, char id[WS_ID_MAX
 /* Ends the workspace wid now, as delete_workspace does: its calls
  * cancelled, its kernel ended, its files removed. 0, -ENOENT, other -errno. */
 int mcp_workspace_delete(const struct app *app, const char *wid) must_check;
+/* `runmyscript mcp`: MCP over stdio (mcp_stdio.c) on in_fd and out_fd
+ * until the client closes in_fd (or SIGTERM, SIGINT, SIGHUP), with a warm
+ * pool of its own unless a server's serves cfg's state directory. The
+ * exit status. */
+int mcp_stdio_serve(const struct cfg *cfg, int in_fd, int out_fd);
 
 /* True for a legacy revision we speak (one initialize may name). */
 bool mcp_version_supported(const char *v);

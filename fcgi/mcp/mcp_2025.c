@@ -98,7 +98,10 @@ static void initialize(struct mcp_2025_req *p, json_object *id, json_object *par
     if (mcp__count_sessions(cfg) >= (int)cfg->max_sessions) {
         discard(mcp_reap(cfg, true));
         if (mcp__count_sessions(cfg) >= (int)cfg->max_sessions) {
-            mcp__refuse(p->resp, 503, -32000, "Service unavailable: too many open sessions (max_sessions)");
+            char msg[120];
+            snprintf(msg, sizeof msg, "Service unavailable: too many open sessions (max_sessions = %llu)",
+                     (unsigned long long)cfg->max_sessions);
+            mcp__refuse(p->resp, 503, -32000, msg);
             return;
         }
     }

@@ -125,7 +125,7 @@ static bool header_matches(struct mcp_2026_req *m, const char *name, const char 
 {
     const char *h = http_header(m->req, name);
     char msg[300];
-    if (!want && !h)
+    if (m->headerless || (!want && !h))
         return true;
     if (!h) {
         snprintf(msg, sizeof msg, "Header mismatch: the %s header is required", name);
@@ -207,6 +207,8 @@ static bool check_meta(struct mcp_2026_req *m)
         return false;
     }
     m->caps = caps;
+    if (m->headerless)
+        pv = v; /* nothing mirrors the body: it says the revision alone */
     if (!pv) {
         mcp__2026_error(m, 400, -32020, "Header mismatch: the MCP-Protocol-Version header is required", NULL);
         return false;
@@ -282,9 +284,10 @@ static void dispatch(struct mcp_2026_req *m)
 }
 
 void mcp__2026_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
-                    bool want_sse)
+                    bool want_sse, bool headerless)
 {
-    struct mcp_2026_req m = {.app = app, .req = req, .resp = resp, .msg = msg, .want_sse = want_sse};
+    struct mcp_2026_req m = {.app = app, .req = req, .resp = resp, .msg = msg, .want_sse = want_sse,
+                             .headerless = headerless};
     if (!json_object_is_type(msg, json_type_object)) {
         mcp__2026_error(&m, 400, -32600, "Invalid Request: batches are not part of revision " MCP_REVISION_2026, NULL);
         return;

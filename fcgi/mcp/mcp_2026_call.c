@@ -66,9 +66,9 @@ static int call_workspace(const struct cfg *cfg, const char *tool, json_object *
     }
     int rc = mcp__workspace_make(cfg, ws);
     if (rc == -EUSERS) {
-        *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions); delete one "
-                                      "with delete_workspace, or try again later",
-                                      tool);
+        *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions = %llu); delete "
+                                      "one with delete_workspace, or try again later",
+                                      tool, (unsigned long long)cfg->max_sessions);
         return 1;
     }
     if (rc == 0)

@@ -174,6 +174,7 @@ struct mcp_2026_req {
     const char *method;
     bool want_sse;         /* the client accepts text/event-stream */
     bool sse_open;         /* the answer is an event stream, started */
+    bool headerless;       /* no HTTP headers (stdio): none to check against the body */
 };
 
 /* The answers of the 2026-07-28 revision (mcp_2026_answer.c). Adds
@@ -228,9 +229,11 @@ void mcp__2026_call(struct mcp_2026_req *m);
  * legacy one, or MCP-Protocol-Version is present and not a legacy one. */
 bool mcp__is_2026(const struct http_req *req, json_object *msg);
 /* Serves one 2026-07-28 POST whose body is msg (borrowed): the transport
- * rules, then server/discover, tools/list, tools/call and the tasks. */
+ * rules, then server/discover, tools/list, tools/call and the tasks.
+ * headerless: a message that came without HTTP (stdio), which has no
+ * headers to mirror the body, so their rules do not apply. */
 void mcp__2026_post(const struct app *app, struct http_req *req, struct http_resp *resp, json_object *msg,
-                    bool want_sse);
+                    bool want_sse, bool headerless);
 
 /* One request of a legacy revision being served (mcp_2025.c,
  * mcp_2025_call.c). */
@@ -246,6 +249,11 @@ struct mcp_2025_req {
  * NULL when nothing must be sent (the client cancelled the call). sse: the
  * stream is open, and the call's notifications go on it. */
 json_object *mcp__2025_call(struct mcp_2025_req *p, json_object *id, json_object *params, bool sse);
+
+/* The door (mcp.c): one POST's transport checked, its body read and handed
+ * to its revision; headerless as mcp__2026_post has it. mcp_handle serves
+ * an HTTP request with it, mcp_stdio.c each message of stdio. */
+void mcp__post(const struct app *app, struct http_req *req, struct http_resp *resp, bool headerless);
 
 /* The legacy revisions (mcp_2025.c). Serves one POST whose body is msg
  * (borrowed): one message or a batch, initialize or a request, a

@@ -14,11 +14,13 @@
 
 /* ------------------------------------------------------------- the table */
 
-#define INSTRUCTIONS \
+/* The instructions, in two versions where the revisions differ: a legacy
+ * session is the workspace; 2026-07-28 has none, and a workspace is a
+ * handle the calls pass. */
+#define INSTRUCTIONS(WORK_IN_STEPS, LOOK_AT, TAIL) \
     "runmyscript runs self-contained Python 3 scripts in a throw-away sandbox and returns the log and every " \
     "file the script wrote.\n" \
-    "- Use run_code for work in steps: each call runs in this session's workspace, so files written by one " \
-    "call (in the current directory) are there for the next. Use run_my_script for a one-off run in a fresh, " \
+    "- Use run_code for work in steps: " WORK_IN_STEPS " Use run_my_script for a one-off run in a fresh, " \
     "empty directory.\n" \
     "- Write result files (plots, CSV, JSON, images, reports) into the directory named by the environment " \
     "variable SCRIPT_OUTPUT: each one comes back as an artifact with a download link, a MIME type and a " \
@@ -32,21 +34,25 @@
     "- Scripts have no network access while they run.\n" \
     "- A failing script (exception, non-zero exit, timeout, memory or output limit) returns isError true with " \
     "the status and the full log: read the traceback, fix the code and call again.\n" \
-    "- list_dir and preview_file look at the session's workspace (for example list_dir('output')) without " \
-    "running code.\n" \
+    "- list_dir and preview_file look at " LOOK_AT " (for example list_dir('output')) without running code.\n" \
     "- Where tools/list has run_cell, the workspace also has a kernel: one Python that stays alive, so that names " \
     "one cell defines (variables, functions, imports, a DataFrame loaded once) are there in the next run_cell, " \
     "and the value of a cell's last expression comes back; reset_kernel drops the names and keeps the files.\n" \
     "- Remote input files: mount_file(url, mount_path), or files=[{url, mountPath}] in run_code, downloads " \
     "them into the workspace's mounts/ folder (read-only to scripts: open('mounts/' + mount_path)). To keep " \
-    "an output file, persist_artifact(relative_path, presigned_url) uploads it from output/ with an HTTP PUT."
+    "an output file, persist_artifact(relative_path, presigned_url) uploads it from output/ with an HTTP PUT." TAIL
 
-static const char instructions[] = INSTRUCTIONS;
-static const char instructions_2026[] = INSTRUCTIONS
-    "\n- This revision has no sessions: run_code (and mount_file) return a workspace handle "
-    "(structuredContent.workspace). Pass it as workspace to run_code, list_dir, preview_file, mount_file and "
-    "persist_artifact to go on with the same files; a call without it starts a new, empty workspace. "
-    "delete_workspace removes one when the work is done.";
+static const char instructions[] = INSTRUCTIONS(
+    "each call runs in this session's workspace, so files written by one call (in the current directory) are "
+    "there for the next.",
+    "the session's workspace", "");
+static const char instructions_2026[] = INSTRUCTIONS(
+    "the first call makes a workspace and returns its handle (structuredContent.workspace); pass it as "
+    "workspace to the next calls (run_code, list_dir, preview_file, mount_file, persist_artifact), and the "
+    "files one call wrote (in the current directory) are there for the next. A call without it starts a new, "
+    "empty workspace.",
+    "a workspace (its handle as workspace)",
+    "\n- delete_workspace removes a workspace and its files when the work is done.");
 
 const char *tools_instructions(void)
 {
@@ -70,7 +76,18 @@ static const struct tools_def defs[] = {
      "while the script runs. A script that fails returns isError true with the status and the full log (the "
      "traceback): fix the code and call again. files downloads remote files into mounts/ first (as "
      "mount_file does).",
-     tools__schema_run_code_input, tools__schema_run_output, tools__run_code, false, false},
+     tools__schema_run_code_input, tools__schema_run_output, tools__run_code, false, false,
+     "Run a self-contained Python 3 script in a throw-away sandbox and get back its log and every file it "
+     "wrote. The script runs in a workspace (the current directory) whose files persist between the calls "
+     "that name it: a call without workspace makes a new one and returns its handle in "
+     "structuredContent.workspace; pass it as workspace to go on in steps. Write result files into the folder "
+     "named by the environment variable SCRIPT_OUTPUT: each comes back as an artifact with a download link, a "
+     "MIME type and a one-line summary (small images also inline), plus a zip of them all. Pass data with "
+     "input: the script reads it from the file at os.environ['SCRIPT_INPUT'] (and stdin). Third-party "
+     "packages are installed from requirements and from the script's imports (cached between calls). No "
+     "network access while the script runs. A script that fails returns isError true with the status and the "
+     "full log (the traceback): fix the code and call again. files downloads remote files into mounts/ first "
+     "(as mount_file does)."},
     {"run_cell", "Run a notebook cell",
      "Run Python code as the next cell of this workspace's kernel: one Python process that stays alive between "
      "calls, as a Jupyter notebook's does. The names one cell defines are there in the next: variables, "
@@ -104,25 +121,42 @@ static const struct tools_def defs[] = {
      "List the files and folders of this session's workspace, where run_code scripts run and leave their "
      "files (output/ holds what they wrote to SCRIPT_OUTPUT). dir_path is relative to the workspace; "
      "symbolic links are listed, never followed.",
-     tools__schema_list_dir_input, tools__schema_list_dir_output, tools__list_dir, true, false},
+     tools__schema_list_dir_input, tools__schema_list_dir_output, tools__list_dir, true, false,
+     "List the files and folders of a workspace (workspace: the handle run_code returned), where run_code "
+     "scripts run and leave their files (output/ holds what they wrote to SCRIPT_OUTPUT). dir_path is "
+     "relative to the workspace; symbolic links are listed, never followed."},
     {"preview_file", "Preview a workspace file",
      "Show the start of a text file in this session's workspace (the first preview_bytes, 8 KiB by default; "
      "a longer file is cut with a note saying so). For a binary file it gives the size and type instead. "
      "relative_path is relative to the workspace, e.g. 'output/result.csv'.",
-     tools__schema_preview_file_input, tools__schema_preview_file_output, tools__preview_file, true, false},
+     tools__schema_preview_file_input, tools__schema_preview_file_output, tools__preview_file, true, false,
+     "Show the start of a text file in a workspace (workspace: the handle run_code returned; the first "
+     "preview_bytes, 8 KiB by default; a longer file is cut with a note saying so). For a binary file it gives "
+     "the size and type instead. relative_path is relative to the workspace, e.g. 'output/result.csv'."},
     {"mount_file", "Mount a remote file",
      "Download a file from an http or https URL into this session's workspace, at mounts/MOUNT_PATH, where "
      "run_code scripts read it (read-only; open('mounts/MOUNT_PATH') from the current directory). Returns "
      "mounted_as, bytes, sha256 and mime. Mounting the same URL to the same path again in the session is a "
      "no-op. Only public addresses are fetched; downloads are capped in size and time. A failure (HTTP "
      "error, timeout, too large, refused address) returns isError true naming the URL and the reason.",
-     tools__schema_mount_file_input, tools__schema_mount_file_output, tools__mount_file, false, true},
+     tools__schema_mount_file_input, tools__schema_mount_file_output, tools__mount_file, false, true,
+     "Download a file from an http or https URL into a workspace (workspace: a handle run_code or mount_file "
+     "returned; without it a new workspace is made and its handle returned), at mounts/MOUNT_PATH, where "
+     "run_code scripts read it (read-only; open('mounts/MOUNT_PATH') from the current directory). Returns "
+     "mounted_as, bytes, sha256 and mime. Mounting the same URL to the same path again in the workspace is a "
+     "no-op. Only public addresses are fetched; downloads are capped in size and time. A failure (HTTP "
+     "error, timeout, too large, refused address) returns isError true naming the URL and the reason."},
     {"persist_artifact", "Upload an output file",
      "Upload a file the scripts wrote to output/ (SCRIPT_OUTPUT) with an HTTP PUT to a URL you provide, such "
      "as a presigned upload URL of an object store, so that it outlives the session. relative_path is "
      "relative to output/. Returns uploaded_bytes and the HTTP status. Uploads are capped in size; a failure "
      "returns isError true naming the URL (without its query) and the reason.",
-     tools__schema_persist_artifact_input, tools__schema_persist_artifact_output, tools__persist_artifact, false, true},
+     tools__schema_persist_artifact_input, tools__schema_persist_artifact_output, tools__persist_artifact, false, true,
+     "Upload a file the scripts of a workspace (workspace: its handle) wrote to output/ (SCRIPT_OUTPUT) with "
+     "an HTTP PUT to a URL you provide, such as a presigned upload URL of an object store, so that it "
+     "outlives the workspace. relative_path is relative to output/. Returns uploaded_bytes and the HTTP "
+     "status. Uploads are capped in size; a failure returns isError true naming the URL (without its query) "
+     "and the reason."},
 };
 
 /* The input schema of d, with the values that are not the file's patched
@@ -224,7 +258,9 @@ static json_object *tool_json(const struct cfg *cfg, const struct tools_def *d, 
     json_object_object_add(t, "name", json_object_new_string(d->name));
     if (d->title && new_fields)
         json_object_object_add(t, "title", json_object_new_string(d->title));
-    json_object_object_add(t, "description", json_object_new_string(d->description));
+    const char *description = !strcmp(version, MCP_REVISION_2026) && d->description_2026 ? d->description_2026
+                                                                                          : d->description;
+    json_object_object_add(t, "description", json_object_new_string(description));
     json_object *in = input_schema(cfg, d);
     enum tools_ws_use use = tools_workspace_use(d->name);
     if (!strcmp(version, MCP_REVISION_2026) && use != TOOLS_WS_NONE)

@@ -27,6 +27,8 @@ struct tools_def {
     tools__fn *call;            /* NULL: a fixture tool (tools__fixture_call) */
     bool read_only;
     bool open_world;            /* talks to the outside (and is idempotent) */
+    const char *description_2026; /* in 2026-07-28, which has workspace handles, not
+                                   * sessions; NULL: description */
 };
 
 /* The conformance suite's fixture tools: tools_fixture.c in the test

@@ -174,6 +174,9 @@ struct deps_install_io {
      * not called on a cache hit. May be NULL. */
     void (*installing)(void *ctx, const char *names);
     void *ctx;
+    /* Polled while the installer runs: true kills it, and deps_env_get
+     * answers -ECANCELED with nothing published. May be NULL. */
+    bool (*cancelled)(void *ctx);
 };
 
 /* What deps_env_get says besides a negative errno (the service failed):

@@ -217,6 +217,7 @@ static int run_installer(const struct deps_config *cfg, const char *const *argv,
     t.timeout_ms = timeout_ms;
     t.max_output = DEPS_INSTALL_OUT_MAX;
     t.line = io->line;
+    t.cancelled = io->cancelled;
     t.ctx = io->ctx;
     int rc = jail_run_tool(&t, wstatus, out, err, errlen);
     if (rc < 0 && rc != -ETIMEDOUT && !err[0])
@@ -272,20 +273,85 @@ static char *failed_requirement(const char *out, const struct deps_set *set)
 }
 
 
+/* True when the installer's output says a requirement was not found (no
+ * index or wheelhouse it looked in has it), pip's words or uv's. */
+static bool not_found(const char *out)
+{
+    static const char *const says[] = {
+        "No matching distribution found", "Could not find a version that satisfies", "was not found in",
+        "not found in the package registry",
+    };
+    for (size_t i = 0; out && i < ARRAY_SIZE(says); i++)
+        if (strstr(out, says[i]))
+            return true;
+    return false;
+}
+
+/* Appends "NAME URL" for each blank-separated URL of list to b, a URL's
+ * user and password (a private index's token) shown as "***". */
+static void put_urls(struct dbuf *b, const char *name, const char *list)
+{
+    char copy[2048];
+    snprintf(copy, sizeof copy, "%s", list);
+    discard(dbuf_printf(b, "%s", name));
+    for (char *save = NULL, *tok = strtok_r(copy, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save)) {
+        char *scheme = strstr(tok, "://");
+        char *host = scheme ? scheme + 3 : tok;
+        char *at = strchr(host, '@'), *slash = strchr(host, '/');
+        if (at && (!slash || at < slash))
+            discard(dbuf_printf(b, " %.*s***%s", (int)(host - tok), tok, at));
+        else
+            discard(dbuf_printf(b, " %s", tok));
+    }
+}
+
+/* Where the installer looked, and the keys that say so: for a reason that
+ * says a requirement was not found. */
+static void where_looked(const struct deps_config *cfg, char *out, size_t outlen)
+{
+    struct dbuf b;
+    dbuf_init(&b, outlen);
+    discard(dbuf_printf(&b, "; it looked in "));
+    if (!cfg->index_url)
+        discard(dbuf_printf(&b, "the installer's default index (index_url = default)"));
+    else if (!strcmp(cfg->index_url, "none"))
+        discard(dbuf_printf(&b, "no index (index_url = none)"));
+    else
+        put_urls(&b, "index_url =", cfg->index_url);
+    if (cfg->extra_index_url) {
+        discard(dbuf_printf(&b, ", "));
+        put_urls(&b, "extra_index_url =", cfg->extra_index_url);
+    }
+    if (cfg->find_links) {
+        discard(dbuf_printf(&b, " and "));
+        put_urls(&b, "find_links =", cfg->find_links);
+    } else {
+        discard(dbuf_printf(&b, " and no wheelhouse (find_links = none)"));
+    }
+    discard(dbuf_printf(&b, ": point index_url at an index or find_links at a directory of wheels that has "
+                            "it (doc/configuration.md)"));
+    snprintf(out, outlen, "%s", b.data ? b.data : "");
+    dbuf_free(&b);
+}
+
 /* The one-line reason of an installer that exited with a failure: the
- * error line that says why, else its last line. */
-static void install_failure(const char *names, const char *failed, char *out, char *err, size_t errlen)
+ * error line that says why, else its last line; for a requirement not
+ * found, where it looked and the keys that say where. */
+static void install_failure(const struct deps_config *cfg, const char *names, const char *failed, char *out,
+                            char *err, size_t errlen)
 {
     const char *why = NULL;
     for (const char *p = out; p && (p = strstr(p, "ERROR: ")); p++)
         why = p;
-    char line[400];
+    char line[400], where[1024] = "";
     if (why)
         snprintf(line, sizeof line, "%.*s", (int)strcspn(why, "\n"), why);
     else
         snprintf(line, sizeof line, "%s", deps__last_line(out));
-    snprintf(err, errlen, "installing %s failed%s%s%s: %s", names ? names : "the requirements", failed ? " (" : "",
-             failed ? failed : "", failed ? ")" : "", line);
+    if (not_found(out))
+        where_looked(cfg, where, sizeof where);
+    snprintf(err, errlen, "installing %s failed%s%s%s: %s%s", names ? names : "the requirements", failed ? " (" : "",
+             failed ? failed : "", failed ? ")" : "", line, where);
 }
 
 /* deps__install, deps__download and deps__build_wheel: verb NULL
@@ -346,6 +412,10 @@ static int run_pip(const struct deps_config *cfg, const char *state_dir, const c
                  names ? names : "the requirements", (long long)(install_ms / 1000));
         return DEPS_ENV_INSTALL_TIMEOUT;
     }
+    if (rc == -ECANCELED) {
+        snprintf(err, errlen, "installing %s was cancelled", names ? names : "the requirements");
+        return rc;
+    }
     if (rc < 0) {
         snprintf(err, errlen, "could not start the installer: %s", jerr[0] ? jerr : strerror(-rc));
         return rc;
@@ -356,7 +426,7 @@ static int run_pip(const struct deps_config *cfg, const char *state_dir, const c
             return -ENOEXEC;
         }
         *failed = failed_requirement(out, set);
-        install_failure(names, *failed, out, err, errlen);
+        install_failure(cfg, names, *failed, out, err, errlen);
         return DEPS_ENV_INSTALL_FAILED;
     }
     discard(util_rm_rf_at(AT_FDCWD, itmp)); /* a leftover would only cost room */

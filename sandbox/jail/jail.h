@@ -264,6 +264,7 @@ struct jail_tool {
     int64_t timeout_ms;        /* killed (SIGKILL) past this */
     size_t max_output;         /* bytes kept in *output; the rest is dropped */
     void (*line)(void *ctx, const char *line); /* each output line, optional */
+    bool (*cancelled)(void *ctx);             /* polled: true kills it, optional */
     void *ctx;
     bool may_fall_back;        /* the rlimits mode when the host cannot make
                                 * the namespaces (binds must be at the same
@@ -271,8 +272,9 @@ struct jail_tool {
 };
 
 /* Runs t to its end. 0 with *wstatus (and *output, caller frees) when it
- * ran, -ETIMEDOUT when it was killed for time (*wstatus and *output set
- * too), or -errno with a reason in err when it could not start. */
+ * ran, -ETIMEDOUT when it was killed for time, -ECANCELED when
+ * t->cancelled said so (*wstatus and *output set too), or -errno with a
+ * reason in err when it could not start. */
 int jail_run_tool(const struct jail_tool *t, int *wstatus, char **output, char *err, size_t errlen) must_check;
 
 #endif

@@ -66,6 +66,10 @@ static void init_prepare(struct jail_ns_ctx *c)
     ssize_t r;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* A session of our own, away from the caller's terminal: its Ctrl-C
+     * (SIGINT to the foreground process group) is the caller's to turn
+     * into a cancel, never a signal init would forward to the script. */
+    jail__must(setsid() >= 0, efd, JAIL_STAGE_SETSID);
     do
         r = read(c->go_r, &go, 1);
     while (r < 0 && errno == EINTR);

@@ -21,7 +21,8 @@
 #define JAIL_TOOL_EXIT_POLL_MS 50    /* the pidfd's wait between looks at the tool's end */
 #define JAIL_TOOL_EXIT_NAP_US 10000  /* the same without a pidfd */
 
-/* The deadline passed: every process of the tool goes at once. */
+/* The deadline passed, or the caller cancelled: every process of the
+ * tool goes at once. */
 static void tool_stop(void *ctx, enum supervise_end why, int sig)
 {
     (void)why;
@@ -93,9 +94,10 @@ int jail_run_tool(const struct jail_tool *t, int *wstatus, char **output, char *
     }
     struct supervise_capture cap;
     supervise_capture_init(&cap, t->max_output, t->line, t->ctx);
+    cap.cancelled = t->cancelled;
     enum supervise_end end = supervise_capture_run(&cap, outp[0], t->timeout_ms, tool_stop, &p, output);
     close(outp[0]);
     tool_reap(&p, wstatus);
     jail_proc_free(&p);
-    return end == SUPERVISE_DEADLINE ? -ETIMEDOUT : 0;
+    return end == SUPERVISE_DEADLINE ? -ETIMEDOUT : end == SUPERVISE_STOPPED ? -ECANCELED : 0;
 }

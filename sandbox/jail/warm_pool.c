@@ -717,6 +717,16 @@ void exec_warm_stop(struct exec_warm_pool *pool)
     pool->pid = -1;
 }
 
+bool exec_warm_serving(const char *state_dir)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (warm_sock_path(state_dir, a.sun_path, sizeof a.sun_path) < 0)
+        return false;
+    cleanup_fd int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    /* A connection the pool reads nothing from: it is closed at once. */
+    return s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+}
+
 int exec_warm_stats(const char *state_dir, struct exec_warm_stats *s)
 {
     char path[PATH_MAX];
@@ -733,6 +743,6 @@ int exec_warm_stats(const char *state_dir, struct exec_warm_stats *s)
         return -EINVAL;
     s->envs = envs;
     s->runs = runs;
-    s->serving = warm_sock_path(state_dir, path, sizeof path) == 0 && access(path, F_OK) == 0;
+    s->serving = exec_warm_serving(state_dir);
     return 0;
 }

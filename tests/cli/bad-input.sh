@@ -35,12 +35,19 @@ expect 78 "--timeout" "a bad --timeout" -- run $T/ok.py --timeout soon
 expect 78 "out of range" "a --timeout out of range" -- run $T/ok.py --timeout 0
 expect 64 "which script" "no script" -- run
 expect 64 "one script at a time" "two scripts" -- run $T/ok.py $T/ok.py
-expect 64 "unrecognized option" "an unknown option" -- run $T/ok.py --frobnicate
+expect 64 "run: unknown option --frobnicate (runmyscript run --help lists the options)" "an unknown option" -- run $T/ok.py --frobnicate
+is "$(wc -l <$T/stderr)" 1 "an unknown option: one line, not the whole help"
+expect 64 "run: --with needs a value" "an option without its value" -- run $T/ok.py --with
+is "$(wc -l <$T/stderr)" 1 "one line there too"
+expect 64 "config: unknown option --frobnicate" "an unknown option of config" -- config --frobnicate
+"$R" config --help >$T/stdout 2>&1
+like "$(cat $T/stdout)" "usage: runmyscript config [--config FILE] [--set KEY=VALUE]" "config --help"
 expect 64 "give one of them" "--input and --input-text" -- run $T/ok.py --input $T/ok.py --input-text x
 expect 64 "both come from stdin" "script and input both on stdin" -- run - --input -
 head -c 3000 /dev/zero | tr '\0' '#' >$T/large.py
-expect 65 "code_bytes" "a script over code_bytes" -- run $T/large.py --set code_bytes=1K
+expect 65 "is larger than code_bytes (1.0 KiB)" "a script over code_bytes, with its value" -- run $T/large.py --set code_bytes=1K
 expect 64 "unknown command" "an unknown command" -- frobnicate
+is "$(wc -l <$T/stderr)" 1 "an unknown command: one line"
 RUNMYSCRIPT_TIMEOUT=forever "$R" run $T/ok.py >/dev/null 2>$T/stderr
 is "$?" 78 "a bad RUNMYSCRIPT_ variable: exit 78"
 like "$(cat $T/stderr)" "RUNMYSCRIPT_TIMEOUT" "and names the variable"

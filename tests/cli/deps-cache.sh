@@ -14,14 +14,8 @@ T=$TEST_TMP
 ST=$RUNMYSCRIPT_STATE_DIR
 [ -f "$WHEELHOUSE/.stamp" ] || skip_all "no wheelhouse (make check builds it)"
 
-GATE=$T/gate.open
-"$PYTHON3" "$top_srcdir/tests/lib/gate_index.py" "$WHEELHOUSE" $T/port $T/gate.log $GATE &
-GATE_PID=$!
-stop_gate() { kill "$GATE_PID" 2>/dev/null; wait "$GATE_PID" 2>/dev/null; cleanup_tmp; }
-trap stop_gate EXIT
-wait_until test -s $T/port || { echo "Bail out! the gate index did not start"; exit 1; }
-PORT=$(cat $T/port)
-INDEX=(--set "index_url=http://127.0.0.1:$PORT/simple/" --set find_links=none)
+. "$top_srcdir/tests/lib/gate.sh"
+gate_start
 : >$T/gate.log
 whl_requested() { grep -q "$1.*\.whl" $T/gate.log 2>/dev/null; }
 printf 'import rms_alpha\nprint(rms_alpha.greet("c"))\n' >$T/alpha.py

@@ -466,7 +466,7 @@ is $RC 64 "--input-url with --input-text: usage error"
 # --- the configuration ---
 "$RMS" config --set "fetch_allow=127.0.0.1:8080 [::1]:8443" --set fetch_bytes=1M >$T/cfg.txt
 grep -q '^fetch_allow = 127.0.0.1:8080 \[::1\]:8443$' $T/cfg.txt && grep -q '^fetch_bytes = 1M$' $T/cfg.txt &&
-    grep -q '^upload_bytes = 20M$' $T/cfg.txt && grep -q '^fetch_timeout = 120s$' $T/cfg.txt
+    grep -q '^upload_bytes = 20M$' $T/cfg.txt && grep -q '^fetch_timeout = 2m$' $T/cfg.txt
 ok $? "runmyscript config shows the fetch keys"
 RC=0
 "$RMS" config --set fetch_allow=localhost >/dev/null 2>$T/cfg.err || RC=$?

@@ -28,21 +28,32 @@ is "$(cat $T/inter.txt)" "$(printf 'out 1\n[stderr] err 1\nout 2\n[stderr] err 2
 
 cat >$T/flood.py <<'PY'
 import os, sys
+open(os.path.join(os.environ["SCRIPT_OUTPUT"], "before.txt"), "w").write("written first\n")
 line = "y" * 99 + "\n"
 for i in range(50000):          # 5 MB
     sys.stdout.write(line)
 sys.stdout.flush()
-open(os.path.join(os.environ["SCRIPT_OUTPUT"], "after.txt"), "w").write("still running\n")
+open(os.path.join(os.environ["SCRIPT_OUTPUT"], "after.txt"), "w").write("never reached\n")
 PY
 run_json $T/flood.json $T/flood.py
-is "$(jget $T/flood.json 'r["status"]')" ok "a flood of output: the run continues to the end"
+is "$(jget $T/flood.json 'r["status"], r["limit"]')" '["output_limit", "log_bytes"]' \
+    "a flood of output: the run is stopped at log_bytes (status output_limit, limit log_bytes)"
 is "$(jget $T/flood.json 'r["logs_truncated"]')" true "logs_truncated"
-like "$(jget $T/flood.json 'r["logs"]')" "[runmyscript] log truncated: the output passed log_bytes (1.0 MiB)" "the marker is in the log"
+like "$(jget $T/flood.json 'r["logs"]')" "[runmyscript] log truncated: the output passed log_bytes (1.0 MiB); the run is stopped" "the marker is in the log and says the run is stopped"
 is "$(jget $T/flood.json 'len(r["logs"].encode()) < 1048576 + 300')" true "the log is cut near 1 MiB"
-is "$(jget $T/flood.json '[a["path"] for a in r["artifacts"]]')" '["after.txt"]' "the script ran on after the cut"
+is "$(jget $T/flood.json '[a["path"] for a in r["artifacts"]]')" '["before.txt"]' "what it wrote before the flood is collected; it ran no further"
 run_json $T/small.json $T/flood.py --set log_bytes=1K
 is "$(jget $T/small.json 'len(r["logs"].split("\n[runmyscript]")[0])')" 1024 "log_bytes=1K keeps exactly 1024 bytes of output"
 like "$(jget $T/small.json 'r["logs"]')" "log_bytes (1.0 KiB)" "and names the limit"
+# A runaway print loop never ends on its own: it must end at log_bytes, not
+# at its timeout (which it would reach, status timeout, were it not stopped).
+printf 'while True:\n    print("runaway")\n' >$T/runaway.py
+run_json $T/runaway.json $T/runaway.py --timeout 120
+is "$(jget $T/runaway.json 'r["status"], r["limit"]')" '["output_limit", "log_bytes"]' \
+    "while True: print(...) is stopped once log_bytes is reached, not at its timeout"
+"$RUNMYSCRIPT" run $T/runaway.py --set log_bytes=1K >/dev/null 2>$T/runaway.err
+is "$?" 122 "the CLI exits 122 (output limit)"
+like "$(cat $T/runaway.err)" "--- output_limit (log_bytes)" "and its summary names the limit"
 
 printf 'import sys\nsys.stdout.buffer.write(b"bin:\\xff\\xfe\\x00\\x80 end")\nsys.stdout.flush()\n' >$T/binary.py
 run_json $T/binary.json $T/binary.py

@@ -113,5 +113,19 @@ printf 'raise ValueError("boom")\n' >$T/raise.py
 is "$?" 1 "an exception exits 1"
 like "$(cat $T/raise.txt)" "[stderr] ValueError: boom" "the traceback is shown, marked as stderr"
 like "$(cat $T/raise.err)" "--- error, exit code 1" "the summary line says error"
+# A traceback names the script by one path, with a session or without (the
+# web page's runs and MCP's run_my_script have none, run_code has one): in
+# the jail /job/script.py, in the fallback the run directory's script.py.
+tb_file() { jget "$1" 'r["logs"].split("File \"")[1].split("\"")[0]'; }
+run_json $T/tb.json $T/raise.py
+run_json $T/tbs.json $T/raise.py --session $T/tb-session
+if [ "${RMS_ISOLATION:-}" = rlimits ]; then
+    is "$(tb_file $T/tb.json)" "$(jget $T/tb.json 'r["workdir"]')/script.py" "the traceback names the run directory's script.py"
+    is "$(tb_file $T/tbs.json)" "$RUNMYSCRIPT_STATE_DIR/runs/$(jget $T/tbs.json 'r["run_id"]')/script.py" \
+        "and so it does with a session"
+else
+    is "$(tb_file $T/tb.json)" /job/script.py "the traceback names /job/script.py"
+    is "$(tb_file $T/tbs.json)" /job/script.py "and with a session too"
+fi
 
 done_testing

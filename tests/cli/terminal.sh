@@ -16,7 +16,8 @@ PTY="$PYTHON3 $top_srcdir/tests/lib/pty_run.py"
 # a write has left its pipe, as in output.sh, so the order on the terminal
 # is the order written); a UTF-8 character is split across two writes. With
 # the input "flood" it then writes past log_bytes, so that a line of
-# runmyscript's own (the truncation marker) shows beside the forged ones;
+# runmyscript's own (the truncation marker, which stops the run) shows
+# beside the forged ones;
 # else it ends with a character cut short and no newline.
 cat >$T/hostile.py <<'PY'
 import fcntl, os, struct, sys, termios, time
@@ -154,7 +155,7 @@ hex() { od -An -tx1 "$1" | tr -d ' \n'; }
 # --- At a terminal: escaped, and our lines apart from the script's.
 printf flood >$T/flood
 $PTY $T/tty.bin "$R" run $T/hostile.py --input $T/flood --set log_bytes=4K --out $T/out
-is "$?" 0 "the hostile script runs to its end"
+is "$?" 122 "the hostile script runs until its flood passes log_bytes (exit 122, output limit)"
 is "$(look controls $T/tty.bin)" none "no control byte or C1 of the script reaches the terminal, no byte that is not UTF-8"
 is "$(look has-lines $T/tty.bin $T/want.shown)" all "each of the script's lines is shown escaped (ESC as \\033, \\r, \\b, C1 and bad bytes as \\ooo)"
 grep -qaxF "$(sed -n 7p $T/want.shown)" $T/tty.bin
@@ -163,7 +164,7 @@ is "$(look forged-styles $T/tty.bin)" "plain red" "the forged lines are in the s
 ours=$(look ours $T/tty.bin)
 is "$(printf '%s\n' "$ours" | grep -c forged)" 0 "no forged line is in a style of runmyscript's own"
 is "$(printf '%s\n' "$ours" | grep -c '^bold --- ')" 1 "one summary line in bold"
-like "$(printf '%s\n' "$ours" | grep '^bold --- ')" "bold --- ok, exit code 0, " "and it is the real one"
+like "$(printf '%s\n' "$ours" | grep '^bold --- ')" "bold --- output_limit (log_bytes), " "and it is the real one"
 like "$ours" "yellow [runmyscript] log truncated: the output passed log_bytes (4.0 KiB)" \
     "runmyscript's own line in the log is yellow"
 like "$ours" 'bold   evil\033[2J.csv' "the artifact's name is escaped, in the bold list"

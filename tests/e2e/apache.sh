@@ -93,6 +93,19 @@ wait_for curl -sf "$BASE/healthz" || {
 }
 ok 0 "apache2 starts as $WEB_USER and routes /healthz to the CGI program"
 
+# A state directory the CGI user cannot write (made by another user, the
+# commonest mistake of a shared host's setup) fails every run: /healthz
+# says error, and why, instead of ok.
+curl -s -o "$T/health" "$BASE/healthz"
+is "$(jget $T/health 'r["status"]')" ok "/healthz: ok while the state directory is writable"
+if [ "$(id -u)" = 0 ]; then chown root:root "$SITE/state"; else chmod 555 "$SITE/state"; fi
+STATUS=$(curl -sS -o "$T/health" -w '%{http_code}' "$BASE/healthz")
+is "$STATUS $(jget $T/health 'r["status"]')" "503 error" "/healthz with a state directory $WEB_USER cannot write: 503, status error"
+like "$(jget $T/health 'r["error"]')" "$SITE/state is not writable by uid $(id -u $WEB_USER)" "and the error names the directory and the uid"
+if [ "$(id -u)" = 0 ]; then chown nobody:nogroup "$SITE/state"; else chmod 755 "$SITE/state"; fi
+curl -s -o "$T/health" "$BASE/healthz"
+is "$(jget $T/health 'r["status"]')" ok "ok again once it is"
+
 # The page in chromium: the checks tests/browser/web.mjs makes under nginx,
 # live log and Stop included.
 MODULES=$top_srcdir/tests/node_modules

@@ -12,10 +12,11 @@
 //           SHA-256 of slow/mid.bin and data/table.csv)
 //
 //   MCP_URL=http://127.0.0.1:PORT/mcp STATE_DIR=... TOP=... node sdk-client.mjs [files]
-import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { runIds, newRunStatus } from './runs.mjs';
 
 const url = new URL(process.env.MCP_URL);
 const stateDir = process.env.STATE_DIR;
@@ -29,7 +30,6 @@ function ok(cond, name, extra) {
   console.log(`${cond ? '' : 'not '}ok ${n} - ${name}`);
   if (!cond && extra !== undefined) console.log(`#   ${JSON.stringify(extra)?.slice(0, 2000)}`);
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
   const client = new Client({ name: 'runmyscript-e2e', version: '1.0.0' }, { capabilities: {} });
@@ -157,7 +157,7 @@ async function main() {
 
   // Cancel: the SDK sends notifications/cancelled when the signal aborts; the
   // server stops the run and sends no result.
-  const before = new Set(readdirSync(`${stateDir}/runs`));
+  const before = runIds(stateDir);
   const ac = new AbortController();
   let rejected = null;
   const slow = client.callTool({ name: 'run_code', arguments: { code: 'import time\ntime.sleep(60)' } }, undefined, {
@@ -166,15 +166,7 @@ async function main() {
   }).catch((e) => { rejected = e; });
   await slow;
   ok(rejected !== null, 'the cancelled call rejects on the client', String(rejected));
-  let status = null;
-  for (let i = 0; i < 200 && status !== 'cancelled'; i++) {
-    await sleep(100);
-    for (const id of readdirSync(`${stateDir}/runs`)) {
-      if (before.has(id) || !/^[0-9a-f]{32}$/.test(id)) continue;
-      const f = `${stateDir}/runs/${id}/result.json`;
-      if (existsSync(f)) status = JSON.parse(readFileSync(f, 'utf8')).status;
-    }
-  }
+  const status = await newRunStatus(stateDir, before, 'cancelled', 20000);
   ok(status === 'cancelled', 'the server stopped the run (status cancelled)', status);
 
   // End the session: DELETE, then the id is gone.

@@ -132,15 +132,15 @@ form -F 'code=print(1)' -F "input_file=@$T/big.bin"
 like "$STATUS $(jb 'r["error"]')" "413 the file \"input_file\" is larger than form_file_bytes" "a file past form_file_bytes: 413"
 "$PYTHON3" -c 'import json; print(json.dumps({"code": "print(1)", "input": "x" * 60000}))' >"$T/mid.json"
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -H 'Content-Type: application/json' --data-binary "@$T/mid.json" "$BASE/api/run")
-like "$STATUS $(jb 'r["error"]')" "413 \"input\" is larger than input_bytes" "an input past input_bytes: 413"
+like "$STATUS $(jb 'r["error"]')" "413 \"input\" is larger than input_bytes (50.0 KiB)" "an input past input_bytes: 413, with the limit's value"
 head -c 9000 /dev/zero | tr '\0' '#' >"$T/long.py"
 form -F "code=<$T/long.py"
-like "$STATUS $(jb 'r["error"]')" "413 the field \"code\" is larger than code_bytes" "a script past code_bytes: 413"
+like "$STATUS $(jb 'r["error"]')" "413 the field \"code\" is larger than code_bytes (8.0 KiB)" "a script past code_bytes: 413, with the limit's value"
 form -F 'code=print(1)' -H "X-Pad: 1" -F "input=x;headers=\"X-Long: $(head -c 1500 /dev/zero | tr '\0' h)\""
 like "$STATUS $(jb 'r["error"]')" "413 a part's headers are larger than form_header_bytes" "part headers past form_header_bytes: 413"
 head -c 300000 /dev/zero >"$T/huge.bin"
 form -F "code=print(1)" -F "input_file=@$T/huge.bin"
-like "$STATUS $(jb 'r["error"]')" "413 the request is larger than request_bytes" "a body past request_bytes: 413"
+like "$STATUS $(jb 'r["error"]')" "413 the request is larger than request_bytes (256.0 KiB)" "a body past request_bytes: 413, with its value"
 
 # --- malformed bodies: 400 with the reason
 mp() { # mp BODY: a raw multipart body with boundary XyZ
@@ -152,7 +152,9 @@ like "$STATUS $(jb 'r["error"]')" "400 the body ends without the closing boundar
 mp $'--XyZ\r\nContent-Disposition: form-data; name="code"\r\n\r\nprint(1)\r\n--XyZ--\r\n'
 is "$STATUS/$(jb 'r["status"]')" "200/ok" "the same body with its final boundary runs"
 mp $'--XyZ\r\nContent-Disposition: form-data; name="nope"\r\n\r\nx\r\n--XyZ--'
-like "$STATUS $(jb 'r["error"]')" "400 unknown field" "an unknown field: 400"
+like "$STATUS $(jb 'r["error"]')" "400 unknown field \"nope\"" "an unknown field: 400, naming it"
+STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -H 'Content-Type: application/json' --data-binary '{"code": "print(1)", "bogus": 1}' "$BASE/api/run")
+like "$STATUS $(jb 'r["error"]')" "400 unknown member \"bogus\"" "an unknown member of a JSON body: 400, naming it"
 mp $'--XyZ\r\nContent-Disposition: form-data; name="code"\r\n\r\nprint(1)\r\n--XyZ\r\nContent-Disposition: form-data; name="code"\r\n\r\nx\r\n--XyZ--'
 like "$STATUS $(jb 'r["error"]')" "400 the field \"code\" is given twice" "a field twice: 400"
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -H 'Content-Type: multipart/form-data' --data-binary x "$BASE/api/run")

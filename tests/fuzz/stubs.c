@@ -71,17 +71,16 @@ static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, 
     const struct exec_config *cfg = spec->cfg;
     /* As exec_run: the checks first (a refusal makes nothing and calls no
      * sink), then sink->accepted. */
-    const char *cerr = NULL;
     char err[512];
-    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &cerr);
+    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, err, sizeof err);
     if (rc == 0 && spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
         rc = -E2BIG;
-        cerr = "the input is larger than input_bytes";
+        snprintf(err, sizeof err, "the input is larger than input_bytes");
     }
-    if (rc == 0 && (rc = stub_check_requirements(spec, err, sizeof err)) < 0)
-        cerr = err;
+    if (rc == 0)
+        rc = stub_check_requirements(spec, err, sizeof err);
     if (rc < 0) {
-        r->error = strdup(cerr);
+        r->error = strdup(err);
         return rc;
     }
     if (sink && sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)

@@ -136,6 +136,11 @@ print("R canary", os.environ.get("RMS_CANARY", "absent"))
 caps = {l.split(":")[0]: l.split()[1] for l in open("/proc/self/status") if l.startswith(("Cap", "NoNewPrivs", "Seccomp:"))}
 print("R caps", caps["CapEff"], caps["CapPrm"], caps["CapBnd"], caps["CapAmb"], "nnp", caps["NoNewPrivs"], "seccomp", caps["Seccomp"])
 print("R root-entries", sorted(os.listdir("/")))
+try:
+    open("/job/planted", "w").write("x")
+    print("R job writable")
+except OSError as e:
+    print("R job", sorted(os.listdir("/job")), e.strerror)
 PY
 status_is ok "looking around"
 says "R shadow False" "/etc/shadow is not there"
@@ -149,13 +154,12 @@ says "R uid 1000 1000 1000 []" "uid and gid 1000, no supplementary groups"
 says "R canary absent" "a variable of the server's environment does not reach the script"
 says "R caps 0000000000000000 0000000000000000 0000000000000000 0000000000000000 nnp 1 seccomp 2" \
     "no capabilities at all, no_new_privs, a seccomp filter"
-if [ -n "$CELL" ]; then
-    # A kernel is started as a session's run: its loop is at /job.
-    says "R root-entries ['bin', 'dev', 'env', 'etc', 'job', 'lib', 'lib32', 'lib64', 'proc', 'sbin', 'tmp', 'usr', 'work']" \
-        "the root holds only what Python needs (and the kernel's loop)"
+says "R root-entries ['bin', 'dev', 'env', 'etc', 'job', 'lib', 'lib32', 'lib64', 'proc', 'sbin', 'tmp', 'usr', 'work']" \
+    "the root holds only what Python needs (and /job, the run directory the script or the kernel's loop runs from)"
+if [ -z "$CELL" ]; then
+    says "R job ['input', 'output', 'script.py'] Read-only file system" "/job holds the run's own script and input, read-only"
 else
-    says "R root-entries ['bin', 'dev', 'env', 'etc', 'lib', 'lib32', 'lib64', 'proc', 'sbin', 'tmp', 'usr', 'work']" \
-        "the root holds only what Python needs"
+    says "] Read-only file system" "/job, the kernel's loop, is read-only"
 fi
 gone "looking around"
 

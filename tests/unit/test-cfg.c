@@ -48,6 +48,32 @@ static void test_units(void)
     ok(cfg_parse_bool("maybe", &v) < 0, "maybe");
 }
 
+/* Every line of a dump, given back as --set, gives the same dump: the
+ * values are in a form cfg_set reads (but those that say something else:
+ * a secret's "(set)", "auto (64)", an empty value). */
+static void test_dump_reads_back(const char *dump)
+{
+    const char *sets[256];
+    char *copy = strdup(dump ? dump : ""), *save = NULL;
+    size_t n = 0;
+    for (char *line = strtok_r(copy, "\n", &save); line && n < ARRAY_SIZE(sets); line = strtok_r(NULL, "\n", &save)) {
+        char *eq = strstr(line, " = ");
+        if (line[0] == '#' || !eq || !eq[3] || strchr(eq + 3, '(') || strchr(eq + 3, ' '))
+            continue;
+        memmove(eq + 1, eq + 3, strlen(eq + 3) + 1);
+        eq[0] = '=';
+        sets[n++] = line;
+    }
+    struct cfg c;
+    char err[512] = "";
+    is_int(cfg_load(&c, NULL, NULL, sets, n, err, sizeof err), 0, "every value of the dump reads back (%s)", err);
+    char *again = cfg_dump(&c);
+    ok(again && dump && !strcmp(again, dump), "and gives the same dump");
+    free(again);
+    cfg_free(&c);
+    free(copy);
+}
+
 static void test_load(void)
 {
     struct cfg c;
@@ -132,8 +158,13 @@ static void test_load(void)
 
     is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "no file at all");
     char *dump = cfg_dump(&c);
-    ok(dump && strstr(dump, "timeout = 60s\n") && strstr(dump, "log_bytes = 1M\n") && strstr(dump, "memory = 2G\n"),
+    ok(dump && strstr(dump, "timeout = 1m\n") && strstr(dump, "log_bytes = 1M\n") && strstr(dump, "memory = 2G\n"),
        "cfg_dump shows the defaults");
+    ok(dump && strstr(dump, "\nrun_ttl = 24h\n") && strstr(dump, "\nrequest_bytes = 96M\n") &&
+           strstr(dump, "\nretry_after = 2s\n") && strstr(dump, "\nimage_inline_bytes = 512K\n") &&
+           strstr(dump, "\nkill_grace = 2s\n"),
+       "sizes and durations in the units the documentation writes (24h, 96M, 2s, 512K)");
+    test_dump_reads_back(dump);
     int keys = 0;
     for (const char *const *k = cfg_keys(); *k; k++) {
         char pat[80];

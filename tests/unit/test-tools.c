@@ -274,6 +274,24 @@ static void test_list_modern(struct cfg *cfg)
         if (i == n - 1)
             ok(!strcmp(nm, "delete_workspace"), "2026-07-28: delete_workspace is listed last (%s)", nm);
     }
+    /* 2026-07-28 has no sessions: no description (nor its instructions)
+     * speaks of one; configuration keys may be named (session_ttl). */
+    int sessionless = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *t = json_object_array_get_idx(modern, i), *d;
+        json_object_object_get_ex(t, "description", &d);
+        char text[4096];
+        snprintf(text, sizeof text, "%s", json_object_get_string(d));
+        for (char *k; (k = strstr(text, "session_ttl"));)
+            memset(k, '_', 11);
+        sessionless += !strstr(text, "session");
+        if (strstr(text, "session"))
+            diag("speaks of a session: %s", text);
+    }
+    is_int(sessionless, (long long)n, "2026-07-28: no tool's description speaks of a session");
+    ok(!strstr(tools_instructions_2026(), "session") && strstr(tools_instructions_2026(), "workspace"),
+       "2026-07-28: nor do the instructions, which speak of workspace handles");
+    ok(strstr(tools_instructions(), "this session's workspace") != NULL, "the legacy instructions keep the session");
     is_int(same_order, 6, "2026-07-28: the legacy tools first, in their order");
     is_int(ws_ok, (long long)n, "2026-07-28: workspace (x-mcp-header Workspace) where a tool uses one, required where it "
                                 "needs one");
@@ -350,15 +368,12 @@ static int stub_requirements(const struct exec_spec *spec, char *err, size_t err
  * sink), then sink->accepted, then the run. */
 static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
-    const char *cerr = NULL;
     char err[256];
-    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, &cerr);
-    if (rc == 0 && (rc = stub_requirements(spec, err, sizeof err)) == 0)
-        cerr = NULL;
-    else if (!cerr)
-        cerr = err;
+    int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, err, sizeof err);
+    if (rc == 0)
+        rc = stub_requirements(spec, err, sizeof err);
     if (rc < 0) {
-        r->error = strdup(cerr);
+        r->error = strdup(err);
         return rc;
     }
     if (sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)

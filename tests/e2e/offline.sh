@@ -1,0 +1,98 @@
+#!/bin/bash
+# The tour as a new user takes it on a machine without a package index,
+# with a wheelhouse configured the way the Quick start says: the command
+# line with RUNMYSCRIPT_FIND_LINKS and RUNMYSCRIPT_INDEX_URL=none, and
+# `FIND_LINKS=DIR ./quickstart serve` (its page's door and MCP), which
+# shares the command line's state directory. An install that fails says
+# where the installer looked and which keys say so, and its log is shown
+# once. No index is ever reached: every index or link here is the
+# wheelhouse, a loopback port, or none.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/e2e/lib.sh"
+R=$RUNMYSCRIPT
+[ -f "$WHEELHOUSE/.stamp" ] || skip_all "no wheelhouse (make check builds it)"
+ls "$WHEELHOUSE"/pillow-*.whl >/dev/null 2>&1 || skip_all "no pillow wheel in the wheelhouse (python3-pil is missing)"
+# Nothing of the test environment's own index settings: only what the
+# Quick start says to set.
+unset RUNMYSCRIPT_INDEX_URL RUNMYSCRIPT_EXTRA_INDEX_URL RUNMYSCRIPT_FIND_LINKS
+SEED=(--input "$SEEDS_DIR/run_my_script_test_input.json")
+
+# --- the command line, offline ---
+RUNMYSCRIPT_FIND_LINKS=$WHEELHOUSE RUNMYSCRIPT_INDEX_URL=none \
+    "$R" run "$SEEDS_DIR/run_my_script_test.py" "${SEED[@]}" --out $T/out >$T/seed.out 2>$T/seed.err
+is "$?" 0 "the seed example (Pillow) runs from the wheelhouse alone"
+like "$(cat $T/seed.err)" "environment (built): pillow==" "its environment was built from it"
+like "$(cat $T/seed.err)" "flipped.png" "and it lists flipped.png"
+
+# A requirement the wheelhouse lacks (rms-broken needs rms-missing, which
+# is in no wheelhouse).
+printf 'import rms_broken\n' >$T/broken.py
+RUNMYSCRIPT_FIND_LINKS=$WHEELHOUSE RUNMYSCRIPT_INDEX_URL=none \
+    "$R" run $T/broken.py --with rms-broken >$T/broken.out 2>$T/broken.err
+is "$?" 120 "a requirement no source has: install_failed (exit 120)"
+err=$(grep '^error: ' $T/broken.err)
+like "$err" "No matching distribution found for rms-missing" "the error says what was not found"
+like "$err" "it looked in no index (index_url = none) and find_links = $WHEELHOUSE" \
+    "it names where the installer looked: the index and the links it tried"
+like "$err" "point index_url at an index or find_links at a directory of wheels" "and points at the keys"
+like "$(grep '^--- ' $T/broken.err)" "--- install_failed, after " "the summary says how long it took, not 0 ms"
+all=$(cat $T/broken.out $T/broken.err)
+is "$(printf '%s\n' "$all" | grep -c 'No matching distribution found for rms-missing>=1.0$')" 1 \
+    "the installer's lines are shown once (on stderr as they came, not again in the log)"
+RUNMYSCRIPT_FIND_LINKS=$WHEELHOUSE RUNMYSCRIPT_INDEX_URL=none "$R" run $T/broken.py --with rms-broken --json >$T/broken.json
+like "$(jget $T/broken.json 'r["error"]')" "find_links = $WHEELHOUSE" "the result's error says so too"
+is "$(jget $T/broken.json 'r["logs"].count("[install] ERROR: No matching distribution found for rms-missing")')" 1 \
+    "the log holds the installer's last lines once (for a reader of the log alone)"
+# A private index's credentials are never shown (a refused loopback port:
+# nothing is reached).
+RUNMYSCRIPT_INDEX_URL=http://user:s3cret@127.0.0.1:$(free_port)/simple/ \
+    "$R" run $T/broken.py --with rms-broken --json >$T/cred.json 2>/dev/null
+e=$(jget $T/cred.json 'r["error"]')
+like "$e" "index_url = http://***@127.0.0.1:" "a private index is named without its user and password"
+case "$e" in *s3cret*) ok 1 "the password is not in the error" ;; *) ok 0 "the password is not in the error" ;; esac
+
+# --- FIND_LINKS=DIR ./quickstart serve ---
+if [ "$(cd "$top_builddir" && pwd -P)" != "$(cd "$top_srcdir" && pwd -P)/build" ]; then
+    skip "quickstart serve: it builds in ./build of the source tree, and this build is elsewhere"
+    done_testing
+    exit 0
+fi
+# quickstart installs missing Debian packages as root: here it must not
+# (no network), so an apt-get on PATH that only says it was asked.
+mkdir -p $T/bin
+printf '#!/bin/sh\ntouch %s/apt-asked\nexit 1\n' "$T" >$T/bin/apt-get
+chmod +x $T/bin/apt-get
+QPORT=$(free_port)
+PATH=$T/bin:$PATH PORT=$QPORT QUICKSTART_RUN_DIR=$T/qs FIND_LINKS=$WHEELHOUSE \
+    setsid "$top_srcdir/quickstart" serve >$T/qs.log 2>&1 &
+QS=$!
+stop_qs() { kill -TERM "$QS" 2>/dev/null; wait "$QS" 2>/dev/null; stack_stop 2>/dev/null; cleanup_tmp; }
+trap stop_qs EXIT
+wait_for grep -q "^web page: http://127.0.0.1:$QPORT/" $T/qs.log
+up=$?
+if [ -e $T/apt-asked ]; then
+    skip "quickstart serve: it wanted to install Debian packages (this machine lacks some)"
+    done_testing
+    exit 0
+fi
+ok $up "FIND_LINKS=DIR ./quickstart serve starts" || { diag "$(cat $T/qs.log)"; done_testing; exit 1; }
+like "$(cat $T/qs.log)" "packages from index_url = none, find_links = $WHEELHOUSE" \
+    "it says where packages come from: the wheelhouse, no index"
+like "$(cat $T/qs.log)" "state in $RUNMYSCRIPT_STATE_DIR" "it serves the state directory the command line uses (RUNMYSCRIPT_STATE_DIR)"
+"$PYTHON3" - "$SEEDS_DIR" >$T/seed-body.json <<'PY'
+import json, sys
+d = sys.argv[1]
+print(json.dumps({"code": open(d + "/run_my_script_test.py").read(),
+                  "input": open(d + "/run_my_script_test_input.json").read()}))
+PY
+curl -sS -o $T/page.json -H 'Content-Type: application/json' --data-binary @$T/seed-body.json \
+    "http://127.0.0.1:$QPORT/api/run"
+is "$(jget $T/page.json 'r["status"]')" ok "the page's example (the seed, Pillow) runs behind it"
+is "$(jget $T/page.json 'r["env_cache"]')" hit "with the environment the command line built (one state directory)"
+is "$(jget $T/page.json '[a["path"] for a in r["artifacts"]]')" '["flipped.png"]' "and gives back flipped.png"
+url=$(jget $T/page.json 'r["artifacts"][0]["url"]')
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$QPORT$url")" 200 "whose link downloads"
+kill -TERM "$QS"
+wait "$QS"
+is "$?" 0 "Ctrl-C (SIGTERM) stops quickstart serve"
+done_testing

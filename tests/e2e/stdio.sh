@@ -1,0 +1,145 @@
+#!/bin/bash
+# `runmyscript mcp`: MCP over stdio. The official SDK's stdio client
+# (stdio-client.mjs) as a desktop client starts it: initialize, tools/list,
+# run_code with the seed example and its input, notifications, the session's
+# workspace, its own warm pool, cancel, the end. Then the raw transport:
+# the stateless revision 2026-07-28 (no headers to mirror: _meta alone),
+# its cancel (the call's stream closes), a line that is not JSON, one past
+# request_bytes, and a running server's warm pool used instead of its own.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/e2e/lib.sh"
+RUNAS=()
+. "$top_srcdir/tests/lib/warm.sh"
+MODULES=$top_srcdir/tests/node_modules
+NODE=$MODULES/.bin/node
+[ -x "$NODE" ] || NODE=node
+HAVE_PILLOW=0
+ls "${WHEELHOUSE:-/nonexistent}"/pillow-*.whl >/dev/null 2>&1 && HAVE_PILLOW=1
+WARM=0
+"$RUNMYSCRIPT" check-sandbox 2>/dev/null | grep -q '^user namespaces: *yes' && WARM=1
+
+if [ -d "$MODULES/@modelcontextprotocol/sdk" ] && command -v "$NODE" >/dev/null; then
+    RUNMYSCRIPT=$RUNMYSCRIPT STATE_DIR=$RUNMYSCRIPT_STATE_DIR TOP=$top_srcdir WARM=$WARM HAVE_PILLOW=$HAVE_PILLOW \
+        "$NODE" "$top_srcdir/tests/e2e/stdio-client.mjs" >$T/sdk.tap 2>&1
+    rc=$?
+    tap_merge "SDK stdio client: " $T/sdk.tap
+    ok $rc "the SDK's stdio client ran to its end"
+else
+    skip "the SDK's stdio client: the npm packages are not installed in tests/ (./quickstart test runs npm ci there)"
+fi
+! "$PYTHON3" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])' "$RUNMYSCRIPT_STATE_DIR/.warm/pool.sock" 2>/dev/null
+ok $? "its warm pool ended with it (nothing listens for the state directory)"
+
+# The raw transport, one message a line (stdio_raw.py: send, wait for the
+# answers each one must get, with a ceiling).
+cat >$T/raw.py <<'PY'
+import json, os, select, subprocess, sys, time
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+p = subprocess.Popen([os.environ["RUNMYSCRIPT"], "mcp", *sys.argv[1:]], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=open(os.environ["T"] + "/raw.err", "wb"))
+buf = b""
+def send(obj):
+    p.stdin.write((obj if isinstance(obj, bytes) else json.dumps(obj).encode()) + b"\n")
+    p.stdin.flush()
+def until(pred, ceiling=120):
+    """Messages until one satisfies pred (returned with those before it)."""
+    global buf
+    seen, end = [], time.time() + ceiling
+    while time.time() < end:
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            m = json.loads(line)
+            seen.append(m)
+            if pred(m):
+                return m, seen
+        r, _, _ = select.select([p.stdout], [], [], 0.5)
+        if r:
+            chunk = os.read(p.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buf += chunk
+    return None, seen
+def say(k, v):
+    print(k, json.dumps(v))
+    sys.stdout.flush()
+def call(i, name, args, token=None):
+    meta = dict(META)
+    if token:
+        meta["progressToken"] = token
+    send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args, "_meta": meta}})
+mode = os.environ.get("MODE", "modern")
+if mode == "modern":
+    send({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}})
+    m, _ = until(lambda m: m.get("id") == 1)
+    tools = m["result"]["tools"]
+    say("list", [t["name"] for t in tools])
+    say("ws-param", all("workspace" in t["inputSchema"].get("properties", {}) for t in tools if t["name"] == "run_code"))
+    say("no-session", not any("session" in t["description"].replace("session_ttl", "") for t in tools))
+    call(2, "run_code", {"code": "open('kept.txt', 'w').write('x')\nprint('in a workspace')"}, token="t2")
+    m, seen = until(lambda m: m.get("id") == 2)
+    r = m["result"]
+    say("run", [r["structuredContent"]["status"], r["structuredContent"]["logs"], r.get("resultType")])
+    say("progress", [x["params"]["message"] for x in seen if x.get("method") == "notifications/progress"])
+    wid = r["structuredContent"]["workspace"]
+    call(3, "list_dir", {"workspace": wid})
+    m, _ = until(lambda m: m.get("id") == 3)
+    say("ls", sorted(e["name"] for e in m["result"]["structuredContent"]["entries"]))
+    # Its cancel: the call's stream closes (over stdio: notifications/cancelled).
+    call(4, "run_code", {"code": "import time\nprint('long', flush=True)\ntime.sleep(120)", "workspace": wid}, token="t4")
+    m, seen = until(lambda m: m.get("method") == "notifications/progress" and m["params"]["message"] == "running")
+    send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4, "reason": "no longer"}})
+    send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "run_code", "arguments": {"code": "print('next')", "workspace": wid}, "_meta": META}})
+    m, seen = until(lambda m: m.get("id") == 5)
+    say("after-cancel", [m["result"]["structuredContent"]["logs"], any(x.get("id") == 4 for x in seen)])
+    # Bad lines: not JSON, and (below) one past request_bytes.
+    send(b"{not json")
+    m, _ = until(lambda m: "error" in m)
+    say("parse", [m["error"]["code"], m["id"]])
+    send(b'{"jsonrpc": "2.0", "id": 6, "method": "ping", "params": {"pad": "' + b"x" * 9000 + b'"}}')
+    m, _ = until(lambda m: "error" in m)
+    say("big", [m["error"]["code"], m["error"]["message"]])
+    send({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": META}})
+    m, _ = until(lambda m: m.get("id") == 7)
+    say("after-big", "tools" in m.get("result", {}))
+p.stdin.close()
+try:
+    say("exit", p.wait(60))
+except subprocess.TimeoutExpired:
+    p.kill()
+    say("exit", "hung")
+PY
+raw() { T=$T RUNMYSCRIPT=$RUNMYSCRIPT "$PYTHON3" $T/raw.py "$@" >$T/raw.out 2>&1; }
+got() { sed -n "s/^$1 //p" $T/raw.out; }
+raw --set request_bytes=8K
+is "$(got list)" '["run_code", "run_my_script", "list_dir", "preview_file", "mount_file", "persist_artifact", "delete_workspace"]' \
+    "2026-07-28 over stdio: tools/list with _meta alone (no headers to mirror it)"
+is "$(got ws-param)" true "run_code takes a workspace handle"
+is "$(got no-session)" true "and no description speaks of a session"
+is "$(got run)" '["ok", "in a workspace\n", "complete"]' "run_code: a complete result"
+is "$(got progress)" '["queued", "resolving the environment", "running", "collecting artifacts", "done: ok"]' \
+    "with its progress notifications"
+like "$(got ls)" '"kept.txt"' "list_dir with the handle sees what the call wrote"
+is "$(got after-cancel)" '["next\n", false]' "notifications/cancelled ends a 2026-07-28 call (no answer for it), and the next one runs"
+is "$(got parse)" '[-32700, null]' "a line that is not JSON: -32700 with id null"
+like "$(got big)" '[-32000, "Content Too Large: the request body is larger than request_bytes (8.0 KiB)"]' \
+    "a line past request_bytes: refused with its value"
+is "$(got after-big)" true "and the next line is served"
+is "$(got exit)" 0 "the end of stdin ends it: exit 0"
+is "$(grep -l '"status":"cancelled"' $RUNMYSCRIPT_STATE_DIR/runs/*/result.json 2>/dev/null | wc -l)" 2 \
+    "the cancelled call's run is status cancelled (as the SDK client's was)"
+
+# A running server's warm pool serves the stdio server's runs.
+if [ "$WARM" = 1 ]; then
+    warm_serve || { ok 1 "a server's pool starts"; done_testing; exit 1; }
+    MODE=none raw --set log_level=info
+    like "$(cat $T/raw.err)" "warm pool: a server's" "with a server on the same state directory, it uses that server's pool"
+    [ -n "$(warm_pool_pid)" ]
+    ok $? "whose pool is still there after it ended"
+    warm_stop
+else
+    skip "a server's warm pool: this host cannot make user namespaces"
+fi
+done_testing
