@@ -28,6 +28,7 @@ task_after = 1s
     NODE_PORT[$name]=$(free_port)
     # The environment would win over the file (tap.sh sets a state_dir):
     # --set wins over both.
+    : >"$dir/serve.log" # (as tests/e2e/lib.sh: only this server's "serving on" counts)
     "$RUNMYSCRIPT" serve --listen "127.0.0.1:${NODE_PORT[$name]}" --config "$dir/runmyscript.conf" --workers 3 \
         --set "state_dir=$dir/state" >/dev/null 2>"$dir/serve.log" &
     NODE_PID[$name]=$!

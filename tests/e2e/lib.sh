@@ -84,6 +84,12 @@ stack_start() {
             fcgi=$T/fcgi.sock
             listen=unix:$fcgi
         fi
+        # The log is emptied here, before the server starts: the wait for
+        # "serving on" below must not read the line of a server this test
+        # ran before (a TERM sent on that would reach the new one before
+        # the program had its handlers, while bash's child had its own,
+        # and be lost).
+        : >"$T/serve.log"
         "$RUNMYSCRIPT" serve --listen "$listen" --config "$CONF" --workers "${STACK_WORKERS:-4}" \
             >/dev/null 2>"$T/serve.log" &
         SERVE_PID=$!

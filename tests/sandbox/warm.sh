@@ -442,6 +442,7 @@ ok $? "warm_idle = 2s: an idle zygote goes"
 # Off: warm = off on the server has no pool at all.
 warm_stop
 rm -rf "$RUNMYSCRIPT_STATE_DIR/.warm"
+: >$T/warm-serve.log # (the last server's "serving on" is not this one's: see tests/e2e/lib.sh)
 "${RUNAS[@]}" "$RUNMYSCRIPT" serve --listen "unix:$T/warm-sock/fcgi.sock" --workers 1 --set warm=off >$T/warm-serve.log 2>&1 &
 WARM_SERVE_PID=$!
 wait_until grep -q "serving on" $T/warm-serve.log
