@@ -182,6 +182,20 @@ wait_until no_process_named $TOK
 cell $K '1'
 like "$(reason)" "killed (signal 9) from outside" "an idle kernel killed by hand: the next cell says so"
 
+# --- a cell that closes its kernel's channel: the kernel is stopped, clearly ---
+cell $K 'import os
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        if os.readlink("/proc/self/fd/" + fd).startswith("socket:"):
+            os.close(int(fd))
+    except OSError:
+        pass
+import time; time.sleep(30)'
+is "$(st)" error "a cell that closes the kernel's channel: its status, not a hung call"
+like "$(jget $J 'r["error"]')" "closed its kernel's channel" "the error says so"
+cell $K '1'
+like "$(reason)" "closed its channel to its host" "the next cell's kernel is new, and says why"
+
 # --- one cell at a time per kernel ---
 cell $A 'n = 0'
 rm -f $A/bg1 $A/bg2 $A/bg3
