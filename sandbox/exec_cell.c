@@ -459,6 +459,7 @@ int exec_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct
             rc = cell_kernel(&run, &s, &k);
         if (rc == 0)
             rc = exec__step_seen(&run);
+        s.t_run = util_now_ms();
         if (rc == 0)
             rc = cell_send(&run, &k);
         if (rc == 0)

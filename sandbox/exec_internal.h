@@ -236,6 +236,7 @@ struct host {
     int64_t last_cell;          /* util_now_ms() of the same, for kernel_idle */
     int64_t next_memory;        /* the next look at the kernel's memory */
     bool killed_it;             /* we killed the kernel (a cell past its interrupt's grace) */
+    bool chan_lost;             /* the kernel closed its channel (its user's code did): we ended it */
     struct dbuf idle_out;       /* output between cells */
     bool idle_cut;
     bool ending;

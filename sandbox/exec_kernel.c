@@ -161,7 +161,7 @@ static void on_restart(struct host *h, int fd, json_object *o)
         return;
     }
     h->last_used = util_wall_ms();
-    h->killed_it = false;
+    h->killed_it = h->chan_lost = false;
     exec__host_state(h);
 }
 

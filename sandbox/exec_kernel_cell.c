@@ -44,6 +44,20 @@ static void sys_out(void *ctx, enum exec_stream stream, const char *data, size_t
     exec__host_output(ctx, stream, data, len);
 }
 
+/* The channel's end: the kernel is gone (its pidfds say so next), or its
+ * user's code closed the channel, and then the kernel can be told nothing
+ * more: it is ended, which its pidfds say next too. */
+static void chan_lost(struct host *h)
+{
+    close(h->k.chan);
+    h->k.chan = -1;
+    struct pollfd p = {h->k.py_pidfd, POLLIN, 0};
+    if (h->k.py_pidfd >= 0 && poll(&p, 1, CELL_REPORT_MS) > 0)
+        return;
+    h->chan_lost = true;
+    jail_kill_all(&h->k.proc);
+}
+
 static json_object *str_or_null(const char *s)
 {
     return s ? json_object_new_string(s) : NULL;
@@ -183,9 +197,12 @@ void exec__cell_begin(struct host *h, int peer, json_object *o)
         json_object_object_add(m, "out", json_object_new_string(out));
         json_object_object_add(m, "limit", json_object_new_int64((int64_t)c->lim.value_bytes));
     }
-    /* A kernel that cannot take it is gone, or going: its pidfd says so. */
-    if (!m || kernel_chan_send(k->chan, m) < 0)
+    /* A kernel that cannot take it is gone, or going: its pidfds say so. */
+    if (!m || k->chan < 0 || kernel_chan_send(k->chan, m) < 0) {
         log_msg(LOG_LVL_WARN, "the kernel did not take its cell");
+        if (k->chan >= 0)
+            chan_lost(h);
+    }
     json_object_put(m);
 }
 
@@ -238,8 +255,10 @@ void exec__cell_answer(struct host *h)
     struct cell *c = &h->cell;
     json_object *a = NULL;
     int rc = kernel_chan_recv(h->k.chan, CELL_ANSWER_MS, c->lim.value_bytes + HOST_ANSWER_SLACK, &a);
-    if (rc == -EPIPE)
-        return; /* the kernel is gone: its pidfd tells the rest */
+    if (rc == -EPIPE) {
+        chan_lost(h);
+        return;
+    }
     if (rc < 0) {
         /* Not an answer: a cell that wrote to the channel. The kernel can
          * no longer be told from its user's code: it goes. */
@@ -284,7 +303,11 @@ void exec__cell_stray(struct host *h)
     json_object *a = NULL;
     int rc = kernel_chan_recv(h->k.chan, CELL_ANSWER_MS, HOST_ANSWER_SLACK, &a);
     json_object_put(a);
-    if (rc < 0 && rc != -EPIPE) {
+    if (rc == -EPIPE) {
+        chan_lost(h);
+        return;
+    }
+    if (rc < 0) {
         log_msg(LOG_LVL_WARN, "the kernel wrote to its channel between cells: it goes");
         snprintf(h->end_reason, sizeof h->end_reason, "the last kernel wrote to its own channel and was stopped");
         h->ending = true;
@@ -325,6 +348,12 @@ void exec__cell_kernel_gone(struct host *h)
         exec__system_line(&c->run, "[runmyscript] the kernel used up its memory limit (memory = %s) and was killed; "
                           "the next cell starts a new kernel, with the workspace's files", hs);
         cell_done(h, EXEC_STATUS_MEMORY, "memory", -1, sig, NULL, false, NULL);
+        return;
+    }
+    if (h->chan_lost) {
+        cell_done(h, EXEC_STATUS_ERROR, NULL, -1, sig, NULL, false,
+                  "the cell closed its kernel's channel to the host, and the kernel was stopped; the next cell starts "
+                  "a new kernel, with the workspace's files");
         return;
     }
     if (h->killed_it) {

@@ -293,12 +293,15 @@ void exec__kproc_why_gone(const struct host *h, char *why, size_t n)
 {
     const struct kproc *k = &h->k;
     int st = k->proc.wstatus;
-    bool killed = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && !h->killed_it && !k->proc.memory_breached;
+    bool killed = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && !h->killed_it && !h->chan_lost &&
+                  !k->proc.memory_breached;
     if (killed && k->warm && went_with_server(h))
         snprintf(why, n, "the server was restarted, and the last kernel ended with it");
     else if (killed && k->warm && went_with_pool(h))
         snprintf(why, n, "the warm pool the last kernel was forked from ended (the server stopped or reloaded), "
                          "and the kernel with it");
+    else if (h->chan_lost)
+        snprintf(why, n, "a cell of the last kernel closed its channel to its host, and the kernel was stopped");
     else if (k->proc.memory_breached)
         snprintf(why, n, "the last kernel exceeded memory");
     else if (h->killed_it)

@@ -249,7 +249,8 @@ post '{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"run_code"
 is "$(jb '[c.get("mimeType") for c in r["result"]["content"] if c["type"] == "image"]')" '["image/png"]' \
     "one image inline (the small one); the big one over image_inline_bytes is not"
 is "$(jb 'sorted(c["name"] for c in r["result"]["content"] if c["type"] == "resource_link")')" \
-    '["artifacts.zip", "big.png", "small.png"]' "every artifact of this call has a link (an earlier call's result.txt is not one)"
+    '["artifacts.zip", "big.png", "small.png"]' \
+    "every artifact of this call has a link (result.txt, an earlier call's, is not this one's: list_dir shows it)"
 
 # --- artifacts route
 is "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/artifacts/0123456789abcdef0123456789abcdef/x")" 404 "an unknown run: 404"

@@ -165,8 +165,8 @@ k = 1"
 kp=$(named_pid $TOK)
 [ -n "$kp" ]
 ok $? "the kernel's process is found ($kp)"
-cell_bg $K 'import time; time.sleep(30)'
-sleep 1.5
+cell_bg $K 'import time; open("started", "w").close(); time.sleep(30)'
+wait_until test -e $K/started
 kill -KILL $kp 2>/dev/null
 wait $BG
 J=$BGJ
@@ -182,17 +182,32 @@ wait_until no_process_named $TOK
 cell $K '1'
 like "$(reason)" "killed (signal 9) from outside" "an idle kernel killed by hand: the next cell says so"
 
+# --- a cell that closes its kernel's channel: the kernel is stopped, clearly ---
+cell $K 'import os
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        if os.readlink("/proc/self/fd/" + fd).startswith("socket:"):
+            os.close(int(fd))
+    except OSError:
+        pass
+import time; time.sleep(30)'
+is "$(st)" error "a cell that closes the kernel's channel: its status, not a hung call"
+like "$(jget $J 'r["error"]')" "closed its kernel's channel" "the error says so"
+cell $K '1'
+like "$(reason)" "closed its channel to its host" "the next cell's kernel is new, and says why"
+
 # --- one cell at a time per kernel ---
 cell $A 'n = 0'
-cell_bg $A 'import time; time.sleep(2); n += 1; n'
-sleep 0.5
+rm -f $A/bg1 $A/bg2 $A/bg3
+cell_bg $A 'import time; open("bg1", "w").close(); time.sleep(2); n += 1; n'
+wait_until test -e $A/bg1
 cell $A 'n += 10; n'
 second=$(val)
 wait $BG
 J=$BGJ
 is "$(val) $second" "1 11" "two cells of one kernel at once: the second waits for the first"
-cell_bg $A 'import time; time.sleep(3)'
-sleep 0.5
+cell_bg $A 'import time; open("bg2", "w").close(); time.sleep(3)'
+wait_until test -e $A/bg2
 cell --set queue_wait=1s $A 'n'
 is "$R $(jget $J 'r["run_id"]')" "3 " "past queue_wait the second cell is busy, and nothing of it is kept"
 like "$(jget $J 'r["error"]')" "the kernel is busy" "it says why"
@@ -205,8 +220,8 @@ chmod 644 $T/run.py
 cell $A 'n'
 "${RUNAS[@]}" "$RUNMYSCRIPT" run $T/run.py --json >$T/run1.json 2>/dev/null
 is "$(jget $T/run1.json 'r["status"]')" ok "max_concurrent_runs = 1 and an idle kernel: a run runs"
-cell_bg $A 'import time; time.sleep(3)'
-sleep 1
+cell_bg $A 'import time; open("bg3", "w").close(); time.sleep(3)'
+wait_until test -e $A/bg3
 "${RUNAS[@]}" "$RUNMYSCRIPT" run $T/run.py --json >$T/run2.json 2>/dev/null
 like "$(jget $T/run2.json 'r["error"]')" "busy" "a running cell holds the run slot: the run is turned away"
 wait $BG
@@ -287,7 +302,10 @@ for w in e1 e2 e3; do ctl end $T/$w >/dev/null; done
 # --- kernel_idle ---
 I=$(ws i)
 RUNMYSCRIPT_KERNEL_IDLE=2s cell $I 'i = 1'
-sleep 4
+is "$(live)" 1 "(the one kernel live)"
+no_live() { [ "$(live)" = 0 ]; }
+wait_until no_live
+ok $? "an idle kernel goes by itself"
 cell $I 'i'
 is "$(jget $J 'r["kernel"]["state"]')" new "an idle kernel is stopped after kernel_idle"
 like "$(reason)" "no cell for kernel_idle (2 s)" "the next cell says so"
@@ -295,7 +313,6 @@ like "$(reason)" "no cell for kernel_idle (2 s)" "the next cell says so"
 # --- the server restarted ---
 cell $I 'i = 2'
 warm_stop
-sleep 1
 warm_serve || diag "the server did not come back"
 export RMS_TEST_SERVER=$WARM_SERVE_PID
 cell $I 'i'
