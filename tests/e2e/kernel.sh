@@ -87,6 +87,15 @@ is "$(sc '["value"]')" null "None gives no value"
 cell 'print("shown"); {"a": [1, 2]}'
 is "$(sc '["logs"], r["result"]["structuredContent"]["value"]')" '["shown\n", "{'"'"'a'"'"': [1, 2]}"]' \
     "printed output is the log, the last expression the value"
+# run_code (stateless, no kernel) shows its last expression the same way.
+ID=$((ID + 1))
+post '{"jsonrpc":"2.0","id":'$ID',"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(\"p\")\n6 * 7"}}}' \
+    "${H[@]}"
+is "$(sc '["status"], r["result"]["structuredContent"]["value"]')" '["ok", "42"]' "run_code's last expression is its value too"
+like "$(text)" $'--- value ---\n42\n' "in its text as well"
+ID=$((ID + 1))
+post '{"jsonrpc":"2.0","id":'$ID',"method":"tools/call","params":{"name":"run_code","arguments":{"code":"x"}}}' "${H[@]}"
+is "$(sc '["status"]')" error "run_code shares no names with the session's kernel (x is not defined there)"
 
 # Only what a cell made: its new and changed files, not the earlier ones.
 cell $'import os\nopen(os.path.join(os.environ["SCRIPT_OUTPUT"], "a.txt"), "w").write("a")'

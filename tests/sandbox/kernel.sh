@@ -299,6 +299,17 @@ like "$(reason)" "to make room for another (max_kernels = 2)" "and says why"
 unset RUNMYSCRIPT_MAX_KERNELS
 for w in e1 e2 e3; do ctl end $T/$w >/dev/null; done
 
+# --- kernel_memory: past it the least recently used idle kernel goes ---
+export RUNMYSCRIPT_KERNEL_MEMORY=1M
+cell $T/e1 'g = 1'
+cell $T/e2 'g = 2'
+is "$(st) $(jget $J 'r["kernel"]["state"]')" "ok new" "kernel_memory = 1M: a second kernel starts"
+cell $T/e1 'g'
+is "$(jget $J 'r["kernel"]["state"]')" new "the kernels past kernel_memory: the least recently used idle one was stopped"
+like "$(reason)" "to keep the kernels within kernel_memory" "and says why"
+unset RUNMYSCRIPT_KERNEL_MEMORY
+for w in e1 e2; do ctl end $T/$w >/dev/null; done
+
 # --- kernel_idle ---
 I=$(ws i)
 RUNMYSCRIPT_KERNEL_IDLE=2s cell $I 'i = 1'
