@@ -76,6 +76,7 @@ struct cfg {
     uint64_t max_kernels;     /* kernels live at once (0: none) */
     uint64_t kernel_memory;   /* bytes all kernels may hold together; 0: no budget */
     int64_t kernel_grace_ms;  /* an interrupted cell's time before its kernel is killed */
+    uint64_t warm_spares;     /* runs' inits a busy zygote makes ahead, 0 to 8 */
     char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
     struct fetch_allow fetch_allow;
     struct exec_config exec;  /* points into the strings above */

@@ -130,6 +130,7 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "max_kernels = %llu\n", (unsigned long long)c->max_kernels);
     rc = rc ? rc : put_size(&b, "kernel_memory", c->kernel_memory);
     rc = rc ? rc : dbuf_printf(&b, "kernel_grace = %lldms\n", (long long)c->kernel_grace_ms);
+    rc = rc ? rc : dbuf_printf(&b, "warm_spares = %llu\n", (unsigned long long)c->warm_spares);
     for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
         char v[48];
         format_limit(&exec_limit_defs[i], exec_limit_get(&c->exec.limits, &exec_limit_defs[i]), v, sizeof v);

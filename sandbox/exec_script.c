@@ -329,8 +329,11 @@ static int start_warm(struct run *run, const struct jail_opts *o, struct jail_pr
     char sock[PATH_MAX], err[256] = "";
     struct deps_strv imports = {0};
     int rc = warm_sock_path(spec->cfg->state_dir, sock, sizeof sock);
-    if (rc == 0 && deps_scan_imports(spec->code, spec->code_len, &imports) < 0)
-        imports.n = 0; /* the imports only teach the pool: a run goes on without */
+    /* The whole module paths (matplotlib.pyplot, not only matplotlib): the
+     * imports only teach the pool, so a run goes on with what was found. */
+    int src = rc == 0 ? deps_scan_import_paths(spec->code, spec->code_len, &imports) : 0;
+    if (src < 0 && src != -E2BIG)
+        imports.n = 0;
     if (rc == 0)
         rc = jail_start_warm(o, sock, (const char *const *)imports.v, imports.n, spec->cfg->warm.wait_ms, proc, err,
                              sizeof err);
@@ -406,6 +409,7 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
             .runner_argv = run->display ? l.runner_argv : NULL,
             .value_file = run->display ? l.value_file : NULL,
             .value_limit = spec->limits.value_bytes,
+            .home_from = mode == JAIL_MODE_NAMESPACES ? deps_env_home_cache(env_dir) : NULL,
         };
         rc = warm ? start_warm(run, &o, proc) : -EAGAIN;
         warm = false;

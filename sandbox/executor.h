@@ -139,6 +139,8 @@ struct exec_warm {
     uint32_t runs;              /* warm_runs: a zygote is replaced after this many runs; 0: never */
     int64_t lifetime_ms;        /* warm_lifetime: ... or after this long; 0: never */
     const char *modules;        /* warm_modules: imported in every zygote besides what runs import */
+    uint32_t spares;            /* warm_spares: runs' inits (their namespaces, /proc, /tmp) a busy zygote
+                                 * makes ahead, 0 to 8; 0: each run's is made when it comes */
     int64_t wait_ms;            /* warm_wait: a run waits this long for the pool's answer and the
                                  * zygote's fork, then starts cold */
 };
@@ -795,6 +797,8 @@ struct exec_warm_stats {
     bool serving;               /* a pool listens for this state directory */
     uint64_t envs;              /* environments with a zygote ready */
     uint64_t runs;              /* runs handed to a zygote since the pool started */
+    uint64_t skipped;           /* modules a zygote could not import safely, skipped (STATE/.warm/learned
+                                 * names them, per environment) */
 };
 /* Reads the pool's counters. 0, -ENOENT when no pool ever ran here, or
  * -errno. */

@@ -46,6 +46,20 @@ bool deps_strv_has(const struct deps_strv *s, const char *str);
  * importlib) are not seen. Appends to out; at most DEPS_MAX_IMPORTS names
  * (-E2BIG past that). 0, -E2BIG or -ENOMEM. */
 int deps_scan_imports(const char *code, size_t len, struct deps_strv *out) must_check;
+/* The same scan, with whole module paths, in order of first appearance,
+ * each once: `import a.b as c` gives a.b; `from a.b import c, d` gives a.b,
+ * a.b.c and a.b.d (c and d may be modules of a.b or names in it: whoever
+ * imports them tells them apart). What a warm pool's zygote imports ahead.
+ * The same limits and returns; on -E2BIG out holds the first
+ * DEPS_MAX_IMPORTS. */
+int deps_scan_import_paths(const char *code, size_t len, struct deps_strv *out) must_check;
+
+/* Where a run sees the caches env_dir's libraries built when it was made
+ * (deps_cache.c): "/env/.rms-cache/home", a tree to lay into HOME
+ * (jail_opts.home_from); NULL when the environment has none (the base
+ * environment, one whose imports wrote nothing, one built in the
+ * fallback). Static text. */
+const char *deps_env_home_cache(const char *env_dir);
 
 /* Whether the script's last top-level statement may be an expression
  * statement whose value a notebook would show: false for a statement a

@@ -376,6 +376,10 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
         rc = deps__manifest_write(tfd, set, &installed, bytes, &wheels, copied, state_dir);
     deps_strv_free(&installed);
     deps_strv_free(&wheels);
+    /* What its libraries cache on first use, made once (set->n: the base
+     * environment's copy alone has nothing to import). */
+    if (rc == 0 && set->n)
+        rc = deps__env_caches(tmp, install_ms, io, err, errlen);
     struct util_walk ro = {.pre = deps__readonly_walk};
     if (rc == 0)
         rc = util_walk_at(tfd, "", &ro);

@@ -289,4 +289,14 @@ int deps__store_build(const struct deps_config *cfg, const char *state_dir, cons
                       const struct deps_install_io *io, const char *tmp, struct deps_strv *wheels,
                       struct deps__held *held, size_t *copied, char **failed, char *err, size_t errlen) must_check;
 
+/* ------------------------------------------------------ deps_cache.c */
+
+/* The caches of the environment being built at tmp (its manifest
+ * written): its libraries imported once in the jail, with HOME at
+ * tmp/.rms-cache/home. Namespaces only (elsewhere nothing is made); a
+ * failure of the importer leaves what it made and is no failure of the
+ * build. 0 or -errno (the reason in err). */
+int deps__env_caches(const char *tmp, int64_t timeout_ms, const struct deps_install_io *io, char *err,
+                     size_t errlen) must_check;
+
 #endif

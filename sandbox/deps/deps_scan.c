@@ -67,6 +67,7 @@ struct lex {
     int depth;          /* ( [ { nesting */
     bool have_pending;  /* one token of look-back, for the import parser */
     struct tok pending;
+    bool dotted;        /* record whole module paths (deps_scan_import_paths) */
 };
 
 static bool is_name_start(unsigned char c)
@@ -300,21 +301,51 @@ static void push_back(struct lex *lx, const struct tok *t)
 }
 
 /* A module name worth recording: ASCII only (a distribution name is). */
-static int record(struct deps_strv *out, const struct tok *t)
+static int record_name(struct deps_strv *out, const char *p, size_t len)
 {
-    for (size_t i = 0; i < t->len; i++)
-        if ((unsigned char)t->p[i] >= 0x80)
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)p[i] >= 0x80)
             return 0;
     char name[256];
-    if (t->len >= sizeof name)
+    if (len >= sizeof name)
         return 0;
-    memcpy(name, t->p, t->len);
-    name[t->len] = '\0';
+    memcpy(name, p, len);
+    name[len] = '\0';
     if (deps_strv_has(out, name))
         return 0;
     if (out->n >= DEPS_MAX_IMPORTS)
         return -E2BIG;
-    return deps_strv_push(out, name, t->len);
+    return deps_strv_push(out, name, len);
+}
+
+static int record(struct deps_strv *out, const struct tok *t)
+{
+    return record_name(out, t->p, t->len);
+}
+
+/* A dotted module path being read: its text, and whether it still fits. */
+struct path {
+    char s[256];
+    size_t len;
+    bool fits;
+};
+
+static void path_add(struct path *p, const char *sep, const struct tok *t)
+{
+    size_t sl = strlen(sep);
+    if (!p->fits || p->len + sl + t->len >= sizeof p->s) {
+        p->fits = false;
+        return;
+    }
+    memcpy(p->s + p->len, sep, sl);
+    memcpy(p->s + p->len + sl, t->p, t->len);
+    p->len += sl + t->len;
+    p->s[p->len] = '\0';
+}
+
+static int record_path(struct deps_strv *out, const struct path *p)
+{
+    return p->fits ? record_name(out, p->s, p->len) : 0;
 }
 
 /* After `import`: dotted names with optional `as NAME`, separated by
@@ -328,7 +359,9 @@ static int parse_import(struct lex *lx, struct deps_strv *out)
             push_back(lx, &t);
             return 0;
         }
-        int rc = record(out, &t);
+        struct path path = {.fits = true};
+        path_add(&path, "", &t);
+        int rc = lx->dotted ? 0 : record(out, &t);
         if (rc < 0)
             return rc;
         /* The rest of the dotted name, then `as NAME`. */
@@ -338,12 +371,15 @@ static int parse_import(struct lex *lx, struct deps_strv *out)
                 next_token(lx, &t);
                 if (t.kind != TOK_NAME) {
                     push_back(lx, &t);
-                    return 0;
+                    return lx->dotted ? record_path(out, &path) : 0;
                 }
+                path_add(&path, ".", &t);
                 continue;
             }
             break;
         }
+        if (lx->dotted && (rc = record_path(out, &path)) < 0)
+            return rc;
         if (tok_is(&t, TOK_NAME, "as")) {
             next_token(lx, &t);
             if (t.kind != TOK_NAME) {
@@ -357,6 +393,53 @@ static int parse_import(struct lex *lx, struct deps_strv *out)
             return 0;
         }
     }
+}
+
+/* With dotted paths, the rest of `from PATH import a, b as c` (or `(a,
+ * b)`): PATH, then PATH.a and PATH.b, which may be modules or names in it
+ * (whoever imports them tells them apart). `*` adds nothing. */
+static int parse_from_names(struct lex *lx, struct deps_strv *out, struct path *path)
+{
+    struct tok t;
+    for (;;) {
+        next_token(lx, &t);
+        if (!tok_is(&t, TOK_OP, "."))
+            break;
+        next_token(lx, &t);
+        if (t.kind != TOK_NAME) {
+            push_back(lx, &t);
+            return record_path(out, path);
+        }
+        path_add(path, ".", &t);
+    }
+    int rc = record_path(out, path);
+    if (rc < 0 || !tok_is(&t, TOK_NAME, "import")) {
+        push_back(lx, &t);
+        return rc;
+    }
+    next_token(lx, &t);
+    bool paren = tok_is(&t, TOK_OP, "(");
+    if (paren)
+        next_token(lx, &t);
+    while (t.kind == TOK_NAME) {
+        struct path sub = *path;
+        path_add(&sub, ".", &t);
+        if ((rc = record_path(out, &sub)) < 0)
+            return rc;
+        next_token(lx, &t);
+        if (tok_is(&t, TOK_NAME, "as")) {
+            next_token(lx, &t);
+            if (t.kind != TOK_NAME)
+                break;
+            next_token(lx, &t);
+        }
+        if (!tok_is(&t, TOK_OP, ","))
+            break;
+        next_token(lx, &t);
+    }
+    if (!paren || !tok_is(&t, TOK_OP, ")"))
+        push_back(lx, &t);
+    return 0;
 }
 
 /* After `from`: leading dots make it relative (skipped); otherwise the
@@ -374,12 +457,16 @@ static int parse_from(struct lex *lx, struct deps_strv *out)
         push_back(lx, &t);
         return 0;
     }
-    return record(out, &t);
+    if (!lx->dotted)
+        return record(out, &t);
+    struct path path = {.fits = true};
+    path_add(&path, "", &t);
+    return parse_from_names(lx, out, &path);
 }
 
-int deps_scan_imports(const char *code, size_t len, struct deps_strv *out)
+static int scan(const char *code, size_t len, bool dotted, struct deps_strv *out)
 {
-    struct lex lx = {.s = code, .n = len};
+    struct lex lx = {.s = code, .n = len, .dotted = dotted};
     bool stmt_start = true;
     /* A UTF-8 byte order mark is not a token. */
     if (len >= 3 && !memcmp(code, "\xef\xbb\xbf", 3))
@@ -504,6 +591,16 @@ bool deps_scan_ends_in_expression(const char *code, size_t len)
     if (t.ntok)
         last = t;
     return last.ntok && !last.indented && !last.statement && !last.print;
+}
+
+int deps_scan_imports(const char *code, size_t len, struct deps_strv *out)
+{
+    return scan(code, len, false, out);
+}
+
+int deps_scan_import_paths(const char *code, size_t len, struct deps_strv *out)
+{
+    return scan(code, len, true, out);
 }
 
 /* ------------------------------------------------------------ PEP 723 */

@@ -101,6 +101,12 @@ struct jail_opts {
     bool zygote;
     const char *zygote_lib;
     const char *zygote_modules;
+    /* Inside: a directory (an environment's caches, /env/.rms-cache/home)
+     * whose tree HOME (/tmp/home) gets before the script starts: its
+     * directories made, the script's, and a symlink for each file (the
+     * cache stays the environment's, read-only); NULL: none. Namespaces
+     * only (the fallback's HOME is the run directory's: its layout). */
+    const char *home_from;
     /* The run's start as a file's ctime (NULL: not wanted): once the
      * run's paths are given to it and before the script can run, the jail
      * touches mark->fd and keeps its ctime in mark->at (mark->taken); with

@@ -4,7 +4,8 @@
  * parent reads to tell "the sandbox failed" from "the script failed".
  * Also the steps a cold run's init (jail_init.c) and a zygote and its
  * runs (jail_zygote.c) share: every other descriptor closed, a namespace's
- * pid 1 forwarding signals, the loopback up. */
+ * pid 1 forwarding signals, the loopback up, HOME laid out from an
+ * environment's caches. */
 #include "config.h"
 
 #include "jail_internal.h"
@@ -278,4 +279,53 @@ int jail__loopback_up(void)
     if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
         return -errno;
     return 0;
+}
+
+/* jail__home_tree's walk: one directory, depth levels down; *left entries
+ * may still be made. */
+static int home_tree_dir(char *src, char *dst, char *link, int depth, uid_t uid, bool may_keep, int *left)
+{
+    cleanup_dir DIR *d = opendir(src);
+    if (!d)
+        return errno == ENOENT && depth == 0 ? 0 : -errno;
+    size_t ls = strlen(src), ld = strlen(dst), ll = strlen(link);
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && *left > 0 && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        size_t n = strlen(e->d_name);
+        if (ls + n + 2 > PATH_MAX || ld + n + 2 > PATH_MAX || ll + n + 2 > PATH_MAX)
+            continue;
+        src[ls] = dst[ld] = link[ll] = '/';
+        memcpy(src + ls + 1, e->d_name, n + 1);
+        memcpy(dst + ld + 1, e->d_name, n + 1);
+        memcpy(link + ll + 1, e->d_name, n + 1);
+        struct stat st;
+        (*left)--;
+        if (lstat(src, &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (depth + 1 < JAIL_HOME_TREE_DEPTH) {
+                rc = mkdir(dst, 0700) < 0 && errno != EEXIST ? -errno : 0;
+                if (rc == 0 && lchown(dst, uid, uid) < 0 && !(may_keep && errno == EINVAL))
+                    rc = -errno;
+                if (rc == 0)
+                    rc = home_tree_dir(src, dst, link, depth + 1, uid, may_keep, left);
+            }
+        } else if (symlink(link, dst) < 0 && errno != EEXIST) {
+            rc = -errno;
+        } else if (lchown(dst, uid, uid) < 0 && !(may_keep && errno == EINVAL)) {
+            rc = -errno;
+        }
+        src[ls] = dst[ld] = link[ll] = '\0';
+    }
+    return rc;
+}
+
+int jail__home_tree(const char *src, const char *dst, const char *link_base, uid_t uid, bool may_keep_owner)
+{
+    char s[PATH_MAX], d[PATH_MAX], l[PATH_MAX];
+    int left = JAIL_HOME_TREE_MAX;
+    if (snprintf(s, sizeof s, "%s", src) >= (int)sizeof s || snprintf(d, sizeof d, "%s", dst) >= (int)sizeof d ||
+        snprintf(l, sizeof l, "%s", link_base) >= (int)sizeof l)
+        return -ENAMETOOLONG;
+    return home_tree_dir(s, d, l, 0, uid, may_keep_owner, &left);
 }

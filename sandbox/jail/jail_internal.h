@@ -112,6 +112,16 @@ void jail__close_all_except(const int *keep, size_t n);
 void jail__init_forward_signals(void);
 /* ifconfig lo up, inside a new network namespace. 0 or -errno. */
 int jail__loopback_up(void);
+/* Lays the tree of the directory src into the directory dst: each of its
+ * directories made in dst (0700, given to uid), each file or symlink in it
+ * a symlink in dst to link_base/ and its path below src (what the run sees
+ * of src there), given to uid; at most JAIL_HOME_TREE_MAX entries and
+ * JAIL_HOME_TREE_DEPTH levels, the rest left out. With may_keep_owner a
+ * uid the namespace does not map (an unprivileged server's zygote) keeps
+ * what it has. 0 (nothing at src too) or -errno. */
+#define JAIL_HOME_TREE_MAX 1024
+#define JAIL_HOME_TREE_DEPTH 8
+int jail__home_tree(const char *src, const char *dst, const char *link_base, uid_t uid, bool may_keep_owner);
 
 /* ------------------------------------------------ jail_seccomp.c */
 
@@ -380,7 +390,8 @@ struct jail_warm_req {
     char value_file[256];            /* jail_opts.value_file ("": the script runs as it is) */
     uint64_t value_limit;
     char env[JAIL_WARM_TEXT];        /* KEY=VALUE\0...\0\0 */
-    char imports[JAIL_WARM_TEXT];    /* top-level module names, NUL-separated, \0\0 at the end */
+    char imports[JAIL_WARM_TEXT];    /* module paths the script imports (matplotlib.pyplot), NUL-separated,
+                                      * \0\0 at the end; as many as fit */
 };
 enum jail_warm_fd {
     JAIL_WARM_FD_IN, JAIL_WARM_FD_OUT, JAIL_WARM_FD_ERR,
@@ -392,6 +403,7 @@ enum jail_warm_fd {
     JAIL_WARM_NFDS = JAIL_WARM_FD_BIND0 + JAIL_WARM_BINDS + JAIL_CG_TASKS,
 };
 #define JAIL_ZYGOTE_ARG "--sandbox-zygote"  /* argv[1] of a zygote's image */
+#define JAIL_WARM_SPARES_MAX 8               /* a zygote's spares (warm_spares' ceiling) */
 
 /* A SOCK_SEQPACKET message with up to JAIL_WARM_NFDS descriptors: sent
  * (0 or -errno) and received (its length, fds filled and *nfds set, or

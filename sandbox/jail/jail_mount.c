@@ -450,6 +450,17 @@ void jail__build_root(struct jail_ns_ctx *c)
             jail__child_fail_err(efd, JAIL_STAGE_BIND, -rc, it->inside);
     }
 
+    /* HOME laid out from the environment's caches, now that the binds
+     * are there (the zygote's as a run's: what it imports finds them). */
+    if (c->o->home_from) {
+        char src[PATH_MAX];
+        snprintf(src, sizeof src, "%s%s", R, c->o->home_from);
+        snprintf(p, sizeof p, "%s/tmp/home", R);
+        int rc = jail__home_tree(src, p, c->o->home_from, JAIL_UID, c->o->zygote);
+        if (rc < 0)
+            jail__child_fail_err(efd, JAIL_STAGE_ROOT, -rc, "HOME from the environment's caches");
+    }
+
     /* /etc files of our own. */
     snprintf(p, sizeof p, "%s/etc", R);
     must_rc(util_mkdir_p(p, 0755), efd, JAIL_STAGE_ETC);

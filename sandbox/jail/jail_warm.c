@@ -197,12 +197,14 @@ static int trees_unprivileged(const struct jail_opts *o, const struct jail_warm_
 }
 
 /* Copies NUL-terminated strings into a \0-separated list ending in \0\0.
- * 0, or -E2BIG. */
-static int pack(char *dst, size_t cap, const char *const *v, size_t n)
+ * 0, or -E2BIG (cut: what fits is kept). */
+static int pack(char *dst, size_t cap, const char *const *v, size_t n, bool cut)
 {
     size_t at = 0;
     for (size_t i = 0; i < n && v[i]; i++) {
         size_t l = strlen(v[i]) + 1;
+        if (at + l + 1 > cap && cut)
+            break;
         if (at + l + 1 > cap)
             return -E2BIG;
         memcpy(dst + at, v[i], l);
@@ -260,9 +262,10 @@ static int make_req(const struct jail_opts *o, struct jail_warm_req *q, const ch
         snprintf(q->stdin_inside, sizeof q->stdin_inside, "%s", o->stdin_inside ? o->stdin_inside : "") >=
             (int)sizeof q->stdin_inside)
         return -E2BIG;
-    int rc = pack(q->env, sizeof q->env, o->envp, count_env(o->envp));
+    int rc = pack(q->env, sizeof q->env, o->envp, count_env(o->envp), false);
+    /* The imports only teach the pool: as many as fit. */
     if (rc == 0)
-        rc = pack(q->imports, sizeof q->imports, imports, imports ? n : 0);
+        rc = pack(q->imports, sizeof q->imports, imports, imports ? n : 0, true);
     return rc;
 }
 

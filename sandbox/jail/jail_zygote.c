@@ -234,6 +234,9 @@ static void *py_runner;
 /* The name a cold run's script has (/proc/PID/comm: the interpreter's
  * file name, as execve gives it), for each run's. */
 static char py_comm[16];
+/* Where the environment's caches are (RUNMYSCRIPT_WARM_HOME, as the pool
+ * found them: jail_opts.home_from), laid into each run's HOME; "": none. */
+static char home_from[PATH_MAX];
 
 /* True when this process has exactly one thread: a fork copies only the
  * calling thread, so another one (a BLAS pool) would be missing, holding
@@ -328,17 +331,46 @@ static void carry_put(const int *trees, int efd)
     }
 }
 
-static void run_mounts(const struct jail_warm_req *q, const int *fds, int efd)
+/* The run's own view, first what needs no uid map (a spare makes it
+ * before its run is known: its new user namespace has no map yet, and
+ * makes no file): the zygote's carried mounts taken (into *trees), /proc
+ * of its PID namespace, a fresh bounded /tmp and /dev/shm with tmp_opts,
+ * lo up. Reports on efd (-1: exits) and exits on failure. */
+static void mounts_early(const char *tmp_opts, bool network, int **trees, int efd)
 {
     /* Every mount is private already: the zygote's init made them so. */
-    int *trees = n_carry ? calloc(n_carry, sizeof *trees) : NULL;
-    if (n_carry && !trees)
+    *trees = n_carry ? calloc(n_carry, sizeof **trees) : NULL;
+    if (n_carry && !*trees)
         jail__child_fail_err(efd, JAIL_STAGE_BIND, ENOMEM, NULL);
-    carry_take(trees, efd);
+    carry_take(*trees, efd);
     jail__must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0, efd, JAIL_STAGE_PROC);
-    jail__must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd, JAIL_STAGE_ROOT);
+    jail__must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmp_opts) == 0, efd, JAIL_STAGE_ROOT);
+    jail__must(mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, tmp_opts) == 0, efd, JAIL_STAGE_DEV);
+    /* (the host name is the zygote's, which its init set) */
+    if (!network) {
+        int rc = jail__loopback_up();
+        if (rc < 0)
+            jail__child_fail_err(efd, JAIL_STAGE_NET, -rc, NULL);
+    }
+}
+
+/* Then, with the run's maps: /tmp and /dev/shm bounded as the run asks
+ * (remount: a spare's were made before it asked), HOME (and the
+ * environment's caches in it), the carried mounts put back, the worker's
+ * trees at /work (/job, mounts/). */
+static void mounts_late(const struct jail_warm_req *q, const int *fds, int *trees, bool remount, int efd)
+{
+    if (remount) {
+        jail__must(mount(NULL, "/tmp", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd, JAIL_STAGE_ROOT);
+        jail__must(mount(NULL, "/dev/shm", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd,
+                   JAIL_STAGE_DEV);
+    }
     jail__must(mkdir("/tmp/home", 0700) == 0 && chown("/tmp/home", JAIL_UID, JAIL_UID) == 0, efd, JAIL_STAGE_ROOT);
-    jail__must(mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, q->tmp_opts) == 0, efd, JAIL_STAGE_DEV);
+    if (home_from[0]) {
+        int rc = jail__home_tree(home_from, "/tmp/home", home_from, JAIL_UID, false);
+        if (rc < 0)
+            jail__child_fail_err(efd, JAIL_STAGE_ROOT, -rc, "HOME from the environment's caches");
+    }
     carry_put(trees, efd);
     free(trees);
     for (uint32_t i = 0; i < q->n_binds; i++) {
@@ -360,12 +392,6 @@ static void run_mounts(const struct jail_warm_req *q, const int *fds, int efd)
         if (rc < 0)
             jail__child_fail_err(efd, JAIL_STAGE_BIND, errno, b->inside);
         close(tree);
-    }
-    /* (the host name is the zygote's, which its init set) */
-    if (!q->network) {
-        int rc = jail__loopback_up();
-        if (rc < 0)
-            jail__child_fail_err(efd, JAIL_STAGE_NET, -rc, NULL);
     }
 }
 
@@ -489,11 +515,13 @@ static _Noreturn void run_init_watch(int status_w, pid_t script, const sigset_t 
 }
 
 /* C2: the run's pid 1. */
-static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
+static _Noreturn void run_init(const struct jail_warm_req *q, int *fds);
+
+/* C2 once its view is made (by itself, or ahead by a spare): the
+ * worker's go, the cgroups, the script's fork, then the run's init. */
+static _Noreturn void run_go(const struct jail_warm_req *q, int *fds)
 {
     int efd = fds[JAIL_WARM_FD_ERRPIPE];
-    prctl(PR_SET_DUMPABLE, 0);
-    run_mounts(q, fds, efd);
     /* The worker's go and the filter (as init of a cold run receives
      * them); then into the run's cgroups: with cgroup v1 we move ourselves
      * (through the worker's tasks files), with v2 the worker moved us. */
@@ -528,6 +556,16 @@ static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
     run_init_watch(status_w, script, &none);
 }
 
+static _Noreturn void run_init(const struct jail_warm_req *q, int *fds)
+{
+    int efd = fds[JAIL_WARM_FD_ERRPIPE];
+    int *trees = NULL;
+    prctl(PR_SET_DUMPABLE, 0);
+    mounts_early(q->tmp_opts, q->network, &trees, efd);
+    mounts_late(q, fds, trees, false, efd);
+    run_go(q, fds);
+}
+
 /* The maps of the run's new user namespace: inside 0 and 1000 are the
  * zygote's 0 and the run's uid of its range. run_uid 0 (the server is
  * unprivileged: the zygote's namespace maps only its 0, the server's uid):
@@ -560,6 +598,138 @@ static void close_fds(int *fds, size_t n)
             close(fds[i]);
 }
 
+/* ------------------------------------------------------------ spares */
+
+/* A spare is a run's init made ahead (C2 before its request): cloned into
+ * new namespaces of its own, its /proc, /tmp, /dev/shm and lo made, then
+ * waiting. A request goes to one (the zygote writes its maps, then hands
+ * it the request), which does only what needs the run: HOME, the binds,
+ * the worker's go; and it is the run's init from there, never another's.
+ * A zygote that served a run keeps warm_spares of them
+ * (RUNMYSCRIPT_WARM_SPARES); each is killed with the zygote until it is
+ * handed a run. */
+struct spare {
+    pid_t pid;
+    int sock;                         /* the request goes here */
+};
+static struct spare spares[JAIL_WARM_SPARES_MAX];
+static size_t n_spares, spares_want;
+static unsigned spares_lost;          /* spares that ended unused, in a row: past SPARES_LOST_MAX, no more */
+#define SPARES_LOST_MAX 3
+static char spare_tmp[sizeof ((struct jail_warm_req *)0)->tmp_opts]; /* what they mounted /tmp with */
+#define SPARE_COMM "rms-spare"        /* its name until it is handed a run (the pool counts its memory) */
+
+/* In the spare: its view, then the wait for a run. The zygote's death
+ * (before a run) or its closing the socket ends it. */
+static _Noreturn void spare_main(int sock)
+{
+    static struct jail_warm_req q;
+    char comm[16] = "";
+    int *trees = NULL;
+    /* (a zygote gone before this reads as the end of sock below: its
+     * parent is outside its PID namespace, getppid() says 0) */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_DUMPABLE, 0);
+    prctl(PR_GET_NAME, comm);
+    prctl(PR_SET_NAME, SPARE_COMM);
+    jail__close_all_except(&sock, 1);
+    mounts_early(spare_tmp, false, &trees, -1);
+    int fds[JAIL_WARM_NFDS];
+    size_t nfds = 0;
+    ssize_t r = jail__recv_fds(sock, &q, sizeof q, fds, &nfds);
+    if (r != (ssize_t)sizeof q || q.magic != JAIL_WARM_MAGIC || q.network ||
+        nfds != (size_t)JAIL_WARM_FD_BIND0 + q.n_binds + q.n_cg_tasks)
+        _exit(0);
+    close(sock);
+    /* A run now: it lives on if the zygote goes, as a run cloned for it
+     * would (its worker watches it). */
+    prctl(PR_SET_PDEATHSIG, 0);
+    prctl(PR_SET_NAME, comm);
+    mounts_late(&q, fds, trees, strcmp(q.tmp_opts, spare_tmp) != 0, fds[JAIL_WARM_FD_ERRPIPE]);
+    run_go(&q, fds);
+}
+
+/* One spare more, when fewer than wanted wait. 0, or -errno (none made). */
+static int spare_make(void)
+{
+    int sv[2];
+    if (n_spares >= spares_want || !single_threaded())
+        return 0;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return -errno;
+    py.before_fork();
+    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID |
+                                              CLONE_NEWNET | SIGCHLD,
+                               NULL, NULL, NULL, NULL);
+    if (pid == 0)
+        spare_main(sv[1]);
+    py.after_fork_parent();
+    int e = errno;
+    close(sv[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        return -e;
+    }
+    spares[n_spares++] = (struct spare){pid, sv[0]};
+    return 0;
+}
+
+/* A spare that ended (reaped) is no longer one; one that cannot make its
+ * view (the host refuses a mount) would end again and again: after a few
+ * in a row, no more are made, and runs are cloned as they come. */
+static void spare_gone(pid_t pid)
+{
+    for (size_t i = 0; i < n_spares; i++)
+        if (spares[i].pid == pid) {
+            close(spares[i].sock);
+            spares[i] = spares[--n_spares];
+            if (++spares_lost >= SPARES_LOST_MAX) {
+                spares_want = 0;
+                fprintf(stderr, "runmyscript: the zygote's spares end unused; it makes no more\n");
+            }
+            return;
+        }
+}
+
+/* The request to the newest spare: its maps, the request, its pidfd to
+ * the worker. 0; -EAGAIN with nothing done when no spare could take it
+ * (the caller clones one); another -errno once the run was given to one
+ * (it is killed). */
+static int spare_take(const struct jail_warm_req *q, int *fds, size_t nfds)
+{
+    while (n_spares) {
+        struct spare sp = spares[--n_spares];
+        int rc = write_run_maps(sp.pid, q->run_uid);
+        if (rc == 0)
+            rc = jail__send_fds(sp.sock, q, sizeof *q, fds, nfds);
+        close(sp.sock);
+        if (rc < 0) {
+            kill(sp.pid, SIGKILL); /* dead already, or of no use: the next one */
+            continue;
+        }
+        int pidfd = (int)syscall(SYS_pidfd_open, sp.pid, 0);
+        rc = pidfd < 0 ? -errno : jail__send_fds(fds[JAIL_WARM_FD_CTL], "p", 1, &pidfd, 1);
+        if (pidfd >= 0)
+            close(pidfd);
+        if (rc < 0)
+            kill(sp.pid, SIGKILL);
+        else
+            spares_lost = 0;
+        return rc;
+    }
+    return -EAGAIN;
+}
+
+/* The zygote's end: its spares go (their socket closed), then it waits
+ * for its runs. */
+static void spares_end(void)
+{
+    spares_want = 0;
+    for (size_t i = 0; i < n_spares; i++)
+        close(spares[i].sock);
+    n_spares = 0;
+}
+
 /* One request: the run's init cloned into its namespaces, its maps, its
  * pidfd to the worker. 0, or -errno (the worker's descriptors are closed
  * either way: it sees the end of its pipes). */
@@ -576,6 +746,12 @@ static int serve_one(const struct jail_warm_req *q, int *fds, size_t nfds)
         rc = -EDEADLK;
         goto out;
     }
+    /* Busy from now on: spares like this run's /tmp are made ahead. */
+    if (!spare_tmp[0])
+        snprintf(spare_tmp, sizeof spare_tmp, "%s", q->tmp_opts);
+    if (!q->network && (rc = spare_take(q, fds, nfds)) != -EAGAIN)
+        goto out;
+    rc = 0;
     if (pipe2(ack, O_CLOEXEC) < 0) {
         rc = -errno;
         goto out;
@@ -632,6 +808,8 @@ static _Noreturn void zygote_main(int argc, char **argv)
         _exit(JAIL_CHILD_FAILED);
     const char *slash = strrchr(argv[3], '/');
     snprintf(py_comm, sizeof py_comm, "%s", slash ? slash + 1 : argv[3]);
+    const char *hf = getenv("RUNMYSCRIPT_WARM_HOME");
+    snprintf(home_from, sizeof home_from, "%s", hf && hf[0] == '/' ? hf : "");
     py.set_program_name(prog);
     py.initialize_ex(1);
     if (py.run_simple_string(jail__py_zygote) != 0)
@@ -670,13 +848,21 @@ static _Noreturn void zygote_main(int argc, char **argv)
     if (write(0, "r", 1) != 1)
         _exit(0);
     static struct jail_warm_req q;
+    const char *want = getenv("RUNMYSCRIPT_WARM_SPARES");
+    unsigned long ws = want ? strtoul(want, NULL, 10) : 0;
+    spares_want = ws < JAIL_WARM_SPARES_MAX ? ws : JAIL_WARM_SPARES_MAX;
     for (;;) {
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-            ;
+        pid_t gone;
+        while ((gone = waitpid(-1, NULL, WNOHANG)) > 0)
+            spare_gone(gone);
+        /* A request first; with none waiting, a spare more (once busy). */
+        bool more = spare_tmp[0] && n_spares < spares_want;
         struct pollfd p = {0, POLLIN, 0};
-        int pr = poll(&p, 1, 1000);
+        int pr = poll(&p, 1, more ? 0 : 1000);
         if (pr < 0 && errno != EINTR)
             break;
+        if (pr == 0 && more && spare_make() < 0)
+            spares_want = n_spares; /* (the namespaces are out: the clone path says why, per run) */
         if (pr <= 0)
             continue;
         int fds[JAIL_WARM_NFDS];
@@ -689,6 +875,8 @@ static _Noreturn void zygote_main(int argc, char **argv)
             continue;
         }
         int rc = serve_one(&q, fds, nfds);
+        /* Nothing of this run stays in what the next spare is made from. */
+        memset(&q, 0, sizeof q);
         if (rc == -EDEADLK) {
             /* A thread appeared: this zygote can serve no one safely. */
             fprintf(stderr, "runmyscript: the zygote has more than one thread; it stops\n");
@@ -696,6 +884,7 @@ static _Noreturn void zygote_main(int argc, char **argv)
         }
     }
     /* The pool is gone or let us go: the runs we started end first. */
+    spares_end();
     close(0);
     while (wait(NULL) > 0 || errno == EINTR)
         ;

@@ -12,7 +12,7 @@
  * as its SIGKILL. */
 #include "config.h"
 
-#include "warm.h"
+#include "warm_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +41,7 @@
 #define WARM_CLIENT_MS 500         /* a client's request must come this soon after its connect */
 #define WARM_LIBPY_MS 10000        /* asking the interpreter where its libpython is */
 #define WARM_STOP_MS 5000          /* a pool asked to stop has this long */
+#define WARM_GREW_MS 5000          /* a zygote whose runs import more is replaced after at least this long */
 
 struct zygote {
     bool used;
@@ -50,16 +51,13 @@ struct zygote {
     int env_fd;                    /* env, held (a shared lock) while the zygote lives: never evicted under it */
     struct jail_proc proc;
     bool ready, stale;
+    bool grew;                     /* its environment's runs import more than it did: replaced, at most
+                                    * every WARM_GREW_MS (a script's from-list can teach a name at a time) */
     bool went_away;                /* it closed its socket itself: its end is logged */
+    bool unsafe;                   /* it ended for a module it could not import safely */
+    char *imported;                /* its report of what it imported ('i...'), told once it is ready */
     int64_t started, last_used;
     uint32_t runs;
-};
-
-/* What the runs of one environment import. */
-struct learned {
-    char env[PATH_MAX];
-    struct deps_strv mods;
-    int64_t too_big;               /* its zygote alone passed warm_memory then: none until warm_idle later */
 };
 
 struct pool {
@@ -67,8 +65,7 @@ struct pool {
     char libpython[PATH_MAX];
     char dir[PATH_MAX];
     struct zygote z[WARM_ZYGOTES_MAX];
-    struct learned *l;
-    size_t n_l;
+    struct warm_learning learn;    /* what each environment's runs import (warm_learn.c) */
     uint64_t runs_warm, started, failed;
     int stats_fd;                  /* WARM_STATS, written in place; -1 until opened */
     char stats[WARM_STATS_LEN];    /* what it holds */
@@ -85,19 +82,6 @@ static void on_term(int sig)
 int warm_sock_path(const char *state_dir, char *buf, size_t n)
 {
     return snprintf(buf, n, "%s/" WARM_DIR "/" WARM_SOCK, state_dir) >= (int)n ? -ENAMETOOLONG : 0;
-}
-
-bool warm_module_ok(const char *name)
-{
-    size_t n = strlen(name);
-    if (n == 0 || n > WARM_MODULE_MAX || name[0] == '.' || (name[0] >= '0' && name[0] <= '9'))
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.'))
-            return false;
-    }
-    return true;
 }
 
 /* Where the interpreter's libpython is, and that it is the interpreter's
@@ -125,55 +109,40 @@ static int find_libpython(struct pool *pl)
     return 0;
 }
 
-static struct learned *learned_of(struct pool *pl, const char *env, bool make)
+/* What the zygote pid's spares (its children named SPARE_COMM: runs'
+ * inits made ahead, jail_zygote.c) hold of their own, in bytes: their
+ * private pages (the rest is the zygote's, shared). */
+static uint64_t spares_bytes(pid_t zyg)
 {
-    for (size_t i = 0; i < pl->n_l; i++)
-        if (!strcmp(pl->l[i].env, env))
-            return &pl->l[i];
-    if (!make)
-        return NULL;
-    struct learned *n = realloc(pl->l, (pl->n_l + 1) * sizeof *n);
-    if (!n)
-        return NULL;
-    pl->l = n;
-    struct learned *e = &pl->l[pl->n_l++];
-    memset(e, 0, sizeof *e);
-    snprintf(e->env, sizeof e->env, "%s", env);
-    /* The configured modules come first, for every environment. */
-    const char *m = pl->cfg->warm.modules ? pl->cfg->warm.modules : "";
-    while (*m) {
-        size_t len = strcspn(m, " ,");
-        char name[WARM_MODULE_MAX + 1];
-        if (len && len <= WARM_MODULE_MAX) {
-            memcpy(name, m, len);
-            name[len] = '\0';
-            if (warm_module_ok(name) && !deps_strv_has(&e->mods, name))
-                discard(deps_strv_push(&e->mods, name, len));
-        }
-        m += len;
-        m += strspn(m, " ,");
-    }
-    return e;
-}
-
-/* Adds the run's imports to its environment's list. True when it grew. */
-static bool learn(struct pool *pl, const struct jail_warm_req *q)
-{
-    struct learned *e = learned_of(pl, q->env_dir, true);
-    bool grew = false;
-    if (!e)
-        return false;
-    for (const char *m = q->imports; *m && m < q->imports + sizeof q->imports; m += strlen(m) + 1) {
-        if (e->mods.n >= WARM_MODULES_MAX || !warm_module_ok(m) || deps_strv_has(&e->mods, m))
+    char path[96];
+    cleanup_free char *kids = NULL;
+    size_t n;
+    uint64_t sum = 0;
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)zyg, (int)zyg);
+    if (util_read_file_at(AT_FDCWD, path, 4096, &kids, &n) < 0)
+        return 0;
+    for (char *k = kids, *end; *k; k = end) {
+        long pid = strtol(k, &end, 10);
+        if (end == k)
+            break;
+        cleanup_free char *comm = NULL, *roll = NULL;
+        snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+        if (util_read_file_at(AT_FDCWD, path, 64, &comm, &n) < 0 || strncmp(comm, "rms-spare\n", 10))
             continue;
-        if (deps_strv_push(&e->mods, m, strlen(m)) == 0)
-            grew = true;
+        snprintf(path, sizeof path, "/proc/%ld/smaps_rollup", pid);
+        if (util_read_file_at(AT_FDCWD, path, 16384, &roll, &n) < 0)
+            continue;
+        for (const char *f = roll; (f = strstr(f, "\nPrivate_")); f++) {
+            const char *colon = strchr(f, ':');
+            if (colon)
+                sum += strtoull(colon + 1, NULL, 10) * 1024;
+        }
     }
-    return grew;
+    return sum;
 }
 
 /* The memory a zygote holds: the resident set of its process (init's one
- * child), in bytes; 0 when unknown. */
+ * child) and its spares' own pages, in bytes; 0 when unknown. */
 static uint64_t zygote_rss(const struct zygote *z)
 {
     char path[96];
@@ -182,11 +151,12 @@ static uint64_t zygote_rss(const struct zygote *z)
     snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)z->proc.pid, (int)z->proc.pid);
     if (util_read_file_at(AT_FDCWD, path, 4096, &kids, &n) < 0)
         return 0;
-    snprintf(path, sizeof path, "/proc/%d/status", atoi(kids));
+    pid_t zyg = atoi(kids);
+    snprintf(path, sizeof path, "/proc/%d/status", (int)zyg);
     if (util_read_file_at(AT_FDCWD, path, 16384, &st, &n) < 0)
         return 0;
     const char *l = strstr(st, "\nVmRSS:");
-    return l ? strtoull(l + 7, NULL, 10) * 1024 : 0;
+    return l ? strtoull(l + 7, NULL, 10) * 1024 + spares_bytes(zyg) : 0;
 }
 
 /* The counters, padded to WARM_STATS_LEN with a last line of spaces and
@@ -199,9 +169,9 @@ static void write_stats(struct pool *pl)
     unsigned envs = 0;
     for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++)
         envs += pl->z[i].used && pl->z[i].ready && pl->z[i].sock >= 0;
-    int n = snprintf(buf, sizeof buf, "envs %u\nruns %llu\nstarted %llu\nfailed %llu\n", envs,
+    int n = snprintf(buf, sizeof buf, "envs %u\nruns %llu\nstarted %llu\nfailed %llu\nskipped %u\n", envs,
                      (unsigned long long)pl->runs_warm, (unsigned long long)pl->started,
-                     (unsigned long long)pl->failed);
+                     (unsigned long long)pl->failed, warm__skipped_count(&pl->learn));
     if (n < 0 || n >= WARM_STATS_LEN)
         return;
     memset(buf + n, ' ', WARM_STATS_LEN - 1 - (size_t)n);
@@ -239,11 +209,12 @@ static void reap(struct pool *pl, struct zygote *z)
         log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s ended before it was let go (%s %d)", z->env,
                 WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     jail_proc_free(&z->proc);
+    free(z->imported);
     if (z->sock >= 0)
         close(z->sock);
     if (z->env_fd >= 0)
         close(z->env_fd);
-    if (!z->ready)
+    if (!z->ready && !z->unsafe)
         pl->failed++;
     memset(z, 0, sizeof *z);
     z->sock = z->env_fd = -1;
@@ -285,15 +256,15 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
     for (size_t i = 0; i < WARM_ZYGOTES_MAX && !z; i++)
         if (!pl->z[i].used)
             z = &pl->z[i];
-    struct learned *e = learned_of(pl, env, true);
+    struct warm_env *e = warm__env_of(&pl->learn, env, true);
     if (e && e->too_big && util_now_ms() - e->too_big < pl->cfg->warm.idle_ms)
         return;
     if (!z || !make_room(pl, env))
         return;
     struct dbuf mods;
     dbuf_init(&mods, WARM_MODULES_MAX * (WARM_MODULE_MAX + 1));
-    for (size_t i = 0; e && i < e->mods.n; i++)
-        discard(dbuf_printf(&mods, "%s%s", i ? "," : "", e->mods.v[i]));
+    if (e)
+        discard(warm__modules_for(e, &mods));
     /* The environment held as a run holds it (a shared lock, still at its
      * name), and its root as a run's: /env and the store entries it links
      * (deps_env_binds, as a cold run's layout has them). */
@@ -329,11 +300,16 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
         binds[n_binds++] = (struct jail_bind){empty, "/job", 0};
     for (size_t i = 0; i < eb.n; i++)
         binds[n_binds++] = eb.v[i];
-    char threads[48];
+    char threads[48], home[PATH_MAX], spares[48];
+    snprintf(spares, sizeof spares, "RUNMYSCRIPT_WARM_SPARES=%u", pl->cfg->warm.spares);
     snprintf(threads, sizeof threads, "RUNMYSCRIPT_WARM_THREADS=%ld", sysconf(_SC_NPROCESSORS_ONLN));
+    /* HOME laid out from the environment's caches, in the zygote as in
+     * each of its runs (what it imports finds them where a run would). */
+    const char *home_from = deps_env_home_cache(env);
+    snprintf(home, sizeof home, "RUNMYSCRIPT_WARM_HOME=%s", home_from ? home_from : "");
     const char *envp[] = {"PATH=/env/bin:/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/home", "LANG=C.UTF-8",
                           "TMPDIR=/tmp", "PYTHONUNBUFFERED=1", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
-                          "MKL_NUM_THREADS=1", threads,
+                          "MKL_NUM_THREADS=1", threads, home, spares,
 #ifdef __SANITIZE_ADDRESS__
                           /* A sanitizer build's zygote is this program: its leak check at a
                            * run's exit cannot trace under the filter, and the interpreter's
@@ -351,7 +327,7 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
         .interpreter = pl->cfg->python, .envp = envp, .cwd = "/", .fd_in = sv[1], .fd_out = 2, .fd_err = 2,
         .limits = &lim, .state_dir = pl->cfg->state_dir, .uid_base = pl->cfg->uid_base,
         .uid_count = pl->cfg->uid_count, .zygote = true, .zygote_lib = pl->libpython,
-        .zygote_modules = mods.data ? mods.data : "",
+        .zygote_modules = mods.data ? mods.data : "", .home_from = home_from,
     };
     char err[256] = "";
     int rc = jail_start(&o, &z->proc, err, sizeof err);
@@ -397,6 +373,15 @@ static struct zygote *zygote_for(struct pool *pl, const char *env, bool job, boo
     return best;
 }
 
+/* A zygote whose environment's runs import more than it did is replaced
+ * once it has served WARM_GREW_MS: names learned meanwhile go to the same
+ * successor, and scripts that each teach a name of a from-list (which may
+ * be no module at all) do not replace it at every run. */
+static bool replace_grown(const struct zygote *z)
+{
+    return z->grew && util_now_ms() - z->started >= WARM_GREW_MS;
+}
+
 /* One worker's request: to a zygote, or 'C'. */
 static void serve_client(struct pool *pl, int c)
 {
@@ -414,11 +399,12 @@ static void serve_client(struct pool *pl, int c)
         !memchr(q.env_dir, '\0', sizeof q.env_dir) || !memchr(q.imports, '\0', sizeof q.imports))
         goto out;
     q.imports[sizeof q.imports - 1] = q.imports[sizeof q.imports - 2] = '\0';
-    bool grew = learn(pl, &q);
+    struct warm_env *e = warm__env_of(&pl->learn, q.env_dir, true);
+    bool grew = e && warm__learn(&pl->learn, e, q.imports, sizeof q.imports, q.job);
     bool starting;
     struct zygote *z = zygote_for(pl, q.env_dir, q.job, &starting);
     if (z && grew)
-        z->stale = true;
+        z->grew = true;
     if (z && jail__send_fds(z->sock, &q, sizeof q, fds, nfds) == 0) {
         answer = 'F';
         z->runs++;
@@ -439,7 +425,7 @@ static void serve_client(struct pool *pl, int c)
     w = write(c, &answer, 1);
     (void)w;
     answered = true;
-    if ((!z || z->stale) && !starting)
+    if ((!z || z->stale || replace_grown(z)) && !starting)
         start_zygote(pl, q.env_dir, q.job);
     write_stats(pl);
 out:
@@ -451,34 +437,64 @@ out:
     }
 }
 
+/* A zygote is ready: older ones of its environment retire; one alone
+ * past warm_memory goes, and its runs start cold for warm_idle. */
+static void zygote_ready(struct pool *pl, struct zygote *z)
+{
+    z->ready = true;
+    uint64_t mine = zygote_rss(z), budget = pl->cfg->warm.memory;
+    if (budget && mine > budget) {
+        struct warm_env *e = warm__env_of(&pl->learn, z->env, false);
+        if (e)
+            e->too_big = util_now_ms();
+        log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s holds %llu bytes, past warm_memory: its runs start cold",
+                z->env, (unsigned long long)mine);
+        retire(z);
+        return;
+    }
+    log_msg(LOG_LVL_INFO, "warm pool: the zygote for %s is ready", z->env);
+    for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++) {
+        struct zygote *o = &pl->z[i];
+        if (o != z && o->used && o->sock >= 0 && !strcmp(o->env, z->env) && o->job == z->job)
+            retire(o);
+    }
+}
+
 /* A zygote said it is ready (or went away); older ones of its
- * environment and stale ones retire. */
+ * environment and stale ones retire. Before "ready" it reports what it
+ * imported and skipped (warm__report); one that found a module unsafe
+ * ends, and another starts without it. */
 static void zygote_event(struct pool *pl, struct zygote *z)
 {
-    char b;
-    ssize_t r = read(z->sock, &b, 1);
+    static char msg[WARM_REPORT_MAX + 1];
+    ssize_t r = read(z->sock, msg, WARM_REPORT_MAX);
     if (r < 0 && (errno == EAGAIN || errno == EINTR))
         return; /* nothing after all: not an end */
-    if (r == 1 && b == 'r' && !z->ready) {
-        z->ready = true;
-        uint64_t mine = zygote_rss(z), budget = pl->cfg->warm.memory;
-        if (budget && mine > budget) {
-            /* Alone past the budget: no zygote for it, its runs start cold. */
-            struct learned *e = learned_of(pl, z->env, false);
-            if (e)
-                e->too_big = util_now_ms();
-            log_msg(LOG_LVL_WARN, "warm pool: the zygote for %s holds %llu bytes, past warm_memory: its runs start cold",
-                    z->env, (unsigned long long)mine);
-            retire(z);
-            write_stats(pl);
-            return;
-        }
-        log_msg(LOG_LVL_INFO, "warm pool: the zygote for %s is ready", z->env);
-        for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++) {
-            struct zygote *o = &pl->z[i];
-            if (o != z && o->used && o->sock >= 0 && !strcmp(o->env, z->env) && o->job == z->job)
-                retire(o);
-        }
+    if (r > 1 && msg[0] == 'i' && !z->ready) {
+        /* What it imported counts once it is ready: a run may then go to it. */
+        free(z->imported);
+        z->imported = strndup(msg, (size_t)r);
+        return;
+    }
+    struct warm_env *e = r > 1 ? warm__env_of(&pl->learn, z->env, true) : NULL;
+    char kind = e ? warm__report(&pl->learn, e, msg, (size_t)r) : 0;
+    if (kind == 'u') {
+        char env[PATH_MAX];
+        bool job = z->job;
+        snprintf(env, sizeof env, "%s", z->env);
+        z->unsafe = true;
+        retire(z); /* it ends by itself: no warning for it */
+        warm__save(&pl->learn, false);
+        start_zygote(pl, env, job);
+    } else if (kind) {
+        warm__save(&pl->learn, false);
+        return;
+    }
+    if (r == 1 && msg[0] == 'r' && !z->ready) {
+        struct warm_env *re = z->imported ? warm__env_of(&pl->learn, z->env, true) : NULL;
+        if (re && warm__report(&pl->learn, re, z->imported, strlen(z->imported)))
+            warm__save(&pl->learn, false);
+        zygote_ready(pl, z);
     } else if (r <= 0) {
         z->went_away = true;
         retire(z);
@@ -498,7 +514,7 @@ static void tick(struct pool *pl, int64_t now)
         if (w->idle_ms && now - z->last_used > w->idle_ms) {
             log_msg(LOG_LVL_INFO, "warm pool: the zygote for %s was idle; it goes", z->env);
             retire(z);
-        } else if ((w->lifetime_ms && now - z->started > w->lifetime_ms) || z->stale) {
+        } else if ((w->lifetime_ms && now - z->started > w->lifetime_ms) || z->stale || replace_grown(z)) {
             /* Its successor first; it serves until that one is ready. */
             if (zygote_for(pl, z->env, z->job, &starting) == z && !starting)
                 start_zygote(pl, z->env, z->job);
@@ -533,6 +549,36 @@ static int pool_listen(struct pool *pl, char *err, size_t errlen)
         return rc;
     }
     return s;
+}
+
+/* A pool that starts: the base environment's zygote, then those of the
+ * environments most used
+ * before (STATE/.warm/learned), most used first, within warm_envs. So the
+ * first call of a server just started is warm. */
+static void start_known(struct pool *pl)
+{
+    size_t max = pl->cfg->warm.envs;
+    struct warm_env *envs[WARM_ZYGOTES_MAX];
+    bool jobs[WARM_ZYGOTES_MAX];
+    size_t started = 0;
+    cleanup_free char *base = NULL;
+    char err[256] = "";
+    if (deps_base_env(pl->cfg->state_dir, pl->cfg->python, &base, err, sizeof err) < 0)
+        log_msg(LOG_LVL_WARN, "warm pool: no base environment (%s): its runs start cold until one is made", err);
+    /* (every run has a /job now: one zygote serves them all) */
+    if (base && started < max) {
+        start_zygote(pl, base, true);
+        started++;
+    }
+    size_t n = warm__most_used(&pl->learn, max < WARM_ZYGOTES_MAX ? max : WARM_ZYGOTES_MAX, envs, jobs);
+    for (size_t i = 0; i < n && started < max; i++) {
+        if (base && !strcmp(envs[i]->env, base))
+            continue;
+        char env[PATH_MAX];
+        snprintf(env, sizeof env, "%s", envs[i]->env); /* (start_zygote may grow the list) */
+        start_zygote(pl, env, jobs[i]);
+        started++;
+    }
 }
 
 static _Noreturn void pool_main(const struct exec_config *cfg, int server)
@@ -571,6 +617,11 @@ static _Noreturn void pool_main(const struct exec_config *cfg, int server)
         log_msg(LOG_LVL_WARN, "warm pool: cannot listen (%s): every run starts cold", err);
         _exit(0);
     }
+    write_stats(&pl); /* (serving: /healthz reads the file beside the socket) */
+    pl.learn.dir = pl.dir;
+    pl.learn.modules_cfg = cfg->warm.modules;
+    warm__load(&pl.learn);
+    start_known(&pl);
     write_stats(&pl);
     int64_t next_tick = util_now_ms() + WARM_TICK_MS;
     while (!pool_stop) {
@@ -622,6 +673,7 @@ static _Noreturn void pool_main(const struct exec_config *cfg, int server)
         }
         if (now >= next_tick) {
             tick(&pl, now);
+            warm__save(&pl.learn, true);
             next_tick = now + WARM_TICK_MS;
         }
     }
@@ -635,6 +687,7 @@ static _Noreturn void pool_main(const struct exec_config *cfg, int server)
             reap(&pl, &pl.z[i]);
         }
     write_stats(&pl);
+    warm__save(&pl.learn, false);
     _exit(0);
 }
 
@@ -738,11 +791,15 @@ int exec_warm_stats(const char *state_dir, struct exec_warm_stats *s)
     int rc = util_read_file_at(AT_FDCWD, path, 4096, &text, &n);
     if (rc < 0)
         return rc;
-    unsigned long long envs = 0, runs = 0;
+    unsigned long long envs = 0, runs = 0, skipped = 0;
     if (sscanf(text, "envs %llu\nruns %llu", &envs, &runs) != 2)
         return -EINVAL;
+    const char *sk = strstr(text, "\nskipped ");
+    if (sk)
+        skipped = strtoull(sk + 9, NULL, 10);
     s->envs = envs;
     s->runs = runs;
+    s->skipped = skipped;
     s->serving = exec_warm_serving(state_dir);
     return 0;
 }

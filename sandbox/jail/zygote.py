@@ -2,8 +2,10 @@
 # built into the program. The zygote runs it once, in __main__, before its
 # imports; it leaves nothing there but a module outside it, _rms_warm:
 #   imp(names)   the imports of what the environment's scripts import, each
-#                in its own try (one that fails is skipped), and with numpy
-#                BLAS's thread setters, found once;
+#                in its own try (one that fails is skipped, one that leaves a
+#                thread or a socket ends the zygote: the pool remembers
+#                both, and says so), and with numpy BLAS's thread setters,
+#                found once;
 #   child(blob)  called once in each run, before its script: makes the
 #                interpreter what `python3 SCRIPT` would have made it (argv,
 #                sys.path[0] and PYTHONPATH, the environment, __main__'s
@@ -22,13 +24,48 @@ def _rms_make():
     import atexit, gc, importlib.machinery, os, random, signal, sys, threading, traceback
 
     setters = []  # BLAS's thread setters, found once (blas_setters)
+    WARM_REPORT_MAX = 65536  # bytes of one message to the pool (warm_pool.c's WARM_REPORT_MAX)
+    # What a run of a headless interpreter goes on to import: matplotlib's
+    # default backend there is Agg (no display), which pyplot loads at the
+    # first figure or matplotlib.use("Agg").
+    HEADLESS = {'matplotlib.pyplot': ('matplotlib.backends.backend_agg',)}
 
     def imp(names):
+        # The imports, in order, each as the script would make it (`import
+        # a.b`; `from a import b`, where b may be a module or a name), and
+        # what became of each, told to the pool (fd 0) before "ready":
+        # 'i' and the modules imported, 's' and one skipped (it failed).
+        # One that leaves a thread or a socket behind (a thread cannot live
+        # across a fork; a socket, a display's, would be closed in every
+        # run) is unsafe: 'u' tells the pool, which starts the zygote again
+        # without it, and this one ends at once.
+        done, report = [], []
         for n in names:
+            before = open_sockets()
             try:
-                __import__(n)
-            except BaseException:
-                pass
+                parent, _, last = n.rpartition('.')
+                if parent:
+                    __import__(parent, fromlist=[last])
+                else:
+                    __import__(n)
+            except BaseException as e:
+                report.append('s %s failed (%s)' % (n, type(e).__name__))
+                continue
+            why = ('a thread' if len(os.listdir('/proc/self/task')) > 1 else
+                   'a socket' if open_sockets() - before else None)
+            if why:
+                tell('u%s %s' % (n, why))
+                os._exit(0)
+            if n in sys.modules:
+                done.append(n)
+            for extra in HEADLESS.get(n, ()):
+                try:
+                    __import__(extra)
+                except Exception:
+                    pass
+        tell('i' + ' '.join(done))
+        for line in report:
+            tell(line)
         if 'numpy' in sys.modules:
             blas_setters()
         # What the zygote holds from here on is never collected: a run's
@@ -36,6 +73,22 @@ def _rms_make():
         # into every page the zygote's objects are on).
         gc.collect()
         gc.freeze()
+
+    def open_sockets():
+        found = set()
+        for fd in os.listdir('/proc/self/fd'):
+            try:
+                if os.readlink('/proc/self/fd/' + fd).startswith('socket:') and fd != '0':
+                    found.add(fd)
+            except OSError:
+                pass
+        return found
+
+    def tell(text):
+        try:
+            os.write(0, text.encode('utf-8', 'replace')[:WARM_REPORT_MAX])
+        except OSError:
+            pass
 
     def blas_setters():
         # The zygote started BLAS with one thread (no thread may live across

@@ -94,7 +94,8 @@ print("R", numpy.random.rand(), "blas", blas_threads())
 PY
     run_json $T/np0.json $T/nprand.py --with numpy
     is "$(jget $T/np0.json 'r["status"]')" ok "a numpy environment is built"
-    wait_until warm_has 2
+    np_warm() { run_json $T/np-w.json $T/nprand.py --with numpy; [ "$(start_of $T/np-w.json)" = warm ]; }
+    wait_until np_warm
     seen=""
     all_warm=1
     for i in 1 2 3 4 5; do
@@ -110,6 +111,134 @@ PY
 else
     skip "no numpy wheel (python3-numpy is not installed): numpy's generator warm"
 fi
+
+# --- the pool learns whole module paths, and skips what is unsafe ---
+# (STATE/.warm/learned: per environment, what its runs import, what its
+# zygote imported, what it skipped and why)
+learned_of() { # learned_of ENVKEY FIELD: that line of the environment's block
+    awk -v env="$RUNMYSCRIPT_STATE_DIR/envs/$1" -v f="$2" '$1 == "env" { on = ($2 == env) } on && $1 == f { $1 = ""; print substr($0, 2) }' \
+        "$RUNMYSCRIPT_STATE_DIR/.warm/learned" 2>/dev/null
+}
+if ls "${WHEELHOUSE:-/nonexistent}"/matplotlib-*.whl >/dev/null 2>&1; then
+    cat >$T/plt.py <<'PY'
+import os, sys
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.bar(["a", "b"], [1, 2])
+fig.savefig(os.path.join(os.environ["SCRIPT_OUTPUT"], "bar.png"), dpi=40)
+print("R pyplot", "matplotlib.pyplot" in sys.modules, plt.get_backend())
+PY
+    run_json $T/plt0.json $T/plt.py
+    is "$(jget $T/plt0.json '[r["status"], r["start"]]')" '["ok", "cold"]' "import matplotlib.pyplot: the environment's first run is cold"
+    pkey=$(jget $T/plt0.json 'r["env"]')
+    has_pyplot() { learned_of "$pkey" imported | grep -qw 'matplotlib\.pyplot'; }
+    wait_until has_pyplot
+    ok $? "its zygote imported matplotlib.pyplot, not only matplotlib ($(learned_of "$pkey" imported))"
+    run_json $T/plt1.json $T/plt.py
+    is "$(jget $T/plt1.json '[r["status"], r["start"]]')" '["ok", "warm"]' "the second run of the pyplot script is warm"
+    is "$(jget $T/plt1.json 'r["logs"]')" "$(jget $T/plt0.json 'r["logs"]')" "and prints what the cold one printed (the Agg backend)"
+    # The font cache: built with the environment, read-only there, and
+    # seen by a cold and a warm run alike through their HOME, which neither
+    # writes a thing to.
+    cat >$T/font.py <<'PY'
+import os
+def tree(d):
+    return sorted((os.path.relpath(os.path.join(r, f), d), os.path.islink(os.path.join(r, f)))
+                  for r, ds, fs in os.walk(d) for f in ds + fs)
+before = tree(os.environ["HOME"])
+import matplotlib, matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.set_title("fonts")
+fig.savefig(os.path.join(os.environ["SCRIPT_OUTPUT"], "t.png"), dpi=30)
+cache = [os.path.join(matplotlib.get_cachedir(), f) for f in os.listdir(matplotlib.get_cachedir()) if f.startswith("fontlist-")]
+real = os.path.realpath(cache[0]) if cache else ""
+st = os.stat(real) if real else None
+print("R cache", len(cache), real.startswith("/env/.rms-cache/"), os.access(real, os.W_OK))
+print("R home unchanged", tree(os.environ["HOME"]) == before)
+print("R id", st and (st.st_ino, st.st_mtime_ns))
+PY
+    run_json $T/font-cold.json $T/font.py --set warm=off
+    font_warm() { run_json $T/font-warm.json $T/font.py; [ "$(start_of $T/font-warm.json)" = warm ]; }
+    wait_until font_warm
+    for k in cold warm; do
+        L=$(jget $T/font-$k.json 'r["logs"]')
+        like "$L" "R cache 1 True False" "$k: matplotlib's font list is the environment's, read-only"
+        like "$L" "R home unchanged True" "$k: the run wrote nothing under its HOME"
+    done
+    is "$(jget $T/font-cold.json 'r["logs"]' | grep '^R id')" "$(jget $T/font-warm.json 'r["logs"]' | grep '^R id')" \
+        "cold and warm see the same cache file"
+    fkey=$(jget $T/font-cold.json 'r["env"]')
+    ls "$RUNMYSCRIPT_STATE_DIR"/envs/$fkey/.rms-cache/home/.cache/matplotlib/fontlist-*.json >/dev/null 2>&1
+    ok $? "the cache lives in the environment (STATE/envs/KEY/.rms-cache), not in a store entry"
+    # The environment rebuilt (as after its eviction): a new cache with it.
+    chmod -R u+w "$RUNMYSCRIPT_STATE_DIR/envs/$fkey" && rm -rf "$RUNMYSCRIPT_STATE_DIR/envs/$fkey"
+    run_json $T/font-rebuilt.json $T/font.py --set warm=off
+    is "$(jget $T/font-rebuilt.json '[r["status"], r["env_cache"]]')" '["ok", "built"]' "the environment is built again"
+    like "$(jget $T/font-rebuilt.json 'r["logs"]')" "R cache 1 True False" "with a font list of its own"
+    [ "$(jget $T/font-rebuilt.json 'r["logs"]' | grep '^R id')" != "$(jget $T/font-cold.json 'r["logs"]' | grep '^R id')" ]
+    ok $? "a new one: not the file the environment before it had"
+else
+    skip "no matplotlib wheel (python3-matplotlib is not installed): the pool learns matplotlib.pyplot; the font cache"
+fi
+if ls "${WHEELHOUSE:-/nonexistent}"/rms_thread-*.whl "${WHEELHOUSE:-/nonexistent}"/rms_display-*.whl >/dev/null 2>&1; then
+    printf 'import json\nimport rms_thread\nimport rms_display\nprint("R threads", rms_thread.threads(), rms_display.connected())\n' >$T/thread.py
+    run_json $T/th0.json $T/thread.py
+    tkey=$(jget $T/th0.json 'r["env"]')
+    skipped0=$(warm_stats | sed -n 's/^skipped //p')
+    is_skipped() { learned_of "$tkey" skipped | grep -q '^rms_thread a thread' && learned_of "$tkey" skipped | grep -q '^rms_display a socket'; }
+    wait_until is_skipped
+    ok $? "a module that starts a thread and one that keeps a socket (a display's) are skipped, and why is remembered ($(learned_of "$tkey" skipped | tr '\n' ';'))"
+    th_warm() { run_json $T/th1.json $T/thread.py; [ "$(start_of $T/th1.json)" = warm ]; }
+    wait_until th_warm
+    ok $? "its environment's zygote stays usable: the next run is warm"
+    is "$(jget $T/th1.json '[r["status"], r["logs"]]')" "$(jget $T/th0.json '[r["status"], r["logs"]]')" \
+        "the warm run imports the module itself and sees its thread as a cold run does"
+    like "$(learned_of "$tkey" imported)" "json" "the zygote imported the rest (json)"
+    [ "$(warm_stats | sed -n 's/^skipped //p')" -ge 1 ] 2>/dev/null
+    ok $? "the pool's stats count the skipped module"
+else
+    skip "the wheelhouse lacks rms-thread or rms-display: modules a zygote cannot import safely"
+fi
+
+# --- spares: runs' inits made ahead, one fresh set of namespaces each ---
+# (a zygote that served a run keeps warm_spares of them: children of its
+# own named rms-spare, until each is handed one run)
+spares_of_zygotes() {
+    local z c n=0
+    for z in $(warm_zygotes); do
+        for c in $(cat /proc/$z/task/$z/children 2>/dev/null); do
+            [ "$(cat /proc/$c/comm 2>/dev/null)" = rms-spare ] && n=$((n + 1))
+        done
+    done
+    echo $n
+}
+cat >$T/ns.py <<'PY'
+import os
+print("R ns", sorted(os.readlink("/proc/self/ns/" + n) for n in ("user", "mnt", "pid", "net", "ipc", "uts")))
+print("R tmp", sorted(os.listdir("/tmp")), os.listdir("/tmp/home"), os.getpid(), os.getppid())
+st = os.statvfs("/tmp")
+print("R tmpsize", st.f_blocks * st.f_frsize, st.f_files)
+PY
+has_spares() { [ "$(spares_of_zygotes)" -ge 2 ]; }
+run_json $T/ns0.json $T/ns.py
+wait_until has_spares
+ok $? "a zygote that served a run keeps its spares ($(spares_of_zygotes) made ahead)"
+for i in 1 2 3; do run_json $T/ns$i.json $T/ns.py; done
+is "$(jget $T/ns1.json 'r["start"]') $(jget $T/ns2.json 'r["start"]') $(jget $T/ns3.json 'r["start"]')" "warm warm warm" \
+    "three runs in a row from spares, warm"
+nsl() { jget $1 'r["logs"]' | sed -n 's/^R ns //p'; }
+[ "$(nsl $T/ns1.json)" != "$(nsl $T/ns2.json)" ] && [ "$(nsl $T/ns2.json)" != "$(nsl $T/ns3.json)" ] &&
+    [ "$(nsl $T/ns1.json)" != "$(nsl $T/ns3.json)" ]
+ok $? "each has namespaces of its own (user, mount, pid, network, ipc, uts), none another's"
+shared=$(python3 -c 'import ast, sys; a, b, c = (set(ast.literal_eval(l)) for l in sys.argv[1:]); print(len(a & b) + len(b & c) + len(a & c))' \
+    "$(nsl $T/ns1.json)" "$(nsl $T/ns2.json)" "$(nsl $T/ns3.json)")
+is "$shared" 0 "not one namespace is shared between two of them"
+like "$(jget $T/ns2.json 'r["logs"]')" "R tmp ['home'] [] 2 1" "a spare's run: its /tmp and HOME empty, itself pid 2 under its init"
+run_json $T/tmpsz-cold.json $T/ns.py --set tmp_bytes=3M --set tmp_files=500 --set warm=off
+run_json $T/tmpsz-warm.json $T/ns.py --set tmp_bytes=3M --set tmp_files=500
+is "$(start_of $T/tmpsz-warm.json)" warm "a run with a /tmp of its own size starts warm from a spare"
+is "$(jget $T/tmpsz-warm.json 'r["logs"]' | grep '^R tmpsize')" "$(jget $T/tmpsz-cold.json 'r["logs"]' | grep '^R tmpsize')" \
+    "and its /tmp is bounded as the cold run's ($(jget $T/tmpsz-cold.json 'r["logs"]' | grep '^R tmpsize'))"
 
 # --- what a run changes, the next one does not see ---
 cat >$T/dirty.py <<'PY'
@@ -167,11 +296,10 @@ tags = {l.split()[4]: " ".join(l.split()[6:l.split().index("-")]) for l in open(
 print("R sub mounted", os.path.ismount("/work/sub"))
 print("R tags", sorted((m, t) for m, t in tags.items() if m in ("/work", "/work/mounts", "/job") and ("shared" in t or "master" in t)))
 PY
-    # A session's runs have a zygote of their own (with /job): the first
-    # starts it, cold.
-    n=$(warm_envs)
-    "${RUNAS[@]}" "$RUNMYSCRIPT" run $T/warming.py --session $S --json >/dev/null 2>&1
-    warm_ready $((n + 1))
+    # A session's runs have a zygote of their own (with /job): the pool
+    # starts the base environment's at its start.
+    ses_prop_warm() { run_json $T/prop-w.json $T/warming.py --session $S; [ "$(start_of $T/prop-w.json)" = warm ]; }
+    wait_until ses_prop_warm
     cat >$T/prop.sh <<SH
 mount --make-rshared /
 "\$@" "$RUNMYSCRIPT" run $T/prop.py --session $S --json >$T/prop.json 2>$T/prop.err &
@@ -278,7 +406,8 @@ if [ -f "${WHEELHOUSE:-/nonexistent}/.no-pillow" ] || ! ls "${WHEELHOUSE:-/nonex
 else
     seed=("$S/seeds/run_my_script_test.py" --input "$S/seeds/run_my_script_test_input.json")
     run_json $T/seed0.json "${seed[@]}"
-    wait_until warm_has 3
+    seed_warm() { run_json $T/seed-w.json "${seed[@]}"; [ "$(start_of $T/seed-w.json)" = warm ]; }
+    wait_until seed_warm
     run_json $T/seed.warm.json "${seed[@]}"
     run_json $T/seed.cold.json "${seed[@]}" --set warm=off
     is "$(start_of $T/seed.cold.json) $(start_of $T/seed.warm.json)" "cold warm" "the seed example: one run cold, one warm"
@@ -381,7 +510,16 @@ wait $cli 2>/dev/null
 wait_until no_process_named "$TOK"
 ok $? "the worker killed: no process of its warm run is left"
 
-# The pool killed: calls are still answered, and the server starts another.
+# The pool killed: calls are still answered, and the server starts another,
+# which starts the zygotes of the environments most used before it
+# (STATE/.warm/learned) without waiting for a run of them.
+top_env() { # the environment (not the base one) whose runs came most often
+    awk '$1 == "env" { e = $2 } $1 == "uses" && e !~ /\/base-/ { n = $2 + $3; if (n > best) { best = n; top = e } } END { print top }' \
+        "$RUNMYSCRIPT_STATE_DIR/.warm/learned" 2>/dev/null
+}
+top=$(top_env)
+starts_of() { grep -c "a zygote for $1 is starting" $T/warm-serve.log; }
+top_starts=$(starts_of "$top")
 pool=$(warm_pool_pid)
 [ -n "$pool" ]
 ok $? "the test's pool is found ($pool)"
@@ -391,6 +529,13 @@ is "$(jget $T/nopool1.json 'r["status"]')" ok "the pool killed: the next run is 
 newpool() { p=$(warm_pool_pid); [ -n "$p" ] && [ "$p" != "$pool" ]; }
 wait_until newpool
 ok $? "the server started another pool"
+if [ -n "$top" ]; then
+    top_again() { [ "$(starts_of "$top")" -gt "$top_starts" ]; }
+    wait_until top_again
+    ok $? "the new pool starts a zygote for the environment most used before it, before any run of it ($(basename "$top"))"
+else
+    skip "no environment but the base one was used: the most used after a restart"
+fi
 warm_again() { run_json $T/again.json $T/alive.py; [ "$(jget $T/again.json 'r["start"]')" = warm ]; }
 wait_until warm_again
 ok $? "and runs start warm again"

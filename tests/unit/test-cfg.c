@@ -270,18 +270,19 @@ static void test_warm_keys(void)
     struct cfg c;
     char err[512];
     const char *sets[] = {"warm=off", "warm_envs=2", "warm_idle=30s", "warm_memory=256M", "warm_runs=7",
-                          "warm_lifetime=2m", "warm_modules=numpy pandas,matplotlib.pyplot", "warm_wait=10s"};
+                          "warm_lifetime=2m", "warm_modules=numpy pandas,matplotlib.pyplot", "warm_wait=10s",
+                          "warm_spares=5"};
     is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every warm key sets");
     const struct exec_warm *w = &c.exec.warm;
     ok(!w->on && w->envs == 2 && w->idle_ms == 30000 && w->memory == 256ull << 20 && w->runs == 7 &&
-           w->lifetime_ms == 120000 && w->wait_ms == 10000,
+           w->lifetime_ms == 120000 && w->wait_ms == 10000 && w->spares == 5,
        "they reach the executor");
     is_str(w->modules, "numpy pandas,matplotlib.pyplot", "warm_modules, a list");
     cfg_free(&c);
     is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "the defaults");
     ok(c.exec.warm.on && c.exec.warm.envs == 4 && c.exec.warm.wait_ms == 3000 && c.exec.warm.memory == 1ull << 30 && c.exec.warm.runs == 1000 &&
-           !strcmp(c.exec.warm.modules, ""),
-       "warm on, 4 environments, 1G, 1000 runs, no extra modules by default");
+           !strcmp(c.exec.warm.modules, "") && c.exec.warm.spares == 2,
+       "warm on, 4 environments, 1G, 1000 runs, no extra modules, 2 spares by default");
     cfg_free(&c);
     const char *bad[] = {"warm_modules=os;rm"};
     ok(cfg_load(&c, NULL, NULL, bad, 1, err, sizeof err) < 0 && strstr(err, "module names"),
@@ -290,6 +291,10 @@ static void test_warm_keys(void)
     const char *bad2[] = {"warm_envs=0"};
     ok(cfg_load(&c, NULL, NULL, bad2, 1, err, sizeof err) < 0 && strstr(err, "out of range"),
        "warm_envs below 1: %s", err);
+    cfg_free(&c);
+    const char *bad3[] = {"warm_spares=9"};
+    ok(cfg_load(&c, NULL, NULL, bad3, 1, err, sizeof err) < 0 && strstr(err, "out of range"),
+       "warm_spares above 8: %s", err);
     cfg_free(&c);
     char *dump = NULL;
     is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "loads for the dump");

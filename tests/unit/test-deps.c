@@ -13,13 +13,13 @@
 #include "deps_internal.h"
 #include "tap.h"
 
-/* The imports of src, joined with spaces. */
-static char *imports(const char *src)
+/* The imports of src (whole paths: dotted), joined with spaces. */
+static char *scan_with(const char *src, bool dotted)
 {
     struct deps_strv v = {0};
     static char buf[4096];
     buf[0] = '\0';
-    if (deps_scan_imports(src, strlen(src), &v) < 0) {
+    if ((dotted ? deps_scan_import_paths : deps_scan_imports)(src, strlen(src), &v) < 0) {
         deps_strv_free(&v);
         return strcpy(buf, "(error)");
     }
@@ -30,6 +30,35 @@ static char *imports(const char *src)
     }
     deps_strv_free(&v);
     return buf;
+}
+
+static char *imports(const char *src)
+{
+    return scan_with(src, false);
+}
+
+static char *paths(const char *src)
+{
+    return scan_with(src, true);
+}
+
+/* The whole module paths, what a zygote imports ahead. */
+static void test_scan_paths(void)
+{
+    is_str(paths("import matplotlib.pyplot as plt\n"), "matplotlib.pyplot", "import a.b as c: the whole path");
+    is_str(paths("from sklearn.linear_model import LinearRegression, Ridge as R\n"),
+           "sklearn.linear_model sklearn.linear_model.LinearRegression sklearn.linear_model.Ridge",
+           "from a.b import c, d as e: the module, then each name under it");
+    is_str(paths("import PIL.Image\nimport numpy as np, os\n"), "PIL.Image numpy os", "several, in order");
+    is_str(paths("from matplotlib import (pyplot,\n    cm)\nimport k\n"), "matplotlib matplotlib.pyplot matplotlib.cm k",
+           "a parenthesised from-list over lines");
+    is_str(paths("from os.path import *\nimport os.path\n"), "os.path", "'*' adds nothing; each path once");
+    is_str(paths("from . import x\nfrom .m import y\nimport z\n"), "z", "relative imports give nothing");
+    is_str(paths("import a.\nimport b\n"), "a b", "a dotted name cut short keeps what it had");
+    is_str(paths("s = 'import no.pe'\nif x: import yes.sir\n"), "yes.sir", "strings are no code; one-line blocks");
+    is_str(paths("from a.b import c; import d.e\n"), "a.b a.b.c d.e", "after ';'");
+    is_str(imports("import matplotlib.pyplot as plt\nfrom sklearn.linear_model import X\n"), "matplotlib sklearn",
+           "the top-level scan is unchanged");
 }
 
 static void test_scan(void)
@@ -546,6 +575,7 @@ static void test_tail(void)
 
 int main(void)
 {
+    test_scan_paths();
     const char *srcdir = getenv("top_srcdir");
     if (!srcdir)
         srcdir = ".";
