@@ -9,8 +9,10 @@
 #       at limit bytes of UTF-8 with a marker. Returns (text, truncated).
 #   figures(out_dir, prefix)  every matplotlib figure still open is saved
 #       as OUT_DIR/PREFIXfigure-N.png (N its number) and closed, as a
-#       notebook's inline backend does at the end of a cell. Returns how
-#       many.
+#       notebook's inline backend does at the end of a cell; one the script
+#       drew itself (savefig to a PNG, canvas.draw: its canvas has a
+#       renderer) is only closed, so that a chart saved as bar.png does not
+#       come back twice. Returns how many were saved.
 # Nothing is imported that the script did not import: PIL and matplotlib
 # are looked up in sys.modules.
 def _rms_display_make():
@@ -58,6 +60,9 @@ def _rms_display_make():
         n = 0
         for num in list(plt.get_fignums()):
             fig = plt.figure(num)
+            if getattr(fig.canvas, 'renderer', None) is not None:
+                plt.close(fig)
+                continue
             try:
                 _png(fig, os.path.join(out_dir, '%sfigure-%d.png' % (prefix, num)))
                 n += 1

@@ -816,13 +816,9 @@ static _Noreturn void zygote_main(int argc, char **argv)
         _exit(JAIL_CHILD_FAILED);
     /* The runner (display.py, runner.py), for the runs whose last
      * expression is shown: its module kept, out of sys.modules in a run. */
-    size_t n1 = strlen(jail_py_display), n2 = strlen(jail_py_runner);
-    char *runner = malloc(n1 + n2 + 1);
-    if (!runner)
-        _exit(JAIL_CHILD_FAILED);
-    memcpy(runner, jail_py_display, n1);
-    memcpy(runner + n1, jail_py_runner, n2 + 1);
-    if (py.run_simple_string(runner) != 0 || !(py_runner = py.add_module("_rms_run")))
+    char *runner;
+    if (asprintf(&runner, "%s%s", jail_py_display, jail_py_runner) < 0 || py.run_simple_string(runner) != 0 ||
+        !(py_runner = py.add_module("_rms_run")))
         _exit(JAIL_CHILD_FAILED);
     py.incref(py_runner);
     free(runner);

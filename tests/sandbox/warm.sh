@@ -390,9 +390,9 @@ for f in $T/eq/*.py; do
 done
 is "$(jget $T/eq/value.cold.json 'r["value"]')" 42 "a script's last expression is its value"
 is "$(jget $T/eq/value-ident.cold.json '[r["value"], r["logs"]]')" \
-    "[\"{'a': [1, 2], 'b': None}\", \"['/work/script.py'] /work/script.py /work __main__\\n\"]" \
+    "[\"{'a': [1, 2], 'b': None}\", \"['/job/script.py'] /job/script.py /job __main__\\n\"]" \
     "a script shown runs as python3 SCRIPT: argv, __file__, sys.path[0], __main__"
-like "$(jget $T/eq/value-raise.cold.json 'r["logs"]')" 'File "/work/script.py", line 3, in <module>' "its traceback is the script's"
+like "$(jget $T/eq/value-raise.cold.json 'r["logs"]')" 'File "/job/script.py", line 3, in <module>' "its traceback is the script's"
 is "$(jget $T/eq/value-raise.cold.json 'r["logs"].count("File ")')" 2 "without the runner's frames"
 is "$(jget $T/eq/value-kbint.cold.json '[r["status"], r["signal"]]')" '["error", "SIGINT"]' "KeyboardInterrupt still ends it by SIGINT"
 is "$(jget $T/eq/value-exit.cold.json '[r["exit_code"], r["logs"], r["value"]]')" '[1, "bye\n", null]' "sys.exit: its message and status, no value"
