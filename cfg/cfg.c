@@ -91,6 +91,10 @@ static const struct cfg_key plain_keys[] = {
     K("form_file_bytes", CFG_SIZE, form.file_bytes),
     K("form_header_bytes", CFG_SIZE, form.header_bytes),
     K("cgi_sse_padding", CFG_SIZE, cgi_sse_padding),
+    K("max_streams", CFG_AUTO_COUNT, max_streams),
+    K("max_streams_per_client", CFG_AUTO_COUNT, max_streams_per_client),
+    K("stream_buffer_bytes", CFG_SIZE, stream_buffer_bytes),
+    K("stream_stall", CFG_DURATION, stream_stall_ms),
     K("test_fixture_tools", CFG_BOOL, test_fixture_tools),
     K("fetch_allow", CFG_ALLOW, fetch_allow_text),
     K("data_dir", CFG_PATH, data_dir),
@@ -112,9 +116,9 @@ static const struct cfg_key plain_keys[] = {
     K("warm_lifetime", CFG_DURATION, warm_lifetime_ms),
     K("warm_modules", CFG_MODULES, warm_modules),
     K("warm_wait", CFG_DURATION, warm_wait_ms),
+    K("warm_spares", CFG_COUNT, warm_spares),
     K("kernel_idle", CFG_DURATION, kernel_idle_ms), K("kernel_grace", CFG_DURATION, kernel_grace_ms),
     K("max_kernels", CFG_COUNT, max_kernels), K("kernel_memory", CFG_SIZE, kernel_memory),
-    K("warm_spares", CFG_COUNT, warm_spares),
 };
 
 /* Ranges of the count and size keys: a value outside is an error. */
@@ -134,10 +138,13 @@ static const struct {
     {"form_file_bytes", 1, 16ull << 30},
     {"form_header_bytes", 256, 1ull << 20},
     {"cgi_sse_padding", 0, 1ull << 20},
+    {"max_streams", 1, CFG_STREAMS_MAX},
+    {"max_streams_per_client", 1, CFG_STREAMS_MAX},
+    {"stream_buffer_bytes", 64ull << 10, 1ull << 30},
     {"warm_envs", 1, 16},
     {"warm_runs", 0, 1000000000},
-    {"max_kernels", 0, CFG_KERNELS_MAX},
     {"warm_spares", 0, 8},
+    {"max_kernels", 0, CFG_KERNELS_MAX},
 };
 
 const char *const *cfg_keys(void)
@@ -154,6 +161,26 @@ const char *const *cfg_keys(void)
         names[n] = NULL;
     }
     return names;
+}
+
+/* ------------------------------------------------------------ parsing */
+
+/* (durations, sizes and switches: cfg_parse.c) */
+static int parse_count(const char *s, uint64_t *v)
+{
+    char *end;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (errno || *end)
+        return -EINVAL;
+    *v = x;
+    return 0;
 }
 
 /* Puts v (a fresh copy, or NULL when it could not be made) in place of
@@ -235,7 +262,7 @@ static int set_limit(struct cfg *c, const struct exec_limit_def *lim, bool fetch
         rc = cfg_parse_size(value, &v);
         expect = CFG_EXPECT_SIZE;
     } else {
-        rc = cfg__parse_count(value, &v);
+        rc = parse_count(value, &v);
         expect = CFG_EXPECT_COUNT;
     }
     if (rc < 0)
@@ -317,7 +344,7 @@ static int set_number(struct cfg *c, const struct cfg_key *k, const char *value,
         return 0;
     }
     bool count = k->type != CFG_SIZE;
-    int rc = count ? cfg__parse_count(value, &v) : cfg_parse_size(value, &v);
+    int rc = count ? parse_count(value, &v) : cfg_parse_size(value, &v);
     if (rc < 0)
         return bad_value(k->name, value,
                          k->type == CFG_AUTO_COUNT ? "auto or " CFG_EXPECT_COUNT
@@ -337,7 +364,7 @@ static int set_number(struct cfg *c, const struct cfg_key *k, const char *value,
 static int set_uint(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
 {
     uint64_t v;
-    if (cfg__parse_count(value, &v) < 0 || v > UINT32_MAX)
+    if (parse_count(value, &v) < 0 || v > UINT32_MAX)
         return bad_value(k->name, value, "a whole number below 2^32", err, errlen);
     *(uint64_t *)slot_of(c, k) = v;
     return 0;
@@ -607,6 +634,10 @@ static int set_defaults(struct cfg *c)
     c->accel_redirect = -1;
     form_limits_default(&c->form);
     c->cgi_sse_padding = 8192;
+    c->max_streams = CFG_AUTO;
+    c->max_streams_per_client = CFG_AUTO;
+    c->stream_buffer_bytes = 8ull << 20;
+    c->stream_stall_ms = 60000;
     c->data_dir = strdup(""); /* the built-in import map */
     c->installer = strdup("auto");
     c->index_url = strdup("default");
@@ -625,8 +656,8 @@ static int set_defaults(struct cfg *c)
     c->warm_lifetime_ms = 3600LL * 1000;
     c->warm_modules = strdup("");
     c->warm_wait_ms = 3000;
-    c->kernel_idle_ms = 600LL * 1000, c->max_kernels = 64, c->kernel_memory = 8ull << 30, c->kernel_grace_ms = 5000;
     c->warm_spares = 2;
+    c->kernel_idle_ms = 600LL * 1000, c->max_kernels = 64, c->kernel_memory = 8ull << 30, c->kernel_grace_ms = 5000;
     if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;

@@ -49,6 +49,10 @@ struct cfg {
     char *artifacts_prefix;       /* base_path + "/artifacts/": result URLs; derived */
     struct form_limits form;      /* /api/run multipart bodies: form_* keys */
     uint64_t cgi_sse_padding;     /* CGI: bytes of SSE comment that push events through fcgiwrap's buffer */
+    uint64_t max_streams;         /* open listen streams at once (503 past it); CFG_AUTO: cfg_max_streams */
+    uint64_t max_streams_per_client; /* ... of one client (429 past it); CFG_AUTO: an eighth of them */
+    uint64_t stream_buffer_bytes; /* a stream with more than this waiting for its client is closed */
+    int64_t stream_stall_ms;      /* ... and one whose client took nothing for this long */
     char *node_id;                /* "NODE-" before run and session ids; NULL or "": none */
     int accel_redirect;           /* 1: nginx sends artifacts (X-Accel-Redirect); 0: we do;
                                    * -1 (auto): nginx for FastCGI, we for CGI (no nginx there) */
@@ -100,6 +104,17 @@ struct cfg {
 #define CFG_WORKERS_MAX 1024 /* the workers key's ceiling, and the automatic count's */
 #define CFG_KERNELS_MAX 4096 /* the max_kernels key's ceiling */
 unsigned cfg_workers(const struct cfg *c);
+/* max_streams = auto: CFG_STREAMS_AUTO where serve's stream process carries
+ * the streams (process), else CFG_STREAMS_AUTO_HELD (each is held by a
+ * process of the web server's: CGI, FastCGI on stdin); the ceiling of both
+ * keys is CFG_STREAMS_MAX. max_streams_per_client = auto: an eighth of
+ * max_streams, at least 1. */
+#define CFG_STREAMS_AUTO 10000
+#define CFG_STREAMS_AUTO_HELD 2
+#define CFG_STREAMS_PER_CLIENT_SHARE 8
+#define CFG_STREAMS_MAX 1000000
+uint64_t cfg_max_streams(const struct cfg *c, bool process);
+uint64_t cfg_max_streams_per_client(const struct cfg *c, bool process);
 /* The drain grace: drain_grace, or when 0, timeout + kill_grace + 5 s. */
 int64_t cfg_drain_grace_ms(const struct cfg *c);
 

@@ -106,6 +106,19 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : put_size(&b, "form_file_bytes", c->form.file_bytes);
     rc = rc ? rc : put_size(&b, "form_header_bytes", c->form.header_bytes);
     rc = rc ? rc : put_size(&b, "cgi_sse_padding", c->cgi_sse_padding);
+    if (c->max_streams == CFG_AUTO)
+        rc = rc ? rc : dbuf_printf(&b, "max_streams = auto (%llu in serve, else %llu)\n",
+                                   (unsigned long long)cfg_max_streams(c, true), (unsigned long long)cfg_max_streams(c, false));
+    else
+        rc = rc ? rc : dbuf_printf(&b, "max_streams = %llu\n", (unsigned long long)c->max_streams);
+    if (c->max_streams_per_client == CFG_AUTO)
+        rc = rc ? rc : dbuf_printf(&b, "max_streams_per_client = auto (%llu in serve, else %llu)\n",
+                                   (unsigned long long)cfg_max_streams_per_client(c, true),
+                                   (unsigned long long)cfg_max_streams_per_client(c, false));
+    else
+        rc = rc ? rc : dbuf_printf(&b, "max_streams_per_client = %llu\n", (unsigned long long)c->max_streams_per_client);
+    rc = rc ? rc : put_size(&b, "stream_buffer_bytes", c->stream_buffer_bytes);
+    rc = rc ? rc : put_ms(&b, "stream_stall", c->stream_stall_ms);
     rc = rc ? rc : dbuf_printf(&b, "test_fixture_tools = %s\n", c->test_fixture_tools ? "on" : "off");
     rc = rc ? rc : dbuf_printf(&b, "data_dir = %s\n", c->data_dir);
     rc = rc ? rc : dbuf_printf(&b, "installer = %s\n", c->installer);

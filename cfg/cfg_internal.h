@@ -1,5 +1,5 @@
 /* cfg_internal.h: what the configuration's parts (cfg.c: reading it,
- * cfg_parse.c: its values' units, cfg_dump.c: printing it, cfg_serve.c:
+ * cfg_parse.c: its values from text, cfg_dump.c: printing it, cfg_serve.c:
  * what serve derives from it) share. */
 #ifndef RMS_CFG_INTERNAL_H
 #define RMS_CFG_INTERNAL_H
@@ -12,9 +12,6 @@ extern const char *const cfg__levels[CFG__N_LEVELS];
 
 /* The queue places of max_queued_runs = auto, beside running run slots. */
 uint32_t cfg__queue_auto(uint32_t running);
-
-/* A count: digits alone (spaces around them), into *v. 0 or -EINVAL. */
-int cfg__parse_count(const char *s, uint64_t *v);
 
 /* The kernel_* and max_kernels keys into c->exec.kernels. */
 void cfg__kernels(struct cfg *c);

@@ -1,6 +1,6 @@
 /* cfg_serve.c: what serve and the admission derive from the keys: the
  * number of workers, the queue's size when max_queued_runs = auto, the
- * drain grace (see doc/serving.md), the kernels' settings. */
+ * drain grace, the stream caps (see doc/serving.md), the kernels' settings. */
 #include "config.h"
 
 #include "cfg_internal.h"
@@ -65,4 +65,19 @@ void cfg__kernels(struct cfg *c)
     c->exec.kernels.max = (uint32_t)c->max_kernels;
     c->exec.kernels.memory = c->kernel_memory;
     c->exec.kernels.grace_ms = c->kernel_grace_ms;
+}
+
+uint64_t cfg_max_streams(const struct cfg *c, bool process)
+{
+    if (c->max_streams != CFG_AUTO)
+        return c->max_streams;
+    return process ? CFG_STREAMS_AUTO : CFG_STREAMS_AUTO_HELD;
+}
+
+uint64_t cfg_max_streams_per_client(const struct cfg *c, bool process)
+{
+    if (c->max_streams_per_client != CFG_AUTO)
+        return c->max_streams_per_client;
+    uint64_t n = cfg_max_streams(c, process) / CFG_STREAMS_PER_CLIENT_SHARE;
+    return n ? n : 1;
 }

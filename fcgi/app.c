@@ -18,6 +18,7 @@
 
 #include "executor.h"
 #include "mcp.h"
+#include "stream.h"
 #include "web.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -323,6 +324,29 @@ static json_object *kernels_info(const struct app *app)
     return k;
 }
 
+/* The streams: those serve's stream process carries, and those held by the
+ * processes of this state directory (CGI, FastCGI on stdin). */
+static json_object *streams_info(const struct app *app)
+{
+    json_object *o = json_object_new_object();
+    const struct stream_shared *sh = app->workers && app->workers->streams.on ? &app->workers->streams : NULL;
+    struct stream_counts n = {0};
+    if (sh)
+        stream_shared_sum(sh, &n);
+    int pid = sh ? __atomic_load_n(&sh->pid, __ATOMIC_RELAXED) : 0;
+    json_object_object_add(o, "process", json_object_new_string(!sh ? "none" : pid > 0 ? "running" : "starting"));
+    json_object_object_add(o, "open", json_object_new_int64(n.open));
+    json_object_object_add(o, "listens", json_object_new_int64(n.counted));
+    json_object_object_add(o, "held", json_object_new_int64(sh ? 0 : stream_held_count(app->cfg)));
+    json_object_object_add(o, "max", json_object_new_int64((int64_t)cfg_max_streams(app->cfg, sh != NULL)));
+    json_object_object_add(o, "max_per_client",
+                           json_object_new_int64((int64_t)cfg_max_streams_per_client(app->cfg, sh != NULL)));
+    json_object_object_add(o, "buffered_bytes", json_object_new_int64((int64_t)n.buffered));
+    json_object_object_add(o, "cut", json_object_new_int64((int64_t)n.cut));
+    json_object_object_add(o, "restarts", json_object_new_int64(sh ? __atomic_load_n(&sh->restarts, __ATOMIC_RELAXED) : 0));
+    return o;
+}
+
 static void healthz(const struct app *app, struct http_req *req, struct http_resp *resp)
 {
     (void)req;
@@ -370,6 +394,7 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(warm, "skipped", json_object_new_int64((int64_t)ws.skipped));
     json_object_object_add(o, "warm", warm);
     json_object_object_add(o, "kernels", kernels_info(app));
+    json_object_object_add(o, "streams", streams_info(app));
     discard(http_add_header(resp, "Cache-Control", "no-store"));
     discard(http_send_json(resp, healthy ? 200 : 503,
                            json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));

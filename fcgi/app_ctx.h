@@ -12,6 +12,7 @@
 
 #include "cfg.h"
 #include "executor.h"
+#include "stream.h"
 
 /* The executor's entry points the HTTP side calls, with the contracts of
  * executor.h (exec_run, exec_cancel, exec_base_env). A call's checks are
@@ -40,6 +41,7 @@ extern const struct app_exec app_exec_default;
 struct app_workers {
     unsigned total;
     unsigned busy;   /* updated with atomic builtins */
+    struct stream_shared streams; /* the stream process's (stream.h) */
 };
 
 struct app {

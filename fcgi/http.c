@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -55,8 +57,10 @@ static int fcgx_write(void *ctx, const char *buf, size_t n)
     struct fcgx_ctx *c = ctx;
     while (n > 0) {
         int chunk = n > 1 << 30 ? 1 << 30 : (int)n;
-        if (FCGX_PutStr(buf, chunk, c->out) != chunk)
-            return -EPIPE;
+        if (FCGX_PutStr(buf, chunk, c->out) != chunk) {
+            int e = FCGX_GetError(c->out);
+            return e == EAGAIN || e == EWOULDBLOCK ? -ETIMEDOUT : -EPIPE; /* ETIMEDOUT: http_io_stall's bound */
+        }
         buf += chunk;
         n -= (size_t)chunk;
     }
@@ -66,7 +70,10 @@ static int fcgx_write(void *ctx, const char *buf, size_t n)
 static int fcgx_flush(void *ctx)
 {
     struct fcgx_ctx *c = ctx;
-    return FCGX_FFlush(c->out) < 0 ? -EPIPE : 0;
+    if (FCGX_FFlush(c->out) >= 0)
+        return 0;
+    int e = FCGX_GetError(c->out);
+    return e == EAGAIN || e == EWOULDBLOCK ? -ETIMEDOUT : -EPIPE;
 }
 
 void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp, int fd)
@@ -112,10 +119,34 @@ void http_cgi_drain(uint64_t max)
     }
 }
 
+#define CGI_WRITE_CHUNK 4096 /* PIPE_BUF on Linux: a pipe with room (POLLOUT) takes it without blocking */
+
+static int cgi_stall_ms; /* http_io_stall's bound on stdout; 0: none */
+
+/* With a bound, each write waits for room at most cgi_stall_ms and is of
+ * at most CGI_WRITE_CHUNK bytes: a reader that takes nothing for that long
+ * fails the write. */
 static int cgi_write(void *ctx, const char *buf, size_t n)
 {
     (void)ctx;
-    return util_write_all(1, buf, n);
+    if (cgi_stall_ms <= 0)
+        return util_write_all(1, buf, n);
+    while (n > 0) {
+        struct pollfd p = {.fd = 1, .events = POLLOUT};
+        int r = poll(&p, 1, cgi_stall_ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r == 0 ? -ETIMEDOUT : -errno;
+        ssize_t w = write(1, buf, n < CGI_WRITE_CHUNK ? n : CGI_WRITE_CHUNK);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }
 
 static int cgi_flush(void *ctx)
@@ -133,6 +164,21 @@ static bool cgi_gone(void *ctx)
 void http_io_cgi(struct http_io *io)
 {
     *io = (struct http_io){NULL, cgi_read, cgi_write, cgi_flush, environ, cgi_gone};
+}
+
+void http_io_stall(struct http_io *io, int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    int fd = io->write == fcgx_write ? ((struct fcgx_ctx *)io->ctx)->fd : io->write == cgi_write ? 1 : -1;
+    /* A socket (FastCGI; a CGI program's stdout may be one too) fails a
+     * send that waits longer (libfcgi then ends the request); a pipe is
+     * bounded in cgi_write. */
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    if (fd >= 0)
+        discard(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv)); /* ENOTSOCK: a pipe */
+    if (io->write == cgi_write)
+        cgi_stall_ms = ms < (1 << 30) ? (int)ms : 1 << 30;
 }
 
 bool http_client_gone(struct http_resp *resp)
@@ -328,13 +374,23 @@ int http_add_header(struct http_resp *resp, const char *name, const char *fmt, .
     return dbuf_printf(&resp->headers, "%s: %s\r\n", name, value);
 }
 
+/* A write or flush of the transport's that failed: the response is over
+ * (-ETIMEDOUT: its client took nothing for stream_stall, http_io_stall). */
+static int transport_failed(struct http_resp *resp, int rc)
+{
+    if (rc == -ETIMEDOUT)
+        log_msg(LOG_LVL_WARN, "stream closed: the client took nothing for stream_stall");
+    resp->failed = true;
+    return rc;
+}
+
 static int out(struct http_resp *resp, const char *data, size_t len)
 {
     if (resp->failed)
         return -EPIPE;
     int rc = resp->io->write(resp->io->ctx, data, len);
     if (rc < 0)
-        resp->failed = true;
+        transport_failed(resp, rc);
     resp->last_write_ms = util_now_ms();
     return rc;
 }
@@ -392,9 +448,7 @@ int http_flush(struct http_resp *resp)
     if (resp->failed)
         return -EPIPE;
     int rc = resp->io->flush(resp->io->ctx);
-    if (rc < 0)
-        resp->failed = true;
-    return rc;
+    return rc < 0 ? transport_failed(resp, rc) : rc;
 }
 
 int http_sse_pad(struct http_resp *resp, uint64_t bytes)

@@ -32,6 +32,9 @@ struct http_io {
     /* True when the peer (nginx, or the CGI server) has hung up; may be
      * NULL (never gone). Cheap: a poll with no wait. */
     bool (*gone)(void *ctx);
+    /* The request's stream (stream.h: the server sets it; NULL: a
+     * transport that has none). */
+    struct stream_req *stream;
 };
 
 /* A transport over FCGX streams (in, out: FCGX_Stream *; fd: the
@@ -39,6 +42,10 @@ struct http_io {
  * environment (CGI). */
 void http_io_fcgx(struct http_io *io, void *in, void *out, char **envp, int fd);
 void http_io_cgi(struct http_io *io);
+/* Bounds every later write of io's response (a stream held by this
+ * process): a write whose peer takes nothing for ms fails, as if the peer
+ * had gone. ms <= 0, or a transport of another kind: no bound. */
+void http_io_stall(struct http_io *io, int64_t ms);
 /* After a CGI response: reads and drops what is left of the request body
  * (CONTENT_LENGTH), at most max bytes. A CGI program that exits with body
  * bytes unread makes Apache's mod_cgid see a reset and lose the response

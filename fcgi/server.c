@@ -1,10 +1,12 @@
 /* server.c: `serve`, FastCGI on stdin, and CGI.
  *
  * Theory of operation of `serve`: the parent binds the socket, maps a page
- * of counters shared with its children, and forks N workers. Each worker
- * loops on FCGX_Accept_r (the kernel hands each connection to one of them)
- * and serves one request at a time, so a long tools/call stream holds one
- * worker and the others keep serving; nginx queues connections beyond N in
+ * of counters shared with its children, binds the stream socket, and forks
+ * the stream process and N workers. Each worker loops on FCGX_Accept_r (the
+ * kernel hands each connection to one of them) and serves one request at a
+ * time; a response that becomes a stream is handed to the stream process
+ * (stream.h), so a stream holds a worker only while it has something to run
+ * (a call's run), and never a listen; nginx queues connections beyond N in
  * the listen backlog. Workers keep nothing between requests (state is on
  * disk), so the parent may replace any of them at any time:
  *   - a worker that dies is restarted (after a pause if they die fast);
@@ -13,7 +15,11 @@
  *   - SIGTERM or SIGINT drains: workers finish their request and exit; after
  *     drain_grace those still busy get SIGINT, which cancels their runs (the
  *     run is stopped, the client gets the result with status cancelled);
- *     kill_grace + 5 s later what is left gets SIGKILL.
+ *     kill_grace + 5 s later what is left gets SIGKILL; then the stream
+ *     process ends its streams and goes (SIGTERM, SIGKILL 5 s later);
+ *   - the stream process is started again at once when it dies (its streams
+ *     are lost: their clients see them end), and on SIGHUP a new one takes
+ *     the new streams while the old one carries its own to their end.
  * Workers block SIGTERM while they serve a request and take it only in
  * accept, which it interrupts (FCGI_FAIL_ACCEPT_ON_INTR); the parent sends
  * it again every half second so that one arriving just before accept is not
@@ -46,6 +52,7 @@
 #include "cfg_exit.h"
 #include "mcp.h"
 #include "executor.h"
+#include "stream.h"
 
 #define SERVER_BACKLOG 1024
 #define SERVER_TICK_MS 500        /* parent: re-send signals, reap, check */
@@ -138,9 +145,21 @@ static int worker_loop(const struct app *app, int lfd)
         if (app->workers)
             __atomic_add_fetch(&app->workers->busy, 1, __ATOMIC_RELAXED);
         struct http_io io;
+        struct stream_req sr;
         http_io_fcgx(&io, req.in, req.out, req.envp, req.ipcFd);
+        stream_req_init(&sr, app->cfg, app->workers ? &app->workers->streams : NULL, &req);
+        io.stream = &sr;
         app_handle(app, &io);
-        FCGX_Finish_r(&req);
+        if (stream_req_end(&sr)) {
+            /* The stream process has the connection now: forget the request
+             * without a byte more (FCGX_Finish_r would end it) and close our
+             * copy of the descriptor without the shutdown a close of an
+             * attached request does. */
+            FCGX_Detach(&req);
+            FCGX_Free(&req, 1);
+        } else {
+            FCGX_Finish_r(&req);
+        }
         if (app->workers)
             __atomic_sub_fetch(&app->workers->busy, 1, __ATOMIC_RELAXED);
     }
@@ -257,6 +276,7 @@ struct supervisor {
     size_t n_deaths;
     struct exec_warm_pool warm;          /* the warm pool (exec_warm_serve) */
     int64_t warm_again;                  /* a pool that died is started again from then on */
+    struct stream_sup streams;           /* the stream process (stream_sup.c) */
 };
 
 /* The warm pool: started with the server, again when it died (after a
@@ -295,6 +315,7 @@ static pid_t spawn(struct supervisor *s)
         worker_signals();
         sigprocmask(SIG_SETMASK, &none, NULL);
         got_term = got_hup = got_chld = cancel_all = 0;
+        stream_sup_forget(&s->streams); /* workers connect to the stream socket by its name */
         _exit(worker_loop(&s->app, s->lfd));
     }
     return pid;
@@ -478,6 +499,8 @@ static int serve_start(struct supervisor *s, const char *listen_spec)
     }
     memset(shared, 0, sizeof *shared);
     s->app = (struct app){.cfg = &s->cfg, .workers = shared, .mode = "serve", .cancel_all = &cancel_all};
+    static const struct stream_kind *const kinds[] = {&mcp_listen_kind};
+    stream_sup_init(&s->streams, &s->cfg, &shared->streams, kinds, ARRAY_SIZE(kinds), s->lfd);
     s->n = CFG_WORKERS_MAX * 2; /* room for old workers draining after SIGHUP */
     s->w = calloc(s->n, sizeof *s->w);
     if (!s->w)
@@ -498,6 +521,7 @@ static void serve_stop(struct supervisor *s)
 {
     if (s->lfd >= 0)
         close(s->lfd);
+    stream_sup_free(&s->streams);
     free(s->w);
     if (s->app.workers)
         munmap(s->app.workers, sizeof *s->app.workers);
@@ -529,7 +553,7 @@ struct drain {
 };
 
 /* One tick of the drain after SIGTERM (see the top). True when every worker
- * is gone. */
+ * and stream process is gone. */
 static bool drain_tick(struct supervisor *s, struct drain *d, int64_t now)
 {
     if (d->until < 0) {
@@ -538,7 +562,7 @@ static bool drain_tick(struct supervisor *s, struct drain *d, int64_t now)
                 (long long)(cfg_drain_grace_ms(&s->cfg) / 1000));
     }
     if (!alive(s))
-        return true;
+        return stream_sup_drain(&s->streams, now); /* then the stream processes */
     signal_all(s, SIGTERM, false); /* again: one may have missed it (see top) */
     if (d->kill_at < 0 && now >= d->until) {
         log_msg(LOG_LVL_WARN, "drain grace over: cancelling the runs of %u workers", alive(s));
@@ -561,7 +585,8 @@ static void supervise(struct supervisor *s, const sigset_t *old)
     for (;;) {
         /* Signals are blocked except inside ppoll: none is lost. */
         struct timespec ts = {0, SERVER_TICK_MS * 1000000L};
-        ppoll(NULL, 0, &ts, old);
+        struct pollfd sp = {stream_sup_pollfd(&s->streams), POLLIN, 0}; /* its end wakes us: started again at once */
+        ppoll(&sp, sp.fd >= 0, &ts, old);
         if (got_chld) {
             got_chld = 0;
             reap(s);
@@ -578,8 +603,10 @@ static void supervise(struct supervisor *s, const sigset_t *old)
             s->want = cfg_workers(&s->cfg);
             exec_warm_stop(&s->warm);
             warm_start(s);
+            stream_sup_reload(&s->streams);
         }
         warm_check(s, now);
+        stream_sup_check(&s->streams, now);
         signal_all(s, SIGTERM, true);
         fill(s);
         if (now >= next_reap) {
@@ -594,7 +621,7 @@ static void supervise(struct supervisor *s, const sigset_t *old)
 
 int server_serve(int argc, char **argv, const char *self)
 {
-    struct supervisor s = {.lfd = -1, .self = self, .warm = {.pid = -1, .pidfd = -1}};
+    struct supervisor s = {.lfd = -1, .self = self, .warm = {.pid = -1, .pidfd = -1}, .streams = {.sfd = -1}};
     const char *listen_spec = NULL;
     char wset[64];
     cleanup_free const char **sets = calloc((size_t)argc + 1, sizeof *sets);
@@ -612,6 +639,7 @@ int server_serve(int argc, char **argv, const char *self)
     sigset_t old;
     serve_signals(&old);
     warm_start(&s);
+    stream_sup_check(&s.streams, util_now_ms());
     fill(&s);
     log_msg(LOG_LVL_INFO, "serving on %s with %u workers (state %s)", listen_spec, s.want, s.cfg.state_dir);
     supervise(&s, &old);
@@ -688,8 +716,12 @@ int server_cgi(const char *self)
     struct app app = {.cfg = &c, .workers = NULL, .mode = "cgi", .cancel_all = &cancel_all};
     set_handler(SIGTERM, on_cancel_all, true);
     struct http_io io;
+    struct stream_req sr;
     http_io_cgi(&io);
+    stream_req_init(&sr, &c, NULL, NULL); /* no stream process: a listen is held here, within max_streams */
+    io.stream = &sr;
     app_handle(&app, &io);
+    discard(stream_req_end(&sr));
     http_cgi_drain(c.request_bytes);
     cfg_free(&c);
     return 0;

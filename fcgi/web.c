@@ -29,6 +29,7 @@
 
 #include "executor.h"
 #include "form.h"
+#include "stream.h"
 
 #define WEB_JSON_DEPTH 16  /* JSON bodies are flat objects */
 #define WEB_REQS_MAX 256   /* requirement lines */
@@ -846,10 +847,13 @@ void web__serve(const struct app *app, struct http_req *req, struct http_resp *r
         status = make_spec(app, &f, &s, err, sizeof err);
     s.spec.workspace = ws.dir;
     bool refused = status != 0;
-    if (status)
+    if (status) {
         refuse(door->route, mode, resp, status, err[0] ? err : "the request was refused");
-    else
+    } else {
+        if (mode == WEB_SSE)
+            stream_open_call(req, resp); /* in serve: the stream process writes it from here on */
         refused = run_and_answer(app, door, resp, mode, &s.spec, &ws);
+    }
     if (door->close) /* a workspace made for a call that ran nothing goes again */
         door->close(app, &ws, refused && ws.made);
     spec_free(&s);

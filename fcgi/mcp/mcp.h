@@ -21,6 +21,7 @@
 #include "app_ctx.h"
 #include "cfg.h"
 #include "http.h"
+#include "stream.h"
 #include "tools.h"
 
 #define MCP_JSON_DEPTH 64          /* nesting of a request body */
@@ -56,6 +57,12 @@ int mcp_workspace_open(const struct cfg *cfg, const char *wid, char id[WS_ID_MAX
 /* Ends the workspace wid now, as delete_workspace does: its calls
  * cancelled, its kernel ended, its files removed. 0, -ENOENT, other -errno. */
 int mcp_workspace_delete(const struct app *app, const char *wid) must_check;
+
+/* The stream process's kind of subscriptions/listen (mcp_listen.c): it
+ * follows the tasks of the listens kept with it and sends their
+ * notifications, then the subscription's end. */
+extern const struct stream_kind mcp_listen_kind;
+
 /* `runmyscript mcp`: MCP over stdio (mcp_stdio.c) on in_fd and out_fd
  * until the client closes in_fd (or SIGTERM, SIGINT, SIGHUP), with a warm
  * pool of its own unless a server's serves cfg's state directory. The

@@ -286,6 +286,8 @@ static void initialize_once(struct mcp_2025_req *p, json_object *id, json_object
 static void request(struct mcp_2025_req *p, json_object *id, const char *method, json_object *params)
 {
     bool sse = p->want_sse && !strcmp(method, "tools/call");
+    if (sse)
+        stream_open_call(p->req, p->resp); /* in serve: the stream process writes it from here on */
     if (sse && http_sse_start(p->resp) < 0)
         return;
     json_object *r = dispatch(p, id, method, params, sse);

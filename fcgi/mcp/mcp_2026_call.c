@@ -202,6 +202,7 @@ void mcp__2026_call(struct mcp_2026_req *m)
         return;
     }
     if (m->want_sse) {
+        stream_open_call(m->req, m->resp); /* in serve: the stream process writes it from here on */
         if (http_sse_start(m->resp) < 0)
             return;
         m->sse_open = c.sse = true;

@@ -213,9 +213,19 @@ bool mcp__task_alive(const char *dir);
 bool mcp__task_method(const char *method);
 /* Serves it (the client declared the extension). */
 void mcp__task_serve(struct mcp_2026_req *m);
-/* subscriptions/listen: an acknowledgement, then notifications/tasks for
- * the followed tasks (notifications.taskIds, with the extension) until they
- * have all ended; nothing else here ever changes. */
+/* The task tid as a subscription sees it: its id (into id, WS_ID_MAX + 1
+ * bytes), when it last changed, whether it has ended (a task whose process
+ * died is marked failed first), and when view is not NULL the task as
+ * tasks/get shows it (new, caller puts). 0, -ENOENT (no such task, or
+ * reaped), other -errno. */
+int mcp__task_look(const struct cfg *cfg, const char *tid, char *id, int64_t *updated_ms, bool *ended,
+                   json_object **view) must_check;
+
+/* subscriptions/listen (mcp_listen.c): an acknowledgement, then
+ * notifications/tasks for the followed tasks (notifications.taskIds, with
+ * the extension) until they have all ended; nothing else here ever
+ * changes. In serve the stream process carries it after the first look
+ * (mcp_listen_kind, mcp.h); elsewhere the worker (or CGI process) does. */
 void mcp__listen(struct mcp_2026_req *m);
 
 /* tools/call in the 2026-07-28 revision (mcp_2026_call.c): the workspace

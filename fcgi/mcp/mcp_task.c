@@ -1,6 +1,7 @@
 /* mcp_task.c: the tasks extension (io.modelcontextprotocol/tasks) of the
  * 2026-07-28 revision: a tools/call that becomes a task, tasks/get,
- * tasks/update and tasks/cancel. A task is a directory, so that any worker,
+ * tasks/update and tasks/cancel (subscriptions/listen, which follows tasks,
+ * is mcp_listen.c). A task is a directory, so that any worker,
  * or a one-shot CGI process, answers for it:
  *
  *   STATE/tasks/TID/task.json   status, times, the tool, its workspace, and
@@ -482,6 +483,8 @@ static void task_wait(struct mcp_2026_req *m, struct task *t, int rfd, int64_t d
     bool done = false, eof = false;
     if (!buf)
         delay_ms = 0;
+    if (delay_ms > 0 && m->want_sse)
+        stream_open_call(m->req, m->resp); /* in serve: the stream process writes it from here on */
     if (delay_ms > 0 && m->want_sse && http_sse_start(m->resp) == 0)
         m->sse_open = true;
     while (delay_ms > 0 && !done && !eof && util_now_ms() < deadline) {
@@ -624,115 +627,20 @@ void mcp__task_serve(struct mcp_2026_req *m)
     }
 }
 
-/* ------------------------------------------------ subscriptions/listen */
+/* ----------------------------------------------- a task, looked at */
 
-#define LISTEN_TASKS_MAX 64 /* task ids one subscriptions/listen may follow */
-
-/* One notification of m's subscription (params stolen): tagged with its id. */
-static void listen_send(struct mcp_2026_req *m, const char *method, json_object *params)
+int mcp__task_look(const struct cfg *cfg, const char *tid, char *id, int64_t *updated_ms, bool *ended,
+                   json_object **view)
 {
-    json_object *n = json_object_new_object(), *meta = json_object_new_object();
-    json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId", json_object_get(m->id));
-    json_object_object_add(params, "_meta", meta);
-    json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-    json_object_object_add(n, "method", json_object_new_string(method));
-    json_object_object_add(n, "params", params);
-    size_t len;
-    const char *s = mcp__to_json(n, &len);
-    discard(http_sse_event(m->resp, s, len, true));
-    json_object_put(n);
-}
-
-/* The task ids of the listen request that name tasks (into ids, at most
- * LISTEN_TASKS_MAX). -1: a bad filter (answered). */
-static int listen_tasks(struct mcp_2026_req *m, json_object *filter, struct task *tasks, json_object *ids)
-{
-    json_object *want = NULL;
-    int n = 0;
-    if (!json_object_object_get_ex(filter, "taskIds", &want))
-        return 0;
-    if (!json_object_is_type(want, json_type_array) || json_object_array_length(want) > LISTEN_TASKS_MAX) {
-        mcp__2026_error(m, 200, -32602, "Invalid params: notifications.taskIds must be an array of at most 64 ids",
-                        NULL);
-        return -1;
-    }
-    if (!mcp__client_has(m->caps, MCP_EXT_TASKS)) {
-        mcp__missing_capability(m, NULL, "Missing required client capability: task notifications need the "
-                                         MCP_EXT_TASKS " extension");
-        return -1;
-    }
-    for (size_t i = 0; i < json_object_array_length(want); i++) {
-        const char *tid = json_object_get_string(json_object_array_get_idx(want, i));
-        if (task_open(m->app->cfg, tid, &tasks[n]) < 0) {
-            task_free(&tasks[n]); /* unknown: not agreed to, so left out of the acknowledgement */
-            continue;
-        }
-        json_object_array_add(ids, json_object_new_string(tasks[n].id));
-        n++;
-    }
-    return n;
-}
-
-/* subscriptions/listen: of what the filter asks, only task status can ever
- * change here (the tool list never does); the acknowledgement says what is
- * followed, each change of a followed task is a notifications/tasks with the
- * whole task, and the subscription ends when they all have ended. */
-void mcp__listen(struct mcp_2026_req *m)
-{
-    json_object *filter = NULL;
-    struct task tasks[LISTEN_TASKS_MAX] = {0};
-    if (!json_object_object_get_ex(m->params, "notifications", &filter) ||
-        !json_object_is_type(filter, json_type_object)) {
-        mcp__2026_error(m, 200, -32602, "Invalid params: subscriptions/listen needs notifications (an object)", NULL);
-        return;
-    }
-    json_object *ids = json_object_new_array();
-    int n = listen_tasks(m, filter, tasks, ids);
-    if (n < 0 || http_sse_start(m->resp) < 0) {
-        json_object_put(ids);
-        for (int i = 0; i < (n > 0 ? n : 0); i++)
-            task_free(&tasks[i]);
-        return;
-    }
-    m->sse_open = true;
-    json_object *ack = json_object_new_object(), *agreed = json_object_new_object();
-    if (n > 0)
-        json_object_object_add(agreed, "taskIds", ids);
-    else
-        json_object_put(ids);
-    json_object_object_add(ack, "notifications", agreed);
-    listen_send(m, "notifications/subscriptions/acknowledged", ack);
-    int64_t seen[LISTEN_TASKS_MAX], last_probe = 0;
-    for (int i = 0; i < n; i++)
-        seen[i] = -1;
-    for (int left = n; left > 0 && !http_client_gone(m->resp) && !(m->app->cancel_all && *m->app->cancel_all);) {
-        left = 0;
-        for (int i = 0; i < n; i++) {
-            cleanup_task struct task now = {0};
-            if (task_open(m->app->cfg, tasks[i].id, &now) < 0)
-                continue; /* reaped: nothing more to say of it */
-            task_check_alive(&now);
-            if (doc_ms(now.doc, "updated_ms") != seen[i]) {
-                seen[i] = doc_ms(now.doc, "updated_ms");
-                listen_send(m, "notifications/tasks", task_view(m->app->cfg, &now, true));
-            }
-            left += !terminal(task_status(&now));
-        }
-        if (left == 0)
-            break;
-        usleep(TASK_TICK_MS * 2000);
-        if (util_now_ms() - m->resp->last_write_ms >= MCP_KEEPALIVE_MS)
-            discard(http_sse_comment(m->resp, "keepalive"));
-        if (!strcmp(m->app->mode, "cgi") && util_now_ms() - last_probe >= MCP_CGI_PROBE_MS) {
-            last_probe = util_now_ms();
-            discard(http_sse_pad(m->resp, m->app->cfg->cgi_sse_padding));
-        }
-    }
-    for (int i = 0; i < n; i++)
-        task_free(&tasks[i]);
-    /* The end of the subscription: its result, tagged with its id. */
-    json_object *r = json_object_new_object(), *meta = json_object_new_object();
-    json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId", json_object_get(m->id));
-    json_object_object_add(r, "_meta", meta);
-    mcp__2026_answer(m, r);
+    cleanup_task struct task t = {0};
+    int rc = task_open(cfg, tid, &t);
+    if (rc < 0)
+        return rc;
+    task_check_alive(&t);
+    snprintf(id, WS_ID_MAX + 1, "%s", t.id);
+    *updated_ms = doc_ms(t.doc, "updated_ms");
+    *ended = terminal(task_status(&t));
+    if (view)
+        *view = task_view(cfg, &t, true);
+    return 0;
 }

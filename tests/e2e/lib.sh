@@ -7,6 +7,7 @@
 #                              (tcp: serve --listen 127.0.0.1:PORT)
 #   STACK_CONF="key = value\n..."  extra configuration lines (set before)
 #   STACK_WORKERS=N            workers of serve (default 4)
+#   STACK_NGINX_CONNECTIONS=N  nginx's worker_connections (default the template's 1024)
 NGINX=${NGINX:-/usr/sbin/nginx}
 FCGIWRAP=${FCGIWRAP:-/usr/sbin/fcgiwrap}
 STACK_PIDS=""
@@ -44,10 +45,10 @@ free_port() {
     "$PYTHON3" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# wait_for CMD...: retries CMD for up to 20 s.
+# wait_for CMD...: retries CMD for up to 20 s (WAIT_S: as many seconds).
 wait_for() {
     local i
-    for i in $(seq 200); do
+    for i in $(seq $((${WAIT_S:-20} * 10))); do
         "$@" >/dev/null 2>&1 && return 0
         sleep 0.1
     done
@@ -109,6 +110,11 @@ stack_start() {
         "STATE=$T/state" "MAX_BODY=${STACK_MAX_BODY:-96m}" "USER_LINE=$user_line" "CONFDIR=$PREFIX" \
         "EXTRA_PARAMS=$extra"
     cp "$top_srcdir/nginx/fastcgi-params.conf" "$PREFIX/"
+    if [ -n "${STACK_NGINX_CONNECTIONS:-}" ]; then
+        sed -i "s/worker_connections 1024;/worker_connections $STACK_NGINX_CONNECTIONS;/" "$PREFIX/nginx.conf"
+        sed -i "s/^worker_processes 1;/worker_processes 1;\nworker_rlimit_nofile $((STACK_NGINX_CONNECTIONS * 2 + 64));/" \
+            "$PREFIX/nginx.conf"
+    fi
     "$NGINX" -p "$PREFIX" -c "$PREFIX/nginx.conf" -g 'daemon off;' >/dev/null 2>"$T/nginx.log" &
     STACK_PIDS="$STACK_PIDS $!"
     BASE=http://127.0.0.1:$PORT

@@ -387,6 +387,46 @@ static void test_admission_keys(void)
     cfg_free(&c);
 }
 
+/* The stream keys: auto caps by where streams live (serve's stream process
+ * or a process each), numbers as given, their ranges, the buffer and the
+ * stall. */
+static void test_stream_keys(void)
+{
+    struct cfg c;
+    char err[512];
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "the defaults");
+    ok(c.max_streams == CFG_AUTO && cfg_max_streams(&c, true) == 10000 && cfg_max_streams(&c, false) == 2,
+       "max_streams auto: 10000 in serve's stream process, 2 held by processes");
+    ok(cfg_max_streams_per_client(&c, true) == 1250 && cfg_max_streams_per_client(&c, false) == 1,
+       "max_streams_per_client auto: an eighth of them, at least 1");
+    ok(c.stream_buffer_bytes == 8ull << 20 && c.stream_stall_ms == 60000, "stream_buffer_bytes 8M, stream_stall 60 s");
+    cfg_free(&c);
+    const char *sets[] = {"max_streams=30", "max_streams_per_client=7", "stream_buffer_bytes=64K", "stream_stall=1.5s"};
+    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every stream key sets");
+    ok(cfg_max_streams(&c, true) == 30 && cfg_max_streams(&c, false) == 30 && cfg_max_streams_per_client(&c, true) == 7 &&
+           c.stream_buffer_bytes == 65536 && c.stream_stall_ms == 1500,
+       "to what was said, wherever the streams live");
+    cfg_free(&c);
+    const char *half[] = {"max_streams=40"};
+    is_int(cfg_load(&c, NULL, NULL, half, 1, err, sizeof err), 0, "max_streams alone");
+    ok(cfg_max_streams_per_client(&c, false) == 5, "max_streams_per_client auto follows it");
+    char *dump = cfg_dump(&c);
+    ok(dump && strstr(dump, "max_streams = 40\n") && strstr(dump, "max_streams_per_client = auto (5 in serve, else 5)\n") &&
+           strstr(dump, "stream_buffer_bytes = 8M\n") && strstr(dump, "stream_stall = 1m\n"),
+       "runmyscript config prints them");
+    free(dump);
+    cfg_free(&c);
+    const char *bad[][1] = {{"max_streams=0"}, {"max_streams_per_client=2000000"}, {"stream_buffer_bytes=1K"},
+                            {"stream_stall=soon"}};
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(bad[i][0], "="), bad[i][0]);
+        ok(cfg_load(&c, NULL, NULL, bad[i], 1, err, sizeof err) < 0 && strstr(err, key), "%s is refused: %s",
+           bad[i][0], err);
+        cfg_free(&c);
+    }
+}
+
 /* node_id: none by default (run ids without a node), else a node id that
  * run and session ids start with; nothing that could leave a path. */
 static void test_node_id(void)
@@ -471,6 +511,7 @@ int main(void)
     test_warm_keys();
     test_kernel_keys();
     test_admission_keys();
+    test_stream_keys();
     test_modern_keys();
     test_node_id();
     test_messages();
