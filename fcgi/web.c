@@ -846,14 +846,13 @@ void web__serve(const struct app *app, struct http_req *req, struct http_resp *r
     if (status == 0)
         status = make_spec(app, &f, &s, err, sizeof err);
     s.spec.workspace = ws.dir;
+    if (status == 0 && mode == WEB_SSE)
+        stream_open_call(req, resp); /* in serve: the stream process writes it from here on */
     bool refused = status != 0;
-    if (status) {
+    if (status)
         refuse(door->route, mode, resp, status, err[0] ? err : "the request was refused");
-    } else {
-        if (mode == WEB_SSE)
-            stream_open_call(req, resp); /* in serve: the stream process writes it from here on */
+    else
         refused = run_and_answer(app, door, resp, mode, &s.spec, &ws);
-    }
     if (door->close) /* a workspace made for a call that ran nothing goes again */
         door->close(app, &ws, refused && ws.made);
     spec_free(&s);
