@@ -38,6 +38,8 @@ enum cfg_type {
     CFG_SIZE,
     CFG_COUNT,
     CFG_AUTO_COUNT,  /* auto | a count: auto is CFG_AUTO */
+    CFG_AUTO_SIZE,   /* auto | a size: auto is CFG_AUTO */
+    CFG_RESERVE,     /* a size, or a share of a file system: "5%" */
     CFG_LEVEL,
     CFG_ISOLATION,
     CFG_AUTO_BOOL,   /* auto | on | off, into an int: -1, 1, 0 */
@@ -65,6 +67,9 @@ static const struct cfg_key plain_keys[] = {
     K("uid_base", CFG_UINT, uid_base),
     K("uid_count", CFG_UINT, uid_count),
     K("run_ttl", CFG_DURATION, run_ttl_ms),
+    K("runs_bytes", CFG_SIZE, runs_bytes),
+    K("runs_files", CFG_COUNT, runs_files),
+    K("disk_reserve", CFG_RESERVE, disk_reserve),
     K("log_level", CFG_LEVEL, log_level),
     K("workers", CFG_COUNT, workers),
     K("max_concurrent_runs", CFG_COUNT, max_concurrent_runs),
@@ -75,7 +80,10 @@ static const struct cfg_key plain_keys[] = {
     K("session_ttl", CFG_DURATION, session_ttl_ms),
     K("drain_grace", CFG_DURATION, drain_grace_ms),
     K("request_bytes", CFG_SIZE, request_bytes),
+    K("request_memory", CFG_AUTO_SIZE, request_memory),
+    K("request_memory_wait", CFG_DURATION, request_memory_wait_ms),
     K("max_sessions", CFG_COUNT, max_sessions),
+    K("max_tasks", CFG_COUNT, max_tasks),
     K("task_after", CFG_DURATION, task_after_ms),
     K("task_ttl", CFG_DURATION, task_ttl_ms),
     K("tools_list_ttl", CFG_DURATION, tools_list_ttl_ms),
@@ -83,6 +91,7 @@ static const struct cfg_key plain_keys[] = {
     K("preview_bytes", CFG_SIZE, preview_bytes),
     K("auth_token", CFG_SECRET, auth_token),
     K("allowed_hosts", CFG_STRING, allowed_hosts),
+    K("allowed_origins", CFG_OPTSTRING, allowed_origins),
     K("public_url", CFG_OPTSTRING, public_url),
     K("node_id", CFG_NODE, node_id),
     K("accel_redirect", CFG_AUTO_BOOL, accel_redirect),
@@ -131,6 +140,8 @@ static const struct {
     {"max_queued_runs", 0, ADMIT_MAX_SLOTS},
     {"request_bytes", 4096, 16ull << 30},
     {"max_sessions", 1, 1000000},
+    {"max_tasks", 1, 1000000},
+    {"request_memory", 4096, 1ull << 40},
     {"image_inline_bytes", 0, 64ull << 20},
     {"preview_bytes", 256, 16ull << 20},
     {"form_fields", 1, 1024},
@@ -161,26 +172,6 @@ const char *const *cfg_keys(void)
         names[n] = NULL;
     }
     return names;
-}
-
-/* ------------------------------------------------------------ parsing */
-
-/* (durations, sizes and switches: cfg_parse.c) */
-static int parse_count(const char *s, uint64_t *v)
-{
-    char *end;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!isdigit((unsigned char)*s))
-        return -EINVAL;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    while (isspace((unsigned char)*end))
-        end++;
-    if (errno || *end)
-        return -EINVAL;
-    *v = x;
-    return 0;
 }
 
 /* Puts v (a fresh copy, or NULL when it could not be made) in place of
@@ -262,7 +253,7 @@ static int set_limit(struct cfg *c, const struct exec_limit_def *lim, bool fetch
         rc = cfg_parse_size(value, &v);
         expect = CFG_EXPECT_SIZE;
     } else {
-        rc = parse_count(value, &v);
+        rc = cfg__parse_count(value, &v);
         expect = CFG_EXPECT_COUNT;
     }
     if (rc < 0)
@@ -339,17 +330,18 @@ static int set_secret(struct cfg *c, const struct cfg_key *k, const char *value,
 static int set_number(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
 {
     uint64_t v;
-    if (k->type == CFG_AUTO_COUNT && !strcmp(value, "auto")) {
+    if ((k->type == CFG_AUTO_COUNT || k->type == CFG_AUTO_SIZE) && !strcmp(value, "auto")) {
         *(uint64_t *)slot_of(c, k) = CFG_AUTO;
         return 0;
     }
-    bool count = k->type != CFG_SIZE;
-    int rc = count ? parse_count(value, &v) : cfg_parse_size(value, &v);
+    bool count = k->type != CFG_SIZE && k->type != CFG_AUTO_SIZE;
+    int rc = count ? cfg__parse_count(value, &v) : cfg_parse_size(value, &v);
     if (rc < 0)
         return bad_value(k->name, value,
-                         k->type == CFG_AUTO_COUNT ? "auto or " CFG_EXPECT_COUNT
-                         : count                   ? CFG_EXPECT_COUNT
-                                                   : CFG_EXPECT_SIZE,
+                         k->type == CFG_AUTO_COUNT  ? "auto or " CFG_EXPECT_COUNT
+                         : k->type == CFG_AUTO_SIZE ? "auto or " CFG_EXPECT_SIZE
+                         : count                    ? CFG_EXPECT_COUNT
+                                                    : CFG_EXPECT_SIZE,
                          err, errlen);
     for (size_t i = 0; i < ARRAY_SIZE(ranges); i++)
         if (!strcmp(ranges[i].key, k->name) && (v < ranges[i].min || v > ranges[i].max)) {
@@ -361,10 +353,38 @@ static int set_number(struct cfg *c, const struct cfg_key *k, const char *value,
     return 0;
 }
 
+/* disk_reserve: a size, or a whole percentage of the file system (at most
+ * CFG_RESERVE_PCT_MAX). */
+static int set_reserve(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
+{
+    struct cfg_reserve *r = slot_of(c, k);
+    size_t n = strlen(value);
+    uint64_t v;
+    while (n && value[n - 1] == ' ')
+        n--;
+    if (n > 1 && value[n - 1] == '%') {
+        char num[32];
+        if (n - 1 >= sizeof num)
+            return bad_value(k->name, value, "a size such as 2G, or a share such as 5%", err, errlen);
+        memcpy(num, value, n - 1);
+        num[n - 1] = '\0';
+        if (cfg__parse_count(num, &v) < 0 || v > CFG_RESERVE_PCT_MAX) {
+            snprintf(err, errlen, "%s = '%s': expected a share from 0%% to %d%%", k->name, value, CFG_RESERVE_PCT_MAX);
+            return -EINVAL;
+        }
+        *r = (struct cfg_reserve){.pct = (uint32_t)v};
+        return 0;
+    }
+    if (cfg_parse_size(value, &v) < 0)
+        return bad_value(k->name, value, "a size such as 2G, or a share such as 5%", err, errlen);
+    *r = (struct cfg_reserve){.bytes = v};
+    return 0;
+}
+
 static int set_uint(struct cfg *c, const struct cfg_key *k, const char *value, char *err, size_t errlen)
 {
     uint64_t v;
-    if (parse_count(value, &v) < 0 || v > UINT32_MAX)
+    if (cfg__parse_count(value, &v) < 0 || v > UINT32_MAX)
         return bad_value(k->name, value, "a whole number below 2^32", err, errlen);
     *(uint64_t *)slot_of(c, k) = v;
     return 0;
@@ -455,7 +475,7 @@ static cfg_setter *const setters[] = {
     [CFG_MODULES] = set_modules,
     [CFG_SECRET] = set_secret,     [CFG_BOOL] = set_bool,         [CFG_DURATION] = set_duration,
     [CFG_SIZE] = set_number,       [CFG_COUNT] = set_number,      [CFG_LEVEL] = set_level,
-    [CFG_AUTO_COUNT] = set_number,
+    [CFG_AUTO_COUNT] = set_number, [CFG_AUTO_SIZE] = set_number,  [CFG_RESERVE] = set_reserve,
     [CFG_ISOLATION] = set_isolation, [CFG_AUTO_BOOL] = set_auto_bool, [CFG_INSTALLER] = set_installer,
     [CFG_UINT] = set_uint,         [CFG_ALLOW] = set_allow,       [CFG_NODE] = set_node,
 };
@@ -569,6 +589,10 @@ static void apply_exec(struct cfg *c)
     c->exec.uid_base = (uint32_t)c->uid_base;
     c->exec.uid_count = (uint32_t)c->uid_count;
     c->exec.run_ttl_ms = c->run_ttl_ms;
+    c->exec.runs_bytes = c->runs_bytes;
+    c->exec.runs_files = c->runs_files;
+    c->exec.disk_reserve_bytes = c->disk_reserve.bytes;
+    c->exec.disk_reserve_pct = c->disk_reserve.pct;
     c->exec.admit.max_running = (uint32_t)c->max_concurrent_runs;
     c->exec.admit.max_queued = c->max_queued_runs == CFG_AUTO ? cfg__queue_auto(admit_max_running(&c->exec.admit))
                                                               : (uint32_t)c->max_queued_runs;
@@ -622,6 +646,12 @@ static int set_defaults(struct cfg *c)
     c->session_ttl_ms = 3600LL * 1000;
     c->request_bytes = 96ull << 20;
     c->max_sessions = 1000;
+    c->max_tasks = 1000;
+    c->request_memory = CFG_AUTO;
+    c->request_memory_wait_ms = 10000;
+    c->runs_bytes = 10ull << 30;
+    c->runs_files = 1000000;
+    c->disk_reserve.pct = 5;
     c->task_after_ms = 5000;
     c->task_ttl_ms = 3600LL * 1000;
     c->tools_list_ttl_ms = 300LL * 1000;
@@ -631,6 +661,7 @@ static int set_defaults(struct cfg *c)
     c->image_inline_bytes = 512ull << 10;
     c->preview_bytes = 8ull << 10;
     c->allowed_hosts = strdup("localhost,127.0.0.1,[::1]");
+    c->allowed_origins = strdup("");
     c->accel_redirect = -1;
     form_limits_default(&c->form);
     c->cgi_sse_padding = 8192;
@@ -658,7 +689,7 @@ static int set_defaults(struct cfg *c)
     c->warm_wait_ms = 3000;
     c->warm_spares = 2;
     c->kernel_idle_ms = 600LL * 1000, c->max_kernels = 64, c->kernel_memory = 8ull << 30, c->kernel_grace_ms = 5000;
-    if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->data_dir ||
+    if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->allowed_origins || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;
     return 0;
@@ -756,6 +787,10 @@ static int check_keys(const struct cfg *c, char *err, size_t errlen)
         snprintf(err, errlen, "run_ttl must be longer than timeout + kill_grace, or 0 to keep runs forever");
         return -EINVAL;
     }
+    if (c->request_memory != CFG_AUTO && c->request_memory < c->request_bytes) {
+        snprintf(err, errlen, "request_memory must be at least request_bytes (a body of the largest size must fit), or auto");
+        return -EINVAL;
+    }
     char why[CFG_WHY_MAX + PATH_MAX];
     if (exec_check_data(c->data_dir, why, sizeof why) < 0) {
         snprintf(err, errlen, "data_dir = %s: %s", c->data_dir, why);
@@ -804,6 +839,7 @@ void cfg_free(struct cfg *c)
     free(c->isolation);
     free(c->auth_token);
     free(c->allowed_hosts);
+    free(c->allowed_origins);
     free(c->public_url);
     free(c->node_id);
     free(c->fetch_allow_text);

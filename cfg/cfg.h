@@ -13,6 +13,14 @@
 #include "executor.h"
 #include "util.h"
 
+/* disk_reserve: bytes, or a share of the file system in percent (one of
+ * them is 0). */
+struct cfg_reserve {
+    uint64_t bytes;
+    uint32_t pct;
+};
+#define CFG_RESERVE_PCT_MAX 50
+
 struct cfg {
     char *config_file;        /* the file read, or NULL */
     char *state_dir;
@@ -23,6 +31,9 @@ struct cfg {
     bool script_network;
     uint64_t uid_base, uid_count;
     int64_t run_ttl_ms;
+    uint64_t runs_bytes;          /* run records in all, bytes; 0: no cap */
+    uint64_t runs_files;          /* ... and inodes; 0: no cap */
+    struct cfg_reserve disk_reserve; /* new runs are refused below this much free space */
     enum log_level log_level;
     /* The HTTP front doors (serve, FastCGI on stdin, CGI). */
     uint64_t workers;             /* FastCGI workers of `serve`; 0: auto (cfg_workers) */
@@ -34,7 +45,11 @@ struct cfg {
     int64_t session_ttl_ms;       /* idle MCP sessions older than this are reaped */
     int64_t drain_grace_ms;       /* SIGTERM: in-flight requests get this long; 0: auto */
     uint64_t request_bytes;       /* largest request body (HTTP 413 past it) */
+    uint64_t request_memory;      /* request bodies held at once across the state_dir's
+                                   * processes; CFG_AUTO: cfg_request_memory */
+    int64_t request_memory_wait_ms; /* a body waits this long for room, then 503 */
     uint64_t max_sessions;        /* open MCP sessions at once (HTTP 503 past it); workspaces too */
+    uint64_t max_tasks;           /* MCP tasks kept at once (working, or finished within task_ttl) */
     int64_t task_after_ms;        /* a run of a client with the tasks extension still going
                                    * after this long becomes a task; 0: at once */
     int64_t task_ttl_ms;          /* a finished task is kept this long after its last change */
@@ -43,6 +58,8 @@ struct cfg {
     uint64_t preview_bytes;       /* preview_file shows this many bytes at most */
     char *auth_token;             /* bearer token for /mcp and /api/; NULL: none */
     char *allowed_hosts;          /* Host and Origin host names allowed (comma-separated) */
+    char *allowed_origins;        /* more origins (scheme://host[:port]) /mcp and /api/ accept
+                                   * besides the server's own; "" none, "*" any */
     char *public_url;             /* base of artifact links; NULL: from the request */
     char *base_path;              /* public_url's path ("/tools/rms"), "" when none: the
                                    * site is under it; derived, not a key */
@@ -104,6 +121,10 @@ struct cfg {
 #define CFG_WORKERS_MAX 1024 /* the workers key's ceiling, and the automatic count's */
 #define CFG_KERNELS_MAX 4096 /* the max_kernels key's ceiling */
 unsigned cfg_workers(const struct cfg *c);
+/* request_memory, with auto resolved: an eighth of the machine's memory,
+ * and at least request_bytes (so that one body of the largest size fits). */
+#define CFG_REQUEST_MEMORY_SHARE 8
+uint64_t cfg_request_memory(const struct cfg *c);
 /* max_streams = auto: CFG_STREAMS_AUTO where serve's stream process carries
  * the streams (process), else CFG_STREAMS_AUTO_HELD (each is held by a
  * process of the web server's: CGI, FastCGI on stdin); the ceiling of both

@@ -77,6 +77,12 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : dbuf_printf(&b, "uid_base = %llu\n", (unsigned long long)c->uid_base);
     rc = rc ? rc : dbuf_printf(&b, "uid_count = %llu\n", (unsigned long long)c->uid_count);
     rc = rc ? rc : put_ms(&b, "run_ttl", c->run_ttl_ms);
+    rc = rc ? rc : put_size(&b, "runs_bytes", c->runs_bytes);
+    rc = rc ? rc : dbuf_printf(&b, "runs_files = %llu\n", (unsigned long long)c->runs_files);
+    if (c->disk_reserve.bytes)
+        rc = rc ? rc : put_size(&b, "disk_reserve", c->disk_reserve.bytes);
+    else
+        rc = rc ? rc : dbuf_printf(&b, "disk_reserve = %u%%\n", c->disk_reserve.pct);
     rc = rc ? rc : dbuf_printf(&b, "log_level = %s\n", cfg__levels[c->log_level]);
     rc = rc ? rc : dbuf_printf(&b, "workers = %llu\n", (unsigned long long)c->workers);
     rc = rc ? rc : dbuf_printf(&b, "max_concurrent_runs = %llu\n", (unsigned long long)c->max_concurrent_runs);
@@ -90,7 +96,16 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : put_ms(&b, "session_ttl", c->session_ttl_ms);
     rc = rc ? rc : put_ms(&b, "drain_grace", c->drain_grace_ms);
     rc = rc ? rc : put_size(&b, "request_bytes", c->request_bytes);
+    if (c->request_memory == CFG_AUTO) {
+        char v[48];
+        format_size(cfg_request_memory(c), v, sizeof v);
+        rc = rc ? rc : dbuf_printf(&b, "request_memory = auto (%s)\n", v);
+    } else {
+        rc = rc ? rc : put_size(&b, "request_memory", c->request_memory);
+    }
+    rc = rc ? rc : put_ms(&b, "request_memory_wait", c->request_memory_wait_ms);
     rc = rc ? rc : dbuf_printf(&b, "max_sessions = %llu\n", (unsigned long long)c->max_sessions);
+    rc = rc ? rc : dbuf_printf(&b, "max_tasks = %llu\n", (unsigned long long)c->max_tasks);
     rc = rc ? rc : put_ms(&b, "task_after", c->task_after_ms);
     rc = rc ? rc : put_ms(&b, "task_ttl", c->task_ttl_ms);
     rc = rc ? rc : put_ms(&b, "tools_list_ttl", c->tools_list_ttl_ms);
@@ -98,6 +113,7 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : put_size(&b, "preview_bytes", c->preview_bytes);
     rc = rc ? rc : dbuf_printf(&b, "auth_token = %s\n", c->auth_token ? "(set)" : "");
     rc = rc ? rc : dbuf_printf(&b, "allowed_hosts = %s\n", c->allowed_hosts);
+    rc = rc ? rc : dbuf_printf(&b, "allowed_origins = %s\n", c->allowed_origins);
     rc = rc ? rc : dbuf_printf(&b, "public_url = %s\n", c->public_url ? c->public_url : "");
     rc = rc ? rc : dbuf_printf(&b, "node_id = %s\n", c->node_id && *c->node_id ? c->node_id : "none");
     rc = rc ? rc : dbuf_printf(&b, "accel_redirect = %s\n", c->accel_redirect < 0 ? "auto" : c->accel_redirect ? "on" : "off");

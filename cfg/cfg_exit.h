@@ -12,6 +12,7 @@ enum {
     CLI_EXIT_DATAERR = 65,        /* the script is empty, not UTF-8, too large */
     CLI_EXIT_NOINPUT = 66,        /* the script or input file cannot be read */
     CLI_EXIT_CANTCREAT = 73,      /* --out cannot be written */
+    CLI_EXIT_LOW_DISK = 74,       /* the state directory's disk is below disk_reserve; retry */
     CLI_EXIT_BUSY = 75,           /* EX_TEMPFAIL: every run slot and queue place taken; retry */
     CLI_EXIT_CONFIG = 78,         /* bad configuration */
     CLI_EXIT_INSTALL_FAILED = 120,

@@ -1,6 +1,6 @@
-/* cfg_parse.c: the values of the configuration's keys read from text:
- * durations, sizes and switches (cfg.h), for every key of those kinds and
- * for the limits. */
+/* cfg_parse.c: the values of the configuration as text: numbers,
+ * durations, sizes, switches and counts (cfg.h, cfg_internal.h), which every
+ * setter of cfg.c and the command line parse the same way. */
 #include "config.h"
 
 #include "cfg_internal.h"
@@ -107,4 +107,21 @@ int cfg_parse_bool(const char *s, bool *v)
         }
     }
     return -EINVAL;
+}
+
+int cfg__parse_count(const char *s, uint64_t *v)
+{
+    char *end;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (errno || *end)
+        return -EINVAL;
+    *v = x;
+    return 0;
 }

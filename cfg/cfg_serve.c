@@ -1,6 +1,7 @@
 /* cfg_serve.c: what serve and the admission derive from the keys: the
  * number of workers, the queue's size when max_queued_runs = auto, the
- * drain grace, the stream caps (see doc/serving.md), the kernels' settings. */
+ * request memory when request_memory = auto, the drain grace, the stream
+ * caps (see doc/serving.md), the kernels' settings. */
 #include "config.h"
 
 #include "cfg_internal.h"
@@ -49,6 +50,15 @@ unsigned cfg_workers(const struct cfg *c)
     unsigned w = CFG_WORKERS_FIXED + CFG_WORKERS_PER_CPU * (unsigned)n;
     uint64_t need = (uint64_t)admit_max_running(&c->exec.admit) + c->exec.admit.max_queued + CFG_SPARE_WORKERS;
     return need > w ? (unsigned)(need > CFG_WORKERS_MAX ? CFG_WORKERS_MAX : need) : w;
+}
+
+uint64_t cfg_request_memory(const struct cfg *c)
+{
+    if (c->request_memory != CFG_AUTO)
+        return c->request_memory;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t m = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / CFG_REQUEST_MEMORY_SHARE : 1ull << 30;
+    return m > c->request_bytes ? m : c->request_bytes;
 }
 
 int64_t cfg_drain_grace_ms(const struct cfg *c)

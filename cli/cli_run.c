@@ -439,7 +439,7 @@ static int run_and_report(const struct run_args *a, const struct exec_spec *spec
         cli__fail("%s", r->error ? r->error : strerror(-rc));
         if (a->json)
             discard(cli__print_result_json(r, t)); /* the error is already told */
-        return rc == -EBUSY ? CLI_EXIT_BUSY : CLI_EXIT_SERVICE;
+        return rc == -EBUSY ? CLI_EXIT_BUSY : rc == -ENOSPC ? CLI_EXIT_LOW_DISK : CLI_EXIT_SERVICE;
     }
     if ((!a->json || a->out) && (r->n_artifacts || r->has_zip)) {
         rc = cli__copy_out(r, a->out ? a->out : CLI__OUT_DEFAULT, &dest, err, sizeof err);

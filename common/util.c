@@ -428,6 +428,29 @@ char *util_utf8_sanitize(const char *s, size_t n, size_t *out_len)
     return out;
 }
 
+char *util_replace_all(const char *s, size_t n, const char *find, const char *with, size_t *out_len)
+{
+    size_t fn = strlen(find), wn = strlen(with);
+    struct dbuf b;
+    dbuf_init(&b, SIZE_MAX);
+    size_t i = 0;
+    while (fn && i + fn <= n) {
+        const char *hit = memmem(s + i, n - i, find, fn);
+        if (!hit)
+            break;
+        size_t at = (size_t)(hit - s);
+        if (dbuf_append(&b, s + i, at - i) < 0 || dbuf_append(&b, with, wn) < 0)
+            goto oom;
+        i = at + fn;
+    }
+    if (dbuf_append(&b, s + i, n - i) < 0) /* allocates even for nothing: never NULL on success */
+        goto oom;
+    return dbuf_steal(&b, out_len);
+oom:
+    dbuf_free(&b);
+    return NULL;
+}
+
 void util_hex(const unsigned char *p, size_t n, char *out)
 {
     static const char digits[] = "0123456789abcdef";

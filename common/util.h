@@ -136,6 +136,26 @@ struct util_walk {
  * its listing from a duplicate rewound to the start, its mode not looked
  * at). 0 or -errno (or a callback's < 0). */
 int util_walk_at(int dirfd, const char *name, struct util_walk *w) must_check;
+/* A counted cap, taken atomically across processes (util_cap.c): at most
+ * max of weight in all among the entries of a directory, the new entry
+ * weighing need (1 for a count of entries, bytes for a budget). */
+struct util_cap {
+    uint64_t max;
+    uint64_t need;
+    /* The weight of the entry name of dirfd (0: it does not count); may
+     * remove an entry whose holder it finds gone, and say 0. */
+    uint64_t (*weigh)(int dirfd, const char *name, void *ctx);
+    /* Makes the new entry in dirfd, still under the lock: 0 or -errno. */
+    int (*make)(int dirfd, void *ctx);
+    void *ctx;
+    uint64_t used; /* out: the weight counted before the new entry */
+};
+/* Counts the entries of dirfd (all but dot, dot-dot and the lock) with
+ * weigh and, when used + need <= max, calls make, all under an exclusive
+ * flock of dirfd/.cap.lock: the check and the creation are one step for
+ * every process that takes the same cap this way. 0 (make's 0), -EDQUOT
+ * when the cap is reached (nothing made), make's -errno, or -errno. */
+int util_cap_take(int dirfd, struct util_cap *c) must_check;
 /* mkdir -p with mode for each missing component. 0 or -errno. */
 int util_mkdir_p(const char *path, mode_t mode) must_check;
 /* Copies src (a regular file, not followed if a symlink) to dst, creating
@@ -174,6 +194,10 @@ bool util_utf8_valid(const char *s, size_t n);
 /* Returns a copy of s[0..n) with each invalid UTF-8 sequence and each NUL
  * replaced by U+FFFD (caller frees), or NULL on ENOMEM. */
 char *util_utf8_sanitize(const char *s, size_t n, size_t *out_len);
+/* A copy of s[0..n) with every occurrence of find (not empty) replaced by
+ * with (caller frees; NUL-terminated, its length in *out_len when not
+ * NULL), or NULL on ENOMEM. */
+char *util_replace_all(const char *s, size_t n, const char *find, const char *with, size_t *out_len);
 /* Lower-case hex of n bytes into out (2n+1 bytes). */
 void util_hex(const unsigned char *p, size_t n, char *out);
 /* Formats a byte count for people: "812 B", "4.2 KiB", "3.0 MiB". */

@@ -38,9 +38,25 @@ bool app_host_allowed(const struct cfg *cfg, const char *name)
     return false;
 }
 
+/* Answers a refusal: for /mcp a JSON-RPC error without an id (static text
+ * only in why), as the MCP SDKs answer; else {"error": why}. */
+static void deny(struct http_req *req, struct http_resp *resp, int status, bool jsonrpc, const char *why)
+{
+    log_msg(LOG_LVL_INFO, "%d %s %s: %s", status, req->method, req->path, why);
+    if (jsonrpc) {
+        char body[512];
+        snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"%s\"},\"id\":null}",
+                 why);
+        discard(http_send_json(resp, status, body));
+    } else {
+        http_send_error(resp, status, why);
+    }
+}
+
 /* The checks every dynamic route shares. Returns true when the request may
  * go on; otherwise the response is sent. For /mcp the body is a JSON-RPC
- * error without an id, as the MCP SDKs answer. */
+ * error without an id, as the MCP SDKs answer. auth: the route runs code
+ * (/mcp, /api/): the token, and the Origin's whole origin (csrf). */
 static bool guard(const struct app *app, struct http_req *req, struct http_resp *resp, bool jsonrpc, bool auth)
 {
     char name[256];
@@ -48,12 +64,17 @@ static bool guard(const struct app *app, struct http_req *req, struct http_resp 
     const char *origin = http_header(req, "Origin");
     const char *why = NULL;
     int status = 403;
+    bool csrf = auth;
 
     /* DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still
      * sends Host: evil.example, and a browser always sends its Origin. */
     if (host && (http_host_name(host, name, sizeof name) < 0 || !app_host_allowed(app->cfg, name)))
         why = "Forbidden: Host not allowed";
-    if (!why && origin) {
+    /* CSRF: a page of another origin (another port of the same host too)
+     * must not run code here; elsewhere the Origin's host name is enough. */
+    if (!why && origin && csrf && !app_origin_allowed(app->cfg, req, origin))
+        why = "Forbidden: Origin not allowed (allowed_origins)";
+    if (!why && origin && !csrf) {
         const char *auth_part = strstr(origin, "://");
         char authority[256];
         if (!auth_part || strlen(auth_part + 3) >= sizeof authority) {
@@ -88,15 +109,19 @@ static bool guard(const struct app *app, struct http_req *req, struct http_resp 
     }
     if (!why)
         return true;
-    log_msg(LOG_LVL_INFO, "%d %s %s: %s", status, req->method, req->path, why);
-    if (jsonrpc) {
-        char body[256];
-        snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"%s\"},\"id\":null}",
-                 why);
-        discard(http_send_json(resp, status, body));
-    } else {
-        http_send_error(resp, status, why);
-    }
+    deny(req, resp, status, jsonrpc, why);
+    return false;
+}
+
+/* request_memory: a body above APP_BODY_FREE takes room before it is read,
+ * or is turned away with 503 when none comes in time. */
+static bool body_room(const struct app *app, struct http_req *req, struct http_resp *resp, bool jsonrpc,
+                      struct app_body *b)
+{
+    if (app_body_admit(app, req, resp, b) == 0)
+        return true;
+    discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->retry_after_ms + 999) / 1000)));
+    deny(req, resp, 503, jsonrpc, "Service unavailable: the request bodies in flight fill request_memory; try again later");
     return false;
 }
 
@@ -324,6 +349,23 @@ static json_object *kernels_info(const struct app *app)
     return k;
 }
 
+/* The state directory's disk and its run records, for /healthz. */
+static json_object *disk_info(const struct app *app, const struct ws_disk *d, const char *why)
+{
+    json_object *o = json_object_new_object();
+    uint64_t bytes = 0, files = 0;
+    discard(ws_runs_usage(app->cfg->state_dir, &bytes, &files)); /* zeros when there is no ledger yet */
+    json_object_object_add(o, "free_bytes", json_object_new_int64((int64_t)d->free_bytes));
+    json_object_object_add(o, "reserve_bytes", json_object_new_int64((int64_t)d->reserve_bytes));
+    json_object_object_add(o, "free_inodes", json_object_new_int64((int64_t)d->free_inodes));
+    json_object_object_add(o, "reserve_inodes", json_object_new_int64((int64_t)d->reserve_inodes));
+    json_object_object_add(o, "low", json_object_new_boolean(d->low));
+    json_object_object_add(o, "error", why ? json_object_new_string(why) : NULL);
+    json_object_object_add(o, "runs_bytes", json_object_new_int64((int64_t)bytes));
+    json_object_object_add(o, "runs_files", json_object_new_int64((int64_t)files));
+    return o;
+}
+
 /* The streams: those serve's stream process carries, and those held by the
  * processes of this state directory (CGI, FastCGI on stdin). */
 static json_object *streams_info(const struct app *app)
@@ -352,10 +394,13 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     (void)req;
     json_object *o = json_object_new_object();
     /* A state directory this process cannot write fails every run
-     * (sandbox_error): not healthy, and why. */
-    char why[PATH_MAX + 200] = "";
+     * (sandbox_error): not healthy, and why. Below disk_reserve new runs
+     * are refused (everything else is served): low_disk. */
+    char why[PATH_MAX + 200] = "", dwhy[256] = "";
     bool healthy = ws_state_check(app->cfg->state_dir, why, sizeof why) == 0;
-    json_object_object_add(o, "status", json_object_new_string(healthy ? "ok" : "error"));
+    struct ws_disk disk;
+    bool low = ws_disk_check(&app->cfg->exec, &disk, dwhy, sizeof dwhy) == -ENOSPC;
+    json_object_object_add(o, "status", json_object_new_string(!healthy ? "error" : low ? "low_disk" : "ok"));
     if (!healthy)
         json_object_object_add(o, "error", json_object_new_string(why));
     json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
@@ -394,6 +439,11 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(warm, "skipped", json_object_new_int64((int64_t)ws.skipped));
     json_object_object_add(o, "warm", warm);
     json_object_object_add(o, "kernels", kernels_info(app));
+    json_object_object_add(o, "disk", disk_info(app, &disk, low ? dwhy : NULL));
+    json_object *rq = json_object_new_object();
+    json_object_object_add(rq, "memory_bytes", json_object_new_int64((int64_t)app_body_in_use(app)));
+    json_object_object_add(rq, "memory_max", json_object_new_int64((int64_t)cfg_request_memory(app->cfg)));
+    json_object_object_add(o, "requests", rq);
     json_object_object_add(o, "streams", streams_info(app));
     discard(http_add_header(resp, "Cache-Control", "no-store"));
     discard(http_send_json(resp, healthy ? 200 : 503,
@@ -418,6 +468,7 @@ void app_handle(const struct app *app, struct http_io *io)
 {
     struct http_req req;
     struct http_resp resp;
+    struct app_body body = {.fd = -1};
     http_req_init(&req, io);
     http_resp_init(&resp, io);
     log_set_id(req.id);
@@ -427,10 +478,10 @@ void app_handle(const struct app *app, struct http_io *io)
     if (!req.path_ok) {
         http_send_error(&resp, 400, "bad request path");
     } else if (!strcmp(req.path, "/mcp")) {
-        if (guard(app, &req, &resp, true, true))
+        if (guard(app, &req, &resp, true, true) && body_room(app, &req, &resp, true, &body))
             mcp_handle(app, &req, &resp);
     } else if (!strncmp(req.path, "/api/", 5)) {
-        if (guard(app, &req, &resp, false, true)) {
+        if (guard(app, &req, &resp, false, true) && body_room(app, &req, &resp, false, &body)) {
             if (!strcmp(req.path, "/api/run"))
                 web_api_run(app, &req, &resp);
             else if (!strncmp(req.path, "/api/run/", 9))
@@ -453,6 +504,7 @@ void app_handle(const struct app *app, struct http_io *io)
     }
     if (!resp.started)
         http_send_error(&resp, 500, "no response");
+    app_body_release(app, &body);
     http_resp_free(&resp);
     log_set_id(NULL);
 }

@@ -115,44 +115,6 @@ static void too_large(const struct app *app, char *err, size_t errlen)
 
 /* ------------------------------------------------------------ responses */
 
-static void html_escape(struct dbuf *b, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const char *rep = NULL;
-        switch (s[i]) {
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '&': rep = "&amp;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
-        default: break;
-        }
-        discard(rep ? dbuf_append(b, rep, strlen(rep)) : dbuf_append(b, &s[i], 1));
-    }
-}
-
-static void html_head(struct dbuf *b, const char *title)
-{
-    discard(dbuf_printf(b, "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"));
-    html_escape(b, title, strlen(title));
-    /* Relative: the page is .../api/run, the style sheet .../app.css. */
-    discard(dbuf_printf(b, " - runmyscript</title>\n<link rel=\"stylesheet\" href=\"../app.css\">\n</head>\n"
-                           "<body class=\"result-page\">\n<main>\n"));
-}
-
-static void html_foot(struct dbuf *b)
-{
-    discard(dbuf_printf(b, "<p><a href=\"../\">Run another script</a></p>\n</main>\n</body>\n</html>\n"));
-}
-
-static void send_html(struct http_resp *resp, int status, struct dbuf *b)
-{
-    discard(http_add_header(resp, "Cache-Control", "no-store"));
-    discard(http_add_header(resp, "X-Content-Type-Options", "nosniff"));
-    discard(http_send(resp, status, "text/html; charset=utf-8", b->data ? b->data : "", b->len));
-}
-
 /* A refusal before the run: JSON {"error": ...}, or a page. */
 static void refuse(const char *route, enum web_mode mode, struct http_resp *resp, int status, const char *err)
 {
@@ -163,96 +125,13 @@ static void refuse(const char *route, enum web_mode mode, struct http_resp *resp
     }
     struct dbuf b;
     dbuf_init(&b, 1 << 20);
-    html_head(&b, "Not run");
+    web__html_head(&b, "Not run");
     discard(dbuf_printf(&b, "<h1>The script was not run</h1>\n<p class=\"error\" role=\"alert\">%d %s: ", status,
                         http_reason(status)));
-    html_escape(&b, err, strlen(err));
+    web__html_escape(&b, err, strlen(err));
     discard(dbuf_printf(&b, "</p>\n"));
-    html_foot(&b);
-    send_html(resp, status, &b);
-    dbuf_free(&b);
-}
-
-/* The HTML result page: status line, the log (stderr set apart), the
- * files with links, the zip. Built from the result JSON so that every
- * string is the sanitised one the other front doors show. */
-static void result_page(struct http_resp *resp, int status, const struct exec_result *r, json_object *res)
-{
-    struct dbuf b;
-    dbuf_init(&b, 64u << 20);
-    json_object *v;
-    const char *st = json_object_object_get_ex(res, "status", &v) ? json_object_get_string(v) : "?";
-    html_head(&b, st);
-    discard(dbuf_printf(&b, "<h1>Run result</h1>\n<p id=\"status\" class=\"status st-%s\" role=\"status\">Status: "
-                            "<strong>%s</strong>", st, st));
-    if (r->exit_code >= 0)
-        discard(dbuf_printf(&b, " &middot; exit code %d", r->exit_code));
-    if (r->signal)
-        discard(dbuf_printf(&b, " &middot; signal %d", r->signal));
-    discard(dbuf_printf(&b, " &middot; %lld ms", (long long)r->duration_ms));
-    if (r->isolation)
-        discard(dbuf_printf(&b, " &middot; isolation %s", r->isolation));
-    discard(dbuf_printf(&b, "</p>\n"));
-    if (json_object_object_get_ex(res, "error", &v) && json_object_is_type(v, json_type_string)) {
-        discard(dbuf_printf(&b, "<p class=\"error\" role=\"alert\">"));
-        html_escape(&b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
-        discard(dbuf_printf(&b, "</p>\n"));
-    }
-    if (json_object_object_get_ex(res, "limit", &v) && json_object_is_type(v, json_type_string)) {
-        discard(dbuf_printf(&b, "<p>Limit reached: <code>"));
-        html_escape(&b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
-        discard(dbuf_printf(&b, "</code></p>\n"));
-    }
-    discard(dbuf_printf(&b, "<h2>Log</h2>\n<pre class=\"log\" id=\"log\">"));
-    for (size_t i = 0; i < r->log.n_chunks; i++) {
-        const struct exec_chunk *c = &r->log.chunks[i];
-        size_t n;
-        cleanup_free char *text = util_utf8_sanitize(r->log.buf.data + c->off, c->len, &n);
-        if (!text)
-            continue;
-        discard(dbuf_printf(&b, "<span class=\"%s\">", exec_stream_name(c->stream)));
-        html_escape(&b, text, n);
-        discard(dbuf_printf(&b, "</span>"));
-    }
-    discard(dbuf_printf(&b, "</pre>\n<h2>Files</h2>\n"));
-    json_object *arts = NULL;
-    size_t na = json_object_object_get_ex(res, "artifacts", &arts) ? json_object_array_length(arts) : 0;
-    if (na == 0) {
-        discard(dbuf_printf(&b, "<p>The script wrote no files.</p>\n"));
-    } else {
-        discard(dbuf_printf(&b, "<table class=\"files\">\n<thead><tr><th scope=\"col\">Name</th>"
-                                "<th scope=\"col\">Size</th><th scope=\"col\">Summary</th></tr></thead>\n<tbody>\n"));
-        for (size_t i = 0; i < na; i++) {
-            json_object *a = json_object_array_get_idx(arts, i), *p, *u, *s, *z;
-            const char *path = json_object_object_get_ex(a, "path", &p) ? json_object_get_string(p) : "";
-            const char *url = json_object_object_get_ex(a, "url", &u) ? json_object_get_string(u) : NULL;
-            const char *sum = json_object_object_get_ex(a, "summary", &s) ? json_object_get_string(s) : "";
-            char size[32];
-            util_human_size(json_object_object_get_ex(a, "size", &z) ? (uint64_t)json_object_get_int64(z) : 0, size,
-                            sizeof size);
-            discard(dbuf_printf(&b, "<tr><td>"));
-            if (url) {
-                /* /artifacts/... from this page (.../api/run) is ../artifacts/... */
-                discard(dbuf_printf(&b, "<a href=\"%s", url[0] == '/' ? ".." : ""));
-                html_escape(&b, url, strlen(url));
-                discard(dbuf_printf(&b, "\">"));
-            }
-            html_escape(&b, path, strlen(path));
-            discard(dbuf_printf(&b, "%s</td><td>%s</td><td>", url ? "</a>" : "", size));
-            html_escape(&b, sum ? sum : "", sum ? strlen(sum) : 0);
-            discard(dbuf_printf(&b, "</td></tr>\n"));
-        }
-        discard(dbuf_printf(&b, "</tbody>\n</table>\n"));
-    }
-    json_object *zip;
-    if (json_object_object_get_ex(res, "zip_url", &zip) && json_object_is_type(zip, json_type_string)) {
-        const char *zu = json_object_get_string(zip);
-        discard(dbuf_printf(&b, "<p><a class=\"zip\" href=\"%s", zu[0] == '/' ? ".." : ""));
-        html_escape(&b, zu, strlen(zu));
-        discard(dbuf_printf(&b, "\" download>Download all files (zip)</a></p>\n"));
-    }
-    html_foot(&b);
-    send_html(resp, status, &b);
+    web__html_foot(&b);
+    web__send_html(resp, status, &b);
     dbuf_free(&b);
 }
 
@@ -306,8 +185,11 @@ static void send_event(struct web_run *w, const char *event, json_object *o)
 
 static void log_event(struct web_run *w, const char *stream, const char *text, size_t len)
 {
-    size_t n;
-    cleanup_free char *clean = util_utf8_sanitize(text, len, &n);
+    size_t n, rn;
+    /* The state directory's path (an installer's line, a traceback in the
+     * fallback) is written STATE, as in the result. */
+    cleanup_free char *redacted = result_redact(text, len, w->app->cfg->state_dir, &rn);
+    cleanup_free char *clean = redacted ? util_utf8_sanitize(redacted, rn, &n) : NULL;
     if (!clean || n == 0)
         return;
     json_object *o = json_object_new_object();
@@ -747,7 +629,9 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct ex
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r->run_id, r->error ? r->error : strerror(-rc));
     else
         log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r->run_id, exec_status_name(r->status), (long long)r->duration_ms);
-    json_object *res = result_to_json(r);
+    /* No path of the server; the URLs stay relative to the site (the page
+     * links them relative to itself, which holds under any base path). */
+    json_object *res = result_client_json(r, NULL, w->app->cfg->state_dir);
     if (res && w->workspace_id)
         json_object_object_add(res, "workspace", json_object_new_string(w->workspace_id));
     if (!res) {
@@ -757,7 +641,7 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct ex
         flush_carry(w);
         send_event(w, "result", json_object_get(res));
     } else if (mode == WEB_HTML) {
-        result_page(resp, rc < 0 ? 500 : 200, r, res);
+        web__result_page(resp, rc < 0 ? 500 : 200, r, res);
     } else {
         size_t n;
         const char *s = json_object_to_json_string_length(res, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
@@ -810,7 +694,10 @@ static bool run_and_answer(const struct app *app, const struct web_door *door, s
     const struct app_exec *x = app_exec_of(app);
     int rc = door->cell ? x->cell(spec, &sink, &r) : x->run(spec, &sink, &r);
     bool refused = !w.accepted && rc < 0;
-    if (refused) /* refused by the checks: the request's to fix, or 500 */
+    if (refused && rc == -ENOSPC) { /* the low-disk guard: nothing was made; come back later */
+        discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->retry_after_ms + 999) / 1000)));
+        refuse(door->route, mode, resp, 507, r.error ? r.error : "the server is low on disk space");
+    } else if (refused) /* refused by the checks: the request's to fix, or 500 */
         refuse(door->route, mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,
                r.error ? r.error : "the request was refused");
     else if (rc == -EPIPE && !r.run_id[0])

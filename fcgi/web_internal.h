@@ -8,7 +8,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <json-c/json.h>
+
 #include "executor.h"
+#include "http.h"
 #include "web.h"
 
 /* The fields a request of the API may carry (bits of web_door.fields), in
@@ -44,5 +47,14 @@ struct web_door {
  * is one). */
 void web__serve(const struct app *app, struct http_req *req, struct http_resp *resp, const struct web_door *door,
                 const char *wid);
+
+/* The plain HTML answers (web_page.c): s escaped into b; a page's head
+ * with its title, and its foot; b sent as the page with status; the result
+ * page of r (res: its JSON) with status. */
+void web__html_escape(struct dbuf *b, const char *s, size_t n);
+void web__html_head(struct dbuf *b, const char *title);
+void web__html_foot(struct dbuf *b);
+void web__send_html(struct http_resp *resp, int status, struct dbuf *b);
+void web__result_page(struct http_resp *resp, int status, const struct exec_result *r, json_object *res);
 
 #endif

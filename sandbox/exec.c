@@ -102,6 +102,7 @@ int exec__step_workspace(struct run *run)
         return rc;
     }
     ws_reap_runs(spec->cfg->state_dir, spec->cfg->run_ttl_ms);
+    discard(ws_bound_runs(spec->cfg)); /* runs_bytes, runs_files: the oldest go; a failure keeps them */
     return 0;
 }
 
@@ -573,6 +574,12 @@ int exec__step_checks(struct run *run, struct steps *s)
     s->t_checks = util_now_ms();
     rc = check_deps(spec, &s->info, &s->set, err, sizeof err);
     if (rc < 0) {
+        exec__set_error(run->r, "%s", err);
+        return rc;
+    }
+    /* The low-disk guard: -ENOSPC, nothing made (disk_reserve). */
+    struct ws_disk disk;
+    if ((rc = ws_disk_check(spec->cfg, &disk, err, sizeof err)) < 0) {
         exec__set_error(run->r, "%s", err);
         return rc;
     }

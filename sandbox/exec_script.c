@@ -641,6 +641,13 @@ static void script_result(struct run *run, struct script_watch *w)
         char hs[32];
         util_human_size(lim->memory, hs, sizeof hs);
         exec__system_line(run, "[runmyscript] the run used up its memory limit (memory = %s)", hs);
+    } else if (w->proc->unreported && w->stop == STOP_NONE) {
+        /* Nobody here stopped it, and init would have said how the script
+         * ended: something outside killed init (a warm run's zygote died
+         * under it). The script's outcome is unknown: not its error. */
+        r->status = EXEC_STATUS_SANDBOX_ERROR;
+        exec__set_error(r, "the run's sandbox was killed from outside while the script ran (%s); its outcome is unknown, "
+                           "run it again", r->warm ? "its warm pool's zygote died" : "its init was killed");
     } else if (r->exit_code == 0) {
         r->status = EXEC_STATUS_OK;
     } else {

@@ -80,8 +80,28 @@ int ws_open_beneath(int dirfd, const char *rel, int flags, mode_t mode) must_che
 
 /* Removes run directories older than ttl_ms. It does the scan at most once a
  * minute per state directory (a stamp file), so callers may call it on every
- * run. Returns the number removed or -errno. */
+ * run. Returns the number removed or -errno (workspace_runs.c). */
 int ws_reap_runs(const char *state_dir, int64_t ttl_ms);
+/* Removes the run directory of run_id and takes it out of the run records'
+ * ledger (a session's runs when the session goes). 0, -ENOENT, -EINVAL
+ * for an id that is not one, or -errno. */
+int ws_run_remove(const char *state_dir, const char *run_id) must_check;
+/* What the run records hold in all, as the ledger says (runs_bytes,
+ * runs_files): 0 with the bytes and inodes, or -errno. */
+int ws_runs_usage(const char *state_dir, uint64_t *bytes, uint64_t *files) must_check;
+
+/* The file system of the state directory against disk_reserve. */
+struct exec_config;
+struct ws_disk {
+    uint64_t total_bytes, free_bytes, reserve_bytes;
+    uint64_t total_inodes, free_inodes, reserve_inodes;
+    bool low; /* free space or free inodes below the reserve */
+};
+/* Fills d; -ENOSPC with a sentence for the client in err (no path in it)
+ * when the space or the inodes left are below disk_reserve: new runs are
+ * refused (exec_run does it before anything is made). 0 otherwise, also
+ * when the file system cannot be asked. */
+int ws_disk_check(const struct exec_config *cfg, struct ws_disk *d, char *err, size_t errlen);
 
 /* ----------------- the configuration: what a server gives all its runs */
 
@@ -183,6 +203,10 @@ struct exec_config {
     uint32_t uid_base, uid_count; /* host uids for runs when we are root */
     struct exec_limits limits;  /* defaults for a call */
     int64_t run_ttl_ms;         /* run directories older than this are reaped */
+    uint64_t runs_bytes;        /* runs_bytes: run records in all, bytes; 0: no cap */
+    uint64_t runs_files;        /* runs_files: ... and inodes; 0: no cap */
+    uint64_t disk_reserve_bytes; /* disk_reserve: new runs are refused below this free space, */
+    uint32_t disk_reserve_pct;  /* or below this share of the state_dir's file system (space and inodes) */
     struct deps_config deps;    /* installer, index, import map, env cache */
     bool auto_deps;             /* default of exec_spec.auto_deps */
     struct admit_config admit;  /* run slots and the queue (admit.h) */
@@ -500,6 +524,21 @@ const char *art_mime(const unsigned char *head, size_t n, const char *name);
  * artifact's "change": "new" or "changed" (only files the call created or
  * changed are listed). */
 json_object *result_to_json(const struct exec_result *r);
+
+/* The result as the HTTP doors hand it to a client (MCP's
+ * structuredContent, /api/run's answer): result_to_json without the
+ * server's own paths (no "workdir", no "zip"), every URL absolute on the
+ * origin (scheme://host[:port]) of base_url (http_base_url's; the URLs
+ * already hold public_url's path; left relative to the site when NULL or
+ * "": /api/run, whose page links them relative to itself), and the
+ * state directory's path, wherever a string holds it (an error of the
+ * service, the installer's log, a traceback in the fallback), written as
+ * "STATE". Caller puts it; NULL on ENOMEM. */
+json_object *result_client_json(const struct exec_result *r, const char *base_url, const char *state_dir);
+/* The same redaction for one string the doors send (a log line, an
+ * installer line): a copy with state_dir written as "STATE" (caller frees;
+ * NULL on ENOMEM). */
+char *result_redact(const char *s, size_t n, const char *state_dir, size_t *out_len);
 
 /* Serialises the result (caller frees). pretty: indented for people. */
 char *result_to_string(const struct exec_result *r, bool pretty, size_t *len);

@@ -6,6 +6,7 @@
 #include "result.h"
 
 #include "exec_log.h"
+#include "workspace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -268,6 +269,84 @@ oom:
     return NULL;
 }
 
+char *result_redact(const char *s, size_t n, const char *state_dir, size_t *out_len)
+{
+    /* The directory with its trailing '/' dropped: "/srv/rms" also finds
+     * "/srv/rms/runs/..." but not "/srv/rmsx". */
+    size_t sn = state_dir ? strlen(state_dir) : 0;
+    while (sn > 1 && state_dir[sn - 1] == '/')
+        sn--;
+    if (sn <= 1) /* no directory, or "/": nothing to hide */
+        return util_replace_all(s, n, "", "", out_len);
+    cleanup_free char *dir = strndup(state_dir, sn);
+    return dir ? util_replace_all(s, n, dir, "STATE", out_len) : NULL;
+}
+
+/* Every string of v, at any depth, redacted in place. 0 or -ENOMEM. */
+static int redact_tree(json_object *v, const char *state_dir)
+{
+    if (json_object_is_type(v, json_type_string)) {
+        size_t n;
+        cleanup_free char *s = result_redact(json_object_get_string(v), (size_t)json_object_get_string_len(v),
+                                             state_dir, &n);
+        return s && json_object_set_string_len(v, s, (int)n) == 1 ? 0 : -ENOMEM;
+    }
+    if (json_object_is_type(v, json_type_object)) {
+        json_object_object_foreach(v, key, val) {
+            (void)key;
+            if (redact_tree(val, state_dir) < 0)
+                return -ENOMEM;
+        }
+    } else if (json_object_is_type(v, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+            if (redact_tree(json_object_array_get_idx(v, i), state_dir) < 0)
+                return -ENOMEM;
+    }
+    return 0;
+}
+
+/* o[key], a relative URL, made absolute on origin. 0 or -ENOMEM. */
+static int absolute_url(json_object *o, const char *key, const char *origin)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+        return 0;
+    const char *rel = json_object_get_string(v);
+    if (rel[0] != '/')
+        return 0;
+    cleanup_free char *abs = NULL;
+    if (asprintf(&abs, "%s%s", origin, rel) < 0)
+        return -ENOMEM;
+    return json_object_set_string(v, abs) == 1 ? 0 : -ENOMEM;
+}
+
+json_object *result_client_json(const struct exec_result *r, const char *base_url, const char *state_dir)
+{
+    json_object *o = result_to_json(r), *arts;
+    if (!o)
+        return NULL;
+    /* The origin of base_url: up to the path. */
+    const char *sep = base_url ? strstr(base_url, "://") : NULL;
+    size_t on = sep ? (size_t)(sep + 3 - base_url) + strcspn(sep + 3, "/?#") : 0;
+    cleanup_free char *origin = on ? strndup(base_url, on) : NULL;
+    json_object_object_del(o, "workdir");
+    json_object_object_del(o, "zip");
+    int rc = 0;
+    if (origin && *origin) {
+        rc = absolute_url(o, "zip_url", origin);
+        if (json_object_object_get_ex(o, "artifacts", &arts))
+            for (size_t i = 0; rc == 0 && i < json_object_array_length(arts); i++)
+                rc = absolute_url(json_object_array_get_idx(arts, i), "url", origin);
+    }
+    if (rc == 0)
+        rc = redact_tree(o, state_dir);
+    if (rc < 0) {
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
 char *result_to_string(const struct exec_result *r, bool pretty, size_t *len)
 {
     json_object *o = result_to_json(r);
@@ -301,5 +380,8 @@ int result_record(const struct exec_result *r)
     cleanup_free char *json = result_to_string(r, false, &n);
     if (!json)
         return -ENOMEM;
-    return util_write_file_atomic(dfd, "result.json", json, n, 0644);
+    rc = util_write_file_atomic(dfd, "result.json", json, n, 0644);
+    if (rc == 0)
+        discard(ws_runs_account(r->run_dir)); /* the run records' ledger; its next count corrects a miss */
+    return rc;
 }

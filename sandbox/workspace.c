@@ -351,49 +351,6 @@ int ws_open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
     return open_beneath_walk(dirfd, rel, flags, mode);
 }
 
-int ws_reap_runs(const char *state_dir, int64_t ttl_ms)
-{
-    char path[4096];
-    struct stat st;
-    if (ttl_ms <= 0)
-        return 0;
-    if ((size_t)snprintf(path, sizeof path, "%s/runs", state_dir) >= sizeof path)
-        return -ENAMETOOLONG;
-    cleanup_fd int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    int64_t now = util_wall_ms();
-    /* At most one scan a minute: the stamp's mtime says when the last began. */
-    if (fstatat(dfd, ".reaped", &st, 0) == 0 &&
-        now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < 60000)
-        return 0;
-    int sfd = openat(dfd, ".reaped", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (sfd >= 0) {
-        futimens(sfd, NULL);
-        close(sfd);
-    }
-    cleanup_dir DIR *d = util_opendir_at(dfd);
-    if (!d)
-        return -errno;
-    int removed = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (!ws_id_valid(de->d_name))
-            continue;
-        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-            continue;
-        int64_t age = now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000);
-        if (age < ttl_ms)
-            continue;
-        /* The directory's mtime moves when the run writes its result; the
-         * configuration keeps run_ttl above the largest wall limit, so a
-         * directory this old belongs to no run in progress. */
-        if (util_rm_rf_at(dfd, de->d_name) == 0)
-            removed++;
-    }
-    return removed;
-}
-
 /* ------------------------------------------------------------- mounts/ */
 
 int ws_mounts_open(int workspace_fd, bool make)

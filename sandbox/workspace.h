@@ -22,6 +22,17 @@
  * string (caller frees) and id is filled. */
 int ws_run_create(const char *state_dir, const char *node, char id[WS_ID_MAX + 1], char **run_dir) must_check;
 
+/* --------------------------------------------- run records, in all */
+
+/* Adds what run_dir (STATE/runs/RUNID, its result published) holds to the
+ * run records' ledger (workspace_runs.c). 0 or -errno. */
+int ws_runs_account(const char *run_dir);
+/* When the run records pass runs_bytes or runs_files, removes the oldest
+ * finished ones (never one in flight, never one younger than 10 s) down
+ * to nine tenths of the caps; one process at a time. The number removed,
+ * or -errno. */
+int ws_bound_runs(const struct exec_config *cfg);
+
 /* ------------------------------------ directories beneath a descriptor */
 
 /* Opens dirfd/name (borrowed dirfd), a directory, making it first (0755)

@@ -95,18 +95,22 @@ static void initialize(struct mcp_2025_req *p, json_object *id, json_object *par
         version = json_object_get_string(v);
     if (params)
         json_object_object_get_ex(params, "clientInfo", &client);
-    if (mcp__count_sessions(cfg) >= (int)cfg->max_sessions) {
-        discard(mcp_reap(cfg, true));
-        if (mcp__count_sessions(cfg) >= (int)cfg->max_sessions) {
-            char msg[120];
-            snprintf(msg, sizeof msg, "Service unavailable: too many open sessions (max_sessions = %llu)",
-                     (unsigned long long)cfg->max_sessions);
-            mcp__refuse(p->resp, 503, -32000, msg);
-            return;
-        }
-    }
     struct mcp_session s;
-    int rc = mcp__session_create(cfg, version, json_object_is_type(client, json_type_object) ? client : NULL, &s);
+    json_object *ci = json_object_is_type(client, json_type_object) ? client : NULL;
+    int rc = mcp__session_create(cfg, version, ci, &s);
+    if (rc == -EDQUOT) { /* idle ones may be past session_ttl: reap, then once more */
+        mcp__session_free(&s);
+        discard(mcp_reap(cfg, true));
+        rc = mcp__session_create(cfg, version, ci, &s);
+    }
+    if (rc == -EDQUOT) {
+        mcp__session_free(&s);
+        char msg[120];
+        snprintf(msg, sizeof msg, "Service unavailable: too many open sessions (max_sessions = %llu)",
+                 (unsigned long long)cfg->max_sessions);
+        mcp__refuse(p->resp, 503, -32000, msg);
+        return;
+    }
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "creating a session: %s", strerror(-rc));
         mcp__session_free(&s);

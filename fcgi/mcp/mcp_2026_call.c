@@ -198,7 +198,17 @@ void mcp__2026_call(struct mcp_2026_req *m)
     cleanup_json json_object *targs = args_without_workspace(args);
     if (task) {
         discard(mcp_reap(m->app->cfg, false)); /* at most once a minute; the only reaper a CGI server has */
-        mcp__task_call(m, &c, tool, targs, ws.dir ? ws.id : NULL, delay);
+        rc = mcp__task_call(m, &c, tool, targs, ws.dir ? ws.id : NULL, delay);
+        if (rc == -EDQUOT) { /* finished ones may be past task_ttl: reap, then once more */
+            discard(mcp_reap(m->app->cfg, true));
+            rc = mcp__task_call(m, &c, tool, targs, ws.dir ? ws.id : NULL, delay);
+        }
+        if (rc == -EDQUOT) {
+            if (made)
+                discard(mcp__session_end(m->app, &ws)); /* nothing ran in it */
+            mcp__2026_answer(m, tools_error_result("%s: too many tasks on this server (max_tasks = %llu); try again "
+                                                   "later", tool, (unsigned long long)m->app->cfg->max_tasks));
+        }
         return;
     }
     if (m->want_sse) {

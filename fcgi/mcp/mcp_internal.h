@@ -73,10 +73,10 @@ int mcp__session_write(const struct mcp_session *s) must_check;
 /* Loads a live session: 0, -ENOENT (unknown or ended), other -errno. Marks
  * it used (the idle clock restarts). s is to be freed either way. */
 int mcp__session_load(const struct cfg *cfg, const char *sid, struct mcp_session *s) must_check;
-/* The number of sessions on disk. */
-int mcp__count_sessions(const struct cfg *cfg);
-/* Makes a session of revision version (client: clientInfo, may be NULL).
- * 0, or -errno with nothing of it left on disk. s is to be freed either
+/* Makes a session of revision version (client: clientInfo, may be NULL),
+ * one of at most max_sessions, counted and made in one step (a race of
+ * many ends at the cap exactly). 0; -EDQUOT when max_sessions are open;
+ * or -errno, with nothing of it left on disk. s is to be freed either
  * way. */
 int mcp__session_create(const struct cfg *cfg, const char *version, json_object *client,
                         struct mcp_session *s) must_check;
@@ -102,7 +102,6 @@ int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s) must_che
 /* mcp__workspace_create within max_sessions (idle ones reaped first when
  * there are too many): -EUSERS when that many are open (mcp_workspace.c). */
 int mcp__workspace_make(const struct cfg *cfg, struct mcp_session *s) must_check;
-int mcp__count_workspaces(const struct cfg *cfg);
 
 /* One tools/call being served, of either revision (mcp_call.c). */
 struct mcp_call {
@@ -203,9 +202,11 @@ int mcp__task_mode(struct mcp_2026_req *m, const char *tool, int64_t *delay_ms);
 /* Serves m's tools/call as a task: the run goes on in a process of its own;
  * the stream carries its notifications until it ends (then its result) or
  * task_after passes (then the task's handle). c is the call's (its level,
- * token, key); args borrowed; wid the workspace's handle or NULL. */
-void mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
-                      int64_t delay_ms);
+ * token, key); args borrowed; wid the workspace's handle or NULL. 0: m is
+ * answered; -EDQUOT: max_tasks are kept, nothing is made and m is not
+ * answered. */
+int mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
+                   int64_t delay_ms);
 /* True while the process that runs the task in dir (STATE/tasks/TID)
  * holds its lock. */
 bool mcp__task_alive(const char *dir);

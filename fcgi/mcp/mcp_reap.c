@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define REAP_HALF_MADE_MS 60000 /* a task directory still without task.json after this is dead */
+
 /* True when a reaper of dirfd's entries should scan now: forced, or its
  * stamp (.reaped) is older than a minute; the stamp is renewed then. */
 static bool reap_due(int dirfd, bool force)
@@ -116,10 +118,18 @@ static int reap_tasks(const struct cfg *cfg, bool force)
             continue;
         /* By task.json's mtime, its last change: no task's result is read
          * to find the old ones. A half-made task has none yet: its maker is
-         * alive (and the next scan sees it whole). */
+         * alive (and the next scan sees it whole), unless it is old. */
         snprintf(name, sizeof name, "%s/task.json", de->d_name);
-        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-            now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < cfg->task_ttl_ms)
+        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            /* One whose maker died before task.json (it takes a moment):
+             * it would count against max_tasks for ever. */
+            if (fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) > REAP_HALF_MADE_MS &&
+                util_rm_rf_at(sfd, de->d_name) == 0)
+                removed++;
+            continue;
+        }
+        if (now - ((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000) < cfg->task_ttl_ms)
             continue;
         cleanup_free char *dir = NULL;
         if (asprintf(&dir, "%s/%s", top, de->d_name) < 0) {

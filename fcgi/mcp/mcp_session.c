@@ -69,31 +69,36 @@ int mcp__workspace_load(const struct cfg *cfg, const char *wid, struct mcp_sessi
     return load_kind(cfg, "workspaces", wid, s);
 }
 
-static int count_kind(const struct cfg *cfg, const char *kind)
+/* The cap of a kind: its entries are the ids (a half-made one included:
+ * its directory is made under the cap's lock, util_cap_take). */
+static uint64_t weigh_id(int dirfd, const char *name, void *ctx)
 {
-    cleanup_free char *dir = NULL;
-    if (asprintf(&dir, "%s/%s", cfg->state_dir, kind) < 0)
-        dir = NULL;
-    cleanup_fd int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (dfd < 0)
-        return 0;
-    cleanup_dir DIR *d = util_opendir_at(dfd);
-    int n = 0;
-    struct dirent *de;
-    while (d && (de = readdir(d)))
-        if (ws_id_valid(de->d_name))
-            n++;
-    return n;
+    (void)dirfd, (void)ctx;
+    return ws_id_valid(name) ? 1 : 0;
 }
 
-int mcp__count_sessions(const struct cfg *cfg)
-{
-    return count_kind(cfg, "sessions");
-}
+struct new_id {
+    const char *node_id;
+    char *id; /* WS_ID_MAX + 1 bytes */
+};
 
-int mcp__count_workspaces(const struct cfg *cfg)
+/* Makes the directory of a fresh id, still under the cap's lock. 0711: the
+ * fallback runs a script as a uid of its own, which must pass through to
+ * workspace/; the id is the capability, and the files that say something
+ * (session.json, calls/, ...) are 0600/0700. */
+static int make_id(int dirfd, void *ctx)
 {
-    return count_kind(cfg, "workspaces");
+    struct new_id *n = ctx;
+    for (int tries = 0; tries < 4; tries++) {
+        int rc = ws_new_id(n->node_id, n->id);
+        if (rc < 0)
+            return rc;
+        if (mkdirat(dirfd, n->id, 0711) == 0)
+            return fchmodat(dirfd, n->id, 0711, 0) < 0 ? -errno : 0; /* not the umask's */
+        if (errno != EEXIST)
+            return -errno;
+    }
+    return -EEXIST;
 }
 
 /* mcp__session_create's work; *made once the directory is ours. */
@@ -104,37 +109,27 @@ static int session_make(const struct cfg *cfg, const char *kind, const char *ver
     int rc = ws_init_state(cfg->state_dir);
     if (rc < 0)
         return rc;
-    if (strcmp(kind, "sessions")) { /* ws_init_state makes sessions/ only */
-        cleanup_free char *top = NULL;
-        if (asprintf(&top, "%s/%s", cfg->state_dir, kind) < 0)
-            return -ENOMEM;
-        if (mkdir(top, 0711) < 0 && errno != EEXIST)
-            return -errno;
+    cleanup_free char *top = NULL;
+    if (asprintf(&top, "%s/%s", cfg->state_dir, kind) < 0) {
+        top = NULL;
+        return -ENOMEM;
     }
-    for (int tries = 0; tries < 4; tries++) {
-        rc = ws_new_id(cfg->exec.node_id, s->id);
-        if (rc < 0)
-            return rc;
-        free(s->dir);
-        if (asprintf(&s->dir, "%s/%s/%s", cfg->state_dir, kind, s->id) < 0) {
-            s->dir = NULL;
-            return -ENOMEM;
-        }
-        /* 0711: the fallback runs a script as a uid of its own, which must
-         * pass through to workspace/; the id is the capability, and the
-         * files that say something (session.json, calls/, ...) are 0600/0700. */
-        if (mkdir(s->dir, 0711) == 0) {
-            *made = true;
-            if (chmod(s->dir, 0711) < 0)
-                return -errno;
-            break;
-        }
-        if (errno != EEXIST)
-            return -errno;
-        rc = -EEXIST;
-    }
+    if (strcmp(kind, "sessions") && mkdir(top, 0711) < 0 && errno != EEXIST) /* ws_init_state makes sessions/ only */
+        return -errno;
+    cleanup_fd int tfd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (tfd < 0)
+        return -errno;
+    /* max_sessions of each kind, counted and made in one step. */
+    struct new_id nid = {.node_id = cfg->exec.node_id, .id = s->id};
+    struct util_cap cap = {.max = cfg->max_sessions, .need = 1, .weigh = weigh_id, .make = make_id, .ctx = &nid};
+    rc = util_cap_take(tfd, &cap);
     if (rc < 0)
         return rc;
+    *made = true;
+    if (asprintf(&s->dir, "%s/%s", top, s->id) < 0) {
+        s->dir = NULL;
+        return -ENOMEM;
+    }
     cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
         return -errno;
@@ -214,14 +209,10 @@ int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name
         cleanup_fd int rfd = openat(sessions_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         cleanup_fd int lfd = rfd >= 0 ? openat(rfd, "runs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
         cleanup_dir DIR *d = lfd >= 0 ? util_opendir_at(lfd) : NULL;
-        cleanup_free char *runs = NULL;
-        if (asprintf(&runs, "%s/runs", cfg->state_dir) < 0)
-            runs = NULL;
-        cleanup_fd int runs_fd = runs ? open(runs, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
         struct dirent *de;
-        while (d && runs_fd >= 0 && (de = readdir(d)))
+        while (d && (de = readdir(d)))
             if (ws_id_valid(de->d_name))
-                discard(util_rm_rf_at(runs_fd, de->d_name)); /* the reaper of runs retries */
+                discard(ws_run_remove(cfg->state_dir, de->d_name)); /* the reaper of runs retries */
     }
     return util_rm_rf_at(sessions_fd, name);
 }

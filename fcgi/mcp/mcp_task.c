@@ -82,9 +82,23 @@ static int task_open(const struct cfg *cfg, const char *tid, struct task *t)
     return mcp__state_load(cfg, "tasks", tid, "task.json", TASK_FILE_MAX, t->id, &t->dir, &t->doc, NULL);
 }
 
+/* The tasks that count against max_tasks: every task directory, working
+ * or finished (a half-made one too: it is made under the cap's lock). */
+static uint64_t task_weigh(int dirfd, const char *name, void *ctx)
+{
+    (void)dirfd, (void)ctx;
+    return ws_id_valid(name) ? 1 : 0;
+}
+
+static int task_mkdir(int dirfd, void *ctx)
+{
+    return mkdirat(dirfd, ctx, 0700) < 0 ? -errno : 0;
+}
+
 /* Makes a task of tool (in workspace wid, or none): task.json says working,
  * and *lock_fd (caller closes) holds the lock for the process that will run
- * it, so that the task never looks dead before it starts. */
+ * it, so that the task never looks dead before it starts. -EDQUOT: max_tasks
+ * are kept (nothing made). */
 static int task_make(const struct cfg *cfg, const char *tool, const char *wid, struct task *t, int *lock_fd)
 {
     memset(t, 0, sizeof *t);
@@ -97,12 +111,18 @@ static int task_make(const struct cfg *cfg, const char *tool, const char *wid, s
     int rc = ws_new_id(cfg->exec.node_id, t->id);
     if (rc < 0)
         return rc;
+    cleanup_fd int tfd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (tfd < 0)
+        return -errno;
+    /* max_tasks, counted and made in one step: a burst ends at the cap. */
+    struct util_cap cap = {.max = cfg->max_tasks, .need = 1, .weigh = task_weigh, .make = task_mkdir, .ctx = t->id};
+    rc = util_cap_take(tfd, &cap);
+    if (rc < 0)
+        return rc;
     if (asprintf(&t->dir, "%s/%s", top, t->id) < 0) {
         t->dir = NULL;
         return -ENOMEM;
     }
-    if (mkdir(t->dir, 0700) < 0)
-        return -errno;
     cleanup_fd int dfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0 || mkdirat(dfd, "responses", 0700) < 0)
         return -errno;
@@ -524,18 +544,22 @@ static void task_wait(struct mcp_2026_req *m, struct task *t, int rfd, int64_t d
     mcp__2026_answer(m, v);
 }
 
-void mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
-                      int64_t delay_ms)
+int mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,
+                   int64_t delay_ms)
 {
     const struct cfg *cfg = m->app->cfg;
     struct task_run r = {.app = m->app, .c = *c, .tool = tool, .args = args, .fd = -1};
     cleanup_fd int lock = -1;
     int rc = task_make(cfg, tool, wid, &r.t, &lock);
+    if (rc == -EDQUOT) {
+        task_free(&r.t);
+        return rc;
+    }
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "making a task: %s", strerror(-rc));
         mcp__2026_error(m, 500, -32603, "Internal error: cannot make a task", NULL);
         task_free(&r.t);
-        return;
+        return 0;
     }
     /* The runner keeps the lock; stderr is the log, but a CGI server's
      * stderr is a pipe it waits on. */
@@ -546,13 +570,14 @@ void mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool
         log_msg(LOG_LVL_ERROR, "starting task %s: %s", r.t.id, strerror(-rc));
         mcp__2026_error(m, 500, -32603, "Internal error: cannot start the task", NULL);
         task_free(&r.t);
-        return;
+        return 0;
     }
     close(lock);
     lock = -1;
     log_msg(LOG_LVL_INFO, "task %s: %s started", r.t.id, tool);
     task_wait(m, &r.t, rfd, delay_ms);
     task_free(&r.t);
+    return 0;
 }
 
 /* ------------------------------------------------------- tasks/ methods */

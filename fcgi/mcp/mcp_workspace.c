@@ -16,12 +16,17 @@
 int mcp__workspace_make(const struct cfg *cfg, struct mcp_session *s)
 {
     memset(s, 0, sizeof *s);
-    if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions) {
+    int rc = mcp__workspace_create(cfg, s);
+    if (rc == -EDQUOT) { /* idle ones may be past session_ttl: reap, then once more */
+        mcp__session_free(s);
         discard(mcp_reap(cfg, true));
-        if (mcp__count_workspaces(cfg) >= (int)cfg->max_sessions)
-            return -EUSERS;
+        rc = mcp__workspace_create(cfg, s);
     }
-    return mcp__workspace_create(cfg, s);
+    if (rc == -EDQUOT) {
+        mcp__session_free(s);
+        return -EUSERS;
+    }
+    return rc;
 }
 
 int mcp_workspace_open(const struct cfg *cfg, const char *wid, char id[WS_ID_MAX + 1], char **dir)

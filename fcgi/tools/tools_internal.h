@@ -86,10 +86,15 @@ static inline void tools__progress(const struct tools_ctx *c, double progress, d
 {
     c->progress(c->ctx, progress, total, message);
 }
+/* A log line to the client: the state directory's path in it (the
+ * installer's lines, a traceback in the fallback) is written as STATE. */
 static inline void tools__log(const struct tools_ctx *c, enum tools_level level, const char *logger, const char *text,
                               size_t len)
 {
-    c->log(c->ctx, level, logger, text, len);
+    size_t n = 0;
+    char *clean = result_redact(text, len, c->cfg->state_dir, &n);
+    c->log(c->ctx, level, logger, clean ? clean : text, clean ? n : len);
+    free(clean);
 }
 static inline bool tools__cancelled(const struct tools_ctx *c)
 {

@@ -104,9 +104,10 @@ static json_object *run_result(const struct tools_ctx *c, const struct exec_resu
     struct dbuf b;
     dbuf_init(&b, TOOLS_TEXT_LOG_MAX + 16384 + (r->value ? strlen(r->value) : 0));
     summary_text(c, r, in_session, &b);
-    size_t tn;
-    cleanup_free char *text = util_utf8_sanitize(b.data ? b.data : "", b.len, &tn);
+    size_t rn, tn;
+    cleanup_free char *redacted = result_redact(b.data ? b.data : "", b.len, cfg->state_dir, &rn);
     dbuf_free(&b);
+    cleanup_free char *text = redacted ? util_utf8_sanitize(redacted, rn, &tn) : NULL;
     if (text)
         json_object_array_add(content, tools__text_block(text, tn));
 
@@ -173,7 +174,7 @@ static json_object *run_result(const struct tools_ctx *c, const struct exec_resu
         }
     }
     json_object_object_add(res, "content", content);
-    json_object_object_add(res, "structuredContent", result_to_json(r));
+    json_object_object_add(res, "structuredContent", result_client_json(r, c->base_url, cfg->state_dir));
     json_object_object_add(res, "isError", json_object_new_boolean(r->status != EXEC_STATUS_OK));
     return res;
 }
@@ -340,6 +341,10 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
          * to fix, and nothing was made. */
         *result = tools__arg_error("%s; nothing was run", r.error ? r.error : "the call was refused");
         rc = 0;
+    } else if (!x.accepted && rc == -ENOSPC) {
+        /* The low-disk guard: nothing was made; the caller comes back later. */
+        *result = tools__simple_result(r.error, true, NULL);
+        rc = 0;
     } else if (!x.accepted && rc < 0) {
         /* The checks could not be made (the interpreter cannot be asked). */
         log_msg(LOG_LVL_ERROR, "checking requirements: %s", r.error ? r.error : strerror(-rc));
@@ -355,7 +360,7 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
         *result = tools__simple_result(r.error, true, NULL);
         rc = 0;
     } else if (rc < 0) {
-        *result = result_to_json(&r);
+        *result = result_client_json(&r, c->base_url, c->cfg->state_dir);
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id, r.error ? r.error : strerror(-rc));
     } else {
         *result = run_result(c, &r, a->in_session);

@@ -1,10 +1,13 @@
 /* art_zip.c: the zip of a run's artifacts (deflate), with libarchive
  * loaded on first use (art_archive.c), written under a temporary name and
- * renamed only when whole. */
+ * renamed only when whole. Entry names are made safe for every unzip tool
+ * (zip_name): a name that is one file on Linux must not be a path
+ * elsewhere. */
 #include "config.h"
 
 #include "art_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,7 +17,71 @@
 #include <unistd.h>
 
 #include "art_archive.h"
+#include "sha256.h"
 #include "workspace.h"
+
+/* Whether byte c of a component, at its end or not, is one a Windows tool
+ * reads otherwise than Linux: a separator or a drive ('\\', ':'), a
+ * control character, or a '.' or ' ' that ends the component (Windows
+ * drops them: "..." and ".. " would name the parent). */
+static bool zip_bad(unsigned char c, bool end)
+{
+    return c < 0x20 || c == 0x7f || c == '\\' || c == ':' || (end && (c == '.' || c == ' '));
+}
+
+/* The entry name of an artifact's path, into out (caller frees): each
+ * component that has a bad byte gets '_' for it, and "~" and 8 hex digits
+ * of the SHA-256 of the component as it was, before its extension, so that
+ * two names made alike ("a\\b" and "a:b") stay two entries and none is
+ * taken for a name that had nothing to change. The other components, and
+ * the listing and the URLs, keep the real name. NULL on ENOMEM. */
+static char *zip_name(const char *path)
+{
+    struct dbuf b;
+    dbuf_init(&b, SIZE_MAX);
+    for (const char *comp = path; comp;) {
+        const char *slash = strchr(comp, '/');
+        size_t n = slash ? (size_t)(slash - comp) : strlen(comp);
+        bool changed = false;
+        for (size_t i = 0; i < n; i++)
+            changed = changed || zip_bad((unsigned char)comp[i], i + 1 == n);
+        size_t dot = n;
+        if (changed) { /* the extension, when a plain one ends the name */
+            for (size_t i = n; i-- > 1 && n - i <= 10;)
+                if (comp[i] == '.') {
+                    dot = i;
+                    break;
+                } else if (!isalnum((unsigned char)comp[i])) {
+                    break;
+                }
+            if (dot == n - 1)
+                dot = n; /* a trailing dot is no extension */
+        }
+        int rc = 0;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            if (changed && i == dot) {
+                char hex[65];
+                sha256_hex(comp, n, hex);
+                rc = dbuf_printf(&b, "~%.8s", hex);
+            }
+            char c = zip_bad((unsigned char)comp[i], i + 1 == n) ? '_' : comp[i];
+            rc = rc ? rc : dbuf_append(&b, &c, 1);
+        }
+        if (rc == 0 && changed && dot == n) {
+            char hex[65];
+            sha256_hex(comp, n, hex);
+            rc = dbuf_printf(&b, "~%.8s", hex);
+        }
+        if (rc == 0 && slash)
+            rc = dbuf_append(&b, "/", 1);
+        if (rc < 0) {
+            dbuf_free(&b);
+            return NULL;
+        }
+        comp = slash ? slash + 1 : NULL;
+    }
+    return dbuf_steal(&b, NULL);
+}
 
 int art_zip(int outfd, const struct art_list *l, int dirfd, const char *name, char *err, size_t errlen)
 {
@@ -59,8 +126,14 @@ int art_zip(int outfd, const struct art_list *l, int dirfd, const char *name, ch
             snprintf(err, errlen, "zip: cannot read %s: %s", art->path, strerror(-rc));
             goto out;
         }
+        cleanup_free char *entry = zip_name(art->path);
+        if (!entry) {
+            rc = -ENOMEM;
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
         z->archive_entry_clear(e);
-        z->archive_entry_set_pathname(e, art->path);
+        z->archive_entry_set_pathname(e, entry);
         z->archive_entry_set_filetype(e, AE_IFREG);
         z->archive_entry_set_perm(e, 0644);
         z->archive_entry_set_size(e, st.st_size);

@@ -488,6 +488,7 @@ void jail__read_status(struct jail_proc *p, int init_status, const struct rusage
             r = read(p->status_fd, &msg, sizeof msg);
         while (r < 0 && errno == EINTR);
     }
+    p->unreported = r != (ssize_t)sizeof msg;
     if (r == (ssize_t)sizeof msg) {
         p->wstatus = msg.status;
         p->ru = msg.ru;

@@ -136,6 +136,9 @@ struct jail_proc {
     int status_fd;        /* namespaces: the init reports the script's exit here */
     bool reaped;
     int wstatus;          /* the script's, valid once reaped */
+    bool unreported;      /* namespaces: init ended without its report of the script (killed
+                           * from outside: for a warm run, its zygote died), so wstatus is
+                           * init's, not the script's */
     struct rusage ru;     /* of the run's processes */
     int uid_lock;         /* held for the run: its host uid is ours */
     char **given;         /* paths chowned to host_uid, taken back at the end */

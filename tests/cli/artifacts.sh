@@ -1,7 +1,8 @@
 #!/bin/bash
 # What output/ holds: symlinks, FIFOs and hard links shared with files
 # outside are neither followed nor listed nor zipped; nested and odd names
-# come back intact; the zip is whole.
+# come back intact; the zip is whole; names that are paths to a Windows
+# tool (backslashes, drive letters, trailing dots) are safe in the zip.
 . "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
 T=$TEST_TMP
 echo "outside secret" >$T/outside.txt
@@ -58,6 +59,48 @@ ok $? "--out keeps odd names"
 ok $? "--out holds none of the skipped entries"
 is "$(cat $T/outside.txt)" "outside secret" "the outside file is untouched"
 is "$(jget $T/traps.json '[a["url"] for a in r["artifacts"]][0]')" "/artifacts/$id/a%20file%20with%20spaces.txt" "URLs are percent-encoded"
+
+# Names that are one file on Linux but a path on Windows: the listing keeps
+# them, the zip's entries are safe for a Windows unzip tool.
+cat >$T/windows.py <<'PY'
+import os
+out = os.environ["SCRIPT_OUTPUT"]
+for name in ["..\\..\\x.bat", "C:\\evil.txt", "c:evil2.txt", "a\\b\\c.txt", "dots...", ".. ", "ctl\x01name",
+             "stream.txt:hidden", "ok.txt"]:
+    open(os.path.join(out, name), "w").write(name)
+os.makedirs(os.path.join(out, "..."))
+open(os.path.join(out, "...", "in.txt"), "w").write("in")
+PY
+run_json $T/windows.json $T/windows.py --out $T/outw
+is "$(jget $T/windows.json 'len(r["artifacts"])')" 10 "Windows-hostile names: all ten listed"
+wid=$(jget $T/windows.json 'r["run_id"]')
+"$PYTHON3" - "$T/outw/$wid/artifacts.zip" >$T/windows.out 2>&1 <<'PY'
+import ntpath, os, sys, tempfile, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+bad = []
+names = z.namelist()
+for name in names:
+    # What a Windows tool does with the name: '/' and '\\' both separate,
+    # a drive or a root is absolute, trailing dots and blanks are dropped.
+    dest = "C:\\dest"
+    target = ntpath.normpath(ntpath.join(dest, name.replace("/", "\\")))
+    comps = name.replace("\\", "/").split("/")
+    if (not target.lower().startswith(dest.lower() + "\\") or ntpath.splitdrive(name)[0] or ":" in name
+            or any(c.rstrip(". ") in ("", "..") and c != "" for c in comps) or any(ord(ch) < 32 for ch in name)):
+        bad.append(name)
+print("bad:", bad)
+print("count:", len(names))
+# And Python's own extraction stays in its directory.
+d = tempfile.mkdtemp()
+z.extractall(d)
+for root, dirs, files in os.walk(d):
+    for f in files:
+        assert os.path.realpath(os.path.join(root, f)).startswith(os.path.realpath(d) + os.sep)
+print("extracted")
+PY
+is "$(grep '^bad:' $T/windows.out)" "bad: []" "unpacked as a Windows tool would: no entry leaves the directory, none names a drive, a stream or the parent"
+is "$(grep -c '^count: 10$\|^extracted$' $T/windows.out)" 2 "all ten are in the zip, and Python's zipfile extracts them in place"
+is "$(unzip -p "$T/outw/$wid/artifacts.zip" 'ok.txt')" ok.txt "an ordinary name keeps its name"
 
 printf 'print("nothing to see")\n' >$T/none.py
 run_json $T/none.json $T/none.py --out $T/out2

@@ -111,8 +111,10 @@ is "$STATUS" 405 "PUT /mcp: 405"
 # --- Origin, Host, token
 post '{"jsonrpc":"2.0","id":10,"method":"ping"}' "${H[@]}" -H "Origin: http://evil.example.com"
 is "$STATUS" 403 "a foreign Origin: 403"
-post '{"jsonrpc":"2.0","id":10,"method":"ping"}' "${H[@]}" -H "Origin: http://localhost:$PORT"
-is "$STATUS" 200 "Origin http://localhost:PORT: allowed"
+post '{"jsonrpc":"2.0","id":10,"method":"ping"}' "${H[@]}" -H "Origin: http://127.0.0.1:$PORT"
+is "$STATUS" 200 "Origin of the server's own origin: allowed"
+post '{"jsonrpc":"2.0","id":10,"method":"ping"}' "${H[@]}" -H "Origin: http://localhost:$PORT" -H "Host: localhost:$PORT"
+is "$STATUS" 200 "Origin http://localhost:PORT to Host localhost:PORT: allowed"
 post '{"jsonrpc":"2.0","id":10,"method":"ping"}' "${H[@]}" -H "Origin: null"
 is "$STATUS" 403 "Origin null: 403"
 post '{"jsonrpc":"2.0","id":10,"method":"ping"}' "${H[@]}" -H "Host: evil.example.com"
@@ -180,13 +182,19 @@ is "$(jb '[c["type"] for c in r["result"]["content"]]')" '["text", "resource_lin
     "content: a text block and resource links (the file and the zip)"
 is "$(jb 'r["result"]["content"][1]["uri"]')" "$BASE/artifacts/$RUN/result.txt" "resource_link: the file's absolute URL"
 like "$(jb 'r["result"]["content"][0]["text"]')" "hello from stdout" "the text block has the log"
-"$PYTHON3" - "$T/b" "$T/state/runs/$RUN/result.json" <<'PY'
+"$PYTHON3" - "$T/b" "$T/state/runs/$RUN/result.json" "$BASE" <<'PY'
 import json, sys
 raw = open(sys.argv[1]).read()
 msgs = [json.loads(l[5:]) for l in raw.splitlines() if l.startswith("data:")]
-assert msgs[-1]["result"]["structuredContent"] == json.load(open(sys.argv[2]))
+want = json.load(open(sys.argv[2]))
+# What a client sees: no workdir, no zip, absolute URLs.
+del want["workdir"], want["zip"]
+for a in want["artifacts"]:
+    a["url"] = sys.argv[3] + a["url"]
+want["zip_url"] = want["zip_url"] and sys.argv[3] + want["zip_url"]
+assert msgs[-1]["result"]["structuredContent"] == want
 PY
-ok $? "structuredContent is exactly the result JSON (result.json)"
+ok $? "structuredContent is the result JSON (result.json) as a client sees it: no server paths, absolute URLs"
 is "$(curl -sS "$BASE/artifacts/$RUN/result.txt")" "forty-two" "the artifact downloads through its URL"
 curl -sS -o "$T/z.zip" "$BASE/artifacts/$RUN.zip"
 is "$(unzip -p "$T/z.zip" result.txt)" "forty-two" "the zip downloads and holds the file"
@@ -307,7 +315,9 @@ PY
 post "$(cat "$T/seed.json")" "${H[@]}"
 is "$(jb 'r["result"]["structuredContent"]["status"], [a["path"] for a in r["result"]["structuredContent"]["artifacts"]][0]')" \
     '["ok", "flipped.png"]' "run_my_script with the seed input: flipped.png"
-like "$(jb 'r["result"]["structuredContent"]["workdir"]')" "/runs/" "run_my_script runs in a fresh run directory, not the session"
+SEED_RUN=$(jb 'r["result"]["structuredContent"]["run_id"]')
+[ -f "$T/state/runs/$SEED_RUN/output/flipped.png" ] && [ ! -e "$T/state/sessions/$SID/workspace/output/flipped.png" ]
+ok $? "run_my_script runs in a fresh run directory, not the session"
 
 # --- cancellation from another worker
 post '{"jsonrpc":"2.0","id":70,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import time\nprint(\"started\", flush=True)\ntime.sleep(50)"},"_meta":{"progressToken":70}}}' "${H[@]}" &

@@ -45,11 +45,15 @@ def worker(i):
         prog = [m["params"]["progressToken"] for m in msgs if m.get("method") == "notifications/progress"]
         url = [c["uri"] for c in res["content"] if c["type"] == "resource_link" and c["name"] == "same-name.txt"][0]
         body = urllib.request.urlopen(url, timeout=60).read().decode()
-        z = zipfile.ZipFile(io.BytesIO(urllib.request.urlopen(f"{base}/artifacts/{sc['run_id']}.zip", timeout=60).read()))
+        z = zipfile.ZipFile(io.BytesIO(urllib.request.urlopen(sc["zip_url"], timeout=60).read()))
+        # The run wrote into the session's workspace: list_dir sees it there.
+        _, ls = post({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": {"name": "list_dir", "arguments": {"dir_path": "output"}}}, sid)
+        entries = [e["name"] for e in ls[-1]["result"]["structuredContent"]["entries"]]
         results[i] = dict(ok=sc["status"] == "ok", logs=sc["logs"] == f"{token}\ndone {i}\n",
                           notes=logs == [token, f"done {i}"], progress=set(prog) == {i},
                           artifact=body == token, zip=z.read("same-name.txt").decode() == token,
-                          workspace=sid in sc["workdir"], run_id=sc["run_id"])
+                          workspace=entries == ["same-name.txt"], run_id=sc["run_id"])
     except Exception as e:
         results[i] = dict(error=repr(e))
 

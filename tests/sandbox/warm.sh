@@ -493,6 +493,21 @@ is "$(jget $T/after-kill.json 'r["status"]')" ok "the first run after the kill i
 wait_until warm_has 1
 run_json $T/rewarm.json $T/alive.py
 is "$(start_of $T/rewarm.json)" warm "the pool has a new zygote and runs start warm again"
+# A zygote killed under a warm run in flight: its outcome is unknown, and
+# the result says so (sandbox_error, the service's), not the script's
+# error with a SIGKILL it never got.
+printf 'import time\nprint("long", flush=True)\ntime.sleep(8)\nprint("never")\n' >$T/under.py
+run_json $T/under.json $T/under.py &
+under=$!
+sleep 2
+for z in $(warm_zygotes); do kill -KILL $z 2>/dev/null; done
+wait $under
+is "$(jget $T/under.json 'r["start"], r["status"], "zygote died" in (r["error"] or "")')" '["warm", "sandbox_error", true]' \
+    "a zygote killed under its warm run: sandbox_error saying so, not the script's error"
+run_json $T/after-under.json $T/alive.py
+wait_until warm_has 1
+run_json $T/rewarm2.json $T/alive.py
+is "$(start_of $T/rewarm2.json)" warm "and after it, runs start warm again"
 
 # The worker dies mid-run: its warm run goes with it, as a cold run goes
 # with its init's parent-death signal (a warm run is the zygote's child).

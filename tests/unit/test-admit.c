@@ -1,11 +1,15 @@
 /* test-admit.c: run slots and the queue (sandbox/admit.c): the bound, the
- * wait, cancel and time-out while queued, and a slot given back by a
- * process that dies. */
+ * wait, cancel and time-out while queued, a slot given back by a process
+ * that dies, the bound under a burst of 100, and the order: queued calls
+ * get the slots in the order they came, a new call does not pass them, and
+ * a waiter that died is passed over. */
 #include "config.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +30,120 @@ static bool after_release(void *ctx)
     struct admit_ticket *held = ctx;
     admit_leave(held);
     return false;
+}
+
+/* A child that queues (saying 'q' on said once it holds its place), waits
+ * for its slot, says its number on order, holds the slot a moment and
+ * leaves. parent_slot: the parent's run slot, whose lock a copy of the
+ * descriptor would keep. */
+static pid_t queued_child(const struct admit_config *c, int said, int order, char number, int parent_slot)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    close(parent_slot);
+    struct admit_ticket t = ADMIT_TICKET_INIT;
+    char q = admit_enter(state, c, &t) == 0 && t.queue_fd >= 0 ? 'q' : 'x';
+    if (write(said, &q, 1) != 1 || q != 'q')
+        _exit(1);
+    if (admit_wait(state, c, &t, NULL, NULL) < 0)
+        _exit(2);
+    if (write(order, &number, 1) != 1)
+        _exit(3);
+    usleep(20 * 1000);
+    admit_leave(&t);
+    _exit(0);
+}
+
+static void test_order(void)
+{
+    struct admit_config c = {.max_running = 1, .max_queued = 32, .queue_wait_ms = 30000};
+    struct admit_ticket held = ADMIT_TICKET_INIT, late = ADMIT_TICKET_INIT;
+    int said[2], order[2];
+    if (pipe(said) < 0 || pipe(order) < 0)
+        return;
+    is_int(admit_enter(state, &c, &held), 0, "order: the parent holds the only slot");
+    enum { N = 12 };
+    pid_t kids[N + 1];
+    char q;
+    int queued = 0;
+    for (int i = 0; i < N; i++) { /* one after the other: their arrival order is known */
+        kids[i] = queued_child(&c, said[1], order[1], (char)('a' + i), held.run_fd);
+        queued += read(said[0], &q, 1) == 1 && q == 'q';
+        if (i == 4) { /* one that dies in the line: it is passed over */
+            kids[N] = queued_child(&c, said[1], order[1], '!', held.run_fd);
+            queued += read(said[0], &q, 1) == 1 && q == 'q';
+            kill(kids[N], SIGKILL);
+            waitpid(kids[N], NULL, 0);
+        }
+    }
+    is_int(queued, N + 1, "order: %d calls queued one after the other (and one more, killed in the line)", N);
+    admit_leave(&held);
+    /* At once a new call: there are calls queued, so it queues too (the
+     * freed slot is the first's, who needs a moment to wake). */
+    is_int(admit_enter(state, &c, &late), 0, "order: a call that comes as the slot frees is admitted");
+    ok(late.run_fd < 0 && late.queue_fd >= 0, "order: ... to the queue, behind the calls that came before it");
+    char got[N + 1] = "", want[N + 1];
+    for (int i = 0; i < N; i++)
+        want[i] = (char)('a' + i);
+    want[N] = '\0';
+    size_t n = 0;
+    while (n < N && read(order[0], got + n, 1) == 1)
+        n++;
+    got[n] = '\0';
+    is_str(got, want, "order: the slot went to the queued calls in the order they came");
+    for (int i = 0; i < N; i++)
+        waitpid(kids[i], NULL, 0);
+    is_int(admit_wait(state, &c, &late, NULL, NULL), 0, "order: and then to the late one");
+    admit_leave(&late);
+    close(said[0]), close(said[1]), close(order[0]), close(order[1]);
+}
+
+/* 100 calls at once against 3 slots and 10 places: exactly 3 run, 10
+ * queue, 87 are turned away. */
+static void test_burst(void)
+{
+    struct admit_config c = {.max_running = 3, .max_queued = 10, .queue_wait_ms = 30000};
+    int go[2], said[2];
+    if (pipe(go) < 0 || pipe(said) < 0)
+        return;
+    enum { N = 100 };
+    pid_t kids[N];
+    for (int i = 0; i < N; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            char x;
+            close(go[1]);
+            if (read(go[0], &x, 1) < 0)
+                _exit(1);
+            struct admit_ticket t = ADMIT_TICKET_INIT;
+            int rc = admit_enter(state, &c, &t);
+            x = rc == -EBUSY ? 'b' : rc < 0 ? 'e' : t.run_fd >= 0 ? 'r' : 'q';
+            if (write(said[1], &x, 1) != 1)
+                _exit(1);
+            pause(); /* holding what it got */
+            _exit(0);
+        }
+    }
+    close(go[0]);
+    close(go[1]); /* all at once */
+    int counts[256] = {0};
+    for (int i = 0; i < N; i++) {
+        unsigned char x;
+        if (read(said[0], &x, 1) == 1)
+            counts[x]++;
+    }
+    is_int(counts['r'], 3, "burst: 100 at once: exactly max_running (3) run");
+    is_int(counts['q'], 10, "burst: exactly max_queued (10) queue");
+    is_int(counts['b'], 87, "burst: and the other 87 are busy");
+    uint32_t running = 0, queued = 0;
+    is_int(admit_count(state, &c, &running, &queued), 0, "burst: count");
+    is_int((int)(running * 100 + queued), 310, "burst: the slots say 3 running, 10 queued");
+    for (int i = 0; i < N; i++) {
+        kill(kids[i], SIGKILL);
+        waitpid(kids[i], NULL, 0);
+    }
+    close(said[0]), close(said[1]);
 }
 
 int main(void)
@@ -86,6 +204,9 @@ int main(void)
     is_int(admit_enter(state, &c, &x), 0, "the child was killed: its slot is free");
     ok(x.run_fd >= 0, "and taken");
     admit_leave(&x);
+
+    test_order();
+    test_burst();
 
     c.max_running = 0;
     ok(admit_max_running(&c) >= 1, "max_concurrent_runs = 0 means the CPUs (%u)", admit_max_running(&c));

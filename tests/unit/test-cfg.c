@@ -387,6 +387,66 @@ static void test_admission_keys(void)
     cfg_free(&c);
 }
 
+/* The keys of the clients' bounds: max_tasks, the request memory, the
+ * origins, the run records' caps and the disk reserve; their defaults,
+ * their parsing, what reaches the executor, what is refused. */
+static void test_client_keys(void)
+{
+    struct cfg c;
+    char err[512];
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "clients: the defaults");
+    ok(c.max_tasks == 1000 && c.request_memory == CFG_AUTO && c.request_memory_wait_ms == 10000 &&
+           !strcmp(c.allowed_origins, ""),
+       "clients: max_tasks 1000, request_memory auto, request_memory_wait 10 s, no more origins");
+    uint64_t eighth = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 8;
+    is_int((long long)cfg_request_memory(&c), (long long)(eighth > c.request_bytes ? eighth : c.request_bytes),
+           "clients: request_memory auto is an eighth of the memory, at least request_bytes");
+    ok(c.exec.runs_bytes == 10ull << 30 && c.exec.runs_files == 1000000 && c.exec.disk_reserve_pct == 5 &&
+           c.exec.disk_reserve_bytes == 0,
+       "clients: runs_bytes 10G, runs_files 10^6, disk_reserve 5%% reach the executor");
+    cfg_free(&c);
+    const char *sets[] = {"max_tasks=7", "request_bytes=1M", "request_memory=3M", "request_memory_wait=500ms",
+                          "allowed_origins=http://localhost:3000", "runs_bytes=1G", "runs_files=0", "disk_reserve=2G"};
+    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "clients: each sets (%s)", err);
+    ok(c.max_tasks == 7 && cfg_request_memory(&c) == 3u << 20 && c.request_memory_wait_ms == 500 &&
+           !strcmp(c.allowed_origins, "http://localhost:3000") && c.exec.runs_bytes == 1u << 30 &&
+           c.exec.runs_files == 0 && c.exec.disk_reserve_bytes == 2ull << 30 && c.exec.disk_reserve_pct == 0,
+       "clients: to what was said (disk_reserve as a size)");
+    char *dump = cfg_dump(&c);
+    ok(dump && strstr(dump, "request_memory = 3M\n") && strstr(dump, "disk_reserve = 2G\n") &&
+           strstr(dump, "max_tasks = 7\n") && strstr(dump, "allowed_origins = http://localhost:3000\n"),
+       "clients: runmyscript config prints them");
+    free(dump);
+    cfg_free(&c);
+    const char *pct[] = {"disk_reserve=12%"};
+    is_int(cfg_load(&c, NULL, NULL, pct, 1, err, sizeof err), 0, "clients: disk_reserve as a share");
+    ok(c.exec.disk_reserve_pct == 12 && c.exec.disk_reserve_bytes == 0, "clients: 12%%");
+    dump = cfg_dump(&c);
+    ok(dump && strstr(dump, "disk_reserve = 12%\n") && strstr(dump, "request_memory = auto ("), "clients: printed back");
+    free(dump);
+    cfg_free(&c);
+    static const struct {
+        const char *set, *why;
+    } bad[] = {
+        {"disk_reserve=51%", "0% to 50%"},
+        {"disk_reserve=x%", "expected a share"},
+        {"disk_reserve=lots", "a size such as"},
+        {"max_tasks=0", "out of range"},
+        {"request_memory=1K", "out of range"},
+        {"request_memory=later", "auto or a size"},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        const char *one[] = {bad[i].set};
+        ok(cfg_load(&c, NULL, NULL, one, 1, err, sizeof err) < 0 && strstr(err, bad[i].why), "clients: %s is refused: %s",
+           bad[i].set, err);
+        cfg_free(&c);
+    }
+    const char *small[] = {"request_bytes=8M", "request_memory=4M"};
+    ok(cfg_load(&c, NULL, NULL, small, 2, err, sizeof err) < 0 && strstr(err, "at least request_bytes"),
+       "clients: request_memory below request_bytes is refused: %s", err);
+    cfg_free(&c);
+}
+
 /* The stream keys: auto caps by where streams live (serve's stream process
  * or a process each), numbers as given, their ranges, the buffer and the
  * stall. */
@@ -513,6 +573,7 @@ int main(void)
     test_admission_keys();
     test_stream_keys();
     test_modern_keys();
+    test_client_keys();
     test_node_id();
     test_messages();
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");

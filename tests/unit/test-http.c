@@ -49,6 +49,41 @@ static void test_hosts(void)
     ok(app_host_allowed(&c, "anything.example"), "* allows any");
 }
 
+/* The CSRF check: whole origins, the server's own always. */
+static void test_origins(void)
+{
+    char e1[] = "REQUEST_METHOD=POST", e2[] = "HTTP_HOST=localhost:8080", e3[] = "REQUEST_SCHEME=http";
+    char *env[] = {e1, e2, e3, NULL};
+    struct mem m = {0};
+    struct http_io io = {&m, mem_read, mem_write, mem_flush, env};
+    struct http_req req;
+    http_req_init(&req, &io);
+    struct cfg c = {0};
+    char none[] = "", some[] = "https://tools.example.org, http://127.0.0.1:3000/", any[] = "*";
+    c.allowed_origins = none;
+    ok(app_origin_allowed(&c, &req, "http://localhost:8080"), "origins: the server's own (scheme and Host)");
+    ok(app_origin_allowed(&c, &req, "HTTP://LocalHost:8080"), "origins: case does not matter");
+    ok(!app_origin_allowed(&c, &req, "http://localhost:3000"), "origins: another port of the same host is another origin");
+    ok(!app_origin_allowed(&c, &req, "https://localhost:8080"), "origins: another scheme too");
+    ok(!app_origin_allowed(&c, &req, "http://localhost"), "origins: the default port is 80, not 8080");
+    ok(!app_origin_allowed(&c, &req, "http://evil.example"), "origins: another host");
+    ok(!app_origin_allowed(&c, &req, "null") && !app_origin_allowed(&c, &req, "http://localhost:8080/x"),
+       "origins: null and a path are no origin of ours");
+    char pub[] = "https://run.example.org/tools/rms";
+    c.public_url = pub;
+    ok(app_origin_allowed(&c, &req, "https://run.example.org") && app_origin_allowed(&c, &req, "https://run.example.org:443"),
+       "origins: public_url's origin, its default port filled in");
+    ok(!app_origin_allowed(&c, &req, "http://run.example.org"), "origins: ... but not over plain http");
+    c.public_url = NULL;
+    c.allowed_origins = some;
+    ok(app_origin_allowed(&c, &req, "https://tools.example.org") && app_origin_allowed(&c, &req, "http://127.0.0.1:3000"),
+       "origins: the listed ones (a trailing / is fine)");
+    ok(!app_origin_allowed(&c, &req, "http://127.0.0.1:3001") && !app_origin_allowed(&c, &req, "http://tools.example.org"),
+       "origins: not others of their hosts");
+    c.allowed_origins = any;
+    ok(app_origin_allowed(&c, &req, "http://anything:1") && app_origin_allowed(&c, &req, "null"), "origins: * allows any");
+}
+
 static void test_accept(void)
 {
     ok(http_accepts("application/json, text/event-stream", "text/event-stream"), "a list");
@@ -186,6 +221,7 @@ int main(void)
 {
     test_decode();
     test_hosts();
+    test_origins();
     test_accept();
     test_json_body();
     test_base64();

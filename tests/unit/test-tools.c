@@ -1,8 +1,10 @@
 /* test-tools.c: the tool schemas built into the program against what the
- * code writes: every key result_to_json writes for a run with artifacts,
- * requirements and an error, and for a bare failure, is a property of the
- * run tools' outputSchema with a matching JSON type, and every key the
- * schema requires is written; so the two cannot drift. Also: every schema
+ * code writes: every key result_client_json writes (what a client gets as
+ * structuredContent) for a run with artifacts, requirements and an error,
+ * and for a bare failure, is a property of the run tools' outputSchema
+ * with a matching JSON type, and every key the schema requires is
+ * written; so the two cannot drift. The client's result holds no path of
+ * the server and only absolute URLs. Also: every schema
  * parses, the server's limits are patched into run_code's input, run_cell
  * and reset_kernel are listed only where kernels exist, and tools_call's
  * outcomes with the executor swapped for a table of stubs. */
@@ -125,7 +127,7 @@ static void full_result(struct exec_result *r)
     r->zip_path = strdup("/state/runs/x/artifacts.zip");
     r->workdir = strdup("/state/runs/x/work");
     r->isolation = "namespaces+seccomp";
-    r->error = strdup("cannot install nosuchpackage");
+    r->error = strdup("cannot install nosuchpackage: /state/envs/.tmp-x/bin/pip failed");
     r->url_prefix = "/artifacts/";
 }
 
@@ -145,9 +147,24 @@ static void cell_result(struct exec_result *r, enum exec_kernel_state state)
 
 static int check_result(json_object *schema, const struct exec_result *r, const char *what)
 {
-    json_object *res = result_to_json(r);
+    json_object *res = result_client_json(r, "https://run.example.org/base", "/state/");
     ok(res != NULL, "%s: serialized", what);
     int bad = check(res, schema, "structuredContent");
+    const char *text = json_object_to_json_string_ext(res, JSON_C_TO_STRING_NOSLASHESCAPE);
+    ok(!strstr(text, "/state"), "%s: no path of the state directory in it", what);
+    ok(!json_object_object_get_ex(res, "workdir", NULL) && !json_object_object_get_ex(res, "zip", NULL),
+       "%s: no workdir, no zip", what);
+    json_object *arts, *v;
+    if (json_object_object_get_ex(res, "artifacts", &arts) && json_object_array_length(arts) > 0) {
+        json_object *a = json_object_array_get_idx(arts, 0);
+        ok(json_object_object_get_ex(a, "url", &v) &&
+               !strcmp(json_object_get_string(v), "https://run.example.org/artifacts/0123456789abcdef0123456789abcdef/plot.png"),
+           "%s: an artifact's URL is absolute on the base's origin (%s)", what, json_object_get_string(v));
+        ok(json_object_object_get_ex(res, "zip_url", &v) && !strncmp(json_object_get_string(v), "https://", 8),
+           "%s: so is the zip's", what);
+        ok(json_object_object_get_ex(res, "error", &v) && strstr(json_object_get_string(v), "STATE/envs/"),
+           "%s: the state directory in a sentence is written STATE (%s)", what, json_object_get_string(v));
+    }
     json_object_put(res);
     return bad;
 }

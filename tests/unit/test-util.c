@@ -1,5 +1,5 @@
 /* test-util.c: bounded buffers, UTF-8, sha256, sizes, atomic writes, tree
- * walks, libraries loaded on first use. */
+ * walks, counted caps under a race, libraries loaded on first use. */
 #include "config.h"
 
 #include <dirent.h>
@@ -399,6 +399,101 @@ static void test_walk_modes(void)
 
 /* util_dl_load: a library and its symbols, all or nothing, and the text
  * a caller shows when it cannot have them. */
+/* util_cap_take's callbacks: entries named "e..." count 1, or their
+ * number after "w" (a budget). */
+static uint64_t cap_weigh(int dirfd, const char *name, void *ctx)
+{
+    (void)dirfd, (void)ctx;
+    return name[0] == 'e' ? 1 : name[0] == 'w' ? strtoull(name + 1, NULL, 10) : 0;
+}
+
+static int cap_make(int dirfd, void *ctx)
+{
+    return mkdirat(dirfd, ctx, 0700) < 0 ? -errno : 0;
+}
+
+/* n processes, let go at once, each take one entry of a cap of max (each
+ * weighing need; a count when need is 0). Returns how many made theirs;
+ * *full: how many were told -EDQUOT. */
+static int cap_race(int dfd, int n, uint64_t max, uint64_t need, int *full)
+{
+    int go[2];
+    if (pipe(go) < 0)
+        return -1;
+    pid_t pids[128];
+    for (int i = 0; i < n; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            char c, name[64];
+            close(go[1]);
+            if (read(go[0], &c, 1) < 0)
+                _exit(3);
+            if (need)
+                snprintf(name, sizeof name, "w%llu-%d", (unsigned long long)need, i);
+            else
+                snprintf(name, sizeof name, "e%d", i);
+            struct util_cap cap = {.max = max, .need = need ? need : 1, .weigh = cap_weigh, .make = cap_make, .ctx = name};
+            int rc = util_cap_take(dfd, &cap);
+            _exit(rc == 0 ? 0 : rc == -EDQUOT ? 1 : 2);
+        }
+    }
+    close(go[0]);
+    close(go[1]); /* all of them go now */
+    int made = 0;
+    *full = 0;
+    for (int i = 0; i < n; i++) {
+        int st;
+        if (pids[i] > 0 && waitpid(pids[i], &st, 0) == pids[i] && WIFEXITED(st)) {
+            made += WEXITSTATUS(st) == 0;
+            *full += WEXITSTATUS(st) == 1;
+        }
+    }
+    return made;
+}
+
+static int count_entries(const char *dir, char first)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        n += de->d_name[0] == first;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_cap(void)
+{
+    char dir[] = "/tmp/rms-test-cap-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "cap: a temporary directory");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    int full = 0;
+    is_int(cap_race(dfd, 100, 37, 0, &full), 37, "cap: 100 processes racing for a cap of 37: exactly 37 make theirs");
+    is_int(full, 63, "cap: and the 63 others are told the cap is reached");
+    is_int(count_entries(dir, 'e'), 37, "cap: 37 entries on disk");
+    is_int(cap_race(dfd, 10, 37, 0, &full), 0, "cap: at the cap, nobody more");
+    int gone = -1;
+    for (int i = 0; i < 100 && gone < 0; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "e%d", i);
+        gone = unlinkat(dfd, name, AT_REMOVEDIR) == 0 ? i : -1;
+    }
+    ok(gone >= 0, "cap: one entry goes (e%d)", gone);
+    is_int(cap_race(dfd, 10, 37, 0, &full), 1, "cap: then exactly one more");
+    /* A budget: weights, not a count (the request memory's). */
+    is_int(cap_race(dfd, 100, 1000, 64, &full), 15, "cap: a budget of 1000 taken 64 at a time by 100: 15 fit");
+    is_int(full, 85, "cap: the other 85 do not");
+    char w2000[] = "w2000";
+    struct util_cap big = {.max = 1000, .need = 2000, .weigh = cap_weigh, .make = cap_make, .ctx = w2000};
+    is_int(util_cap_take(dfd, &big), -EDQUOT, "cap: more than the whole budget never fits");
+    ok(faccessat(dfd, ".cap.lock", F_OK, 0) == 0, "cap: its lock file is in the directory");
+    struct util_cap bad = {.max = 1, .need = 1};
+    is_int(util_cap_take(dfd, &bad), -EINVAL, "cap: no callbacks: -EINVAL");
+    close(dfd);
+    discard(util_rm_rf_at(AT_FDCWD, dir));
+}
+
 static void test_dl(void)
 {
     const char *(*version)(void) = NULL;
@@ -434,6 +529,7 @@ int main(void)
     test_walk_more("/dev/shm");
     test_walk_more("/tmp");
     test_walk_modes();
+    test_cap();
     test_dl();
     return tap_done();
 }

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <seccomp.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -414,6 +415,93 @@ static void test_runs(void)
     ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "cleanup");
 }
 
+/* A finished run of n bytes in dir (result.json last, then the ledger),
+ * aged to mtime seconds when it is not 0. */
+static char *finished_run(const char *dir, size_t n, time_t mtime)
+{
+    char id[WS_ID_MAX + 1], *p = NULL;
+    if (ws_run_create(dir, NULL, id, &p) < 0)
+        return NULL;
+    int fd = open(p, O_RDONLY | O_DIRECTORY);
+    char *data = calloc(1, n + 1);
+    memset(data, 'x', n);
+    discard(util_write_file_new(fd, "log", data, n, 0644));
+    discard(util_write_file_new(fd, "result.json", "{}", 2, 0644));
+    free(data);
+    close(fd);
+    discard(ws_runs_account(p));
+    struct timespec t[2] = {{.tv_sec = mtime}, {.tv_sec = mtime}};
+    if (mtime)
+        discard(utimensat(AT_FDCWD, p, t, 0));
+    return p;
+}
+
+/* The run records bounded by size: the ledger, the oldest removed first
+ * past runs_bytes or runs_files, never one in flight; the low-disk guard. */
+static void test_runs_bound(void)
+{
+    char dir[] = "/tmp/rms-test-bound-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "bound: state directory");
+    is_int(ws_init_state(dir), 0, "bound: its layout");
+    struct exec_config cfg = {.state_dir = dir, .runs_bytes = 200 << 10};
+    uint64_t bytes = 0, files = 0;
+    char *runs[12];
+    for (int i = 0; i < 12; i++) /* 12 runs of 40 KiB, the oldest first */
+        runs[i] = finished_run(dir, 40 << 10, 1000000 + i);
+    is_int(ws_runs_usage(dir, &bytes, &files), 0, "bound: the ledger");
+    ok(bytes >= 12 * (40 << 10) && files == 12 * 3, "bound: it holds the 12 runs (%llu bytes, %llu inodes)",
+       (unsigned long long)bytes, (unsigned long long)files);
+    /* One in flight: its lock is held, and it is the oldest of all. */
+    char *busy = finished_run(dir, 40 << 10, 999999);
+    int bfd = open(busy, O_RDONLY | O_DIRECTORY);
+    ok(flock(bfd, LOCK_EX) == 0, "bound: a run in flight holds its lock");
+    /* And one without result.json yet. */
+    char nid[WS_ID_MAX + 1], *young = NULL;
+    is_int(ws_run_create(dir, NULL, nid, &young), 0, "bound: a run that has not finished");
+    struct timespec t[2] = {{.tv_sec = 999998}, {.tv_sec = 999998}};
+    discard(utimensat(AT_FDCWD, young, t, 0));
+    int removed = ws_bound_runs(&cfg);
+    ok(removed >= 8, "bound: past runs_bytes, the oldest go (%d)", removed);
+    is_int(ws_runs_usage(dir, &bytes, &files), 0, "bound: the ledger again");
+    ok(bytes <= (200 << 10) / 10 * 9 + (40 << 10), "bound: down to nine tenths of runs_bytes (%llu bytes)",
+       (unsigned long long)bytes);
+    ok(access(runs[0], F_OK) < 0 && access(runs[11], F_OK) == 0, "bound: the oldest went, the newest stays");
+    ok(access(busy, F_OK) == 0 && access(young, F_OK) == 0, "bound: never a run in flight nor one without its result");
+    is_int(ws_bound_runs(&cfg), 0, "bound: under the cap, nothing more goes");
+    close(bfd);
+    /* runs_files the same way. */
+    cfg.runs_bytes = 0;
+    cfg.runs_files = 9;
+    ok(ws_bound_runs(&cfg) > 0, "bound: past runs_files, more go");
+    is_int(ws_runs_usage(dir, &bytes, &files), 0, "bound: the ledger");
+    ok(files <= 8, "bound: down to nine tenths of runs_files (%llu inodes)", (unsigned long long)files);
+    ok(access(runs[11], F_OK) == 0, "bound: the newest stays");
+    /* A removal by id takes the run out of the ledger. */
+    uint64_t before = files;
+    char *id = strrchr(runs[11], '/') + 1;
+    is_int(ws_run_remove(dir, id), 0, "bound: ws_run_remove");
+    is_int(ws_runs_usage(dir, &bytes, &files), 0, "bound: the ledger");
+    is_int((long long)(before - files), 3, "bound: less its three inodes");
+    is_int(ws_run_remove(dir, "../x"), -EINVAL, "bound: ws_run_remove takes ids only");
+    /* The low-disk guard. */
+    struct ws_disk d;
+    char err[256] = "";
+    cfg.disk_reserve_bytes = 1;
+    is_int(ws_disk_check(&cfg, &d, err, sizeof err), 0, "disk: a reserve of 1 byte: not low");
+    ok(!d.low && d.total_bytes > 0, "disk: and the file system is measured");
+    cfg.disk_reserve_bytes = d.total_bytes + 1;
+    is_int(ws_disk_check(&cfg, &d, err, sizeof err), -ENOSPC, "disk: a reserve above the whole disk: low, -ENOSPC");
+    ok(d.low && strstr(err, "disk_reserve") && !strstr(err, dir), "disk: the reason names the key, not the path (%s)", err);
+    cfg.disk_reserve_bytes = 0;
+    cfg.disk_reserve_pct = 0;
+    is_int(ws_disk_check(&cfg, &d, err, sizeof err), 0, "disk: a reserve of 0%%: no guard");
+    for (int i = 0; i < 12; i++)
+        free(runs[i]);
+    free(busy);
+    free(young);
+    ok(util_rm_rf_at(AT_FDCWD, dir) == 0, "bound: cleanup");
+}
+
 /* mounts/: missing, made, a symlink in its place, a file in its place. */
 static void test_mounts(void)
 {
@@ -457,5 +545,6 @@ int main(void)
     test_open_dir();
     test_open_parent();
     test_runs();
+    test_runs_bound();
     return tap_done();
 }
