@@ -35,6 +35,7 @@ struct exec_limits {
     int64_t install_ms;     /* install_time: wall clock of the installer */
     uint64_t workspace_bytes; /* workspace_bytes: disk of the workspace (output/ included) */
     uint64_t workspace_files; /* workspace_files: inodes of it */
+    uint64_t value_bytes;   /* value_bytes: text of the last expression's value kept in the result */
 };
 
 enum exec_limit_unit { EXEC_UNIT_MS, EXEC_UNIT_BYTES, EXEC_UNIT_COUNT };

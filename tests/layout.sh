@@ -29,7 +29,7 @@ cd "$top_srcdir" || exit 1
 
 MAX_FILE_LINES=900
 MAX_FUNC_LINES=120
-SANDBOX_DIRS="sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail"
+SANDBOX_DIRS="sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail sandbox/kernel"
 FRONT_DIRS="cfg fcgi fcgi/mcp fcgi/tools cli"
 SRC_DIRS="common $SANDBOX_DIRS $FRONT_DIRS"
 
