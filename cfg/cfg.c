@@ -126,6 +126,8 @@ static const struct cfg_key plain_keys[] = {
     K("warm_modules", CFG_MODULES, warm_modules),
     K("warm_wait", CFG_DURATION, warm_wait_ms),
     K("warm_spares", CFG_COUNT, warm_spares),
+    K("kernel_idle", CFG_DURATION, kernel_idle_ms), K("kernel_grace", CFG_DURATION, kernel_grace_ms),
+    K("max_kernels", CFG_COUNT, max_kernels), K("kernel_memory", CFG_SIZE, kernel_memory),
 };
 
 /* Ranges of the count and size keys: a value outside is an error. */
@@ -153,6 +155,7 @@ static const struct {
     {"warm_envs", 1, 16},
     {"warm_runs", 0, 1000000000},
     {"warm_spares", 0, 8},
+    {"max_kernels", 0, CFG_KERNELS_MAX},
 };
 
 const char *const *cfg_keys(void)
@@ -621,6 +624,7 @@ static void apply_exec(struct cfg *c)
                                       .modules = c->warm_modules,
                                       .wait_ms = c->warm_wait_ms > 0 ? c->warm_wait_ms : 1,
                                       .spares = (uint32_t)c->warm_spares};
+    cfg__kernels(c);
 }
 
 /* The defaults, before any source. 0 or -ENOMEM. */
@@ -684,6 +688,7 @@ static int set_defaults(struct cfg *c)
     c->warm_modules = strdup("");
     c->warm_wait_ms = 3000;
     c->warm_spares = 2;
+    c->kernel_idle_ms = 600LL * 1000, c->max_kernels = 64, c->kernel_memory = 8ull << 30, c->kernel_grace_ms = 5000;
     if (!c->warm_modules || !c->state_dir || !c->python || !c->isolation || !c->fetch_allow_text || !c->allowed_hosts || !c->allowed_origins || !c->data_dir ||
         !c->installer || !c->index_url || !c->extra_index_url || !c->find_links)
         return -ENOMEM;

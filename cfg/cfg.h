@@ -93,6 +93,10 @@ struct cfg {
     int64_t warm_lifetime_ms; /* 0: never replaced for its age */
     char *warm_modules;       /* "" or module paths, space- or comma-separated */
     int64_t warm_wait_ms;     /* the pool's answer and the zygote's fork, each */
+    int64_t kernel_idle_ms;   /* a kernel without a cell this long is stopped (0: never) */
+    uint64_t max_kernels;     /* kernels live at once (0: none) */
+    uint64_t kernel_memory;   /* bytes all kernels may hold together; 0: no budget */
+    int64_t kernel_grace_ms;  /* an interrupted cell's time before its kernel is killed */
     uint64_t warm_spares;     /* runs' inits a busy zygote makes ahead, 0 to 8 */
     char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
     struct fetch_allow fetch_allow;
@@ -115,6 +119,7 @@ struct cfg {
 #define CFG_QUEUE_MEMORY_SHARE 8
 #define CFG_QUEUED_CALL_BYTES (4ull << 20)
 #define CFG_WORKERS_MAX 1024 /* the workers key's ceiling, and the automatic count's */
+#define CFG_KERNELS_MAX 4096 /* the max_kernels key's ceiling */
 unsigned cfg_workers(const struct cfg *c);
 /* request_memory, with auto resolved: an eighth of the machine's memory,
  * and at least request_bytes (so that one body of the largest size fits). */

@@ -155,6 +155,10 @@ char *cfg_dump(const struct cfg *c)
     rc = rc ? rc : put_ms(&b, "warm_lifetime", c->warm_lifetime_ms);
     rc = rc ? rc : dbuf_printf(&b, "warm_modules = %s\n", *c->warm_modules ? c->warm_modules : "none");
     rc = rc ? rc : put_ms(&b, "warm_wait", c->warm_wait_ms);
+    rc = rc ? rc : dbuf_printf(&b, "kernel_idle = %llds\n", (long long)(c->kernel_idle_ms / 1000));
+    rc = rc ? rc : dbuf_printf(&b, "max_kernels = %llu\n", (unsigned long long)c->max_kernels);
+    rc = rc ? rc : put_size(&b, "kernel_memory", c->kernel_memory);
+    rc = rc ? rc : dbuf_printf(&b, "kernel_grace = %lldms\n", (long long)c->kernel_grace_ms);
     rc = rc ? rc : dbuf_printf(&b, "warm_spares = %llu\n", (unsigned long long)c->warm_spares);
     for (size_t i = 0; rc == 0 && i < exec_limit_defs_n; i++) {
         char v[48];

@@ -16,4 +16,7 @@ int cfg__parse_count(const char *s, uint64_t *v) must_check;
 /* The queue places of max_queued_runs = auto, beside running run slots. */
 uint32_t cfg__queue_auto(uint32_t running);
 
+/* The kernel_* and max_kernels keys into c->exec.kernels. */
+void cfg__kernels(struct cfg *c);
+
 #endif

@@ -508,6 +508,18 @@ int64_t util_wall_ms(void)
     return clock_ms(CLOCK_REALTIME);
 }
 
+pid_t util_pidfd_pid(int pidfd)
+{
+    char path[64];
+    cleanup_free char *info = NULL;
+    size_t n;
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+    if (util_read_file_at(AT_FDCWD, path, 4096, &info, &n) < 0)
+        return -1;
+    const char *l = strstr(info, "\nPid:");
+    return l ? (pid_t)atoi(l + 5) : -1;
+}
+
 int util_random(void *buf, size_t n)
 {
     unsigned char *p = buf;

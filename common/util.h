@@ -219,6 +219,11 @@ int64_t util_wall_ms(void);     /* CLOCK_REALTIME in ms */
  * line (a token, a presigned URL) is not shown to anyone. 0 or -ENOMEM. */
 int util_hide_argv(int argc, char **argv, int keep) must_check;
 
+/* --- processes --- */
+/* The pid, in our PID namespace, of the process a pidfd names (its fdinfo),
+ * or -1. */
+pid_t util_pidfd_pid(int pidfd);
+
 /* --- randomness --- */
 /* Fills buf from getrandom(2), retrying EINTR and short reads. 0 or -errno. */
 int util_random(void *buf, size_t n) must_check;

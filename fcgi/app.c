@@ -1,5 +1,6 @@
 /* app.c: the routes, the checks they share, /artifacts/ and /healthz (see
- * app.h); /mcp and /api/run are handed to mcp.c and web.c. */
+ * app.h); /mcp, /api/run and /api/cell are handed to mcp.c, web.c and
+ * web_cell.c. */
 #include "config.h"
 
 #include "app.h"
@@ -332,6 +333,22 @@ static const char *installer_name(const struct cfg *cfg)
     return "pip";
 }
 
+/* The kernels of this state_dir (a snapshot of their hosts' counters): on
+ * says whether this server starts them (serve). */
+static json_object *kernels_info(const struct app *app)
+{
+    struct exec_kernel_stats ks = {0};
+    discard(app_exec_of(app)->kernel_stats(&app->cfg->exec, &ks)); /* zeros when none ever ran here */
+    json_object *k = json_object_new_object();
+    json_object_object_add(k, "on", json_object_new_boolean(app_kernels(app)));
+    json_object_object_add(k, "live", json_object_new_int64(ks.live));
+    json_object_object_add(k, "busy", json_object_new_int64(ks.busy));
+    json_object_object_add(k, "max", json_object_new_int64(ks.max));
+    json_object_object_add(k, "memory", json_object_new_int64((int64_t)ks.memory));
+    json_object_object_add(k, "memory_max", json_object_new_int64((int64_t)ks.memory_max));
+    return k;
+}
+
 /* The state directory's disk and its run records, for /healthz. */
 static json_object *disk_info(const struct app *app, const struct ws_disk *d, const char *why)
 {
@@ -421,6 +438,7 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(warm, "runs", json_object_new_int64((int64_t)ws.runs));
     json_object_object_add(warm, "skipped", json_object_new_int64((int64_t)ws.skipped));
     json_object_object_add(o, "warm", warm);
+    json_object_object_add(o, "kernels", kernels_info(app));
     json_object_object_add(o, "disk", disk_info(app, &disk, low ? dwhy : NULL));
     json_object *rq = json_object_new_object();
     json_object_object_add(rq, "memory_bytes", json_object_new_int64((int64_t)app_body_in_use(app)));
@@ -468,6 +486,10 @@ void app_handle(const struct app *app, struct http_io *io)
                 web_api_run(app, &req, &resp);
             else if (!strncmp(req.path, "/api/run/", 9))
                 web_api_run_sub(app, &req, &resp, req.path + 9);
+            else if (!strcmp(req.path, "/api/cell"))
+                web_api_cell(app, &req, &resp);
+            else if (!strncmp(req.path, "/api/cell/", 10))
+                web_api_cell_sub(app, &req, &resp, req.path + 10);
             else
                 http_send_error(&resp, 404, "no such API");
         }

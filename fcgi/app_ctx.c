@@ -1,5 +1,5 @@
-/* app_ctx.c: the default executor table and the one way a front door
- * cancels a run (see app_ctx.h). */
+/* app_ctx.c: the default executor table, whether kernels exist here, and
+ * the one way a front door cancels a run (see app_ctx.h). */
 #include "config.h"
 
 #include "app_ctx.h"
@@ -12,11 +12,29 @@ const struct app_exec app_exec_default = {
     .cancel = exec_cancel,
     .base_env = exec_base_env,
     .detach = exec_detach,
+    .cell = exec_cell,
+    .kernel_reset = exec_kernel_reset,
+    .kernel_end = exec_kernel_end,
+    .kernel_stats = exec_kernel_stats,
 };
 
 const struct app_exec *app_exec_of(const struct app *app)
 {
     return app->exec ? app->exec : &app_exec_default;
+}
+
+bool app_kernels(const struct app *app)
+{
+    return app->cfg->exec.kernels.on;
+}
+
+const char *app_kernels_absent(const struct app *app)
+{
+    if (app->mode && !strcmp(app->mode, "cgi"))
+        return "kernels (run_cell, the page's notebook) need runmyscript serve: this server runs as CGI, where no "
+               "process outlives a request to keep a kernel's names; use run_code, whose files persist";
+    return "kernels (run_cell, the page's notebook) need runmyscript serve, whose processes outlive a request: "
+           "this server has none; use run_code, whose files persist";
 }
 
 int app_cancel_run(const struct app *app, const char *run_id)

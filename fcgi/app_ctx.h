@@ -24,6 +24,13 @@ struct app_exec {
     int (*base_env)(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen);
     /* An MCP task's process (exec_detach); NULL: tasks cannot start. */
     int (*detach)(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_stderr, int *read_fd);
+    /* Kernels (exec_cell, exec_kernel_reset, exec_kernel_end,
+     * exec_kernel_stats): a cell in a workspace's kernel, its names
+     * dropped, the kernel ended with its workspace, the counters. */
+    int (*cell)(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r);
+    int (*kernel_reset)(const struct exec_config *cfg, const char *workspace);
+    int (*kernel_end)(const struct exec_config *cfg, const char *workspace);
+    int (*kernel_stats)(const struct exec_config *cfg, struct exec_kernel_stats *s);
 };
 
 /* The real executor. */
@@ -47,6 +54,12 @@ struct app {
 
 /* The executor table of app: app->exec, or the default when it is NULL. */
 const struct app_exec *app_exec_of(const struct app *app);
+
+/* Whether this server has kernels (run_cell, /api/cell): only serve's
+ * workers do (cfg->exec.kernels.on), whose processes outlive a request. */
+bool app_kernels(const struct app *app);
+/* Why not, where it has none: a sentence for a client (static). */
+const char *app_kernels_absent(const struct app *app);
 
 /* Asks the run run_id to stop, from any worker (the run's cancel marker,
  * which the process running it polls). The one way a front door cancels a

@@ -388,6 +388,14 @@ static void signal_all(struct supervisor *s, int sig, bool only_stopping)
             kill(s->w[i].pid, sig);
 }
 
+/* Kernels live beside serve's workers only: the workers, and the tasks
+ * they start, have them, and every kernel ends with this supervisor. */
+static void serve_kernels(struct cfg *c)
+{
+    c->exec.kernels.on = true;
+    c->exec.kernels.server = getpid();
+}
+
 static void reload(struct supervisor *s)
 {
     struct cfg fresh;
@@ -400,6 +408,7 @@ static void reload(struct supervisor *s)
     }
     /* Workers forked from now on copy the new configuration; the old ones
      * finish their request and go (they hold their own copy). */
+    serve_kernels(&fresh);
     cfg_free(&s->cfg);
     s->cfg = fresh;
     s->gen++;
@@ -469,6 +478,7 @@ static int serve_start(struct supervisor *s, const char *listen_spec)
         fail("%s", err);
         return CLI_EXIT_CONFIG;
     }
+    serve_kernels(&s->cfg);
     int rc = ws_init_state(s->cfg.state_dir);
     if (rc < 0) {
         fail("state directory %s: %s", s->cfg.state_dir, strerror(-rc));

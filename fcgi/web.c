@@ -1,9 +1,12 @@
-/* web.c: /api/run (see web.h). One request: read the fields (a multipart
- * form, streamed through form.c with the form_* limits, or a JSON body),
- * resolve the input (text, an uploaded file, or a URL fetched by the
- * executor's transfers with their guard and caps), then run and answer
- * in the form the client asked for: a call exec_run() refuses is a 400 or
- * 413, and a stream opens only once it has accepted the call.
+/* web.c: the requests of the page's API, /api/run and /api/cell (see web.h),
+ * one code path for both (web__serve; what /api/cell adds is web_cell.c's).
+ * One request: read the fields (a multipart form, streamed through form.c
+ * with the form_* limits, or a JSON body), open the notebook's workspace
+ * (/api/cell), resolve the input (text, an uploaded file, or a URL fetched
+ * by the executor's transfers with their guard and caps), then run (a
+ * script, or a cell in the workspace's kernel) and answer in the form the
+ * client asked for: a call the executor refuses is a 400 or 413, and a
+ * stream opens only once it has accepted the call.
  *
  * Stop: the first event of the stream names the run and its cancel URL
  * (relative to the page: api/run/RUNID/cancel). POSTing it creates the
@@ -14,7 +17,7 @@
  * every WEB_KEEPALIVE_MS and the first write that fails stops the run. */
 #include "config.h"
 
-#include "web.h"
+#include "web_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -40,8 +43,10 @@ struct web_fields {
     struct dbuf *cur;             /* the part being read */
     struct form_parser *parser;   /* for form_fail */
     unsigned seen;                /* bit per field: a field twice is refused */
+    unsigned allowed;             /* bit per field the route takes (web_door.fields) */
 };
 
+/* In the order of enum web_field. */
 static const char *const field_names[] = {"code", "input", "input_file", "input_url", "requirements", "timeout"};
 
 static struct dbuf *field_buf(struct web_fields *f, size_t i)
@@ -50,9 +55,25 @@ static struct dbuf *field_buf(struct web_fields *f, size_t i)
     return bufs[i];
 }
 
-static void fields_init(struct web_fields *f, const struct cfg *cfg)
+/* "(known: code, ...)" for the route's fields, without input_file in JSON. */
+static void known_fields(const struct web_fields *f, bool json, char *out, size_t n)
+{
+    size_t at = (size_t)snprintf(out, n, "(known:");
+    const char *sep = " ";
+    for (size_t i = 0; i < ARRAY_SIZE(field_names) && at < n; i++) {
+        if (!(f->allowed & (1u << i)) || (json && i == WEB_F_INPUT_FILE))
+            continue;
+        at += (size_t)snprintf(out + at, n - at, "%s%s", sep, field_names[i]);
+        sep = ", ";
+    }
+    if (at < n)
+        snprintf(out + at, n - at, ")");
+}
+
+static void fields_init(struct web_fields *f, const struct cfg *cfg, unsigned allowed)
 {
     memset(f, 0, sizeof *f);
+    f->allowed = allowed;
     uint64_t in = cfg->exec.limits.input_bytes ? cfg->exec.limits.input_bytes : cfg->request_bytes;
     uint64_t code = cfg->exec.limits.code_bytes ? cfg->exec.limits.code_bytes : cfg->request_bytes;
     dbuf_init(&f->code, (size_t)code);
@@ -94,144 +115,23 @@ static void too_large(const struct app *app, char *err, size_t errlen)
 
 /* ------------------------------------------------------------ responses */
 
-static void html_escape(struct dbuf *b, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const char *rep = NULL;
-        switch (s[i]) {
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '&': rep = "&amp;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
-        default: break;
-        }
-        discard(rep ? dbuf_append(b, rep, strlen(rep)) : dbuf_append(b, &s[i], 1));
-    }
-}
-
-static void html_head(struct dbuf *b, const char *title)
-{
-    discard(dbuf_printf(b, "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"));
-    html_escape(b, title, strlen(title));
-    /* Relative: the page is .../api/run, the style sheet .../app.css. */
-    discard(dbuf_printf(b, " - runmyscript</title>\n<link rel=\"stylesheet\" href=\"../app.css\">\n</head>\n"
-                           "<body class=\"result-page\">\n<main>\n"));
-}
-
-static void html_foot(struct dbuf *b)
-{
-    discard(dbuf_printf(b, "<p><a href=\"../\">Run another script</a></p>\n</main>\n</body>\n</html>\n"));
-}
-
-static void send_html(struct http_resp *resp, int status, struct dbuf *b)
-{
-    discard(http_add_header(resp, "Cache-Control", "no-store"));
-    discard(http_add_header(resp, "X-Content-Type-Options", "nosniff"));
-    discard(http_send(resp, status, "text/html; charset=utf-8", b->data ? b->data : "", b->len));
-}
-
 /* A refusal before the run: JSON {"error": ...}, or a page. */
-static void refuse(enum web_mode mode, struct http_resp *resp, int status, const char *err)
+static void refuse(const char *route, enum web_mode mode, struct http_resp *resp, int status, const char *err)
 {
-    log_msg(LOG_LVL_INFO, "/api/run: %d: %s", status, err);
+    log_msg(LOG_LVL_INFO, "%s: %d: %s", route, status, err);
     if (mode != WEB_HTML) {
         http_send_error(resp, status, err);
         return;
     }
     struct dbuf b;
     dbuf_init(&b, 1 << 20);
-    html_head(&b, "Not run");
+    web__html_head(&b, "Not run");
     discard(dbuf_printf(&b, "<h1>The script was not run</h1>\n<p class=\"error\" role=\"alert\">%d %s: ", status,
                         http_reason(status)));
-    html_escape(&b, err, strlen(err));
+    web__html_escape(&b, err, strlen(err));
     discard(dbuf_printf(&b, "</p>\n"));
-    html_foot(&b);
-    send_html(resp, status, &b);
-    dbuf_free(&b);
-}
-
-/* The HTML result page: status line, the log (stderr set apart), the
- * files with links, the zip. Built from the result JSON so that every
- * string is the sanitised one the other front doors show. */
-static void result_page(struct http_resp *resp, int status, const struct exec_result *r, json_object *res)
-{
-    struct dbuf b;
-    dbuf_init(&b, 64u << 20);
-    json_object *v;
-    const char *st = json_object_object_get_ex(res, "status", &v) ? json_object_get_string(v) : "?";
-    html_head(&b, st);
-    discard(dbuf_printf(&b, "<h1>Run result</h1>\n<p id=\"status\" class=\"status st-%s\" role=\"status\">Status: "
-                            "<strong>%s</strong>", st, st));
-    if (r->exit_code >= 0)
-        discard(dbuf_printf(&b, " &middot; exit code %d", r->exit_code));
-    if (r->signal)
-        discard(dbuf_printf(&b, " &middot; signal %d", r->signal));
-    discard(dbuf_printf(&b, " &middot; %lld ms", (long long)r->duration_ms));
-    if (r->isolation)
-        discard(dbuf_printf(&b, " &middot; isolation %s", r->isolation));
-    discard(dbuf_printf(&b, "</p>\n"));
-    if (json_object_object_get_ex(res, "error", &v) && json_object_is_type(v, json_type_string)) {
-        discard(dbuf_printf(&b, "<p class=\"error\" role=\"alert\">"));
-        html_escape(&b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
-        discard(dbuf_printf(&b, "</p>\n"));
-    }
-    if (json_object_object_get_ex(res, "limit", &v) && json_object_is_type(v, json_type_string)) {
-        discard(dbuf_printf(&b, "<p>Limit reached: <code>"));
-        html_escape(&b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
-        discard(dbuf_printf(&b, "</code></p>\n"));
-    }
-    discard(dbuf_printf(&b, "<h2>Log</h2>\n<pre class=\"log\" id=\"log\">"));
-    for (size_t i = 0; i < r->log.n_chunks; i++) {
-        const struct exec_chunk *c = &r->log.chunks[i];
-        size_t n;
-        cleanup_free char *text = util_utf8_sanitize(r->log.buf.data + c->off, c->len, &n);
-        if (!text)
-            continue;
-        discard(dbuf_printf(&b, "<span class=\"%s\">", exec_stream_name(c->stream)));
-        html_escape(&b, text, n);
-        discard(dbuf_printf(&b, "</span>"));
-    }
-    discard(dbuf_printf(&b, "</pre>\n<h2>Files</h2>\n"));
-    json_object *arts = NULL;
-    size_t na = json_object_object_get_ex(res, "artifacts", &arts) ? json_object_array_length(arts) : 0;
-    if (na == 0) {
-        discard(dbuf_printf(&b, "<p>The script wrote no files.</p>\n"));
-    } else {
-        discard(dbuf_printf(&b, "<table class=\"files\">\n<thead><tr><th scope=\"col\">Name</th>"
-                                "<th scope=\"col\">Size</th><th scope=\"col\">Summary</th></tr></thead>\n<tbody>\n"));
-        for (size_t i = 0; i < na; i++) {
-            json_object *a = json_object_array_get_idx(arts, i), *p, *u, *s, *z;
-            const char *path = json_object_object_get_ex(a, "path", &p) ? json_object_get_string(p) : "";
-            const char *url = json_object_object_get_ex(a, "url", &u) ? json_object_get_string(u) : NULL;
-            const char *sum = json_object_object_get_ex(a, "summary", &s) ? json_object_get_string(s) : "";
-            char size[32];
-            util_human_size(json_object_object_get_ex(a, "size", &z) ? (uint64_t)json_object_get_int64(z) : 0, size,
-                            sizeof size);
-            discard(dbuf_printf(&b, "<tr><td>"));
-            if (url) {
-                /* /artifacts/... from this page (.../api/run) is ../artifacts/... */
-                discard(dbuf_printf(&b, "<a href=\"%s", url[0] == '/' ? ".." : ""));
-                html_escape(&b, url, strlen(url));
-                discard(dbuf_printf(&b, "\">"));
-            }
-            html_escape(&b, path, strlen(path));
-            discard(dbuf_printf(&b, "%s</td><td>%s</td><td>", url ? "</a>" : "", size));
-            html_escape(&b, sum ? sum : "", sum ? strlen(sum) : 0);
-            discard(dbuf_printf(&b, "</td></tr>\n"));
-        }
-        discard(dbuf_printf(&b, "</tbody>\n</table>\n"));
-    }
-    json_object *zip;
-    if (json_object_object_get_ex(res, "zip_url", &zip) && json_object_is_type(zip, json_type_string)) {
-        const char *zu = json_object_get_string(zip);
-        discard(dbuf_printf(&b, "<p><a class=\"zip\" href=\"%s", zu[0] == '/' ? ".." : ""));
-        html_escape(&b, zu, strlen(zu));
-        discard(dbuf_printf(&b, "\" download>Download all files (zip)</a></p>\n"));
-    }
-    html_foot(&b);
-    send_html(resp, status, &b);
+    web__html_foot(&b);
+    web__send_html(resp, status, &b);
     dbuf_free(&b);
 }
 
@@ -239,8 +139,10 @@ static void result_page(struct http_resp *resp, int status, const struct exec_re
 
 struct web_run {
     const struct app *app;
+    const struct web_door *door;
     struct http_resp *resp;
     struct exec_result *r;
+    const char *workspace_id; /* the notebook's, told the page; NULL: none */
     const struct exec_limits *limits; /* the run's: the run event says them */
     bool sse;
     bool accepted;       /* exec_run's checks passed: on_accepted ran */
@@ -401,7 +303,7 @@ static int part_begin(void *ctx, const struct form_part *p)
 {
     struct web_fields *f = ctx;
     for (size_t i = 0; i < ARRAY_SIZE(field_names); i++) {
-        if (strcmp(p->name, field_names[i]))
+        if (strcmp(p->name, field_names[i]) || !(f->allowed & (1u << i)))
             continue;
         if (f->seen & (1u << i)) {
             form_fail(f->parser, "the field \"%s\" is given twice", field_names[i]);
@@ -411,9 +313,10 @@ static int part_begin(void *ctx, const struct form_part *p)
         f->cur = field_buf(f, i);
         return 0;
     }
+    char known[160];
+    known_fields(f, false, known, sizeof known);
     cleanup_free char *name = util_utf8_sanitize(p->name, strnlen(p->name, 64), NULL);
-    form_fail(f->parser, "unknown field \"%s\"%s (known: code, input, input_file, input_url, requirements, timeout)",
-              name ? name : "?", strlen(p->name) > 64 ? "..." : "");
+    form_fail(f->parser, "unknown field \"%s\"%s %s", name ? name : "?", strlen(p->name) > 64 ? "..." : "", known);
     return -EINVAL;
 }
 
@@ -509,10 +412,12 @@ static int read_json(const struct app *app, struct http_req *req, struct web_fie
         size_t i = 0;
         while (i < ARRAY_SIZE(field_names) && strcmp(key, field_names[i]))
             i++;
-        if (i == ARRAY_SIZE(field_names) || i == 2) {
+        if (i == ARRAY_SIZE(field_names) || i == WEB_F_INPUT_FILE || !(f->allowed & (1u << i))) {
+            char known[160];
+            known_fields(f, true, known, sizeof known);
             cleanup_free char *name = util_utf8_sanitize(key, strnlen(key, 64), NULL);
-            snprintf(err, errlen, "unknown member \"%s\"%s (known: code, input, input_url, requirements, timeout)",
-                     name ? name : "?", strlen(key) > 64 ? "..." : "");
+            snprintf(err, errlen, "unknown member \"%s\"%s %s", name ? name : "?", strlen(key) > 64 ? "..." : "",
+                     known);
             status = 400;
             goto out;
         }
@@ -702,7 +607,7 @@ static void answer_busy(struct web_run *w, enum web_mode mode, const struct exec
 {
     long long ra = (long long)((w->app->cfg->retry_after_ms + 999) / 1000);
     const char *busy = r->error ? r->error : "the server is busy";
-    log_msg(LOG_LVL_INFO, "/api/run: 503: %s", busy);
+    log_msg(LOG_LVL_INFO, "%s: 503: %s", w->door->route, busy);
     if (w->sse) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "status", json_object_new_int(503));
@@ -711,7 +616,7 @@ static void answer_busy(struct web_run *w, enum web_mode mode, const struct exec
         send_event(w, "error", o);
     } else {
         discard(http_add_header(w->resp, "Retry-After", "%lld", ra));
-        refuse(mode, w->resp, 503, busy);
+        refuse(w->door->route, mode, w->resp, 503, busy);
     }
 }
 
@@ -727,6 +632,8 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct ex
     /* No path of the server; the URLs stay relative to the site (the page
      * links them relative to itself, which holds under any base path). */
     json_object *res = result_client_json(r, NULL, w->app->cfg->state_dir);
+    if (res && w->workspace_id)
+        json_object_object_add(res, "workspace", json_object_new_string(w->workspace_id));
     if (!res) {
         if (!resp->started)
             http_send_error(resp, 500, "out of memory");
@@ -734,7 +641,7 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct ex
         flush_carry(w);
         send_event(w, "result", json_object_get(res));
     } else if (mode == WEB_HTML) {
-        result_page(resp, rc < 0 ? 500 : 200, r, res);
+        web__result_page(resp, rc < 0 ? 500 : 200, r, res);
     } else {
         size_t n;
         const char *s = json_object_to_json_string_length(res, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
@@ -743,9 +650,9 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct ex
     json_object_put(res);
 }
 
-/* Runs spec and answers in mode. */
-/* exec_run accepted the call: only now does the answer become a stream
- * (a refusal before it is a plain 400 or 413), opened with "queued". */
+/* The executor accepted the call: only now does the answer become a
+ * stream (a refusal before it is a plain 400 or 413), opened with the
+ * notebook's workspace (which the page keeps) and "queued". */
 static int on_accepted(void *ctx)
 {
     struct web_run *w = ctx;
@@ -754,41 +661,57 @@ static int on_accepted(void *ctx)
         return 0;
     if (http_sse_start(w->resp) < 0)
         return -EPIPE; /* the client is gone: nothing runs */
-    json_object *o = json_object_new_object();
+    json_object *o;
+    if (w->workspace_id) {
+        o = json_object_new_object();
+        json_object_object_add(o, "workspace", json_object_new_string(w->workspace_id));
+        send_event(w, "workspace", o);
+    }
+    o = json_object_new_object();
     json_object_object_add(o, "phase", json_object_new_string("queued"));
     send_event(w, "phase", o);
     return 0;
 }
 
-static void run_and_answer(const struct app *app, struct http_resp *resp, enum web_mode mode,
-                           const struct exec_spec *spec)
+/* Runs spec (a script, or a cell of ws's kernel) and answers in mode.
+ * True when nothing ran: the executor refused it before anything was
+ * made, or the client had gone when it was accepted. */
+static bool run_and_answer(const struct app *app, const struct web_door *door, struct http_resp *resp,
+                           enum web_mode mode, const struct exec_spec *spec, const struct web_ws *ws)
 {
     struct exec_result r;
     exec_result_init(&r);
-    struct web_run w = {.app = app, .resp = resp, .r = &r, .limits = &spec->limits, .sse = mode == WEB_SSE};
+    struct web_run w = {
+        .app = app, .door = door, .resp = resp, .r = &r, .limits = &spec->limits, .sse = mode == WEB_SSE,
+        .workspace_id = ws->id[0] ? ws->id : NULL,
+    };
     if (w.sse && app->mode && !strcmp(app->mode, "cgi"))
         w.pad = app->cfg->cgi_sse_padding;
     struct exec_sink sink = {
         .ctx = &w, .phase = on_phase, .output = on_output, .install_line = on_install_line,
         .cancelled = on_cancelled, .accepted = on_accepted,
     };
-    int rc = app_exec_of(app)->run(spec, &sink, &r);
-    if (!w.accepted && rc == -ENOSPC) { /* the low-disk guard: nothing was made; come back later */
+    const struct app_exec *x = app_exec_of(app);
+    int rc = door->cell ? x->cell(spec, &sink, &r) : x->run(spec, &sink, &r);
+    bool refused = !w.accepted && rc < 0;
+    if (refused && rc == -ENOSPC) { /* the low-disk guard: nothing was made; come back later */
         discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->retry_after_ms + 999) / 1000)));
-        refuse(mode, resp, 507, r.error ? r.error : "the server is low on disk space");
-    } else if (!w.accepted && rc < 0) /* refused by the checks: the request's to fix, or 500 */
-        refuse(mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,
+        refuse(door->route, mode, resp, 507, r.error ? r.error : "the server is low on disk space");
+    } else if (refused) /* refused by the checks: the request's to fix, or 500 */
+        refuse(door->route, mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,
                r.error ? r.error : "the request was refused");
     else if (rc == -EPIPE && !r.run_id[0])
-        ; /* on_accepted found the client gone */
+        refused = true; /* on_accepted found the client gone: nothing ran, nobody knows the workspace */
     else if (rc == -EBUSY)
         answer_busy(&w, mode, &r);
     else
         answer_result(&w, mode, &r, rc);
     exec_result_free(&r);
+    return refused;
 }
 
-void web_api_run(const struct app *app, struct http_req *req, struct http_resp *resp)
+void web__serve(const struct app *app, struct http_req *req, struct http_resp *resp, const struct web_door *door,
+                const char *wid)
 {
     const char *accept = http_header(req, "Accept");
     enum web_mode mode = http_accepts_named(accept, "text/event-stream") ? WEB_SSE
@@ -796,25 +719,42 @@ void web_api_run(const struct app *app, struct http_req *req, struct http_resp *
                                                                          : WEB_JSON;
     if (strcmp(req->method, "POST")) {
         discard(http_add_header(resp, "Allow", "POST"));
-        refuse(mode, resp, 405, "use POST with a multipart form or a JSON body {\"code\": ...}");
+        refuse(door->route, mode, resp, 405, "use POST with a multipart form or a JSON body {\"code\": ...}");
         return;
     }
     char err[FETCH_ERR_MAX + 64] = "";
     struct web_fields f;
     struct web_spec s = {0};
-    fields_init(&f, app->cfg);
+    struct web_ws ws = {0};
+    fields_init(&f, app->cfg, door->fields);
     int status = read_fields(app, req, &f, err, sizeof err);
+    if (status == 0 && door->open)
+        status = door->open(app, wid, &ws, err, sizeof err);
     if (status == 0)
         status = make_spec(app, &f, &s, err, sizeof err);
-    if (status) {
-        refuse(mode, resp, status, err[0] ? err : "the request was refused");
-    } else {
-        if (mode == WEB_SSE)
-            stream_open_call(req, resp); /* in serve: the stream process writes it from here on */
-        run_and_answer(app, resp, mode, &s.spec);
-    }
+    s.spec.workspace = ws.dir;
+    if (status == 0 && mode == WEB_SSE)
+        stream_open_call(req, resp); /* in serve: the stream process writes it from here on */
+    bool refused = status != 0;
+    if (status)
+        refuse(door->route, mode, resp, status, err[0] ? err : "the request was refused");
+    else
+        refused = run_and_answer(app, door, resp, mode, &s.spec, &ws);
+    if (door->close) /* a workspace made for a call that ran nothing goes again */
+        door->close(app, &ws, refused && ws.made);
     spec_free(&s);
     fields_free(&f);
+}
+
+static const struct web_door run_door = {
+    .route = "/api/run",
+    .fields = (1u << WEB_F_CODE) | (1u << WEB_F_INPUT) | (1u << WEB_F_INPUT_FILE) | (1u << WEB_F_INPUT_URL) |
+              (1u << WEB_F_REQUIREMENTS) | (1u << WEB_F_TIMEOUT),
+};
+
+void web_api_run(const struct app *app, struct http_req *req, struct http_resp *resp)
+{
+    web__serve(app, req, resp, &run_door, NULL);
 }
 
 /* ---------------------------------------------------------------- cancel */

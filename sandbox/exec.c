@@ -42,23 +42,6 @@
 #define EXEC_ORPHAN_AGE_MS 1000           /* a run directory younger than this may not hold its lock yet */
 #define EXEC_SESSION_POLL_US 50000        /* how often a run waiting for its session tries the lock */
 #define EXEC_SESSION_SLACK_MS 10000       /* past the other run's longest life, before giving up */
-/* A step's return besides 0 (go on) and -errno (the service failed): the
- * run has its result already (cancelled while it waited, its install
- * failed), and only the record is left. */
-#define EXEC_STEP_ENDED 1
-
-/* What exec_run's steps hand on to each other besides struct run: the
- * interpreter's facts and the call's requirements (the checks), the
- * environment held for the run (the environment), and when steps began,
- * for the timings in the debug log. */
-struct steps {
-    struct deps_python info;
-    struct deps_set set;
-    struct deps_env env;
-    char *base_env;        /* the interpreter's base environment (owned) */
-    const char *env_dir;   /* the run's: base_env or env.dir */
-    int64_t t_checks, t_checked, t_run;
-};
 
 void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
 {
@@ -70,7 +53,7 @@ void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
 
 /* The workspace step: makes the run directory, script.py, input and
  * output/, and reaps the old runs. */
-static int step_workspace(struct run *run)
+int exec__step_workspace(struct run *run)
 {
     const struct exec_spec *spec = run->spec;
     struct exec_result *r = run->r;
@@ -144,6 +127,13 @@ static int collect(struct run *run)
     int rc = art_collect(run->out_fd, lim->output_files, lim->output_bytes, &l);
     if (rc < 0) {
         exec__set_error(r, "listing output/: %s", strerror(-rc));
+        return rc;
+    }
+    /* A session's call lists what it made, not what the calls before it
+     * left (their own runs keep those). */
+    if (run->has_seen && (rc = art_seen_keep_changed(run->out_fd, &run->seen, &l)) < 0) {
+        art_list_free(&l);
+        exec__set_error(r, "listing what the call changed in output/: %s", strerror(-rc));
         return rc;
     }
     r->artifacts = l.v;
@@ -432,10 +422,14 @@ int exec_check_code(const char *code, size_t len, const struct exec_limits *lim,
 /* The session lock step. One run at a time per session workspace: a run
  * owns the workspace (its uid, its output/) from start to end. Others
  * wait, in the queued phase, until it is done (0), they are cancelled
- * (EXEC_STEP_ENDED), or longer than a run can last. A run without a
- * session has nothing to lock. */
-static int step_session_lock(struct run *run)
+ * (EXEC_STEP_ENDED), or longer than a run can last (wait_ms < 0; else
+ * wait_ms: a cell's queue_wait), then -EBUSY. A run without a session has
+ * nothing to lock. */
+static void turn_away(struct run *run);
+
+int exec__step_session_lock(struct run *run, int64_t wait_ms)
 {
+    bool turn_away_later = false;
     const struct exec_spec *spec = run->spec;
     if (!spec->workspace)
         return 0;
@@ -447,9 +441,9 @@ static int step_session_lock(struct run *run)
     }
     if (flock(run->session_lock, LOCK_EX | LOCK_NB) == 0)
         return 0;
-    exec__phase(run, EXEC_PHASE_QUEUED, "waiting for the session's other run");
+    exec__phase(run, EXEC_PHASE_QUEUED, wait_ms >= 0 ? "waiting for the kernel's other cell" : "waiting for the session's other run");
     const struct exec_limits *l = &spec->limits;
-    int64_t give_up = util_now_ms() + l->wall_ms + l->install_ms + l->kill_grace_ms + EXEC_SESSION_SLACK_MS;
+    int64_t give_up = util_now_ms() + (wait_ms >= 0 ? wait_ms : l->wall_ms + l->install_ms + l->kill_grace_ms + EXEC_SESSION_SLACK_MS);
     for (;;) {
         if (flock(run->session_lock, LOCK_EX | LOCK_NB) == 0)
             return 0;
@@ -464,7 +458,13 @@ static int step_session_lock(struct run *run)
             return EXEC_STEP_ENDED; /* a result: cancelled */
         }
         if (util_now_ms() > give_up) {
-            exec__set_error(run->r, "the session's other run did not end in time; try again");
+            if (wait_ms >= 0)
+                turn_away_later = true;
+            exec__set_error(run->r, wait_ms >= 0 ? "the kernel is busy: another cell of this workspace ran longer than "
+                                                   "queue_wait; nothing was run, try again"
+                                                 : "the session's other run did not end in time; try again");
+            if (turn_away_later)
+                turn_away(run); /* a cell turned away: nothing of it is kept, as a run the queue turns away */
             return -EBUSY;
         }
         usleep(EXEC_SESSION_POLL_US);
@@ -538,7 +538,7 @@ static void turn_away(struct run *run)
 /* The admission step: admit, and a run turned away is not kept
  * (turn_away); one cancelled while it waited has its result
  * (EXEC_STEP_ENDED). */
-static int step_admission(struct run *run)
+int exec__step_admission(struct run *run)
 {
     int rc = admit(run);
     if (rc == -ECANCELED)
@@ -552,7 +552,7 @@ static int step_admission(struct run *run)
  * declared requirements against the interpreter's facts (into s), then
  * the front door's own (sink->accepted). A refusal is a negative errno
  * with nothing made. */
-static int step_checks(struct run *run, struct steps *s)
+int exec__step_checks(struct run *run, struct steps *s)
 {
     const struct exec_spec *spec = run->spec;
     const struct exec_sink *sink = run->sink;
@@ -592,7 +592,7 @@ static int step_checks(struct run *run, struct steps *s)
 /* The environment step (phase resolving): the base environment, then the
  * run's (prepare_env) into s->env_dir; an install that failed is the
  * run's result (EXEC_STEP_ENDED). */
-static int step_environment(struct run *run, struct steps *s)
+int exec__step_environment(struct run *run, struct steps *s)
 {
     const struct exec_spec *spec = run->spec;
     struct exec_result *r = run->r;
@@ -633,9 +633,22 @@ static int step_script(struct run *run, struct steps *s)
     return 0;
 }
 
+int exec__step_seen(struct run *run)
+{
+    if (!run->spec->workspace)
+        return 0;
+    int rc = art_seen_take(run->out_fd, run->spec->limits.output_files, &run->seen);
+    if (rc < 0) {
+        exec__set_error(run->r, "listing output/ before the call: %s", strerror(-rc));
+        return rc;
+    }
+    run->has_seen = true;
+    return 0;
+}
+
 /* The artifacts step (phase collecting): output/ listed and zipped
  * (collect), then the run directory tidied. */
-static int step_artifacts(struct run *run, struct steps *s)
+int exec__step_artifacts(struct run *run, struct steps *s)
 {
     struct exec_result *r = run->r;
     int64_t t_collect = util_now_ms();
@@ -651,7 +664,7 @@ static int step_artifacts(struct run *run, struct steps *s)
  * the service made the result's status, result.json written (a run that
  * went well until then fails with what failed), the phase done. Returns
  * exec_run's rc. */
-static int step_record(struct run *run, int rc)
+int exec__step_record(struct run *run, int rc)
 {
     struct exec_result *r = run->r;
     if (rc == EXEC_STEP_ENDED)
@@ -680,7 +693,7 @@ static int step_record(struct run *run, int rc)
 
 /* exec_run's one cleanup, whatever step it reached: what the steps opened
  * and hold. */
-static void steps_free(struct run *run, struct steps *s)
+void exec__steps_free(struct run *run, struct steps *s)
 {
     if (run->out_fd >= 0)
         close(run->out_fd);
@@ -693,6 +706,7 @@ static void steps_free(struct run *run, struct steps *s)
     deps_python_free(&s->info);
     free(s->base_env);
     dbuf_free(&run->install_log);
+    art_seen_free(&run->seen);
 }
 
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
@@ -708,22 +722,24 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
     r->url_prefix = spec->cfg->url_prefix;
     r->isolation = NULL;
 
-    int rc = step_checks(&run, &s);
+    int rc = exec__step_checks(&run, &s);
     if (rc == 0) {
-        rc = step_workspace(&run);
+        rc = exec__step_workspace(&run);
         if (rc == 0)
-            rc = step_session_lock(&run);
+            rc = exec__step_session_lock(&run, -1);
         if (rc == 0)
-            rc = step_admission(&run);
+            rc = exec__step_admission(&run);
         if (rc == 0)
-            rc = step_environment(&run, &s);
+            rc = exec__step_environment(&run, &s);
+        if (rc == 0)
+            rc = exec__step_seen(&run);
         if (rc == 0)
             rc = step_script(&run, &s);
         if (rc == 0)
-            rc = step_artifacts(&run, &s);
-        rc = step_record(&run, rc);
+            rc = exec__step_artifacts(&run, &s);
+        rc = exec__step_record(&run, rc);
     }
-    steps_free(&run, &s);
+    exec__steps_free(&run, &s);
     return rc;
 }
 

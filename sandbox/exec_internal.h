@@ -5,13 +5,16 @@
 #define RMS_EXEC_INTERNAL_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stddef.h>
 #include <time.h>
 
 #include "admit.h"
+#include "art.h"
+#include "deps.h"
 #include "executor.h"
-
-struct jail_proc;
+#include "jail.h"
+#include "kernel.h"
 
 /* One run, while exec_run() works on it. */
 struct run {
@@ -25,7 +28,48 @@ struct run {
     bool installer_ran;
     int session_lock; /* the session workspace, flock'd for the run */
     struct admit_ticket ticket; /* the run slot (or queue place) it holds */
+    bool kernel;      /* a kernel's start (exec_kernel.c): its stdin is the channel given, not /job/input */
+    bool display;     /* its last expression is shown: the script runs through runner.py */
+    bool has_seen;    /* a session's call: output/ as it was before (its artifacts are what changed) */
+    struct art_seen seen;
 };
+
+/* A step's return besides 0 (go on) and -errno (the service failed): the
+ * run has its result already (cancelled while it waited, its install
+ * failed), and only the record is left. */
+#define EXEC_STEP_ENDED 1
+
+/* What exec_run's (and exec_cell's) steps hand on to each other besides struct run: the
+ * interpreter's facts and the call's requirements (the checks), the
+ * environment held for the run (the environment), and when steps began,
+ * for the timings in the debug log. */
+struct steps {
+    struct deps_python info;
+    struct deps_set set;
+    struct deps_env env;
+    char *base_env;        /* the interpreter's base environment (owned) */
+    const char *env_dir;   /* the run's: base_env or env.dir */
+    int64_t t_checks, t_checked, t_run;
+};
+
+/* The steps of exec_run that exec_cell shares (exec.c): each returns 0
+ * (go on), EXEC_STEP_ENDED (the result is there: only the record is
+ * left) or -errno (the service failed, r->error says why). */
+int exec__step_checks(struct run *run, struct steps *s) must_check;
+int exec__step_workspace(struct run *run) must_check;
+/* wait_ms: how long to wait for the session's other call (< 0: as long
+ * as a run can last), then -EBUSY. */
+int exec__step_session_lock(struct run *run, int64_t wait_ms) must_check;
+int exec__step_admission(struct run *run) must_check;
+int exec__step_environment(struct run *run, struct steps *s) must_check;
+/* A session's call: what output/ holds before the script or the cell, so
+ * that its artifacts are the files it created or changed. */
+int exec__step_seen(struct run *run) must_check;
+int exec__step_artifacts(struct run *run, struct steps *s) must_check;
+/* The end of every call past its checks, whatever rc the steps gave:
+ * returns the call's rc. */
+int exec__step_record(struct run *run, int rc) must_check;
+void exec__steps_free(struct run *run, struct steps *s);
 
 /* Sets r->error (a one-line reason for the user) and the status
  * sandbox_error. */
@@ -84,5 +128,178 @@ void exec__disk_cut(struct run *run, const struct timespec *since);
 void exec__disk_tidy(struct run *run);
 /* A script of the fallback that died of a MemoryError (RLIMIT_AS). */
 bool exec__died_of_memory(const struct exec_result *r);
+/* Starts run's script in env_dir's interpreter in the mode the config and
+ * the host allow (warm where it may, cold, or the fallback), its stdio
+ * in_fd, out_w and err_w; mark as jail_opts.mark (may be NULL). 0 with
+ * *proc started and r->isolation, r->warm set, or -errno with r->error. */
+int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_mark *mark,
+                       struct jail_proc *proc) must_check;
+
+/* ------------------------------------------- kernels (exec_kernel*.c) */
+
+/* What a worker gives the host it starts for a workspace's kernel: all
+ * borrowed, valid in the host (a fork of the worker). */
+struct exec_kernel_start {
+    const struct exec_config *cfg;
+    const char *dir;             /* STATE/kernels/KEY */
+    const char *key;
+    const char *workspace;
+    const char *env_dir;         /* the kernel's environment (held by the caller until the host holds it) */
+    const char *const *requirements; /* the specs it was made for */
+    size_t n_requirements;
+    const struct exec_limits *limits; /* the kernel's: the starting cell's */
+    const char *code;            /* the starting cell (its imports teach the warm pool) */
+    size_t code_len;
+    int server_pidfd;            /* the server's end ends the kernel */
+};
+/* Starts the host of a new kernel (exec_detach) and waits for its kernel
+ * to be up: 0, -EBUSY (every max_kernels slot is held by a busy kernel),
+ * -EEXIST (a host is there already), or -errno, with a one-line reason in
+ * err. warm says how the kernel started. */
+int exec__kernel_start(const struct exec_kernel_start *ks, bool *warm, char *err, size_t errlen) must_check;
+
+/* ------------------------------ a kernel's host (exec_kernel*.c) shares */
+/* exec_kernel.c the host's life and its peers, exec_kernel_cell.c a cell's
+ * run and watch, exec_kernel_proc.c the kernel process beneath both. */
+
+#define HOST_TICK_MS 100        /* the watch's pace: deadlines, memory, idle */
+#define HOST_MEASURE_MS 500     /* the disk a cell takes, this often */
+#define HOST_IDLE_OUT 65536     /* output between cells kept for the next one */
+#define HOST_PEERS 8            /* connections served at once */
+#define HOST_PEER_MS 2000       /* a peer's frame comes whole this soon */
+#define HOST_SEND_MS 10000      /* a worker that reads nothing this long is gone */
+#define HOST_ANSWER_SLACK 65536 /* a kernel's answer: value_bytes and this */
+
+/* The kernel process, started and watched by the host. */
+struct kproc {
+    bool up;
+    struct jail_proc proc;      /* its jail (cold: its init; warm: the run's init; fallback: itself) */
+    int chan;                   /* the channel: our end of its fd 0 */
+    int out_r, err_r;           /* its stdout and stderr */
+    int py_pidfd;               /* the kernel's Python process (its own pidfd, sent in its hello) */
+    pid_t py_pid;               /* the same, on the host */
+    char *env_dir;              /* its environment, held through env_fd */
+    int env_fd;
+    struct deps_strv reqs;      /* the requirement specs the environment was made for */
+    bool warm;
+    const char *isolation;      /* static */
+    uint64_t cells;             /* cells it ran */
+};
+
+/* Why a cell was interrupted. */
+enum exec_cell_why {
+    EXEC_CELL_WHY_NONE,
+    EXEC_CELL_WHY_WALL,         /* timeout */
+    EXEC_CELL_WHY_CPU,          /* cpu_time */
+    EXEC_CELL_WHY_CANCEL,       /* the worker's cancel, or the worker gone */
+    EXEC_CELL_WHY_OUTPUT,       /* output_bytes, output_files */
+    EXEC_CELL_WHY_WORKSPACE,    /* workspace_bytes, workspace_files */
+};
+
+/* The cell in progress. */
+struct cell {
+    bool on;
+    int peer;                   /* the worker that sent it, -1 once gone */
+    bool peer_failed;           /* a send to it failed: it is gone */
+    struct exec_limits lim;     /* its limits */
+    int64_t t0, deadline;       /* util_now_ms() */
+    int64_t kill_at;            /* after its interrupt: the kernel is killed then (0: not yet) */
+    int64_t next_measure;
+    uint64_t cpu0;              /* the kernel's CPU time at its start, ms */
+    enum exec_cell_why why;
+    const char *limit;          /* the key of the limit that interrupted it */
+    char why_text[192];         /* a disk limit, in words */
+    /* What exec__disk_over and exec__disk_cut need of a run: the cell's
+     * limits, output/, the workspace, the kernel's run directory. */
+    struct exec_spec spec;
+    struct exec_result r;
+    struct exec_sink sink;      /* the system lines it says go to the peer */
+    struct run run;
+    struct timespec since;      /* its start as a file's ctime */
+};
+
+/* A kernel's host (one per process). */
+struct host {
+    const struct exec_config *cfg;
+    char dir[PATH_MAX];         /* STATE/kernels/KEY */
+    char key[KERNEL_KEY_LEN + 1];
+    char job[PATH_MAX + 8];     /* DIR/job: the kernel's run directory */
+    const char *workspace;
+    struct exec_limits limits;  /* the kernel's */
+    int dir_fd, lock_fd, slot_fd, state_fd, listen_fd, job_fd;
+    int server_pidfd;
+    int peers[HOST_PEERS];
+    struct kproc k;
+    struct cell cell;
+    uint64_t memory;            /* what the kernel holds, last read */
+    int64_t last_used;          /* util_wall_ms() of the last cell's end */
+    int64_t last_cell;          /* util_now_ms() of the same, for kernel_idle */
+    int64_t next_memory;        /* the next look at the kernel's memory */
+    bool killed_it;             /* we killed the kernel (a cell past its interrupt's grace) */
+    bool chan_lost;             /* the kernel closed its channel (its user's code did): we ended it */
+    struct dbuf idle_out;       /* output between cells */
+    bool idle_cut;
+    bool ending;
+    char end_reason[KERNEL_REASON_MAX];
+};
+
+/* ----------------------------------------- the kernel (exec_kernel_proc.c) */
+
+/* Writes the host's counters (KEY/state). */
+void exec__host_state(struct host *h);
+/* A chunk of the kernel's output: to the cell's worker, or kept for the
+ * next cell (up to HOST_IDLE_OUT). */
+void exec__host_output(struct host *h, enum exec_stream stream, const char *data, size_t len);
+/* Sends the output kept between cells to the cell's worker. */
+void exec__host_flush_idle(struct host *h);
+/* While the kernels together hold more than kernel_memory, the least
+ * recently used idle one of another workspace goes. */
+void exec__host_budget(struct host *h);
+/* Starts the kernel of env_dir (reqs: the specs it was made for; code: the
+ * cell that starts it, whose imports teach the warm pool). 0 or -errno
+ * with err. */
+int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *reqs, size_t n, const char *code,
+                     size_t code_len, char *err, size_t errlen) must_check;
+/* Reads what the kernel holds into h->memory; *over when the memory watch
+ * (no cgroup) finds it past memory. */
+void exec__kproc_memory(struct host *h, bool *over);
+/* The kernel's CPU time so far (its process and the children it reaped),
+ * ms. */
+uint64_t exec__kproc_cpu(const struct host *h);
+/* Reads what the kernel wrote into exec__host_output. */
+void exec__kproc_drain(struct host *h);
+/* Ends the kernel and gives back what it held; locked: the caller's
+ * worker holds the session's lock (else it is taken for the release). */
+void exec__kproc_stop(struct host *h, bool locked);
+/* Why the kernel ended on its own, for the next cell. */
+void exec__kproc_why_gone(const struct host *h, char *why, size_t n);
+
+/* ---------------------------------------------- a cell (exec_kernel_cell.c) */
+
+/* A CELL from peer: sent to the kernel, watched from now on. */
+void exec__cell_begin(struct host *h, int peer, json_object *o);
+/* The kernel answered on its channel: the cell's end. */
+void exec__cell_answer(struct host *h);
+/* The kernel wrote to its channel between cells (its user's code did):
+ * read and dropped, and a kernel that says nonsense is ended. */
+void exec__cell_stray(struct host *h);
+/* The kernel's process is gone: the cell (if one runs) ends with what
+ * killed it, and the host with the reason. */
+void exec__cell_kernel_gone(struct host *h);
+/* Interrupts the cell (SIGINT) for why; the kernel is killed if the cell
+ * runs on kernel_grace after. */
+void exec__cell_interrupt(struct host *h, enum exec_cell_why why);
+/* The cell's worker went away: the cell is interrupted (cancelled). */
+void exec__cell_peer_gone(struct host *h);
+/* The kernel is ending under the cell (reset, the server gone): the cell
+ * ends cancelled, with reason. */
+void exec__cell_cancel_end(struct host *h, const char *reason);
+/* Answers peer's cell with sandbox_error and err: the kernel could not be
+ * had for it. */
+void exec__cell_refuse(struct host *h, int peer, const char *err);
+/* The cell's watch at every wake-up: its deadline, CPU time, disk and the
+ * kernel's memory (all the time). True when the host must end. */
+bool exec__cell_tick(struct host *h, int64_t now);
+
 
 #endif

@@ -56,6 +56,10 @@ struct layout {
     const char *stdin_inside;     /* jail_opts.stdin_inside */
     const char *chown[2];
     size_t n_chown;
+    /* A script whose last expression is shown (runner.py): the runner's
+     * argv (cold), its text, and the file it leaves the value in. */
+    const char *runner_argv[4];
+    char *runner_text, *value_file;
 };
 
 static void layout_free(struct layout *l)
@@ -69,8 +73,73 @@ static void layout_free(struct layout *l)
     free(l->tmp);
     free(l->mounts);
     free(l->binds);
+    free(l->runner_text);
+    free(l->value_file);
     deps_env_binds_free(&l->env_binds);
     memset(l, 0, sizeof *l);
+}
+
+#define VALUE_FILE ".rms-value-" /* in output/, before the run's id: where the runner leaves the value */
+
+/* Whether a notebook would show something of the script at its end: its
+ * last statement may be an expression, or it draws with matplotlib (a
+ * figure left open). Such a script runs through runner.py. */
+static bool wants_display(const struct exec_spec *spec)
+{
+    if (deps_scan_ends_in_expression(spec->code, spec->code_len))
+        return true;
+    struct deps_strv imports = {0};
+    bool draws = false;
+    if (deps_scan_imports(spec->code, spec->code_len, &imports) == 0)
+        draws = deps_strv_has(&imports, "matplotlib") || deps_strv_has(&imports, "pylab") ||
+                deps_strv_has(&imports, "seaborn");
+    deps_strv_free(&imports);
+    return draws;
+}
+
+/* The runner for l's script: its text after display.py, the call with the
+ * value's file in output/ as the script sees it. 0 or -ENOMEM. */
+static int layout_runner(struct layout *l, const struct run *run, enum jail_mode mode)
+{
+    const struct exec_result *r = run->r;
+    const char *out = mode == JAIL_MODE_NAMESPACES ? "/work/output" : r->output_dir;
+    if (asprintf(&l->value_file, "%s/" VALUE_FILE "%s", out, r->run_id) < 0) {
+        l->value_file = NULL;
+        return -ENOMEM;
+    }
+    cleanup_free char *call = jail_runner_call(l->script, l->value_file, run->spec->limits.value_bytes, true);
+    if (!call || asprintf(&l->runner_text, "%s%s%s", jail_py_display, jail_py_runner, call) < 0) {
+        l->runner_text = NULL;
+        return -ENOMEM;
+    }
+    l->runner_argv[0] = l->python;
+    l->runner_argv[1] = "-c";
+    l->runner_argv[2] = l->runner_text;
+    l->runner_argv[3] = NULL;
+    return 0;
+}
+
+/* The value the runner left (and the file gone, whatever the run did). */
+static void take_value(struct run *run)
+{
+    struct exec_result *r = run->r;
+    char name[sizeof VALUE_FILE + WS_ID_MAX];
+    snprintf(name, sizeof name, VALUE_FILE "%s", r->run_id);
+    int fd = ws_open_beneath(run->out_fd, name, O_RDONLY | O_CLOEXEC, 0);
+    cleanup_free char *text = NULL;
+    size_t n = 0;
+    if (fd >= 0) {
+        if (util_read_fd(fd, run->spec->limits.value_bytes + 4096, &text, &n) < 0)
+            n = 0;
+        close(fd);
+    }
+    if (unlinkat(run->out_fd, name, 0) < 0 && errno != ENOENT)
+        log_msg(LOG_LVL_WARN, "removing the value's file: %s", strerror(errno));
+    if (n < 1 || !text)
+        return;
+    r->value_truncated = text[0] == '1';
+    free(r->value);
+    r->value = strndup(text + 1, n - 1);
 }
 
 /* In the namespaces: the workspace at /work, its mounts/ read-only over
@@ -89,7 +158,7 @@ static void layout_free(struct layout *l)
  * (Landlock has no rule for a read-only directory below a writable one,
  * nor for chmod). */
 static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_result *r, const char *env_dir,
-                       bool session)
+                       bool session, bool kernel)
 {
     const char *work, *job, *env, *home, *tmp;
     memset(l, 0, sizeof *l);
@@ -109,7 +178,7 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         tmp = "/tmp";
         l->binds[l->n_binds++] = (struct jail_bind){r->workdir, "/work", JAIL_BIND_RW};
         l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
-        l->stdin_inside = "/job/input";
+        l->stdin_inside = kernel ? NULL : "/job/input"; /* a kernel's stdin is its channel */
         l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
         if (has_mounts) {
             if (asprintf(&l->mounts, "%s/%s", r->workdir, WS_MOUNTS_DIR) < 0) {
@@ -280,9 +349,8 @@ static int start_warm(struct run *run, const struct jail_opts *o, struct jail_pr
     return rc;
 }
 
-/* Starts the script in the mode the config and the host allow. */
-static int start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_mark *mark,
-                        struct jail_proc *proc)
+int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_mark *mark,
+                       struct jail_proc *proc)
 {
     const struct exec_spec *spec = run->spec;
     const struct exec_config *cfg = spec->cfg;
@@ -304,12 +372,17 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
                 return rc;
             }
         }
-        rc = layout_make(&l, mode, r, env_dir, spec->workspace != NULL);
+        rc = layout_make(&l, mode, r, env_dir, spec->workspace != NULL, run->kernel);
         if (rc < 0) {
             exec__set_error(r, "the run's layout (its environment's manifest): %s", strerror(-rc));
             return rc;
         }
         const char *argv[] = {l.python, l.script, NULL};
+        if (run->display && (rc = layout_runner(&l, run, mode)) < 0) {
+            layout_free(&l);
+            exec__set_error(r, "out of memory");
+            return rc;
+        }
         struct jail_opts o = {
             .mode = mode,
             .binds = l.binds,
@@ -333,6 +406,9 @@ static int start_script(struct run *run, const char *env_dir, int in_fd, int out
             .n_chown_paths = l.n_chown,
             .chown_keep = WS_MOUNTS_DIR,
             .mark = mark,
+            .runner_argv = run->display ? l.runner_argv : NULL,
+            .value_file = run->display ? l.value_file : NULL,
+            .value_limit = spec->limits.value_bytes,
             .home_from = mode == JAIL_MODE_NAMESPACES ? deps_env_home_cache(env_dir) : NULL,
         };
         rc = warm ? start_warm(run, &o, proc) : -EAGAIN;
@@ -597,11 +673,12 @@ int exec__run_script(struct run *run, const char *env_dir)
         goto out;
     }
     exec__phase(run, EXEC_PHASE_RUNNING, NULL);
+    run->display = !run->kernel && wants_display(spec);
     int64_t t_start = util_now_ms();
     /* A session run's start, for what a run past a disk limit loses. */
     struct jail_mark mark = {.fd = spec->workspace ? exec__disk_mark_open(run) : -1,
                              .wait = spec->workspace && exec__disk_has_files(spec->workspace)};
-    rc = start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], mark.fd >= 0 ? &mark : NULL, &proc);
+    rc = exec__start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], mark.fd >= 0 ? &mark : NULL, &proc);
     if (mark.fd >= 0)
         close(mark.fd);
     log_msg(LOG_LVL_DEBUG, "timing: jail start %lld ms", (long long)(util_now_ms() - t_start));
@@ -645,6 +722,8 @@ int exec__run_script(struct run *run, const char *env_dir)
         jail_kill_all(&proc);
         goto out;
     }
+    if (run->display)
+        take_value(run); /* before the disk's last measure: it is ours */
     script_disk_end(&w);
     if (w.stop == STOP_NONE)
         discard(script_log_over(&w)); /* a script that ended right after its flood */

@@ -7,7 +7,8 @@
  * the state directory), the configuration, the transfers (mount_file,
  * persist_artifact, input from a URL), the results (and as JSON), a run
  * (exec_run, cancelling it, checking a call before anything is made for
- * it), probing the host, and the warm pool. No HTTP, JSON-RPC or FastCGI
+ * it), kernels (exec_cell: a live Python per workspace), probing the host,
+ * and the warm pool. No HTTP, JSON-RPC or FastCGI
  * in here; the rest of sandbox/ is internal (each module's own header). */
 #ifndef RMS_EXECUTOR_H
 #define RMS_EXECUTOR_H
@@ -20,7 +21,7 @@
 
 #include <json-c/json.h>
 
-#include "limits.h"
+#include "exec_limits.h"
 #include "util.h"
 
 /* ----------- the workspace: ids, the state directory, safe paths in it */
@@ -164,6 +165,30 @@ struct exec_warm {
                                  * zygote's fork, then starts cold */
 };
 
+/* Kernels (the kernel_* and max_kernels config keys): a live Python per
+ * workspace that keeps its names from one cell to the next (exec_cell).
+ * A kernel outlives the request that started it, so only a server whose
+ * processes outlive their requests has them: `runmyscript serve` sets on;
+ * the CLI and CGI leave it off, and exec_cell then refuses with a reason
+ * that says so. */
+struct exec_kernels {
+    bool on;                    /* kernels may start here (serve's workers set it) */
+    /* The process whose end ends every kernel: serve's supervisor. 0: the
+     * caller's parent (a worker's parent is the supervisor). A caller that
+     * is no worker (an MCP task's detached process, whose parent is init)
+     * must set it: with no parent but init, exec_cell refuses to start a
+     * kernel (it would outlive the server). */
+    pid_t server;
+    int64_t idle_ms;            /* kernel_idle: a kernel without a cell this long is stopped */
+    uint32_t max;               /* max_kernels: kernels live at once; the least recently used idle one
+                                 * makes room for a new one */
+    uint64_t memory;            /* kernel_memory: what all kernels may hold together (their cgroups or
+                                 * the memory watch); past it idle ones are stopped, least recently used
+                                 * first; 0: no budget */
+    int64_t grace_ms;           /* kernel_grace: how long an interrupted cell may go on before its kernel
+                                 * is killed */
+};
+
 /* Server-wide settings exec_run() needs; the front door fills it from the
  * configuration file. All strings are borrowed for the life of the struct. */
 struct exec_config {
@@ -187,6 +212,7 @@ struct exec_config {
     struct admit_config admit;  /* run slots and the queue (admit.h) */
     int64_t retry_after_ms;     /* retry_after: what a busy answer tells the client */
     struct exec_warm warm;      /* the warm pool */
+    struct exec_kernels kernels; /* exec_cell's kernels */
 };
 
 /* Checks the data a run reads from the configuration: with data_dir set
@@ -397,11 +423,40 @@ struct exec_log {
     uint64_t dropped;           /* bytes discarded past the limit */
     bool truncated;
 };
+/* What a session's call did to an artifact (a call without a workspace
+ * lists every file of its own output/: EXEC_ART_LISTED). */
+enum exec_art_change {
+    EXEC_ART_LISTED,  /* a call without a workspace: no flag ("change" absent from the JSON) */
+    EXEC_ART_NEW,     /* "new": the file was not in output/ before the call */
+    EXEC_ART_CHANGED, /* "changed": it was, and the call rewrote it (size, times or inode differ) */
+};
+const char *exec_art_change_name(enum exec_art_change c);
+
 struct exec_artifact {
     char *path;     /* relative to output/, raw bytes from the file system */
     uint64_t size;
     char *mime;
     char *summary;
+    enum exec_art_change change;
+};
+
+/* Which kernel ran a cell (exec_cell). */
+enum exec_kernel_state {
+    EXEC_KERNEL_NONE,      /* not a cell (exec_run): "kernel" is null in the JSON */
+    EXEC_KERNEL_NEW,       /* "new": the workspace had no kernel (its first cell, or the last one ended:
+                            * reason says why) and this cell started one */
+    EXEC_KERNEL_KEPT,      /* "kept": the kernel of the cells before ran it, with their names */
+    EXEC_KERNEL_RESTARTED, /* "restarted": the kernel had to restart for this cell (a package its
+                            * environment could not take in while running): the names of the cells
+                            * before are gone, the files stay; reason says why */
+};
+const char *exec_kernel_state_name(enum exec_kernel_state s);
+
+struct exec_kernel_info {
+    enum exec_kernel_state state;
+    uint64_t cell;              /* this cell's number in its kernel: 1 for a new one, then 2, 3, ... */
+    char *reason;               /* new or restarted: why, one line ("the last kernel exceeded memory");
+                                 * NULL for the workspace's first kernel and for kept */
 };
 
 /* Where the run's environment came from. */
@@ -441,6 +496,15 @@ struct exec_result {
     char *error;                /* sandbox_error, install_failed: a one-line user-facing reason */
     bool warm;                  /* forked from a zygote ("start": "warm"), else "cold" */
     const char *url_prefix;     /* copied from the config for the serializer */
+    /* The value of the script's or the cell's last expression as a
+     * notebook shows it: its repr (a pandas DataFrame as pandas prints it,
+     * truncated as pandas does), cut at value_bytes; NULL when the last
+     * statement is no expression, its value is None, or it was shown as
+     * an image (a PIL image: a PNG artifact; so is every matplotlib figure
+     * still open at the end). exec_run and exec_cell both fill it. */
+    char *value;
+    bool value_truncated;       /* the repr was longer than value_bytes */
+    struct exec_kernel_info kernel; /* exec_cell: the kernel that ran the cell */
 };
 void exec_result_init(struct exec_result *r);
 void exec_result_free(struct exec_result *r);
@@ -452,7 +516,13 @@ const char *art_mime(const unsigned char *head, size_t n, const char *name);
 /* Builds the result object (caller puts it with json_object_put), or NULL on
  * ENOMEM. Every string in it is valid UTF-8: bytes that are not (a script's
  * binary output, a file name) are replaced by U+FFFD; artifact URLs are
- * percent-encoded from the raw bytes so that they still reach the file. */
+ * percent-encoded from the raw bytes so that they still reach the file.
+ * Besides a run's keys (doc/architecture.md, "The result"): "value" (the
+ * last expression's text, or null) and "value_truncated"; "kernel", null
+ * for a run, for a cell {"state": "new" | "kept" | "restarted", "cell": N,
+ * "reason": string or null}; and in a session's call (a workspace) each
+ * artifact's "change": "new" or "changed" (only files the call created or
+ * changed are listed). */
 json_object *result_to_json(const struct exec_result *r);
 
 /* The result as the HTTP doors hand it to a client (MCP's
@@ -610,6 +680,89 @@ int exec_mark_orphans(const struct exec_config *cfg);
  * For work that must not hold the caller (an MCP task: the worker answers
  * and goes back to its requests). 0, or -errno with nothing started. */
 int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_stderr, int *read_fd) must_check;
+
+/* ------------------------------ kernels: a live Python per workspace */
+
+/* A kernel is one long-lived Python process per workspace, in a jail like
+ * a session run's (its own namespaces, uid, cgroup and seccomp filter, the
+ * workspace at /work, no network unless script_network; forked from the
+ * environment's zygote where the warm pool has one, else started cold; in
+ * the fallback where the host has no namespaces), watched by a small host
+ * process of its own outside the jail that outlives the request that
+ * started it (doc/architecture.md, "A cell"). Cells run one at a time in
+ * its __main__: the names one cell defines (variables, functions, classes,
+ * imports, open files, threads) are there in the next; the files of the
+ * workspace persist as for runs. A workspace is named by its path: two
+ * paths, two kernels that share nothing. */
+
+/* Runs spec->code as a cell in the kernel of spec->workspace (required:
+ * an existing directory, as exec_run's session workspace), starting one
+ * when the workspace has none. The same sink and result as exec_run (the
+ * phases, the output as it comes, installer lines, cancelled(), accepted;
+ * the same checks first, refused the same way), and the same return: 0
+ * with a complete, recorded result (STATE/runs/RUNID of the cell, its
+ * artifacts reachable by the run id), -EBUSY turned away (see below), or
+ * another -errno when the service failed (status sandbox_error, reason in
+ * r->error). spec->input must be empty (-EINVAL: a cell reads no input).
+ * What differs from a run:
+ *   - r->kernel: new, kept or restarted, the cell's number, the reason;
+ *     r->value: the last expression (both as described at struct
+ *     exec_result);
+ *   - r->artifacts: only the files of output/ this cell created or changed,
+ *     each flagged; a figure still open at the end of the cell, or a PIL
+ *     image as its value, is a PNG artifact (output/cell-N-*.png);
+ *   - one cell at a time per kernel: a second one waits (phase queued) at
+ *     most queue_wait, then -EBUSY with the reason in r->error;
+ *   - a running cell holds a run slot (admission, as a run); an idle
+ *     kernel holds none;
+ *   - limits: timeout (and cpu_time, output_*, workspace_*) interrupt the
+ *     cell (KeyboardInterrupt in the kernel): status timeout (or
+ *     output_limit, workspace_limit) and the kernel and its names stay; a
+ *     cell that goes on kernel_grace after its interrupt has its kernel
+ *     killed (the status says so in r->error; the next cell starts a new
+ *     kernel). memory is the kernel's as a whole: past it the kernel is
+ *     killed, status memory, and the next cell starts a new one with the
+ *     workspace's files intact. The other limits of the cell that starts
+ *     a kernel (memory, processes, open_files, tmp_*, file_size) are that
+ *     kernel's for its life;
+ *   - cancelled() and exec_cancel(RUNID) interrupt the cell: status
+ *     cancelled, the kernel stays;
+ *   - a kernel that dies under a cell (killed from outside, os._exit)
+ *     ends the cell at once: status sandbox_error (killed by a signal we
+ *     did not send) or error (it exited), with the reason; never a hung
+ *     call;
+ *   - a cell that imports what the kernel's environment lacks gets it from
+ *     the package store; the kernel restarts with the larger environment
+ *     (r->kernel.state restarted, the reason names the packages).
+ * Without kernels here (cfg->kernels.on false: the CLI, CGI) it returns
+ * -ENOTSUP with nothing made and r->error saying that kernels live only
+ * under `runmyscript serve`. */
+int exec_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
+
+/* Ends the kernel of workspace, if it has one, and its names with it; the
+ * files stay, and the next cell starts a new kernel (state new, reason "the
+ * kernel was reset"). A cell running in it is interrupted first (status
+ * cancelled). 0 (also when there was no kernel), or -errno. */
+int exec_kernel_reset(const struct exec_config *cfg, const char *workspace) must_check;
+
+/* Ends the kernel of workspace, if it has one, for good: the workspace is
+ * going (delete_workspace, a session ended or reaped). Waits until the
+ * kernel's processes are gone (at most kernel_grace and a second), so that
+ * the caller may remove the workspace after. 0 (also when there was no
+ * kernel), or -errno. */
+int exec_kernel_end(const struct exec_config *cfg, const char *workspace) must_check;
+
+/* What /healthz shows of the kernels of a state directory. */
+struct exec_kernel_stats {
+    uint32_t live;              /* kernels running (idle or in a cell) */
+    uint32_t busy;              /* of them, running a cell */
+    uint32_t max;               /* max_kernels */
+    uint64_t memory;            /* what the live kernels hold together, in bytes */
+    uint64_t memory_max;        /* kernel_memory (0: no budget) */
+};
+/* Reads the kernels' counters (a snapshot: each kernel's host writes its
+ * own). 0 or -errno; no kernel ever ran here is 0 with live 0. */
+int exec_kernel_stats(const struct exec_config *cfg, struct exec_kernel_stats *s) must_check;
 
 /* -------------------------- probing: what the host and the server have */
 

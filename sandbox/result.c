@@ -36,6 +36,18 @@ const char *exec_stream_name(enum exec_stream s)
     return (size_t)s < ARRAY_SIZE(names) ? names[s] : "unknown";
 }
 
+const char *exec_art_change_name(enum exec_art_change c)
+{
+    static const char *const names[] = {"listed", "new", "changed"};
+    return (size_t)c < ARRAY_SIZE(names) ? names[c] : "unknown";
+}
+
+const char *exec_kernel_state_name(enum exec_kernel_state s)
+{
+    static const char *const names[] = {"none", "new", "kept", "restarted"};
+    return (size_t)s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
 const char *exec_status_name(enum exec_status s)
 {
     static const char *const names[] = {"ok",        "error",          "timeout",   "memory",
@@ -73,6 +85,8 @@ void exec_result_free(struct exec_result *r)
     free(r->artifacts);
     free(r->zip_path);
     free(r->error);
+    free(r->value);
+    free(r->kernel.reason);
     memset(r, 0, sizeof *r);
 }
 
@@ -180,6 +194,8 @@ json_object *result_to_json(const struct exec_result *r)
         ADD(ao, "size", json_object_new_int64((int64_t)a->size));
         ADD(ao, "mime", json_object_new_string(a->mime));
         ADD(ao, "summary", str_or_null(a->summary));
+        if (a->change != EXEC_ART_LISTED)
+            ADD(ao, "change", json_object_new_string(exec_art_change_name(a->change)));
         if (r->url_prefix) {
             cleanup_free char *enc = result_url_path(a->path);
             cleanup_free char *url = NULL;
@@ -204,6 +220,19 @@ json_object *result_to_json(const struct exec_result *r)
     ADD(o, "isolation", r->isolation ? json_object_new_string(r->isolation) : NULL);
     ADD(o, "start", json_object_new_string(r->warm ? "warm" : "cold"));
     ADD(o, "error", str_or_null(r->error));
+    ADD(o, "value", str_or_null(r->value));
+    ADD(o, "value_truncated", json_object_new_boolean(r->value_truncated));
+    if (r->kernel.state != EXEC_KERNEL_NONE) {
+        json_object *k = json_object_new_object();
+        if (!k)
+            goto oom;
+        ADD(o, "kernel", k);
+        ADD(k, "state", json_object_new_string(exec_kernel_state_name(r->kernel.state)));
+        ADD(k, "cell", json_object_new_int64((int64_t)r->kernel.cell));
+        ADD(k, "reason", str_or_null(r->kernel.reason));
+    } else {
+        ADD(o, "kernel", NULL);
+    }
     return o;
 oom:
     json_object_put(arts);

@@ -5,14 +5,18 @@
 // screen, scrolled into view on a narrow one). The parts a second mode
 // would share are modules of their own in js/: stream.js (the run and its
 // events), log.js (the live log), status.js (phases, outcomes in plain
-// words), result.js (files, previews, the image viewer). No build step,
+// words), result.js (files, previews, the image viewer), editor.js (the
+// code box's keys), token.js (the token prompt); notebook.js, the notebook
+// mode, shares them. No build step,
 // no library; every URL is relative so the page works under a subdirectory.
 'use strict';
 
-import { startRun, token, saveToken } from './js/stream.js';
+import { startRun } from './js/stream.js';
+import { bindEditor } from './js/editor.js';
+import { askToken as tokenPrompt } from './js/token.js';
 import { LiveLog } from './js/log.js';
 import { Steps, outcome } from './js/status.js';
-import { statusLine, envLine, fileList, previews, Viewer } from './js/result.js';
+import { statusLine, envLine, fileList, previews, pageViewer } from './js/result.js';
 
 document.documentElement.classList.add('js');
 
@@ -29,7 +33,7 @@ const outputEl = $('output');
 const resultEl = $('result');
 const log = new LiveLog($('log'));
 const steps = new Steps($('steps'));
-const viewer = new Viewer($('viewer'));
+const viewer = pageViewer();
 const DRAFT_KEY = 'runmyscript-draft';
 const DRAFT_FIELDS = ['code', 'input', 'input_url', 'requirements', 'timeout'];
 const EXAMPLES = {
@@ -56,32 +60,12 @@ function updateGutter() {
 code.addEventListener('input', updateGutter);
 code.addEventListener('scroll', () => { gutter.scrollTop = code.scrollTop; });
 
-// Tab indents (the selected lines, or at the caret); Shift+Tab outdents.
-// Escape lets the next Tab move the focus on, as a text box should.
-let tabLeaves = false;
-code.addEventListener('keydown', (e) => {
-  if (e.key === 'Escape') { tabLeaves = true; return; }
-  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-    e.preventDefault();
-    form.requestSubmit();
-    return;
-  }
-  if (e.key !== 'Tab' || tabLeaves || e.altKey || e.ctrlKey || e.metaKey) { tabLeaves = false; return; }
-  e.preventDefault();
-  const v = code.value;
-  const s = code.selectionStart, t = code.selectionEnd;
-  const lineStart = v.lastIndexOf('\n', s - 1) + 1;
-  if (!e.shiftKey && s === t) {
-    code.setRangeText('    ', s, t, 'end');
-  } else {
-    const lines = v.slice(lineStart, t).split('\n');
-    const out = lines.map((l) => (e.shiftKey ? l.replace(/^ {1,4}|^\t/, '') : '    ' + l));
-    code.setRangeText(out.join('\n'), lineStart, t, 'select');
-  }
-  updateGutter();
-  saveDraft();
-});
-code.addEventListener('blur', () => { tabLeaves = false; });
+// Tab and Shift+Tab indent and outdent (editor.js); Ctrl+Enter runs.
+bindEditor(code, (e) => {
+  if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey)) return false;
+  form.requestSubmit();
+  return true;
+}, () => { updateGutter(); saveDraft(); });
 
 // ------------------------------------------------------------ the draft
 // The script and its text fields stay in this browser (localStorage)
@@ -237,20 +221,11 @@ stopBtn.addEventListener('click', () => {
 });
 
 // ------------------------------------------------------------ token
-const dialog = $('token-dialog');
+// The prompt (token.js); Save runs the form again.
 function askToken(why) {
   showError(why);
-  $('token').value = token();
-  if (dialog.showModal) dialog.showModal();
-  else dialog.setAttribute('open', '');
-  $('token').focus();
+  tokenPrompt(start, () => runBtn.focus());
 }
-$('token-form').addEventListener('submit', () => {
-  saveToken($('token').value.trim());
-  showError('');
-  setTimeout(start, 0);
-});
-$('token-cancel').addEventListener('click', () => { dialog.close(); runBtn.focus(); });
 
 loadDraft();
 updateGutter();

@@ -46,6 +46,18 @@ void mcp_handle(const struct app *app, struct http_req *req, struct http_resp *r
  * -errno when sessions or workspaces could not be read). */
 int mcp_reap(const struct cfg *cfg, bool force);
 
+/* The 2026-07-28 revision's workspaces (STATE/workspaces/WID: the layout
+ * of a session, the handle its capability), which the web page's notebooks
+ * are too. Opens the workspace wid (marked used), or with wid NULL makes
+ * one within max_sessions (idle ones reaped first when there are too
+ * many): id gets its handle, *dir its workspace/ directory (caller frees).
+ * 0; -ENOENT (no such workspace, or wid is no id); -EUSERS (max_sessions
+ * workspaces are open); other -errno. */
+int mcp_workspace_open(const struct cfg *cfg, const char *wid, char id[WS_ID_MAX + 1], char **dir) must_check;
+/* Ends the workspace wid now, as delete_workspace does: its calls
+ * cancelled, its kernel ended, its files removed. 0, -ENOENT, other -errno. */
+int mcp_workspace_delete(const struct app *app, const char *wid) must_check;
+
 /* The stream process's kind of subscriptions/listen (mcp_listen.c): it
  * follows the tasks of the listens kept with it and sends their
  * notifications, then the subscription's end. */

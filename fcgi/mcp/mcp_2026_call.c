@@ -64,16 +64,10 @@ static int call_workspace(const struct cfg *cfg, const char *tool, json_object *
         *refusal = tools_error_result("%s: needs workspace, the handle run_code returns", tool);
         return 1;
     }
-    int rc = mcp__workspace_create(cfg, ws);
-    if (rc == -EDQUOT) { /* idle ones may be past session_ttl: reap, then once more */
-        mcp__session_free(ws);
-        discard(mcp_reap(cfg, true));
-        rc = mcp__workspace_create(cfg, ws);
-    }
-    if (rc == -EDQUOT) {
-        mcp__session_free(ws);
-        *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions = %llu); "
-                                      "delete one with delete_workspace, or try again later",
+    int rc = mcp__workspace_make(cfg, ws);
+    if (rc == -EUSERS) {
+        *refusal = tools_error_result("%s: too many open workspaces on this server (max_sessions = %llu); delete "
+                                      "one with delete_workspace, or try again later",
                                       tool, (unsigned long long)cfg->max_sessions);
         return 1;
     }

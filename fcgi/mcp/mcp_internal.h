@@ -89,9 +89,10 @@ int mcp__call_run_name(int calls_fd, const char *key, char *name, size_t len) mu
 /* Removes the session name of sessions_fd (sessions/ or workspaces/), with
  * its runs (listed in its runs/) when with_runs. 0 or -errno. */
 int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name, bool with_runs);
-/* Ends a session now: cancels its calls in flight, renames it out of the
- * way (a request racing with this sees 404 at once), removes it. 0,
- * -ENOENT (already gone), other -errno. */
+/* Ends a session now: cancels its calls in flight, takes its session.json
+ * away (a request racing with this sees 404 at once), ends its kernel
+ * (exec_kernel_end, by the workspace's path), renames it out of the way,
+ * removes it. 0, -ENOENT (already gone), other -errno. */
 int mcp__session_end(const struct app *app, struct mcp_session *s) must_check;
 
 /* Workspaces (the 2026-07-28 revision's explicit handles): the layout of a
@@ -102,6 +103,9 @@ int mcp__session_end(const struct app *app, struct mcp_session *s) must_check;
  * _end; max_sessions and session_ttl hold for each kind apart). */
 int mcp__workspace_load(const struct cfg *cfg, const char *wid, struct mcp_session *s) must_check;
 int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s) must_check;
+/* mcp__workspace_create within max_sessions (idle ones reaped first when
+ * there are too many): -EUSERS when that many are open (mcp_workspace.c). */
+int mcp__workspace_make(const struct cfg *cfg, struct mcp_session *s) must_check;
 
 /* One tools/call being served, of either revision (mcp_call.c). */
 struct mcp_call {

@@ -1,6 +1,6 @@
 /* mcp_reap.c: the one reaper of the MCP door's state: sessions and
  * workspaces idle for longer than session_ttl with no call in flight (with
- * their runs), and finished tasks whose last change is older than task_ttl
+ * their runs and their kernels), and finished tasks whose last change is older than task_ttl
  * and whose process is gone. Each kind is scanned at most once a minute (a
  * stamp, .reaped, in its directory), so that any request may call it: serve's
  * supervisor does, and so do the requests that make a session, a workspace
@@ -84,6 +84,11 @@ static int reap_kind(const struct cfg *cfg, const char *kind, bool force)
                 busy = true;
         if (busy)
             continue;
+        /* Its kernel first (one idle past kernel_idle is gone already). */
+        cleanup_free char *ws = NULL;
+        int krc = asprintf(&ws, "%s/%s/workspace", sdir, name) < 0 ? -ENOMEM : exec_kernel_end(&cfg->exec, ws);
+        if (krc < 0) /* the files go all the same: a kernel without them stops at kernel_idle */
+            log_msg(LOG_LVL_ERROR, "the kernel of %s: %s", name, strerror(-krc));
         if (mcp__session_remove(cfg, sfd, name, true) == 0) {
             removed++;
             log_msg(LOG_LVL_INFO, "%.*s %s idle for %llds: removed", (int)strlen(kind) - 1, kind, name,

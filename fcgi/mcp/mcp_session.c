@@ -228,8 +228,9 @@ int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name
     return util_rm_rf_at(sessions_fd, name);
 }
 
-/* Ends a session now: cancels its calls in flight, renames it out of the
- * way (a request racing with this sees 404 at once), removes it. */
+/* Ends a session now: cancels its calls in flight, takes its session.json
+ * away (a request racing with this sees 404 at once), ends its kernel,
+ * renames it out of the way and removes it. */
 int mcp__session_end(const struct app *app, struct mcp_session *s)
 {
     const struct cfg *cfg = app->cfg;
@@ -251,6 +252,17 @@ int mcp__session_end(const struct app *app, struct mcp_session *s)
             if (de->d_name[0] != '.')
                 mcp__cancel_run_of(app, cfd, de->d_name);
     }
+    /* No request finds it from here on (a session is its session.json),
+     * while its workspace keeps the path its kernel was started for: the
+     * kernel ends by that path, before the files go. */
+    if (calls < 0 || renameat(calls, "session.json", calls, "session.ended") < 0)
+        return errno == ENOENT ? -ENOENT : -errno;
+    cleanup_free char *ws = NULL;
+    if (asprintf(&ws, "%s/workspace", s->dir) < 0)
+        return -ENOMEM;
+    int rc = app_exec_of(app)->kernel_end(&cfg->exec, ws);
+    if (rc < 0)
+        log_msg(LOG_LVL_ERROR, "the kernel of %s: %s", s->id, strerror(-rc));
     char dead[WS_ID_MAX + 16];
     unsigned char rnd[4];
     char hex[9];
@@ -259,6 +271,6 @@ int mcp__session_end(const struct app *app, struct mcp_session *s)
     util_hex(rnd, sizeof rnd, hex);
     snprintf(dead, sizeof dead, ".ended-%s", hex);
     if (renameat(sfd, s->id, sfd, dead) < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
+        return -errno;
     return mcp__session_remove(cfg, sfd, dead, false);
 }

@@ -35,6 +35,9 @@
     "- A failing script (exception, non-zero exit, timeout, memory or output limit) returns isError true with " \
     "the status and the full log: read the traceback, fix the code and call again.\n" \
     "- list_dir and preview_file look at " LOOK_AT " (for example list_dir('output')) without running code.\n" \
+    "- Where tools/list has run_cell, the workspace also has a kernel: one Python that stays alive, so that names " \
+    "one cell defines (variables, functions, imports, a DataFrame loaded once) are there in the next run_cell, " \
+    "and the value of a cell's last expression comes back; reset_kernel drops the names and keeps the files.\n" \
     "- Remote input files: mount_file(url, mount_path), or files=[{url, mountPath}] in run_code, downloads " \
     "them into the workspace's mounts/ folder (read-only to scripts: open('mounts/' + mount_path)). To keep " \
     "an output file, persist_artifact(relative_path, presigned_url) uploads it from output/ with an HTTP PUT." TAIL
@@ -85,6 +88,28 @@ static const struct tools_def defs[] = {
      "network access while the script runs. A script that fails returns isError true with the status and the "
      "full log (the traceback): fix the code and call again. files downloads remote files into mounts/ first "
      "(as mount_file does)."},
+    {"run_cell", "Run a notebook cell",
+     "Run Python code as the next cell of this workspace's kernel: one Python process that stays alive between "
+     "calls, as a Jupyter notebook's does. The names one cell defines are there in the next: variables, "
+     "functions, classes, imports, open files, threads it started. So load data once (a CSV into a DataFrame, a "
+     "fitted model) and work on it call after call, sending only the new code. The value of the cell's last "
+     "expression comes back as text, as a notebook shows it (structuredContent.value, and in the text; a pandas "
+     "DataFrame as pandas prints it; None gives nothing); a matplotlib figure left open at the end, or a PIL "
+     "image as the last value, comes back as a PNG artifact and inline image. Files in the workspace (the "
+     "current directory) persist as for run_code, and a cell's artifacts are the files it created or changed "
+     "in SCRIPT_OUTPUT. structuredContent.kernel says whether the kernel is new, kept (the names of the cells "
+     "before are there) or restarted (they are gone, the files stay; reason says why), and the cell's number. "
+     "A cell past its timeout is interrupted (KeyboardInterrupt) and the kernel keeps its names; past the memory "
+     "limit the kernel is killed and the next cell starts a new one, with the files intact. One cell runs at a "
+     "time; reset_kernel drops the names. Packages a cell imports are installed; no network access while it "
+     "runs. A failing cell returns isError true with the traceback, and the names it had defined before the "
+     "error stay.",
+     tools__schema_run_cell_input, tools__schema_run_output, tools__run_cell, false, false},
+    {"reset_kernel", "Reset the kernel",
+     "Stop this workspace's kernel: every name the cells defined (variables, imports, open files, threads) is "
+     "gone, the workspace's files stay. The next run_cell starts a new kernel (kernel.state new). A cell "
+     "running in it is interrupted first.",
+     tools__schema_empty_input, tools__schema_reset_kernel_output, tools__reset_kernel, false, false},
     {"run_my_script", "Run my script",
      "Run a self-contained Python 3 script in a fresh, empty sandbox (nothing persists between calls), "
      "Run My Script style: user_input becomes the file at os.environ['SCRIPT_INPUT'], every file the script "
@@ -135,13 +160,13 @@ static const struct tools_def defs[] = {
 };
 
 /* The input schema of d, with the values that are not the file's patched
- * in: run_code's timeout maximum (wall_ms) and most files (mount_files),
+ * in: run_code's and run_cell's timeout maximum (wall_ms) and most files (mount_files),
  * the server's, and its most requirements (the file says 64 too, where
  * json_object_object_add keeps the key's place). */
 static json_object *input_schema(const struct cfg *cfg, const struct tools_def *d)
 {
     json_object *in = json_tokener_parse(d->input);
-    if (strcmp(d->name, "run_code"))
+    if (strcmp(d->name, "run_code") && strcmp(d->name, "run_cell"))
         return in;
     json_object *props, *timeout, *files, *reqs;
     if (!json_object_object_get_ex(in, "properties", &props))
@@ -160,12 +185,14 @@ static json_object *input_schema(const struct cfg *cfg, const struct tools_def *
  * (x-mcp-header) so that a proxy routes the call to the node that holds it. */
 static const char workspace_description[] =
     "The workspace handle an earlier call returned (structuredContent.workspace): its files persist between "
-    "calls. Leave it out of run_code or mount_file to start a new workspace.";
+    "calls (and its kernel the names of run_cell's cells). Leave it out of run_code, run_cell or mount_file to "
+    "start a new workspace.";
 
 enum tools_ws_use tools_workspace_use(const char *name)
 {
-    static const char *const make[] = {"run_code", "mount_file"};
-    static const char *const need[] = {"list_dir", "preview_file", "persist_artifact", TOOLS_DELETE_WORKSPACE};
+    static const char *const make[] = {"run_code", "run_cell", "mount_file"};
+    static const char *const need[] = {"list_dir", "preview_file", "persist_artifact", "reset_kernel",
+                                       TOOLS_DELETE_WORKSPACE};
     for (size_t i = 0; i < ARRAY_SIZE(make); i++)
         if (!strcmp(name, make[i]))
             return TOOLS_WS_MAKE;
@@ -195,6 +222,35 @@ static void add_workspace_param(json_object *in, bool required)
     json_object_array_add(req, json_object_new_string("workspace"));
 }
 
+/* Tools that need kernels: listed only where they exist (cfg->exec.kernels.on:
+ * serve's workers). */
+static bool kernel_tool(const char *name)
+{
+    return !strcmp(name, "run_cell") || !strcmp(name, "reset_kernel");
+}
+
+/* The output schema of d: its file, with what a tool's own file adds to it
+ * (run_cell.output.json to run.output.json: its properties replaced or
+ * added, its required names appended). */
+static json_object *output_schema(const struct tools_def *d)
+{
+    const char *add_text = !strcmp(d->name, "run_cell") ? tools__schema_run_cell_output : NULL;
+    json_object *out = json_tokener_parse(d->output), *more = add_text ? json_tokener_parse(add_text) : NULL;
+    json_object *props = NULL, *add = NULL, *req = NULL, *add_req = NULL;
+    if (more && json_object_object_get_ex(out, "properties", &props) &&
+        json_object_object_get_ex(more, "properties", &add)) {
+        json_object_object_foreach(add, k, v)
+        {
+            json_object_object_add(props, k, json_object_get(v));
+        }
+    }
+    if (more && json_object_object_get_ex(out, "required", &req) && json_object_object_get_ex(more, "required", &add_req))
+        for (size_t i = 0; i < json_object_array_length(add_req); i++)
+            json_object_array_add(req, json_object_get(json_object_array_get_idx(add_req, i)));
+    json_object_put(more);
+    return out;
+}
+
 static json_object *tool_json(const struct cfg *cfg, const struct tools_def *d, const char *version)
 {
     bool new_fields = strcmp(version, "2025-06-18") >= 0; /* title, outputSchema */
@@ -218,7 +274,7 @@ static json_object *tool_json(const struct cfg *cfg, const struct tools_def *d, 
         json_object_object_add(t, "execution", ex);
     }
     if (d->output && new_fields)
-        json_object_object_add(t, "outputSchema", json_tokener_parse(d->output));
+        json_object_object_add(t, "outputSchema", output_schema(d));
     json_object *ann = json_object_new_object();
     json_object_object_add(ann, "readOnlyHint", json_object_new_boolean(d->read_only));
     json_object_object_add(ann, "destructiveHint", json_object_new_boolean(false));
@@ -240,7 +296,8 @@ json_object *tools_list(const struct cfg *cfg, const char *version)
 {
     json_object *arr = json_object_new_array();
     for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
-        json_object_array_add(arr, tool_json(cfg, &defs[i], version));
+        if (!kernel_tool(defs[i].name) || cfg->exec.kernels.on) /* kernels live beside serve's workers only */
+            json_object_array_add(arr, tool_json(cfg, &defs[i], version));
     if (!strcmp(version, MCP_REVISION_2026))
         json_object_array_add(arr, tool_json(cfg, &delete_workspace_def, version));
     for (size_t i = 0; cfg->test_fixture_tools && i < tools__n_fixture_defs; i++)
@@ -253,7 +310,7 @@ json_object *tools_output_schema(const struct cfg *cfg, const char *name)
     (void)cfg; /* no output schema holds a value of the server's */
     for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
         if (!strcmp(defs[i].name, name))
-            return defs[i].output ? json_tokener_parse(defs[i].output) : NULL;
+            return defs[i].output ? output_schema(&defs[i]) : NULL;
     return NULL;
 }
 
@@ -269,7 +326,7 @@ static const struct tools_def *find_def(const struct tools_def *v, size_t n, con
 
 enum tools_task tools_task_support(const struct cfg *cfg, const char *name)
 {
-    if (!strcmp(name, "run_code") || !strcmp(name, "run_my_script"))
+    if (!strcmp(name, "run_code") || !strcmp(name, "run_my_script") || !strcmp(name, "run_cell"))
         return TOOLS_TASK_AFTER;
     return cfg->test_fixture_tools ? tools__fixture_task(name) : TOOLS_TASK_NEVER;
 }

@@ -1,10 +1,12 @@
 /* tools_run.c: the script tools, run_code (in the session's workspace, with
- * requirements, files and a timeout) and run_my_script (a fresh directory).
- * Both call exec_run with a sink that turns phases into progress
+ * requirements, files and a timeout), run_my_script (a fresh directory) and
+ * run_cell (a cell of the workspace's kernel, exec_cell), and reset_kernel.
+ * All call the executor with a sink that turns phases into progress
  * notifications and output lines into log notifications, and answer with a
- * text summary, small images inline, links and the result JSON. A script
- * that fails, and arguments that are wrong, are results with isError
- * (SEP-1303: the model reads the reason and corrects itself). */
+ * text summary (the kernel and the last expression's value too), small
+ * images inline, links and the result JSON. A script that fails, and
+ * arguments that are wrong, are results with isError (SEP-1303: the model
+ * reads the reason and corrects itself). */
 #include "config.h"
 
 #include "tools_internal.h"
@@ -26,7 +28,9 @@ static void put_text(struct dbuf *b, const char *s, size_t n)
     discard(dbuf_append(b, s, n < room ? n : room));
 }
 
-static void summary_text(const struct tools_ctx *c, const struct exec_result *r, struct dbuf *b)
+/* in_session: a call in a workspace, whose artifacts are only the files it
+ * created or changed. */
+static void summary_text(const struct tools_ctx *c, const struct exec_result *r, bool in_session, struct dbuf *b)
 {
     char hs[32];
     discard(dbuf_printf(b, "status: %s", exec_status_name(r->status)));
@@ -37,6 +41,10 @@ static void summary_text(const struct tools_ctx *c, const struct exec_result *r,
     else if (r->exit_code >= 0)
         discard(dbuf_printf(b, ", exit code %d", r->exit_code));
     discard(dbuf_printf(b, ", %lld ms, run %s\n", (long long)r->duration_ms, r->run_id));
+    if (r->kernel.state != EXEC_KERNEL_NONE)
+        discard(dbuf_printf(b, "kernel: %s, cell %llu%s%s\n", exec_kernel_state_name(r->kernel.state),
+                            (unsigned long long)r->kernel.cell, r->kernel.reason ? " - " : "",
+                            r->kernel.reason ? r->kernel.reason : ""));
     if (r->error)
         discard(dbuf_printf(b, "error: %s\n", r->error));
     const struct exec_log *log = &r->log;
@@ -54,11 +62,19 @@ static void summary_text(const struct tools_ctx *c, const struct exec_result *r,
     }
     if (b->len && b->data[b->len - 1] != '\n')
         discard(dbuf_append(b, "\n", 1));
+    if (r->value) {
+        /* The last expression's value, as a notebook shows it (Out[N]). */
+        discard(dbuf_printf(b, "--- value%s ---\n", r->value_truncated ? " (truncated at value_bytes)" : ""));
+        put_text(b, r->value, strlen(r->value));
+        if (b->len && b->data[b->len - 1] != '\n')
+            discard(dbuf_append(b, "\n", 1));
+    }
+    const char *which = in_session ? " this call created or changed" : "";
     if (r->n_artifacts == 0) {
-        discard(dbuf_printf(b, "--- no artifacts (files written to SCRIPT_OUTPUT come back here) ---\n"));
+        discard(dbuf_printf(b, "--- no artifacts%s (files written to SCRIPT_OUTPUT come back here) ---\n", which));
         return;
     }
-    discard(dbuf_printf(b, "--- artifacts (%zu) ---\n", r->n_artifacts));
+    discard(dbuf_printf(b, "--- artifacts%s (%zu) ---\n", which, r->n_artifacts));
     for (size_t i = 0; i < r->n_artifacts && i < TOOLS_TEXT_ARTIFACTS_MAX; i++) {
         const struct exec_artifact *a = &r->artifacts[i];
         cleanup_free char *enc = result_url_path(a->path);
@@ -79,15 +95,15 @@ static bool inline_image(const char *mime)
            !strcmp(mime, "image/webp");
 }
 
-static json_object *run_result(const struct tools_ctx *c, const struct exec_result *r)
+static json_object *run_result(const struct tools_ctx *c, const struct exec_result *r, bool in_session)
 {
     const struct cfg *cfg = c->cfg;
     json_object *res = json_object_new_object();
     json_object *content = json_object_new_array();
 
     struct dbuf b;
-    dbuf_init(&b, TOOLS_TEXT_LOG_MAX + 16384);
-    summary_text(c, r, &b);
+    dbuf_init(&b, TOOLS_TEXT_LOG_MAX + 16384 + (r->value ? strlen(r->value) : 0));
+    summary_text(c, r, in_session, &b);
     size_t rn, tn;
     cleanup_free char *redacted = result_redact(b.data ? b.data : "", b.len, cfg->state_dir, &rn);
     dbuf_free(&b);
@@ -265,6 +281,7 @@ static int on_accepted(void *ctx)
  * Borrowed from the arguments, but files and reqs, which run_code's checks
  * allocate (run_args_free). */
 struct run_args {
+    const char *tool;         /* the tool's name, for its refusals */
     const char *code, *input; /* input NULL: none */
     size_t code_len, input_len;
     const char **reqs;        /* n_reqs requirements (NULL-ended), or NULL */
@@ -273,6 +290,7 @@ struct run_args {
     size_t n_files;
     int64_t wall_ms;          /* the call's timeout; 0: the server's */
     bool in_session;          /* in the session's workspace (run_code), else a fresh directory */
+    bool cell;                /* a cell of the workspace's kernel (run_cell): exec_cell */
 };
 
 static void run_args_free(struct run_args *a)
@@ -305,6 +323,8 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
      * left): a refused call has cost nothing and is checked once. */
     struct exec_result r;
     struct run_ctx x = {.call = c, .r = &r, .files = a->files, .n_files = a->n_files};
+    int (*call)(const struct exec_spec *, const struct exec_sink *, struct exec_result *) =
+        a->cell ? c->exec->cell : c->exec->run;
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_init(&x.line[i], TOOLS_LOG_LINE_MAX);
     struct exec_sink sink = {
@@ -312,12 +332,13 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
         .cancelled = on_cancelled, .accepted = on_accepted,
     };
     exec_result_init(&r);
-    int rc = c->exec->run(&spec, &sink, &r);
+    int rc = call(&spec, &sink, &r);
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_free(&x.line[i]);
-    if (!x.accepted && (rc == -EINVAL || rc == -E2BIG)) {
-        /* exec_run's checks refused the call (the code, the input, the
-         * requirements): the caller's to fix, and nothing was made. */
+    if (!x.accepted && (rc == -EINVAL || rc == -E2BIG || rc == -ENOTSUP)) {
+        /* The executor's checks refused the call (the code, the input, the
+         * requirements; a cell where there are no kernels): the caller's
+         * to fix, and nothing was made. */
         *result = tools__arg_error("%s; nothing was run", r.error ? r.error : "the call was refused");
         rc = 0;
     } else if (!x.accepted && rc == -ENOSPC) {
@@ -342,7 +363,7 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
         *result = result_client_json(&r, c->base_url, c->cfg->state_dir);
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id, r.error ? r.error : strerror(-rc));
     } else {
-        *result = run_result(c, &r);
+        *result = run_result(c, &r, a->in_session);
         log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r.run_id, exec_status_name(r.status),
                 (long long)r.duration_ms);
     }
@@ -359,7 +380,8 @@ static int arg_code(const struct tools_ctx *c, json_object *v, struct run_args *
 {
     (void)c;
     if (!v || !json_object_is_type(v, json_type_string)) {
-        *result = tools__arg_error("run_code: code (a string holding the whole Python script) is required");
+        *result = tools__arg_error("%s: code (a string holding the whole Python %s) is required", a->tool,
+                                   a->cell ? "cell" : "script");
         return 0;
     }
     a->code = json_object_get_string(v);
@@ -369,7 +391,7 @@ static int arg_code(const struct tools_ctx *c, json_object *v, struct run_args *
 
 /* files[i], e: an object of url and mountPath, both strings, the URL one
  * the guard would fetch and the path a safe one. NULL, or the refusal. */
-static json_object *check_file(json_object *e, size_t i, struct file_arg *f)
+static json_object *check_file(const char *tool, json_object *e, size_t i, struct file_arg *f)
 {
     static const char *const fknown[] = {"url", "mountPath", NULL};
     json_object *u = NULL, *mp = NULL, *refusal;
@@ -377,27 +399,27 @@ static json_object *check_file(json_object *e, size_t i, struct file_arg *f)
         u = tools__get_arg(e, "url");
         mp = tools__get_arg(e, "mountPath");
         char what[48];
-        snprintf(what, sizeof what, "run_code: files[%zu]", i);
+        snprintf(what, sizeof what, "%s: files[%zu]", tool, i);
         if ((refusal = tools__check_known(e, fknown, what)))
             return refusal;
     }
     if (!u || !mp || !json_object_is_type(u, json_type_string) || !json_object_is_type(mp, json_type_string))
-        return tools__arg_error("run_code: files[%zu] must be an object with url and mountPath, both strings, "
+        return tools__arg_error("%s: files[%zu] must be an object with url and mountPath, both strings, "
                                 "e.g. {\"url\": \"https://example.org/data.csv\", \"mountPath\": \"data.csv\"}; "
                                 "nothing was run",
-                                i);
+                                tool, i);
     *f = (struct file_arg){json_object_get_string(u), json_object_get_string(mp)};
     char err[FETCH_ERR_MAX];
     int rc = fetch_url_check(f->url, err, sizeof err);
     if (rc == -EINVAL) {
         cleanup_free char *clean = util_utf8_sanitize(err, strlen(err), NULL);
-        return tools__arg_error("run_code: files[%zu]: %s; nothing was run", i, clean ? clean : "a bad URL");
+        return tools__arg_error("%s: files[%zu]: %s; nothing was run", tool, i, clean ? clean : "a bad URL");
     }
     if (!ws_rel_path_ok(f->path)) {
         cleanup_free char *clean = util_utf8_sanitize(f->path, strlen(f->path), NULL);
-        return tools__arg_error("run_code: files[%zu]: mountPath '%.200s' is not a safe path relative to mounts/ "
+        return tools__arg_error("%s: files[%zu]: mountPath '%.200s' is not a safe path relative to mounts/ "
                                 "(no '..', '.', empty parts or leading '/'); nothing was run",
-                                i, clean ? clean : "?");
+                                tool, i, clean ? clean : "?");
     }
     return NULL;
 }
@@ -408,12 +430,13 @@ static int arg_files(const struct tools_ctx *c, json_object *v, struct run_args 
 {
     size_t n = v && json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
     if (v && !json_object_is_type(v, json_type_array)) {
-        *result = tools__arg_error("run_code: files must be a list of {\"url\": ..., \"mountPath\": ...} objects; "
-                                   "nothing was run");
+        *result = tools__arg_error("%s: files must be a list of {\"url\": ..., \"mountPath\": ...} objects; "
+                                   "nothing was run",
+                                   a->tool);
         return 0;
     }
     if (n > c->cfg->fetch.limits.mount_files) {
-        *result = tools__arg_error("run_code: at most %llu files (mount_files); nothing was run",
+        *result = tools__arg_error("%s: at most %llu files (mount_files); nothing was run", a->tool,
                                    (unsigned long long)c->cfg->fetch.limits.mount_files);
         return 0;
     }
@@ -422,7 +445,7 @@ static int arg_files(const struct tools_ctx *c, json_object *v, struct run_args 
         return -ENOMEM;
     a->n_files = n;
     for (size_t i = 0; i < n && !*result; i++)
-        *result = check_file(json_object_array_get_idx(v, i), i, &a->files[i]);
+        *result = check_file(a->tool, json_object_array_get_idx(v, i), i, &a->files[i]);
     return 0;
 }
 
@@ -430,7 +453,7 @@ static int arg_input(const struct tools_ctx *c, json_object *v, struct run_args 
 {
     (void)c;
     if (v && !json_object_is_type(v, json_type_string)) {
-        *result = tools__arg_error("run_code: input must be a string (JSON, CSV, text or base64)");
+        *result = tools__arg_error("%s: input must be a string (JSON, CSV, text or base64)", a->tool);
         return 0;
     }
     a->input = v ? json_object_get_string(v) : NULL;
@@ -448,9 +471,9 @@ static int arg_timeout(const struct tools_ctx *c, json_object *v, struct run_arg
     double max = (double)c->cfg->exec.limits.wall_ms / 1000.0;
     if ((!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) || !(s > 0) ||
         s > max) {
-        *result = tools__arg_error("run_code: timeout must be a number of seconds above 0 and at most %g (the "
+        *result = tools__arg_error("%s: timeout must be a number of seconds above 0 and at most %g (the "
                                    "server's limit)",
-                                   max);
+                                   a->tool, max);
         return 0;
     }
     a->wall_ms = (int64_t)(s * 1000.0);
@@ -467,12 +490,12 @@ static int arg_requirements(const struct tools_ctx *c, json_object *v, struct ru
     if (!v)
         return 0;
     if (!json_object_is_type(v, json_type_array)) {
-        *result = tools__arg_error("run_code: requirements must be a list of strings such as [\"pandas\"]");
+        *result = tools__arg_error("%s: requirements must be a list of strings such as [\"pandas\"]", a->tool);
         return 0;
     }
     size_t n = json_object_array_length(v);
     if (n > TOOLS_MAX_REQUIREMENTS) {
-        *result = tools__arg_error("run_code: at most %d requirements", TOOLS_MAX_REQUIREMENTS);
+        *result = tools__arg_error("%s: at most %d requirements", a->tool, TOOLS_MAX_REQUIREMENTS);
         return 0;
     }
     a->reqs = calloc(n + 1, sizeof *a->reqs);
@@ -487,9 +510,9 @@ static int arg_requirements(const struct tools_ctx *c, json_object *v, struct ru
         for (size_t k = 0; ok && k < len; k++)
             ok = (unsigned char)s[k] >= 0x20 && s[k] != 0x7f;
         if (!ok) {
-            *result = tools__arg_error("run_code: requirements[%zu] must be a requirement specifier such as "
+            *result = tools__arg_error("%s: requirements[%zu] must be a requirement specifier such as "
                                        "\"numpy==1.26.4\" (1 to %d printable characters)",
-                                       i, TOOLS_REQUIREMENT_MAX);
+                                       a->tool, i, TOOLS_REQUIREMENT_MAX);
             return 0;
         }
         a->reqs[i] = s;
@@ -507,19 +530,78 @@ static const struct {
     {"timeout", arg_timeout}, {"requirements", arg_requirements},
 };
 
+/* run_code and run_cell: their arguments (known: the names it takes,
+ * NULL-ended), checked in the order of run_code_args, then the run. */
+static int session_tool(const struct tools_ctx *c, json_object *args, const char *const *known, struct run_args *a,
+                        json_object **result)
+{
+    if ((*result = tools__check_known(args, known, a->tool)))
+        return 0;
+    int rc = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(run_code_args) && rc == 0 && !*result; i++) {
+        json_object *v = tools__get_arg(args, run_code_args[i].name);
+        bool takes = false;
+        for (size_t k = 0; known[k]; k++)
+            takes = takes || !strcmp(known[k], run_code_args[i].name);
+        if (takes)
+            rc = run_code_args[i].check(c, v, a, result);
+    }
+    if (rc == 0 && !*result)
+        rc = run(c, a, result);
+    run_args_free(a);
+    return rc;
+}
+
 int tools__run_code(const struct tools_ctx *c, json_object *args, json_object **result)
 {
     static const char *const known[] = {"code", "requirements", "files", "input", "timeout", NULL};
-    if ((*result = tools__check_known(args, known, "run_code")))
+    struct run_args a = {.tool = "run_code", .in_session = true};
+    return session_tool(c, args, known, &a, result);
+}
+
+/* Where kernels exist: the kernels run_cell and reset_kernel need (0 with
+ * an isError *result saying why where there are none: CGI, the CLI). */
+static bool kernels_here(const struct tools_ctx *c, const char *tool, json_object **result)
+{
+    if (c->cfg->exec.kernels.on)
+        return true;
+    *result = tools__arg_error("%s: this server has no kernels: they live beside the workers of runmyscript "
+                               "serve, and this one (CGI, or the command line) has no process that outlives a call "
+                               "to keep a kernel's names. Use run_code: the workspace's files persist between its "
+                               "calls",
+                               tool);
+    return false;
+}
+
+int tools__run_cell(const struct tools_ctx *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"code", "requirements", "files", "timeout", NULL};
+    struct run_args a = {.tool = "run_cell", .in_session = true, .cell = true};
+    if (!kernels_here(c, a.tool, result))
         return 0;
-    struct run_args a = {.in_session = true};
-    int rc = 0;
-    for (size_t i = 0; i < ARRAY_SIZE(run_code_args) && rc == 0 && !*result; i++)
-        rc = run_code_args[i].check(c, tools__get_arg(args, run_code_args[i].name), &a, result);
-    if (rc == 0 && !*result)
-        rc = run(c, &a, result);
-    run_args_free(&a);
-    return rc;
+    return session_tool(c, args, known, &a, result);
+}
+
+int tools__reset_kernel(const struct tools_ctx *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {NULL};
+    if ((*result = tools__check_known(args, known, "reset_kernel")) || !kernels_here(c, "reset_kernel", result))
+        return 0;
+    cleanup_free char *workspace = NULL;
+    if (asprintf(&workspace, "%s/workspace", c->session_dir) < 0)
+        return -ENOMEM;
+    int rc = c->exec->kernel_reset(&c->cfg->exec, workspace);
+    if (rc < 0) {
+        log_msg(LOG_LVL_ERROR, "reset_kernel: %s", strerror(-rc));
+        return rc;
+    }
+    json_object *sc = json_object_new_object();
+    json_object_object_add(sc, "reset", json_object_new_boolean(true));
+    *result = tools__simple_result("reset_kernel: the kernel of this workspace is gone with its names (variables, "
+                                   "imports, open files); the workspace's files stay. The next run_cell starts a new "
+                                   "kernel (kernel.state new).",
+                                   false, sc);
+    return 0;
 }
 
 int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_object **result)
@@ -537,6 +619,7 @@ int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_obje
         return 0;
     }
     struct run_args a = {
+        .tool = "run_my_script",
         .code = json_object_get_string(code),
         .code_len = (size_t)json_object_get_string_len(code),
         .input = input ? json_object_get_string(input) : NULL,

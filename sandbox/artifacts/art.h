@@ -101,6 +101,29 @@ int art_prune(int dirfd, struct art_prune *p) must_check;
  * a copy cannot be written (a full disk). */
 int art_snapshot(int outfd, struct art_list *l, int dstfd, char *err, size_t errlen) must_check;
 
+/* ------------------------------------------- what a session's call made */
+
+/* The regular files of an output/ as a call found them. */
+struct art_seen_file {
+    char *path;               /* relative to output/ */
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+};
+struct art_seen {
+    struct art_seen_file *v;  /* sorted by path; owned (art_seen_free) */
+    size_t n, cap;
+};
+void art_seen_free(struct art_seen *s);
+/* Takes what outfd holds now (at most max_files files, 0: all; those past
+ * it count as new later) into s (freed or empty first). 0 or -errno. */
+int art_seen_take(int outfd, uint64_t max_files, struct art_seen *s) must_check;
+/* Cuts l (art_collect's list of outfd) to the files created or changed
+ * since before was taken, each flagged EXEC_ART_NEW or EXEC_ART_CHANGED;
+ * l->bytes follows. 0 or -errno (l as it was). */
+int art_seen_keep_changed(int outfd, const struct art_seen *before, struct art_list *l) must_check;
+
 /* A one-line summary of the regular file open at fd, whose MIME type is
  * mime and size is size (caller frees), or NULL on ENOMEM. */
 char *art_summary(int fd, const char *mime, uint64_t size);

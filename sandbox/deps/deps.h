@@ -61,6 +61,14 @@ int deps_scan_import_paths(const char *code, size_t len, struct deps_strv *out) 
  * fallback). Static text. */
 const char *deps_env_home_cache(const char *env_dir);
 
+/* Whether the script's last top-level statement may be an expression
+ * statement whose value a notebook would show: false for a statement a
+ * keyword starts, an assignment, a block, a decorator, a line inside a
+ * block, and print(...) alone (its value is None). The same tokenizer as
+ * deps_scan_imports; false negatives are what it must not have (the
+ * runner that shows the value decides with the interpreter's own parser). */
+bool deps_scan_ends_in_expression(const char *code, size_t len);
+
 /* A PEP 723 `# /// script` block. */
 struct deps_meta {
     bool present;              /* the script has a `script` block */

@@ -1,6 +1,7 @@
 /* deps_scan.c: reading a script's source for what it needs: the top-level
  * modules its import statements name (a tokenizer, not a line regex), and
- * its PEP 723 `# /// script` block (a small TOML subset).
+ * whether it ends in an expression (for the display of its value). Its PEP
+ * 723 `# /// script` block is deps_meta.c's.
  *
  * The tokenizer knows just enough Python to find statement starts: strings
  * of every kind (so an "import x" inside one is text), comments, line
@@ -499,6 +500,100 @@ static int scan(const char *code, size_t len, bool dotted, struct deps_strv *out
     }
 }
 
+/* Statements that are no expression, by their first word (a soft keyword
+ * such as match is an expression unless its line ends in ':'). */
+static bool statement_word(const struct tok *t)
+{
+    static const char *const words[] = {"assert", "async", "break", "class", "continue", "def", "del", "elif",
+                                        "else", "except", "finally", "for", "from", "global", "if", "import",
+                                        "nonlocal", "pass", "raise", "return", "try", "while", "with"};
+    for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+        if (tok_is(t, TOK_NAME, words[i]))
+            return true;
+    return false;
+}
+
+/* What the last statement seen so far is like. */
+struct tail {
+    bool indented;    /* it starts inside a block */
+    bool statement;   /* a keyword's, an assignment, a block's head, a decorator */
+    bool print;       /* print(...) and nothing after the parenthesis */
+    bool opens_block; /* a compound statement's head: what follows on its line is in its block */
+    int ntok;
+    struct tok first, prev;
+};
+
+/* One token of the last statement: '=' at the top (not ==, <=, >=, !=)
+ * is an assignment (+= and the like too), ':' at the top a block's head
+ * or an annotation. */
+static void tail_token(struct tail *t, const struct lex *lx, const struct tok *tok, int depth_before)
+{
+    if (t->ntok == 0) {
+        t->first = *tok;
+        t->statement = statement_word(tok) || tok_is(tok, TOK_OP, "@");
+        t->print = tok_is(tok, TOK_NAME, "print");
+    } else if (t->print && (t->ntok == 1 ? !tok_is(tok, TOK_OP, "(") : depth_before == 0)) {
+        t->print = false; /* print(...) was not the whole statement */
+    }
+    if (depth_before == 0 && tok_is(tok, TOK_OP, ":")) {
+        t->statement = true;
+        static const char *const heads[] = {"if", "elif", "else", "for", "while", "with", "try", "except",
+                                            "finally", "def", "class", "async", "match", "case"};
+        for (size_t i = 0; i < ARRAY_SIZE(heads); i++)
+            t->opens_block = t->opens_block || tok_is(&t->first, TOK_NAME, heads[i]);
+    }
+    if (depth_before == 0 && tok_is(tok, TOK_OP, "=")) {
+        bool cmp = t->ntok && t->prev.kind == TOK_OP && t->prev.p + t->prev.len == tok->p &&
+                   strchr("=<>!", t->prev.p[0]);
+        bool next_eq = lx->i < lx->n && lx->s[lx->i] == '=';
+        if (!cmp && !next_eq)
+            t->statement = true;
+        if (cmp && t->prev.p[0] == '=')
+            t->statement = false; /* (`a == b`: the first '=' said assignment) */
+    }
+    t->prev = *tok;
+    t->ntok++;
+}
+
+bool deps_scan_ends_in_expression(const char *code, size_t len)
+{
+    struct lex lx = {.s = code, .n = len};
+    struct tail t = {0}, last = {0};
+    bool line_start = true, line_indented = false;
+    if (len >= 3 && !memcmp(code, "\xef\xbb\xbf", 3))
+        lx.i = 3;
+    const char *start = code + lx.i;
+    for (;;) {
+        int depth = lx.depth;
+        struct tok tok;
+        next_token(&lx, &tok);
+        if (tok.kind == TOK_EOF)
+            break;
+        bool newline = tok.kind == TOK_NEWLINE;
+        if (newline || (depth == 0 && tok_is(&tok, TOK_OP, ";"))) {
+            if (t.ntok)
+                last = t;
+            /* `if x: a; b`: b is in the block too. */
+            line_indented = line_indented || t.opens_block;
+            memset(&t, 0, sizeof t);
+            line_start = line_start || newline;
+            continue;
+        }
+        if (line_start) {
+            /* The line's indentation: a statement inside a block (or after
+             * a ';' on such a line) is no top-level one. */
+            line_indented = tok.p > start && tok.p[-1] != '\n';
+            line_start = false;
+        }
+        if (t.ntok == 0)
+            t.indented = line_indented;
+        tail_token(&t, &lx, &tok, depth);
+    }
+    if (t.ntok)
+        last = t;
+    return last.ntok && !last.indented && !last.statement && !last.print;
+}
+
 int deps_scan_imports(const char *code, size_t len, struct deps_strv *out)
 {
     return scan(code, len, false, out);
@@ -507,361 +602,4 @@ int deps_scan_imports(const char *code, size_t len, struct deps_strv *out)
 int deps_scan_import_paths(const char *code, size_t len, struct deps_strv *out)
 {
     return scan(code, len, true, out);
-}
-
-/* ------------------------------------------------------------ PEP 723 */
-
-void deps_meta_free(struct deps_meta *m)
-{
-    deps_strv_free(&m->dependencies);
-    free(m->requires_python);
-    memset(m, 0, sizeof *m);
-}
-
-struct toml {
-    const char *s;
-    size_t n, i;
-    char *err;
-    size_t errlen;
-};
-
-static void toml_ws(struct toml *t, bool newlines)
-{
-    while (t->i < t->n) {
-        char c = t->s[t->i];
-        if (c == ' ' || c == '\t' || (newlines && (c == '\n' || c == '\r'))) {
-            t->i++;
-        } else if (c == '#' && newlines) {
-            while (t->i < t->n && t->s[t->i] != '\n')
-                t->i++;
-        } else {
-            break;
-        }
-    }
-}
-
-static int toml_fail(struct toml *t, const char *what)
-{
-    int line = 1;
-    for (size_t k = 0; k < t->i && k < t->n; k++)
-        line += t->s[k] == '\n';
-    snprintf(t->err, t->errlen, "the script's PEP 723 block, line %d of the block: %s", line, what);
-    return -EINVAL;
-}
-
-/* A TOML string at t->i (basic, literal, or their multi-line forms) into a
- * new string (caller frees). */
-static int toml_string(struct toml *t, char **out)
-{
-    struct dbuf b;
-    dbuf_init(&b, DEPS_SPEC_MAX * 4);
-    char q = t->s[t->i];
-    bool multi = t->i + 2 < t->n && t->s[t->i + 1] == q && t->s[t->i + 2] == q;
-    t->i += multi ? 3 : 1;
-    if (multi && t->i < t->n && t->s[t->i] == '\n')
-        t->i++; /* a newline right after the opening quotes is trimmed */
-    int rc = 0;
-    for (;;) {
-        if (t->i >= t->n || (!multi && t->s[t->i] == '\n')) {
-            rc = toml_fail(t, "unterminated string");
-            break;
-        }
-        char c = t->s[t->i];
-        if (c == q && (!multi || (t->i + 2 < t->n && t->s[t->i + 1] == q && t->s[t->i + 2] == q))) {
-            t->i += multi ? 3 : 1;
-            break;
-        }
-        if (c == '\\' && q == '"') {
-            char e = t->i + 1 < t->n ? t->s[t->i + 1] : '\0', v = 0;
-            switch (e) {
-            case '"': v = '"'; break;
-            case '\\': v = '\\'; break;
-            case 'b': v = '\b'; break;
-            case 't': v = '\t'; break;
-            case 'n': v = '\n'; break;
-            case 'f': v = '\f'; break;
-            case 'r': v = '\r'; break;
-            default: break;
-            }
-            t->i += 2;
-            if (v) {
-                /* The same ceiling as a plain byte, with a reason: a bare
-                 * -E2BIG here reached the caller without one, and the
-                 * front doors took it for a failure of the service. */
-                rc = dbuf_append(&b, &v, 1);
-                if (rc == -E2BIG)
-                    rc = toml_fail(t, "string too long");
-            } else if (multi && (e == '\n' || e == ' ' || e == '\t' || e == '\r')) {
-                /* A line-ending backslash trims the whitespace that follows. */
-                while (t->i < t->n && t->s[t->i] && strchr(" \t\r\n", t->s[t->i]))
-                    t->i++;
-            } else {
-                /* \uXXXX and \UXXXXXXXX never appear in a valid requirement. */
-                rc = toml_fail(t, "unsupported escape in a string");
-            }
-            if (rc < 0)
-                break;
-            continue;
-        }
-        rc = dbuf_append(&b, &c, 1);
-        if (rc < 0) {
-            rc = rc == -E2BIG ? toml_fail(t, "string too long") : rc;
-            break;
-        }
-        t->i++;
-    }
-    if (rc < 0) {
-        dbuf_free(&b);
-        return rc;
-    }
-    *out = dbuf_steal(&b, NULL);
-    if (!*out)
-        *out = strdup("");
-    return *out ? 0 : -ENOMEM;
-}
-
-/* Skips a value this reader does not need (numbers, booleans, dates,
- * arrays and inline tables of anything), honouring strings and nesting. */
-static int toml_skip_value(struct toml *t)
-{
-    int depth = 0;
-    while (t->i < t->n) {
-        char c = t->s[t->i];
-        if (c == '"' || c == '\'') {
-            char *junk = NULL;
-            int rc = toml_string(t, &junk);
-            free(junk);
-            if (rc < 0)
-                return rc;
-            continue;
-        }
-        if (c == '[' || c == '{') {
-            depth++;
-        } else if (c == ']' || c == '}') {
-            depth--;
-        } else if (c == '#') {
-            while (t->i < t->n && t->s[t->i] != '\n')
-                t->i++;
-            continue;
-        } else if (c == '\n' && depth == 0) {
-            return 0;
-        }
-        t->i++;
-        if (depth == 0 && (c == ']' || c == '}'))
-            return 0;
-    }
-    return depth == 0 ? 0 : toml_fail(t, "unterminated array or table");
-}
-
-static int toml_string_array(struct toml *t, struct deps_strv *out)
-{
-    t->i++; /* '[' */
-    for (;;) {
-        toml_ws(t, true);
-        if (t->i >= t->n)
-            return toml_fail(t, "unterminated array");
-        if (t->s[t->i] == ']') {
-            t->i++;
-            return 0;
-        }
-        if (t->s[t->i] != '"' && t->s[t->i] != '\'')
-            return toml_fail(t, "dependencies must be an array of strings");
-        char *v = NULL;
-        int rc = toml_string(t, &v);
-        if (rc < 0)
-            return rc;
-        if (out->n >= DEPS_MAX_REQUIREMENTS) {
-            free(v);
-            return toml_fail(t, "too many dependencies");
-        }
-        rc = deps_strv_push(out, v, strlen(v));
-        free(v);
-        if (rc < 0)
-            return rc;
-        toml_ws(t, true);
-        if (t->i < t->n && t->s[t->i] == ',') {
-            t->i++;
-            continue;
-        }
-        toml_ws(t, true);
-        if (t->i < t->n && t->s[t->i] == ']') {
-            t->i++;
-            return 0;
-        }
-        return toml_fail(t, "expected ',' or ']' in the dependencies array");
-    }
-}
-
-static int parse_toml(const char *text, size_t len, struct deps_meta *m, char *err, size_t errlen)
-{
-    struct toml t = {text, len, 0, err, errlen};
-    bool in_root = true;
-    while (t.i < t.n) {
-        toml_ws(&t, true);
-        if (t.i >= t.n)
-            break;
-        char c = t.s[t.i];
-        if (c == '[') {
-            /* A table: keys after it are not the script's. */
-            in_root = false;
-            while (t.i < t.n && t.s[t.i] != '\n')
-                t.i++;
-            continue;
-        }
-        /* A key: bare, quoted or dotted. */
-        char key[64];
-        size_t kl = 0;
-        bool dotted = false;
-        if (c == '"' || c == '\'') {
-            char *k = NULL;
-            int rc = toml_string(&t, &k);
-            if (rc < 0)
-                return rc;
-            snprintf(key, sizeof key, "%s", k);
-            kl = strlen(key);
-            free(k);
-        } else {
-            while (t.i < t.n && ((t.s[t.i] && strchr("-_.", t.s[t.i])) || (t.s[t.i] >= 'a' && t.s[t.i] <= 'z') ||
-                                 (t.s[t.i] >= 'A' && t.s[t.i] <= 'Z') || (t.s[t.i] >= '0' && t.s[t.i] <= '9'))) {
-                dotted = dotted || t.s[t.i] == '.';
-                if (kl + 1 < sizeof key)
-                    key[kl++] = t.s[t.i];
-                t.i++;
-            }
-            key[kl] = '\0';
-        }
-        toml_ws(&t, false);
-        if (kl == 0 || t.i >= t.n || t.s[t.i] != '=')
-            return toml_fail(&t, "expected 'key = value'");
-        t.i++;
-        toml_ws(&t, false);
-        if (t.i >= t.n)
-            return toml_fail(&t, "a key without a value");
-        int rc;
-        if (in_root && !dotted && !strcmp(key, "dependencies")) {
-            if (m->has_dependencies)
-                return toml_fail(&t, "dependencies is given twice");
-            if (t.s[t.i] != '[')
-                return toml_fail(&t, "dependencies must be an array of strings");
-            m->has_dependencies = true;
-            rc = toml_string_array(&t, &m->dependencies);
-        } else if (in_root && !dotted && !strcmp(key, "requires-python")) {
-            if (m->requires_python)
-                return toml_fail(&t, "requires-python is given twice");
-            if (t.s[t.i] != '"' && t.s[t.i] != '\'')
-                return toml_fail(&t, "requires-python must be a string");
-            rc = toml_string(&t, &m->requires_python);
-        } else {
-            rc = toml_skip_value(&t);
-        }
-        if (rc < 0)
-            return rc;
-        toml_ws(&t, false);
-        if (t.i < t.n && t.s[t.i] == '#')
-            toml_ws(&t, true);
-        else if (t.i < t.n && t.s[t.i] != '\n' && t.s[t.i] != '\r')
-            return toml_fail(&t, "unexpected text after a value");
-    }
-    return 0;
-}
-
-/* One line of the source: [p, p+len) without its line ending. */
-struct line {
-    const char *p;
-    size_t len;
-};
-
-static bool next_line(const char *code, size_t n, size_t *pos, struct line *l)
-{
-    if (*pos >= n)
-        return false;
-    const char *start = code + *pos;
-    const char *nl = memchr(start, '\n', n - *pos);
-    size_t len = nl ? (size_t)(nl - start) : n - *pos;
-    *pos += len + (nl ? 1 : 0);
-    if (len && start[len - 1] == '\r')
-        len--;
-    *l = (struct line){start, len};
-    return true;
-}
-
-static bool line_is(const struct line *l, const char *text)
-{
-    return l->len == strlen(text) && !memcmp(l->p, text, l->len);
-}
-
-/* "# /// TYPE" with TYPE in [a-zA-Z0-9-]+: the type, else NULL. */
-static bool block_open(const struct line *l, struct line *type)
-{
-    if (l->len < 8 || memcmp(l->p, "# /// ", 6))
-        return false;
-    for (size_t i = 6; i < l->len; i++) {
-        char c = l->p[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'))
-            return false;
-    }
-    *type = (struct line){l->p + 6, l->len - 6};
-    return true;
-}
-
-static bool comment_line(const struct line *l)
-{
-    return (l->len == 1 && l->p[0] == '#') || (l->len >= 2 && l->p[0] == '#' && l->p[1] == ' ');
-}
-
-int deps_read_meta(const char *code, size_t len, struct deps_meta *m, char *err, size_t errlen)
-{
-    size_t pos = 0;
-    struct line l;
-    memset(m, 0, sizeof *m);
-    while (next_line(code, len, &pos, &l)) {
-        struct line type;
-        if (!block_open(&l, &type))
-            continue;
-        /* The block runs to the last "# ///" of the comment lines that
-         * follow (PEP 723: the content is every comment line before it). */
-        size_t scan = pos, end_at = 0, body_start = pos, body_end = 0;
-        bool closed = false;
-        struct line c;
-        while (next_line(code, len, &scan, &c) && comment_line(&c)) {
-            if (line_is(&c, "# ///")) {
-                closed = true;
-                body_end = (size_t)(c.p - code);
-                end_at = scan;
-            }
-        }
-        bool script = type.len == 6 && !memcmp(type.p, "script", 6);
-        if (!closed) {
-            if (script) {
-                snprintf(err, errlen, "the script's PEP 723 block (# /// script) has no closing '# ///' line");
-                return -EINVAL;
-            }
-            continue;
-        }
-        pos = end_at;
-        if (!script)
-            continue;
-        if (m->present) {
-            snprintf(err, errlen, "the script has two PEP 723 script blocks");
-            return -EINVAL;
-        }
-        m->present = true;
-        /* The TOML: each line without its "# " or "#". */
-        struct dbuf toml;
-        dbuf_init(&toml, len + 1);
-        size_t bp = body_start;
-        int rc = 0;
-        while (rc == 0 && bp < body_end && next_line(code, body_end, &bp, &c)) {
-            size_t skip = c.len >= 2 ? 2 : 1;
-            rc = dbuf_append(&toml, c.p + skip, c.len - skip);
-            if (rc == 0)
-                rc = dbuf_append(&toml, "\n", 1);
-        }
-        if (rc == 0)
-            rc = parse_toml(toml.data ? toml.data : "", toml.len, m, err, errlen);
-        dbuf_free(&toml);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
 }

@@ -658,7 +658,7 @@ static int start_rlimits(const struct jail_opts *o, struct jail_proc *p, char *e
         if (chdir(o->cwd) < 0)
             jail__child_fail(efd, JAIL_STAGE_CHDIR);
         rlimits_enforce(efd, llfd, prog);
-        execve(o->argv[0], (char *const *)o->argv, (char *const *)o->envp);
+        execve(o->argv[0], (char *const *)(o->runner_argv ? o->runner_argv : o->argv), (char *const *)o->envp);
         jail__child_fail(efd, JAIL_STAGE_EXEC);
     }
 

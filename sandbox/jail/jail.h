@@ -56,6 +56,13 @@ struct jail_opts {
     const struct jail_bind *binds;
     size_t n_binds;
     const char *const *argv;        /* argv[0] absolute (as seen inside) */
+    /* A script run so that its last expression's value can be had
+     * (runner.py): cold, argv is this ({python, "-c", the runner}); warm,
+     * the zygote calls the runner's main on argv[1] with value_file (as
+     * seen inside) and value_limit. NULL: argv as it is. */
+    const char *const *runner_argv;
+    const char *value_file;
+    uint64_t value_limit;
     /* The host's Python interpreter the run uses (a venv's bin/python3 links
      * to it): when it lives outside /usr (a /opt or pyenv build) its prefix
      * is bound read-only at the same path. NULL: none. */
@@ -186,6 +193,19 @@ int jail_start(const struct jail_opts *o, struct jail_proc *p, char *err, size_t
 int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char *const *imports, size_t n,
                     int64_t wait_ms, struct jail_proc *p, char *err, size_t errlen) must_check;
 
+/* How a notebook shows a value (sandbox/jail/display.py, built in): the
+ * Python text that defines _rms_display_make, which the runner of a
+ * script ending in an expression and a kernel's loop both use. */
+extern const char jail_py_display[];
+/* runner.py (built in): after jail_py_display, the runner of a script whose
+ * last expression is displayed (jail_opts.runner_argv); jail_runner_call
+ * is the line that calls it. */
+extern const char jail_py_runner[];
+/* The Python line that runs script with the runner (hex-quoted: nothing of
+ * the paths is Python), cold or warm, into a new string (caller frees), or
+ * NULL. */
+char *jail_runner_call(const char *script, const char *value_file, uint64_t limit, bool cold);
+
 /* Sends sig to every process of the run. 0 or -errno. */
 int jail_signal(struct jail_proc *p, int sig);
 
@@ -224,6 +244,19 @@ int jail_memory_check(struct jail_proc *p, uint64_t limit, uint64_t *held) must_
  * passed, *bytes is what it found. 0 with *bytes = 0 when the run has
  * ended, or -errno (*bytes what was found). */
 int jail_deleted_bytes(struct jail_proc *p, dev_t dev, uint64_t *bytes) must_check;
+
+/* Gives a long-lived run (a kernel) its paths again where something took
+ * them back: a session's run in the same workspace between two cells gives
+ * the workspace to its own uid and then to the server. Root only (else
+ * nothing to do); a path whose top is the run's already is left as it is.
+ * 0 or -errno. */
+int jail_regive(struct jail_proc *p) must_check;
+
+/* The run's paths stay as they are when it ends: another call holds the
+ * workspace now (a session's run, a new kernel), which gives it to its own
+ * uid and back itself; a path given back under it would be taken from it.
+ * Call before jail_finish. */
+void jail_keep_paths(struct jail_proc *p);
 
 /* After the run: reads the cgroups' breach counters into p, removes the
  * cgroups, releases the uid. */

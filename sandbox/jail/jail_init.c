@@ -50,7 +50,7 @@ static _Noreturn void script_main(struct jail_ns_ctx *c)
     /* Last before execve: from here on the filter binds. */
     efd = jail__script_drop(efd, o->stdin_inside, o->fd_in, o->fd_out, o->fd_err, c->rows, c->nrows, c->set_groups,
                             o->cwd, &c->seccomp);
-    execve(o->argv[0], (char *const *)o->argv, (char *const *)o->envp);
+    execve(o->argv[0], (char *const *)(o->runner_argv ? o->runner_argv : o->argv), (char *const *)o->envp);
     jail__child_fail(efd, JAIL_STAGE_EXEC);
 }
 

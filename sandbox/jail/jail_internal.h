@@ -387,6 +387,8 @@ struct jail_warm_req {
     char stdin_inside[256];
     char cwd[256];
     char script[256];                /* argv[1] as seen inside */
+    char value_file[256];            /* jail_opts.value_file ("": the script runs as it is) */
+    uint64_t value_limit;
     char env[JAIL_WARM_TEXT];        /* KEY=VALUE\0...\0\0 */
     char imports[JAIL_WARM_TEXT];    /* module paths the script imports (matplotlib.pyplot), NUL-separated,
                                       * \0\0 at the end; as many as fit */

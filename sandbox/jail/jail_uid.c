@@ -152,6 +152,29 @@ int jail__give_paths(const struct jail_opts *o, struct jail_proc *p, char *err, 
     return 0;
 }
 
+int jail_regive(struct jail_proc *p)
+{
+    for (size_t i = 0; geteuid() == 0 && p->given && p->given[i]; i++) {
+        struct stat st;
+        if (lstat(p->given[i], &st) < 0)
+            return -errno;
+        if (st.st_uid == p->host_uid)
+            continue;
+        int rc = chown_tree(p->given[i], p->host_uid, p->host_uid, p->given_keep);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+void jail_keep_paths(struct jail_proc *p)
+{
+    for (size_t i = 0; p->given && p->given[i]; i++)
+        free(p->given[i]);
+    free(p->given);
+    p->given = NULL;
+}
+
 void jail__uid_release(struct jail_proc *p)
 {
     for (size_t i = 0; p->given && p->given[i]; i++) {

@@ -80,19 +80,6 @@ static const struct jail_ops warm_ops = {warm_signal, warm_try_reap, warm_kill_a
 
 /* -------------------------------------------------------- a warm start */
 
-/* The host pid of a pidfd, from its fdinfo. */
-static pid_t pidfd_pid(int pidfd)
-{
-    char path[64];
-    cleanup_free char *info = NULL;
-    size_t n;
-    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
-    if (util_read_file_at(AT_FDCWD, path, 4096, &info, &n) < 0)
-        return -1;
-    const char *l = strstr(info, "\nPid:");
-    return l ? (pid_t)atoi(l + 5) : -1;
-}
-
 /* A bind as a detached copy of its mount, with its flags: the zygote's
  * fork moves it into its own mount namespace. Private: the copy would
  * otherwise join the peer group of a shared host mount, and a mount made
@@ -267,7 +254,10 @@ static int make_req(const struct jail_opts *o, struct jail_warm_req *q, const ch
     if (!*env_dir || !o->argv[0] || !o->argv[1] || o->argv[2] || strlen(*env_dir) >= sizeof q->env_dir)
         return -EINVAL;
     snprintf(q->env_dir, sizeof q->env_dir, "%s", *env_dir);
+    q->value_limit = o->value_limit;
     if (snprintf(q->script, sizeof q->script, "%s", o->argv[1]) >= (int)sizeof q->script ||
+        snprintf(q->value_file, sizeof q->value_file, "%s", o->value_file ? o->value_file : "") >=
+            (int)sizeof q->value_file ||
         snprintf(q->cwd, sizeof q->cwd, "%s", o->cwd) >= (int)sizeof q->cwd ||
         snprintf(q->stdin_inside, sizeof q->stdin_inside, "%s", o->stdin_inside ? o->stdin_inside : "") >=
             (int)sizeof q->stdin_inside)
@@ -365,7 +355,7 @@ static int take_run(const struct jail_opts *o, struct jail_proc *p, struct warm_
         return -ETIMEDOUT;
     }
     p->pidfd = fds[0];
-    p->pid = pidfd_pid(p->pidfd);
+    p->pid = util_pidfd_pid(p->pidfd);
     if (p->pid <= 0) {
         snprintf(err, errlen, "the run's init has no pid here");
         return -ESRCH;

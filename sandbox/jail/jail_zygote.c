@@ -189,6 +189,8 @@ struct pyapi {
     void (*before_fork)(void);
     void (*after_fork_parent)(void);
     void (*after_fork_child)(void);
+    void (*incref)(void *);
+    void *none;            /* Py_None */
 };
 
 #define PY_FILE_INPUT 257 /* Py_file_input: a module's statements */
@@ -216,6 +218,8 @@ static int py_load(const char *lib)
         {"PyOS_BeforeFork", (void **)&py.before_fork},
         {"PyOS_AfterFork_Parent", (void **)&py.after_fork_parent},
         {"PyOS_AfterFork_Child", (void **)&py.after_fork_child},
+        {"Py_IncRef", (void **)&py.incref},
+        {"_Py_NoneStruct", (void **)&py.none},
     };
     /* RTLD_GLOBAL: the extension modules it imports need its symbols. */
     return util_dl_load(lib, true, syms, ARRAY_SIZE(syms), "", NULL, 0);
@@ -224,6 +228,9 @@ static int py_load(const char *lib)
 /* _rms_warm.end (sandbox/jail/zygote.py, jail__py_zygote): taken once the
  * zygote has made it, kept for every run. */
 static void *py_end;
+/* _rms_run (sandbox/jail/runner.py), kept: a run whose last expression is
+ * shown leaves its exception in its exc. */
+static void *py_runner;
 /* The name a cold run's script has (/proc/PID/comm: the interpreter's
  * file name, as execve gives it), for each run's. */
 static char py_comm[16];
@@ -423,19 +430,35 @@ static _Noreturn void run_script(const struct jail_warm_req *q, const int *fds, 
     if (!ok || py.run_simple_string(b.data) != 0)
         _exit(JAIL_CHILD_FAILED);
     dbuf_free(&b);
-    /* The script in __main__ as python's main runs it; its end, and the
-     * interpreter's, in zygote.py's end(). */
-    void *main = py.add_module("__main__");
-    void *globals = main ? py.module_dict(main) : NULL;
-    void *res = globals ? py.run_file(fp, q->script, PY_FILE_INPUT, globals, globals, 1, NULL) : NULL;
+    /* The script in __main__ as python's main runs it (or through the
+     * runner, as a cold run is, when its last expression is shown); its
+     * end, and the interpreter's, in zygote.py's end(). */
     void *type = NULL, *exc = NULL, *tb = NULL;
-    if (res) {
-        py.decref(res);
+    if (q->value_file[0]) {
+        fclose(fp);
+        char *call = jail_runner_call(q->script, q->value_file, q->value_limit, false);
+        if (!call || py.run_simple_string(call) != 0)
+            _exit(JAIL_CHILD_FAILED);
+        free(call);
+        exc = py.get_attr(py_runner, "exc");
+        if (exc == py.none) {
+            py.decref(exc);
+            exc = NULL;
+        }
     } else {
-        py.err_fetch(&type, &exc, &tb);
-        py.err_normalize(&type, &exc, &tb);
-        if (exc && tb)
-            py.set_traceback(exc, tb);
+        if (py.run_simple_string("__import__('sys').modules.pop('_rms_run', None)") != 0)
+            _exit(JAIL_CHILD_FAILED);
+        void *main = py.add_module("__main__");
+        void *globals = main ? py.module_dict(main) : NULL;
+        void *res = globals ? py.run_file(fp, q->script, PY_FILE_INPUT, globals, globals, 1, NULL) : NULL;
+        if (res) {
+            py.decref(res);
+        } else {
+            py.err_fetch(&type, &exc, &tb);
+            py.err_normalize(&type, &exc, &tb);
+            if (exc && tb)
+                py.set_traceback(exc, tb);
+        }
     }
     void *st = exc ? py.call(py_end, exc, NULL) : py.call(py_end, NULL);
     py.decref(type);
@@ -791,6 +814,14 @@ static _Noreturn void zygote_main(int argc, char **argv)
     py.initialize_ex(1);
     if (py.run_simple_string(jail__py_zygote) != 0)
         _exit(JAIL_CHILD_FAILED);
+    /* The runner (display.py, runner.py), for the runs whose last
+     * expression is shown: its module kept, out of sys.modules in a run. */
+    char *runner;
+    if (asprintf(&runner, "%s%s", jail_py_display, jail_py_runner) < 0 || py.run_simple_string(runner) != 0 ||
+        !(py_runner = py.add_module("_rms_run")))
+        _exit(JAIL_CHILD_FAILED);
+    py.incref(py_runner);
+    free(runner);
     /* The imports, one try each. Names are module paths the pool checked
      * ([A-Za-z0-9_.] only): quoting them is enough. */
     struct dbuf b;

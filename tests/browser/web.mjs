@@ -2,32 +2,15 @@
 // against the server web.sh started. Prints TAP. Every wait has a ceiling
 // (a guard against a hang); no assertion is about how long anything took.
 // Screenshots at 1280 x 900 and 390 px wide, light and dark, go to OUT.
-import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { ok, skip, check, shot, launch, done } from './lib.mjs';
 
-const { BASE, TOKEN, OUT, CHROMIUM, HAVE_PILLOW } = process.env;
+const { BASE, TOKEN, OUT, HAVE_PILLOW } = process.env;
 const LONG = 180000;  // ceiling of a run's wait (an install may be slow on a loaded machine)
-let n = 0, failed = 0;
-function ok(cond, what, detail) {
-  n++;
-  if (!cond) failed++;
-  console.log(`${cond ? '' : 'not '}ok ${n} - ${what}`);
-  if (!cond && detail !== undefined) console.log(`#   ${String(detail).split('\n').join('\n#   ')}`);
-}
-function skip(what, why) { n++; console.log(`ok ${n} # SKIP ${what}: ${why}`); }
-async function check(what, fn) {
-  try { await fn(); } catch (e) { ok(false, what, e.stack || e); }
-}
-const shot = (page, name) => page.screenshot({ path: join(OUT, name + '.png'), fullPage: true });
 
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const browser = await launch();
 const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
 const page = await ctx.newPage();
 const consoleErrors = [];
@@ -431,5 +414,4 @@ try {
 } finally {
   await browser.close();
 }
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+done();

@@ -190,6 +190,17 @@ done
 is "$wrong" 0 "2026-07-28: $N_WS workspaces, each named by its node and reached there by Mcp-Param-Workspace"
 [ "$ws_b1" -gt 0 ] && [ "$ws_b2" -gt 0 ]
 ok $? "2026-07-28: new workspaces spread over both nodes (b1: $ws_b1, b2: $ws_b2)"
+# A workspace's kernel lives on its node: the handle's next cell finds it.
+kept=0
+for i in 1 2 3 4; do
+    mpost tools/call '"name":"run_cell","arguments":{"code":"x = '"$i"'"}' -H "Mcp-Name: run_cell"
+    wid=$(jb 'r["result"]["structuredContent"]["workspace"]')
+    mpost tools/call '"name":"run_cell","arguments":{"code":"x * 10","workspace":"'"$wid"'"}' \
+        -H "Mcp-Name: run_cell" -H "Mcp-Param-Workspace: $wid"
+    [ "$(jb 'r["result"]["structuredContent"]["value"], r["result"]["structuredContent"]["kernel"]["state"]')" = \
+        '["'"$i"'0", "kept"]' ] && kept=$((kept + 1)) || diag "$wid: $(head -c 300 "$T/b")"
+done
+is "$kept" 4 "2026-07-28: a workspace's kernel lives on its node, and its handle's next cell is routed to it (kept)"
 tasks_ok=0
 for i in 1 2 3 4; do
     CAPS=$TASKS_CAP mpost tools/call '"name":"run_my_script","arguments":{"code":"import time\ntime.sleep(2)\nprint(\"t'"$i"'\")"}' \

@@ -64,8 +64,8 @@ ok $? "and session.json keeps 256 bytes of the name"
 post '{"jsonrpc":"2.0","id":"p1","method":"ping"}' "${H[@]}"
 is "$STATUS/$(jb 'r')" '200/{"jsonrpc": "2.0", "id": "p1", "result": {}}' "ping: {} with the id's type kept"
 post '{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}' "${H[@]}"
-is "$(jb '[t["name"] for t in r["result"]["tools"]]')" '["run_code", "run_my_script", "list_dir", "preview_file", "mount_file", "persist_artifact"]' \
-    "tools/list: the six tools (no test fixtures by default)"
+is "$(jb '[t["name"] for t in r["result"]["tools"]]')" '["run_code", "run_cell", "reset_kernel", "run_my_script", "list_dir", "preview_file", "mount_file", "persist_artifact"]' \
+    "tools/list: the eight tools of serve, which has kernels (no test fixtures by default)"
 is "$(jb 'all(t["description"] and t["inputSchema"]["type"] == "object" and t["outputSchema"]["type"] == "object" for t in r["result"]["tools"])')" \
     true "every tool has a description, an object inputSchema and an outputSchema"
 is "$(jb '[t for t in r["result"]["tools"] if t["name"] == "run_code"][0]["inputSchema"]["required"]')" '["code"]' \
@@ -257,7 +257,8 @@ post '{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"run_code"
 is "$(jb '[c.get("mimeType") for c in r["result"]["content"] if c["type"] == "image"]')" '["image/png"]' \
     "one image inline (the small one); the big one over image_inline_bytes is not"
 is "$(jb 'sorted(c["name"] for c in r["result"]["content"] if c["type"] == "resource_link")')" \
-    '["artifacts.zip", "big.png", "result.txt", "small.png"]' "every artifact has a link"
+    '["artifacts.zip", "big.png", "small.png"]' \
+    "every artifact of this call has a link (result.txt, an earlier call's, is not this one's: list_dir shows it)"
 
 # --- artifacts route
 is "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/artifacts/0123456789abcdef0123456789abcdef/x")" 404 "an unknown run: 404"

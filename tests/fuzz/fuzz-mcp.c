@@ -1,16 +1,20 @@
 /* fuzz-mcp.c: libFuzzer target for the HTTP side of the program as
  * app_handle() serves it: MCP's JSON-RPC parsing, the lifecycle and the
  * dispatch (fcgi/mcp/mcp*.c), the tools' argument checks and results
- * (fcgi/tools/tools*.c), the /artifacts/ route (fcgi/app.c) and /api/run
- * (fcgi/web.c), with the executor stubbed (stubs.c: no process is
- * started).
+ * (fcgi/tools/tools*.c), the /artifacts/ route (fcgi/app.c), /api/run
+ * (fcgi/web.c) and /api/cell (fcgi/web_cell.c), with the executor stubbed
+ * (stubs.c: no process is started; kernels are on, so that run_cell and
+ * reset_kernel are listed and reach the stub cell).
  *
  * The input: byte 0 picks the request, the rest is its body (or, for
  * /artifacts/, the path after it up to the first newline):
  *   bits 0-1  0: POST /mcp; 1: POST /mcp as 2026-07-28 (MCP-Protocol-Version,
  *             Mcp-Method, Mcp-Name and Mcp-Param-Workspace mirror the body,
  *             as a client sends them); 2: GET /artifacts/REST; 3: POST /api/run
- *   bit 2     send the Mcp-Session-Id of a live session made for this input
+ *   bit 2     send the Mcp-Session-Id of a live session made for this input;
+ *             with 3: POST /api/cell (a new notebook) instead of /api/run
+ *             (and with bit 6: /api/cell/LINE, LINE the body's first line,
+ *             the rest the body: a notebook's cell or its reset)
  *   bit 3     Accept: text/event-stream too (tools/call streams)
  *   bits 4-5  the session's revision: 2025-03-26, 2025-06-18, 2025-11-25 (x2)
  *   bit 6     /mcp: DELETE (bit 7 clear) or GET (bit 7 set) instead of POST;
@@ -42,6 +46,8 @@
 /* The fixed run: its id with and without a node, as a cluster has both. */
 #define RUN_ID "0123456789abcdef0123456789abcdef"
 #define NODE_RUN_ID "n1-fedcba9876543210fedcba9876543210"
+/* The fixed notebook (a 2026-07-28 workspace), for /api/cell/WID. */
+#define WS_ID "n1-00112233445566778899aabbccddeeff"
 
 static struct cfg cfg, cfg_noaccel;
 static char state[256];
@@ -162,6 +168,19 @@ static void make_run(const char *id)
     discard(symlink("/etc/passwd", link));
 }
 
+static void make_workspace(const char *id)
+{
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/workspaces/%s", state, id);
+    static const char *const subs[] = {"workspace", "calls", "cancel", "runs"};
+    for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
+        char sub[440];
+        snprintf(sub, sizeof sub, "%s/%s", dir, subs[i]);
+        fuzz_assert(util_mkdir_p(sub, 0755) == 0, "cannot make the fixed workspace");
+    }
+    write_file(dir, "session.json", "{\"version\":\"2026-07-28\",\"log_level\":\"debug\"}");
+}
+
 static void load_cfg(struct cfg *c, bool accel)
 {
     char err[300], set_state[300];
@@ -170,6 +189,7 @@ static void load_cfg(struct cfg *c, bool accel)
                           "preview_bytes=512", accel ? "accel_redirect=on" : "accel_redirect=off",
                           "test_fixture_tools=on"};
     fuzz_assert(cfg_load(c, "/dev/null", NULL, sets, ARRAY_SIZE(sets), err, sizeof err) == 0, err);
+    c->exec.kernels.on = true; /* as serve's workers have them */
     log_set_level(LOG_LVL_ERROR);
 }
 
@@ -191,11 +211,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     fuzz_assert(ws_init_state(state) == 0, "cannot make the state directory");
     make_run(RUN_ID);
     make_run(NODE_RUN_ID);
+    make_workspace(WS_ID);
     return 0;
 }
 
-/* Removes what an input made: every session, workspace and task, and
- * every run but the two fixed ones. */
+/* Removes what an input made: every session, workspace and task but the
+ * fixed notebook, and every run but the two fixed ones. */
 static void reset(void)
 {
     static const char *const subs[] = {"sessions", "workspaces", "tasks", "runs"};
@@ -209,7 +230,7 @@ static void reset(void)
         struct dirent *de;
         while (d && (de = readdir(d))) {
             if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, RUN_ID) ||
-                !strcmp(de->d_name, NODE_RUN_ID))
+                !strcmp(de->d_name, NODE_RUN_ID) || !strcmp(de->d_name, WS_ID))
                 continue;
             discard(util_rm_rf_at(dfd, de->d_name));
         }
@@ -217,6 +238,7 @@ static void reset(void)
             closedir(d);
         close(dfd);
     }
+    make_workspace(WS_ID); /* delete_workspace may have ended it */
 }
 
 static bool is_internal(json_object *m)
@@ -323,7 +345,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 3:
-        resp = serve(&cfg, "POST", "/api/run", NULL, NULL, false, body, len, "application/json");
+        if (!(flags & 4)) {
+            resp = serve(&cfg, "POST", "/api/run", NULL, NULL, false, body, len, "application/json");
+        } else if (!(flags & 64)) {
+            resp = serve(&cfg, "POST", "/api/cell", NULL, NULL, flags & 8, body, len, "application/json");
+        } else {
+            char uri[HTTP_PATH_MAX + 64];
+            size_t n = 0;
+            while (n < len && body[n] != '\n' && body[n] != '\0')
+                n++;
+            snprintf(uri, sizeof uri, "/api/cell/%.*s", (int)(n > HTTP_PATH_MAX ? HTTP_PATH_MAX : n), body);
+            size_t skip = n < len ? n + 1 : n;
+            resp = serve(&cfg, "POST", uri, NULL, NULL, flags & 8, body + skip, len - skip, "application/json");
+        }
         break;
     }
     fuzz_assert(resp && !strncmp(resp, "Status: ", 8), "no status line");

@@ -1,5 +1,5 @@
 /* fuzz-pep723.c: libFuzzer target for the PEP 723 block reader and its
- * TOML subset (deps_read_meta in sandbox/deps/deps_scan.c), and for the PEP 440
+ * TOML subset (deps_read_meta in sandbox/deps/deps_meta.c), and for the PEP 440
  * check of the block's requires-python (deps_version_satisfies). A refusal
  * must come with a reason; what is accepted must be well formed. */
 #include "config.h"

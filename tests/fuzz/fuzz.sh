@@ -57,7 +57,7 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
 
 PKGS="json-c fcgi libseccomp libarchive libcurl"
 # The program's source folders, each a subsystem (doc/architecture.md).
-SRC_DIRS="common sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail cfg fcgi fcgi/mcp fcgi/tools cli"
+SRC_DIRS="common sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail sandbox/kernel cfg fcgi fcgi/mcp fcgi/tools cli"
 SRC_INC=$(for d in $SRC_DIRS; do printf ' -I%s/%s' "$top_srcdir" "$d"; done)
 CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
  -Wall -Wno-unused-parameter -I$top_builddir$SRC_INC -I$top_srcdir/tests/lib -I$here
@@ -90,12 +90,15 @@ embed() { # embed OUT.c HEADER PREFIX FILE...: as make does (common/embed.sh)
 build() {
     local jobs=() src base extra objs=()
     local schemas=$FUZZ_DIR/obj/tools_schemas.c map=$FUZZ_DIR/obj/deps_map_builtin.c zygote=$FUZZ_DIR/obj/jail_zygote_py.c
+    local display=$FUZZ_DIR/obj/jail_display_py.c kernel=$FUZZ_DIR/obj/kernel_py.c
     # shellcheck disable=SC2046
     embed "$schemas" tools_internal.h tools__schema_ $(cd "$top_srcdir" && echo fcgi/tools/schemas/*.json) || return 1
     embed "$map" deps.h deps__map_ data/import-names.tsv || return 1
     embed "$zygote" jail_internal.h jail__py_ sandbox/jail/zygote.py || return 1
+    embed "$display" jail.h jail_py_ sandbox/jail/display.py sandbox/jail/runner.py || return 1
+    embed "$kernel" kernel.h kernel__py_ sandbox/kernel/kernel.py || return 1
     # shellcheck disable=SC2046
-    for src in $(for d in $SRC_DIRS; do echo "$top_srcdir/$d"/*.c; done) "$schemas" "$map" "$zygote"; do
+    for src in $(for d in $SRC_DIRS; do echo "$top_srcdir/$d"/*.c; done) "$schemas" "$map" "$zygote" "$display" "$kernel"; do
         base=$(basename "$src" .c)
         [ "$base" = main ] || [ "$base" = tools_nofixture ] && continue
         jobs+=("$src" "$FUZZ_DIR/obj/lib-$base.o" "")

@@ -6,7 +6,9 @@
  * it printed itself), a status and artifacts whose names come from the
  * script ("#artifact NAME" lines; "#sandbox-error" anywhere makes the run a
  * failure of the service), so the result serializer, the notifications
- * and the links are exercised with hostile bytes. The requirement check is
+ * and the links are exercised with hostile bytes; a cell's stub (run_cell,
+ * /api/cell) adds a kernel and the last expression's value, also the
+ * script's bytes, and flags its artifacts new or changed. The requirement check is
  * the real parser without the interpreter (deps_declared, no
  * requires-python): the real one asks Python for its version. */
 #include "config.h"
@@ -154,9 +156,49 @@ static int stub_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, boo
     return 0;
 }
 
+/* A cell: the run's stub in the workspace (one exec_cell requires), then
+ * its kernel (its state and number from the code's length) and the
+ * value: the script's first line, whatever its bytes. */
+static int stub_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+{
+    fuzz_assert(spec->workspace && spec->workspace[0] == '/', "a cell without its workspace");
+    int rc = stub_run(spec, sink, r);
+    if (!r->run_id[0]) /* refused, or stopped by accepted: no cell */
+        return rc;
+    r->kernel.state = (enum exec_kernel_state)(EXEC_KERNEL_NEW + spec->code_len % 3);
+    r->kernel.cell = spec->code_len % 50 + 1;
+    if (r->kernel.state != EXEC_KERNEL_KEPT && !(r->kernel.reason = strdup("stub: a new kernel")))
+        return -ENOMEM;
+    const char *nl = memchr(spec->code, '\n', spec->code_len);
+    size_t vn = nl ? (size_t)(nl - spec->code) : spec->code_len;
+    if (vn && !(r->value = strndup(spec->code, vn)))
+        return -ENOMEM;
+    for (size_t i = 0; i < r->n_artifacts; i++)
+        r->artifacts[i].change = i % 2 ? EXEC_ART_CHANGED : EXEC_ART_NEW;
+    return rc;
+}
+
+static int stub_kernel_call(const struct exec_config *cfg, const char *workspace)
+{
+    (void)cfg;
+    fuzz_assert(workspace && workspace[0] == '/', "a kernel call without its workspace");
+    return 0;
+}
+
+static int stub_kernel_stats(const struct exec_config *cfg, struct exec_kernel_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->max = cfg->kernels.max;
+    return 0;
+}
+
 const struct app_exec fuzz_exec = {
     .run = stub_run,
     .cancel = exec_cancel,
     .base_env = stub_base_env,
     .detach = stub_detach,
+    .cell = stub_cell,
+    .kernel_reset = stub_kernel_call,
+    .kernel_end = stub_kernel_call,
+    .kernel_stats = stub_kernel_stats,
 };

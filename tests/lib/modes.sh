@@ -69,6 +69,14 @@ mode_rms() {
         "$RUNMYSCRIPT" "$@"
 }
 
+# mode_cell ARGS...: tests/sandbox/cell (a kernel's cells, as serve's
+# workers run them) with ARGS in the current mode, as mode_rms.
+mode_cell() {
+    "${MODE_RUNAS[@]}" env -u RUNMYSCRIPT_CONFIG RUNMYSCRIPT_STATE_DIR="$MODE_STATE" \
+        RUNMYSCRIPT_ISOLATION=$MODE_ISOLATION RUNMYSCRIPT_REQUIRE_ISOLATION=off ${RMS_MODE_ENV:-} \
+        "$top_builddir/tests/sandbox/cell" "$@"
+}
+
 # mode_file PATH...: makes the test's files readable by the mode's user.
 mode_file() {
     chmod a+rX "$@"

@@ -2,7 +2,9 @@
 # The attack suite: hostile scripts run through `runmyscript run` in the
 # namespace jail, each asserting the contained outcome and the status, and
 # that nothing of the run is left. tests/sandbox/attacks-unprivileged.sh runs
-# it again with the program running as an unprivileged user.
+# it again with the program running as an unprivileged user;
+# attacks-cell.sh and attacks-cell-unprivileged.sh run each attack as a
+# cell of a kernel.
 #
 # Every attack is written so that, were the jail broken, it still could not
 # harm the machine that runs the tests: kill(-1) only after check-sandbox has
@@ -36,6 +38,19 @@ if ! "${RUNAS[@]}" "$RUNMYSCRIPT" check-sandbox >$T/check.txt 2>&1; then
     skip_all "this host cannot make the namespaces: $(grep 'user namespaces' $T/check.txt)"
 fi
 grep -q '^pid namespace: *yes' $T/check.txt && PIDNS=1 || PIDNS=0
+# The cell passes (attacks-cell.sh, attacks-cell-unprivileged.sh): every
+# attack a cell of a kernel of its own (tests/sandbox/cell, as serve's
+# workers run cells), the kernel ended after it, so that what it left is
+# looked for as a run's is; a running server (its pool: kernels start warm
+# where they may) is the process the kernels end with.
+CELL=
+if [ -n "${RMS_ATTACK_CELL:-}" ]; then
+    CELL=$top_builddir/tests/sandbox/cell
+    . "$top_srcdir/tests/lib/warm.sh"
+    export RUNMYSCRIPT_WARM_WAIT=60s
+    warm_serve || { echo "Bail out! the server did not start"; exit 1; }
+    diag "pass: cells"
+fi
 # The warm passes (attacks-warm.sh, attacks-warm-unprivileged.sh): every
 # run forked from a zygote of a running server's pool, the server run as
 # the pass's user (RUNAS), and each result says so.
@@ -57,8 +72,12 @@ attack() {
     chmod 644 $T/$name.py
     J=$T/$name.json
     RC=0
-    "${RUNAS[@]}" env RUNMYSCRIPT_STATE_DIR="$RUNMYSCRIPT_STATE_DIR" RMS_CANARY=canary-"$TOK" \
-        "$RUNMYSCRIPT" run $T/$name.py --json "$@" >$J 2>$J.err || RC=$?
+    if [ -n "$CELL" ]; then
+        attack_cell "$name" "$@"
+    else
+        "${RUNAS[@]}" env RUNMYSCRIPT_STATE_DIR="$RUNMYSCRIPT_STATE_DIR" RMS_CANARY=canary-"$TOK" \
+            "$RUNMYSCRIPT" run $T/$name.py --json "$@" >$J 2>$J.err || RC=$?
+    fi
     LOGS=$(jget $J 'r["logs"]' 2>/dev/null)
     [ -s $J ] || diag "$name: no result: $(head -c 300 $J.err)"
     # (a line each, checked at the end: an attack may run in the background)
@@ -66,6 +85,26 @@ attack() {
         echo "$name $(jget $J 'r["start"]' 2>/dev/null)" >>$T/starts
         grep -q '"start":"warm"' $J || diag "$name started cold: $(head -c 300 $J.err) $(grep -v 'is starting\|is ready' $T/warm-serve.log | tail -8)"
     fi
+}
+# attack_cell NAME [--timeout S] [--set K=V]...: the attack as a cell of a
+# workspace of its own, then its kernel ended.
+attack_cell() {
+    local name=$1 args=()
+    shift
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --timeout) args+=(--set "timeout=$2") ;;
+        --set) args+=(--set "$2") ;;
+        esac
+        shift 2
+    done
+    local w=$T/ws-$name
+    mkdir -p $w
+    [ ${#RUNAS[@]} = 0 ] || chown 65534:65534 $w
+    "${RUNAS[@]}" env RUNMYSCRIPT_STATE_DIR="$RUNMYSCRIPT_STATE_DIR" RMS_CANARY=canary-"$TOK" \
+        RMS_TEST_SERVER=$WARM_SERVE_PID "$CELL" cell "${args[@]}" $w "$(cat $T/$name.py)" >$J 2>$J.err || RC=$?
+    "${RUNAS[@]}" env RUNMYSCRIPT_STATE_DIR="$RUNMYSCRIPT_STATE_DIR" RMS_TEST_SERVER=$WARM_SERVE_PID \
+        "$CELL" end $w >/dev/null 2>&1
 }
 # gone DESCRIPTION: no process of the last attack is left.
 gone() {
@@ -116,8 +155,12 @@ says "R canary absent" "a variable of the server's environment does not reach th
 says "R caps 0000000000000000 0000000000000000 0000000000000000 0000000000000000 nnp 1 seccomp 2" \
     "no capabilities at all, no_new_privs, a seccomp filter"
 says "R root-entries ['bin', 'dev', 'env', 'etc', 'job', 'lib', 'lib32', 'lib64', 'proc', 'sbin', 'tmp', 'usr', 'work']" \
-    "the root holds only what Python needs (and /job, the run directory the script runs from)"
-says "R job ['input', 'output', 'script.py'] Read-only file system" "/job holds the run's own script and input, read-only"
+    "the root holds only what Python needs (and /job, the run directory the script or the kernel's loop runs from)"
+if [ -z "$CELL" ]; then
+    says "R job ['input', 'output', 'script.py'] Read-only file system" "/job holds the run's own script and input, read-only"
+else
+    says "] Read-only file system" "/job, the kernel's loop, is read-only"
+fi
 gone "looking around"
 
 # --- writes outside the workspace ---

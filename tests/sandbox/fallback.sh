@@ -7,6 +7,7 @@
 # tests/lib/modes.sh: the jail must hold them as the fallback now does.
 # Then: the fallback takes the Landlock path where the kernel has it, and
 # landlock = off still runs a script with the plain fallback.
+# fallback-cell.sh runs the probe as a cell of a kernel in each mode.
 #
 # Harmless if an attack succeeds: every target is the test's own (files in
 # its temporary directory, /tmp and /dev/shm files it made, listeners it
@@ -274,7 +275,17 @@ for m in $RMS_MODES; do
     CANARY=canary-$TOK
     write_probe $T/probe-$m.py
     mode_file $T/probe-$m.py
-    RMS_MODE_ENV="RMS_CANARY=$CANARY" mode_rms run $T/probe-$m.py --json >$T/probe-$m.json 2>$T/probe-$m.err
+    if [ -n "${RMS_FALLBACK_CELL:-}" ]; then
+        # The probe as a cell of a kernel of the mode's (the test's shell
+        # stands for the server the kernel ends with), the kernel ended after.
+        W=$T/ws-$m
+        mkdir -p $W
+        [ -n "${MODE_RUNAS[*]}" ] && chown $RMS_NOBODY:$RMS_NOBODY $W
+        RMS_MODE_ENV="RMS_CANARY=$CANARY RMS_TEST_SERVER=$$" mode_cell cell $W "$(cat $T/probe-$m.py)" >$T/probe-$m.json 2>$T/probe-$m.err
+        RMS_MODE_ENV="RMS_TEST_SERVER=$$" mode_cell end $W >/dev/null 2>&1
+    else
+        RMS_MODE_ENV="RMS_CANARY=$CANARY" mode_rms run $T/probe-$m.py --json >$T/probe-$m.json 2>$T/probe-$m.err
+    fi
     LOGS=$(jget $T/probe-$m.json 'r["logs"]' 2>/dev/null)
     [ -n "$LOGS" ] || diag "$m: no logs: $(head -c 400 $T/probe-$m.err)"
     is "$(jget $T/probe-$m.json 'r["status"]' 2>/dev/null)" ok "$m: the probe ran to its end ($(jget $T/probe-$m.json 'r["isolation"]' 2>/dev/null))"

@@ -6,7 +6,8 @@
 # order, stdin, the limits and their statuses, the seed example); and that
 # every call still gets its result when the pool fails: a zygote killed
 # (while runs come), a zygote that hangs, a full memory budget, the server
-# restarted. The attack suite's warm passes are attacks-warm.sh and
+# restarted; the last expression's value shown the same warm and cold. The
+# attack suite's warm passes are attacks-warm.sh and
 # attacks-warm-unprivileged.sh; warm-unprivileged.sh runs this suite again
 # with the server and every run an unprivileged user's.
 . "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
@@ -365,6 +366,18 @@ printf 'def f(:\n    pass\n' >$T/eq/syntax.py
 printf 'import sys\nsys.stdout = open("/dev/full", "w")\nprint("lost")\n' >$T/eq/full.py
 printf 'def g():\n    raise KeyError("k")\ntry:\n    g()\nexcept KeyError as e:\n    raise ValueError("v") from e\n' >$T/eq/chained.py
 printf 'import sys\nsys.exit(2 ** 70)\n' >$T/eq/bigexit.py
+# The last expression shown (runner.py), cold and warm alike: a value, a
+# traceback in it, sys.exit and KeyboardInterrupt after it, what the
+# script sees of itself, a statement after ';', a value past value_bytes.
+printf 'x = 40\nx + 2\n' >$T/eq/value.py
+printf 'import sys\nprint(sys.argv, __file__, sys.path[0], __name__)\n{"a": [1, 2], "b": None}\n' >$T/eq/value-ident.py
+printf 'def f():\n    raise ValueError("boom")\nf()\n' >$T/eq/value-raise.py
+printf 'import inspect, sys\nprint(len(inspect.stack()), sorted(k for k in vars() if k.startswith("__")))\nsys.flags\n' >$T/eq/value-frames.py
+printf 'import sys\nsys.exit("bye")\n"never"\n' >$T/eq/value-exit.py
+printf 'raise KeyboardInterrupt\n1\n' >$T/eq/value-kbint.py
+printf 'print(1); 1/0\n' >$T/eq/value-semicolon.py
+printf '"x" * 70000\n' >$T/eq/value-long.py
+printf 'import atexit\natexit.register(print, "at exit")\n"value"\n' >$T/eq/value-atexit.py
 cp "$top_srcdir"/tests/fixtures/scripts/seed-stdlib.py $T/eq/seed-stdlib.py 2>/dev/null
 printf 'hello input\n' >$T/input.txt
 for f in $T/eq/*.py; do
@@ -372,9 +385,19 @@ for f in $T/eq/*.py; do
     run_json $T/eq/$n.cold.json $f --input $T/input.txt --set warm=off
     run_json $T/eq/$n.warm.json $f --input $T/input.txt
     is "$(start_of $T/eq/$n.cold.json) $(start_of $T/eq/$n.warm.json)" "cold warm" "$n: one run cold, one warm"
-    same='[r["status"], r["exit_code"], r["signal"], r["limit"], r["logs"], sorted((a["path"], a["size"]) for a in r["artifacts"])]'
-    is "$(jget $T/eq/$n.warm.json "$same")" "$(jget $T/eq/$n.cold.json "$same")" "$n: the same status, exit, signal, log and artifacts warm and cold"
+    same='[r["status"], r["exit_code"], r["signal"], r["limit"], r["logs"], sorted((a["path"], a["size"]) for a in r["artifacts"]), r["value"], r["value_truncated"]]'
+    is "$(jget $T/eq/$n.warm.json "$same")" "$(jget $T/eq/$n.cold.json "$same")" "$n: the same status, exit, signal, log, artifacts and value warm and cold"
 done
+is "$(jget $T/eq/value.cold.json 'r["value"]')" 42 "a script's last expression is its value"
+is "$(jget $T/eq/value-ident.cold.json '[r["value"], r["logs"]]')" \
+    "[\"{'a': [1, 2], 'b': None}\", \"['/job/script.py'] /job/script.py /job __main__\\n\"]" \
+    "a script shown runs as python3 SCRIPT: argv, __file__, sys.path[0], __main__"
+like "$(jget $T/eq/value-raise.cold.json 'r["logs"]')" 'File "/job/script.py", line 3, in <module>' "its traceback is the script's"
+is "$(jget $T/eq/value-raise.cold.json 'r["logs"].count("File ")')" 2 "without the runner's frames"
+is "$(jget $T/eq/value-kbint.cold.json '[r["status"], r["signal"]]')" '["error", "SIGINT"]' "KeyboardInterrupt still ends it by SIGINT"
+is "$(jget $T/eq/value-exit.cold.json '[r["exit_code"], r["logs"], r["value"]]')" '[1, "bye\n", null]' "sys.exit: its message and status, no value"
+is "$(jget $T/eq/value-long.cold.json '[r["value_truncated"], len(r["value"]) < 66000]')" "[true, true]" "a value past value_bytes is cut"
+is "$(jget $T/eq/value-atexit.cold.json '[r["value"], r["logs"]]')" '["'"'"'value'"'"'", "at exit\n"]' "atexit runs after the value"
 
 # --- the seed example (pillow from the wheelhouse), with its own input ---
 S=$top_srcdir/tests/fixtures
@@ -586,4 +609,28 @@ wait_until grep -q "serving on" $T/warm-serve.log
 test ! -e "$RUNMYSCRIPT_STATE_DIR/.warm/pool.sock"
 ok $? "warm = off: no pool listens"
 warm_stop
+# --- a figure left open, a PIL image as the value: PNG artifacts, warm and cold ---
+# (a server of its own: two environments more would take the others'
+# zygotes, within warm_envs)
+if ls "${WHEELHOUSE:-/nonexistent}"/matplotlib-*.whl >/dev/null 2>&1; then
+    warm_stop
+    warm_serve || diag "the pool did not start"
+    printf 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [2, 1, 3])\nprint("drawn")\n' >$T/fig.py
+    printf 'from PIL import Image\nimport matplotlib\nImage.new("RGB", (20, 10), "red")\n' >$T/pil.py
+    for n in fig pil; do
+        run_json $T/$n.cold.json $T/$n.py --set warm=off
+        is_warm() { run_json $T/$n.warm.json $T/$n.py; [ "$(start_of $T/$n.warm.json)" = warm ]; }
+        wait_until is_warm
+        is "$(jget $T/$n.warm.json '[r["start"]] + [(a["path"], a["size"]) for a in r["artifacts"]]')" \
+            "$(jget $T/$n.cold.json '["warm"] + [(a["path"], a["size"]) for a in r["artifacts"]]')" "$n: the same PNG warm and cold"
+    done
+    is "$(jget $T/fig.cold.json '[(a["path"], a["mime"]) for a in r["artifacts"]]')" '[["figure-1.png", "image/png"]]' \
+        "a figure open at the end of a run is output/figure-1.png"
+    is "$(jget $T/pil.cold.json '[(a["path"], a["summary"]) for a in r["artifacts"]] + [r["value"]]')" \
+        '[["value.png", "PNG image 20x10"], null]' "a PIL image as the value is output/value.png, and no text"
+    warm_stop
+else
+    skip "no matplotlib wheel: the figures and images of a run"
+fi
+
 done_testing

@@ -305,6 +305,39 @@ static void test_warm_keys(void)
     cfg_free(&c);
 }
 
+/* The kernels' keys: they reach the executor (but on and server, which
+ * serve sets), their ranges, the defaults and the dump. */
+static void test_kernel_keys(void)
+{
+    struct cfg c;
+    char err[512];
+    const char *sets[] = {"kernel_idle=90s", "max_kernels=3", "kernel_memory=512M", "kernel_grace=1500ms"};
+    is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every kernel key sets");
+    const struct exec_kernels *k = &c.exec.kernels;
+    ok(!k->on && k->server == 0 && k->idle_ms == 90000 && k->max == 3 && k->memory == 512ull << 20 &&
+           k->grace_ms == 1500,
+       "they reach the executor; kernels stay off until a server turns them on");
+    cfg_free(&c);
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "the defaults");
+    ok(c.exec.kernels.idle_ms == 600000 && c.exec.kernels.max == 64 && c.exec.kernels.memory == 8ull << 30 &&
+           c.exec.kernels.grace_ms == 5000,
+       "kernel_idle 10 min, 64 kernels, 8G, a grace of 5 s by default");
+    char *dump = cfg_dump(&c);
+    ok(dump && strstr(dump, "kernel_idle = 600s\n") && strstr(dump, "max_kernels = 64\n") &&
+           strstr(dump, "kernel_memory = 8G\n") && strstr(dump, "kernel_grace = 5000ms\n"),
+       "runmyscript config prints the kernel keys");
+    free(dump);
+    cfg_free(&c);
+    const char *bad[] = {"max_kernels=5000"};
+    ok(cfg_load(&c, NULL, NULL, bad, 1, err, sizeof err) < 0 && strstr(err, "out of range"),
+       "max_kernels past its ceiling: %s", err);
+    cfg_free(&c);
+    const char *bad2[] = {"kernel_grace=soon"};
+    ok(cfg_load(&c, NULL, NULL, bad2, 1, err, sizeof err) < 0 && strstr(err, "kernel_grace"),
+       "kernel_grace that is not a duration: %s", err);
+    cfg_free(&c);
+}
+
 /* The admission keys: they reach the executor, their ranges
  * hold, and workers = 0 makes room for every running and queued run. */
 static void test_admission_keys(void)
@@ -536,6 +569,7 @@ int main(void)
     test_load();
     test_deps_keys();
     test_warm_keys();
+    test_kernel_keys();
     test_admission_keys();
     test_stream_keys();
     test_modern_keys();

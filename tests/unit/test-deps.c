@@ -527,6 +527,52 @@ static void test_store_links(const char *tmp)
        "the base environment (no manifest) needs none either");
 }
 
+/* Whether a script ends in an expression a notebook shows: every kind
+ * of last statement, and the false negatives it must not have. */
+static void test_tail(void)
+{
+    static const struct {
+        const char *code;
+        bool expr;
+    } cases[] = {
+        {"x = 1\nx + 1\n", true},
+        {"x + 1", true},
+        {"df.describe()\n# a comment\n\n", true},
+        {"[1, 2,\n 3]\n", true},
+        {"f(a=1,\n  b=2)\n", true},
+        {"a == b\n", true},
+        {"a <= b", true},
+        {"a != b", true},
+        {"(y := 5)", true},
+        {"x = 1; x", true},
+        {"'''doc'''\nvalue", true},
+        {"s = '''\nx\n'''", false},
+        {"x = 1\n", false},
+        {"x += 1", false},
+        {"x: int = 1", false},
+        {"a, b = 1, 2", false},
+        {"print(1)\n", false},
+        {"print(1) + 1", true},
+        {"print (1)", false},
+        {"def f():\n    return 1\n", false},
+        {"if x:\n    y\n", false},
+        {"for i in r: i", false},
+        {"import os", false},
+        {"from os import path", false},
+        {"@dec\ndef f(): pass", false},
+        {"class C: pass", false},
+        {"x = 1; y = 2", false},
+        {"if x: a; b", false},
+        {"pass", false},
+        {"", false},
+        {"# only a comment\n", false},
+        {"\xef\xbb\xbfx + 1", true},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+        ok(deps_scan_ends_in_expression(cases[i].code, strlen(cases[i].code)) == cases[i].expr,
+           "ends in an expression: %s for %s", cases[i].expr ? "yes" : "no", cases[i].code);
+}
+
 int main(void)
 {
     test_scan_paths();
@@ -537,6 +583,7 @@ int main(void)
     if (!mkdtemp(tmp))
         return 1;
     test_scan();
+    test_tail();
     test_meta();
     test_check();
     test_normalize();

@@ -51,7 +51,7 @@ static void test_limits(void)
        "the workspace's bound holds output/'s: workspace_* at least output_*");
     const char *keys[] = {"timeout", "cpu_time", "memory", "file_size", "open_files", "processes",
                           "log_bytes", "output_bytes", "output_files", "kill_grace", "tmp_bytes", "tmp_files",
-                          "code_bytes", "input_bytes", "install_time", "workspace_bytes", "workspace_files"};
+                          "code_bytes", "input_bytes", "install_time", "workspace_bytes", "workspace_files", "value_bytes"};
     int found = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const struct exec_limit_def *d = exec_limit_find(keys[i]);
@@ -136,10 +136,20 @@ static void test_session_snapshot(void)
     is_str(a1, "one", "run 1 keeps its own a.txt after run 2 rewrote it");
     is_str(b1, "bee", "run 1 keeps nested files");
     is_str(a2, "second run", "run 2 has its a.txt");
-    is_str(b2, "bee", "run 2 lists what output/ still holds from before");
+    ok(b2 == NULL, "run 2 lists only what it made: not sub/b.txt, which run 1 left and run 2 did not touch");
     is_str(aw, "second run", "the workspace holds the latest");
     is_int((long long)r[0].n_artifacts, 2, "run 1 lists two artifacts");
     ok(r[0].n_artifacts == 2 && r[0].artifacts[0].size == 3, "run 1's listed size is its own");
+    ok(r[0].n_artifacts == 2 && r[0].artifacts[0].change == EXEC_ART_NEW && r[0].artifacts[1].change == EXEC_ART_NEW,
+       "run 1's files are both new");
+    ok(r[1].n_artifacts == 1 && !strcmp(r[1].artifacts[0].path, "a.txt") && r[1].artifacts[0].change == EXEC_ART_CHANGED,
+       "run 2 lists one artifact, a.txt, changed");
+    json_object *j = result_to_json(&r[1]), *arts, *chg;
+    ok(j && json_object_object_get_ex(j, "artifacts", &arts) && json_object_array_length(arts) == 1 &&
+           json_object_object_get_ex(json_object_array_get_idx(arts, 0), "change", &chg) &&
+           !strcmp(json_object_get_string(chg), "changed"),
+       "the result says \"change\": \"changed\"");
+    json_object_put(j);
     ok(r[0].has_zip && r[1].has_zip, "both runs have a zip");
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "unzip -p %s/artifacts.zip a.txt 2>/dev/null | grep -qx one", r[0].run_dir);

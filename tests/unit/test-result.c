@@ -8,6 +8,54 @@
 #include "result.h"
 #include "tap.h"
 
+/* A cell's result: its value, its kernel, its artifacts' change; a run's
+ * has kernel and value null. */
+static void test_cell_result(void)
+{
+    struct exec_result r;
+    size_t n;
+    char *s;
+    json_object *o, *v;
+    /* A cell's result: its value, its kernel, its artifacts' change. */
+    exec_result_init(&r);
+    strcpy(r.run_id, "0123456789abcdef0123456789abcdef");
+    r.status = EXEC_STATUS_OK;
+    r.value = strdup("42 \xff");
+    r.value_truncated = true;
+    r.kernel = (struct exec_kernel_info){EXEC_KERNEL_NEW, 1, strdup("the last kernel exceeded memory")};
+    r.artifacts = calloc(1, sizeof *r.artifacts);
+    r.artifacts[0] = (struct exec_artifact){strdup("cell-1-figure-1.png"), 10, strdup("image/png"), NULL, EXEC_ART_CHANGED};
+    r.n_artifacts = 1;
+    s = result_to_string(&r, false, &n);
+    o = s ? json_tokener_parse(s) : NULL;
+    json_object *k = NULL, *a = NULL;
+    ok(o && json_object_object_get_ex(o, "value", &v) && !strcmp(json_object_get_string(v), "42 \xef\xbf\xbd"),
+       "value, made valid UTF-8");
+    ok(json_object_object_get_ex(o, "value_truncated", &v) && json_object_get_boolean(v), "value_truncated");
+    ok(json_object_object_get_ex(o, "kernel", &k) && json_object_object_get_ex(k, "state", &v) &&
+           !strcmp(json_object_get_string(v), "new"),
+       "kernel.state");
+    ok(json_object_object_get_ex(k, "cell", &v) && json_object_get_int(v) == 1, "kernel.cell");
+    ok(json_object_object_get_ex(k, "reason", &v) && !strcmp(json_object_get_string(v), "the last kernel exceeded memory"),
+       "kernel.reason");
+    ok(json_object_object_get_ex(o, "artifacts", &a) &&
+           json_object_object_get_ex(json_object_array_get_idx(a, 0), "change", &v) &&
+           !strcmp(json_object_get_string(v), "changed"),
+       "an artifact's change");
+    json_object_put(o);
+    free(s);
+    exec_result_free(&r);
+    exec_result_init(&r);
+    s = result_to_string(&r, false, &n);
+    o = s ? json_tokener_parse(s) : NULL;
+    ok(o && json_object_object_get_ex(o, "kernel", &k) && k == NULL && json_object_object_get_ex(o, "value", &v) &&
+           v == NULL,
+       "a run's result: kernel and value null");
+    json_object_put(o);
+    free(s);
+    exec_result_free(&r);
+}
+
 int main(void)
 {
     struct exec_result r;
@@ -102,5 +150,7 @@ int main(void)
     json_object_put(o);
     free(s);
     exec_result_free(&r);
+
+    test_cell_result();
     return tap_done();
 }

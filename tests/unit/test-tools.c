@@ -5,8 +5,9 @@
  * with a matching JSON type, and every key the schema requires is
  * written; so the two cannot drift. The client's result holds no path of
  * the server and only absolute URLs. Also: every schema
- * parses, the server's limits are patched into run_code's input, and
- * tools_call's outcomes with the executor swapped for a table of stubs. */
+ * parses, the server's limits are patched into run_code's input, run_cell
+ * and reset_kernel are listed only where kernels exist, and tools_call's
+ * outcomes with the executor swapped for a table of stubs. */
 #include "config.h"
 
 #include <errno.h>
@@ -93,6 +94,7 @@ static void add_artifact(struct exec_result *r, const char *path, uint64_t size,
     a->size = size;
     a->mime = strdup(mime);
     a->summary = summary ? strdup(summary) : NULL;
+    a->change = EXEC_ART_LISTED;
 }
 
 /* A run that has everything: limit, signal, log, requirements, an
@@ -129,6 +131,20 @@ static void full_result(struct exec_result *r)
     r->url_prefix = "/artifacts/";
 }
 
+/* A cell of a kernel: its value, the kernel, flagged artifacts. */
+static void cell_result(struct exec_result *r, enum exec_kernel_state state)
+{
+    full_result(r);
+    r->status = EXEC_STATUS_OK;
+    r->value = strdup("   a  b\n0  1  2");
+    r->value_truncated = true;
+    r->kernel.state = state;
+    r->kernel.cell = 3;
+    r->kernel.reason = state == EXEC_KERNEL_KEPT ? NULL : strdup("the last kernel exceeded memory");
+    r->artifacts[0].change = EXEC_ART_NEW;
+    r->artifacts[1].change = EXEC_ART_CHANGED;
+}
+
 static int check_result(json_object *schema, const struct exec_result *r, const char *what)
 {
     json_object *res = result_client_json(r, "https://run.example.org/base", "/state/");
@@ -155,8 +171,37 @@ static int check_result(json_object *schema, const struct exec_result *r, const 
 
 static void test_output_schema(const struct cfg *cfg)
 {
-    static const char *const run_tools[] = {"run_code", "run_my_script"};
+    static const char *const run_tools[] = {"run_code", "run_my_script", "run_cell"};
     for (size_t t = 0; t < ARRAY_SIZE(run_tools); t++) {
+        if (!strcmp(run_tools[t], "run_cell")) {
+            /* A cell's result always names its kernel (run_cell.output.json
+             * requires it over run.output.json). */
+            json_object *schema = tools_output_schema(cfg, "run_cell"), *req, *props, *k, *type;
+            struct exec_result r;
+            int bad = 0;
+            for (int st = EXEC_KERNEL_NEW; st <= EXEC_KERNEL_RESTARTED; st++) {
+                cell_result(&r, (enum exec_kernel_state)st);
+                bad += check_result(schema, &r, exec_kernel_state_name((enum exec_kernel_state)st));
+                exec_result_free(&r);
+            }
+            is_int(bad, 0, "run_cell: a cell's result (new, kept, restarted) fits its schema");
+            bool required = false;
+            json_object_object_get_ex(schema, "required", &req);
+            for (size_t i = 0; req && i < json_object_array_length(req); i++)
+                required = required || !strcmp(json_object_get_string(json_object_array_get_idx(req, i)), "kernel");
+            ok(required && json_object_object_get_ex(schema, "properties", &props) &&
+                   json_object_object_get_ex(props, "kernel", &k) && json_object_object_get_ex(k, "type", &type) &&
+                   json_object_is_type(type, json_type_string) && !strcmp(json_object_get_string(type), "object"),
+               "run_cell: kernel is required and an object (run.output.json allows null for a run)");
+            json_object_object_get_ex(props, "value", &k);
+            ok(k != NULL, "run_cell: value is in its schema (run.output.json's)");
+            exec_result_init(&r);
+            r.kernel.state = EXEC_KERNEL_NONE;
+            ok(check_result(schema, &r, "a run's result") > 0, "run_cell: a result without a kernel does not fit");
+            exec_result_free(&r);
+            json_object_put(schema);
+            continue;
+        }
         json_object *schema = tools_output_schema(cfg, run_tools[t]);
         ok(schema != NULL, "%s has an output schema", run_tools[t]);
         struct exec_result r;
@@ -277,6 +322,55 @@ static void test_list_modern(struct cfg *cfg)
     json_object_put(modern);
 }
 
+/* Where kernels exist (serve: cfg->exec.kernels.on) run_cell and
+ * reset_kernel are listed, run_cell after run_code, both with a workspace
+ * in 2026-07-28 (made by run_cell, needed by reset_kernel), run_cell as a
+ * task like run_code; elsewhere neither is. */
+static void test_list_kernels(struct cfg *cfg)
+{
+    static const char *const want[] = {"run_code",   "run_cell",         "reset_kernel",
+                                       "run_my_script", "list_dir", "preview_file", "mount_file", "persist_artifact"};
+    cfg->exec.kernels.on = true;
+    json_object *tools = tools_list(cfg, "2025-11-25"), *modern = tools_list(cfg, "2026-07-28");
+    size_t n = json_object_array_length(tools);
+    int order = 0;
+    for (size_t i = 0; i < n && i < ARRAY_SIZE(want); i++) {
+        json_object *name;
+        json_object_object_get_ex(json_object_array_get_idx(tools, i), "name", &name);
+        order += !strcmp(json_object_get_string(name), want[i]);
+    }
+    is_int((long long)n, 8, "with kernels: eight tools");
+    is_int(order, 8, "run_cell and reset_kernel after run_code");
+    is_int((long long)json_object_array_length(modern), 9, "2026-07-28 with kernels: nine (delete_workspace)");
+    json_object *cell = json_object_array_get_idx(modern, 1), *in, *props, *ex, *v, *d;
+    ok(json_object_object_get_ex(cell, "inputSchema", &in) && json_object_object_get_ex(in, "properties", &props) &&
+           json_object_object_get_ex(props, "workspace", NULL) && json_object_object_get_ex(props, "timeout", &v) &&
+           json_object_object_get_ex(v, "maximum", NULL),
+       "run_cell: a workspace argument, and the server's timeout maximum");
+    ok(json_object_object_get_ex(cell, "execution", &ex) && json_object_object_get_ex(ex, "taskSupport", &v) &&
+           !strcmp(json_object_get_string(v), "optional"),
+       "run_cell may become a task");
+    ok(tools_workspace_use("run_cell") == TOOLS_WS_MAKE && tools_workspace_use("reset_kernel") == TOOLS_WS_NEED,
+       "run_cell makes a workspace, reset_kernel needs one");
+    ok(json_object_object_get_ex(cell, "description", &d) && strstr(json_object_get_string(d), "variables, functions, "
+                                                                   "classes, imports, open files, threads") &&
+           strstr(json_object_get_string(d), "persist") && strstr(json_object_get_string(d), "last expression"),
+       "run_cell's description says what stays, that files persist, and that the value comes back");
+    json_object_put(tools);
+    json_object_put(modern);
+    cfg->exec.kernels.on = false;
+    tools = tools_list(cfg, "2026-07-28");
+    bool any = false;
+    for (size_t i = 0; i < json_object_array_length(tools); i++) {
+        json_object *name;
+        json_object_object_get_ex(json_object_array_get_idx(tools, i), "name", &name);
+        any = any || !strcmp(json_object_get_string(name), "run_cell") ||
+              !strcmp(json_object_get_string(name), "reset_kernel");
+    }
+    ok(!any, "without kernels (CGI, the CLI) neither is listed");
+    json_object_put(tools);
+}
+
 /* ------------------------------------------------ tools_call's outcomes */
 
 static int runs;          /* calls of the stub run */
@@ -324,11 +418,46 @@ static int stub_requirements(const struct exec_spec *spec, char *err, size_t err
     return 0;
 }
 
+/* A cell: the run's stub, then its kernel (kept, the third cell) and the
+ * last expression's value. */
+static int cells;
+static int stub_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+{
+    int rc = stub_run(spec, sink, r);
+    if (rc < 0 || !sink->accepted)
+        return rc;
+    cells++;
+    r->kernel.state = EXEC_KERNEL_KEPT;
+    r->kernel.cell = 3;
+    r->value = strdup("42");
+    return rc;
+}
+
+static char reset_of[256];
+static int stub_reset(const struct exec_config *cfg, const char *workspace)
+{
+    (void)cfg;
+    snprintf(reset_of, sizeof reset_of, "%s", workspace);
+    return 0;
+}
+
 static const struct app_exec stub_exec = {
     .run = stub_run,
     .cancel = exec_cancel,
     .base_env = exec_base_env,
+    .cell = stub_cell,
+    .kernel_reset = stub_reset,
 };
+
+/* The text block of a result. */
+static const char *text_of(json_object *res)
+{
+    json_object *content, *text;
+    if (!json_object_object_get_ex(res, "content", &content) ||
+        !json_object_object_get_ex(json_object_array_get_idx(content, 0), "text", &text))
+        return "";
+    return json_object_get_string(text);
+}
 
 static void no_progress(void *ctx, double progress, double total, const char *message)
 {
@@ -424,6 +553,41 @@ static void test_call(struct cfg *cfg)
     is_int(call(&t, "list_dir", NULL, &res), TOOLS_FAILED, "a session without its workspace: a failure");
     json_object_put(res);
 
+    /* run_cell and reset_kernel: refused with a reason where there are
+     * no kernels, else through the table's cell and kernel_reset. */
+    stub_rc = 0, stub_status = EXEC_STATUS_OK;
+    is_int(call(&t, "run_cell", "{\"code\":\"x + 1\"}", &res), TOOLS_RESULT, "run_cell without kernels: a result");
+    ok(is_error(res, "runmyscript serve") && cells == 0, "... an error saying kernels need serve; nothing ran");
+    json_object_put(res);
+    is_int(call(&t, "reset_kernel", NULL, &res), TOOLS_RESULT, "reset_kernel without kernels: a result");
+    ok(is_error(res, "no kernels") && !reset_of[0], "... an error too");
+    json_object_put(res);
+    cfg->exec.kernels.on = true;
+    is_int(call(&t, "run_cell", "{\"code\":\"x + 1\"}", &res), TOOLS_RESULT, "run_cell: a result");
+    is_int(cells, 1, "... through the table's cell");
+    ok(strstr(text_of(res), "kernel: kept, cell 3\n") && strstr(text_of(res), "--- value ---\n42\n"),
+       "... the text names the kernel and shows the value");
+    ok(strstr(text_of(res), "no artifacts this call created or changed"), "... and speaks of this call's files");
+    json_object_put(res);
+    is_int(call(&t, "run_cell", "{\"code\":\"1\",\"input\":\"x\"}", &res), TOOLS_RESULT,
+           "run_cell with input: a result");
+    ok(is_error(res, "run_cell: unknown argument"), "... refused: a cell takes no input (%s)", text_of(res));
+    json_object_put(res);
+    is_int(call(&t, "run_cell", "{\"code\":1}", &res), TOOLS_RESULT, "run_cell with a number for code");
+    ok(is_error(res, "run_cell: code (a string holding the whole Python cell) is required"), "... says so (%s)",
+       text_of(res));
+    json_object_put(res);
+    is_int(call(&t, "reset_kernel", NULL, &res), TOOLS_RESULT, "reset_kernel: a result");
+    ok(json_object_object_get_ex(res, "isError", &v) && !json_object_get_boolean(v) &&
+           !strcmp(reset_of, "/nonexistent/session/workspace"),
+       "... the session's workspace's kernel reset (%s)", reset_of);
+    json_object *rs = tools_output_schema(cfg, "reset_kernel"), *rsc = NULL;
+    ok(json_object_object_get_ex(res, "structuredContent", &rsc) && check(rsc, rs, "reset_kernel") == 0,
+       "... its structuredContent fits its outputSchema");
+    json_object_put(rs);
+    json_object_put(res);
+    cfg->exec.kernels.on = false;
+
     stub_rc = 0, stub_status = EXEC_STATUS_CANCELLED, client_cancel = true;
     is_int(call(&t, "run_my_script", "{\"code\":\"print(1)\"}", &res), TOOLS_CANCELLED,
            "the client cancelled: nothing to send");
@@ -437,6 +601,7 @@ int main(void)
     test_output_schema(&cfg);
     test_list(&cfg);
     test_list_modern(&cfg);
+    test_list_kernels(&cfg);
     test_call(&cfg);
     return tap_done();
 }

@@ -96,6 +96,13 @@ export class Viewer {
   }
 }
 
+let shared = null;
+// The page's one viewer (its dialog #viewer), for every mode of the page.
+export function pageViewer() {
+  if (!shared) shared = new Viewer(document.getElementById('viewer'));
+  return shared;
+}
+
 // The first PREVIEW_BYTES of a file (a Range request; a server that
 // ignores it still gets cut here).
 async function head(url) {

@@ -1,4 +1,5 @@
-// stream.js: a run through api/run as server-sent events, for any mode of
+// stream.js: a run through api/run (or a notebook's cell through api/cell,
+// which answers the same events) as server-sent events, for any mode of
 // the page (the form, or another that sits beside it): the token, the
 // request, the events read as they come, Stop, and an error answer as a
 // sentence. Every URL is relative, so the page works under a subdirectory.
@@ -36,6 +37,7 @@ export async function describe(resp) {
     415: 'Unsupported request',
     429: 'Too many runs at once',
     500: 'The server failed',
+    501: 'Not available on this server',
     502: 'The input URL could not be fetched',
     503: 'The server is busy',
   }[resp.status] || 'Error';
@@ -71,17 +73,19 @@ async function readEvents(stream, fn) {
 }
 
 // One run of body (a FormData) with its events to on: {event(name, data),
-// refused(kind, message)}, kind being 'token' (401), 'http' (the server
-// said no) or 'network' (it could not be reached, or the stream broke).
-// Resolves once the stream has ended. Returns the run: run.stop() stops it.
-export function startRun(body, on) {
+// refused(kind, message, status)}, kind being 'token' (401), 'http' (the
+// server said no, with the HTTP status) or 'network' (it could not be
+// reached, or the stream broke). url: where it goes (api/run; a notebook's
+// api/cell/WORKSPACE). Resolves once the stream has ended. Returns the run:
+// run.stop() stops it.
+export function startRun(body, on, url = 'api/run') {
   const controller = new AbortController();
   const run = { runId: null, cancelUrl: null, stopping: false, gotResult: false, limits: {}, controller };
   run.stop = () => stop(run, on);
   run.done = (async () => {
     let resp;
     try {
-      resp = await fetch('api/run', {
+      resp = await fetch(url, {
         method: 'POST', body, signal: controller.signal, headers: headers({ Accept: 'text/event-stream' }),
       });
     } catch (err) {
@@ -95,7 +99,7 @@ export function startRun(body, on) {
     }
     if (!resp.ok || !(resp.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
       on.refused('http', resp.ok ? 'Unexpected answer from the server (' + resp.headers.get('Content-Type') + ')'
-        : await describe(resp));
+        : await describe(resp), resp.status);
       return;
     }
     try {

@@ -1,9 +1,9 @@
-/* limits.h: every limit of a run (struct exec_limits) and of a transfer
+/* exec_limits.h: every limit of a run (struct exec_limits) and of a transfer
  * (struct fetch_limits), each a row of a table with its configuration key,
  * unit, default, accepted range and what a breach does. The bottom of the
  * executor: it includes nothing of the project. */
-#ifndef RMS_LIMITS_H
-#define RMS_LIMITS_H
+#ifndef RMS_EXEC_LIMITS_H
+#define RMS_EXEC_LIMITS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +35,7 @@ struct exec_limits {
     int64_t install_ms;     /* install_time: wall clock of the installer */
     uint64_t workspace_bytes; /* workspace_bytes: disk of the workspace (output/ included) */
     uint64_t workspace_files; /* workspace_files: inodes of it */
+    uint64_t value_bytes;   /* value_bytes: text of the last expression's value kept in the result */
 };
 
 enum exec_limit_unit { EXEC_UNIT_MS, EXEC_UNIT_BYTES, EXEC_UNIT_COUNT };

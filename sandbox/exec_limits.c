@@ -1,10 +1,10 @@
-/* limits.c: the table of every limit a run and a transfer have (key,
+/* exec_limits.c: the table of every limit a run and a transfer have (key,
  * unit, default, range, what a breach does), and the code that reads and
  * writes a struct of limits through its rows. The configuration, the
  * documentation's tables and the tests are checked against these rows. */
 #include "config.h"
 
-#include "limits.h"
+#include "exec_limits.h"
 
 #include "util.h"
 
@@ -55,6 +55,8 @@ const struct exec_limit_def exec_limit_defs[] = {
           "status workspace_limit (limit workspace_bytes): the run is stopped, what it wrote past the bound is removed"),
     LIMIT("workspace_files", EXEC_UNIT_COUNT, workspace_files, 50000, 16, 100000000,
           "status workspace_limit (limit workspace_files): the run is stopped, what it wrote past the bound is removed"),
+    LIMIT("value_bytes", EXEC_UNIT_BYTES, value_bytes, 64 * KIB, 1 * KIB, 64 * MIB,
+          "the value of the last expression is cut with a marker and value_truncated is true; the status is the script's own"),
 };
 const size_t exec_limit_defs_n = ARRAY_SIZE(exec_limit_defs);
 

@@ -1,0 +1,472 @@
+/* exec_cell.c: exec_cell, a cell in the workspace's kernel, the worker's
+ * side. The steps of exec_run (exec.c) with the kernel's in place of the
+ * script's: checks -> the cell's run directory (STATE/runs/RUNID, as a
+ * run's: its log, result, artifacts) -> the workspace's lock, waited for at
+ * most queue_wait (one cell at a time per kernel) -> a run slot -> the
+ * kernel: asked what it is (its environment, the requirements it was made
+ * for), the environment for those and what the cell needs, then the
+ * kernel kept, restarted with a larger environment, or started
+ * (exec__kernel_start) -> what output/ holds -> the cell sent to the
+ * kernel's host and its output relayed to the sink, a cancel passed on as
+ * an interrupt, until the host's result -> the artifacts (what the cell
+ * made) -> the record. The kernel's side is exec_kernel*.c. */
+#include "config.h"
+
+#include "exec_internal.h"
+
+#include "exec_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CELL_INFO_MS 5000     /* a host answers INFO this soon */
+#define CELL_POLL_MS 100      /* cancellation, at least this often */
+#define CELL_SLACK_MS 30000   /* past a cell's longest life, a host that says nothing is given up */
+#define CELL_GONE_POLL_MS 20  /* a host that is going, looked for this often */
+
+/* The worker's view of the workspace's kernel. */
+struct kclient {
+    char dir[PATH_MAX];
+    char key[KERNEL_KEY_LEN + 1];
+    int sock;                 /* to the host, -1 */
+    bool alive;               /* a host answered INFO */
+    char *env;                /* its environment */
+    struct deps_strv reqs;    /* the requirements it was made for */
+    char reason[KERNEL_REASON_MAX];
+};
+
+static void kclient_free(struct kclient *k)
+{
+    if (k->sock >= 0)
+        close(k->sock);
+    k->sock = -1;
+    free(k->env);
+    k->env = NULL;
+    deps_strv_free(&k->reqs);
+}
+
+/* Asks the host, if the workspace has one, what its kernel is; else why
+ * the last one ended (k->reason, "" for the workspace's first). */
+static int kernel_info(struct run *run, struct kclient *k)
+{
+    const struct exec_config *cfg = run->spec->cfg;
+    int rc = kernel_dir(cfg->state_dir, run->spec->workspace, k->dir, sizeof k->dir, k->key);
+    if (rc < 0) {
+        exec__set_error(run->r, "the workspace's kernel: %s", strerror(-rc));
+        return rc;
+    }
+    k->sock = kernel_connect(k->dir);
+    char type = 0;
+    cleanup_free char *data = NULL;
+    size_t len;
+    rc = k->sock < 0 ? k->sock : kernel_send(k->sock, KERNEL_MSG_INFO, "{}", 2);
+    if (rc == 0)
+        rc = kernel_recv(k->sock, CELL_INFO_MS, 1 << 20, &type, &data, &len);
+    json_object *o = rc == 0 && type == KERNEL_MSG_INFO ? json_tokener_parse(data) : NULL;
+    json_object *v;
+    if (o && json_object_object_get_ex(o, "env", &v) && (k->env = strdup(json_object_get_string(v)))) {
+        k->alive = true;
+        json_object *reqs;
+        if (json_object_object_get_ex(o, "requirements", &reqs) && json_object_is_type(reqs, json_type_array))
+            for (size_t i = 0; i < json_object_array_length(reqs); i++) {
+                const char *q = json_object_get_string(json_object_array_get_idx(reqs, i));
+                if (q && deps_strv_push(&k->reqs, q, strlen(q)) < 0) {
+                    json_object_put(o);
+                    exec__set_error(run->r, "out of memory");
+                    return -ENOMEM;
+                }
+            }
+    }
+    json_object_put(o);
+    if (k->alive)
+        return 0;
+    if (k->sock >= 0) {
+        close(k->sock);
+        k->sock = -1;
+    }
+    /* No kernel: the last one's reason, if there was one; a host that is
+     * going (its kernel just died) says it as it goes. */
+    struct stat st;
+    struct kernel_state ks;
+    const struct exec_limits *l = &run->spec->limits;
+    for (int64_t end = util_now_ms() + cfg->kernels.grace_ms + l->kill_grace_ms + CELL_INFO_MS;
+         kernel_alive(k->dir) && util_now_ms() < end;)
+        usleep(CELL_GONE_POLL_MS * 1000);
+    kernel_ended_take(k->dir, k->reason, sizeof k->reason);
+    if (!k->reason[0] && stat(k->dir, &st) == 0 && kernel_alive(k->dir))
+        snprintf(k->reason, sizeof k->reason, "the last kernel's host does not answer");
+    else if (!k->reason[0] && kernel_state_read(k->dir, &ks) == 0)
+        snprintf(k->reason, sizeof k->reason, "the last kernel's host ended without a word (it was killed)");
+    return 0;
+}
+
+/* The cell's requirements with the kernel's: the environment it needs
+ * holds what the kernel has and what the cell asks for (the cell's own
+ * first: a version it names wins). */
+static int cell_requirements(struct run *run, struct steps *s, const struct kclient *k)
+{
+    const struct exec_spec *spec = run->spec;
+    size_t n = spec->n_requirements + k->reqs.n;
+    const char **v = calloc(n + 1, sizeof *v);
+    char err[1024] = "";
+    if (!v) {
+        exec__set_error(run->r, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < spec->n_requirements; i++)
+        v[i] = spec->requirements[i];
+    for (size_t i = 0; i < k->reqs.n; i++)
+        v[spec->n_requirements + i] = k->reqs.v[i];
+    deps_set_free(&s->set);
+    int rc = deps_declared(&spec->cfg->deps, v, n, spec->code, spec->code_len, &s->info, &s->set, err, sizeof err);
+    free(v);
+    if (rc < 0)
+        exec__set_error(run->r, "the kernel's requirements and the cell's: %s", err);
+    return rc;
+}
+
+/* The specs of the environment the cell runs with, for its kernel. */
+static const char **set_specs(const struct deps_set *set)
+{
+    const char **v = calloc(set->n + 1, sizeof *v);
+    for (size_t i = 0; v && i < set->n; i++)
+        v[i] = set->v[i].spec;
+    return v;
+}
+
+/* What the cell needs that the kernel's environment lacks, for the reason. */
+static void lacking(const struct deps_set *set, const struct kclient *k, char *out, size_t n)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < set->n && at + 1 < n; i++)
+        if (!deps_strv_has(&k->reqs, set->v[i].spec))
+            at += (size_t)snprintf(out + at, n - at, "%s%s", at ? ", " : "", set->v[i].name);
+}
+
+/* The server the kernel ends with: kernels.server, or the caller's
+ * parent; not init, which a detached caller (an MCP task's process) has
+ * for a parent: its kernels would outlive the server. */
+static int server_pidfd(const struct exec_config *cfg)
+{
+    pid_t server = cfg->kernels.server > 0 ? cfg->kernels.server : getppid();
+    if (server <= 1)
+        return -ESRCH;
+    int fd = (int)syscall(SYS_pidfd_open, server, 0);
+    return fd < 0 ? -errno : fd;
+}
+
+/* A new kernel for the workspace (its host started), of env_dir. */
+static int kernel_new(struct run *run, struct steps *s, struct kclient *k, const char *env_dir)
+{
+    const struct exec_spec *spec = run->spec;
+    cleanup_free const char **specs = set_specs(&s->set);
+    int sfd = server_pidfd(spec->cfg);
+    char err[640] = "";
+    if (!specs || sfd < 0) {
+        if (sfd == -ESRCH)
+            exec__set_error(run->r, "starting a kernel: no server process to end it with (the caller has no "
+                            "parent but init, and kernels.server is not set)");
+        else
+            exec__set_error(run->r, "starting a kernel: %s", strerror(sfd < 0 ? -sfd : ENOMEM));
+        if (sfd >= 0)
+            close(sfd);
+        return sfd < 0 ? sfd : -ENOMEM;
+    }
+    struct exec_kernel_start ks = {
+        .cfg = spec->cfg, .dir = k->dir, .key = k->key, .workspace = spec->workspace, .env_dir = env_dir,
+        .requirements = specs, .n_requirements = s->set.n, .limits = &spec->limits, .code = spec->code,
+        .code_len = spec->code_len, .server_pidfd = sfd,
+    };
+    bool warm = false;
+    exec__phase(run, EXEC_PHASE_RUNNING, "starting the workspace's kernel");
+    int rc = exec__kernel_start(&ks, &warm, err, sizeof err);
+    close(sfd);
+    if (rc == -EBUSY) {
+        exec__set_error(run->r, "%s; nothing was run", err);
+        return rc;
+    }
+    if (rc < 0) {
+        exec__set_error(run->r, "the kernel did not start: %s", err);
+        return rc;
+    }
+    k->sock = kernel_connect(k->dir);
+    if (k->sock < 0) {
+        exec__set_error(run->r, "the kernel's host does not answer: %s", strerror(-k->sock));
+        return k->sock;
+    }
+    return 0;
+}
+
+/* The kernel for the cell: kept, restarted with a larger environment, or
+ * new, as r->kernel says. */
+static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
+{
+    struct exec_result *r = run->r;
+    int rc = kernel_info(run, k);
+    if (rc == 0)
+        rc = cell_requirements(run, s, k);
+    if (rc == 0)
+        rc = exec__step_environment(run, s);
+    if (rc != 0)
+        return rc; /* the service, or an install that failed (EXEC_STEP_ENDED) */
+    if (k->alive && !strcmp(k->env, s->env_dir)) {
+        r->kernel.state = EXEC_KERNEL_KEPT;
+        return 0;
+    }
+    if (k->alive) {
+        /* A new environment: this kernel cannot take it in (sandbox/exec_kernel.c
+         * and doc/isolation.md say why), so one of it starts. */
+        char names[512];
+        lacking(&s->set, k, names, sizeof names);
+        cleanup_free const char **specs = set_specs(&s->set);
+        json_object *o = json_object_new_object(), *a = json_object_new_array();
+        if (!specs || !o || !a) {
+            json_object_put(o);
+            json_object_put(a);
+            exec__set_error(r, "out of memory");
+            return -ENOMEM;
+        }
+        for (size_t i = 0; i < s->set.n; i++)
+            json_object_array_add(a, json_object_new_string(specs[i]));
+        json_object_object_add(o, "env", json_object_new_string(s->env_dir));
+        json_object_object_add(o, "requirements", a);
+        json_object_object_add(o, "code", json_object_new_string_len(run->spec->code, (int)run->spec->code_len));
+        exec__phase(run, EXEC_PHASE_RUNNING, "restarting the kernel with a larger environment");
+        rc = kernel_send_json(k->sock, KERNEL_MSG_RESTART, o);
+        json_object_put(o);
+        if (rc < 0) {
+            exec__set_error(r, "the kernel's host went away: %s", strerror(-rc));
+            return rc;
+        }
+        r->kernel.state = EXEC_KERNEL_RESTARTED;
+        if (asprintf(&r->kernel.reason, "the cell needs %s, which the kernel's environment lacked: the kernel "
+                                        "restarted with a larger environment", names[0] ? names : "packages") < 0)
+            r->kernel.reason = NULL;
+        return 0;
+    }
+    rc = kernel_new(run, s, k, s->env_dir);
+    if (rc < 0)
+        return rc;
+    r->kernel.state = EXEC_KERNEL_NEW;
+    r->kernel.reason = k->reason[0] ? strdup(k->reason) : NULL;
+    return 0;
+}
+
+/* ------------------------------------------------------- the cell's run */
+
+static json_object *cell_message(const struct exec_spec *spec)
+{
+    json_object *o = json_object_new_object(), *l = json_object_new_object();
+    if (!o || !l) {
+        json_object_put(o);
+        json_object_put(l);
+        return NULL;
+    }
+    for (size_t i = 0; i < exec_limit_defs_n; i++)
+        json_object_object_add(l, exec_limit_defs[i].key,
+                               json_object_new_int64((int64_t)exec_limit_get(&spec->limits, &exec_limit_defs[i])));
+    json_object_object_add(o, "limits", l);
+    json_object_object_add(o, "code", json_object_new_string_len(spec->code, (int)spec->code_len));
+    return o;
+}
+
+/* A name the host sent, as the static string the result keeps. */
+static const char *static_limit(const char *s)
+{
+    static const char *const extra[] = {"wall_time", "memory"};
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(extra); i++)
+        if (!strcmp(s, extra[i]))
+            return extra[i];
+    const struct exec_limit_def *d = exec_limit_find(s);
+    return d ? d->key : NULL;
+}
+
+static const char *static_isolation(const char *s)
+{
+    static const char *const names[] = {"namespaces+seccomp", "landlock+seccomp", "landlock", "rlimits+seccomp",
+                                        "rlimits"};
+    for (size_t i = 0; s && i < ARRAY_SIZE(names); i++)
+        if (!strcmp(s, names[i]))
+            return names[i];
+    return NULL;
+}
+
+static int64_t int_of(json_object *o, const char *key, int64_t dflt)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : dflt;
+}
+
+static const char *str_of(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                          : NULL;
+}
+
+/* The host's result into r. */
+static void cell_done(struct run *run, const char *data)
+{
+    struct exec_result *r = run->r;
+    json_object *o = json_tokener_parse(data);
+    if (!o) {
+        exec__set_error(r, "the kernel's host answered nonsense");
+        return;
+    }
+    r->status = (enum exec_status)int_of(o, "status", EXEC_STATUS_SANDBOX_ERROR);
+    r->limit = static_limit(str_of(o, "limit"));
+    r->exit_code = (int)int_of(o, "exit_code", -1);
+    r->signal = (int)int_of(o, "signal", 0);
+    r->duration_ms = int_of(o, "duration_ms", 0);
+    r->cpu_ms = int_of(o, "cpu_ms", 0);
+    r->kernel.cell = (uint64_t)int_of(o, "cell", 0);
+    r->isolation = static_isolation(str_of(o, "isolation"));
+    json_object *v;
+    r->warm = json_object_object_get_ex(o, "warm", &v) && json_object_get_boolean(v);
+    r->value_truncated = json_object_object_get_ex(o, "value_truncated", &v) && json_object_get_boolean(v);
+    const char *value = str_of(o, "value"), *error = str_of(o, "error");
+    free(r->value);
+    r->value = value ? strdup(value) : NULL;
+    free(r->error);
+    r->error = error ? strdup(error) : NULL;
+    json_object_put(o);
+}
+
+/* The cell's output and end, relayed; a cancel (the sink's, RUN/cancel)
+ * sent on as an interrupt, once. */
+static int cell_relay(struct run *run, struct kclient *k)
+{
+    const struct exec_limits *l = &run->spec->limits;
+    int64_t give_up = util_now_ms() + l->wall_ms + run->spec->cfg->kernels.grace_ms + l->kill_grace_ms + CELL_SLACK_MS;
+    bool interrupted = false;
+    for (;;) {
+        struct pollfd p = {k->sock, POLLIN, 0};
+        int pr = poll(&p, 1, CELL_POLL_MS);
+        if (pr < 0 && errno != EINTR) {
+            int rc = -errno;
+            exec__set_error(run->r, "poll: %s", strerror(errno));
+            return rc;
+        }
+        if (pr > 0) {
+            char type = 0;
+            cleanup_free char *data = NULL;
+            size_t len;
+            int rc = kernel_recv(k->sock, CELL_INFO_MS, KERNEL_FRAME_MAX, &type, &data, &len);
+            if (rc < 0) {
+                exec__set_error(run->r, "the kernel's host ended while the cell ran (%s); the next cell starts a new "
+                                "kernel", rc == -EPIPE ? "it went away" : strerror(-rc));
+                return 0; /* a result: sandbox_error */
+            }
+            if (type == KERNEL_MSG_DONE) {
+                cell_done(run, data);
+                return 0;
+            }
+            if (type == KERNEL_MSG_OUTPUT && len >= 1) {
+                enum exec_stream stream = (enum exec_stream)data[0];
+                if (stream == EXEC_STREAM_SYSTEM) {
+                    size_t n = len - 1;
+                    while (n && data[n] == '\n')
+                        n--;
+                    exec__system_line(run, "%.*s", (int)n, data + 1);
+                } else if (stream == EXEC_STREAM_STDOUT || stream == EXEC_STREAM_STDERR) {
+                    exec__emit(run, stream, data + 1, len - 1);
+                }
+            }
+        }
+        if (!interrupted && exec__cancel_requested(run)) {
+            interrupted = true;
+            if (kernel_send(k->sock, KERNEL_MSG_INTERRUPT, NULL, 0) < 0)
+                log_msg(LOG_LVL_WARN, "the kernel's host did not take the cancel");
+        }
+        if (util_now_ms() > give_up) {
+            exec__set_error(run->r, "the kernel did not answer within the cell's time and kernel_grace; the next "
+                            "cell starts a new kernel");
+            discard(kernel_end_at(k->dir, "the last kernel did not answer", true, 0));
+            return 0;
+        }
+    }
+}
+
+static int cell_send(struct run *run, struct kclient *k)
+{
+    json_object *m = cell_message(run->spec);
+    int rc = m ? kernel_send_json(k->sock, KERNEL_MSG_CELL, m) : -ENOMEM;
+    json_object_put(m);
+    if (rc < 0) {
+        exec__set_error(run->r, "the kernel's host did not take the cell: %s", strerror(-rc));
+        return rc;
+    }
+    exec__phase(run, EXEC_PHASE_RUNNING, NULL);
+    return cell_relay(run, k);
+}
+
+/* The checks that are a cell's own, before exec_run's. */
+static int cell_refused(const struct exec_spec *spec, struct exec_result *r)
+{
+    const struct exec_config *cfg = spec->cfg;
+    if (!cfg->kernels.on || cfg->kernels.max == 0) {
+        exec__set_error(r, "%s", !cfg->kernels.on ? "kernels live only under `runmyscript serve`: the command line "
+                                                   "and CGI have no process that outlives a request"
+                                                 : "kernels are off here (max_kernels = 0)");
+        return -ENOTSUP;
+    }
+    if (!spec->workspace) {
+        exec__set_error(r, "a cell needs a workspace: its kernel is the workspace's");
+        return -EINVAL;
+    }
+    if (spec->input_len) {
+        exec__set_error(r, "a cell reads no input; write it to a file of the workspace");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int exec_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+{
+    struct run run = {.spec = spec, .sink = sink, .r = r, .run_fd = -1, .out_fd = -1, .session_lock = -1,
+                      .ticket = ADMIT_TICKET_INIT};
+    struct steps s = {0};
+    struct kclient k = {.sock = -1};
+
+    deps_env_init(&s.env);
+    dbuf_init(&run.install_log, 256 * 1024 + 128);
+    exec_log_free(&r->log);
+    exec_log_init(&r->log, spec->limits.log_bytes);
+    r->url_prefix = spec->cfg->url_prefix;
+    r->isolation = NULL;
+
+    int rc = cell_refused(spec, r);
+    if (rc == 0)
+        rc = exec__step_checks(&run, &s);
+    if (rc == 0) {
+        rc = exec__step_workspace(&run);
+        if (rc == 0)
+            rc = exec__step_session_lock(&run, spec->cfg->admit.queue_wait_ms);
+        if (rc == 0)
+            rc = exec__step_admission(&run);
+        if (rc == 0)
+            rc = cell_kernel(&run, &s, &k);
+        if (rc == 0)
+            rc = exec__step_seen(&run);
+        s.t_run = util_now_ms();
+        if (rc == 0)
+            rc = cell_send(&run, &k);
+        if (rc == 0)
+            rc = exec__step_artifacts(&run, &s);
+        rc = exec__step_record(&run, rc);
+    }
+    kclient_free(&k);
+    exec__steps_free(&run, &s);
+    return rc;
+}
