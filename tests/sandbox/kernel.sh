@@ -307,7 +307,7 @@ if ls "${WHEELHOUSE:-/nonexistent}"/pandas-*.whl "${WHEELHOUSE:-/nonexistent}"/m
 df = pd.DataFrame({"a": range(100), "b": [v * 2 for v in range(100)]})
 df'
     is "$(jget $J 'r["kernel"]["state"]')" kept "a cell that imports pandas, which the kernel lacks: added in place"
-    like "$(reason)" "pandas==1.5.3 from the package store" "the reason names what was added"
+    like "$(reason)" "pandas==1.5.3" "the reason names what was added"
     like "$(val)" "[100 rows x 2 columns]" "a DataFrame as pandas prints it, truncated"
     like "$(val)" ".." "(pandas' own ellipsis)"
     cell $D 'df.b.sum()'
