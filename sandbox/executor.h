@@ -21,7 +21,7 @@
 
 #include <json-c/json.h>
 
-#include "limits.h"
+#include "exec_limits.h"
 #include "util.h"
 
 /* ----------- the workspace: ids, the state directory, safe paths in it */

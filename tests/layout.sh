@@ -11,6 +11,7 @@
 #    sandbox/executor.h, the executor's one public header, and sandbox/
 #    includes nothing of the front doors;
 #  - a NAME_internal.h is included only by files of its own folder;
+#  - no header of the tree has the name of a system header (<NAME.h>);
 #  - no modules include each other in a circle (a module: a folder's files
 #    of one prefix, NAME.c with NAME.h and the NAME_*.c beside them that
 #    share NAME.h or NAME_internal.h; executor.h is a node of its own);
@@ -75,6 +76,17 @@ bad=$(for f in $(sources $SRC_DIRS) tests/*/*.[ch]; do
     done
 done)
 ok "$([ -z "$bad" ] && echo 0 || echo 1)" "a NAME_internal.h is included only from its own folder"
+[ -n "$bad" ] && diag "$bad"
+
+# A header of the tree named as one the sources take from the system
+# (#include <NAME.h>) stands for it in every file compiled with its folder's
+# -I: the system's would never be read.
+bad=$(for inc in $(grep -hoE '^#[[:space:]]*include[[:space:]]+<[^>]+>' $(sources $SRC_DIRS) |
+        sed -E 's/.*<([^>]+)>.*/\1/' | sort -u); do
+    d=$(where "$inc")
+    [ -n "$d" ] && echo "$d/$inc"
+done)
+ok "$([ -z "$bad" ] && echo 0 || echo 1)" "no header of the tree has the name of a system header the sources include"
 [ -n "$bad" ] && diag "$bad"
 
 # --------------------------------------------------------- 3. no cycles

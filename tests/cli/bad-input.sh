@@ -58,7 +58,9 @@ is "$?" 125 "a python that does not exist: the service failed, exit 125"
 like "$(cat $T/stderr)" "/nonexistent/python3" "and says which"
 
 # A full disk under the state directory: a 1 MiB tmpfs in a private mount
-# namespace (root only), filled before the run.
+# namespace (root only), filled before the run. With the defaults the
+# low-disk guard (disk_reserve) refuses the run before it starts; with the
+# guard off the run meets the full disk itself.
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
     mkdir -p $T/full
     unshare --mount --propagation private bash -c '
@@ -67,7 +69,10 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
         "$2" run "$3" >/dev/null 2>&1           # makes the base environment
         dd if=/dev/zero of="$1/filler" bs=4k >/dev/null 2>&1
         rc=0
-        "$2" run "$3" --json >"$4/full.json" 2>"$4/full.err" || rc=$?
+        "$2" run "$3" --json >"$4/guard.json" 2>"$4/guard.err" || rc=$?
+        echo $rc >"$4/guard.rc"
+        rc=0
+        "$2" run "$3" --set disk_reserve=0 --json >"$4/full.json" 2>"$4/full.err" || rc=$?
         echo $rc >"$4/full.rc"
         # Nothing published as complete: no result.json without its run.
         for d in "$1"/runs/*/; do
@@ -75,7 +80,10 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
         done
         ls "$1"/runs/*/.result.json.*.tmp 2>/dev/null >>"$4/half"
         exit 0' - $T/full "$R" $T/ok.py $T
-    is "$(cat $T/full.rc 2>/dev/null)" 125 "a full state disk: exit 125"
+    is "$(cat $T/guard.rc 2>/dev/null)" 74 "a full state disk, the guard on (the default): exit 74"
+    like "$(cat $T/guard.err 2>/dev/null)" "low on disk space (0 B free, disk_reserve keeps" "a full state disk, the guard on: says so, naming disk_reserve"
+    is "$(wc -l <$T/guard.err 2>/dev/null)" 1 "a full state disk, the guard on: in one line"
+    is "$(cat $T/full.rc 2>/dev/null)" 74 "a full state disk, disk_reserve = 0: the run meets the full disk, exit 74 (low disk)"
     like "$(cat $T/full.err 2>/dev/null)" "No space left on device" "a full state disk: says so in one line"
     [ ! -s $T/half ]
     ok $? "a full state disk: no half-written result"

@@ -1,9 +1,9 @@
-/* limits.h: every limit of a run (struct exec_limits) and of a transfer
+/* exec_limits.h: every limit of a run (struct exec_limits) and of a transfer
  * (struct fetch_limits), each a row of a table with its configuration key,
  * unit, default, accepted range and what a breach does. The bottom of the
  * executor: it includes nothing of the project. */
-#ifndef RMS_LIMITS_H
-#define RMS_LIMITS_H
+#ifndef RMS_EXEC_LIMITS_H
+#define RMS_EXEC_LIMITS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,10 +1,10 @@
-/* limits.c: the table of every limit a run and a transfer have (key,
+/* exec_limits.c: the table of every limit a run and a transfer have (key,
  * unit, default, range, what a breach does), and the code that reads and
  * writes a struct of limits through its rows. The configuration, the
  * documentation's tables and the tests are checked against these rows. */
 #include "config.h"
 
-#include "limits.h"
+#include "exec_limits.h"
 
 #include "util.h"
 
