@@ -439,6 +439,23 @@ else
     like "$(reason)" "without Landlock and as the server's own uid" "and says why"
     ctl end $FP >/dev/null
 fi
+# The plain fallback (landlock = off): as root the kernel is another uid
+# than its extra directory's owner, and is given packages in place; run
+# unprivileged it is the server's own uid, and restarts instead.
+if [ $HAVE_VER = 1 ]; then
+    FL=$(ws fl)
+    RUNMYSCRIPT_LANDLOCK=off cell $FL 'x = 41'
+    RUNMYSCRIPT_LANDLOCK=off cell --set install_time=600s $FL 'import rms_alpha
+"x" in globals()'
+    if [ ${#RUNAS[@]} = 0 ] && [ "$(id -u)" = 0 ]; then
+        is "$(val) $(jget $J 'r["kernel"]["state"]')" "True kept" "landlock = off, as root: the package is added in place"
+    else
+        is "$(val) $(jget $J 'r["kernel"]["state"]')" "False restarted" \
+            "landlock = off, unprivileged: a package the kernel lacks restarts it"
+        like "$(reason)" "without Landlock and as the server's own uid" "and says why"
+    fi
+    ctl end $FL >/dev/null
+fi
 ctl end $F >/dev/null
 unset RUNMYSCRIPT_REQUIRE_ISOLATION
 export RUNMYSCRIPT_ISOLATION=namespaces
