@@ -31,6 +31,7 @@
 #define CELL_POLL_MS 100      /* cancellation, at least this often */
 #define CELL_SLACK_MS 30000   /* past a cell's longest life, a host that says nothing is given up */
 #define CELL_GONE_POLL_MS 20  /* a host that is going, looked for this often */
+#define CELL_ADD_MS 120000    /* a host puts a larger environment's packages in place this soon */
 
 /* The worker's view of the workspace's kernel. */
 struct kclient {
@@ -51,6 +52,13 @@ static void kclient_free(struct kclient *k)
     free(k->env);
     k->env = NULL;
     deps_strv_free(&k->reqs);
+}
+
+static const char *str_of(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                          : NULL;
 }
 
 /* Asks the host, if the workspace has one, what its kernel is; else why
@@ -110,23 +118,39 @@ static int kernel_info(struct run *run, struct kclient *k)
 
 /* The cell's requirements with the kernel's: the environment it needs
  * holds what the kernel has and what the cell asks for (the cell's own
- * first: a version it names wins). */
+ * first, its explicit list and its PEP 723 block: a version it names
+ * wins over the kernel's). */
 static int cell_requirements(struct run *run, struct steps *s, const struct kclient *k)
 {
     const struct exec_spec *spec = run->spec;
-    size_t n = spec->n_requirements + k->reqs.n;
-    const char **v = calloc(n + 1, sizeof *v);
+    const struct deps_config *dc = &spec->cfg->deps;
     char err[1024] = "";
+    size_t n = spec->n_requirements;
+    const char **v = calloc(n + k->reqs.n + 1, sizeof *v);
     if (!v) {
         exec__set_error(run->r, "out of memory");
         return -ENOMEM;
     }
     for (size_t i = 0; i < spec->n_requirements; i++)
         v[i] = spec->requirements[i];
-    for (size_t i = 0; i < k->reqs.n; i++)
-        v[spec->n_requirements + i] = k->reqs.v[i];
+    /* The cell's alone first: a distribution it names (its list, its PEP
+     * 723 block) is not the kernel's to pin. */
     deps_set_free(&s->set);
-    int rc = deps_declared(&spec->cfg->deps, v, n, spec->code, spec->code_len, &s->info, &s->set, err, sizeof err);
+    int rc = deps_declared(dc, v, n, spec->code, spec->code_len, &s->info, &s->set, err, sizeof err);
+    for (size_t i = 0; rc == 0 && i < k->reqs.n; i++) {
+        cleanup_free char *name = NULL, *canon = NULL;
+        bool named = false;
+        if (deps_check_requirement(k->reqs.v[i], true, &name, &canon, err, sizeof err) < 0)
+            continue;
+        for (size_t j = 0; j < s->set.n && !named; j++)
+            named = !strcmp(s->set.v[j].name, name);
+        if (!named)
+            v[n++] = k->reqs.v[i];
+    }
+    if (rc == 0) {
+        deps_set_free(&s->set);
+        rc = deps_declared(dc, v, n, spec->code, spec->code_len, &s->info, &s->set, err, sizeof err);
+    }
     free(v);
     if (rc < 0)
         exec__set_error(run->r, "the kernel's requirements and the cell's: %s", err);
@@ -206,8 +230,67 @@ static int kernel_new(struct run *run, struct steps *s, struct kclient *k, const
     return 0;
 }
 
-/* The kernel for the cell: kept, restarted with a larger environment, or
- * new, as r->kernel says. */
+/* {"env", "requirements"} of the environment the cell runs with, and its
+ * code (the warm pool learns from it) with code. */
+static json_object *env_message(struct run *run, struct steps *s, bool code)
+{
+    cleanup_free const char **specs = set_specs(&s->set);
+    json_object *o = json_object_new_object(), *a = json_object_new_array();
+    if (!specs || !o || !a) {
+        json_object_put(o);
+        json_object_put(a);
+        return NULL;
+    }
+    for (size_t i = 0; i < s->set.n; i++)
+        json_object_array_add(a, json_object_new_string(specs[i]));
+    json_object_object_add(o, "env", json_object_new_string(s->env_dir));
+    json_object_object_add(o, "requirements", a);
+    if (code)
+        json_object_object_add(o, "code", json_object_new_string_len(run->spec->code, (int)run->spec->code_len));
+    return o;
+}
+
+/* The packages the cell needs put into the live kernel (KERNEL_MSG_ADD):
+ * 1 when they were (r->kernel kept, its reason what was added), 0 when
+ * the host says why not (why), -errno when it went away. */
+static int cell_add(struct run *run, struct steps *s, struct kclient *k, char *why, size_t whylen)
+{
+    struct exec_result *r = run->r;
+    json_object *o = env_message(run, s, false);
+    exec__phase(run, EXEC_PHASE_RUNNING, "adding packages to the live kernel");
+    int rc = o ? kernel_send_json(k->sock, KERNEL_MSG_ADD, o) : -ENOMEM;
+    json_object_put(o);
+    char type = 0;
+    cleanup_free char *data = NULL;
+    size_t len;
+    if (rc == 0)
+        rc = kernel_recv(k->sock, CELL_ADD_MS, 1 << 20, &type, &data, &len);
+    json_object *a = rc == 0 && type == KERNEL_MSG_ACK ? json_tokener_parse(data) : NULL;
+    if (!a) {
+        exec__set_error(r, "the kernel's host went away: %s", strerror(rc < 0 ? -rc : EPROTO));
+        return rc < 0 ? rc : -EPROTO;
+    }
+    json_object *v, *added = NULL;
+    bool ok = json_object_object_get_ex(a, "ok", &v) && json_object_get_boolean(v);
+    json_object_object_get_ex(a, "added", &added);
+    snprintf(why, whylen, "%s", str_of(a, "reason") ? str_of(a, "reason") : "the host did not say why");
+    struct dbuf b;
+    dbuf_init(&b, KERNEL_REASON_MAX);
+    for (size_t i = 0; ok && added && i < json_object_array_length(added); i++)
+        discard(dbuf_printf(&b, "%s%s", i ? ", " : "", json_object_get_string(json_object_array_get_idx(added, i))));
+    json_object_put(a);
+    if (ok) {
+        r->kernel.state = EXEC_KERNEL_KEPT;
+        if (asprintf(&r->kernel.reason, "added %s from the package store to the running kernel, which kept its "
+                                        "state", b.len ? b.data : "nothing new") < 0)
+            r->kernel.reason = NULL;
+    }
+    dbuf_free(&b);
+    return ok ? 1 : 0;
+}
+
+/* The kernel for the cell: kept, given the packages it lacks in place,
+ * restarted with a larger environment, or new, as r->kernel says. */
 static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
 {
     struct exec_result *r = run->r;
@@ -223,23 +306,19 @@ static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
         return 0;
     }
     if (k->alive) {
-        /* A new environment: this kernel cannot take it in (sandbox/exec_kernel.c
-         * and doc/isolation.md say why), so one of it starts. */
-        char names[512];
+        /* A larger environment: its new packages into the live kernel
+         * where every package it has keeps its version and its jail lets
+         * it see them; else a kernel of it starts. */
+        char names[512], why[512];
         lacking(&s->set, k, names, sizeof names);
-        cleanup_free const char **specs = set_specs(&s->set);
-        json_object *o = json_object_new_object(), *a = json_object_new_array();
-        if (!specs || !o || !a) {
-            json_object_put(o);
-            json_object_put(a);
+        rc = cell_add(run, s, k, why, sizeof why);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+        json_object *o = env_message(run, s, true);
+        if (!o) {
             exec__set_error(r, "out of memory");
             return -ENOMEM;
         }
-        for (size_t i = 0; i < s->set.n; i++)
-            json_object_array_add(a, json_object_new_string(specs[i]));
-        json_object_object_add(o, "env", json_object_new_string(s->env_dir));
-        json_object_object_add(o, "requirements", a);
-        json_object_object_add(o, "code", json_object_new_string_len(run->spec->code, (int)run->spec->code_len));
         exec__phase(run, EXEC_PHASE_RUNNING, "restarting the kernel with a larger environment");
         rc = kernel_send_json(k->sock, KERNEL_MSG_RESTART, o);
         json_object_put(o);
@@ -248,8 +327,9 @@ static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
             return rc;
         }
         r->kernel.state = EXEC_KERNEL_RESTARTED;
-        if (asprintf(&r->kernel.reason, "the cell needs %s, which the kernel's environment lacked: the kernel "
-                                        "restarted with a larger environment", names[0] ? names : "packages") < 0)
+        if (asprintf(&r->kernel.reason, "the cell needs %s, which could not be added to the running kernel (%s): "
+                                        "the kernel restarted with a larger environment",
+                     names[0] ? names : "packages", why) < 0)
             r->kernel.reason = NULL;
         return 0;
     }
@@ -306,13 +386,6 @@ static int64_t int_of(json_object *o, const char *key, int64_t dflt)
 {
     json_object *v;
     return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : dflt;
-}
-
-static const char *str_of(json_object *o, const char *key)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-                                                                                          : NULL;
 }
 
 /* The host's result into r. */

@@ -29,6 +29,8 @@ struct run {
     int session_lock; /* the session workspace, flock'd for the run */
     struct admit_ticket ticket; /* the run slot (or queue place) it holds */
     bool kernel;      /* a kernel's start (exec_kernel.c): its stdin is the channel given, not /job/input */
+    const char *site; /* a kernel's extra directory (STATE/kernels/KEY/site): read-only at /job/site (the
+                       * fallback: at its path), where packages added to the live kernel go; or NULL */
     bool display;     /* its last expression is shown: the script runs through runner.py */
     bool has_seen;    /* a session's call: output/ as it was before (its artifacts are what changed) */
     struct art_seen seen;
@@ -181,6 +183,11 @@ struct kproc {
     char *env_dir;              /* its environment, held through env_fd */
     int env_fd;
     struct deps_strv reqs;      /* the requirement specs the environment was made for */
+    char *view_dir;             /* the larger environment whose packages were added in place (site/), held
+                                 * through view_fd; NULL: none was */
+    int view_fd;
+    int site_fd;                /* KEY/site, the kernel's extra directory (emptied at each start) */
+    char site_no[200];          /* why the kernel cannot see it ("": it can) */
     bool warm;
     const char *isolation;      /* static */
     uint64_t cells;             /* cells it ran */
@@ -260,6 +267,14 @@ void exec__host_budget(struct host *h);
  * with err. */
 int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *reqs, size_t n, const char *code,
                      size_t code_len, char *err, size_t errlen) must_check;
+/* A cell needs env (reqs: the specs it was made for), a larger
+ * environment: what it adds put into the kernel's extra directory
+ * (deps_env_extend), the kernel's environment env from now on. 0 with
+ * "name==version" of each package added onto added; 1 with the reason in
+ * why when it cannot be (the mode, a version that differs); -errno with
+ * why. */
+int exec__kproc_add(struct host *h, const char *env, const char *const *reqs, size_t n, struct deps_strv *added,
+                    char *why, size_t whylen) must_check;
 /* Reads what the kernel holds into h->memory; *over when the memory watch
  * (no cgroup) finds it past memory. */
 void exec__kproc_memory(struct host *h, bool *over);

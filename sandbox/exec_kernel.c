@@ -15,7 +15,11 @@
  * kernel says hello on it and sends a pidfd of itself, through which the
  * host interrupts it (SIGINT) in any mode. Then the host listens on
  * KEY/sock, and serves what its peers send (struct kernel_msg): a worker's
- * INFO, CELL and RESTART, anyone's END. It watches the kernel all the
+ * INFO, CELL, ADD and RESTART, anyone's END. An ADD puts the packages of a
+ * larger environment into the kernel's extra directory, KEY/site, which
+ * the kernel sees read-only (at /job/site in the jail, at its path in the
+ * fallback) and has on sys.path after its environment's site-packages;
+ * RESTART starts a kernel of the larger environment instead. It watches the kernel all the
  * while: its stdout and stderr (a cell's log; between cells kept for the
  * next one, up to HOST_IDLE_OUT), its end (pidfds), its memory where no
  * cgroup holds it, the server (a pidfd: the server's end is the kernel's)
@@ -96,7 +100,8 @@ static int send_info(struct host *h, int fd)
     }
     for (size_t i = 0; i < h->k.reqs.n; i++)
         json_object_array_add(reqs, json_object_new_string(h->k.reqs.v[i]));
-    json_object_object_add(o, "env", json_object_new_string(h->k.env_dir ? h->k.env_dir : ""));
+    const char *env = h->k.view_dir ? h->k.view_dir : h->k.env_dir; /* with what was added in place */
+    json_object_object_add(o, "env", json_object_new_string(env ? env : ""));
     json_object_object_add(o, "requirements", reqs);
     json_object_object_add(o, "cells", json_object_new_int64((int64_t)h->k.cells));
     json_object_object_add(o, "busy", json_object_new_boolean(h->cell.on));
@@ -134,19 +139,31 @@ static void on_end(struct host *h, int fd, json_object *o)
     h->ending = true;
 }
 
+/* The requirement specs of a RESTART or an ADD (borrowed from o, in an
+ * array the caller frees), or NULL. */
+static const char **reqs_of(json_object *o, size_t *n)
+{
+    json_object *reqs = NULL;
+    json_object_object_get_ex(o, "requirements", &reqs);
+    *n = reqs && json_object_is_type(reqs, json_type_array) ? json_object_array_length(reqs) : 0;
+    const char **v = calloc(*n + 1, sizeof *v);
+    for (size_t i = 0; v && i < *n; i++)
+        if (!(v[i] = json_object_get_string(json_object_array_get_idx(reqs, i)))) {
+            free(v);
+            return NULL;
+        }
+    return v;
+}
+
 /* A RESTART, from the worker whose cell comes next (it holds the session's
  * lock): the kernel goes, and one of the environment given starts. */
 static void on_restart(struct host *h, int fd, json_object *o)
 {
     const char *env = str_of(o, "env");
-    json_object *reqs = NULL;
-    json_object_object_get_ex(o, "requirements", &reqs);
-    size_t n = reqs && json_object_is_type(reqs, json_type_array) ? json_object_array_length(reqs) : 0;
-    const char **v = calloc(n + 1, sizeof *v);
+    size_t n;
+    const char **v = reqs_of(o, &n);
     char err[512] = "";
     int rc = env && v ? 0 : -EINVAL;
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        v[i] = json_object_get_string(json_object_array_get_idx(reqs, i));
     if (rc == 0) {
         exec__kproc_stop(h, true);
         const char *code = str_of(o, "code");
@@ -163,6 +180,45 @@ static void on_restart(struct host *h, int fd, json_object *o)
     h->last_used = util_wall_ms();
     h->killed_it = h->chan_lost = false;
     exec__host_state(h);
+}
+
+/* An ADD, from the worker whose cell comes next: the packages of the
+ * larger environment it needs put where the live kernel sees them
+ * (exec__kproc_add), or why they cannot be; an ACK says which
+ * ({"ok", "added", "reason"}). */
+static void on_add(struct host *h, int fd, json_object *o)
+{
+    const char *env = str_of(o, "env");
+    size_t n;
+    const char **v = reqs_of(o, &n);
+    struct deps_strv added = {0};
+    char why[512] = "";
+    int rc = 1;
+    if (h->cell.on)
+        snprintf(why, sizeof why, "the kernel is still running a cell");
+    else
+        rc = env && v ? exec__kproc_add(h, env, v, n, &added, why, sizeof why) : -EINVAL;
+    free(v);
+    if (rc < 0 && !why[0])
+        snprintf(why, sizeof why, "%s", strerror(-rc));
+    if (rc < 0)
+        log_msg(LOG_LVL_WARN, "packages for the live kernel: %s", why);
+    else if (rc == 0)
+        log_msg(LOG_LVL_INFO, "%zu packages added to the live kernel", added.n);
+    json_object *a = json_object_new_object(), *l = json_object_new_array();
+    if (a && l) {
+        for (size_t i = 0; i < added.n; i++)
+            json_object_array_add(l, json_object_new_string(added.v[i]));
+        json_object_object_add(a, "ok", json_object_new_boolean(rc == 0));
+        json_object_object_add(a, "added", steal_pointer(&l));
+        json_object_object_add(a, "reason", json_object_new_string(why));
+        discard(kernel_send_json(fd, KERNEL_MSG_ACK, a)); /* a worker gone gets nothing */
+    }
+    json_object_put(a);
+    json_object_put(l);
+    deps_strv_free(&added);
+    if (rc == 0)
+        exec__host_state(h);
 }
 
 static void peer_frame(struct host *h, size_t i)
@@ -193,6 +249,8 @@ static void peer_frame(struct host *h, size_t i)
         on_end(h, fd, o);
     else if (type == KERNEL_MSG_RESTART && !h->cell.on)
         on_restart(h, fd, o);
+    else if (type == KERNEL_MSG_ADD)
+        on_add(h, fd, o);
     else if (type == KERNEL_MSG_CELL)
         exec__cell_begin(h, fd, o);
     else
@@ -251,7 +309,8 @@ static int host_dir(struct host *h, char *err, size_t errlen)
      * its home/ and tmp/ is nothing of this one's. */
     int rc = util_rm_rf_at(h->dir_fd, "job");
     if ((rc < 0 && rc != -ENOENT) || mkdirat(h->dir_fd, "job", 0755) < 0 ||
-        (h->job_fd = openat(h->dir_fd, "job", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        (h->job_fd = openat(h->dir_fd, "job", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+        mkdirat(h->job_fd, "site", 0755) < 0) { /* where the jail binds KEY/site */
         rc = rc < 0 && rc != -ENOENT ? rc : -errno;
         snprintf(err, errlen, "the kernel's run directory: %s", strerror(-rc));
         return rc;
@@ -390,7 +449,7 @@ static int host_main(void *arg, int fd)
     h.limits = *ks->limits;
     h.server_pidfd = 4; /* exec_detach's kept descriptor */
     h.dir_fd = h.lock_fd = h.slot_fd = h.state_fd = h.listen_fd = h.job_fd = -1;
-    h.k.chan = h.k.out_r = h.k.err_r = h.k.py_pidfd = h.k.env_fd = -1;
+    h.k.chan = h.k.out_r = h.k.err_r = h.k.py_pidfd = h.k.env_fd = h.k.view_fd = h.k.site_fd = -1;
     h.k.proc.pid = h.k.proc.pidfd = h.k.proc.status_fd = h.k.proc.uid_lock = -1;
     h.cell.peer = -1;
     for (size_t i = 0; i < HOST_PEERS; i++)

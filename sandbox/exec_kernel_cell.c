@@ -196,6 +196,11 @@ void exec__cell_begin(struct host *h, int peer, json_object *o)
         json_object_object_add(m, "code", json_object_get(code));
         json_object_object_add(m, "out", json_object_new_string(out));
         json_object_object_add(m, "limit", json_object_new_int64((int64_t)c->lim.value_bytes));
+        /* Its extra directory, as it sees it: on sys.path from now on. */
+        char site[PATH_MAX + 8];
+        snprintf(site, sizeof site, "%s/site", k->proc.mode == JAIL_MODE_RLIMITS ? h->dir : "/job");
+        if (!k->site_no[0] && k->site_fd >= 0)
+            json_object_object_add(m, "site", json_object_new_string(site));
     }
     /* A kernel that cannot take it is gone, or going: its pidfds say so. */
     if (!m || k->chan < 0 || kernel_chan_send(k->chan, m) < 0) {

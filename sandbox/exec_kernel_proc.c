@@ -39,17 +39,95 @@ void exec__host_state(struct host *h)
 
 /* ---------------------------------------------------- the kernel itself */
 
-/* The environment held while the kernel lives (a shared lock on it, still
- * at its name), as a zygote holds it: never evicted under it. */
-static int hold_env(struct kproc *k, const char *env_dir)
+/* dir held (a shared lock on it, still at its name) into *fd, as a zygote
+ * holds its environment: never evicted under it. */
+static int hold_dir(const char *dir, int *fd)
 {
-    k->env_fd = open(env_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (k->env_fd < 0 || flock(k->env_fd, LOCK_SH) < 0)
+    *fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (*fd < 0 || flock(*fd, LOCK_SH) < 0)
         return -errno;
     struct stat a, b;
-    if (fstat(k->env_fd, &a) < 0 || stat(env_dir, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+    if (fstat(*fd, &a) < 0 || stat(dir, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
         return -ENOENT;
+    return 0;
+}
+
+/* The environment held while the kernel lives. */
+static int hold_env(struct kproc *k, const char *env_dir)
+{
+    int rc = hold_dir(env_dir, &k->env_fd);
+    if (rc < 0)
+        return rc;
     return (k->env_dir = strdup(env_dir)) ? 0 : -ENOMEM;
+}
+
+/* The kernel's extra directory, KEY/site, empty (what an earlier kernel
+ * of the workspace had added is in this one's environment), the
+ * server's: the kernel only reads it. Its path into path. */
+static int site_make(struct host *h, char *path, size_t n)
+{
+    struct kproc *k = &h->k;
+    snprintf(path, n, "%s/site", h->dir);
+    int rc = util_rm_rf_at(h->dir_fd, "site");
+    if ((rc < 0 && rc != -ENOENT) || mkdirat(h->dir_fd, "site", 0755) < 0)
+        return rc < 0 && rc != -ENOENT ? rc : -errno;
+    k->site_fd = openat(h->dir_fd, "site", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (k->site_fd < 0 || fchmod(k->site_fd, 0755) < 0)
+        return -errno;
+    return 0;
+}
+
+/* Why the kernel started in run cannot be given packages in place, into
+ * k->site_no ("" when it can). */
+static void site_reach(struct kproc *k)
+{
+    k->site_no[0] = '\0';
+    if (k->proc.mode == JAIL_MODE_RLIMITS && k->proc.landlock_abi == 0 && geteuid() != 0)
+        snprintf(k->site_no, sizeof k->site_no,
+                 "the kernel runs in the rlimits fallback without Landlock and as the server's own uid, so nothing "
+                 "would keep it from writing a directory of packages given to it");
+}
+
+int exec__kproc_add(struct host *h, const char *env, const char *const *reqs, size_t n, struct deps_strv *added,
+                    char *why, size_t whylen)
+{
+    struct kproc *k = &h->k;
+    if (k->site_no[0] || k->site_fd < 0) {
+        snprintf(why, whylen, "%s", k->site_no[0] ? k->site_no : "the kernel has no directory for packages");
+        return 1;
+    }
+    int fd = -1;
+    int rc = hold_dir(env, &fd);
+    if (rc < 0) {
+        if (fd >= 0)
+            close(fd);
+        snprintf(why, whylen, "holding the larger environment: %s", strerror(-rc));
+        return rc;
+    }
+    rc = deps_env_extend(k->view_dir ? k->view_dir : k->env_dir, env, k->site_fd, added, why, whylen);
+    struct deps_strv now = {0};
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = deps_strv_push(&now, reqs[i], strlen(reqs[i]));
+    char *dir = rc == 0 ? strdup(env) : NULL;
+    if (rc == 0 && !dir)
+        rc = -ENOMEM;
+    if (rc != 0) {
+        if (rc == -ENOMEM)
+            snprintf(why, whylen, "out of memory");
+        deps_strv_free(&now);
+        close(fd);
+        return rc;
+    }
+    /* The kernel's environment is the larger one from now on: its next
+     * cells compare with it, and a restart starts with all of it. */
+    deps_strv_free(&k->reqs);
+    k->reqs = now;
+    if (k->view_fd >= 0)
+        close(k->view_fd);
+    free(k->view_dir);
+    k->view_dir = dir;
+    k->view_fd = fd;
+    return 0;
 }
 
 /* The kernel's hello: one byte with a pidfd of itself, then {"hello": PID}. */
@@ -100,13 +178,18 @@ int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *req
     struct kproc *k = &h->k;
     int sv[2] = {-1, -1}, op[2] = {-1, -1}, ep[2] = {-1, -1};
     memset(k, 0, sizeof *k);
-    k->chan = k->out_r = k->err_r = k->py_pidfd = k->env_fd = -1;
+    k->chan = k->out_r = k->err_r = k->py_pidfd = k->env_fd = k->view_fd = k->site_fd = -1;
     k->proc.pid = k->proc.pidfd = k->proc.status_fd = k->proc.uid_lock = -1;
     int rc = hold_env(k, env_dir);
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = deps_strv_push(&k->reqs, reqs[i], strlen(reqs[i]));
     if (rc < 0) {
         snprintf(err, errlen, "holding the kernel's environment: %s", strerror(-rc));
+        return rc;
+    }
+    char site[PATH_MAX + 8];
+    if ((rc = site_make(h, site, sizeof site)) < 0) {
+        snprintf(err, errlen, "the kernel's directory for packages: %s", strerror(-rc));
         return rc;
     }
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(op, O_CLOEXEC) < 0 ||
@@ -131,7 +214,7 @@ int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *req
     r.run_dir = strdup(h->job);
     r.workdir = strdup(h->workspace);
     struct run run = {.spec = &spec, .r = &r, .run_fd = h->job_fd, .out_fd = -1, .session_lock = -1,
-                      .ticket = ADMIT_TICKET_INIT, .kernel = true};
+                      .ticket = ADMIT_TICKET_INIT, .kernel = true, .site = site};
     if (!r.run_dir || !r.workdir)
         rc = -ENOMEM;
     else
@@ -145,6 +228,7 @@ int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *req
     sv[1] = op[1] = ep[1] = -1;
     k->warm = r.warm;
     k->isolation = r.isolation;
+    site_reach(k);
     exec_result_free(&r);
     if (rc < 0)
         goto out;
@@ -266,9 +350,14 @@ env:
         close(k->err_r);
     if (k->env_fd >= 0)
         close(k->env_fd);
-    k->py_pidfd = k->out_r = k->err_r = k->env_fd = -1;
+    if (k->view_fd >= 0)
+        close(k->view_fd);
+    if (k->site_fd >= 0)
+        close(k->site_fd);
+    k->py_pidfd = k->out_r = k->err_r = k->env_fd = k->view_fd = k->site_fd = -1;
     free(k->env_dir);
-    k->env_dir = NULL;
+    free(k->view_dir);
+    k->env_dir = k->view_dir = NULL;
     deps_strv_free(&k->reqs);
 }
 

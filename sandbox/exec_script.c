@@ -158,7 +158,7 @@ static void take_value(struct run *run)
  * (Landlock has no rule for a read-only directory below a writable one,
  * nor for chmod). */
 static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_result *r, const char *env_dir,
-                       bool session, bool kernel)
+                       bool session, bool kernel, const char *site)
 {
     const char *work, *job, *env, *home, *tmp;
     memset(l, 0, sizeof *l);
@@ -168,7 +168,7 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
     int erc = deps_env_binds(env_dir, &l->env_binds);
     if (erc < 0)
         return erc;
-    if (!(l->binds = calloc(6 + l->env_binds.n, sizeof *l->binds)))
+    if (!(l->binds = calloc(7 + l->env_binds.n, sizeof *l->binds)))
         goto oom;
     if (mode == JAIL_MODE_NAMESPACES) {
         work = "/work";
@@ -178,6 +178,8 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         tmp = "/tmp";
         l->binds[l->n_binds++] = (struct jail_bind){r->workdir, "/work", JAIL_BIND_RW};
         l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, "/job", 0};
+        if (site) /* a kernel's extra directory, on /job's site/ */
+            l->binds[l->n_binds++] = (struct jail_bind){site, "/job/site", 0};
         l->stdin_inside = kernel ? NULL : "/job/input"; /* a kernel's stdin is its channel */
         l->binds[l->n_binds++] = (struct jail_bind){env_dir, "/env", 0};
         if (has_mounts) {
@@ -205,6 +207,8 @@ static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_
         if (session)
             l->binds[l->n_binds++] = (struct jail_bind){r->run_dir, r->run_dir, 0};
         l->binds[l->n_binds++] = (struct jail_bind){env_dir, env_dir, 0};
+        if (site)
+            l->binds[l->n_binds++] = (struct jail_bind){site, site, 0};
         l->binds[l->n_binds++] = (struct jail_bind){home, home, JAIL_BIND_RW};
         l->binds[l->n_binds++] = (struct jail_bind){tmp, tmp, JAIL_BIND_RW};
         if (has_mounts) {
@@ -372,7 +376,7 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
                 return rc;
             }
         }
-        rc = layout_make(&l, mode, r, env_dir, spec->workspace != NULL, run->kernel);
+        rc = layout_make(&l, mode, r, env_dir, spec->workspace != NULL, run->kernel, run->site);
         if (rc < 0) {
             exec__set_error(r, "the run's layout (its environment's manifest): %s", strerror(-rc));
             return rc;

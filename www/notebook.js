@@ -295,6 +295,7 @@ import { fileList, previews, pageViewer } from './js/result.js';
     cell.prompt.textContent = '[' + n + ']';
     const parts = ['Status: ' + r.status, r.duration_ms + ' ms'];
     if (STATE_WORDS[k.state]) parts.push(STATE_WORDS[k.state] + (k.reason ? ' (' + k.reason + ')' : ''));
+    else if (k.reason) parts.push(k.reason); // kept, with the packages added to it
     cell.status.textContent = parts.join(' · ');
     cell.status.className = 'cell-status status st-' + r.status;
     problem(cell, outcome(r, current ? current.run.limits : {}) || (r.status !== 'ok' && r.error) || '');

@@ -101,8 +101,9 @@ static const struct tools_def defs[] = {
      "before are there) or restarted (they are gone, the files stay; reason says why), and the cell's number. "
      "A cell past its timeout is interrupted (KeyboardInterrupt) and the kernel keeps its names; past the memory "
      "limit the kernel is killed and the next cell starts a new one, with the files intact. One cell runs at a "
-     "time; reset_kernel drops the names. Packages a cell imports are installed; no network access while it "
-     "runs. A failing cell returns isError true with the traceback, and the names it had defined before the "
+     "time; reset_kernel drops the names. Packages a cell imports are installed and added to the running kernel "
+     "(its names stay), unless one needs another version of a package the kernel has: then it restarts. No "
+     "network access while it runs. A failing cell returns isError true with the traceback, and the names it had defined before the "
      "error stay.",
      tools__schema_run_cell_input, tools__schema_run_output, tools__run_cell, false, false},
     {"reset_kernel", "Reset the kernel",

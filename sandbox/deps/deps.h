@@ -222,6 +222,21 @@ int deps_env_get(const struct deps_config *cfg, const char *state_dir, const str
  * it could not be told (a probe file could not be written). */
 int deps_store_links(const char *state_dir);
 
+/* What the environment want_env holds beyond have_env (both published
+ * environments: a live kernel's, and the larger one a cell needs), put
+ * into the directory open at dst, a live kernel's extra directory: the
+ * importable part (site/) of each package store entry want_env was
+ * assembled from whose distribution have_env lacks, as real directories
+ * and hard links to the entry's files (copies where a link cannot go),
+ * no symlink: no store entry is bound where the kernel runs. 0 with
+ * "name==version" of each package added pushed onto added; 1 with the
+ * reason in err when it cannot be done: a package of have_env is another
+ * version in want_env (the kernel may have imported it), or want_env was
+ * not assembled from the store; -errno with the reason in err (dst may
+ * hold part of it). */
+int deps_env_extend(const char *have_env, const char *want_env, int dst, struct deps_strv *added, char *err,
+                    size_t errlen) must_check;
+
 /* The package store entries the environment at env_dir links through
  * symlinks, as host paths (STATE/store/pyX.Y/HASH, pushed onto out): what
  * a run's jail must bind, each at its own path, for those symlinks to

@@ -37,6 +37,8 @@ struct merge {
     size_t store_len;
     char path[PATH_MAX]; /* the host path of the source directory being merged */
     size_t copied;       /* files copied: a hard link could not be made */
+    bool real_dirs;      /* every directory real, none a symlink (a live kernel's extra directory, where
+                          * no store entry is bound: deps_env_extend) */
 };
 
 static int merge_dir(struct merge *m, int src, int dst, int depth);
@@ -90,9 +92,11 @@ static int merge_subdir(struct merge *m, int src, const char *name, int dst, int
     if (fstatat(dst, name, &dt, AT_SYMLINK_NOFOLLOW) < 0) {
         if (errno != ENOENT)
             return -errno;
-        return symlinkat(m->path, dst, name) < 0 ? -errno : 0;
-    }
-    if (S_ISLNK(dt.st_mode)) {
+        if (!m->real_dirs)
+            return symlinkat(m->path, dst, name) < 0 ? -errno : 0;
+        if (mkdirat(dst, name, 0755) < 0)
+            return -errno;
+    } else if (S_ISLNK(dt.st_mode)) {
         char target[PATH_MAX];
         ssize_t n = readlinkat(dst, name, target, sizeof target - 1);
         if (n < 0)
@@ -102,7 +106,7 @@ static int merge_subdir(struct merge *m, int src, const char *name, int dst, int
             return 0; /* this very tree, linked before */
         /* Not one of ours (the base environment's lib64 -> lib): no
          * wheel's directory is put through it, as before. */
-        if (strncmp(target, m->store, m->store_len))
+        if (m->real_dirs || strncmp(target, m->store, m->store_len))
             return -ELOOP;
         int rc = merge_unfold(m, dst, name, target, depth);
         if (rc < 0)
@@ -179,31 +183,47 @@ int deps__store_hold(const struct deps__store *s, const char *hash, int *held, c
     return 0;
 }
 
+/* The distribution of the entry open at entry, from its mark: its
+ * normalised name and its version (caller frees both). 0, -EBADMSG (no
+ * mark of ours) or -errno. */
+static int entry_dist(int entry, char **norm, char **version)
+{
+    cleanup_free char *mark = NULL;
+    size_t len;
+    *norm = *version = NULL;
+    int rc = util_read_file_at(entry, DEPS_STORE_MARK, 4096, &mark, &len);
+    if (rc < 0)
+        return rc;
+    const char *n = strstr(mark, "\nname "), *v = strstr(mark, "\nversion ");
+    if (!n || !v)
+        return -EBADMSG;
+    *norm = deps_normalize_name(n + 6, strcspn(n + 6, "\n"));
+    *version = strndup(v + 9, strcspn(v + 9, "\n"));
+    if (!*norm || !*version) {
+        free(*norm);
+        free(*version);
+        *norm = *version = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
 int deps__store_link(const struct deps__store *s, const char *hash, int entry, int env, const char *site_rel,
                      size_t *copied, struct deps_strv *installed, char *err, size_t errlen)
 {
-    cleanup_free char *mark = NULL, *name = NULL, *sdir = NULL;
-    size_t len;
-    int rc = util_read_file_at(entry, DEPS_STORE_MARK, 4096, &mark, &len);
-    const char *v = rc == 0 ? strstr(mark, "\nversion ") : NULL;
-    if (rc == 0) {
-        const char *p = strstr(mark, "\nname ");
-        name = p ? strndup(p + 6, strcspn(p + 6, "\n")) : NULL;
-        if (!name || !v)
-            rc = -EBADMSG;
-    }
+    cleanup_free char *norm = NULL, *version = NULL, *sdir = NULL;
+    int rc = entry_dist(entry, &norm, &version);
     char nv[512];
     if (rc == 0) {
-        cleanup_free char *norm = deps_normalize_name(name, strlen(name));
-        snprintf(nv, sizeof nv, "%s-%.*s", norm ? norm : name, (int)strcspn(v + 9, "\n"), v + 9);
+        snprintf(nv, sizeof nv, "%s-%s", norm, version);
         rc = deps_strv_push(installed, nv, strlen(nv));
     }
     if (rc < 0) {
         snprintf(err, errlen, "the store entry %s: %s", hash, strerror(-rc));
         return rc;
     }
-    cleanup_free char *incl = NULL, *norm = deps_normalize_name(name, strlen(name));
-    if (!norm || asprintf(&incl, "include/site/python%s/%s", s->pyver, norm) < 0 ||
+    cleanup_free char *incl = NULL;
+    if (asprintf(&incl, "include/site/python%s/%s", s->pyver, norm) < 0 ||
         deps__store_dir(s->state_dir, s->pyver, &sdir) < 0)
         return -ENOMEM;
     struct merge m = {.copied = 0};
@@ -240,6 +260,100 @@ int deps__store_link(const struct deps__store *s, const char *hash, int entry, i
         return rc;
     }
     return 0;
+}
+
+/* ------------------------------------ a live kernel's extra packages */
+
+/* The version of the distribution name (len bytes) in a list of
+ * "name==version", or NULL. */
+static const char *version_in(const struct deps_strv *v, const char *name, size_t len)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (!strncmp(v->v[i], name, len) && !strncmp(v->v[i] + len, "==", 2))
+            return v->v[i] + len + 2;
+    return NULL;
+}
+
+/* What have_env holds that want_env holds in another version, in words
+ * into err: 1, or 0 when every package keeps its version. */
+static int version_conflict(const struct deps_strv *have, const struct deps_strv *want, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < have->n; i++) {
+        const char *eq = strstr(have->v[i], "==");
+        size_t len = eq ? (size_t)(eq - have->v[i]) : 0;
+        const char *v = eq ? version_in(want, have->v[i], len) : NULL;
+        if (v && strcmp(v, eq + 2)) {
+            snprintf(err, errlen, "%.*s is %s in the kernel, and the cell needs %s", (int)len, have->v[i], eq + 2, v);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The store entry ref's importable part into dst, unless have holds its
+ * distribution already; "name==version" onto added. */
+static int extend_entry(const char *store, const char *ref, const struct deps_strv *have, int dst,
+                        struct deps_strv *added, char *err, size_t errlen)
+{
+    struct merge m = {.store = store, .store_len = strlen(store), .real_dirs = true};
+    snprintf(m.path, sizeof m.path, "%s/%s", store, ref);
+    cleanup_fd int entry = open(m.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int rc = entry < 0 ? -errno : 0;
+    /* Held while its files are linked: eviction passes it over. */
+    while (rc == 0 && flock(entry, LOCK_SH) < 0)
+        if (errno != EINTR)
+            rc = -errno;
+    cleanup_free char *norm = NULL, *version = NULL;
+    if (rc == 0)
+        rc = entry_dist(entry, &norm, &version);
+    if (rc == 0 && version_in(have, norm, strlen(norm)))
+        return 0;
+    cleanup_fd int site = rc < 0 ? -1 : openat(entry, "site", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (rc == 0 && site < 0 && errno != ENOENT)
+        rc = -errno;
+    size_t plen = strlen(m.path);
+    snprintf(m.path + plen, sizeof m.path - plen, "/site");
+    if (rc == 0 && site >= 0)
+        rc = merge_dir(&m, site, dst, 0);
+    char nv[512];
+    if (rc == 0) {
+        snprintf(nv, sizeof nv, "%s==%s", norm, version);
+        rc = deps_strv_push(added, nv, strlen(nv));
+    }
+    if (rc < 0)
+        snprintf(err, errlen, "the store entry %s into the kernel's extra directory: %s", ref, strerror(-rc));
+    return rc;
+}
+
+int deps_env_extend(const char *have_env, const char *want_env, int dst, struct deps_strv *added, char *err,
+                    size_t errlen)
+{
+    struct deps_strv have = {0}, want = {0}, wheels = {0};
+    cleanup_free char *store = NULL;
+    cleanup_fd int hfd = open(have_env, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cleanup_fd int wfd = hfd < 0 ? -1 : open(want_env, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = wfd < 0 ? -errno : 0;
+    if (rc == 0 && (rc = deps__manifest_read(hfd, &have, NULL, NULL)) == -ENOENT)
+        rc = 0; /* the base environment: no manifest, no package */
+    if (rc == 0)
+        rc = deps__manifest_read(wfd, &want, NULL, NULL);
+    if (rc == 0)
+        rc = deps__manifest_links(wfd, &store, &wheels);
+    if (rc < 0)
+        snprintf(err, errlen, "the environments' manifests: %s", strerror(-rc));
+    if (rc == 0)
+        rc = version_conflict(&have, &want, err, errlen);
+    if (rc == 0 && (!store || !wheels.n)) {
+        snprintf(err, errlen, "the larger environment was installed without the package store (package_store = "
+                              "off, or the uv installer), so it has no entries to add from");
+        rc = 1;
+    }
+    for (size_t i = 0; rc == 0 && i < wheels.n; i++)
+        rc = extend_entry(store, wheels.v[i], &have, dst, added, err, errlen);
+    deps_strv_free(&have);
+    deps_strv_free(&want);
+    deps_strv_free(&wheels);
+    return rc;
 }
 
 int deps_store_links(const char *state_dir)

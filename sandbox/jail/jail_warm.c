@@ -242,8 +242,10 @@ static int make_req(const struct jail_opts *o, struct jail_warm_req *q, const ch
         }
         if ((b->flags & JAIL_BIND_ENV) && !(b->flags & JAIL_BIND_RW))
             continue; /* the zygote's root holds the environment's entries */
-        /* The zygote's root has these places to mount on, and nothing else. */
-        if ((strcmp(b->inside, "/work") && strcmp(b->inside, "/job") && strncmp(b->inside, "/work/", 6)) ||
+        /* The zygote's root has these places to mount on, and nothing else
+         * (/job/site: a kernel's extra directory, on a directory of /job). */
+        if ((strcmp(b->inside, "/work") && strcmp(b->inside, "/job") && strncmp(b->inside, "/work/", 6) &&
+             strcmp(b->inside, "/job/site")) ||
             q->n_binds == JAIL_WARM_BINDS || strlen(b->inside) >= sizeof q->binds[0].inside)
             return -EINVAL;
         q->job = q->job || !strcmp(b->inside, "/job");

@@ -23,6 +23,10 @@
  *   ended    why the last kernel ended, one line, for the next one's reason
  *   job/     the kernel's run directory: script.py (display.py and
  *            kernel.py), input; bound read-only at /job
+ *   site/    the kernel's extra directory: packages added to the live
+ *            kernel (hard links to store entries' files), the server's,
+ *            bound read-only at /job/site (job/site/ is its mount point;
+ *            the fallback reads it at its path), emptied at each start
  * STATE/.kernels/slot.N: max_kernels lock files; a host holds one. */
 #define KERNEL_DIR "kernels"
 #define KERNEL_SLOTS_DIR ".kernels"
@@ -44,6 +48,8 @@ enum kernel_msg {
     KERNEL_MSG_INFO = 'I',      /* worker: what is the kernel? host: {"env", "requirements", "cells", ...} */
     KERNEL_MSG_CELL = 'C',      /* worker: a cell (JSON header) */
     KERNEL_MSG_RESTART = 'R',   /* worker: a new kernel with this environment (JSON), then the cell */
+    KERNEL_MSG_ADD = 'P',       /* worker: this environment's packages into the live kernel ({"env",
+                                 * "requirements"}); host: ACK {"ok", "added", "reason"} */
     KERNEL_MSG_INTERRUPT = 'X', /* worker: the cell is cancelled */
     KERNEL_MSG_END = 'E',       /* anyone: end the kernel ({"reason", "busy_too", "say"}) */
     KERNEL_MSG_OUTPUT = 'O',    /* host: a chunk of output: a stream byte, then the bytes */

@@ -9,7 +9,8 @@
 #
 # The channel: frames of a 4-byte big-endian length and a JSON object.
 # The host sends {"cell": N, "code": "...", "out": OUTPUT_DIR, "limit":
-# VALUE_BYTES}; the kernel says hello once (one byte that carries a pidfd
+# VALUE_BYTES, "site": DIR (its extra directory, where the host adds
+# packages between cells; absent where it has none)}; the kernel says hello once (one byte that carries a pidfd
 # of itself, then {"hello": PID}), then answers per cell
 # {"status": "ok" | "error" | "memory" (a MemoryError) | "interrupted",
 # "exit_code": N, "value": TEXT
@@ -100,10 +101,30 @@ def _rms_kernel(display_make):
         except BaseException:
             pass
 
+    # The kernel's extra directory (the host's, read-only here): packages
+    # added to the live kernel, after the environment's site-packages on
+    # the path; a .pth file an added package brings is read once, as the
+    # interpreter's start reads its environment's.
+    pth_seen = set()
+
+    def add_site(site):
+        if site not in sys.path:
+            sys.path.append(site)
+        try:
+            import site as site_mod
+            for p in sorted(os.listdir(site)):
+                if p.endswith('.pth') and p not in pth_seen:
+                    pth_seen.add(p)
+                    site_mod.addpackage(site, p, None)
+        except Exception as e:
+            report(e)
+
     def run(msg):
         n, code, out, limit = msg['cell'], msg['code'], msg['out'], msg['limit']
         name = '<cell %d>' % n
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        if msg.get('site'):
+            add_site(msg['site'])
         importlib.invalidate_caches()
         answer = {'status': 'ok', 'exit_code': 0, 'value': None, 'value_truncated': False}
         try:

@@ -222,7 +222,7 @@ ok $? "ends its kernel"
 mcell 'z' "$wid"
 like "$(text)" "unknown workspace" "and a cell in it is refused"
 
-# --- display: a DataFrame, a figure, a PIL image; a package that restarts ----
+# --- display: a DataFrame, a figure, a PIL image; packages added, a restart ---
 if ls "$WHEELHOUSE"/pandas-*.whl "$WHEELHOUSE"/matplotlib-*.whl "$WHEELHOUSE"/pillow-*.whl >/dev/null 2>&1; then
     mcell $'import pandas as pd\nimport matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\nfrom PIL import Image\ndf = pd.DataFrame({"a": [1, 2, 3], "b": [4.0, 5.0, 6.0]})' ""
     dw=$(sc '["workspace"]')
@@ -240,15 +240,24 @@ if ls "$WHEELHOUSE"/pandas-*.whl "$WHEELHOUSE"/matplotlib-*.whl "$WHEELHOUSE"/pi
     mcell 'len(df)' "$dw"
     is "$(sc '["value"], r["result"]["structuredContent"]["artifacts"]')" '["3", []]' \
         "the next cell lists none of the earlier images"
-    if ls "$WHEELHOUSE"/rms_alpha-*.whl >/dev/null 2>&1; then
-        mcell 'import rms_alpha' "$dw"
-        is "$(sc '["status"], r["result"]["structuredContent"]["kernel"]["state"]')" '["ok", "restarted"]' \
-            "a cell importing a package the kernel's environment lacks restarts it with a larger one"
-        like "$(sc '["kernel"]["reason"]')" rms-alpha "the reason names the package ($(sc '["kernel"]["reason"]'))"
+    if ls "$WHEELHOUSE"/rms_alpha-*.whl "$WHEELHOUSE"/rms_ver-1.0-*.whl >/dev/null 2>&1; then
+        mcell $'import rms_alpha\nlen(df)' "$dw"
+        is "$(sc '["status"], r["result"]["structuredContent"]["kernel"]["state"], r["result"]["structuredContent"]["value"]')" \
+            '["ok", "kept", "3"]' "a cell importing a package the kernel's environment lacks: added in place, the DataFrame kept"
+        is "$(sc '["kernel"]["reason"]')" "added rms-alpha==1.0 from the package store to the running kernel, which kept its state" \
+            "the reason says what was added"
+        like "$(jb '[c["text"] for c in r["result"]["content"] if c["type"] == "text"][0]')" "kernel: kept" "(the text says kept)"
+        mcell $'import rms_ver\nrms_ver.__version__' "$dw"
+        is "$(sc '["kernel"]["state"], r["result"]["structuredContent"]["value"]')" "[\"kept\", \"'2.0'\"]" \
+            "another package added in place"
+        mcell $'# /// script\n# dependencies = ["rms-ver==1.0"]\n# ///\nimport rms_ver\nrms_ver.__version__' "$dw"
+        is "$(sc '["kernel"]["state"], r["result"]["structuredContent"]["value"]')" "[\"restarted\", \"'1.0'\"]" \
+            "a PEP 723 pin of another version of a package the kernel has: the kernel restarts with it"
+        like "$(sc '["kernel"]["reason"]')" "rms-ver is 2.0 in the kernel, and the cell needs 1.0" "the reason says which"
         mcell 'df' "$dw"
         like "$(sc '["logs"]')" NameError "the names before the restart are gone"
     else
-        skip "a package that restarts the kernel: no rms_alpha wheel in the test wheelhouse"
+        skip "a package added to the live kernel: no rms_alpha or rms_ver wheel in the test wheelhouse"
     fi
 else
     skip "a DataFrame, a figure and a PIL image as values: no pandas, matplotlib or pillow wheel in the test wheelhouse"

@@ -55,6 +55,19 @@ worker_of() {
     return 1
 }
 
+# worker_of_run DIR: the serve worker that holds DIR (a run directory) open:
+# the one whose call it is, also where the run's processes are no children
+# of it (a warm run is forked from its environment's zygote).
+worker_of_run() {
+    local w f
+    for w in $(pgrep -P "$SERVE_PID"); do
+        for f in /proc/$w/fd/*; do
+            case $(readlink "$f" 2>/dev/null) in "$1" | "$1"/*) echo "$w"; return 0 ;; esac
+        done
+    done
+    return 1
+}
+
 # run_of TOKEN: the run directory whose script holds TOKEN.
 run_of() {
     grep -l -- "$1" "$T"/state/runs/*/script.py 2>/dev/null | head -1 | xargs -r dirname

@@ -1,7 +1,9 @@
 #!/bin/bash
 # A worker killed (SIGKILL) in the middle of a run: the client gets an error
 # (its stream ends without a result), the supervisor starts a new worker,
-# the run's processes are gone, and the run is marked failed on disk.
+# the run's processes are gone (also where they are forked from a zygote,
+# as a warm run is: the worker is then found by the run directory it holds),
+# and the run is marked failed on disk.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/faults/lib.sh"
@@ -16,9 +18,9 @@ wait_for grep -q "go $TOK" "$T/out"
 ok $? "the run started"
 pids=$(procs_with "$TOK")
 ok $([ -n "$pids" ]; echo $?) "its processes carry the token ($pids)"
-W=$(worker_of ${pids%% *})
-ok $? "the worker serving it is found ($W)"
 RUN=$(run_of "$TOK")
+W=$(worker_of ${pids%% *} || worker_of_run "$RUN")
+ok $? "the worker serving it is found ($W)"
 sleep 1.1 # the run directory is older than the orphan check's 1 s floor
 kill -KILL "$W"
 wait $CURL

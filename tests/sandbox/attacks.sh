@@ -566,6 +566,60 @@ else
     skip "the setuid probe needs root to install a setuid-root file"
 fi
 
+# --- packages given to a live kernel: it cannot change them (cell passes) ---
+if [ -n "$CELL" ] && ls "${WHEELHOUSE:-/nonexistent}"/rms_alpha-*.whl >/dev/null 2>&1; then
+    w=$T/ws-site
+    mkdir -p $w
+    [ ${#RUNAS[@]} = 0 ] || chown 65534:65534 $w
+    site_cell() {
+        J=$T/site-$1.json
+        "${RUNAS[@]}" env RUNMYSCRIPT_STATE_DIR="$RUNMYSCRIPT_STATE_DIR" RMS_TEST_SERVER=$WARM_SERVE_PID \
+            "$CELL" cell --set install_time=600s $w "$2" >$J 2>$J.err
+    }
+    site_cell 1 'x = 1'
+    site_cell 2 'import rms_alpha'
+    is "$(jget $J 'r["kernel"]["state"]')" kept "site: rms_alpha was added to the live kernel"
+    site_cell 3 'import os, rms_alpha
+d = "/job/site"
+f = rms_alpha.__file__
+def t(name, fn):
+    try:
+        fn()
+        print("R", name, "done")
+    except OSError as e:
+        print("R", name, "refused", e.errno)
+t("create", lambda: open(d + "/planted.py", "w").write("x"))
+t("append", lambda: open(f, "a").write("x"))
+t("truncate", lambda: os.truncate(f, 0))
+t("mkdir", lambda: os.mkdir(d + "/planted"))
+t("unlink", lambda: os.unlink(f))
+t("rename", lambda: os.rename(d + "/rms_alpha", d + "/moved"))
+t("chmod", lambda: os.chmod(f, 0o666))
+t("utime", lambda: os.utime(f, (0, 0)))
+t("symlink", lambda: os.symlink("/work", d + "/planted-link"))
+t("link-out", lambda: os.link(f, "/work/linked.py"))
+t("remount", lambda: __import__("ctypes").CDLL(None, use_errno=True).mount(None, d.encode(), None, 0x20 | 0x1000, None) == 0 or (_ for _ in ()).throw(OSError(__import__("ctypes").get_errno(), "mount")))
+print("R sees", sorted(os.listdir("/job")), sorted(os.listdir(d)))
+print("R file", f)'
+    LOGS=$(jget $J 'r["logs"]')
+    for op in create append truncate mkdir unlink rename chmod utime symlink link-out remount; do
+        like "$LOGS" "R $op refused" "site: $op in the kernel's extra directory is refused"
+    done
+    says "R sees ['input', 'script.py', 'site'] ['rms_alpha', 'rms_alpha-1.0.dist-info']" \
+        "site: the kernel sees its own extra directory and nothing of another's"
+    says "R file /job/site/rms_alpha/__init__.py" "site: the package was imported from it"
+    key=$(printf %s "$(cd $w && pwd -P)" | sha256sum | cut -c1-32)
+    hs=$RUNMYSCRIPT_STATE_DIR/kernels/$key/site
+    is "$(cd $hs && ls | tr '\n' ' ')" "rms_alpha rms_alpha-1.0.dist-info " "site: nothing was planted in it"
+    like "$(cat $hs/rms_alpha/__init__.py)" "alpha says hello" "site: its files are intact"
+    is "$(stat -c '%u %a' $hs/rms_alpha/__init__.py)" "$(stat -c %u $RUNMYSCRIPT_STATE_DIR) 444" \
+        "site: they keep the server's owner and their read-only mode"
+    "${RUNAS[@]}" env RUNMYSCRIPT_STATE_DIR="$RUNMYSCRIPT_STATE_DIR" RMS_TEST_SERVER=$WARM_SERVE_PID \
+        "$CELL" end $w >/dev/null 2>&1
+elif [ -n "$CELL" ]; then
+    skip "site: no rms_alpha wheel in the test wheelhouse"
+fi
+
 if [ -n "${RMS_ATTACK_WARM:-}" ]; then
     while read -r name start; do
         is "$start" warm "$name: started warm"

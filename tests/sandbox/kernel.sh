@@ -10,7 +10,8 @@
 # kernel killed by hand, the server restarted, cells of one kernel
 # serialised and busy past queue_wait, reset and end); the display (the
 # last expression, None, a figure, a PIL image, a DataFrame) and only the
-# files a cell made; a package a cell needs (the kernel restarts). Then the
+# files a cell made; a package a cell needs (added to the live kernel, its
+# state kept; another version of one it has restarts it). Then the
 # state and the faults again in the fallback (isolation = rlimits).
 # kernel-unprivileged.sh runs it all with the server, the kernels and the
 # driver an unprivileged user's.
@@ -60,6 +61,71 @@ named_pid() {
     for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = "$1" ] && echo "${p#/proc/}"; done | head -1
 }
 live() { ctl stats >$T/stats.json; jget $T/stats.json 'r["live"]'; }
+
+# in_place WS WHERE: packages the kernel lacks added to it in place
+# (rms-alpha, then rms-beta), its state kept; what it was given it cannot
+# change; another version of a package it has restarts it, with the
+# union of what it had. WHERE names the pass in the descriptions.
+SITE_PROBE='import os, rms_alpha
+d = os.path.dirname(os.path.dirname(rms_alpha.__file__))
+def tries(name, f):
+    try:
+        f()
+        return [name]
+    except OSError:
+        return []
+done = (tries("create", lambda: open(d + "/planted.py", "w")) + tries("append", lambda: open(rms_alpha.__file__, "a"))
+        + tries("mkdir", lambda: os.mkdir(d + "/planted")) + tries("unlink", lambda: os.unlink(rms_alpha.__file__))
+        + tries("rename", lambda: os.rename(d + "/rms_alpha", d + "/moved")))
+[os.path.basename(d), done or "refused"]'
+in_place() {
+    local w=$1 where=$2
+    cell $w 'x = 41'
+    cell --set install_time=600s $w 'import rms_alpha
+rms_alpha.greet("p")'
+    is "$(st) $(val)" "ok 'alpha says hello to p'" "$where: a cell imports a package the kernel's environment lacks: it works"
+    is "$(jget $J 'r["kernel"]["state"]')" kept "$where: the kernel was kept"
+    is "$(reason)" "added rms-alpha==1.0 from the package store to the running kernel, which kept its state" \
+        "$where: the reason says what was added"
+    cell $w 'x'
+    is "$(val) $(kern)" '41 ["kept", 3]' "$where: x is still 41"
+    cell $w 'import rms_beta
+[rms_beta.__version__, x]'
+    is "$(val) $(jget $J 'r["kernel"]["state"]')" "['2.0', 41] kept" "$where: a second package, whose dependency was added before"
+    is "$(reason)" "added rms-beta==2.0 from the package store to the running kernel, which kept its state" \
+        "$where: only what is new is added"
+    cell $w "$SITE_PROBE"
+    is "$(val)" "['site', 'refused']" "$where: the kernel cannot create, write, remove or rename in its extra directory"
+    local key site
+    key=$(printf %s "$(cd "$w" && pwd -P)" | sha256sum | cut -c1-32)
+    site=$RUNMYSCRIPT_STATE_DIR/kernels/$key/site
+    is "$(cd $site && ls | tr '\n' ' ')" "rms_alpha rms_alpha-1.0.dist-info rms_beta rms_beta-2.0.dist-info " \
+        "$where: the extra directory holds what was added, nothing planted"
+    like "$(cat $site/rms_alpha/__init__.py)" "alpha says hello" "$where: its files are intact"
+    is "$(stat -c %U $site)" "$(stat -c %U $RUNMYSCRIPT_STATE_DIR)" "$where: the extra directory is the server's"
+    cell $w '# /// script
+# dependencies = ["rms-ver==1.0"]
+# ///
+import rms_ver
+rms_ver.__version__'
+    is "$(val) $(jget $J 'r["kernel"]["state"]')" "'1.0' kept" "$where: a pinned version is added in place too"
+    cell $w '# /// script
+# dependencies = ["rms-ver==2.0"]
+# ///
+import rms_ver
+rms_ver.__version__'
+    is "$(val) $(jget $J 'r["kernel"]["state"]')" "'2.0' restarted" "$where: another version of a package the kernel has restarts it"
+    like "$(reason)" "rms-ver is 1.0 in the kernel, and the cell needs 2.0" "$where: the reason says which"
+    cell $w 'import rms_alpha, rms_beta
+["x" in globals(), rms_beta.__version__]'
+    is "$(val) $(jget $J 'r["kernel"]["state"]')" "[False, '2.0'] kept" \
+        "$where: the restarted kernel has what was added before (its names are gone)"
+    is "$(cd $site && ls | wc -l)" 0 "$where: a restart starts with an empty extra directory (its environment has it all)"
+    ctl end $w >/dev/null
+}
+HAVE_VER=0
+ls "${WHEELHOUSE:-/nonexistent}"/rms_alpha-*.whl "${WHEELHOUSE:-/nonexistent}"/rms_beta-*.whl \
+    "${WHEELHOUSE:-/nonexistent}"/rms_ver-2.0-*.whl >/dev/null 2>&1 && HAVE_VER=1
 
 # --- state: a name, a function, cell numbers ---
 A=$(ws a)
@@ -240,8 +306,8 @@ if ls "${WHEELHOUSE:-/nonexistent}"/pandas-*.whl "${WHEELHOUSE:-/nonexistent}"/m
     cell --set install_time=600s $D 'import pandas as pd
 df = pd.DataFrame({"a": range(100), "b": [v * 2 for v in range(100)]})
 df'
-    is "$(jget $J 'r["kernel"]["state"]')" restarted "a cell that imports what the kernel lacks: the kernel restarts"
-    like "$(reason)" "pandas" "the reason names what it needed"
+    is "$(jget $J 'r["kernel"]["state"]')" kept "a cell that imports pandas, which the kernel lacks: added in place"
+    like "$(reason)" "pandas==1.5.3" "the reason names what was added"
     like "$(val)" "[100 rows x 2 columns]" "a DataFrame as pandas prints it, truncated"
     like "$(val)" ".." "(pandas' own ellipsis)"
     cell $D 'df.b.sum()'
@@ -249,23 +315,31 @@ df'
     cell $D 'import matplotlib.pyplot as plt
 plt.plot([1, 2, 3], [3, 1, 2])
 x = 1'
-    is "$(jget $J '[(a["path"], a["mime"]) for a in r["artifacts"]]')" '[["cell-1-figure-1.png", "image/png"]]' \
-        "a figure open at the end of a cell is a PNG artifact (matplotlib restarted the kernel: its cell 1)"
+    is "$(jget $J '[(a["path"], a["mime"]) for a in r["artifacts"]]')" '[["cell-6-figure-1.png", "image/png"]]' \
+        "a figure open at the end of a cell is a PNG artifact (matplotlib added in place: cell 6)"
+    is "$(jget $J 'r["kernel"]["state"]')" kept "(the kernel kept)"
     is "$(val)" null "(and no value)"
     cell $D 'fig, ax = plt.subplots(); ax.bar([1], [2]); fig'
-    is "$(jget $J '[a["path"] for a in r["artifacts"]]')" '["cell-2-value.png"]' "a figure as the value: one PNG"
+    is "$(jget $J '[a["path"] for a in r["artifacts"]]')" '["cell-7-value.png"]' "a figure as the value: one PNG"
     cell $D 'from PIL import Image
 Image.new("RGB", (24, 12), "blue")'
-    is "$(jget $J '[(a["path"], a["summary"]) for a in r["artifacts"]]')" '[["cell-3-value.png", "PNG image 24x12"]]' \
+    is "$(jget $J '[(a["path"], a["summary"]) for a in r["artifacts"]]')" '[["cell-8-value.png", "PNG image 24x12"]]' \
         "a PIL image as the value is a PNG artifact"
     "$PYTHON3" -c 'import sys; sys.exit(open(sys.argv[1], "rb").read(8) != b"\x89PNG\r\n\x1a\n")' \
-        "$RUNMYSCRIPT_STATE_DIR/runs/$(jget $J 'r["run_id"]')/output/cell-3-value.png"
+        "$RUNMYSCRIPT_STATE_DIR/runs/$(jget $J 'r["run_id"]')/output/cell-8-value.png"
     ok $? "the image is a PNG in the cell's run"
 else
     skip "no pandas or matplotlib wheel: the DataFrame, the figures and the restart for a package"
 fi
 cell $D 'v = "x" * 100000; v'
 is "$(jget $J '[r["value_truncated"], len(r["value"]) < 70000]')" "[true, true]" "a value past value_bytes is cut"
+
+# --- a package the kernel lacks: added in place ---
+if [ $HAVE_VER = 1 ]; then
+    in_place "$(ws p)" "the jail"
+else
+    skip "the wheelhouse lacks rms_alpha, rms_beta or rms_ver (make check rebuilds it)"
+fi
 
 # --- reset, end, stats ---
 cell $A 'x'
@@ -349,6 +423,39 @@ kill -KILL $kp 2>/dev/null
 wait_until no_process_named $TOK
 cell $F 'f'
 like "$(reason)" "killed (signal 9) from outside" "the fallback: a kernel killed by hand is a clear reason"
+FISO=$(jget $J 'r["isolation"]')
+if [ $HAVE_VER = 0 ]; then
+    skip "the wheelhouse lacks rms_alpha, rms_beta or rms_ver (make check rebuilds it)"
+elif [ "${FISO#landlock}" != "$FISO" ] || [ ${#RUNAS[@]} = 0 ] && [ "$(id -u)" = 0 ]; then
+    in_place "$(ws fp)" "the fallback ($FISO)"
+else
+    # Unprivileged without Landlock nothing keeps the kernel from writing
+    # a directory given to it: the kernel restarts instead, and says why.
+    FP=$(ws fp)
+    cell $FP 'x = 41'
+    cell --set install_time=600s $FP 'import rms_alpha
+"x" in globals()'
+    is "$(val) $(jget $J 'r["kernel"]["state"]')" "False restarted" "the fallback ($FISO): a package the kernel lacks restarts it"
+    like "$(reason)" "without Landlock and as the server's own uid" "and says why"
+    ctl end $FP >/dev/null
+fi
+# The plain fallback (landlock = off): as root the kernel is another uid
+# than its extra directory's owner, and is given packages in place; run
+# unprivileged it is the server's own uid, and restarts instead.
+if [ $HAVE_VER = 1 ]; then
+    FL=$(ws fl)
+    RUNMYSCRIPT_LANDLOCK=off cell $FL 'x = 41'
+    RUNMYSCRIPT_LANDLOCK=off cell --set install_time=600s $FL 'import rms_alpha
+"x" in globals()'
+    if [ ${#RUNAS[@]} = 0 ] && [ "$(id -u)" = 0 ]; then
+        is "$(val) $(jget $J 'r["kernel"]["state"]')" "True kept" "landlock = off, as root: the package is added in place"
+    else
+        is "$(val) $(jget $J 'r["kernel"]["state"]')" "False restarted" \
+            "landlock = off, unprivileged: a package the kernel lacks restarts it"
+        like "$(reason)" "without Landlock and as the server's own uid" "and says why"
+    fi
+    ctl end $FL >/dev/null
+fi
 ctl end $F >/dev/null
 unset RUNMYSCRIPT_REQUIRE_ISOLATION
 export RUNMYSCRIPT_ISOLATION=namespaces
