@@ -229,7 +229,9 @@ int util_read_file_at(int dirfd, const char *path, size_t max, char **out, size_
     return util_read_fd(fd, max, out, len);
 }
 
-int util_write_file_atomic(int dirfd, const char *name, const void *data, size_t n, mode_t mode)
+/* util_write_file_atomic and util_write_file_published: the same
+ * temporary name and rename, with or without the fsync before it. */
+static int write_file_renamed(int dirfd, const char *name, const void *data, size_t n, mode_t mode, bool sync)
 {
     char tmp[256];
     unsigned char rnd[6];
@@ -244,7 +246,7 @@ int util_write_file_atomic(int dirfd, const char *name, const void *data, size_t
     if (fd < 0)
         return -errno;
     rc = util_write_all(fd, data, n);
-    if (rc == 0 && fsync(fd) < 0)
+    if (rc == 0 && sync && fsync(fd) < 0)
         rc = -errno;
     if (close(fd) < 0 && rc == 0)
         rc = -errno;
@@ -253,6 +255,16 @@ int util_write_file_atomic(int dirfd, const char *name, const void *data, size_t
     if (rc < 0)
         unlinkat(dirfd, tmp, 0);
     return rc;
+}
+
+int util_write_file_atomic(int dirfd, const char *name, const void *data, size_t n, mode_t mode)
+{
+    return write_file_renamed(dirfd, name, data, n, mode, true);
+}
+
+int util_write_file_published(int dirfd, const char *name, const void *data, size_t n, mode_t mode)
+{
+    return write_file_renamed(dirfd, name, data, n, mode, false);
 }
 
 int util_write_file_new(int dirfd, const char *name, const void *data, size_t n, mode_t mode)

@@ -93,6 +93,11 @@ int util_read_file_at(int dirfd, const char *path, size_t max, char **out, size_
  * directory, fsync, rename over name. A reader sees the old file or the
  * whole new one, never a part. 0 or -errno (the temporary is removed). */
 int util_write_file_atomic(int dirfd, const char *name, const void *data, size_t n, mode_t mode) must_check;
+/* The same without the fsync: a reader on the running system sees no file
+ * or the whole new one, never a part; after a crash the file may be
+ * missing or empty. For a record whose content is kept elsewhere or
+ * that nothing needs after a crash. 0 or -errno. */
+int util_write_file_published(int dirfd, const char *name, const void *data, size_t n, mode_t mode) must_check;
 /* Creates dirfd/name (which must not exist, and is never a symlink) holding
  * data; no fsync: for files that mean nothing after a crash. 0 or -errno. */
 int util_write_file_new(int dirfd, const char *name, const void *data, size_t n, mode_t mode) must_check;

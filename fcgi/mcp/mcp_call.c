@@ -180,28 +180,26 @@ static void call_mark(const char *session_dir, const char *key)
 
 static void call_unmark(const char *session_dir, const char *key)
 {
-    char path[4096];
+    char path[4096], run[MCP_CALL_RUN_NAME_MAX];
+    cleanup_fd int cfd = calls_open(session_dir);
+    if (cfd >= 0 && mcp__call_run_name(cfd, key, run, sizeof run) == 0)
+        unlinkat(cfd, run, 0);
     snprintf(path, sizeof path, "%s/calls/%s", session_dir, key);
     unlink(path);
     snprintf(path, sizeof path, "%s/cancel/%s", session_dir, key);
     unlink(path);
 }
 
-/* calls/KEY becomes a name of runs/RUN (runs_path) at once (a link made
- * aside, renamed over it); without hard links, a file that holds the id,
- * renamed over it too: calls/KEY is there throughout. */
-static void call_record(const char *session_dir, const char *key, const char *runs_path, const char *run_id)
+/* A name of calls/.flight (no inode of its own: on a file system without
+ * a journal the costliest part of making a file), or where there are no
+ * hard links (or too many: EMLINK) an empty file. */
+static void name_anchor(int cfd, int dirfd, const char *name)
 {
-    cleanup_fd int cfd = calls_open(session_dir);
-    char aside[80];
-    if (cfd < 0)
+    if (linkat(cfd, CALL_ANCHOR, dirfd, name, 0) == 0 || errno == EEXIST)
         return;
-    snprintf(aside, sizeof aside, ".%s.run", key);
-    unlinkat(cfd, aside, 0);
-    bool done = linkat(AT_FDCWD, runs_path, cfd, aside, 0) == 0 && renameat(cfd, aside, cfd, key) == 0;
-    unlinkat(cfd, aside, 0); /* (left when calls/KEY already was a name of it) */
-    if (!done)
-        discard(util_write_file_atomic(cfd, key, run_id, strlen(run_id), 0600));
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
 }
 
 enum tools_outcome mcp__call_tool(struct mcp_call *c, const struct tools_ctx *t, const char *tool, json_object *args,
@@ -217,22 +215,24 @@ enum tools_outcome mcp__call_tool(struct mcp_call *c, const struct tools_ctx *t,
 
 void mcp__call_set_run(struct mcp_call *c, const char *run_id)
 {
-    char path[4096];
+    char name[MCP_CALL_RUN_NAME_MAX], runs[4096];
     if (!c->session_dir)
         return;
-    snprintf(path, sizeof path, "%s/runs/%s", c->session_dir, run_id);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) { /* it holds the id: calls/KEY, a name of it, says which run */
-        discard(util_write_all(fd, run_id, strlen(run_id)));
-        close(fd);
-    }
-    if (c->key[0])
-        call_record(c->session_dir, c->key, path, run_id);
+    cleanup_fd int cfd = calls_open(c->session_dir);
+    /* runs/RUNID lists the run by its name; calls/.KEY.RUNID says, by its
+     * name too, which run the call in flight started (a cancel from
+     * another worker reads it: mcp__cancel_run_of). Neither is a file of
+     * its own. */
+    snprintf(runs, sizeof runs, "%s/runs", c->session_dir);
+    cleanup_fd int rfd = open(runs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (cfd >= 0 && rfd >= 0)
+        name_anchor(cfd, rfd, run_id);
+    if (cfd >= 0 && c->key[0] && (size_t)snprintf(name, sizeof name, ".%s.%s", c->key, run_id) < sizeof name)
+        name_anchor(cfd, cfd, name);
     /* A cancel that came before the run existed is applied now too. */
     if (call_client_cancelled(c))
         discard(app_cancel_run(c->app, run_id)); /* the run polls the marker; nothing else to do */
 }
-
 
 /* ------------------------------------------------- the tools' callbacks */
 

@@ -80,8 +80,12 @@ int mcp__session_load(const struct cfg *cfg, const char *sid, struct mcp_session
  * way. */
 int mcp__session_create(const struct cfg *cfg, const char *version, json_object *client,
                         struct mcp_session *s) must_check;
-/* Cancels the run whose id calls/KEY (in calls_fd) holds, if any. */
+/* Cancels the run that the call KEY started (in calls_fd), if any. */
 void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key);
+/* In calls/ (calls_fd), .KEY.RUNID names the run the call KEY started:
+ * that name into name (len bytes). 0, -ENOENT (no run yet) or -errno. */
+#define MCP_CALL_RUN_NAME_MAX (1 + 64 + 1 + WS_ID_MAX + 1)
+int mcp__call_run_name(int calls_fd, const char *key, char *name, size_t len) must_check;
 /* Removes the session name of sessions_fd (sessions/ or workspaces/), with
  * its runs (listed in its runs/) when with_runs. 0 or -errno. */
 int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name, bool with_runs);

@@ -189,18 +189,29 @@ int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s)
     return create_kind(cfg, "workspaces", MCP_REVISION_2026, NULL, s);
 }
 
-/* Creates STATE/runs/RUNID/cancel for the run that calls/KEY names. */
+int mcp__call_run_name(int calls_fd, const char *key, char *name, size_t len)
+{
+    cleanup_dir DIR *d = util_opendir_at(calls_fd);
+    if (!d)
+        return -errno;
+    size_t k = strlen(key);
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] == '.' && !strncmp(de->d_name + 1, key, k) && de->d_name[1 + k] == '.' &&
+            ws_id_valid(de->d_name + 2 + k))
+            return (size_t)snprintf(name, len, "%s", de->d_name) < len ? 0 : -ENAMETOOLONG;
+    return -ENOENT;
+}
+
+/* Creates STATE/runs/RUNID/cancel for the run that the call KEY started
+ * (calls/.KEY.RUNID names it), if it has one yet. */
 void mcp__cancel_run_of(const struct app *app, int calls_fd, const char *key)
 {
-    char run_id[WS_ID_MAX + 1];
-    cleanup_fd int fd = openat(calls_fd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
+    char name[MCP_CALL_RUN_NAME_MAX];
+    if (mcp__call_run_name(calls_fd, key, name, sizeof name) < 0)
         return;
-    ssize_t n = pread(fd, run_id, sizeof run_id - 1, 0);
-    if (n < WS_ID_LEN)
-        return; /* no run yet (a name of calls/.flight, which is empty) */
-    run_id[n] = '\0'; /* exec_cancel refuses anything but an id */
-    discard(app_cancel_run(app, run_id)); /* one that has finished, or is gone, needs nothing */
+    /* (the name's id is valid; one that has finished, or is gone, needs nothing) */
+    discard(app_cancel_run(app, name + 2 + strlen(key)));
 }
 
 int mcp__session_remove(const struct cfg *cfg, int sessions_fd, const char *name, bool with_runs)

@@ -110,9 +110,10 @@ struct jail_opts {
     /* The run's start as a file's ctime (NULL: not wanted): once the
      * run's paths are given to it and before the script can run, the jail
      * touches mark->fd and keeps its ctime in mark->at (mark->taken); with
-     * mark->wait the script is let go only once the clock has passed it,
-     * so that a file the script writes has a later ctime than every file
-     * before it (a file given to the run changed its ctime then too). */
+     * mark->wait the script is let go only once a second stamp of it, or
+     * else the clock, has passed it, so that a file the script writes has
+     * a later ctime than every file before it (a file given to the run
+     * changed its ctime then too). */
     struct jail_mark *mark;
 };
 

@@ -17,9 +17,9 @@ if [ -x "${FCGIWRAP:-/usr/sbin/fcgiwrap}" ]; then
     post '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import time\ntime.sleep(60)"},"_meta":{"progressToken":7}}}' "${H[@]}" &
     CURL=$!
     # fcgiwrap holds the stream in its buffer: wait until the call has its
-    # run on disk (calls/KEY a second name of the session's runs/RUNID)
-    # rather than for a message.
-    wait_for sh -c 'for c in "$1"/calls/*; do for r in "$1"/runs/*; do [ "$c" -ef "$r" ] && exit 0; done; done; exit 1' \
+    # run on disk (calls/.KEY.RUNID names it, and it is in the session's
+    # runs/) rather than for a message.
+    wait_for sh -c 'for c in "$1"/calls/.[0-9a-f]*.?*; do [ -e "$1/runs/${c##*.}" ] && exit 0; done; exit 1' \
         - "$T/state/sessions/$SID"
     ok $? "cgi: the call is running"
     STATUS=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' "${H[@]}" \

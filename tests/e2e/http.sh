@@ -326,13 +326,20 @@ wait_for grep -q '"message":"running"' "$T/b"  # (this session logs warnings onl
 ok $? "the long call is running"
 KEY_FILES=$(ls "$T/state/sessions/$SID/calls" | wc -l)
 is "$KEY_FILES" 1 "the call is recorded in the session (calls/)"
-# ... as a second name of the session's runs/RUNID (a call makes and frees
-# no inode of its own), and the run's start leaves no file either.
+# ... with calls/.KEY.RUNID beside it naming its run, all of them (and the
+# session's runs/RUNID) names of calls/.flight: a call makes and frees no
+# inode of its own, and the run's start leaves no file either.
 KEY_FILE=$(ls -d "$T/state/sessions/$SID/calls"/*)
-LRUN=$(for r in "$T/state/sessions/$SID/runs"/*; do [ "$KEY_FILE" -ef "$r" ] && basename "$r"; done)
+KEY=$(basename "$KEY_FILE")
+LRUN=$(ls -A "$T/state/sessions/$SID/calls" | sed -n "s/^\.$KEY\.//p")
 echo "$LRUN" | grep -qxE '[0-9a-f]{32}'
-ok $? "calls/KEY is a name of the session's runs/RUNID"
-is "$(stat -c %h "$KEY_FILE")" 2 "... and of nothing else"
+ok $? "calls/.KEY.RUNID names the call's run"
+[ -e "$T/state/sessions/$SID/runs/$LRUN" ] && [ -d "$T/state/runs/$LRUN" ]
+ok $? "... which is the session's runs/RUNID and has its run directory"
+FLIGHT="$T/state/sessions/$SID/calls/.flight"
+[ "$KEY_FILE" -ef "$FLIGHT" ] && [ "$T/state/sessions/$SID/calls/.$KEY.$LRUN" -ef "$FLIGHT" ] &&
+    [ "$T/state/sessions/$SID/runs/$LRUN" -ef "$FLIGHT" ] && [ ! -s "$FLIGHT" ]
+ok $? "... all three names of calls/.flight (empty): no inode of the call's own"
 is "$(ls -A "$T/state/runs/$LRUN" | grep -c started)" 0 "the run directory holds no start marker"
 STATUS=$(curl -sS -o "$T/b2" -w '%{http_code}' -X POST -H 'Content-Type: application/json' "${H[@]}" \
     --data-binary '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":70,"reason":"test"}}' "$BASE/mcp")
@@ -342,9 +349,10 @@ ok $? "the cancelled call's stream ends"
 is "$(jb '[m for m in msgs if m.get("id") == 70]')" "[]" "no result is sent for a cancelled call"
 CRUN=$(ls -t "$T/state/runs" | grep -E '^[0-9a-f]{32}$' | head -1)
 is "$(jget "$T/state/runs/$CRUN/result.json" 'r["status"]')" cancelled "the run was stopped (status cancelled)"
-is "$(ls "$T/state/sessions/$SID/calls" | wc -l)" 0 "the call is no longer recorded"
-is "$CRUN" "$LRUN" "the run calls/KEY named is the one cancelled"
-is "$(stat -c %h "$T/state/sessions/$SID/runs/$CRUN")" 1 "its runs/RUNID stays, with one name"
+is "$(ls -A "$T/state/sessions/$SID/calls")" ".flight" "the call is no longer recorded (calls/KEY and its run's name gone)"
+is "$CRUN" "$LRUN" "the run calls/.KEY.RUNID named is the one cancelled"
+[ -e "$T/state/sessions/$SID/runs/$CRUN" ]
+ok $? "its runs/RUNID stays"
 
 # --- DELETE, and idle reaping
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X DELETE "${H[@]}" "$BASE/mcp")

@@ -103,6 +103,20 @@ static void test_files(void)
     struct stat st;
     ok(fstatat(dfd, "link", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode),
        "...replaces the link, it does not write through it");
+    /* Published (no fsync): the same rename over what was there, and
+     * nothing left beside it. */
+    is_int(util_write_file_published(dfd, "f", "newer", 5, 0644), 0, "published write over a file");
+    is_int(util_read_file_at(dfd, "f", 100, &text, &len), 0, "read back");
+    is_str(text, "newer", "the published write holds the new data whole");
+    free(text);
+    DIR *dl = util_opendir_at(dfd);
+    int temps = 0;
+    struct dirent *de;
+    while (dl && (de = readdir(dl)))
+        temps += strstr(de->d_name, ".tmp") != NULL;
+    if (dl)
+        closedir(dl);
+    is_int(temps, 0, "no temporary file left beside it");
     ok(mkdirat(dfd, "d", 0755) == 0 && mkdirat(dfd, "d/e", 0755) == 0, "nested dirs");
     ok(symlinkat("/etc", dfd, "d/e/etc") == 0, "a symlink to /etc inside");
     is_int(util_rm_rf_at(AT_FDCWD, dir), 0, "rm -rf of the tree");
