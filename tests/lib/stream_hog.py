@@ -89,7 +89,7 @@ def main():
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     sel = selectors.DefaultSelector()
-    streams, todo, t0 = [], list(range(a.n)), time.monotonic()
+    streams, pending, t0 = [], list(range(a.n)), time.monotonic()
 
     def start(i):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -120,10 +120,10 @@ def main():
             elif ev & selectors.EVENT_READ:
                 pump_one(sel, st)
 
-    while todo or not all(st.answered for st in streams):
+    while pending or not all(st.answered for st in streams):
         live = sum(1 for st in streams if not st.answered)
-        while todo and (not a.batch or live < a.batch):
-            start(todo.pop(0))
+        while pending and (not a.batch or live < a.batch):
+            start(pending.pop(0))
             live += 1
         pump(0.05)
         if time.monotonic() - t0 > a.timeout:
