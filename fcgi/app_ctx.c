@@ -5,6 +5,7 @@
 #include "app_ctx.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 const struct app_exec app_exec_default = {
@@ -35,6 +36,19 @@ const char *app_kernels_absent(const struct app *app)
                "process outlives a request to keep a kernel's names; use run_code, whose files persist";
     return "kernels (run_cell, the page's notebook) need runmyscript serve, whose processes outlive a request: "
            "this server has none; use run_code, whose files persist";
+}
+
+const char *app_stop_reason(const struct app *app)
+{
+    static char why[128];
+    if (!app->cancel_all || !*app->cancel_all)
+        return NULL;
+    if (!app->mode || strcmp(app->mode, "serve"))
+        return "the server stopped before the run ended";
+    /* serve's workers are sent SIGINT once the drain has waited its grace */
+    snprintf(why, sizeof why, "the server stopped: its drain_grace (%lld s) passed before the run ended",
+             (long long)((cfg_drain_grace_ms(app->cfg) + 999) / 1000));
+    return why;
 }
 
 int app_cancel_run(const struct app *app, const char *run_id)

@@ -67,4 +67,9 @@ const char *app_kernels_absent(const struct app *app);
  * other -errno), logged. */
 int app_cancel_run(const struct app *app, const char *run_id) must_check;
 
+/* Why the runs are being stopped, once cancel_all is set: a clause for the
+ * run's log and its result ("the server stopped ..."; static); NULL while
+ * it is not. A sink's cancel_reason. */
+const char *app_stop_reason(const struct app *app);
+
 #endif

@@ -279,6 +279,12 @@ static void on_install_line(void *ctx, const char *line)
     log_event(w, "install", buf, n < 0 ? 0 : (size_t)n >= sizeof buf ? sizeof buf - 1 : (size_t)n);
 }
 
+static const char *on_cancel_reason(void *ctx)
+{
+    struct web_run *w = ctx;
+    return app_stop_reason(w->app);
+}
+
 static bool on_cancelled(void *ctx)
 {
     struct web_run *w = ctx;
@@ -689,7 +695,7 @@ static bool run_and_answer(const struct app *app, const struct web_door *door, s
         w.pad = app->cfg->cgi_sse_padding;
     struct exec_sink sink = {
         .ctx = &w, .phase = on_phase, .output = on_output, .install_line = on_install_line,
-        .cancelled = on_cancelled, .accepted = on_accepted,
+        .cancelled = on_cancelled, .cancel_reason = on_cancel_reason, .accepted = on_accepted,
     };
     const struct app_exec *x = app_exec_of(app);
     int rc = door->cell ? x->cell(spec, &sink, &r) : x->run(spec, &sink, &r);

@@ -393,8 +393,7 @@ failed:
         return 0;
     }
     if (rc == -ECANCELED) { /* a cancel while the installer ran: a result, nothing published */
-        r->status = EXEC_STATUS_CANCELLED;
-        exec__system_line(run, "[runmyscript] the run was cancelled while its requirements were installed");
+        exec__cancelled(run, "while its requirements were installed");
         return 0;
     }
     exec__set_error(r, "%s", *err ? err : strerror(-rc));
@@ -453,8 +452,7 @@ int exec__step_session_lock(struct run *run, int64_t wait_ms)
             return rc;
         }
         if (exec__cancel_requested(run)) {
-            run->r->status = EXEC_STATUS_CANCELLED;
-            exec__system_line(run, "[runmyscript] the run was cancelled while it waited for the session");
+            exec__cancelled(run, "while it waited for the session");
             return EXEC_STEP_ENDED; /* a result: cancelled */
         }
         if (util_now_ms() > give_up) {
@@ -508,8 +506,7 @@ static int admit(struct run *run)
     exec__phase(run, EXEC_PHASE_QUEUED, detail);
     rc = admit_wait(cfg->state_dir, &cfg->admit, &run->ticket, admit_cancelled, run);
     if (rc == -ECANCELED) {
-        run->r->status = EXEC_STATUS_CANCELLED;
-        exec__system_line(run, "[runmyscript] the run was cancelled while it waited for a run slot");
+        exec__cancelled(run, "while it waited for a run slot");
     } else if (rc == -ETIMEDOUT) {
         busy_error(run, "no run slot came free within queue_wait");
         rc = -EBUSY;

@@ -93,6 +93,10 @@ extern bool exec__namespaces_unavailable;
 bool exec__may_fall_back(const struct exec_config *cfg);
 /* True when the sink or another process (RUN/cancel) asked the run to stop. */
 bool exec__cancel_requested(struct run *run);
+/* The run ends cancelled: its status, and the log's line "the run was
+ * cancelled WHEN" (WHEN may be NULL), with the sink's cancel_reason after
+ * it, which is then the result's error too. */
+void exec__cancelled(struct run *run, const char *when);
 /* Runs the script in env_dir's interpreter under its limits, its output
  * into the log, until it ends or is stopped; fills the status, exit code,
  * times and the breached limit of run->r. 0, or -errno when the service

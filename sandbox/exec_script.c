@@ -275,6 +275,18 @@ bool exec__cancel_requested(struct run *run)
     return faccessat(run->run_fd, "cancel", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+void exec__cancelled(struct run *run, const char *when)
+{
+    const char *why = run->sink && run->sink->cancel_reason ? run->sink->cancel_reason(run->sink->ctx) : NULL;
+    run->r->status = EXEC_STATUS_CANCELLED;
+    exec__system_line(run, "[runmyscript] the run was cancelled%s%s%s%s", when ? " " : "", when ? when : "",
+                      why ? ": " : "", why ? why : "");
+    if (why) {
+        free(run->r->error);
+        run->r->error = strdup(why);
+    }
+}
+
 /* Why a run was stopped by us. */
 enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL, STOP_MEMORY, STOP_WORKSPACE };
 
@@ -567,7 +579,7 @@ static void script_stop(void *ctx, enum supervise_end why, int sig)
         snprintf(hs, sizeof hs, "%.3g s", (double)lim->wall_ms / 1000.0);
         exec__system_line(run, "[runmyscript] the run passed its wall time limit (timeout = %s) and was stopped", hs);
     } else if (w->stop == STOP_CANCEL) {
-        exec__system_line(run, "[runmyscript] the run was cancelled");
+        exec__cancelled(run, NULL);
     } else if (w->stop == STOP_WORKSPACE) {
         exec__system_line(run, "[runmyscript] %s; the run was stopped", w->why);
     } else if (!strcmp(run->r->limit, "log_bytes")) {

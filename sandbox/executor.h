@@ -493,7 +493,7 @@ struct exec_result {
     char *zip_path;
     const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",
                                  * "landlock", "rlimits+seccomp", "rlimits" */
-    char *error;                /* sandbox_error, install_failed: a one-line user-facing reason */
+    char *error;                /* sandbox_error, install_failed, cancelled by the server: one line for a user */
     bool warm;                  /* forked from a zygote ("start": "warm"), else "cold" */
     const char *url_prefix;     /* copied from the config for the serializer */
     /* The value of the script's or the cell's last expression as a
@@ -607,6 +607,11 @@ struct exec_sink {
     /* Polled a few times a second while the script runs; returning true
      * cancels the run (status "cancelled"). */
     bool (*cancelled)(void *ctx);
+    /* Asked once, when a run is cancelled: why, when it is not the
+     * client's own cancel (the server stopping), a short clause; NULL
+     * when there is nothing to add. It ends the log's "the run was
+     * cancelled" line and is the result's error. */
+    const char *(*cancel_reason)(void *ctx);
     /* Called once, when the call has passed exec_run's checks and before
      * anything is made for it: the place for a front door's own work that
      * must come after the checks and before the run (run_code downloads

@@ -251,6 +251,12 @@ static bool ctx_cancelled(void *ctx)
     return call_cancelled(ctx);
 }
 
+static const char *ctx_cancel_reason(void *ctx)
+{
+    const struct mcp_call *c = ctx;
+    return app_stop_reason(c->app);
+}
+
 static bool ctx_client_cancelled(void *ctx)
 {
     return call_client_cancelled(ctx);
@@ -271,7 +277,7 @@ static int ctx_ask(void *ctx, json_object *requests, json_object **responses)
 
 /* The callbacks of a call served on its own stream. */
 static const struct tools_ctx call_callbacks = {
-    .progress = ctx_progress, .log = ctx_log, .cancelled = ctx_cancelled,
+    .progress = ctx_progress, .log = ctx_log, .cancelled = ctx_cancelled, .cancel_reason = ctx_cancel_reason,
     .client_cancelled = ctx_client_cancelled, .set_run = ctx_set_run, .ask = ctx_ask,
 };
 

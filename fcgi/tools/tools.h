@@ -42,6 +42,9 @@ struct tools_ctx {
     /* Polled while a tool works: true stops it (the client cancelled, the
      * server stops). Also keeps the stream alive. */
     bool (*cancelled)(void *ctx);
+    /* Why the tool was stopped when the client did not ask (the server
+     * stopping), a clause; NULL: nothing to add. This one may be NULL. */
+    const char *(*cancel_reason)(void *ctx);
     /* True when the client itself cancelled the call (send nothing). */
     bool (*client_cancelled)(void *ctx);
     /* The call's run is known: a cancel from another worker can find it. */

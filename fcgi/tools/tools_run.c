@@ -260,6 +260,12 @@ static bool on_cancelled(void *ctx)
     return tools__cancelled(x->call);
 }
 
+static const char *on_cancel_reason(void *ctx)
+{
+    struct run_ctx *x = ctx;
+    return x->call->cancel_reason ? x->call->cancel_reason(x->call->ctx) : NULL;
+}
+
 /* exec_run accepted the call: "queued", then run_code's files into the
  * session's mounts/ (a file that cannot be fetched is the caller's to fix,
  * and nothing runs without it). A refusal stops the run before anything
@@ -329,7 +335,7 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
         dbuf_init(&x.line[i], TOOLS_LOG_LINE_MAX);
     struct exec_sink sink = {
         .ctx = &x, .phase = on_phase, .output = on_output, .install_line = on_install_line,
-        .cancelled = on_cancelled, .accepted = on_accepted,
+        .cancelled = on_cancelled, .cancel_reason = on_cancel_reason, .accepted = on_accepted,
     };
     exec_result_init(&r);
     int rc = call(&spec, &sink, &r);

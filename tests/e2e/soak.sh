@@ -27,7 +27,8 @@ is "$(s 'sorted(r["kinds"])')" '["cancel", "disk", "fail", "flood", "hog", "inst
 is "$(s 'r["total"]["lost"]')" 0 "none lost (every call got an answer)"
 is "$(s 'r["total"]["mixed"]')" 0 "none mixed up (no answer holds another call's token)"
 is "$(s 'r["total"]["hung"], r["hung_clients"]')" "[0, 0]" "none hung past its deadline"
-is "$(s 'r["total"]["wrong"], r["total"]["cut"]')" "[0, 0]" "every answer is the call's own correct one or a clear error (none cut outside a fault)"
+# A failure names its calls in the line itself: a CI summary shows that line.
+is "$(s 'r["total"]["wrong"], r["total"]["cut"]')" "[0, 0]" "every answer is the call's own correct one or a clear error (none cut outside a fault)$(s '"".join(" [" + k + ": " + e + "]" for k, b in sorted(r["kinds"].items()) if b["wrong"] or b["cut"] for e in b["examples"] if ": wrong: " in e or ": cut: " in e)')"
 is "$(s 'sorted(f["fault"] for f in r["faults"] if not f["detail"].startswith("skipped"))')" \
     '["fill_disk", "kill_pool", "kill_task", "kill_worker", "kill_zygote", "nginx_reload", "restart"]' \
     "each fault took place: $(s '"; ".join(f["fault"] + ": " + f["detail"] for f in r["faults"])')"

@@ -103,7 +103,7 @@ export function outcome(r, limits) {
       : 'The requirements could not be installed, so the script did not run' + (r.error ? ': ' + r.error : '.'),
     error: 'The script failed' + (r.exit_code > 0 ? ' (exit code ' + r.exit_code + ')' : r.signal ? ' (' + r.signal + ')' : '') +
       ': see the log.',
-    cancelled: 'The run was stopped.',
+    cancelled: r.error ? 'The run was stopped: ' + r.error + '.' : 'The run was stopped.',
     sandbox_error: 'The service failed, not the script' + (r.error ? ': ' + r.error : '.'),
   }[r.status];
   return plain || '';
