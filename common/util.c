@@ -106,6 +106,21 @@ void dbuf_free(struct dbuf *b)
     b->len = b->cap = 0;
 }
 
+int util_grow(void **arrayp, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : first ? first : 1;
+    if (c <= n)
+        c = n + 1;
+    void *v = reallocarray(*arrayp, c, size);
+    if (!v)
+        return -ENOMEM;
+    *arrayp = v;
+    *cap = c;
+    return 0;
+}
+
 int dbuf_append(struct dbuf *b, const void *p, size_t n)
 {
     if (n > b->max || b->len > b->max - n)

@@ -77,6 +77,14 @@ int dbuf_printf(struct dbuf *b, const char *fmt, ...) printf_like(2, 3) must_che
 /* Returns the data (caller frees) and resets the buffer. */
 char *dbuf_steal(struct dbuf *b, size_t *len);
 
+/* --- arrays that grow by doubling --- */
+/* Room for one element more in the array *arrayp of *cap elements of size
+ * bytes, n of them in use: nothing while n < *cap, else *cap doubled (first
+ * when it was 0). 0, or -ENOMEM with the array as it was. */
+int util_grow(void **arrayp, size_t *cap, size_t n, size_t size, size_t first) must_check;
+/* The same for an array variable V with its count N and capacity CAP. */
+#define UTIL_GROW(v, n, cap, first) util_grow((void **)&(v), &(cap), (n), sizeof *(v), (first))
+
 /* --- I/O --- */
 /* write() all of buf, retrying EINTR and short writes. 0 or -errno. */
 int util_write_all(int fd, const void *buf, size_t n) must_check;

@@ -143,14 +143,8 @@ static int client_add(struct proc *p, const char *key)
         c->n++;
         return 0;
     }
-    if (p->nclients == p->cap_clients) {
-        size_t cap = p->cap_clients ? p->cap_clients * 2 : 16;
-        struct client_count *n = realloc(p->clients, cap * sizeof *n);
-        if (!n)
-            return -ENOMEM;
-        p->clients = n;
-        p->cap_clients = cap;
-    }
+    if (UTIL_GROW(p->clients, p->nclients, p->cap_clients, 16) < 0)
+        return -ENOMEM;
     c = &p->clients[p->nclients++];
     snprintf(c->key, sizeof c->key, "%s", key);
     c->n = 1;

@@ -37,14 +37,8 @@ static int log_push(struct exec_log *log, enum exec_stream stream, const char *d
         log->chunks[log->n_chunks - 1].len += len;
         return 0;
     }
-    if (log->n_chunks == log->cap_chunks) {
-        size_t cap = log->cap_chunks ? log->cap_chunks * 2 : 16;
-        struct exec_chunk *c = realloc(log->chunks, cap * sizeof *c);
-        if (!c)
-            return -ENOMEM;
-        log->chunks = c;
-        log->cap_chunks = cap;
-    }
+    if (UTIL_GROW(log->chunks, log->n_chunks, log->cap_chunks, 16) < 0)
+        return -ENOMEM;
     size_t off = log->buf.len;
     int rc = dbuf_append(&log->buf, data, len);
     if (rc < 0)

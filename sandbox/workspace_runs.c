@@ -297,13 +297,8 @@ static int list_finished(int rfd, int64_t now, struct old_run **out, size_t *n)
         snprintf(result, sizeof result, "%s/result.json", de->d_name);
         if (faccessat(rfd, result, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
             continue; /* in flight (or an orphan, which exec_mark_orphans finishes first) */
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 256;
-            struct old_run *grown = realloc(*out, cap * sizeof **out);
-            if (!grown)
-                return -ENOMEM;
-            *out = grown;
-        }
+        if (UTIL_GROW(*out, *n, cap, 256) < 0)
+            return -ENOMEM;
         (*out)[*n].mtime_ms = mtime_ms(&st);
         memcpy((*out)[*n].name, de->d_name, strlen(de->d_name) + 1); /* ws_id_valid: at most WS_ID_MAX */
         (*n)++;

@@ -283,14 +283,8 @@ static struct followed *followed_get(struct listen_ctx *k, const char *tid)
     for (size_t i = 0; i < k->n; i++)
         if (!strcmp(k->tasks[i]->id, tid))
             return k->tasks[i];
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? k->cap * 2 : 16;
-        struct followed **n = realloc(k->tasks, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        k->tasks = n;
-        k->cap = cap;
-    }
+    if (UTIL_GROW(k->tasks, k->n, k->cap, 16) < 0)
+        return NULL;
     struct followed *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
@@ -308,14 +302,8 @@ static struct followed *followed_get(struct listen_ctx *k, const char *tid)
 
 static int followed_add(struct followed *f, struct listener *l)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 4;
-        struct listener **n = realloc(f->who, cap * sizeof *n);
-        if (!n)
-            return -ENOMEM;
-        f->who = n;
-        f->cap = cap;
-    }
+    if (UTIL_GROW(f->who, f->n, f->cap, 4) < 0)
+        return -ENOMEM;
     f->who[f->n++] = l;
     return 0;
 }

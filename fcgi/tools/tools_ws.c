@@ -99,13 +99,8 @@ int tools__list_dir(const struct tools_ctx *c, json_object *args, json_object **
             truncated = true;
             break;
         }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct entry *nv = realloc(v, cap * sizeof *nv);
-            if (!nv)
-                break;
-            v = nv;
-        }
+        if (UTIL_GROW(v, n, cap, 64) < 0)
+            break;
         struct stat st;
         struct entry *e = &v[n];
         e->size = -1;

@@ -78,14 +78,8 @@ struct walk {
 
 static int walk_add(struct walk *w, const char *path, const struct stat *st)
 {
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 32;
-        struct entry *v = realloc(w->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        w->v = v;
-        w->cap = cap;
-    }
+    if (UTIL_GROW(w->v, w->n, w->cap, 32) < 0)
+        return -ENOMEM;
     char *p = NULL;
     if (path && !(p = strdup(path)))
         return -ENOMEM;

@@ -41,14 +41,8 @@ static int seen_pre(int dirfd, const char *name, const struct stat *st, int dept
     struct art_seen *s = w->s;
     if (w->max && s->n >= w->max)
         return UTIL_WALK_STOP; /* past output_files: those after count as new */
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 32;
-        struct art_seen_file *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (UTIL_GROW(s->v, s->n, s->cap, 32) < 0)
+        return -ENOMEM;
     char *p = strdup(w->uw.path);
     if (!p)
         return -ENOMEM;

@@ -49,17 +49,11 @@ static bool set_has(const struct deps_set *s, const char *name)
 /* Steals name, spec and module. */
 static int set_add(struct deps_set *s, char *name, char *spec, enum deps_source src, char *module)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        struct deps_req *v = realloc(s->v, cap * sizeof *v);
-        if (!v) {
-            free(name);
-            free(spec);
-            free(module);
-            return -ENOMEM;
-        }
-        s->v = v;
-        s->cap = cap;
+    if (UTIL_GROW(s->v, s->n, s->cap, 8) < 0) {
+        free(name);
+        free(spec);
+        free(module);
+        return -ENOMEM;
     }
     s->v[s->n++] = (struct deps_req){name, spec, src, module};
     return 0;

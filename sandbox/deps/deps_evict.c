@@ -96,16 +96,11 @@ static int list_cands(int envs, struct cand **out, size_t *n_out)
         }
         if (strlen(nm) != 32 || !is_key(nm, 32))
             continue;
-        if (n == capn) {
-            capn = capn ? capn * 2 : 16;
-            struct cand *nc = realloc(c, capn * sizeof *c);
-            if (!nc) {
-                for (size_t i = 0; i < n; i++)
-                    deps_strv_free(&c[i].wheels);
-                free(c);
-                return -ENOMEM;
-            }
-            c = nc;
+        if (UTIL_GROW(c, n, capn, 16) < 0) {
+            for (size_t i = 0; i < n; i++)
+                deps_strv_free(&c[i].wheels);
+            free(c);
+            return -ENOMEM;
         }
         memset(&c[n], 0, sizeof c[n]);
         cleanup_fd int fd = openat(envs, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -203,13 +198,8 @@ static int list_entries(const char *state_dir, struct deps__store_entry **out, s
             struct stat st;
             if (efd < 0 || fstat(efd, &st) < 0 || util_read_file_at(efd, DEPS_STORE_MARK, 4096, &mark, &len) < 0)
                 continue;
-            if (*n_out == cap) {
-                cap = cap ? cap * 2 : 64;
-                struct deps__store_entry *ne = realloc(*out, cap * sizeof **out);
-                if (!ne)
-                    return -ENOMEM;
-                *out = ne;
-            }
+            if (UTIL_GROW(*out, *n_out, cap, 64) < 0)
+                return -ENOMEM;
             struct deps__store_entry *e = &(*out)[(*n_out)++];
             memset(e, 0, sizeof *e);
             memcpy(e->py, pe->d_name, strlen(pe->d_name) + 1);

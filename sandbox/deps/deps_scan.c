@@ -29,14 +29,8 @@ void deps_strv_free(struct deps_strv *s)
 
 int deps_strv_push(struct deps_strv *s, const char *str, size_t len)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        char **v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (UTIL_GROW(s->v, s->n, s->cap, 8) < 0)
+        return -ENOMEM;
     char *copy = strndup(str, len);
     if (!copy)
         return -ENOMEM;

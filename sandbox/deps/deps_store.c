@@ -215,14 +215,8 @@ static int unpack_member(struct unpack *u, struct archive *a, const char *path, 
         snprintf(err, errlen, "%.200s: not a place a wheel may install to", path);
         return -EINVAL;
     }
-    if (u->n == u->cap) {
-        size_t cap = u->cap ? u->cap * 2 : 256;
-        struct member *m = realloc(u->m, cap * sizeof *m);
-        if (!m)
-            return -ENOMEM;
-        u->m = m;
-        u->cap = cap;
-    }
+    if (UTIL_GROW(u->m, u->n, u->cap, 256) < 0)
+        return -ENOMEM;
     struct member *m = &u->m[u->n];
     memset(m, 0, sizeof *m);
     m->dest = dest;

@@ -259,15 +259,10 @@ int fetch_allow_parse(const char *text, struct fetch_allow *a, char *err, size_t
             fetch_allow_free(a);
             return -E2BIG;
         }
-        if (a->n == cap) {
-            cap = cap ? cap * 2 : 8;
-            struct fetch_allow_entry *v = realloc(a->v, cap * sizeof *v);
-            if (!v) {
-                fetch_allow_free(a);
-                snprintf(err, errlen, "fetch_allow: out of memory");
-                return -ENOMEM;
-            }
-            a->v = v;
+        if (UTIL_GROW(a->v, a->n, cap, 8) < 0) {
+            fetch_allow_free(a);
+            snprintf(err, errlen, "fetch_allow: out of memory");
+            return -ENOMEM;
         }
         char shown[80];
         snprintf(shown, sizeof shown, "%s", tok);

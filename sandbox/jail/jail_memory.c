@@ -131,14 +131,8 @@ static uint64_t process_bytes(pid_t pid, bool exact)
  * miss a file, never fail). */
 static void note_file(struct memory_pass *m, struct held_file f)
 {
-    if (m->n_files == m->cap_files) {
-        size_t cap = m->cap_files ? m->cap_files * 2 : JAIL_FILES_FIRST;
-        struct held_file *v = realloc(m->files, cap * sizeof *v);
-        if (!v)
-            return;
-        m->files = v;
-        m->cap_files = cap;
-    }
+    if (UTIL_GROW(m->files, m->n_files, m->cap_files, JAIL_FILES_FIRST) < 0)
+        return;
     m->files[m->n_files++] = f;
 }
 

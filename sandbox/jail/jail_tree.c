@@ -41,14 +41,8 @@ static int pidset_add(struct pidset *s, pid_t pid)
 {
     if (pidset_has(s, pid))
         return 0;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : JAIL_PIDSET_FIRST;
-        pid_t *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (UTIL_GROW(s->v, s->n, s->cap, JAIL_PIDSET_FIRST) < 0)
+        return -ENOMEM;
     s->v[s->n++] = pid;
     return 1;
 }

@@ -1,4 +1,4 @@
-/* test-util.c: bounded buffers, UTF-8, sha256, sizes, atomic writes, tree
+/* test-util.c: arrays that grow, bounded buffers, UTF-8, sha256, sizes, atomic writes, tree
  * walks, counted caps under a race, libraries loaded on first use. */
 #include "config.h"
 
@@ -16,6 +16,30 @@
 #include "sha256.h"
 #include "tap.h"
 #include "util.h"
+
+static void test_grow(void)
+{
+    int *v = NULL;
+    size_t n = 0, cap = 0;
+    bool kept = true;
+    for (int i = 0; i < 100; i++) {
+        if (UTIL_GROW(v, n, cap, 4) < 0)
+            break;
+        v[n++] = i;
+    }
+    is_int((int)n, 100, "UTIL_GROW: room for 100 elements, one at a time");
+    for (size_t i = 0; i < n; i++)
+        kept = kept && v[i] == (int)i;
+    ok(kept, "UTIL_GROW: what was in the array is kept as it grows");
+    is_int((int)cap, 128, "UTIL_GROW: doubled from its first 4 (4, 8, ..., 128)");
+    is_int(UTIL_GROW(v, 50, cap, 4), 0, "UTIL_GROW: nothing to do while there is room");
+    is_int((int)cap, 128, "UTIL_GROW: and the capacity stays");
+    size_t huge = SIZE_MAX / 2 + 1;
+    int *before = v;
+    is_int(util_grow((void **)&v, &huge, huge, sizeof *v, 4), -ENOMEM, "util_grow: a size past memory is -ENOMEM");
+    ok(v == before && huge == SIZE_MAX / 2 + 1, "util_grow: and the array is as it was");
+    free(v);
+}
 
 static void test_dbuf(void)
 {
@@ -534,6 +558,7 @@ static void test_dl(void)
 
 int main(void)
 {
+    test_grow();
     test_dbuf();
     test_utf8();
     test_sha256();
