@@ -112,8 +112,10 @@ int util_grow(void **arrayp, size_t *cap, size_t n, size_t size, size_t first)
         return 0;
     size_t c = *cap ? *cap * 2 : first ? first : 1;
     if (c <= n)
-        c = n + 1;
-    void *v = reallocarray(*arrayp, c, size);
+        c = n + 1; /* the doubling overflowed */
+    if (size && c > SIZE_MAX / size)
+        return -ENOMEM; /* before the allocator is asked for it */
+    void *v = realloc(*arrayp, c * size);
     if (!v)
         return -ENOMEM;
     *arrayp = v;
