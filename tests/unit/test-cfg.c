@@ -77,7 +77,7 @@ static void test_dump_reads_back(const char *dump)
 static void test_load(void)
 {
     struct cfg c;
-    char err[512];
+    char err[512] = "";
     const char *f = write_conf("a.conf", "# comment\n\nstate_dir = /tmp/rms-state-x\n"
                                          "timeout = 5\nmemory=512M\n  log_bytes = 2K  \n"
                                          "script_network = on\nisolation = rlimits\nrequire_isolation = off\n");
@@ -183,7 +183,7 @@ static void test_load(void)
 static void test_deps_keys(void)
 {
     struct cfg c;
-    char err[512], data[400], set_data[420];
+    char err[512] = "", data[400], set_data[420];
     const char *top = getenv("top_srcdir");
     snprintf(data, sizeof data, "%s/data", top ? top : ".");
     snprintf(set_data, sizeof set_data, "data_dir=%s", data);
@@ -248,7 +248,7 @@ static void test_deps_keys(void)
 static void test_modern_keys(void)
 {
     struct cfg c;
-    char err[512];
+    char err[512] = "";
     is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "the defaults");
     ok(c.task_after_ms == 5000 && c.task_ttl_ms == 3600000 && c.tools_list_ttl_ms == 300000,
        "task_after 5 s, task_ttl 1 h, tools_list_ttl 5 min");
@@ -268,7 +268,7 @@ static void test_modern_keys(void)
 static void test_warm_keys(void)
 {
     struct cfg c;
-    char err[512];
+    char err[512] = "";
     const char *sets[] = {"warm=off", "warm_envs=2", "warm_idle=30s", "warm_memory=256M", "warm_runs=7",
                           "warm_lifetime=2m", "warm_modules=numpy pandas,matplotlib.pyplot", "warm_wait=10s",
                           "warm_spares=5"};
@@ -310,7 +310,7 @@ static void test_warm_keys(void)
 static void test_kernel_keys(void)
 {
     struct cfg c;
-    char err[512];
+    char err[512] = "";
     const char *sets[] = {"kernel_idle=90s", "max_kernels=3", "kernel_memory=512M", "kernel_grace=1500ms"};
     is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every kernel key sets");
     const struct exec_kernels *k = &c.exec.kernels;
@@ -343,7 +343,7 @@ static void test_kernel_keys(void)
 static void test_admission_keys(void)
 {
     struct cfg c;
-    char err[512];
+    char err[512] = "";
     const char *sets[] = {"max_concurrent_runs=3", "max_queued_runs=40", "queue_wait=90s", "retry_after=5",
                           "cancel_on_disconnect=on"};
     is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every admission key sets");
@@ -393,7 +393,7 @@ static void test_admission_keys(void)
 static void test_client_keys(void)
 {
     struct cfg c;
-    char err[512];
+    char err[512] = "";
     is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "clients: the defaults");
     ok(c.max_tasks == 1000 && c.request_memory == CFG_AUTO && c.request_memory_wait_ms == 10000 &&
            !strcmp(c.allowed_origins, ""),
@@ -453,7 +453,7 @@ static void test_client_keys(void)
 static void test_stream_keys(void)
 {
     struct cfg c;
-    char err[512];
+    char err[512] = "";
     is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "the defaults");
     ok(c.max_streams == CFG_AUTO && cfg_max_streams(&c, true) == 10000 && cfg_max_streams(&c, false) == 2,
        "max_streams auto: 10000 in serve's stream process, 2 held by processes");
@@ -492,7 +492,7 @@ static void test_stream_keys(void)
 static void test_node_id(void)
 {
     struct cfg c;
-    char err[512];
+    char err[512] = "";
     is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "defaults");
     ok(c.exec.node_id == NULL, "node_id: none by default");
     cfg_free(&c);
@@ -540,7 +540,7 @@ static void test_messages(void)
         {"bogus", "1", "unknown configuration key 'bogus' (runmyscript config lists them)"},
     };
     struct cfg c;
-    char err[512];
+    char err[512] = "";
     ok(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err) == 0, "defaults load: %s", err);
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         err[0] = '\0';

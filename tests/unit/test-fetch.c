@@ -278,7 +278,7 @@ static void test_redact(void)
 
 static void test_url_check(void)
 {
-    char err[512];
+    char err[512] = "";
     int rc = fetch_url_check("http://example.test/x.csv", err, sizeof err);
     if (rc == -ENOSYS) {
         diag("libcurl cannot be loaded: %s", err);

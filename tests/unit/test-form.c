@@ -107,7 +107,7 @@ static const char simple_want[] =
 static void test_whole_and_split(void)
 {
     struct seen s = {.refuse_at = -1};
-    char err[256];
+    char err[256] = "";
     size_t len = sizeof simple - 1, wlen = sizeof simple_want - 1;
     int rc = parse(simple, len, &s, err);
     is_int(rc, 0, "a body in one read: parsed (%s)", err);
@@ -143,7 +143,7 @@ static void test_whole_and_split(void)
 static void test_boundary_forms(void)
 {
     struct seen s = {.refuse_at = -1};
-    char err[256];
+    char err[256] = "";
     static const char body[] = "--a'b c\r\nContent-Disposition: form-data; name=x\r\n\r\nv\r\n--a'b c--";
     int rc = parse_split("Multipart/Form-Data; charset=utf-8; boundary=\"a'b c\"", &lim, B(body), 0, 0, &s, err,
                          sizeof err);
@@ -166,7 +166,7 @@ static void test_boundary_forms(void)
 static void expect_refusal(const char *body, size_t len, int want_rc, const char *want_in_why, const char *what)
 {
     struct seen s = {.refuse_at = -1};
-    char err[256];
+    char err[256] = "";
     int rc = parse(body, len, &s, err);
     ok(rc == want_rc && strstr(err, want_in_why), "%s: %s", what, err);
     if (rc != want_rc)
@@ -231,7 +231,7 @@ static void test_limits(void)
     expect_refusal(b.data, b.len, -E2BIG, "form_fields", "17 parts past form_fields = 16");
     lim.fields = 17;
     struct seen s = {.refuse_at = -1};
-    char err[256];
+    char err[256] = "";
     is_int(parse(b.data, b.len, &s, err), 0, "17 parts with form_fields = 17: accepted");
     dbuf_free(&s.out);
     lim = save;
@@ -284,7 +284,7 @@ static void test_binary(void)
     static const size_t steps[] = {0, 1, 2, 3, 7, 4096, 65535};
     for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
         struct seen s = {.refuse_at = -1};
-        char err[256];
+        char err[256] = "";
         int rc = parse_split(CT, &lim, b.data, b.len, steps[i], 0, &s, err, sizeof err);
         const char *hdr = "[f|bin|f|]";
         size_t hl = strlen(hdr);
@@ -302,7 +302,7 @@ static void test_binary(void)
 static void test_callback_refusal(void)
 {
     struct seen s = {.refuse_at = 1};
-    char err[256];
+    char err[256] = "";
     struct form_parser p;
     struct form_callbacks cb = {&s, on_begin, on_data, on_end};
     dbuf_init(&s.out, 1 << 20);

@@ -337,7 +337,7 @@ static void test_bad_hello(void)
 static void test_process(void)
 {
     struct cfg c;
-    char err[256];
+    char err[256] = "";
     const char *sets[] = {"max_streams=2", "max_streams_per_client=1", "stream_buffer_bytes=64K", "stream_stall=1s"};
     is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "a configuration: %s", err);
     counts = mmap(NULL, sizeof *counts, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -385,7 +385,7 @@ static int stub_requirements(const struct exec_spec *spec, char *err, size_t err
  * sink), then sink->accepted, then the run. */
 static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
 {
-    char err[256];
+    char err[256] = "";
     int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, err, sizeof err);
     if (rc == 0)
         rc = stub_requirements(spec, err, sizeof err);
