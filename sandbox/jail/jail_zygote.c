@@ -14,7 +14,8 @@
  *     detached mount trees moved to /work (/job, mounts/), lo up; waits for
  *     the worker's go and the seccomp filter; into the run's cgroups (it
  *     moves itself with cgroup v1, the worker moved it with v2); a cgroup
- *     namespace; forks C3 and is the run's init as
+ *     namespace; forks C3 (or hands the run to the C3 a spare made ahead)
+ *     and is the run's init as
  *     jail_init.c's is: reaps, forwards SIGTERM, reports the script's end.
  *   C3: its session, fds 0-2, rlimits, capabilities dropped, uid 1000,
  *     no_new_privs, the filter; closes the error pipe (the worker's "it
@@ -395,9 +396,34 @@ static void mounts_late(const struct jail_warm_req *q, const int *fds, int *tree
     }
 }
 
-/* C3: the script. */
+/* _rms_warm.FN(blob) (zygote.py's child or ahead) with the script's path
+ * and the environment (KEY=VALUE\0...\0\0) as hex: nothing of them is
+ * Python. 0, or -1 (Python printed why). */
+static int warm_call(const char *fn, const char *script, const char *env)
+{
+    struct dbuf b;
+    size_t len = 0;
+    for (const char *e = env; *e; e += strlen(e) + 1)
+        len += strlen(e) + 1;
+    dbuf_init(&b, 2 * (strlen(script) + len) + 128);
+    int ok = dbuf_printf(&b, "__import__('sys').modules['_rms_warm'].%s('", fn) == 0;
+    for (size_t i = 0; ok && script[i]; i++)
+        ok = dbuf_printf(&b, "%02x", (unsigned char)script[i]) == 0;
+    for (const char *e = env; ok && *e; e += strlen(e) + 1) {
+        ok = dbuf_printf(&b, "00") == 0;
+        for (size_t i = 0; ok && e[i]; i++)
+            ok = dbuf_printf(&b, "%02x", (unsigned char)e[i]) == 0;
+    }
+    ok = ok && dbuf_printf(&b, "')") == 0;
+    int rc = ok && py.run_simple_string(b.data) == 0 ? 0 : -1;
+    dbuf_free(&b);
+    return rc;
+}
+
+/* C3: the script. ahead: its process was made ahead with a spare's
+ * (ahead_main), whose interpreter's after-fork work is done. */
 static _Noreturn void run_script(const struct jail_warm_req *q, const int *fds, int efd,
-                                 const struct sock_fprog *filter)
+                                 const struct sock_fprog *filter, bool ahead)
 {
     prctl(PR_SET_NAME, py_comm);
     efd = jail__script_drop(efd, q->stdin_inside[0] ? q->stdin_inside : NULL, fds[JAIL_WARM_FD_IN],
@@ -413,23 +439,10 @@ static _Noreturn void run_script(const struct jail_warm_req *q, const int *fds, 
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    py.after_fork_child();
-    /* The run's argv and environment, as hex: nothing of them is Python. */
-    struct dbuf b;
-    dbuf_init(&b, 4 * sizeof q->env + 1024);
-    int ok = dbuf_printf(&b, "__import__('sys').modules['_rms_warm'].child('") == 0;
-    const char *s = q->script;
-    for (size_t i = 0; ok && s[i]; i++)
-        ok = dbuf_printf(&b, "%02x", (unsigned char)s[i]) == 0;
-    for (const char *e = q->env; ok && *e; e += strlen(e) + 1) {
-        ok = dbuf_printf(&b, "00") == 0;
-        for (size_t i = 0; ok && e[i]; i++)
-            ok = dbuf_printf(&b, "%02x", (unsigned char)e[i]) == 0;
-    }
-    ok = ok && dbuf_printf(&b, "')") == 0;
-    if (!ok || py.run_simple_string(b.data) != 0)
+    if (!ahead)
+        py.after_fork_child();
+    if (warm_call("child", q->script, q->env) != 0)
         _exit(JAIL_CHILD_FAILED);
-    dbuf_free(&b);
     /* The script in __main__ as python's main runs it (or through the
      * runner, as a cold run is, when its last expression is shown); its
      * end, and the interpreter's, in zygote.py's end(). */
@@ -517,6 +530,156 @@ static _Noreturn void run_init_watch(int status_w, pid_t script, const sigset_t 
 /* C2: the run's pid 1. */
 static _Noreturn void run_init(const struct jail_warm_req *q, int *fds);
 
+/* ------------------------------------------ the script's process ahead */
+
+/* A spare makes its run's script process ahead too (C3, its pid 2): a
+ * fork of it once its view is made, whose interpreter has done its
+ * after-fork work (PyOS_AfterFork_Child: the threads' state, the locks,
+ * the os.register_at_fork hooks, random's fresh seed) and which then
+ * waits, its signals blocked, holding nothing but its socket to the
+ * spare. At the run the spare, now its init, hands it what the fork would
+ * have inherited (the request, the script's descriptors and the error
+ * pipe, the cgroups' tasks files, the filter); it moves itself into the
+ * cgroups, takes a cgroup namespace and goes on as a forked script does
+ * (run_script). A fork and the after-fork work, about a millisecond and a
+ * half of a warm call, are off its path. It is the spare's, made with it
+ * and for its one run; where it cannot be used (it is gone, or the worker
+ * moved init into the run's cgroups itself, as with cgroup v2, where a
+ * child is not moved with it) it is killed and the script forked as
+ * before. */
+struct ahead_msg {
+    struct jail_warm_req q;
+    uint32_t n;                      /* the filter's instructions */
+    struct sock_filter bpf[JAIL_BPF_MAX];
+};
+#define AHEAD_NFDS 4                 /* JAIL_WARM_FD_IN, _OUT, _ERR, _ERRPIPE: the order of enum jail_warm_fd */
+static pid_t ahead_pid = -1;         /* in a spare: its script's process, waiting */
+static int ahead_sock = -1;
+static char ahead_cg[4096];          /* the spare's /proc/self/cgroup when it made it */
+static int ahead_tasks[JAIL_CG_TASKS] = {-1, -1}; /* init's tasks files, for it */
+static size_t n_ahead_tasks;
+
+static _Noreturn void ahead_main(int sock)
+{
+    static struct ahead_msg m;
+    jail__close_all_except(&sock, 1);
+    py.after_fork_child();
+    /* child()'s work on a stand-in, this process's own environment */
+    struct dbuf env;
+    dbuf_init(&env, 4096);
+    int ok = 0;
+    for (char **e = environ; ok == 0 && *e; e++)
+        ok = dbuf_append(&env, *e, strlen(*e) + 1);
+    if (ok == 0 && dbuf_append(&env, "", 1) == 0)
+        discard(warm_call("ahead", "/job/script.py", env.data));
+    dbuf_free(&env);
+    int fds[AHEAD_NFDS + JAIL_CG_TASKS];
+    size_t nfds = 0;
+    ssize_t r = jail__recv_fds(sock, &m, sizeof m, fds, &nfds);
+    if (r != (ssize_t)sizeof m || nfds < AHEAD_NFDS || nfds != AHEAD_NFDS + m.q.n_cg_tasks || m.n == 0 ||
+        m.n > ARRAY_SIZE(m.bpf))
+        _exit(JAIL_CHILD_FAILED); /* the spare is gone, or it forks the script instead */
+    close(sock);
+    int efd = fds[JAIL_WARM_FD_ERRPIPE];
+    int rc = jail__cg_enter_self(fds + AHEAD_NFDS, m.q.n_cg_tasks);
+    if (rc < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_CGROUP, -rc, NULL);
+    discard(unshare(CLONE_NEWCGROUP));
+    struct sock_fprog filter = {(unsigned short)m.n, m.bpf};
+    run_script(&m.q, fds, efd, &filter, true);
+}
+
+/* In a spare, once its view is made: the script's process ahead. */
+static void ahead_make(void)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return;
+    cleanup_fd int cg = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+    ssize_t n = cg >= 0 ? read(cg, ahead_cg, sizeof ahead_cg - 1) : -1;
+    ahead_cg[n > 0 ? n : 0] = '\0';
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    pid_t pid = n > 0 ? fork() : -1;
+    if (pid == 0)
+        ahead_main(sv[1]);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(sv[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        return;
+    }
+    ahead_pid = pid;
+    ahead_sock = sv[0];
+}
+
+static void ahead_drop(void)
+{
+    if (ahead_pid > 0) {
+        kill(ahead_pid, SIGKILL);
+        discard(waitpid(ahead_pid, NULL, 0));
+    }
+    if (ahead_sock >= 0)
+        close(ahead_sock);
+    ahead_pid = -1;
+    ahead_sock = -1;
+    for (size_t i = 0; i < n_ahead_tasks; i++)
+        close(ahead_tasks[i]);
+    n_ahead_tasks = 0;
+}
+
+/* In the run's init, before it joins the cgroups: the process made
+ * ahead (its pid) if it can join them as init does, with the tasks files
+ * (cgroup v1) or because there are none to join; 0 when there is none, or
+ * it is dropped: the worker moved init (cgroup v2). */
+static pid_t ahead_ready(const struct jail_warm_req *q, const int *cg_tasks)
+{
+    if (ahead_pid <= 0)
+        return 0;
+    if (q->n_cg_tasks == 0) {
+        char now[sizeof ahead_cg];
+        cleanup_fd int cg = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+        ssize_t n = cg >= 0 ? read(cg, now, sizeof now - 1) : -1;
+        now[n > 0 ? n : 0] = '\0';
+        if (n <= 0 || strcmp(now, ahead_cg) != 0) {
+            ahead_drop();
+            return 0;
+        }
+    }
+    for (n_ahead_tasks = 0; n_ahead_tasks < q->n_cg_tasks; n_ahead_tasks++)
+        if ((ahead_tasks[n_ahead_tasks] = fcntl(cg_tasks[n_ahead_tasks], F_DUPFD_CLOEXEC, 3)) < 0) {
+            ahead_drop();
+            return 0;
+        }
+    return ahead_pid;
+}
+
+/* The run to the process made ahead: its pid, or 0 when it could not take
+ * it (it is dropped: the caller forks). Its descriptors stay ours to
+ * close. */
+static pid_t ahead_give(const struct jail_warm_req *q, const int *fds, const struct sock_fprog *filter)
+{
+    static struct ahead_msg m;
+    m.q = *q;
+    m.n = filter->len;
+    memcpy(m.bpf, filter->filter, filter->len * sizeof filter->filter[0]);
+    int give[AHEAD_NFDS + JAIL_CG_TASKS];
+    for (size_t i = 0; i < AHEAD_NFDS; i++)
+        give[i] = fds[i];
+    for (size_t i = 0; i < n_ahead_tasks; i++)
+        give[AHEAD_NFDS + i] = ahead_tasks[i];
+    pid_t pid = ahead_pid;
+    if (n_ahead_tasks != q->n_cg_tasks ||
+        jail__send_fds(ahead_sock, &m, sizeof m, give, AHEAD_NFDS + n_ahead_tasks) < 0) {
+        ahead_drop();
+        return 0;
+    }
+    ahead_pid = -1; /* it is the script's process now */
+    ahead_drop();   /* (its socket and our copies of the tasks files) */
+    return pid;
+}
+
 /* C2 once its view is made (by itself, or ahead by a spare): the
  * worker's go, the cgroups, the script's fork, then the run's init. */
 static _Noreturn void run_go(const struct jail_warm_req *q, int *fds)
@@ -533,7 +696,9 @@ static _Noreturn void run_go(const struct jail_warm_req *q, int *fds)
         n > ARRAY_SIZE(bpf) || util_read_exact(gfd, bpf, n * sizeof bpf[0]) < 0)
         jail__child_fail_err(efd, JAIL_STAGE_SECCOMP, EPIPE, NULL);
     close(gfd);
-    int rc = jail__cg_enter_self(fds + JAIL_WARM_FD_BIND0 + q->n_binds, q->n_cg_tasks);
+    int *cg_tasks = fds + JAIL_WARM_FD_BIND0 + q->n_binds;
+    pid_t script = ahead_ready(q, cg_tasks);
+    int rc = jail__cg_enter_self(cg_tasks, q->n_cg_tasks);
     if (rc < 0)
         jail__child_fail_err(efd, JAIL_STAGE_CGROUP, -rc, NULL);
     struct sock_fprog filter = {(unsigned short)n, bpf};
@@ -543,11 +708,12 @@ static _Noreturn void run_go(const struct jail_warm_req *q, int *fds)
     sigfillset(&all);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &all, NULL);
-    pid_t script = fork();
-    if (script < 0)
+    if (script > 0)
+        script = ahead_give(q, fds, &filter);
+    if (script <= 0 && (script = fork()) < 0)
         jail__child_fail(efd, JAIL_STAGE_FORK);
     if (script == 0)
-        run_script(q, fds, efd, &filter);
+        run_script(q, fds, efd, &filter, false);
     /* Nothing but the status pipe: the script's descriptors are its own. */
     int status_w = fds[JAIL_WARM_FD_STATUS];
     jail__close_all_except(&status_w, 1);
@@ -634,6 +800,7 @@ static _Noreturn void spare_main(int sock)
     prctl(PR_SET_NAME, SPARE_COMM);
     jail__close_all_except(&sock, 1);
     mounts_early(spare_tmp, false, &trees, -1);
+    ahead_make();
     int fds[JAIL_WARM_NFDS];
     size_t nfds = 0;
     ssize_t r = jail__recv_fds(sock, &q, sizeof q, fds, &nfds);
@@ -697,6 +864,7 @@ static void spare_gone(pid_t pid)
  * (it is killed). */
 static int spare_take(const struct jail_warm_req *q, int *fds, size_t nfds)
 {
+
     while (n_spares) {
         struct spare sp = spares[--n_spares];
         int rc = write_run_maps(sp.pid, q->run_uid);
@@ -715,6 +883,7 @@ static int spare_take(const struct jail_warm_req *q, int *fds, size_t nfds)
             kill(sp.pid, SIGKILL);
         else
             spares_lost = 0;
+
         return rc;
     }
     return -EAGAIN;

@@ -109,34 +109,49 @@ static int find_libpython(struct pool *pl)
     return 0;
 }
 
-/* What the zygote pid's spares (its children named SPARE_COMM: runs'
- * inits made ahead, jail_zygote.c) hold of their own, in bytes: their
- * private pages (the rest is the zygote's, shared). */
-static uint64_t spares_bytes(pid_t zyg)
+/* The pages pid holds of its own (Private_*, in bytes): the rest of a
+ * fork of the zygote is the zygote's, shared. */
+static uint64_t private_bytes(long pid)
+{
+    char path[96];
+    cleanup_free char *roll = NULL;
+    size_t n;
+    uint64_t sum = 0;
+    snprintf(path, sizeof path, "/proc/%ld/smaps_rollup", pid);
+    if (util_read_file_at(AT_FDCWD, path, 16384, &roll, &n) < 0)
+        return 0;
+    for (const char *f = roll; (f = strstr(f, "\nPrivate_")); f++) {
+        const char *colon = strchr(f, ':');
+        if (colon)
+            sum += strtoull(colon + 1, NULL, 10) * 1024;
+    }
+    return sum;
+}
+
+/* What pid's children named SPARE_COMM hold of their own, in bytes, with
+ * their own children's (spare_children): the zygote's spares (runs'
+ * inits made ahead, jail_zygote.c) and each spare's script process made
+ * ahead with it. */
+static uint64_t spares_bytes(pid_t pid, bool spare_children)
 {
     char path[96];
     cleanup_free char *kids = NULL;
     size_t n;
     uint64_t sum = 0;
-    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)zyg, (int)zyg);
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
     if (util_read_file_at(AT_FDCWD, path, 4096, &kids, &n) < 0)
         return 0;
     for (char *k = kids, *end; *k; k = end) {
-        long pid = strtol(k, &end, 10);
+        long kid = strtol(k, &end, 10);
         if (end == k)
             break;
-        cleanup_free char *comm = NULL, *roll = NULL;
-        snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+        cleanup_free char *comm = NULL;
+        snprintf(path, sizeof path, "/proc/%ld/comm", kid);
         if (util_read_file_at(AT_FDCWD, path, 64, &comm, &n) < 0 || strncmp(comm, "rms-spare\n", 10))
             continue;
-        snprintf(path, sizeof path, "/proc/%ld/smaps_rollup", pid);
-        if (util_read_file_at(AT_FDCWD, path, 16384, &roll, &n) < 0)
-            continue;
-        for (const char *f = roll; (f = strstr(f, "\nPrivate_")); f++) {
-            const char *colon = strchr(f, ':');
-            if (colon)
-                sum += strtoull(colon + 1, NULL, 10) * 1024;
-        }
+        sum += private_bytes(kid);
+        if (spare_children)
+            sum += spares_bytes((pid_t)kid, false);
     }
     return sum;
 }
@@ -156,7 +171,7 @@ static uint64_t zygote_rss(const struct zygote *z)
     if (util_read_file_at(AT_FDCWD, path, 16384, &st, &n) < 0)
         return 0;
     const char *l = strstr(st, "\nVmRSS:");
-    return l ? strtoull(l + 7, NULL, 10) * 1024 + spares_bytes(zyg) : 0;
+    return l ? strtoull(l + 7, NULL, 10) * 1024 + spares_bytes(zyg, true) : 0;
 }
 
 /* The counters, padded to WARM_STATS_LEN with a last line of spaces and

@@ -12,6 +12,12 @@
 #                __file__ and __loader__, fresh seeds, BLAS's threads), and
 #                takes _rms_warm out of sys.modules, so the script finds
 #                nothing of it;
+#   ahead(blob)  called once in a run's process made ahead of its run
+#                (jail_zygote.c: ahead_main), with a stand-in for the run's
+#                blob (this process's own environment): what child() does
+#                to the interpreter, with nothing of it kept, so that the
+#                pages child() writes (each copied from the zygote's on its
+#                first write) are this process's own before the run comes;
 #   end(exc)     called once the script is over (exc: the exception it
 #                ended with, or none): what the interpreter's own end does
 #                that a script can see, without the teardown of every module
@@ -107,8 +113,9 @@ def _rms_make():
         except Exception:
             pass
 
-    def child(blob):
-        sys.modules.pop('_rms_warm')
+    def start(blob, run):
+        # child() (run) or ahead() (not: a stand-in, and nothing kept that
+        # child() does not make again).
         parts = bytes.fromhex(blob).decode('utf-8', 'surrogateescape').split('\0')
         script, env = parts[0], parts[1:]
         threads = os.environ.get('RUNMYSCRIPT_WARM_THREADS')
@@ -121,6 +128,8 @@ def _rms_make():
         sys.orig_argv[:] = [sys.executable, script]
         extra = [p for p in os.environ.get('PYTHONPATH', '').split(':') if p]
         sys.path[0:0] = [os.path.dirname(script)] + extra
+        if not run:
+            del sys.path[:1 + len(extra)]
         # What the interpreter gives __main__ for a file (and takes back
         # once it has run: end()).
         main = sys.modules['__main__'].__dict__
@@ -139,6 +148,15 @@ def _rms_make():
                 fn(int(threads))
             except Exception:
                 pass
+        if not run:
+            gc.collect()
+
+    def child(blob):
+        sys.modules.pop('_rms_warm')
+        start(blob, True)
+
+    def ahead(blob):
+        start(blob, False)
 
     def flush(status):
         # The standard streams: a failed flush of stdout is exit status 120
@@ -216,7 +234,7 @@ def _rms_make():
         return status
 
     m = type(sys)('_rms_warm')
-    m.imp, m.child, m.end = imp, child, end
+    m.imp, m.child, m.ahead, m.end = imp, child, ahead, end
     sys.modules['_rms_warm'] = m
 
 

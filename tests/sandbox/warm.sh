@@ -223,18 +223,60 @@ has_spares() { [ "$(spares_of_zygotes)" -ge 2 ]; }
 run_json $T/ns0.json $T/ns.py
 wait_until has_spares
 ok $? "a zygote that served a run keeps its spares ($(spares_of_zygotes) made ahead)"
+# Each spare makes its run's script process ahead: its one child, pid 2 of
+# its namespaces, named as the spare, holding nothing but its socket.
+aheads() {
+    local z c k n=0
+    for z in $(warm_zygotes); do
+        for c in $(cat /proc/$z/task/$z/children 2>/dev/null); do
+            [ "$(cat /proc/$c/comm 2>/dev/null)" = rms-spare ] || continue
+            k=$(cat /proc/$c/task/$c/children 2>/dev/null)
+            [ "$(echo $k | wc -w)" = 1 ] || continue
+            k=${k%% *}
+            [ "$(cat /proc/$k/comm 2>/dev/null)" = rms-spare ] &&
+                [ "$(awk '/^NSpid/ {print $NF}' /proc/$k/status 2>/dev/null)" = 2 ] &&
+                [ "$(ls /proc/$k/fd 2>/dev/null | wc -l)" = 1 ] && echo $k
+        done
+    done
+}
+aheads_all() { [ "$(aheads | wc -l)" = "$(spares_of_zygotes)" ]; }
+wait_until aheads_all
+ok $? "each spare made its run's script process ahead: one child, pid 2 of its namespaces, holding only its socket ($(aheads | wc -l) of $(spares_of_zygotes))"
 # The three are alive at once (each holds its namespaces a while after it
 # printed them): a namespace's number is the kernel's to give again once it
 # is freed, so only runs alive together tell shared numbers from reused ones
 # (three slots: the default is one a CPU).
-sed 's/^st = os.statvfs/__import__("time").sleep(2)\n&/' $T/ns.py >$T/ns-hold.py
+sed 's/^st = os.statvfs/__import__("time").sleep(3)\n&/' $T/ns.py >$T/ns-hold.py
+# While they sleep, each script's process (made ahead with its spare) is
+# seen from here in its init's memory and pids cgroups, not left in the
+# zygote's (where runs have cgroups: as root).
+cg_of() { grep -E '^[0-9]+:(memory|pids):' /proc/$1/cgroup 2>/dev/null | sort | tr '\n' ' '; }
+in_run_cgroups() {
+    local z c k
+    for z in $(warm_zygotes); do
+        for c in $(cat /proc/$z/task/$z/children 2>/dev/null); do
+            [ "$(cat /proc/$c/comm 2>/dev/null)" = rms-spare ] && continue
+            for k in $(cat /proc/$c/task/$c/children 2>/dev/null); do
+                [ -n "$(cg_of $k)" ] && [ "$(cg_of $k)" = "$(cg_of $c)" ] &&
+                    { [ ${#RUNAS[@]} != 0 ] || [ "$(cg_of $c)" != "$(cg_of $z)" ]; } && echo $k
+            done
+        done
+    done
+}
 held=()
 for i in 1 2 3; do
     run_json $T/ns$i.json $T/ns-hold.py --set max_concurrent_runs=4 &
     held+=($!)
     sleep 0.3
 done
+seen=0
+for i in $(seq 40); do
+    seen=$(in_run_cgroups | wc -l)
+    [ "$seen" -ge 3 ] && break
+    sleep 0.1
+done
 wait "${held[@]}"
+is "$seen" 3 "the three runs' script processes are each in its init's cgroups$([ ${#RUNAS[@]} = 0 ] && echo ", not the zygote's")"
 is "$(jget $T/ns1.json 'r["start"]') $(jget $T/ns2.json 'r["start"]') $(jget $T/ns3.json 'r["start"]')" "warm warm warm" \
     "three runs one after another, alive together, from spares: warm"
 nsl() { jget $1 'r["logs"]' | sed -n 's/^R ns //p'; }
@@ -245,6 +287,12 @@ shared=$(python3 -c 'import ast, sys; a, b, c = (set(ast.literal_eval(l)) for l 
     "$(nsl $T/ns1.json)" "$(nsl $T/ns2.json)" "$(nsl $T/ns3.json)")
 is "$shared" 0 "not one namespace is shared between two of them"
 like "$(jget $T/ns2.json 'r["logs"]')" "R tmp ['home'] [] 2 1" "a spare's run: its /tmp and HOME empty, itself pid 2 under its init"
+# A spare whose script's process is gone forks one at its run, as before.
+wait_until aheads_all
+for k in $(aheads); do kill -KILL $k; done
+run_json $T/ns-noahead.json $T/ns.py
+is "$(jget $T/ns-noahead.json '[r["status"], r["start"]]')" '["ok", "warm"]' \
+    "the script's processes made ahead killed: the next run is still warm and ok (its script forked at the handover)"
 run_json $T/tmpsz-cold.json $T/ns.py --set tmp_bytes=3M --set tmp_files=500 --set warm=off
 run_json $T/tmpsz-warm.json $T/ns.py --set tmp_bytes=3M --set tmp_files=500
 is "$(start_of $T/tmpsz-warm.json)" warm "a run with a /tmp of its own size starts warm from a spare"
