@@ -10,8 +10,10 @@
 #include <linux/filter.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/mount.h> /* (and linux/mount.h with it: what the guards below test) */
 #include <sys/types.h>
+#include <wchar.h>
 
 #include "jail.h"
 
@@ -416,5 +418,52 @@ ssize_t jail__recv_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds) 
 _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c);
 /* sandbox/jail/zygote.py, the Python half of a zygote, built in (common/embed.sh). */
 extern const char jail__py_zygote[];
+
+/* ---------------------------------------------------- jail_zygote_run.c */
+
+/* What the zygote calls in libpython (the stable part of the C API;
+ * PyObject is void here: the program includes nothing of Python). */
+struct jail_pyapi {
+    void (*set_program_name)(const wchar_t *);
+    void (*initialize_ex)(int);
+    int (*run_simple_string)(const char *);
+    void *(*run_file)(FILE *, const char *, int, void *, void *, int, void *);
+    void *(*add_module)(const char *);
+    void *(*module_dict)(void *);
+    void *(*get_attr)(void *, const char *);
+    void *(*call)(void *, ...);
+    long (*as_long)(void *);
+    void (*err_fetch)(void **, void **, void **);
+    void (*err_normalize)(void **, void **, void **);
+    int (*set_traceback)(void *, void *);
+    void (*err_clear)(void);
+    void (*err_print)(void);
+    void (*decref)(void *);
+    void (*before_fork)(void);
+    void (*after_fork_parent)(void);
+    void (*after_fork_child)(void);
+    void (*incref)(void *);
+    void *none;            /* Py_None */
+};
+extern struct jail_pyapi jail__py;
+/* Loads libpython at lib into jail__py (RTLD_GLOBAL). 0 or -errno. */
+int jail__py_load(const char *lib) must_check;
+/* What the zygote found once, for every run: _rms_warm.end and _rms_run
+ * (zygote.py, runner.py), the name a cold run's script has (the
+ * interpreter's file name), where the environment's caches are ("": none). */
+extern void *jail__py_end, *jail__py_runner;
+extern char jail__py_comm[16];
+extern char jail__home_from[PATH_MAX];
+/* In the zygote, once: its mounts below /tmp and /dev/shm, which each run
+ * carries over into its fresh ones. */
+void jail__carry_scan(void);
+/* The /tmp options the zygote's spares are made with ("": not busy yet). */
+extern char jail__spare_tmp[sizeof ((struct jail_warm_req *)0)->tmp_opts];
+/* C2 cloned for a run once its maps are written: its view, the go, the
+ * script. Never returns. */
+_Noreturn void jail__run_init(const struct jail_warm_req *q, int *fds);
+/* C2 cloned ahead as a spare: its view and its script's process made, then
+ * the wait for one run on sock. Never returns. */
+_Noreturn void jail__spare_main(int sock);
 
 #endif
