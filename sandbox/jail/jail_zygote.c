@@ -57,14 +57,6 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
-#endif
-#ifndef RESOLVE_NO_SYMLINKS
-#define RESOLVE_NO_SYMLINKS 0x04
-#endif
-
 #define ZYGOTE_MAPS_MS 2000  /* the run's init waits this long for its maps */
 
 /* ----------------------------------------------------- the zygote's side */
