@@ -454,6 +454,9 @@ int jail__py_load(const char *lib) must_check;
 extern void *jail__py_end, *jail__py_runner;
 extern char jail__py_comm[16];
 extern char jail__home_from[PATH_MAX];
+/* True when this process has exactly one thread: a fork copies only the
+ * calling thread, and a thread's filter and capabilities are its own. */
+bool jail__single_threaded(void);
 /* In the zygote, once: its mounts below /tmp and /dev/shm, which each run
  * carries over into its fresh ones. */
 void jail__carry_scan(void);

@@ -96,22 +96,6 @@ _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c)
     jail__child_fail(moved, JAIL_STAGE_EXEC);
 }
 
-/* True when this process has exactly one thread: a fork copies only the
- * calling thread, so another one (a BLAS pool) would be missing, holding
- * its locks, in every run. */
-static bool single_threaded(void)
-{
-    cleanup_dir DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return false;
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        if (de->d_name[0] != '.')
-            n++;
-    return n == 1;
-}
-
 /* The maps of the run's new user namespace: inside 0 and 1000 are the
  * zygote's 0 and the run's uid of its range. run_uid 0 (the server is
  * unprivileged: the zygote's namespace maps only its 0, the server's uid):
@@ -167,7 +151,7 @@ static unsigned spares_lost;          /* spares that ended unused, in a row: pas
 static int spare_make(void)
 {
     int sv[2];
-    if (n_spares >= spares_want || !single_threaded())
+    if (n_spares >= spares_want || !jail__single_threaded())
         return 0;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return -errno;
@@ -256,7 +240,7 @@ static int serve_one(const struct jail_warm_req *q, int *fds, size_t nfds)
         rc = -EINVAL;
         goto out;
     }
-    if (!single_threaded()) {
+    if (!jail__single_threaded()) {
         rc = -EDEADLK;
         goto out;
     }

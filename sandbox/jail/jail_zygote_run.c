@@ -425,6 +425,22 @@ static _Noreturn void run_init_watch(int status_w, pid_t script, const sigset_t 
 }
 
 
+/* True when this process has exactly one thread: a fork copies only the
+ * calling thread, so another one (a BLAS pool) would be missing, holding
+ * its locks, in every run. */
+bool jail__single_threaded(void)
+{
+    cleanup_dir DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return false;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.')
+            n++;
+    return n == 1;
+}
+
 /* ------------------------------------------ the script's process ahead */
 
 /* A spare makes its run's script process ahead too (C3, its pid 2): a
@@ -468,6 +484,11 @@ static _Noreturn void ahead_main(int sock)
     if (ok == 0 && dbuf_append(&env, "", 1) == 0)
         discard(warm_call("ahead", "/job/script.py", env.data));
     dbuf_free(&env);
+    /* A thread started before the drop would keep what the script's
+     * process drops (the filter and the capabilities are a thread's own):
+     * such a process is not used (the spare forks the script instead). */
+    if (!jail__single_threaded())
+        _exit(JAIL_CHILD_FAILED);
     int fds[JAIL_WARM_NFDS]; /* (what jail__recv_fds may fill) */
     size_t nfds = 0;
     ssize_t r = jail__recv_fds(sock, &m, sizeof m, fds, &nfds);

@@ -13,7 +13,7 @@
 #                takes _rms_warm out of sys.modules, so the script finds
 #                nothing of it;
 #   ahead(blob)  called once in a run's process made ahead of its run
-#                (jail_zygote.c: ahead_main), with a stand-in for the run's
+#                (jail_zygote_run.c: ahead_main), with a stand-in for the run's
 #                blob (this process's own environment): what child() does
 #                to the interpreter, with nothing of it kept, so that the
 #                pages child() writes (each copied from the zygote's on its
@@ -143,7 +143,9 @@ def _rms_make():
                 npr.seed()
             except Exception:
                 pass
-        for fn in setters if threads else ():
+        # (BLAS's threads only in the run: a thread started in ahead() would
+        # not be dropped with the process)
+        for fn in setters if threads and run else ():
             try:
                 fn(int(threads))
             except Exception:

@@ -108,6 +108,24 @@ PY
     run_json $T/npcold.json $T/nprand.py --with numpy --set warm=off
     is "$(jget $T/np1.json 'r["logs"]' | sed 's/.* blas/blas/')" "$(jget $T/npcold.json 'r["logs"]' | sed 's/.* blas/blas/')" \
         "OpenBLAS has as many threads warm as cold: the zygote's one is given back ($(jget $T/npcold.json 'r["logs"]' | sed 's/.* blas/blas/'); None: not OpenBLAS)"
+    # BLAS's threads start once the script's process has dropped
+    # everything (a spare made that process ahead): each thread of it has
+    # the filter, no capabilities and no_new_privs.
+    cat >$T/npthreads.py <<'PY'
+import os, numpy
+numpy.ones((400, 400)) @ numpy.ones((400, 400))
+def field(st, key):
+    return [l.split()[1] for l in st.splitlines() if l.startswith(key + ":")][0]
+seen = set()
+for t in os.listdir("/proc/self/task"):
+    st = open("/proc/self/task/%s/status" % t).read()
+    seen.add((field(st, "Seccomp"), field(st, "CapEff"), field(st, "NoNewPrivs")))
+print("R", len(os.listdir("/proc/self/task")), sorted(seen))
+PY
+    run_json $T/npth.json $T/npthreads.py --with numpy
+    is "$(jget $T/npth.json '[r["start"], r["status"]]') $(jget $T/npth.json 'r["logs"]' | sed -n 's/^R [0-9]* //p')" \
+        "[\"warm\", \"ok\"] [('2', '0000000000000000', '1')]" \
+        "a warm numpy run: each of its threads ($(jget $T/npth.json 'r["logs"]' | awk '/^R/ {print $2}'): BLAS's, where BLAS starts any, and its own) has the filter, no capabilities and no_new_privs"
 else
     skip "no numpy wheel (python3-numpy is not installed): numpy's generator warm"
 fi
