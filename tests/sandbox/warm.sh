@@ -264,7 +264,7 @@ ok $? "each spare made its run's script process ahead: one child, pid 2 of its n
 # printed them): a namespace's number is the kernel's to give again once it
 # is freed, so only runs alive together tell shared numbers from reused ones
 # (three slots: the default is one a CPU).
-sed 's/^st = os.statvfs/__import__("time").sleep(3)\n&/' $T/ns.py >$T/ns-hold.py
+sed 's/^st = os.statvfs/__import__("time").sleep(5)\n&/' $T/ns.py >$T/ns-hold.py
 # While they sleep, each script's process (made ahead with its spare) is
 # seen from here in its init's memory and pids cgroups, not left in the
 # zygote's (where runs have cgroups: as root).
@@ -287,11 +287,12 @@ for i in 1 2 3; do
     held+=($!)
     sleep 0.3
 done
+# (looked at until all three are seen or their runs are over, however slow
+# their starts: a sanitizer build's)
 seen=0
-for i in $(seq 40); do
+while [ "$seen" -lt 3 ] && kill -0 "${held[@]}" 2>/dev/null; do
     seen=$(in_run_cgroups | wc -l)
-    [ "$seen" -ge 3 ] && break
-    sleep 0.1
+    [ "$seen" -ge 3 ] || sleep 0.1
 done
 wait "${held[@]}"
 is "$seen" 3 "the three runs' script processes are each in its init's cgroups$([ ${#RUNAS[@]} = 0 ] && echo ", not the zygote's")"
