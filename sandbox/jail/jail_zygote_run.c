@@ -466,7 +466,8 @@ struct ahead_msg {
 #define AHEAD_NFDS 4                 /* JAIL_WARM_FD_IN, _OUT, _ERR, _ERRPIPE: the order of enum jail_warm_fd */
 static pid_t ahead_pid = -1;         /* in a spare: its script's process, waiting */
 static int ahead_sock = -1;
-static char ahead_cg[4096];          /* the spare's /proc/self/cgroup when it made it */
+static char *ahead_cg;               /* the spare's /proc/self/cgroup when it made it */
+#define AHEAD_CG_MAX 16384           /* (its size at most) */
 static int ahead_tasks[JAIL_CG_TASKS] = {-1, -1}; /* init's tasks files, for it */
 static size_t n_ahead_tasks;
 
@@ -511,13 +512,12 @@ static void ahead_make(void)
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return;
-    cleanup_fd int cg = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-    ssize_t n = cg >= 0 ? read(cg, ahead_cg, sizeof ahead_cg - 1) : -1;
-    ahead_cg[n > 0 ? n : 0] = '\0';
+    size_t n;
+    bool cg = util_read_file_at(AT_FDCWD, "/proc/self/cgroup", AHEAD_CG_MAX, &ahead_cg, &n) == 0;
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
-    pid_t pid = n > 0 ? fork() : -1;
+    pid_t pid = cg ? fork() : -1;
     if (pid == 0)
         ahead_main(sv[1]);
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -554,11 +554,10 @@ static pid_t ahead_ready(const struct jail_warm_req *q, const int *cg_tasks)
     if (ahead_pid <= 0)
         return 0;
     if (q->n_cg_tasks == 0) {
-        char now[sizeof ahead_cg];
-        cleanup_fd int cg = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-        ssize_t n = cg >= 0 ? read(cg, now, sizeof now - 1) : -1;
-        now[n > 0 ? n : 0] = '\0';
-        if (n <= 0 || strcmp(now, ahead_cg) != 0) {
+        cleanup_free char *now = NULL;
+        size_t n;
+        if (util_read_file_at(AT_FDCWD, "/proc/self/cgroup", AHEAD_CG_MAX, &now, &n) < 0 ||
+            strcmp(now, ahead_cg) != 0) {
             ahead_drop();
             return 0;
         }
