@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "admit.h"
+#include "util.h"
 #include "tap.h"
 
 static char state[] = "/tmp/rms-admit.XXXXXX";
@@ -243,6 +245,14 @@ static void test_burst(void)
     close(said[0]), close(said[1]);
 }
 
+/* The test's own state directories, made by mkdtemp. */
+static void remove_tree(const char *dir)
+{
+    int e = util_rm_rf_at(AT_FDCWD, dir);
+    if (e < 0)
+        diag("cannot remove %s: %s", dir, strerror(-e));
+}
+
 int main(void)
 {
     if (!mkdtemp(state))
@@ -304,19 +314,14 @@ int main(void)
 
     test_order();
     test_burst();
-    char cmd[128];
     char kept[] = "/tmp/rms-admit-kept.XXXXXX"; /* no dead tickets of the burst in its order */
     if (mkdtemp(kept)) {
         test_kept_watch(kept);
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", kept);
-        if (system(cmd) != 0)
-            diag("cannot remove %s", kept);
+        remove_tree(kept);
     }
 
     c.max_running = 0;
     ok(admit_max_running(&c) >= 1, "max_concurrent_runs = 0 means the CPUs (%u)", admit_max_running(&c));
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", state);
-    if (system(cmd) != 0)
-        diag("cannot remove %s", state);
+    remove_tree(state);
     return tap_done();
 }
