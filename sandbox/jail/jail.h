@@ -198,8 +198,8 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
  * script ending in an expression and a kernel's loop both use. */
 extern const char jail_py_display[];
 /* runner.py (built in): after jail_py_display, the runner of a script whose
- * last expression is displayed (jail_opts.runner_argv); jail_runner_call
- * is the line that calls it. */
+ * last expression is displayed (jail_opts.runner_argv), and the end of a
+ * run through it or warm; jail_runner_call is the line that calls it. */
 extern const char jail_py_runner[];
 /* The Python line that runs script with the runner (hex-quoted: nothing of
  * the paths is Python), cold or warm, into a new string (caller frees), or

@@ -448,8 +448,8 @@ struct jail_pyapi {
 extern struct jail_pyapi jail__py;
 /* Loads libpython at lib into jail__py (RTLD_GLOBAL). 0 or -errno. */
 int jail__py_load(const char *lib) must_check;
-/* What the zygote found once, for every run: _rms_warm.end and _rms_run
- * (zygote.py, runner.py), the name a cold run's script has (the
+/* What the zygote found once, for every run: _rms_run and its end
+ * (runner.py), the name a cold run's script has (the
  * interpreter's file name), where the environment's caches are ("": none). */
 extern void *jail__py_end, *jail__py_runner;
 extern char jail__py_comm[16];

@@ -21,7 +21,7 @@
  *     no_new_privs, the filter; closes the error pipe (the worker's "it
  *     started"), then the interpreter's after-fork hooks and the script as
  *     __main__ the way `python3 SCRIPT` runs it (PyRun_FileExFlags), and
- *     its end as the interpreter's own end would be seen (zygote.py's
+ *     its end as the interpreter's own end would be seen (runner.py's
  *     end(): the traceback, the exit code, threads, atexit, the streams,
  *     __main__ cleared), without the teardown of what the zygote imported.
  *
@@ -336,8 +336,7 @@ static _Noreturn void zygote_main(int argc, char **argv)
         _exit(JAIL_CHILD_FAILED);
     dbuf_free(&b);
     jail__carry_scan();
-    void *warm = jail__py.add_module("_rms_warm");
-    if (!warm || !(jail__py_end = jail__py.get_attr(warm, "end")))
+    if (!(jail__py_end = jail__py.get_attr(jail__py_runner, "end")))
         _exit(JAIL_CHILD_FAILED);
     if (write(0, "r", 1) != 1)
         _exit(0);

@@ -139,7 +139,7 @@ int jail__py_load(const char *lib)
     return util_dl_load(lib, true, syms, ARRAY_SIZE(syms), "", NULL, 0);
 }
 
-/* _rms_warm.end (sandbox/jail/zygote.py, jail__py_zygote): taken once the
+/* _rms_run.end (sandbox/jail/runner.py, jail_py_runner): taken once the
  * zygote has made it, kept for every run. */
 void *jail__py_end;
 /* _rms_run (sandbox/jail/runner.py), kept: a run whose last expression is
@@ -342,7 +342,7 @@ static _Noreturn void run_script(const struct jail_warm_req *q, const int *fds, 
         _exit(JAIL_CHILD_FAILED);
     /* The script in __main__ as python's main runs it (or through the
      * runner, as a cold run is, when its last expression is shown); its
-     * end, and the interpreter's, in zygote.py's end(). */
+     * end, and the interpreter's, in runner.py's end(). */
     void *type = NULL, *exc = NULL, *tb = NULL;
     if (q->value_file[0]) {
         fclose(fp);

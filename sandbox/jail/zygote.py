@@ -17,16 +17,11 @@
 #                blob (this process's own environment): what child() does
 #                to the interpreter, with nothing of it kept, so that the
 #                pages child() writes (each copied from the zygote's on its
-#                first write) are this process's own before the run comes;
-#   end(exc)     called once the script is over (exc: the exception it
-#                ended with, or none): what the interpreter's own end does
-#                that a script can see, without the teardown of every module
-#                the zygote imported (a tenth of a second with pandas and
-#                matplotlib, which no one can see). It returns the exit
-#                status.
+#                first write) are this process's own before the run comes.
+# A run's end is runner.py's end(), which the zygote also loads.
 def _rms_make():
-    # What child() and end() use, imported once here rather than in every
-    # run (an import finds its files on disk).
+    # What child() and runner.py's end() use, imported once here rather
+    # than in every run (an import finds its files on disk).
     import atexit, gc, importlib.machinery, os, random, signal, sys, threading, traceback
 
     setters = []  # BLAS's thread setters, found once (blas_setters)
@@ -160,83 +155,8 @@ def _rms_make():
     def ahead(blob):
         start(blob, False)
 
-    def flush(status):
-        # The standard streams: a failed flush of stdout is exit status 120
-        # (said once, as the interpreter says it), of stderr nothing.
-        for name in ('stderr', 'stdout'):
-            f = getattr(sys, name, None)
-            try:
-                if f is not None and not f.closed:
-                    f.flush()
-            except Exception as e:
-                if name == 'stdout' and status != 120:
-                    sys.stderr.write('Exception ignored in: %r\n' % (f,) +
-                                     ''.join(traceback.format_exception_only(type(e), e)))
-                    status = 120
-        return status
-
-    def system_exit(e):
-        # sys.exit(code): None is 0, an int is itself, anything else is
-        # printed to stderr and is 1.
-        code = e.code
-        if code is None:
-            return 0
-        if isinstance(code, int):
-            return code
-        err = getattr(sys, 'stderr', None)
-        if err is not None:
-            try:
-                err.write(str(code) + '\n')
-            except Exception:
-                pass
-        return 1
-
-    def end(exc=None):
-        status, sigint = 0, False
-        main = sys.modules['__main__'].__dict__
-        if isinstance(exc, SystemExit):
-            status = system_exit(exc)
-        elif exc is not None:
-            sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
-            try:
-                sys.excepthook(type(exc), exc, exc.__traceback__)
-            except BaseException:
-                sys.__excepthook__(type(exc), exc, exc.__traceback__)
-            status, sigint = 1, isinstance(exc, KeyboardInterrupt)
-        for name in ('stderr', 'stdout'):
-            try:
-                getattr(sys, name).flush()
-            except BaseException:
-                pass
-        if not isinstance(exc, SystemExit):
-            # (sys.exit ends the interpreter before they are taken back)
-            main.pop('__file__', None)
-            main.pop('__cached__', None)
-        exc = None
-        # The interpreter's end, in its order: the threads that are not
-        # daemons, atexit, the standard streams, then __main__'s names
-        # cleared (_-names first, as the interpreter does), which runs the
-        # script's __del__ methods and closes the files it left open.
-        try:
-            threading._shutdown()
-        except BaseException:
-            pass
-        atexit._run_exitfuncs()
-        status = flush(status)
-        for first in (True, False):
-            for k in list(main):
-                if k != '__builtins__' and (not first or (k[:1] == '_' and k[1:2] != '_')):
-                    main[k] = None
-        gc.collect()
-        status = flush(status)
-        if sigint:
-            # As python's main: die of the SIGINT the script did not handle.
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGINT)
-        return status
-
     m = type(sys)('_rms_warm')
-    m.imp, m.child, m.ahead, m.end = imp, child, ahead, end
+    m.imp, m.child, m.ahead = imp, child, ahead
     sys.modules['_rms_warm'] = m
 
 

@@ -456,6 +456,12 @@ printf 'raise KeyboardInterrupt\n1\n' >$T/eq/value-kbint.py
 printf 'print(1); 1/0\n' >$T/eq/value-semicolon.py
 printf '"x" * 70000\n' >$T/eq/value-long.py
 printf 'import atexit\natexit.register(print, "at exit")\n"value"\n' >$T/eq/value-atexit.py
+# The end of a run through the runner, cold as warm: the interpreter's end
+# as the script sees it, a stdout that cannot be flushed said once, and
+# (cold, the interpreter's own exit after it) C's stdio flushed.
+{ cat $T/eq/ending-plain.py; printf '"end"\n'; } >$T/eq/value-ending.py
+printf 'import sys\nsys.stdout = open("/dev/full", "w")\nprint("lost")\n1\n' >$T/eq/value-full.py
+printf 'import ctypes\nctypes.CDLL(None).printf(b"from C, no newline")\n1\n' >$T/eq/value-cstdio.py
 cp "$top_srcdir"/tests/fixtures/scripts/seed-stdlib.py $T/eq/seed-stdlib.py 2>/dev/null
 printf 'hello input\n' >$T/input.txt
 for f in $T/eq/*.py; do
@@ -476,6 +482,12 @@ is "$(jget $T/eq/value-kbint.cold.json '[r["status"], r["signal"]]')" '["error",
 is "$(jget $T/eq/value-exit.cold.json '[r["exit_code"], r["logs"], r["value"]]')" '[1, "bye\n", null]' "sys.exit: its message and status, no value"
 is "$(jget $T/eq/value-long.cold.json '[r["value_truncated"], len(r["value"]) < 66000]')" "[true, true]" "a value past value_bytes is cut"
 is "$(jget $T/eq/value-atexit.cold.json '[r["value"], r["logs"]]')" '["'"'"'value'"'"'", "at exit\n"]' "atexit runs after the value"
+is "$(jget $T/eq/value-ending.cold.json '[r["exit_code"], r["value"], [l for l in r["logs"].splitlines() if not l.startswith("main ")], sorted((a["path"], a["size"]) for a in r["artifacts"])]')" \
+    "[0, \"'end'\", [\"thread done\", \"atexit sees __file__: False\", \"del ran\"], [[\"left-open.txt\", 21]]]" \
+    "a script shown ends as python3's does: its thread, atexit, its __del__, the file it left open"
+is "$(jget $T/eq/value-full.cold.json '[r["exit_code"], r["logs"].count("Exception ignored")]')" "[120, 1]" \
+    "a stdout that cannot be flushed: status 120, said once"
+like "$(jget $T/eq/value-cstdio.cold.json 'r["logs"]')" "from C, no newline" "what C's stdio holds at the end is written"
 
 # --- the seed example (pillow from the wheelhouse), with its own input ---
 S=$top_srcdir/tests/fixtures
