@@ -28,7 +28,7 @@
 #       (gc.freeze), so that the interpreter's teardown frees what it frees
 #       without walking all of them again in its collections (a tenth of a
 #       second with pandas and matplotlib, which no one can see).
-# What the script sees besides `python3 SCRIPT`: two frames below its own
+# What the script sees besides `python3 SCRIPT`: three frames below its own
 # (inspect.stack()), and _rms_run gone from sys.modules before it starts.
 def _rms_runner_make(display_make):
     import sys

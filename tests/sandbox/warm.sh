@@ -476,6 +476,7 @@ is "$(jget $T/eq/value.cold.json 'r["value"]')" 42 "a script's last expression i
 is "$(jget $T/eq/value-ident.cold.json '[r["value"], r["logs"]]')" \
     "[\"{'a': [1, 2], 'b': None}\", \"['/job/script.py'] /job/script.py /job __main__\\n\"]" \
     "a script shown runs as python3 SCRIPT: argv, __file__, sys.path[0], __main__"
+is "$(jget $T/eq/value-frames.cold.json 'r["logs"].split()[0]')" 4 "it sees three frames of the runner's below its own (inspect.stack())"
 like "$(jget $T/eq/value-raise.cold.json 'r["logs"]')" 'File "/job/script.py", line 3, in <module>' "its traceback is the script's"
 is "$(jget $T/eq/value-raise.cold.json 'r["logs"].count("File ")')" 2 "without the runner's frames"
 is "$(jget $T/eq/value-kbint.cold.json '[r["status"], r["signal"]]')" '["error", "SIGINT"]' "KeyboardInterrupt still ends it by SIGINT"
