@@ -94,15 +94,19 @@ def _rms_runner_make(display_make):
             pass
         return exc
 
-    def flush(status):
+    def flush(status, drop=False):
         # The standard streams: a failed flush of stdout is exit status 120
-        # (said once, as the interpreter says it), of stderr nothing.
+        # (said once, as the interpreter says it), of stderr nothing. With
+        # drop, a stream that fails is taken away (sys.NAME = None), so that
+        # the interpreter's exit after it does not say it again.
         for name in ('stderr', 'stdout'):
             f = getattr(sys, name, None)
             try:
                 if f is not None and not f.closed:
                     f.flush()
             except Exception as e:
+                if drop:
+                    setattr(sys, name, None)
                 if name == 'stdout' and status != 120:
                     import traceback
                     sys.stderr.write('Exception ignored in: %r\n' % (f,) +
@@ -180,16 +184,7 @@ def _rms_runner_make(display_make):
         if not cold:
             me.exc = exc
             return
-        status = end(exc)
-        # A standard stream that cannot be flushed was said once (end()):
-        # the interpreter's exit would say it again.
-        for name in ('stdout', 'stderr'):
-            f = getattr(sys, name, None)
-            try:
-                if f is not None and not f.closed:
-                    f.flush()
-            except Exception:
-                setattr(sys, name, None)
+        status = flush(end(exc), drop=True)
         # What the interpreter's exit does after this (the teardown of every
         # module, C's atexit and stdio) walks none of these objects again.
         gc.freeze()
