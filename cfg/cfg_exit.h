@@ -1,6 +1,6 @@
 /* cfg_exit.h: the program's exit statuses besides a script's own exit code,
  * which every command shares: run, fetch, upload, config (cli/) and serve,
- * FastCGI on stdin and CGI (fcgi/server.c). Here, beneath both front
+ * FastCGI on stdin and CGI (fcgi/server/server.c). Here, beneath both front
  * doors. Named for the command line, where they are documented
  * (doc/configuration.md, Exit statuses). */
 #ifndef RMS_CFG_EXIT_H

@@ -1,6 +1,6 @@
 /* cfg_form.h: the limits of a multipart/form-data body (POST /api/run),
  * each a configuration key, form_* (doc/web.md): struct cfg holds them, and
- * the form parser (fcgi/form.h) keeps to them. Here, beneath both, so that
+ * the form parser (fcgi/http/form.h) keeps to them. Here, beneath both, so that
  * the configuration includes nothing of the front door that parses. */
 #ifndef RMS_CFG_FORM_H
 #define RMS_CFG_FORM_H

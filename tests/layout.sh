@@ -5,13 +5,19 @@
 #   sandbox/ and sandbox/*/        the executor: its face (executor.h) and
 #                                  orchestration, then jail/, deps/, fetch/,
 #                                  artifacts/
-#   cfg/, fcgi/, fcgi/*/, cli/     the front doors and their configuration
+#   cfg/, fcgi/, fcgi/*/, cli/     the front doors and their configuration:
+#                                  fcgi/ a folder a room (http/, stream/,
+#                                  tools/, mcp/, web/, app/, server/) over
+#                                  the context at its root (app_ctx.h)
+#   main.c                         the program: starts either door
 # Checked:
 #  - a front door (cfg/, fcgi/, cli/) includes from sandbox/ only
 #    sandbox/executor.h, the executor's one public header, and sandbox/
 #    includes nothing of the front doors;
 #  - a NAME_internal.h is included only by files of its own folder;
 #  - no header of the tree has the name of a system header (<NAME.h>);
+#  - the folders of the front doors (fcgi/'s rooms among them) include
+#    each other in no circle, so that their floors read top to bottom;
 #  - no modules include each other in a circle (a module: a folder's files
 #    of one prefix, NAME.c with NAME.h and the NAME_*.c beside them that
 #    share NAME.h or NAME_internal.h; executor.h is a node of its own);
@@ -31,7 +37,7 @@ cd "$top_srcdir" || exit 1
 MAX_FILE_LINES=900
 MAX_FUNC_LINES=120
 SANDBOX_DIRS="sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail sandbox/kernel"
-FRONT_DIRS="cfg fcgi fcgi/mcp fcgi/tools cli"
+FRONT_DIRS="cfg cli fcgi fcgi/app fcgi/http fcgi/mcp fcgi/server fcgi/stream fcgi/tools fcgi/web"
 SRC_DIRS="common $SANDBOX_DIRS $FRONT_DIRS"
 
 sources() { # sources DIR...: the C files and headers directly in each DIR
@@ -133,6 +139,18 @@ edges=$(for f in $(sources $SRC_DIRS); do
 done | sort -u)
 cycle=$(circle <<<"$edges")
 ok "$([ -z "$cycle" ] && echo 0 || echo 1)" "no modules include each other in a circle"
+[ -n "$cycle" ] && diag "cycle: $cycle"
+# The same at the scale of the front doors' folders: a room of fcgi/ (or
+# cfg/, cli/) that includes a header of another room stands above it.
+folder_edges=$(for f in $(sources $FRONT_DIRS) main.c; do
+    for inc in $(includes "$f"); do
+        d=$(where "$inc")
+        case " $FRONT_DIRS " in *" $d "*) ;; *) continue ;; esac
+        [ "$(dirname "$f")" != "$d" ] && echo "$(dirname "$f") $d"
+    done
+done | sort -u)
+cycle=$(circle <<<"$folder_edges")
+ok "$([ -z "$cycle" ] && echo 0 || echo 1)" "the front doors' folders include each other in no circle"
 [ -n "$cycle" ] && diag "cycle: $cycle"
 
 # Files that call each other: each object of the build tree (automake names

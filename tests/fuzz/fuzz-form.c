@@ -1,5 +1,5 @@
 /* fuzz-form.c: libFuzzer target for the streaming multipart/form-data
- * parser (fcgi/form.c). The input is a Content-Type line, a newline, and a
+ * parser (fcgi/http/form.c). The input is a Content-Type line, a newline, and a
  * body; the first byte of the input also picks how the body is cut into
  * reads. Properties: the parse does not depend on where the reads are cut
  * (the same parts, the same bytes, the same verdict as one read of the

@@ -1,8 +1,8 @@
 /* fuzz-mcp.c: libFuzzer target for the HTTP side of the program as
  * app_handle() serves it: MCP's JSON-RPC parsing, the lifecycle and the
  * dispatch (fcgi/mcp/mcp*.c), the tools' argument checks and results
- * (fcgi/tools/tools*.c), the /artifacts/ route (fcgi/app.c), /api/run
- * (fcgi/web.c) and /api/cell (fcgi/web_cell.c), with the executor stubbed
+ * (fcgi/tools/tools*.c), the /artifacts/ route (fcgi/app/app.c), /api/run
+ * (fcgi/web/web.c) and /api/cell (fcgi/web/web_cell.c), with the executor stubbed
  * (stubs.c: no process is started; kernels are on, so that run_cell and
  * reset_kernel are listed and reach the stub cell).
  *
