@@ -57,7 +57,7 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
 
 PKGS="json-c fcgi libseccomp libarchive libcurl"
 # The program's source folders, each a subsystem (doc/architecture.md).
-SRC_DIRS="common sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail sandbox/kernel cfg fcgi fcgi/mcp fcgi/tools cli"
+SRC_DIRS="common sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail sandbox/kernel cfg fcgi fcgi/app fcgi/http fcgi/mcp fcgi/server fcgi/stream fcgi/tools fcgi/web cli sandbox/executor"
 SRC_INC=$(for d in $SRC_DIRS; do printf ' -I%s/%s' "$top_srcdir" "$d"; done)
 CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
  -Wall -Wno-unused-parameter -I$top_builddir$SRC_INC -I$top_srcdir/tests/lib -I$here
@@ -98,7 +98,7 @@ build() {
     embed "$display" jail.h jail_py_ sandbox/jail/display.py sandbox/jail/runner.py || return 1
     embed "$kernel" kernel.h kernel__py_ sandbox/kernel/kernel.py || return 1
     # shellcheck disable=SC2046
-    for src in $(for d in $SRC_DIRS; do echo "$top_srcdir/$d"/*.c; done) "$schemas" "$map" "$zygote" "$display" "$kernel"; do
+    for src in $(for d in $SRC_DIRS; do ls "$top_srcdir/$d"/*.c 2>/dev/null; done) "$schemas" "$map" "$zygote" "$display" "$kernel"; do
         base=$(basename "$src" .c)
         [ "$base" = main ] || [ "$base" = tools_nofixture ] && continue
         jobs+=("$src" "$FUZZ_DIR/obj/lib-$base.o" "")
