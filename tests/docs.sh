@@ -3,8 +3,8 @@
 # A document names only what exists: a name in a code span (`...`) of
 # doc/*.md, README.md or SECURITY.md is checked against the tree, the
 # documents themselves left out:
-#  - a C name, `struct NAME`, `enum NAME`, `union NAME` or `NAME[]`, is a
-#    word of a C source or header;
+#  - `struct NAME`, `enum NAME` or `union NAME` is one of a C source or
+#    header, and `NAME[]` a word of one;
 #  - `NAME()`, and a name with an underscore inside it (snake_case,
 #    UPPER_CASE: a function, a constant, a configuration key, a field of the
 #    result, a Makefile variable), is a word of some file of the tree: the
@@ -49,13 +49,24 @@ files=$(tree_files | sort)
 words() { # words FILE...: the words (C-like identifiers) of the files
     xargs -d '\n' grep -hoIE '[A-Za-z_][A-Za-z0-9_]*' 2>/dev/null | sort -u
 }
-declare -A ALL C NAMED BASE ALLOW
+declare -A ALL C TAGS NAMED BASE ALLOW
 while read -r w; do ALL[$w]=1; done < <(words <<<"$files")
 while read -r w; do C[$w]=1; done < <(grep -E '\.[ch]$' <<<"$files" | words)
+while read -r w; do TAGS[$w]=1; done < <(grep -E '\.[ch]$' <<<"$files" |
+    xargs -d '\n' grep -hoE '\b(struct|enum|union)[[:space:]]+[A-Za-z_][A-Za-z0-9_]*' | sed -E 's/[[:space:]]+/ /' | sort -u)
 # Names of files the sources spell (result.json, kernel_py.c in Makefile.am).
 while read -r w; do NAMED[$w]=1; done < <(xargs -d '\n' grep -hoIE '[A-Za-z0-9_.+-]+\.[A-Za-z0-9]+' <<<"$files" 2>/dev/null | sort -u)
 while read -r w; do BASE[$w]=1; done < <(sed 's|.*/||' <<<"$files" | sort -u)
-while read -r w _; do [ -n "$w" ] && ALLOW[$w]=1; done < <(grep -vE '^[[:space:]]*(#|$)' tests/docs-names.txt)
+# The allowed names; "NAME planned: ..." is a name of the layout being
+# built, allowed until it exists (checked at the end).
+PLANNED=""
+# A line is the name as the documents write it, two blanks or more, the reason.
+PLANNED=()
+while IFS= read -r line; do
+    w=$(sed -E 's/[[:space:]]{2,}.*//' <<<"$line") why=$(sed -E 's/^.*[^[:space:]][[:space:]]{2,}//' <<<"$line")
+    ALLOW[$w]=1
+    [[ $why == planned:* ]] && PLANNED+=("$w")
+done < <(grep -vE '^[[:space:]]*(#|$)' tests/docs-names.txt)
 TOP_DIRS=" $(grep / <<<"$files" | cut -d/ -f1 | sort -u | tr '\n' ' ') "
 
 # The code spans of a document, "FILE:LINE<TAB>SPAN", a span that runs over
@@ -104,12 +115,14 @@ in_words() { # in_words SET NAME: NAME (with placeholders) is a word of SET
 path_ok() { # path_ok PATH: a file or folder of the tree, or one the build makes
     local p=${1%/} re
     [ -e "$p" ] && return 0
+    compgen -G "$p" >/dev/null && return 0
     re="^$(glob_re "$p")(/|\$)"
     grep -qE -- "$re" <<<"$files" && return 0
     # Made by the build or a test: the path, or a folder of it beneath the
     # top one, is spelled in Makefile.am (tests/fuzz-work/crashes/).
     while [[ $p == */* ]]; do
-        grep -qF -- "$p" Makefile.am && return 0
+        re=$(sed -E 's/[.+*]/\\&/g' <<<"$p")
+        grep -qE -- "(^|[[:space:]=])$re(/|[[:space:]\\;]|\$)" Makefile.am && return 0
         p=${p%/*}
     done
     return 1
@@ -124,7 +137,7 @@ check() { # check SPAN: prints the name when it is a code name the tree lacks
     local s=$1 name kind
     s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"}
     if [[ $s =~ ^(struct|enum|union)[[:space:]]+([A-Za-z_][A-Za-z0-9_]*)$ ]]; then
-        name=${BASH_REMATCH[2]} kind=c
+        name="${BASH_REMATCH[1]} ${BASH_REMATCH[2]}" kind=tag
     elif [[ $s =~ ^([A-Za-z_][A-Za-z0-9_]*)\[\]$ ]]; then
         name=${BASH_REMATCH[1]} kind=c
     elif [[ $s =~ ^([A-Za-z][A-Za-z0-9_*]*)\(.*\)$ ]]; then
@@ -143,9 +156,10 @@ check() { # check SPAN: prints the name when it is a code name the tree lacks
     else
         return 0
     fi
-    [ -n "${ALLOW[$name]:-}" ] && return 0
+    [ -n "${ALLOW[$s]:-}" ] && return 0
     case $kind in
     c) in_words C "$name" ;;
+    tag) in_words TAGS "$name" ;;
     word)
         in_words ALL "$name" ||
             { [[ $name =~ ^RUNMYSCRIPT_([A-Z0-9_]+)$ ]] && in_words ALL "${BASH_REMATCH[1],,}"; } ;;
@@ -167,7 +181,7 @@ cat >"$TEST_TMP/page.md" <<'EOF'
 `exec_run(spec, sink, result)` and `struct exec_spec`, `enum exec_status`,
 `sandbox/exec.c`, `exec.c`, `tests/unit/test-MODULE.c`, `tools__NAME`;
 not `step_nowhere`, `struct no_such_thing`, `gone_table[]`, `sandbox/gone.c`,
-`gone_file.c`, `tests/nowhere/`, nor `no_such_fn(a,
+`gone_file.c`, `tests/nowhere/`, `sandbox/exec/`, nor `no_such_fn(a,
 b)` over two lines. Not checked: `runmyscript run --json`, `sys.path`, `/var/lib/x`,
 `STATE/runs/RUNID`, `_meta`, `word`.
 ```
@@ -175,7 +189,7 @@ b)` over two lines. Not checked: `runmyscript run --json`, `sys.path`, `/var/lib
 ```
 EOF
 got=$(stale "$TEST_TMP/page.md" | sed 's|^[^:]*:||' | tr '\n' ';')
-is "$got" "3: step_nowhere;3: struct no_such_thing;3: gone_table[];3: sandbox/gone.c;4: gone_file.c;4: tests/nowhere/;4: no_such_fn(a, b);" \
+is "$got" "3: step_nowhere;3: struct no_such_thing;3: gone_table[];3: sandbox/gone.c;4: gone_file.c;4: tests/nowhere/;4: sandbox/exec/;4: no_such_fn(a, b);" \
     "the check finds the names a page gives that the tree lacks, and only them"
 
 for doc in $DOCS; do
@@ -205,5 +219,20 @@ bad=$(for doc in $DOCS; do
 done)
 ok "$([ -z "$bad" ] && echo 0 || echo 1)" "every link between the documents leads to a page and a heading that exist"
 [ -n "$bad" ] && diag "$bad"
+
+# A planned name stays on the list only until the tree has it: then this
+# passes, an unexpected pass that fails make check until its line goes.
+if [ ${#PLANNED[@]} = 0 ]; then
+    skip "no planned names in tests/docs-names.txt"
+else
+    missing=$(for w in "${PLANNED[@]}"; do
+        unset "ALLOW[$w]"
+        [ -z "$(check "$w")" ] || echo "$w;"
+    done)
+    TAP_TODO="the layout these names are planned for is not in the tree yet"
+    ok "$([ -z "$missing" ] && echo 0 || echo 1)" "the planned names of tests/docs-names.txt are in the tree (remove their lines)"
+    TAP_TODO=
+    [ -n "$missing" ] && diag "not yet: $(tr '\n' ' ' <<<"$missing")"
+fi
 
 done_testing
