@@ -1,6 +1,6 @@
 #!/bin/bash
 # layout.sh: the shape of the tree, checked (TAP). The tree is a folder per
-# subsystem (doc/architecture.md, Layout):
+# subsystem (doc/architecture.md, "Layers, and why"):
 #   common/                        what every part uses
 #   sandbox/ and sandbox/*/        the executor: its face (executor.h over
 #                                  sandbox/executor/*.h, a header per concept),
