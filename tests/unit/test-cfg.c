@@ -557,7 +557,7 @@ static void test_messages(void)
     ok(cfg_set(&c, "auth_token", "", err, sizeof err) == 0 && c.auth_token == NULL, "auth_token empty: none");
     ok(cfg_set(&c, "public_url", "none", err, sizeof err) == 0 && c.public_url && !*c.public_url,
        "an optional string: none is empty");
-    ok(cfg_set(&c, "isolation", "rlimits", err, sizeof err) == 0 && !strcmp(c.isolation, "rlimits"),
+    ok(cfg_set(&c, "isolation", "rlimits", err, sizeof err) == 0 && c.exec.isolation == EXEC_ISOLATION_RLIMITS,
        "isolation: a choice taken");
     cfg_free(&c);
 }
