@@ -1,6 +1,7 @@
-/* cfg.c: the configuration: the defaults, then the file, the environment
- * (RUNMYSCRIPT_KEY) and --set, each value parsed by the setter of its key's
- * kind and checked against its range. cfg_dump.c prints it back. */
+/* cfg.c: the configuration: the defaults of the rows of its keys
+ * (cfg_keys.c), then the file, the environment (RUNMYSCRIPT_KEY) and --set,
+ * each value parsed by the setter of its row's kind, checked against its
+ * row's range and stored in its row's field. cfg_dump.c prints it back. */
 #include "config.h"
 
 #include "cfg_internal.h"
@@ -9,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
