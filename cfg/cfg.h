@@ -21,26 +21,20 @@ struct cfg_reserve {
 };
 #define CFG_RESERVE_PCT_MAX 50
 
+/* Every key is a row of a table (cfg/cfg_keys.c, and the limits'
+ * sandbox/exec_limits.c) that says which field below holds it: a key the
+ * executor reads is stored once, in exec (or fetch), parsed there (its
+ * enums too); the others here. The strings are owned here and lent to
+ * exec. */
 struct cfg {
     char *config_file;        /* the file read, or NULL */
     char *state_dir;
     char *python;
-    char *isolation;          /* auto | namespaces | rlimits */
-    bool require_isolation;
-    int landlock;             /* the fallback's Landlock and filter: -1 auto, 1 on (required), 0 off */
-    bool script_network;
-    uint64_t uid_base, uid_count;
-    int64_t run_ttl_ms;
-    uint64_t runs_bytes;          /* run records in all, bytes; 0: no cap */
-    uint64_t runs_files;          /* ... and inodes; 0: no cap */
     struct cfg_reserve disk_reserve; /* new runs are refused below this much free space */
     enum log_level log_level;
     /* The HTTP front doors (serve, FastCGI on stdin, CGI). */
     uint64_t workers;             /* FastCGI workers of `serve`; 0: auto (cfg_workers) */
-    uint64_t max_concurrent_runs; /* scripts running at once per state_dir; 0: the CPUs */
     uint64_t max_queued_runs;     /* more that may wait for a slot; past it: busy (503) */
-    int64_t queue_wait_ms;        /* the longest a queued run waits before "busy" */
-    int64_t retry_after_ms;       /* Retry-After of a busy answer */
     bool cancel_on_disconnect;    /* a client that hangs up cancels its run */
     int64_t session_ttl_ms;       /* idle MCP sessions older than this are reaped */
     int64_t drain_grace_ms;       /* SIGTERM: in-flight requests get this long; 0: auto */
@@ -75,29 +69,10 @@ struct cfg {
                                    * -1 (auto): nginx for FastCGI, we for CGI (no nginx there) */
     bool test_fixture_tools;      /* test only: the conformance suite's fixture tools */
     char *data_dir;           /* holds import-names.tsv */
-    char *installer;          /* auto | uv | pip */
     char *index_url;          /* default | none | URL */
     char *extra_index_url;    /* "" or URLs */
     char *find_links;         /* "" or directories/URLs */
-    bool only_binary;
-    bool auto_deps;
-    bool requirement_urls;
-    uint64_t env_cache_size;  /* bytes; 0: no cap */
-    bool package_store;       /* environments assembled from STATE/store */
-    uint64_t store_bytes;     /* the store and the environments together; 0: no cap */
-    bool warm;                /* the warm pool of serve (warm_* keys) */
-    uint64_t warm_envs;
-    int64_t warm_idle_ms;
-    uint64_t warm_memory;     /* bytes; 0: no cap */
-    uint64_t warm_runs;       /* 0: never replaced for its runs */
-    int64_t warm_lifetime_ms; /* 0: never replaced for its age */
     char *warm_modules;       /* "" or module paths, space- or comma-separated */
-    int64_t warm_wait_ms;     /* the pool's answer and the zygote's fork, each */
-    int64_t kernel_idle_ms;   /* a kernel without a cell this long is stopped (0: never) */
-    uint64_t max_kernels;     /* kernels live at once (0: none) */
-    uint64_t kernel_memory;   /* bytes all kernels may hold together; 0: no budget */
-    int64_t kernel_grace_ms;  /* an interrupted cell's time before its kernel is killed */
-    uint64_t warm_spares;     /* runs' inits a busy zygote makes ahead, 0 to 8 */
     char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
     struct fetch_allow fetch_allow;
     struct exec_config exec;  /* points into the strings above */
@@ -113,7 +88,7 @@ struct cfg {
  * doc/serving.md): 32 places per CPU, at least 64, within an eighth of the
  * memory at 4 MiB a queued call (its worker, its request, nginx's
  * connection: measured well below that, see doc/performance.md). */
-#define CFG_AUTO UINT64_MAX /* a count key's "auto" */
+#define CFG_AUTO KEY_AUTO /* a count key's "auto" */
 #define CFG_QUEUE_PER_CPU 32
 #define CFG_QUEUE_MIN 64
 #define CFG_QUEUE_MEMORY_SHARE 8
@@ -163,6 +138,16 @@ int cfg_parse_bool(const char *s, bool *v) must_check;
 /* Writes every key with its current value, one "key = value" line each,
  * into out (caller frees). */
 char *cfg_dump(const struct cfg *c);
+
+/* The value of key as cfg_dump prints it, into out; 0, or -ENOENT for no
+ * such key (-E2BIG: cut to fit). */
+int cfg_value(const struct cfg *c, const char *key, char *out, size_t n) must_check;
+
+/* The documentation's tables of the keys (doc/configuration.md, which the
+ * man page is made of), in Markdown, made from the rows: "keys" (every key
+ * but the limits), "limits" (a run's) or "transfers" (a transfer's). NULL
+ * for another name or no memory; caller frees. */
+char *cfg_doc_table(const char *which);
 
 /* The names of all keys, NULL-terminated (static). */
 const char *const *cfg_keys(void);

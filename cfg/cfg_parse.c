@@ -1,6 +1,7 @@
 /* cfg_parse.c: the values of the configuration as text: numbers,
  * durations, sizes, switches and counts (cfg.h, cfg_internal.h), which every
- * setter of cfg.c and the command line parse the same way. */
+ * setter of cfg.c and the command line parse the same way, and durations
+ * and sizes written back in a form they read. */
 #include "config.h"
 
 #include "cfg_internal.h"
@@ -8,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -124,4 +126,33 @@ int cfg__parse_count(const char *s, uint64_t *v)
         return -EINVAL;
     *v = x;
     return 0;
+}
+
+/* A duration in the largest unit that holds it exactly (24h, 5m, 60s is
+ * 1m, 1500ms), a size in the largest binary unit (96M, 512K): as the
+ * documentation writes them, and as cfg_parse_duration and cfg_parse_size
+ * read them back. */
+void cfg__format_ms(uint64_t v, char *out, size_t n)
+{
+    static const struct {
+        uint64_t ms;
+        const char *unit;
+    } units[] = {{3600000, "h"}, {60000, "m"}, {1000, "s"}};
+    for (size_t i = 0; v && i < ARRAY_SIZE(units); i++)
+        if (v % units[i].ms == 0) {
+            snprintf(out, n, "%llu%s", (unsigned long long)(v / units[i].ms), units[i].unit);
+            return;
+        }
+    snprintf(out, n, v ? "%llums" : "%llu", (unsigned long long)v);
+}
+
+void cfg__format_size(uint64_t v, char *out, size_t n)
+{
+    static const char *const u[] = {"", "K", "M", "G", "T"};
+    size_t i = 0;
+    while (v && v % 1024 == 0 && i + 1 < ARRAY_SIZE(u)) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(out, n, "%llu%s", (unsigned long long)v, u[i]);
 }

@@ -1,7 +1,7 @@
 /* cfg_serve.c: what serve and the admission derive from the keys: the
  * number of workers, the queue's size when max_queued_runs = auto, the
  * request memory when request_memory = auto, the drain grace, the stream
- * caps (see doc/serving.md), the kernels' settings. */
+ * caps (see doc/serving.md). */
 #include "config.h"
 
 #include "cfg_internal.h"
@@ -66,15 +66,6 @@ int64_t cfg_drain_grace_ms(const struct cfg *c)
     if (c->drain_grace_ms > 0)
         return c->drain_grace_ms;
     return c->exec.limits.wall_ms + c->exec.limits.kill_grace_ms + CFG_DRAIN_SLACK_MS;
-}
-
-void cfg__kernels(struct cfg *c)
-{
-    /* on and server are the front door's: only serve's workers have kernels. */
-    c->exec.kernels.idle_ms = c->kernel_idle_ms;
-    c->exec.kernels.max = (uint32_t)c->max_kernels;
-    c->exec.kernels.memory = c->kernel_memory;
-    c->exec.kernels.grace_ms = c->kernel_grace_ms;
 }
 
 uint64_t cfg_max_streams(const struct cfg *c, bool process)

@@ -368,7 +368,7 @@ static const char *static_limit(const char *s)
     for (size_t i = 0; i < ARRAY_SIZE(extra); i++)
         if (!strcmp(s, extra[i]))
             return extra[i];
-    const struct exec_limit_def *d = exec_limit_find(s);
+    const struct key_def *d = exec_limit_find(s);
     return d ? d->key : NULL;
 }
 

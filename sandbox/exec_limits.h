@@ -1,12 +1,15 @@
 /* exec_limits.h: every limit of a run (struct exec_limits) and of a transfer
- * (struct fetch_limits), each a row of a table with its configuration key,
- * unit, default, accepted range and what a breach does. The bottom of the
- * executor: it includes nothing of the project. */
+ * (struct fetch_limits), each a row of a table (common/key.h, the row every
+ * configuration key is) with its configuration key, unit, default, accepted
+ * range and what crossing it does. The bottom of the executor: it includes
+ * nothing of the project but that row. */
 #ifndef RMS_EXEC_LIMITS_H
 #define RMS_EXEC_LIMITS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "key.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * KIB)
@@ -38,28 +41,19 @@ struct exec_limits {
     uint64_t value_bytes;   /* value_bytes: text of the last expression's value kept in the result */
 };
 
-enum exec_limit_unit { EXEC_UNIT_MS, EXEC_UNIT_BYTES, EXEC_UNIT_COUNT };
-
-/* One row per limit: the table the config parser, doc/configuration.md and the tests
- * are checked against. */
-struct exec_limit_def {
-    const char *key;         /* configuration key, also the name in results */
-    enum exec_limit_unit unit;
-    size_t offset;           /* into struct exec_limits */
-    uint64_t dflt;
-    uint64_t min, max;       /* accepted range */
-    const char *breach;      /* what happens when breached, one line */
-};
-extern const struct exec_limit_def exec_limit_defs[];
+/* One row per limit (KEY_DURATION, KEY_SIZE or KEY_COUNT, flag KEY_F_LIMIT;
+ * its doc says what crossing it does): the configuration reads, prints and
+ * documents them (doc/configuration.md, Limits) from these rows. */
+extern const struct key_def exec_limit_defs[];
 extern const size_t exec_limit_defs_n;
 
 /* Fills l with the defaults of exec_limit_defs[]. */
 void exec_limits_default(struct exec_limits *l);
 /* Reads or writes the field of a limit by its row. */
-uint64_t exec_limit_get(const struct exec_limits *l, const struct exec_limit_def *d);
-void exec_limit_set(struct exec_limits *l, const struct exec_limit_def *d, uint64_t v);
+uint64_t exec_limit_get(const struct exec_limits *l, const struct key_def *d);
+void exec_limit_set(struct exec_limits *l, const struct key_def *d, uint64_t v);
 /* The row for key, or NULL. */
-const struct exec_limit_def *exec_limit_find(const char *key);
+const struct key_def *exec_limit_find(const char *key);
 
 /* ------------------------------------------------------- transfer limits */
 
@@ -75,12 +69,12 @@ struct fetch_limits {
     uint64_t mount_files;        /* mount_files: files in one session's mounts/ */
     uint64_t mount_bytes;        /* mount_bytes: bytes of one session's mounts/ */
 };
-extern const struct exec_limit_def fetch_limit_defs[];
+extern const struct key_def fetch_limit_defs[];
 extern const size_t fetch_limit_defs_n;
 void fetch_limits_default(struct fetch_limits *l);
-uint64_t fetch_limit_get(const struct fetch_limits *l, const struct exec_limit_def *d);
-void fetch_limit_set(struct fetch_limits *l, const struct exec_limit_def *d, uint64_t v);
+uint64_t fetch_limit_get(const struct fetch_limits *l, const struct key_def *d);
+void fetch_limit_set(struct fetch_limits *l, const struct key_def *d, uint64_t v);
 /* The row for key, or NULL. */
-const struct exec_limit_def *fetch_limit_find(const char *key);
+const struct key_def *fetch_limit_find(const char *key);
 
 #endif

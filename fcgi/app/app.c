@@ -120,7 +120,7 @@ static bool body_room(const struct app *app, struct http_req *req, struct http_r
 {
     if (app_body_admit(app, req, resp, b) == 0)
         return true;
-    discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->retry_after_ms + 999) / 1000)));
+    discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->exec.retry_after_ms + 999) / 1000)));
     deny(req, resp, 503, jsonrpc, "Service unavailable: the request bodies in flight fill request_memory; try again later");
     return false;
 }
@@ -317,8 +317,8 @@ static const char *isolation_level(const struct cfg *cfg)
  * picks (uv when it is on the server's PATH, else pip). */
 static const char *installer_name(const struct cfg *cfg)
 {
-    if (cfg->installer && strcmp(cfg->installer, "auto"))
-        return cfg->installer;
+    if (cfg->exec.deps.installer != EXEC_INSTALLER_AUTO)
+        return cfg->exec.deps.installer == EXEC_INSTALLER_UV ? "uv" : "pip";
     const char *path = getenv("PATH");
     for (const char *p = path ? path : ""; *p;) {
         size_t n = strcspn(p, ":");
@@ -406,7 +406,9 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
     json_object_object_add(o, "mode", json_object_new_string(app->mode));
     json_object_object_add(o, "isolation", json_object_new_string(isolation_level(app->cfg)));
-    json_object_object_add(o, "isolation_config", json_object_new_string(app->cfg->isolation));
+    char iso[32] = "";
+    discard(cfg_value(app->cfg, "isolation", iso, sizeof iso)); /* the key is there, its names short */
+    json_object_object_add(o, "isolation_config", json_object_new_string(iso));
     json_object_object_add(o, "landlock_abi", json_object_new_int(host_caps()->landlock_abi));
     json_object_object_add(o, "python", python_info(app));
     json_object_object_add(o, "installer", json_object_new_string(installer_name(app->cfg)));

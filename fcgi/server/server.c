@@ -612,7 +612,7 @@ static void supervise(struct supervisor *s, const sigset_t *old)
         if (now >= next_reap) {
             /* Sessions idle past session_ttl, and runs past run_ttl. */
             discard(mcp_reap(&s->cfg, false));
-            ws_reap_runs(s->cfg.state_dir, s->cfg.run_ttl_ms);
+            ws_reap_runs(s->cfg.state_dir, s->cfg.exec.run_ttl_ms);
             discard(exec_mark_orphans(&s->cfg.exec)); /* also those too young when a worker died */
             next_reap = now + SERVER_REAP_EVERY_MS;
         }

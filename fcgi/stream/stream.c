@@ -388,7 +388,7 @@ int stream_open(struct http_req *req, struct http_resp *resp, enum stream_use us
     *why = NULL;
     if (!s || s->handed_over || s->held[0] >= 0)
         return 0; /* a transport without streams (a test's), or already open */
-    int retry_s = (int)((s->cfg->retry_after_ms + 999) / 1000);
+    int retry_s = (int)((s->cfg->exec.retry_after_ms + 999) / 1000);
     if (s->fcgx && s->shared && __atomic_load_n(&s->shared->pid, __ATOMIC_RELAXED) > 0) {
         int rc = hand_over(s, req, use);
         if (rc == 0)

@@ -611,7 +611,7 @@ static int make_spec(const struct app *app, struct web_fields *f, struct web_spe
 /* Turned away by admission control: nothing ran, nothing is kept. */
 static void answer_busy(struct web_run *w, enum web_mode mode, const struct result *r)
 {
-    long long ra = (long long)((w->app->cfg->retry_after_ms + 999) / 1000);
+    long long ra = (long long)((w->app->cfg->exec.retry_after_ms + 999) / 1000);
     const char *busy = r->error ? r->error : "the server is busy";
     log_msg(LOG_LVL_INFO, "%s: 503: %s", w->door->route, busy);
     if (w->sse) {
@@ -701,7 +701,7 @@ static bool run_and_answer(const struct app *app, const struct web_door *door, s
     int rc = door->cell ? x->cell(spec, &sink, &r) : x->run(spec, &sink, &r);
     bool refused = !w.accepted && rc < 0;
     if (refused && rc == -ENOSPC) { /* the low-disk guard: nothing was made; come back later */
-        discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->retry_after_ms + 999) / 1000)));
+        discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->exec.retry_after_ms + 999) / 1000)));
         refuse(door->route, mode, resp, 507, r.error ? r.error : "the server is low on disk space");
     } else if (refused) /* refused by the checks: the request's to fix, or 500 */
         refuse(door->route, mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,

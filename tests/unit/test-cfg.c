@@ -1,12 +1,16 @@
-/* test-cfg.c: the configuration file, environment and --set. */
+/* test-cfg.c: the configuration file, environment and --set; every key
+ * driven through its row; the documentation's tables against the rows.
+ * `test-cfg --doc-table` prints the tables doc/configuration.md must hold. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
-#include "cfg.h"
+#include "cfg_internal.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/rms-test-cfg-XXXXXX";
@@ -557,14 +561,127 @@ static void test_messages(void)
     ok(cfg_set(&c, "auth_token", "", err, sizeof err) == 0 && c.auth_token == NULL, "auth_token empty: none");
     ok(cfg_set(&c, "public_url", "none", err, sizeof err) == 0 && c.public_url && !*c.public_url,
        "an optional string: none is empty");
-    ok(cfg_set(&c, "isolation", "rlimits", err, sizeof err) == 0 && !strcmp(c.isolation, "rlimits"),
+    ok(cfg_set(&c, "isolation", "rlimits", err, sizeof err) == 0 && c.exec.isolation == EXEC_ISOLATION_RLIMITS,
        "isolation: a choice taken");
     cfg_free(&c);
 }
 
-int main(void)
+/* Every key of every table, through its row: its default (as `config`
+ * prints it) parses back to itself; a ranged number refuses a value past
+ * its range with a message naming the key and the range; every value
+ * round-trips through `config` (printed, parsed, printed the same). */
+static void test_every_key(void)
 {
+    struct cfg c;
+    char err[512] = "";
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "defaults load: %s", err);
+    int keys = 0, defaults = 0, ranged = 0, refused = 0, trips = 0;
+    for (size_t t = 0; t < cfg__tables_n; t++)
+        for (size_t i = 0; i < *cfg__tables[t].n; i++) {
+            const struct key_def *k = &cfg__tables[t].rows[i];
+            char v[256], again[256], bad[64];
+            keys++;
+            ok(k->doc && *k->doc && !strchr(k->doc, '\n') && !strchr(k->doc, '|'), "%s: one line of documentation",
+               k->key);
+            if (cfg_value(&c, k->key, v, sizeof v) < 0) {
+                ok(0, "%s: has a value", k->key);
+                continue;
+            }
+            /* "auto (64)" reads back as auto; a secret is not printed. */
+            char *paren = strstr(v, " (");
+            if (paren)
+                *paren = '\0';
+            if (k->type == KEY_SECRET || (k->type == KEY_PATH && !*v)) {
+                defaults++;
+                trips++;
+            } else {
+                int rc = cfg_set(&c, k->key, v, err, sizeof err);
+                defaults += rc == 0;
+                if (rc < 0)
+                    diag("%s = '%s': %s", k->key, v, err);
+                trips += rc == 0 && cfg_value(&c, k->key, again, sizeof again) == 0 &&
+                         !strncmp(again, v, strlen(v));
+            }
+            if ((k->type == KEY_DURATION || k->type == KEY_SIZE || k->type == KEY_COUNT) && k->max) {
+                ranged++;
+                snprintf(bad, sizeof bad, "%llu", (unsigned long long)k->max + 1);
+                if (k->type == KEY_DURATION)
+                    snprintf(bad, sizeof bad, "%llums", (unsigned long long)k->max + 1);
+                err[0] = '\0';
+                int rc = cfg_set(&c, k->key, bad, err, sizeof err);
+                char want[96];
+                snprintf(want, sizeof want, "%s = '%s': out of range (", k->key, bad);
+                refused += rc == -EINVAL && !strncmp(err, want, strlen(want)) && strstr(err, " to ");
+                if (rc != -EINVAL || strncmp(err, want, strlen(want)))
+                    diag("%s = %s: %d %s", k->key, bad, rc, err);
+            }
+        }
+    ok(keys > 90, "every table's keys: %d", keys);
+    is_int(defaults, keys, "every key parses its own default");
+    is_int(refused, ranged, "every ranged key refuses a value past its range, naming the key and the range");
+    is_int(trips, keys, "every key round-trips through config");
+    struct form_limits f;
+    form_limits_default(&f);
+    ok(!memcmp(&f, &c.form, sizeof f), "the form parser's own defaults are the rows' (form_*)");
+    cfg_free(&c);
+}
+
+/* The file's text, or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = calloc(1, 1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    (void)n;
+    fclose(f);
+    return buf;
+}
+
+static const char *const doc_tables[] = {"keys", "limits", "transfers"};
+
+/* doc/configuration.md holds each table as the rows make it (the man page
+ * is made from that page: doc/man-tables). */
+static void test_doc_tables(void)
+{
+    const char *top = getenv("top_srcdir");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/doc/configuration.md", top ? top : "..");
+    char *md = slurp(path);
+    ok(md != NULL, "read %s", path);
+    for (size_t i = 0; md && i < ARRAY_SIZE(doc_tables); i++) {
+        char *table = cfg_doc_table(doc_tables[i]);
+        bool found = table && strstr(md, table);
+        ok(found, "doc/configuration.md has the table of %s as the rows make it (test-cfg --doc-table)",
+           doc_tables[i]);
+        for (char *line = table, *nl; !found && line && *line; line = nl + 1) {
+            nl = strchr(line, '\n');
+            *nl = '\0';
+            if (!strstr(md, line)) {
+                diag("not in the page: %s", line);
+                break;
+            }
+        }
+        free(table);
+    }
+    ok(cfg_doc_table("nope") == NULL, "no other table");
+    free(md);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--doc-table")) {
+        for (size_t i = 0; i < ARRAY_SIZE(doc_tables); i++) {
+            char *table = cfg_doc_table(doc_tables[i]);
+            printf("%s%s", i ? "\n" : "", table ? table : "");
+            free(table);
+        }
+        return 0;
+    }
     ok(mkdtemp(dir) != NULL, "temporary directory");
+    test_every_key();
+    test_doc_tables();
     test_units();
     test_load();
     test_deps_keys();

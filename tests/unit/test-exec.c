@@ -54,8 +54,8 @@ static void test_limits(void)
                           "code_bytes", "input_bytes", "install_time", "workspace_bytes", "workspace_files", "value_bytes"};
     int found = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const struct exec_limit_def *d = exec_limit_find(keys[i]);
-        if (d && d->breach && *d->breach && exec_limit_get(&l, d) == d->dflt && d->dflt >= d->min &&
+        const struct key_def *d = exec_limit_find(keys[i]);
+        if (d && d->doc && *d->doc && exec_limit_get(&l, d) == d->dflt && d->dflt >= d->min &&
             d->dflt <= d->max)
             found++;
         else
@@ -63,7 +63,7 @@ static void test_limits(void)
     }
     is_int(found, (long long)(sizeof keys / sizeof keys[0]), "every limit has a row, a default in range, a breach");
     is_int((long long)exec_limit_defs_n, (long long)(sizeof keys / sizeof keys[0]), "and no other rows");
-    const struct exec_limit_def *d = exec_limit_find("memory");
+    const struct key_def *d = exec_limit_find("memory");
     exec_limit_set(&l, d, 12345);
     is_int((long long)l.memory, 12345, "exec_limit_set writes the field");
     ok(exec_limit_find("nope") == NULL, "unknown limit");

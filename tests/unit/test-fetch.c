@@ -326,8 +326,8 @@ static void test_limits(void)
     is_int(l.mount_bytes, 1ll << 30, "mount_bytes 1 GiB");
     int bad = 0;
     for (size_t i = 0; i < fetch_limit_defs_n; i++) {
-        const struct exec_limit_def *d = &fetch_limit_defs[i];
-        if (fetch_limit_find(d->key) != d || d->dflt < d->min || d->dflt > d->max || !d->breach || !*d->breach)
+        const struct key_def *d = &fetch_limit_defs[i];
+        if (fetch_limit_find(d->key) != d || d->dflt < d->min || d->dflt > d->max || !d->doc || !*d->doc)
             bad++;
         if (exec_limit_find(d->key))
             bad++; /* one namespace of keys */
