@@ -7,6 +7,8 @@
 
 #include "cli_internal.h"
 
+#include "cfg_outcome.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -435,11 +437,11 @@ static int run_and_report(const struct run_args *a, const struct exec_spec *spec
     struct exec_sink sink = cli__term_sink(t, a->json);
     int rc = exec_run(spec, &sink, r);
     cli__term_end(t, a->json);
-    if (rc < 0) {
+    if (r->outcome != EXEC_OUTCOME_DONE) {
         cli__fail("%s", r->error ? r->error : strerror(-rc));
         if (a->json)
             discard(cli__print_result_json(r, t)); /* the error is already told */
-        return rc == -EBUSY ? CLI_EXIT_BUSY : rc == -ENOSPC ? CLI_EXIT_LOW_DISK : CLI_EXIT_SERVICE;
+        return cfg_outcome(r->outcome)->cli_exit;
     }
     if ((!a->json || a->out) && (r->n_artifacts || r->has_zip)) {
         rc = cli__copy_out(r, a->out ? a->out : CLI__OUT_DEFAULT, &dest, err, sizeof err);

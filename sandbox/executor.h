@@ -408,6 +408,34 @@ enum exec_status {
 };
 const char *exec_status_name(enum exec_status s);
 
+/* What came of a call of exec_run or exec_cell, set once by it in
+ * r->outcome: the one thing a front door looks at to choose its answer
+ * (cfg_outcome() maps it to an HTTP status, a JSON-RPC answer, a CLI exit
+ * status); the negative errno it returns stays the cause, for logs.
+ * Everything but DONE and FAILED is turned away before the script ran.
+ * exec_result_init sets FAILED. */
+enum exec_outcome {
+    EXEC_OUTCOME_DONE,        /* a result, recorded (r->status says how the script did); rc 0 */
+    EXEC_OUTCOME_REFUSED,     /* the call is at fault (the code, the requirements, a cell's workspace or input):
+                               * nothing made, r->run_id "", the reason in r->error to show as it is */
+    EXEC_OUTCOME_TOO_LARGE,   /* ... the same for a size over its limit (code_bytes, input_bytes) */
+    EXEC_OUTCOME_UNSUPPORTED, /* this process cannot do it (a cell without kernels here): nothing made */
+    EXEC_OUTCOME_LOW_DISK,    /* the state directory's disk is below disk_reserve: nothing made; retry later */
+    EXEC_OUTCOME_BUSY,        /* every run slot and queue place taken, or the session's or kernel's other call
+                               * held it too long: the script never started; retry later (r->error says
+                               * when) */
+    EXEC_OUTCOME_STOPPED,     /* the sink's accepted() stopped it (its client went away, the front door's own
+                               * work failed): nothing made, r->error not set, the front door answers */
+    EXEC_OUTCOME_FAILED,      /* the service failed (r->status sandbox_error, r->error says why), before
+                               * anything was made (r->run_id "": the checks could not be made) or during
+                               * the run (its result recorded as far as it could be) */
+    EXEC_OUTCOME_DISK_FULL,   /* ... for want of space on the state directory's disk (ENOSPC: a disk that
+                               * filled past the disk_reserve guard, or with it off) */
+    EXEC_OUTCOME_N            /* the number of outcomes, not one */
+};
+/* Its name for logs and tests ("done", "refused", "too_large", ...; static). */
+const char *exec_outcome_name(enum exec_outcome o);
+
 struct exec_chunk {
     enum exec_stream stream;
     size_t off, len;            /* into exec_log.buf */
@@ -472,6 +500,7 @@ struct exec_result {
     char *run_dir;              /* STATE/runs/RUNID */
     char *workdir;              /* the script's cwd */
     char *output_dir;           /* SCRIPT_OUTPUT */
+    enum exec_outcome outcome;  /* what came of the call (exec_run, exec_cell) */
     enum exec_status status;
     const char *limit;          /* key of the breached limit, or NULL */
     int exit_code;              /* -1 when killed by a signal or never started */
@@ -616,34 +645,40 @@ struct exec_sink {
      * anything is made for it: the place for a front door's own work that
      * must come after the checks and before the run (run_code downloads
      * its files here). 0 goes on; a negative errno refuses the run:
-     * exec_run returns it with nothing made (r->run_id "", r->error not
-     * set: the front door has its own answer). */
+     * exec_run returns it with nothing made (r->outcome STOPPED, r->run_id
+     * "", r->error not set: the front door has its own answer). */
     int (*accepted)(void *ctx);
 };
 
 /* Runs one script. Always fills r (call exec_result_init first): a script
- * that fails is a result with its status, not an error. Returns 0 when the
- * result is complete and recorded (result.json written), or a negative errno
- * when the service itself failed; then r->status is SANDBOX_ERROR and
- * r->error says why in one line. -EBUSY: the script never started because
- * every run slot and queue place was taken (or it waited queue_wait for a
- * slot); nothing is kept on disk (r->run_id is ""), r->error says when to
- * try again (cfg->retry_after_ms), and the front door answers "busy".
- * While it waits for a slot the sink gets the queued phase and cancelled()
- * is polled.
+ * that fails is a result with its status, not an error. What came of the
+ * call is r->outcome (enum exec_outcome, set once): DONE with rc 0 when
+ * the result is complete and recorded (result.json written); otherwise rc
+ * is a negative errno, the cause, and r->error says why in one line
+ * (but for STOPPED). A front door chooses its answer from r->outcome
+ * alone (cfg_outcome), never from rc.
  *
  * A call the executor refuses is refused first, before anything is made
- * (no run directory, no slot, no sink callback, r->run_id ""): exec_run
- * makes the checks of exec_check_code (-EINVAL, -E2BIG), of input_bytes
- * (-E2BIG) and of exec_check_requirements (-EINVAL), with the same
- * one-line reason in r->error, to be shown as it is: the caller's request
- * is at fault, not the service. When the interpreter cannot be asked, that
- * is another -errno, reason in r->error. A front door may rely on exec_run
- * alone for these checks: rc -EINVAL or -E2BIG with r->run_id[0] == '\0'
- * is "refused, nothing was run" (the MCP and web doors rely on it); the
- * exec_check_* functions are for a caller that wants the answer without a
- * run (the CLI, before its own work), and sink->accepted for a front
- * door's work that must wait for the checks. */
+ * (no run directory, no slot, no sink callback, r->run_id ""): the checks
+ * of exec_check_code and of input_bytes (REFUSED, or TOO_LARGE for a
+ * size), of exec_check_requirements (REFUSED), with the same one-line
+ * reason in r->error, to be shown as it is: the caller's request is at
+ * fault, not the service; then the disk (LOW_DISK, ws_disk_check's
+ * sentence); then sink->accepted (STOPPED). When the interpreter cannot be
+ * asked, FAILED with r->run_id "". A front door may rely on exec_run alone
+ * for these checks; the exec_check_* functions are for a caller that
+ * wants the answer without a run (the CLI, before its own work), and
+ * sink->accepted for a front door's work that must wait for the checks.
+ *
+ * BUSY: the script never started because every run slot and queue place
+ * was taken (or it waited queue_wait for a slot); nothing is kept on disk
+ * (r->run_id is ""), r->error says when to try again
+ * (cfg->retry_after_ms). (A session's run that waited longer than a run
+ * can last for the session's other run is BUSY too, its record kept.)
+ * While it waits for a slot the sink gets the queued phase and
+ * cancelled() is polled. FAILED past the checks: the service failed, the
+ * result is recorded with status sandbox_error; DISK_FULL the same for a
+ * state disk out of space (ENOSPC). */
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
 
 /* Checks a script before anything is made for it: not empty, at most
@@ -704,11 +739,12 @@ int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_
  * an existing directory, as exec_run's session workspace), starting one
  * when the workspace has none. The same sink and result as exec_run (the
  * phases, the output as it comes, installer lines, cancelled(), accepted;
- * the same checks first, refused the same way), and the same return: 0
- * with a complete, recorded result (STATE/runs/RUNID of the cell, its
- * artifacts reachable by the run id), -EBUSY turned away (see below), or
- * another -errno when the service failed (status sandbox_error, reason in
- * r->error). spec->input must be empty (-EINVAL: a cell reads no input).
+ * the same checks first, refused the same way), and the same outcome and
+ * return: DONE and 0 with a complete, recorded result (STATE/runs/RUNID
+ * of the cell, its artifacts reachable by the run id), BUSY turned away
+ * (see below), or FAILED when the service failed (status sandbox_error,
+ * reason in r->error). spec->workspace missing or spec->input not empty
+ * (a cell reads no input): REFUSED.
  * What differs from a run:
  *   - r->kernel: new, kept or restarted, the cell's number, the reason;
  *     r->value: the last expression (both as described at struct
@@ -717,7 +753,8 @@ int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_
  *     each flagged; a figure still open at the end of the cell, or a PIL
  *     image as its value, is a PNG artifact (output/cell-N-*.png);
  *   - one cell at a time per kernel: a second one waits (phase queued) at
- *     most queue_wait, then -EBUSY with the reason in r->error;
+ *     most queue_wait, then BUSY with the reason in r->error (as when
+ *     every kernel of max_kernels is running a cell);
  *   - a running cell holds a run slot (admission, as a run); an idle
  *     kernel holds none;
  *   - limits: timeout (and cpu_time, output_*, workspace_*) interrupt the
@@ -739,9 +776,10 @@ int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_
  *   - a cell that imports what the kernel's environment lacks gets it from
  *     the package store; the kernel restarts with the larger environment
  *     (r->kernel.state restarted, the reason names the packages).
- * Without kernels here (cfg->kernels.on false: the CLI, CGI) it returns
- * -ENOTSUP with nothing made and r->error saying that kernels live only
- * under `runmyscript serve`. */
+ * Without kernels here (cfg->kernels.on false: the CLI, CGI; or
+ * max_kernels 0) the outcome is UNSUPPORTED (rc -ENOTSUP) with nothing
+ * made and r->error saying that kernels live only under `runmyscript
+ * serve`. */
 int exec_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
 
 /* Ends the kernel of workspace, if it has one, and its names with it; the

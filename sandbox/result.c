@@ -56,12 +56,21 @@ const char *exec_status_name(enum exec_status s)
     return (size_t)s < ARRAY_SIZE(names) ? names[s] : "sandbox_error";
 }
 
+const char *exec_outcome_name(enum exec_outcome o)
+{
+    static const char *const names[] = {"done", "refused", "too_large", "unsupported", "low_disk", "busy",
+                                        "stopped", "failed", "disk_full"};
+    _Static_assert(ARRAY_SIZE(names) == EXEC_OUTCOME_N, "a name for every outcome");
+    return (size_t)o < ARRAY_SIZE(names) ? names[o] : "failed";
+}
+
 /* ------------------------------------------------------------- its life */
 
 void exec_result_init(struct exec_result *r)
 {
     memset(r, 0, sizeof *r);
     r->exit_code = -1;
+    r->outcome = EXEC_OUTCOME_FAILED;
     r->status = EXEC_STATUS_SANDBOX_ERROR;
     exec_log_init(&r->log, 1 * MIB);
 }
