@@ -24,4 +24,20 @@ struct cfg_outcome {
 /* The row of o; an out-of-range o has FAILED's. Static. */
 const struct cfg_outcome *cfg_outcome(enum exec_outcome o);
 
+/* What the doors answer for a transfer that failed (fetch_download,
+ * fetch_to_memory, fetch_mount, fetch_upload, fetch_persist: their return
+ * code, FETCH_E_HTTP or a negative errno, as executor.h lists them): the
+ * page's input_url and the command line's --input-url, --mount, fetch and
+ * upload. (MCP's mount_file and persist_artifact answer every one with an
+ * isError result naming it.) */
+struct cfg_transfer {
+    int rc;                     /* the transfer's return code; 0: the row of every other */
+    int http_status;            /* a bad URL or a refused address 400, over a limit 413, libcurl missing 500,
+                                 * else (the server, the network) 502 */
+    int cli_exit;               /* a bad URL or path 64, over a limit 65, the file cannot be written 73,
+                                 * libcurl missing 125, else 66 */
+};
+/* The row of rc (< 0). Static. */
+const struct cfg_transfer *cfg_transfer(int rc);
+
 #endif

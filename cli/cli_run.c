@@ -346,7 +346,7 @@ static int run_read_script_and_input(const struct run_args *a, const struct cfg 
                                  &in->input_len, &f, ferr, sizeof ferr);
         if (rc < 0) {
             cli__fail("--input-url: %s", ferr);
-            return cli_fetch_status(rc);
+            return cfg_transfer(rc)->cli_exit;
         }
     }
     return CLI__GO_ON;
@@ -393,7 +393,7 @@ static int run_open_session(const struct run_args *a, const struct cfg *cfg, str
         int rc = fetch_mount(&cfg->fetch, in->sdir, eq + 1, path, &m, ferr, sizeof ferr);
         if (rc < 0) {
             cli__fail("--mount: %s", ferr);
-            return cli_fetch_status(rc);
+            return cfg_transfer(rc)->cli_exit;
         }
         if (!a->json)
             cli__note("[runmyscript] %s %s (%llu bytes, sha256 %.12s...)", m.reused ? "kept" : "mounted", m.mounted_as,

@@ -492,21 +492,6 @@ static int split_reqs(char *text, const char **out, size_t max, size_t *n)
     return 0;
 }
 
-static int fetch_status(int rc)
-{
-    switch (rc) {
-    case -EFBIG: return 413;
-    case -EINVAL:
-    case -EACCES:
-    case -EPROTONOSUPPORT:
-    case -ELOOP: return 400;
-    case -ENOSYS:
-    case -ENOMEM: return 500;
-    case FETCH_E_HTTP: /* the server answered with an error: a bad gateway */
-    default: return 502;
-    }
-}
-
 /* ----------------------------------------------------------------- run */
 
 /* The request's fields, from a multipart form or a JSON body. 0, or an
@@ -554,7 +539,7 @@ static int spec_input(const struct app *app, struct web_fields *f, struct web_sp
                                  &len, &ff, ferr, sizeof ferr);
         if (rc < 0) {
             snprintf(err, errlen, "input_url: %s", ferr);
-            return fetch_status(rc);
+            return cfg_transfer(rc)->http_status;
         }
         s->spec.input = s->fetched;
         s->spec.input_len = len;

@@ -1,7 +1,10 @@
 /* test-outcome.c: the table of what the front doors answer for each
  * outcome of a run (cfg_outcome): a row for every outcome, in order, and
- * answers that keep apart what a client must tell apart. */
+ * answers that keep apart what a client must tell apart; and for a
+ * transfer that failed (cfg_transfer). */
 #include "config.h"
+
+#include <errno.h>
 
 #include "cfg_exit.h"
 #include "cfg_outcome.h"
@@ -67,5 +70,28 @@ int main(void)
         for (size_t j = i + 1; j < sizeof cli / sizeof *cli; j++)
             distinct = distinct && cli[i] != cli[j];
     ok(distinct, "CLI: refused, busy, low disk and failed all differ");
+
+    /* A transfer: the caller's mistake, a limit, the local disk, the
+     * program, the far side. */
+    static const struct {
+        int rc, http, cli;
+        const char *what;
+    } t[] = {
+        {-EINVAL, 400, CLI_EXIT_USAGE, "a bad URL"},
+        {-EACCES, 400, CLI_EXIT_NOINPUT, "an address the guard refuses"},
+        {-ELOOP, 400, CLI_EXIT_NOINPUT, "too many redirects"},
+        {-EFBIG, 413, CLI_EXIT_DATAERR, "over fetch_bytes"},
+        {-EDQUOT, 502, CLI_EXIT_DATAERR, "over mount_files"},
+        {-ENOSPC, 502, CLI_EXIT_CANTCREAT, "a full local disk"},
+        {-ENOSYS, 500, CLI_EXIT_SERVICE, "no libcurl"},
+        {FETCH_E_HTTP, 502, CLI_EXIT_NOINPUT, "an HTTP error status"},
+        {-ETIMEDOUT, 502, CLI_EXIT_NOINPUT, "a timeout"},
+        {-ECONNREFUSED, 502, CLI_EXIT_NOINPUT, "a refused connection"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        const struct cfg_transfer *x = cfg_transfer(t[i].rc);
+        ok(x->http_status == t[i].http && x->cli_exit == t[i].cli, "a transfer, %s: HTTP %d (%d), exit %d (%d)",
+           t[i].what, x->http_status, t[i].http, x->cli_exit, t[i].cli);
+    }
     return tap_done();
 }
