@@ -1,4 +1,4 @@
-/* exec_cell.c: exec_cell, a cell in the workspace's kernel, the worker's
+/* exec_cell.c: exec_kernel_cell, a cell in the workspace's kernel, the worker's
  * side. The steps of exec_run (exec.c) with the kernel's in place of the
  * script's: checks -> the cell's run directory (STATE/runs/RUNID, as a
  * run's: its log, result, artifacts) -> the workspace's lock, waited for at
@@ -123,7 +123,7 @@ static int kernel_info(struct run *run, struct kclient *k)
 static int cell_requirements(struct run *run, struct steps *s, const struct kclient *k)
 {
     const struct exec_spec *spec = run->spec;
-    const struct deps_config *dc = &spec->cfg->deps;
+    const struct exec_deps_config *dc = &spec->cfg->deps;
     char err[1024] = "";
     size_t n = spec->n_requirements;
     const char **v = calloc(n + k->reqs.n + 1, sizeof *v);
@@ -255,7 +255,7 @@ static json_object *env_message(struct run *run, struct steps *s, bool code)
  * the host says why not (why), -errno when it went away. */
 static int cell_add(struct run *run, struct steps *s, struct kclient *k, char *why, size_t whylen)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     json_object *o = env_message(run, s, false);
     exec__phase(run, EXEC_PHASE_RUNNING, "adding packages to the live kernel");
     int rc = o ? kernel_send_json(k->sock, KERNEL_MSG_ADD, o) : -ENOMEM;
@@ -280,7 +280,7 @@ static int cell_add(struct run *run, struct steps *s, struct kclient *k, char *w
         discard(dbuf_printf(&b, "%s%s", i ? ", " : "", json_object_get_string(json_object_array_get_idx(added, i))));
     json_object_put(a);
     if (ok) {
-        r->kernel.state = EXEC_KERNEL_KEPT;
+        r->kernel.state = RESULT_KERNEL_KEPT;
         if (asprintf(&r->kernel.reason, "added %s from the package store to the running kernel, which kept its "
                                         "state", b.len ? b.data : "nothing new") < 0)
             r->kernel.reason = NULL;
@@ -293,7 +293,7 @@ static int cell_add(struct run *run, struct steps *s, struct kclient *k, char *w
  * restarted with a larger environment, or new, as r->kernel says. */
 static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     int rc = kernel_info(run, k);
     if (rc == 0)
         rc = cell_requirements(run, s, k);
@@ -302,7 +302,7 @@ static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
     if (rc != 0)
         return rc; /* the service, or an install that failed (EXEC_STEP_ENDED) */
     if (k->alive && !strcmp(k->env, s->env_dir)) {
-        r->kernel.state = EXEC_KERNEL_KEPT;
+        r->kernel.state = RESULT_KERNEL_KEPT;
         return 0;
     }
     if (k->alive) {
@@ -326,7 +326,7 @@ static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
             exec__set_error(r, "the kernel's host went away: %s", strerror(-rc));
             return rc;
         }
-        r->kernel.state = EXEC_KERNEL_RESTARTED;
+        r->kernel.state = RESULT_KERNEL_RESTARTED;
         if (asprintf(&r->kernel.reason, "the cell needs %s, which could not be added to the running kernel (%s): "
                                         "the kernel restarted with a larger environment",
                      names[0] ? names : "packages", why) < 0)
@@ -336,7 +336,7 @@ static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
     rc = kernel_new(run, s, k, s->env_dir);
     if (rc < 0)
         return rc;
-    r->kernel.state = EXEC_KERNEL_NEW;
+    r->kernel.state = RESULT_KERNEL_NEW;
     r->kernel.reason = k->reason[0] ? strdup(k->reason) : NULL;
     return 0;
 }
@@ -391,13 +391,13 @@ static int64_t int_of(json_object *o, const char *key, int64_t dflt)
 /* The host's result into r. */
 static void cell_done(struct run *run, const char *data)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     json_object *o = json_tokener_parse(data);
     if (!o) {
         exec__set_error(r, "the kernel's host answered nonsense");
         return;
     }
-    r->status = (enum exec_status)int_of(o, "status", EXEC_STATUS_SANDBOX_ERROR);
+    r->status = (enum result_status)int_of(o, "status", RESULT_STATUS_SANDBOX_ERROR);
     r->limit = static_limit(str_of(o, "limit"));
     r->exit_code = (int)int_of(o, "exit_code", -1);
     r->signal = (int)int_of(o, "signal", 0);
@@ -446,13 +446,13 @@ static int cell_relay(struct run *run, struct kclient *k)
                 return 0;
             }
             if (type == KERNEL_MSG_OUTPUT && len >= 1) {
-                enum exec_stream stream = (enum exec_stream)data[0];
-                if (stream == EXEC_STREAM_SYSTEM) {
+                enum result_stream stream = (enum result_stream)data[0];
+                if (stream == RESULT_STREAM_SYSTEM) {
                     size_t n = len - 1;
                     while (n && data[n] == '\n')
                         n--;
                     exec__system_line(run, "%.*s", (int)n, data + 1);
-                } else if (stream == EXEC_STREAM_STDOUT || stream == EXEC_STREAM_STDERR) {
+                } else if (stream == RESULT_STREAM_STDOUT || stream == RESULT_STREAM_STDERR) {
                     exec__emit(run, stream, data + 1, len - 1);
                 }
             }
@@ -502,7 +502,7 @@ static int cell_refused(struct run *run)
     return 0;
 }
 
-int exec_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+int exec_kernel_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
     struct run run;
     struct steps s;

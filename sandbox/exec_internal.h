@@ -20,7 +20,7 @@
 struct run {
     const struct exec_spec *spec;
     const struct exec_sink *sink;
-    struct exec_result *r;
+    struct result *r;
     int run_fd;    /* the run directory */
     int out_fd;    /* output/ */
     struct dbuf install_log;
@@ -41,7 +41,7 @@ struct run {
  * failed), and only the record is left. */
 #define EXEC_STEP_ENDED 1
 
-/* What exec_run's (and exec_cell's) steps hand on to each other besides struct run: the
+/* What exec_run's (and exec_kernel_cell's) steps hand on to each other besides struct run: the
  * interpreter's facts and the call's requirements (the checks), the
  * environment held for the run (the environment), and when steps began,
  * for the timings in the debug log. */
@@ -56,11 +56,11 @@ struct steps {
 
 #define EXEC_INSTALL_LOG_MAX (256 * 1024) /* bytes of installer output kept in the result */
 
-/* The start of exec_run and exec_cell alike: run and s for spec, sink and
+/* The start of exec_run and exec_kernel_cell alike: run and s for spec, sink and
  * r (nothing held yet; exec__steps_free ends them), r's log empty with
  * log_bytes as its cap. */
 void exec__steps_init(struct run *run, struct steps *s, const struct exec_spec *spec, const struct exec_sink *sink,
-                      struct exec_result *r);
+                      struct result *r);
 /* The outcome of a failure of the service whose cause is rc: DISK_FULL
  * for a disk out of space, else FAILED. */
 enum exec_outcome exec__failed(int rc);
@@ -69,7 +69,7 @@ enum exec_outcome exec__failed(int rc);
  * Returns rc, the cause. */
 int exec__refuse(struct run *run, enum exec_outcome outcome, int rc, const char *err) must_check;
 
-/* The steps of exec_run that exec_cell shares (exec.c): each returns 0
+/* The steps of exec_run that exec_kernel_cell shares (exec.c): each returns 0
  * (go on), EXEC_STEP_ENDED (the result is there: only the record is
  * left) or -errno (the service failed, r->error says why). */
 int exec__step_checks(struct run *run, struct steps *s) must_check;
@@ -90,11 +90,11 @@ void exec__steps_free(struct run *run, struct steps *s);
 
 /* Sets r->error (a one-line reason for the user) and the status
  * sandbox_error. */
-void exec__set_error(struct exec_result *r, const char *fmt, ...) printf_like(2, 3);
+void exec__set_error(struct result *r, const char *fmt, ...) printf_like(2, 3);
 /* Tells the sink the run entered phase p. */
 void exec__phase(struct run *run, enum exec_phase p, const char *detail);
 /* Appends a chunk of output to the log and hands what it kept to the sink. */
-void exec__emit(struct run *run, enum exec_stream stream, const char *data, size_t len);
+void exec__emit(struct run *run, enum result_stream stream, const char *data, size_t len);
 /* One line of runmyscript's own (a SYSTEM chunk), on a line of its own. */
 void exec__system_line(struct run *run, const char *fmt, ...) printf_like(2, 3);
 /* The same into the log only: for what the sink was shown already. */
@@ -148,7 +148,7 @@ void exec__disk_cut(struct run *run, const struct timespec *since);
  * output/ of a run alone holds but its artifacts. */
 void exec__disk_tidy(struct run *run);
 /* A script of the fallback that died of a MemoryError (RLIMIT_AS). */
-bool exec__died_of_memory(const struct exec_result *r);
+bool exec__died_of_memory(const struct result *r);
 /* Starts run's script in env_dir's interpreter in the mode the config and
  * the host allow (warm where it may, cold, or the fallback), its stdio
  * in_fd, out_w and err_w; mark as jail_opts.mark (may be NULL). 0 with
@@ -238,7 +238,7 @@ struct cell {
     /* What exec__disk_over and exec__disk_cut need of a run: the cell's
      * limits, output/, the workspace, the kernel's run directory. */
     struct exec_spec spec;
-    struct exec_result r;
+    struct result r;
     struct exec_sink sink;      /* the system lines it says go to the peer */
     struct run run;
     struct timespec since;      /* its start as a file's ctime */
@@ -275,7 +275,7 @@ struct host {
 void exec__host_state(struct host *h);
 /* A chunk of the kernel's output: to the cell's worker, or kept for the
  * next cell (up to HOST_IDLE_OUT). */
-void exec__host_output(struct host *h, enum exec_stream stream, const char *data, size_t len);
+void exec__host_output(struct host *h, enum result_stream stream, const char *data, size_t len);
 /* Sends the output kept between cells to the cell's worker. */
 void exec__host_flush_idle(struct host *h);
 /* While the kernels together hold more than kernel_memory, the least
