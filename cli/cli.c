@@ -88,23 +88,6 @@ void cli__bad_option(const char *cmd, char **argv, int c)
         cli__fail("%s: unknown option %s (runmyscript %s --help lists the options)", cmd, opt, cmd);
 }
 
-int cli_fetch_status(int rc)
-{
-    switch (rc) {
-    case -EINVAL: return CLI_EXIT_USAGE;
-    case -EFBIG:
-    case -EDQUOT: return CLI_EXIT_DATAERR;
-    case -ENOSPC:
-    case -EROFS:
-    case -EISDIR:
-    case -ENAMETOOLONG: return CLI_EXIT_CANTCREAT;
-    case -ENOSYS:
-    case -ENOMEM: return CLI_EXIT_SERVICE;
-    case FETCH_E_HTTP: /* the server answered with an error status */
-    default: return CLI_EXIT_NOINPUT;
-    }
-}
-
 int cli__cfg_from_args(int argc, char **argv, const char *self, const char *about, struct cfg *cfg)
 {
     static const struct option opts[] = {

@@ -16,20 +16,13 @@ int cli_config(int argc, char **argv, const char *self);
 /* `runmyscript fetch URL DEST [--session DIR]`: downloads URL to the file
  * DEST, or with --session mounts it at DEST under DIR/workspace/mounts/
  * (mount_file), and prints the result as one line of JSON. A failed
- * transfer exits with cli_fetch_status(). */
+ * transfer exits with cfg_transfer()'s status. */
 int cli_fetch(int argc, char **argv, const char *self);
 
 /* `runmyscript upload FILE URL [--session DIR]`: HTTP PUT of FILE, or with
  * --session of DIR/workspace/output/FILE (persist_artifact); prints
  * {"uploaded_bytes", "status"}. */
 int cli_upload(int argc, char **argv, const char *self);
-
-/* The exit status for a failed fetch or upload (rc from sandbox/fetch/fetch.h):
- * CLI_EXIT_USAGE for a bad URL or path, CLI_EXIT_DATAERR for a size limit,
- * CLI_EXIT_CANTCREAT when the local file cannot be written,
- * CLI_EXIT_SERVICE when libcurl is missing, CLI_EXIT_NOINPUT for the rest
- * (refused by the guard, HTTP error, timeout, network). */
-int cli_fetch_status(int rc);
 
 /* `runmyscript check-sandbox [--config FILE] [--set K=V]...`: prints what
  * this host supports and the isolation runs will get. Exits 0 when runs can

@@ -7,6 +7,8 @@
 
 #include "cli_internal.h"
 
+#include "cfg_outcome.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -344,7 +346,7 @@ static int run_read_script_and_input(const struct run_args *a, const struct cfg 
                                  &in->input_len, &f, ferr, sizeof ferr);
         if (rc < 0) {
             cli__fail("--input-url: %s", ferr);
-            return cli_fetch_status(rc);
+            return cfg_transfer(rc)->cli_exit;
         }
     }
     return CLI__GO_ON;
@@ -391,7 +393,7 @@ static int run_open_session(const struct run_args *a, const struct cfg *cfg, str
         int rc = fetch_mount(&cfg->fetch, in->sdir, eq + 1, path, &m, ferr, sizeof ferr);
         if (rc < 0) {
             cli__fail("--mount: %s", ferr);
-            return cli_fetch_status(rc);
+            return cfg_transfer(rc)->cli_exit;
         }
         if (!a->json)
             cli__note("[runmyscript] %s %s (%llu bytes, sha256 %.12s...)", m.reused ? "kept" : "mounted", m.mounted_as,
@@ -435,11 +437,11 @@ static int run_and_report(const struct run_args *a, const struct exec_spec *spec
     struct exec_sink sink = cli__term_sink(t, a->json);
     int rc = exec_run(spec, &sink, r);
     cli__term_end(t, a->json);
-    if (rc < 0) {
+    if (r->outcome != EXEC_OUTCOME_DONE) {
         cli__fail("%s", r->error ? r->error : strerror(-rc));
         if (a->json)
             discard(cli__print_result_json(r, t)); /* the error is already told */
-        return rc == -EBUSY ? CLI_EXIT_BUSY : rc == -ENOSPC ? CLI_EXIT_LOW_DISK : CLI_EXIT_SERVICE;
+        return cfg_outcome(r->outcome)->cli_exit;
     }
     if ((!a->json || a->out) && (r->n_artifacts || r->has_zip)) {
         rc = cli__copy_out(r, a->out ? a->out : CLI__OUT_DEFAULT, &dest, err, sizeof err);

@@ -5,6 +5,8 @@
 
 #include "cli_internal.h"
 
+#include "cfg_outcome.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -133,7 +135,7 @@ static int fetch_into_session(const struct cfg *cfg, const char *session, const 
     int rc = fetch_mount(&cfg->fetch, sdir, url, dest, &m, err, sizeof err);
     if (rc < 0) {
         cli__fail("%s", err);
-        return cli_fetch_status(rc);
+        return cfg_transfer(rc)->cli_exit;
     }
     json_object *o = result_mount_json(&m);
     if (o)
@@ -157,7 +159,7 @@ static int fetch_to_file(const struct cfg *cfg, const char *url, const char *des
     int rc = fetch_download(&cfg->fetch, url, dfd, name, 0, NULL, &f, err, sizeof err);
     if (rc < 0) {
         cli__fail("%s", err);
-        return cli_fetch_status(rc);
+        return cfg_transfer(rc)->cli_exit;
     }
     json_object *o = json_object_new_object();
     if (o) {
@@ -209,7 +211,7 @@ static int upload(const struct cfg *cfg, const char *session, const char *file, 
     if (rc < 0) {
         cli__fail("%s", err);
         /* A local file that cannot be read is "cannot read the input" too. */
-        return cli_fetch_status(rc);
+        return cfg_transfer(rc)->cli_exit;
     }
     print_json(result_upload_json(&u));
     return 0;

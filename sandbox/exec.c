@@ -37,7 +37,6 @@
 #include "result.h"
 #include "workspace.h"
 
-#define EXEC_INSTALL_LOG_MAX (256 * 1024) /* bytes of installer output kept in the result */
 #define EXEC_INSTALL_TAIL_LINES 10        /* of them, shown in the log when an install fails */
 #define EXEC_ORPHAN_AGE_MS 1000           /* a run directory younger than this may not hold its lock yet */
 #define EXEC_SESSION_POLL_US 50000        /* how often a run waiting for its session tries the lock */
@@ -545,10 +544,38 @@ int exec__step_admission(struct run *run)
     return rc;
 }
 
+void exec__steps_init(struct run *run, struct steps *s, const struct exec_spec *spec, const struct exec_sink *sink,
+                      struct result *r)
+{
+    *run = (struct run){.spec = spec, .sink = sink, .r = r, .run_fd = -1, .out_fd = -1, .session_lock = -1,
+                        .ticket = ADMIT_TICKET_INIT};
+    *s = (struct steps){0};
+    deps_env_init(&s->env);
+    dbuf_init(&run->install_log, EXEC_INSTALL_LOG_MAX + 128);
+    result_log_free(&r->log);
+    result_log_init(&r->log, spec->limits.log_bytes);
+    r->url_prefix = spec->cfg->url_prefix;
+    r->isolation = NULL;
+}
+
+enum exec_outcome exec__failed(int rc)
+{
+    return rc == -ENOSPC ? EXEC_OUTCOME_DISK_FULL : EXEC_OUTCOME_FAILED;
+}
+
+int exec__refuse(struct run *run, enum exec_outcome outcome, int rc, const char *err)
+{
+    if (err)
+        exec__set_error(run->r, "%s", err);
+    run->r->outcome = outcome;
+    return rc;
+}
+
 /* The checks step, before anything is made: the code, input_bytes, the
- * declared requirements against the interpreter's facts (into s), then
- * the front door's own (sink->accepted). A refusal is a negative errno
- * with nothing made. */
+ * declared requirements against the interpreter's facts (into s), the
+ * disk, then the front door's own (sink->accepted). A refusal is a
+ * negative errno with nothing made and r->outcome saying which check
+ * refused it (exec__refuse). */
 int exec__step_checks(struct run *run, struct steps *s)
 {
     const struct exec_spec *spec = run->spec;
@@ -556,32 +583,27 @@ int exec__step_checks(struct run *run, struct steps *s)
     char err[1024] = "";
 
     int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, err, sizeof err);
-    if (rc == 0 && spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
+    if (rc < 0) /* its contract: -E2BIG over code_bytes, else -EINVAL */
+        return exec__refuse(run, rc == -E2BIG ? EXEC_OUTCOME_TOO_LARGE : EXEC_OUTCOME_REFUSED, rc, err);
+    if (spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
         char has[32], max[32];
         util_human_size(spec->input_len, has, sizeof has);
         util_human_size(spec->limits.input_bytes, max, sizeof max);
         snprintf(err, sizeof err, "the input (%s) is larger than input_bytes (%s)", has, max);
-        rc = -E2BIG;
+        return exec__refuse(run, EXEC_OUTCOME_TOO_LARGE, -E2BIG, err);
     }
-    if (rc < 0) {
-        exec__set_error(run->r, "%s", err);
-        return rc;
-    }
-    /* Refused requirements are refused before anything is made. */
+    /* Refused requirements are refused before anything is made; another
+     * errno is the service's (the interpreter cannot be asked). */
     s->t_checks = util_now_ms();
     rc = check_deps(spec, &s->info, &s->set, err, sizeof err);
-    if (rc < 0) {
-        exec__set_error(run->r, "%s", err);
-        return rc;
-    }
-    /* The low-disk guard: -ENOSPC, nothing made (disk_reserve). */
+    if (rc < 0)
+        return exec__refuse(run, rc == -EINVAL ? EXEC_OUTCOME_REFUSED : exec__failed(rc), rc, err);
+    /* The low-disk guard: nothing made (disk_reserve). */
     struct ws_disk disk;
-    if ((rc = ws_disk_check(spec->cfg, &disk, err, sizeof err)) < 0) {
-        exec__set_error(run->r, "%s", err);
-        return rc;
-    }
+    if ((rc = ws_disk_check(spec->cfg, &disk, err, sizeof err)) < 0)
+        return exec__refuse(run, EXEC_OUTCOME_LOW_DISK, rc, err);
     if (sink && sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)
-        return rc;
+        return exec__refuse(run, EXEC_OUTCOME_STOPPED, rc, NULL);
     s->t_checked = util_now_ms();
     return 0;
 }
@@ -659,8 +681,11 @@ int exec__step_artifacts(struct run *run, struct steps *s)
 /* The record step, the end of every run that passed its checks, whatever
  * rc the steps before it returned: the run slot given back, a failure of
  * the service made the result's status, result.json written (a run that
- * went well until then fails with what failed), the phase done. Returns
- * exec_run's rc. */
+ * went well until then fails with what failed), the phase done, and the
+ * outcome set: a step's -EBUSY is the call turned away (the session's or
+ * kernel's other call, admission, a kernel slot: their contracts), any
+ * other errno the service's failure (exec__failed). Returns exec_run's
+ * rc. */
 int exec__step_record(struct run *run, int rc)
 {
     struct result *r = run->r;
@@ -683,6 +708,7 @@ int exec__step_record(struct run *run, int rc)
             }
         }
     }
+    r->outcome = rc == 0 ? EXEC_OUTCOME_DONE : rc == -EBUSY ? EXEC_OUTCOME_BUSY : exec__failed(rc);
     exec__phase(run, EXEC_PHASE_DONE, result_status_name(r->status));
     log_set_id(NULL);
     return rc;
@@ -708,16 +734,9 @@ void exec__steps_free(struct run *run, struct steps *s)
 
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
-    struct run run = {.spec = spec, .sink = sink, .r = r, .run_fd = -1, .out_fd = -1, .session_lock = -1,
-                      .ticket = ADMIT_TICKET_INIT};
-    struct steps s = {0};
-
-    deps_env_init(&s.env);
-    dbuf_init(&run.install_log, EXEC_INSTALL_LOG_MAX + 128);
-    result_log_free(&r->log);
-    result_log_init(&r->log, spec->limits.log_bytes);
-    r->url_prefix = spec->cfg->url_prefix;
-    r->isolation = NULL;
+    struct run run;
+    struct steps s;
+    exec__steps_init(&run, &s, spec, sink, r);
 
     int rc = exec__step_checks(&run, &s);
     if (rc == 0) {

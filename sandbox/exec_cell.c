@@ -485,41 +485,31 @@ static int cell_send(struct run *run, struct kclient *k)
 }
 
 /* The checks that are a cell's own, before exec_run's. */
-static int cell_refused(const struct exec_spec *spec, struct result *r)
+static int cell_refused(struct run *run)
 {
+    const struct exec_spec *spec = run->spec;
     const struct exec_config *cfg = spec->cfg;
-    if (!cfg->kernels.on || cfg->kernels.max == 0) {
-        exec__set_error(r, "%s", !cfg->kernels.on ? "kernels live only under `runmyscript serve`: the command line "
-                                                   "and CGI have no process that outlives a request"
-                                                 : "kernels are off here (max_kernels = 0)");
-        return -ENOTSUP;
-    }
-    if (!spec->workspace) {
-        exec__set_error(r, "a cell needs a workspace: its kernel is the workspace's");
-        return -EINVAL;
-    }
-    if (spec->input_len) {
-        exec__set_error(r, "a cell reads no input; write it to a file of the workspace");
-        return -EINVAL;
-    }
+    if (!cfg->kernels.on || cfg->kernels.max == 0)
+        return exec__refuse(run, EXEC_OUTCOME_UNSUPPORTED, -ENOTSUP,
+                            !cfg->kernels.on ? "kernels live only under `runmyscript serve`: the command line "
+                                               "and CGI have no process that outlives a request"
+                                             : "kernels are off here (max_kernels = 0)");
+    if (!spec->workspace)
+        return exec__refuse(run, EXEC_OUTCOME_REFUSED, -EINVAL, "a cell needs a workspace: its kernel is the workspace's");
+    if (spec->input_len)
+        return exec__refuse(run, EXEC_OUTCOME_REFUSED, -EINVAL,
+                            "a cell reads no input; write it to a file of the workspace");
     return 0;
 }
 
 int exec_kernel_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
-    struct run run = {.spec = spec, .sink = sink, .r = r, .run_fd = -1, .out_fd = -1, .session_lock = -1,
-                      .ticket = ADMIT_TICKET_INIT};
-    struct steps s = {0};
+    struct run run;
+    struct steps s;
     struct kclient k = {.sock = -1};
+    exec__steps_init(&run, &s, spec, sink, r);
 
-    deps_env_init(&s.env);
-    dbuf_init(&run.install_log, 256 * 1024 + 128);
-    result_log_free(&r->log);
-    result_log_init(&r->log, spec->limits.log_bytes);
-    r->url_prefix = spec->cfg->url_prefix;
-    r->isolation = NULL;
-
-    int rc = cell_refused(spec, r);
+    int rc = cell_refused(&run);
     if (rc == 0)
         rc = exec__step_checks(&run, &s);
     if (rc == 0) {

@@ -54,6 +54,21 @@ struct steps {
     int64_t t_checks, t_checked, t_run;
 };
 
+#define EXEC_INSTALL_LOG_MAX (256 * 1024) /* bytes of installer output kept in the result */
+
+/* The start of exec_run and exec_kernel_cell alike: run and s for spec, sink and
+ * r (nothing held yet; exec__steps_free ends them), r's log empty with
+ * log_bytes as its cap. */
+void exec__steps_init(struct run *run, struct steps *s, const struct exec_spec *spec, const struct exec_sink *sink,
+                      struct result *r);
+/* The outcome of a failure of the service whose cause is rc: DISK_FULL
+ * for a disk out of space, else FAILED. */
+enum exec_outcome exec__failed(int rc);
+/* A call turned away before anything was made for it: r->outcome, and
+ * err (NULL: none, the front door has its own answer) as r->error.
+ * Returns rc, the cause. */
+int exec__refuse(struct run *run, enum exec_outcome outcome, int rc, const char *err) must_check;
+
 /* The steps of exec_run that exec_kernel_cell shares (exec.c): each returns 0
  * (go on), EXEC_STEP_ENDED (the result is there: only the record is
  * left) or -errno (the service failed, r->error says why). */

@@ -7,6 +7,7 @@
  *   executor/settings.h   exec_       what a server gives all its runs (the
  *                                     limits: exec_limits.h, exec_limit_)
  *   executor/transfer.h   fetch_      mount_file, persist_artifact, input from a URL
+ *   executor/outcome.h    exec_outcome_ what came of a call: one enum value
  *   executor/result.h     result_     a run's result, and as JSON
  *   executor/run.h        exec_       a run: exec_run, its spec and sink,
  *                                     cancelling it, checking a call
@@ -24,6 +25,7 @@
 
 #include "exec_limits.h"
 #include "executor/workspace.h"
+#include "executor/outcome.h"
 #include "executor/settings.h"
 #include "executor/transfer.h"
 #include "executor/result.h"

@@ -56,12 +56,21 @@ const char *result_status_name(enum result_status s)
     return (size_t)s < ARRAY_SIZE(names) ? names[s] : "sandbox_error";
 }
 
+const char *exec_outcome_name(enum exec_outcome o)
+{
+    static const char *const names[] = {"done", "refused", "too_large", "unsupported", "low_disk", "busy",
+                                        "stopped", "failed", "disk_full"};
+    _Static_assert(ARRAY_SIZE(names) == EXEC_OUTCOME_N, "a name for every outcome");
+    return (size_t)o < ARRAY_SIZE(names) ? names[o] : "failed";
+}
+
 /* ------------------------------------------------------------- its life */
 
 void result_init(struct result *r)
 {
     memset(r, 0, sizeof *r);
     r->exit_code = -1;
+    r->outcome = EXEC_OUTCOME_FAILED;
     r->status = RESULT_STATUS_SANDBOX_ERROR;
     result_log_init(&r->log, 1 * MIB);
 }

@@ -11,6 +11,8 @@
 
 #include "tools_internal.h"
 
+#include "cfg_outcome.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -189,7 +191,6 @@ struct run_ctx {
     const struct file_arg *files; /* run_code's, mounted once exec_run accepts the call */
     size_t n_files;
     bool accepted;        /* exec_run's checks passed: on_accepted ran */
-    int accepted_rc;      /* what on_accepted returned: < 0, it stopped the run */
     json_object *refusal; /* on_accepted's isError answer (a file failed), or NULL */
 };
 
@@ -280,7 +281,7 @@ static int on_accepted(void *ctx)
     int rc = tools__mount_files(x->call, x->files, x->n_files, &x->refusal);
     if (rc == 0 && x->refusal)
         rc = -ECANCELED;
-    return x->accepted_rc = rc;
+    return rc;
 }
 
 /* A script tool's call, its arguments checked: what run hands exec_run.
@@ -341,37 +342,40 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
     int rc = call(&spec, &sink, &r);
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_free(&x.line[i]);
-    if (!x.accepted && (rc == -EINVAL || rc == -E2BIG || rc == -ENOTSUP)) {
+    const struct cfg_outcome *o = cfg_outcome(r.outcome);
+    if (r.outcome == EXEC_OUTCOME_STOPPED) {
+        /* on_accepted stopped it (rc is its return): a file failed (its
+         * isError answer), the client left (-ECANCELED), or the service
+         * failed. */
+        *result = steal_pointer(&x.refusal);
+        if (*result)
+            rc = 0;
+    } else if (r.outcome == EXEC_OUTCOME_DONE) {
+        if (r.status == RESULT_STATUS_CANCELLED && tools__client_cancelled(c)) {
+            rc = -ECANCELED;
+        } else {
+            *result = run_result(c, &r, a->in_session);
+            log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r.run_id, result_status_name(r.status),
+                    (long long)r.duration_ms);
+        }
+    } else if (o->jsonrpc_code) {
+        /* The service failed: a JSON-RPC error (tools_call), with the
+         * run's result as its data when there is a run. */
+        if (x.accepted)
+            *result = result_client_json(&r, c->base_url, c->cfg->state_dir);
+        log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id[0] ? r.run_id : "(none made)",
+                r.error ? r.error : strerror(-rc));
+    } else if (o->retry) {
+        /* Not a failure of the service (busy, low on disk): nothing ran;
+         * the caller should come back later, as r.error says. */
+        *result = tools__simple_result(r.error, true, NULL);
+        rc = 0;
+    } else {
         /* The executor's checks refused the call (the code, the input, the
          * requirements; a cell where there are no kernels): the caller's
          * to fix, and nothing was made. */
         *result = tools__arg_error("%s; nothing was run", r.error ? r.error : "the call was refused");
         rc = 0;
-    } else if (!x.accepted && rc == -ENOSPC) {
-        /* The low-disk guard: nothing was made; the caller comes back later. */
-        *result = tools__simple_result(r.error, true, NULL);
-        rc = 0;
-    } else if (!x.accepted && rc < 0) {
-        /* The checks could not be made (the interpreter cannot be asked). */
-        log_msg(LOG_LVL_ERROR, "checking requirements: %s", r.error ? r.error : strerror(-rc));
-    } else if (x.accepted_rc < 0) {
-        /* on_accepted stopped it: a file failed (its isError answer), the
-         * client left, or the service failed. */
-        *result = steal_pointer(&x.refusal);
-        rc = *result ? 0 : x.accepted_rc;
-    } else if (r.status == RESULT_STATUS_CANCELLED && tools__client_cancelled(c)) {
-        rc = -ECANCELED;
-    } else if (rc == -EBUSY) {
-        /* Not a failure of the service: the caller should come back later. */
-        *result = tools__simple_result(r.error, true, NULL);
-        rc = 0;
-    } else if (rc < 0) {
-        *result = result_client_json(&r, c->base_url, c->cfg->state_dir);
-        log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id, r.error ? r.error : strerror(-rc));
-    } else {
-        *result = run_result(c, &r, a->in_session);
-        log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r.run_id, result_status_name(r.status),
-                (long long)r.duration_ms);
     }
     result_free(&r);
     return rc;

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cfg_outcome.h"
 #include "executor.h"
 #include "form.h"
 #include "stream.h"
@@ -491,21 +492,6 @@ static int split_reqs(char *text, const char **out, size_t max, size_t *n)
     return 0;
 }
 
-static int fetch_status(int rc)
-{
-    switch (rc) {
-    case -EFBIG: return 413;
-    case -EINVAL:
-    case -EACCES:
-    case -EPROTONOSUPPORT:
-    case -ELOOP: return 400;
-    case -ENOSYS:
-    case -ENOMEM: return 500;
-    case FETCH_E_HTTP: /* the server answered with an error: a bad gateway */
-    default: return 502;
-    }
-}
-
 /* ----------------------------------------------------------------- run */
 
 /* The request's fields, from a multipart form or a JSON body. 0, or an
@@ -553,7 +539,7 @@ static int spec_input(const struct app *app, struct web_fields *f, struct web_sp
                                  &len, &ff, ferr, sizeof ferr);
         if (rc < 0) {
             snprintf(err, errlen, "input_url: %s", ferr);
-            return fetch_status(rc);
+            return cfg_transfer(rc)->http_status;
         }
         s->spec.input = s->fetched;
         s->spec.input_len = len;
@@ -609,29 +595,29 @@ static int make_spec(const struct app *app, struct web_fields *f, struct web_spe
 }
 
 /* Turned away by admission control: nothing ran, nothing is kept. */
-static void answer_busy(struct web_run *w, enum web_mode mode, const struct result *r)
+static void answer_busy(struct web_run *w, enum web_mode mode, const struct result *r, int status)
 {
     long long ra = (long long)((w->app->cfg->exec.retry_after_ms + 999) / 1000);
     const char *busy = r->error ? r->error : "the server is busy";
-    log_msg(LOG_LVL_INFO, "%s: 503: %s", w->door->route, busy);
+    log_msg(LOG_LVL_INFO, "%s: %d: %s", w->door->route, status, busy);
     if (w->sse) {
         json_object *o = json_object_new_object();
-        json_object_object_add(o, "status", json_object_new_int(503));
+        json_object_object_add(o, "status", json_object_new_int(status));
         json_object_object_add(o, "error", json_object_new_string(busy));
         json_object_object_add(o, "retry_after", json_object_new_int64(ra));
         send_event(w, "error", o);
     } else {
         discard(http_add_header(w->resp, "Retry-After", "%lld", ra));
-        refuse(w->door->route, mode, w->resp, 503, busy);
+        refuse(w->door->route, mode, w->resp, status, busy);
     }
 }
 
-/* The run's answer: the result event, the result page, or the JSON. rc:
- * exec_run's. */
-static void answer_result(struct web_run *w, enum web_mode mode, const struct result *r, int rc)
+/* The run's answer: the result event, the result page, or the JSON, with
+ * status (the outcome's). rc: exec_run's, the cause for the log. */
+static void answer_result(struct web_run *w, enum web_mode mode, const struct result *r, int status, int rc)
 {
     struct http_resp *resp = w->resp;
-    if (rc < 0)
+    if (r->outcome != EXEC_OUTCOME_DONE)
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r->run_id, r->error ? r->error : strerror(-rc));
     else
         log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r->run_id, result_status_name(r->status), (long long)r->duration_ms);
@@ -647,11 +633,11 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct re
         flush_carry(w);
         send_event(w, "result", json_object_get(res));
     } else if (mode == WEB_HTML) {
-        web__result_page(resp, rc < 0 ? 500 : 200, r, res);
+        web__result_page(resp, status, r, res);
     } else {
         size_t n;
         const char *s = json_object_to_json_string_length(res, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-        discard(http_send(resp, rc < 0 ? 500 : 200, "application/json", s, n));
+        discard(http_send(resp, status, "application/json", s, n));
     }
     json_object_put(res);
 }
@@ -699,19 +685,20 @@ static bool run_and_answer(const struct app *app, const struct web_door *door, s
     };
     const struct app_exec *x = app_exec_of(app);
     int rc = door->cell ? x->cell(spec, &sink, &r) : x->run(spec, &sink, &r);
-    bool refused = !w.accepted && rc < 0;
-    if (refused && rc == -ENOSPC) { /* the low-disk guard: nothing was made; come back later */
-        discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->exec.retry_after_ms + 999) / 1000)));
-        refuse(door->route, mode, resp, 507, r.error ? r.error : "the server is low on disk space");
-    } else if (refused) /* refused by the checks: the request's to fix, or 500 */
-        refuse(door->route, mode, resp, rc == -E2BIG ? 413 : rc == -EINVAL ? 400 : 500,
-               r.error ? r.error : "the request was refused");
-    else if (rc == -EPIPE && !r.run_id[0])
-        refused = true; /* on_accepted found the client gone: nothing ran, nobody knows the workspace */
-    else if (rc == -EBUSY)
-        answer_busy(&w, mode, &r);
-    else
-        answer_result(&w, mode, &r, rc);
+    const struct cfg_outcome *o = cfg_outcome(r.outcome);
+    /* Refused before the stream began (the checks, the disk, a failure
+     * of the checks): a plain answer; stopped by on_accepted: the client
+     * is gone, nothing ran, and nobody knows the workspace. */
+    bool refused = (!w.accepted && r.outcome != EXEC_OUTCOME_DONE) || r.outcome == EXEC_OUTCOME_STOPPED;
+    if (refused && o->http_status) {
+        if (o->retry) /* nothing was made; come back later */
+            discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->exec.retry_after_ms + 999) / 1000)));
+        refuse(door->route, mode, resp, o->http_status, r.error ? r.error : "the request was refused");
+    } else if (r.outcome == EXEC_OUTCOME_BUSY) {
+        answer_busy(&w, mode, &r, o->http_status);
+    } else if (!refused) {
+        answer_result(&w, mode, &r, o->http_status, rc);
+    }
     result_free(&r);
     return refused;
 }

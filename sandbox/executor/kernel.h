@@ -24,11 +24,12 @@
  * an existing directory, as exec_run's session workspace), starting one
  * when the workspace has none. The same sink and result as exec_run (the
  * phases, the output as it comes, installer lines, cancelled(), accepted;
- * the same checks first, refused the same way), and the same return: 0
- * with a complete, recorded result (STATE/runs/RUNID of the cell, its
- * artifacts reachable by the run id), -EBUSY turned away (see below), or
- * another -errno when the service failed (status sandbox_error, reason in
- * r->error). spec->input must be empty (-EINVAL: a cell reads no input).
+ * the same checks first, refused the same way), and the same outcome and
+ * return: DONE and 0 with a complete, recorded result (STATE/runs/RUNID
+ * of the cell, its artifacts reachable by the run id), BUSY turned away
+ * (see below), or FAILED when the service failed (status sandbox_error,
+ * reason in r->error). spec->workspace missing or spec->input not empty
+ * (a cell reads no input): REFUSED.
  * What differs from a run:
  *   - r->kernel: new, kept or restarted, the cell's number, the reason;
  *     r->value: the last expression (both as described at struct
@@ -37,7 +38,8 @@
  *     each flagged; a figure still open at the end of the cell, or a PIL
  *     image as its value, is a PNG artifact (output/cell-N-*.png);
  *   - one cell at a time per kernel: a second one waits (phase queued) at
- *     most queue_wait, then -EBUSY with the reason in r->error;
+ *     most queue_wait, then BUSY with the reason in r->error (as when
+ *     every kernel of max_kernels is running a cell);
  *   - a running cell holds a run slot (admission, as a run); an idle
  *     kernel holds none;
  *   - limits: timeout (and cpu_time, output_*, workspace_*) interrupt the
@@ -59,9 +61,10 @@
  *   - a cell that imports what the kernel's environment lacks gets it from
  *     the package store; the kernel restarts with the larger environment
  *     (r->kernel.state restarted, the reason names the packages).
- * Without kernels here (cfg->kernels.on false: the CLI, CGI) it returns
- * -ENOTSUP with nothing made and r->error saying that kernels live only
- * under `runmyscript serve`. */
+ * Without kernels here (cfg->kernels.on false: the CLI, CGI; or
+ * max_kernels 0) the outcome is UNSUPPORTED (rc -ENOTSUP) with nothing
+ * made and r->error saying that kernels live only under `runmyscript
+ * serve`. */
 int exec_kernel_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r) must_check;
 
 /* Ends the kernel of workspace, if it has one, and its names with it; the

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 
+#include "executor/outcome.h"
 #include "executor/workspace.h"
 #include "executor/transfer.h"
 #include "util.h"
@@ -97,6 +98,7 @@ struct result {
     char *run_dir;              /* STATE/runs/RUNID */
     char *workdir;              /* the script's cwd */
     char *output_dir;           /* SCRIPT_OUTPUT */
+    enum exec_outcome outcome;  /* what came of the call (exec_run, exec_kernel_cell) */
     enum result_status status;
     const char *limit;          /* key of the breached limit, or NULL */
     int exit_code;              /* -1 when killed by a signal or never started */

@@ -70,34 +70,40 @@ struct exec_sink {
      * anything is made for it: the place for a front door's own work that
      * must come after the checks and before the run (run_code downloads
      * its files here). 0 goes on; a negative errno refuses the run:
-     * exec_run returns it with nothing made (r->run_id "", r->error not
-     * set: the front door has its own answer). */
+     * exec_run returns it with nothing made (r->outcome STOPPED, r->run_id
+     * "", r->error not set: the front door has its own answer). */
     int (*accepted)(void *ctx);
 };
 
 /* Runs one script. Always fills r (call result_init first): a script
- * that fails is a result with its status, not an error. Returns 0 when the
- * result is complete and recorded (result.json written), or a negative errno
- * when the service itself failed; then r->status is SANDBOX_ERROR and
- * r->error says why in one line. -EBUSY: the script never started because
- * every run slot and queue place was taken (or it waited queue_wait for a
- * slot); nothing is kept on disk (r->run_id is ""), r->error says when to
- * try again (cfg->retry_after_ms), and the front door answers "busy".
- * While it waits for a slot the sink gets the queued phase and cancelled()
- * is polled.
+ * that fails is a result with its status, not an error. What came of the
+ * call is r->outcome (enum exec_outcome, set once): DONE with rc 0 when
+ * the result is complete and recorded (result.json written); otherwise rc
+ * is a negative errno, the cause, and r->error says why in one line
+ * (but for STOPPED). A front door chooses its answer from r->outcome
+ * alone (cfg_outcome), never from rc.
  *
  * A call the executor refuses is refused first, before anything is made
- * (no run directory, no slot, no sink callback, r->run_id ""): exec_run
- * makes the checks of exec_check_code (-EINVAL, -E2BIG), of input_bytes
- * (-E2BIG) and of exec_check_requirements (-EINVAL), with the same
- * one-line reason in r->error, to be shown as it is: the caller's request
- * is at fault, not the service. When the interpreter cannot be asked, that
- * is another -errno, reason in r->error. A front door may rely on exec_run
- * alone for these checks: rc -EINVAL or -E2BIG with r->run_id[0] == '\0'
- * is "refused, nothing was run" (the MCP and web doors rely on it); the
- * exec_check_* functions are for a caller that wants the answer without a
- * run (the CLI, before its own work), and sink->accepted for a front
- * door's work that must wait for the checks. */
+ * (no run directory, no slot, no sink callback, r->run_id ""): the checks
+ * of exec_check_code and of input_bytes (REFUSED, or TOO_LARGE for a
+ * size), of exec_check_requirements (REFUSED), with the same one-line
+ * reason in r->error, to be shown as it is: the caller's request is at
+ * fault, not the service; then the disk (LOW_DISK, ws_disk_check's
+ * sentence); then sink->accepted (STOPPED). When the interpreter cannot be
+ * asked, FAILED with r->run_id "". A front door may rely on exec_run alone
+ * for these checks; the exec_check_* functions are for a caller that
+ * wants the answer without a run (the CLI, before its own work), and
+ * sink->accepted for a front door's work that must wait for the checks.
+ *
+ * BUSY: the script never started because every run slot and queue place
+ * was taken (or it waited queue_wait for a slot); nothing is kept on disk
+ * (r->run_id is ""), r->error says when to try again
+ * (cfg->retry_after_ms). (A session's run that waited longer than a run
+ * can last for the session's other run is BUSY too, its record kept.)
+ * While it waits for a slot the sink gets the queued phase and
+ * cancelled() is polled. FAILED past the checks: the service failed, the
+ * result is recorded with status sandbox_error; DISK_FULL the same for a
+ * state disk out of space (ENOSPC). */
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r) must_check;
 
 /* Checks a script before anything is made for it: not empty, at most

@@ -70,7 +70,8 @@ static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, 
 {
     const struct exec_config *cfg = spec->cfg;
     /* As exec_run: the checks first (a refusal makes nothing and calls no
-     * sink), then sink->accepted. */
+     * sink), then sink->accepted; the outcome as it sets it (FAILED, as
+     * result_init left it, where the stub fails). */
     char err[512];
     int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, err, sizeof err);
     if (rc == 0 && spec->limits.input_bytes && spec->input_len > spec->limits.input_bytes) {
@@ -81,10 +82,13 @@ static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, 
         rc = stub_check_requirements(spec, err, sizeof err);
     if (rc < 0) {
         r->error = strdup(err);
+        r->outcome = rc == -E2BIG ? EXEC_OUTCOME_TOO_LARGE : rc == -EINVAL ? EXEC_OUTCOME_REFUSED : EXEC_OUTCOME_FAILED;
         return rc;
     }
-    if (sink && sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)
+    if (sink && sink->accepted && (rc = sink->accepted(sink->ctx)) < 0) {
+        r->outcome = EXEC_OUTCOME_STOPPED;
         return rc;
+    }
     rc = ws_new_id(cfg->node_id, r->run_id);
     if (rc < 0)
         return rc;
@@ -139,6 +143,7 @@ static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, 
 done:
     if (sink && sink->phase)
         sink->phase(sink->ctx, EXEC_PHASE_DONE, result_status_name(r->status));
+    r->outcome = EXEC_OUTCOME_DONE;
     return 0;
 }
 

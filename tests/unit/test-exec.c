@@ -1,6 +1,6 @@
 /* test-exec.c: the ordered log and its cap, the limit table, script checks,
- * session runs keeping their own copy of what they produced, and the
- * result of a run whose process died. */
+ * session runs keeping their own copy of what they produced, the result
+ * of a run whose process died, and the outcome exec_run sets. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admit.h"
 #include "result_log.h"
 #include "executor.h"
 #include "tap.h"
@@ -197,8 +198,94 @@ static void test_orphan_node_id(void)
     discard(system(cmd));
 }
 
+/* The outcome of exec_run for each way a call ends (enum exec_outcome),
+ * the errno beside it as the cause, and what is made for it. */
+static int stop_accepted(void *ctx)
+{
+    (*(int *)ctx)++;
+    return -EPIPE;
+}
+
+static int count_accepted(void *ctx)
+{
+    (*(int *)ctx)++;
+    return 0;
+}
+
+static void run_outcome(const struct exec_config *cfg, const char *code, const char *input,
+                        int (*accepted)(void *ctx), enum exec_outcome want, int want_rc, const char *what)
+{
+    struct exec_spec spec;
+    exec_spec_init(&spec, cfg);
+    spec.code = code;
+    spec.code_len = strlen(code);
+    spec.input = input;
+    spec.input_len = input ? strlen(input) : 0;
+    int calls = 0;
+    struct exec_sink sink = {.ctx = &calls, .accepted = accepted};
+    struct result r;
+    result_init(&r);
+    int rc = exec_run(&spec, &sink, &r);
+    is_str(exec_outcome_name(r.outcome), exec_outcome_name(want), "%s: outcome %s", what, exec_outcome_name(want));
+    is_int(rc, want_rc, "%s: the errno beside it", what);
+    if (want == EXEC_OUTCOME_DONE) {
+        ok(r.run_id[0] && r.status == RESULT_STATUS_OK, "%s: a run, recorded, ok", what);
+    } else {
+        ok(!r.run_id[0] && !r.run_dir, "%s: nothing made", what);
+        ok(want == EXEC_OUTCOME_STOPPED ? !r.error : r.error && r.error[0], "%s: %s", what,
+           want == EXEC_OUTCOME_STOPPED ? "no error of the executor's" : "the reason in r->error");
+    }
+    is_int(calls, want == EXEC_OUTCOME_DONE || want == EXEC_OUTCOME_STOPPED || want == EXEC_OUTCOME_BUSY,
+           "%s: accepted called %s", what, calls ? "once" : "never");
+    result_free(&r);
+}
+
+static void test_outcomes(void)
+{
+    char tmp[] = "/tmp/rms-test-exec-XXXXXX";
+    char state[300];
+    if (!mkdtemp(tmp)) {
+        ok(0, "mkdtemp");
+        return;
+    }
+    snprintf(state, sizeof state, "%s/state", tmp);
+    struct exec_config cfg = {.state_dir = state, .python = "/usr/bin/python3", .url_prefix = "/artifacts/",
+                              .isolation = EXEC_ISOLATION_AUTO, .uid_base = 800000, .uid_count = 1024,
+                              .admit = {.max_running = 1, .max_queued = 0}, .retry_after_ms = 2000};
+    exec_limits_default(&cfg.limits);
+    cfg.limits.input_bytes = 8;
+
+    struct result fresh;
+    result_init(&fresh);
+    is_int(fresh.outcome, EXEC_OUTCOME_FAILED, "result_init: failed until a call says otherwise");
+    result_free(&fresh);
+
+    run_outcome(&cfg, "", NULL, count_accepted, EXEC_OUTCOME_REFUSED, -EINVAL, "an empty script");
+    run_outcome(&cfg, "print(1)\n", "more than eight bytes", count_accepted, EXEC_OUTCOME_TOO_LARGE, -E2BIG,
+                "an input past input_bytes");
+    run_outcome(&cfg, "# /// script\n# dependencies = ['-e .']\n# ///\n", NULL, count_accepted,
+                EXEC_OUTCOME_REFUSED, -EINVAL, "an installer option as a requirement");
+    run_outcome(&cfg, "print(1)\n", NULL, stop_accepted, EXEC_OUTCOME_STOPPED, -EPIPE, "accepted stops it");
+    run_outcome(&cfg, "print(1)\n", NULL, count_accepted, EXEC_OUTCOME_DONE, 0, "a script that runs");
+
+    /* The one run slot held elsewhere, no queue: busy, turned away. */
+    struct admit_ticket held = ADMIT_TICKET_INIT;
+    is_int(admit_enter(state, &cfg.admit, &held), 0, "the one run slot taken");
+    run_outcome(&cfg, "print(1)\n", NULL, count_accepted, EXEC_OUTCOME_BUSY, -EBUSY, "no run slot, no queue");
+    admit_leave(&held);
+
+    /* More kept free than any disk has. */
+    cfg.disk_reserve_bytes = UINT64_MAX / 4;
+    run_outcome(&cfg, "print(1)\n", NULL, count_accepted, EXEC_OUTCOME_LOW_DISK, -ENOSPC, "below disk_reserve");
+
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    discard(system(cmd));
+}
+
 int main(void)
 {
+    test_outcomes();
     test_orphan_node_id();
     test_session_snapshot();
     test_log();
@@ -212,5 +299,9 @@ int main(void)
     ok(!strcmp(result_env_cache_name(RESULT_ENV_NONE), "none") && !strcmp(result_env_cache_name(RESULT_ENV_HIT), "hit") &&
            !strcmp(result_env_cache_name(RESULT_ENV_BUILT), "built"),
        "env_cache names: none, hit, built");
+    ok(!strcmp(exec_outcome_name(EXEC_OUTCOME_DONE), "done") && !strcmp(exec_outcome_name(EXEC_OUTCOME_BUSY), "busy") &&
+           !strcmp(exec_outcome_name(EXEC_OUTCOME_FAILED), "failed") &&
+           !strcmp(exec_outcome_name((enum exec_outcome)EXEC_OUTCOME_N), "failed"),
+       "outcome names, and failed for a value out of range");
     return tap_done();
 }

@@ -382,7 +382,8 @@ static char recorded[WS_ID_MAX + 1];
 static int stub_requirements(const struct exec_spec *spec, char *err, size_t errlen);
 
 /* As exec_run: the checks first (a refusal makes nothing and calls no
- * sink), then sink->accepted, then the run. */
+ * sink), then sink->accepted, then the run; the outcome set as it sets
+ * it. */
 static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
     char err[256] = "";
@@ -391,10 +392,13 @@ static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, 
         rc = stub_requirements(spec, err, sizeof err);
     if (rc < 0) {
         r->error = strdup(err);
+        r->outcome = rc == -E2BIG ? EXEC_OUTCOME_TOO_LARGE : EXEC_OUTCOME_REFUSED;
         return rc;
     }
-    if (sink->accepted && (rc = sink->accepted(sink->ctx)) < 0)
+    if (sink->accepted && (rc = sink->accepted(sink->ctx)) < 0) {
+        r->outcome = EXEC_OUTCOME_STOPPED;
         return rc;
+    }
     runs++;
     snprintf(r->run_id, sizeof r->run_id, "0123456789abcdef0123456789abcdef");
     r->run_dir = strdup("/nonexistent/run");
@@ -405,6 +409,7 @@ static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, 
     r->exit_code = 0;
     if (stub_rc < 0)
         r->error = strdup("stub: the sandbox failed");
+    r->outcome = stub_rc == 0 ? EXEC_OUTCOME_DONE : stub_rc == -EBUSY ? EXEC_OUTCOME_BUSY : EXEC_OUTCOME_FAILED;
     return stub_rc;
 }
 
