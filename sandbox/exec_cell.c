@@ -40,7 +40,7 @@ struct kclient {
     int sock;                 /* to the host, -1 */
     bool alive;               /* a host answered INFO */
     char *env;                /* its environment */
-    struct deps_strv reqs;    /* the requirements it was made for */
+    struct strv reqs;    /* the requirements it was made for */
     char reason[KERNEL_REASON_MAX];
 };
 
@@ -51,7 +51,7 @@ static void kclient_free(struct kclient *k)
     k->sock = -1;
     free(k->env);
     k->env = NULL;
-    deps_strv_free(&k->reqs);
+    strv_free(&k->reqs);
 }
 
 static const char *str_of(json_object *o, const char *key)
@@ -86,7 +86,7 @@ static int kernel_info(struct run *run, struct kclient *k)
         if (json_object_object_get_ex(o, "requirements", &reqs) && json_object_is_type(reqs, json_type_array))
             for (size_t i = 0; i < json_object_array_length(reqs); i++) {
                 const char *q = json_object_get_string(json_object_array_get_idx(reqs, i));
-                if (q && deps_strv_push(&k->reqs, q, strlen(q)) < 0) {
+                if (q && strv_push(&k->reqs, q, strlen(q)) < 0) {
                     json_object_put(o);
                     exec__set_error(run->r, "out of memory");
                     return -ENOMEM;
@@ -172,7 +172,7 @@ static void lacking(const struct deps_set *set, const struct kclient *k, char *o
     size_t at = 0;
     out[0] = '\0';
     for (size_t i = 0; i < set->n && at + 1 < n; i++)
-        if (!deps_strv_has(&k->reqs, set->v[i].spec))
+        if (!strv_has(&k->reqs, set->v[i].spec))
             at += (size_t)snprintf(out + at, n - at, "%s%s", at ? ", " : "", set->v[i].name);
 }
 

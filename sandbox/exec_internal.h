@@ -186,7 +186,7 @@ struct kproc {
     pid_t py_pid;               /* the same, on the host */
     char *env_dir;              /* its environment, held through env_fd */
     int env_fd;
-    struct deps_strv reqs;      /* the requirement specs the environment was made for */
+    struct strv reqs;      /* the requirement specs the environment was made for */
     char *view_dir;             /* the larger environment whose packages were added in place (site/), held
                                  * through view_fd; NULL: none was */
     int view_fd;
@@ -277,7 +277,7 @@ int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *req
  * "name==version" of each package added onto added; 1 with the reason in
  * why when it cannot be (the mode, a version that differs); -errno with
  * why. */
-int exec__kproc_add(struct host *h, const char *env, const char *const *reqs, size_t n, struct deps_strv *added,
+int exec__kproc_add(struct host *h, const char *env, const char *const *reqs, size_t n, struct strv *added,
                     char *why, size_t whylen) must_check;
 /* Reads what the kernel holds into h->memory; *over when the memory watch
  * (no cgroup) finds it past memory. */

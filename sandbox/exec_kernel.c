@@ -191,7 +191,7 @@ static void on_add(struct host *h, int fd, json_object *o)
     const char *env = str_of(o, "env");
     size_t n;
     const char **v = reqs_of(o, &n);
-    struct deps_strv added = {0};
+    struct strv added = {0};
     char why[512] = "";
     int rc = 1;
     if (h->cell.on)
@@ -216,7 +216,7 @@ static void on_add(struct host *h, int fd, json_object *o)
     }
     json_object_put(a);
     json_object_put(l);
-    deps_strv_free(&added);
+    strv_free(&added);
     if (rc == 0)
         exec__host_state(h);
 }

@@ -88,7 +88,7 @@ static void site_reach(struct kproc *k)
                  "would keep it from writing a directory of packages given to it");
 }
 
-int exec__kproc_add(struct host *h, const char *env, const char *const *reqs, size_t n, struct deps_strv *added,
+int exec__kproc_add(struct host *h, const char *env, const char *const *reqs, size_t n, struct strv *added,
                     char *why, size_t whylen)
 {
     struct kproc *k = &h->k;
@@ -105,22 +105,22 @@ int exec__kproc_add(struct host *h, const char *env, const char *const *reqs, si
         return rc;
     }
     rc = deps_env_extend(k->view_dir ? k->view_dir : k->env_dir, env, k->site_fd, added, why, whylen);
-    struct deps_strv now = {0};
+    struct strv now = {0};
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = deps_strv_push(&now, reqs[i], strlen(reqs[i]));
+        rc = strv_push(&now, reqs[i], strlen(reqs[i]));
     char *dir = rc == 0 ? strdup(env) : NULL;
     if (rc == 0 && !dir)
         rc = -ENOMEM;
     if (rc != 0) {
         if (rc == -ENOMEM)
             snprintf(why, whylen, "out of memory");
-        deps_strv_free(&now);
+        strv_free(&now);
         close(fd);
         return rc;
     }
     /* The kernel's environment is the larger one from now on: its next
      * cells compare with it, and a restart starts with all of it. */
-    deps_strv_free(&k->reqs);
+    strv_free(&k->reqs);
     k->reqs = now;
     if (k->view_fd >= 0)
         close(k->view_fd);
@@ -182,7 +182,7 @@ int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *req
     k->proc.pid = k->proc.pidfd = k->proc.status_fd = k->proc.uid_lock = -1;
     int rc = hold_env(k, env_dir);
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = deps_strv_push(&k->reqs, reqs[i], strlen(reqs[i]));
+        rc = strv_push(&k->reqs, reqs[i], strlen(reqs[i]));
     if (rc < 0) {
         snprintf(err, errlen, "holding the kernel's environment: %s", strerror(-rc));
         return rc;
@@ -358,7 +358,7 @@ env:
     free(k->env_dir);
     free(k->view_dir);
     k->env_dir = k->view_dir = NULL;
-    deps_strv_free(&k->reqs);
+    strv_free(&k->reqs);
 }
 
 /* A warm kernel is a fork of a zygote, whose pool ends with the server

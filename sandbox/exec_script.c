@@ -88,12 +88,12 @@ static bool wants_display(const struct exec_spec *spec)
 {
     if (deps_scan_ends_in_expression(spec->code, spec->code_len))
         return true;
-    struct deps_strv imports = {0};
+    struct strv imports = {0};
     bool draws = false;
     if (deps_scan_imports(spec->code, spec->code_len, &imports) == 0)
-        draws = deps_strv_has(&imports, "matplotlib") || deps_strv_has(&imports, "pylab") ||
-                deps_strv_has(&imports, "seaborn");
-    deps_strv_free(&imports);
+        draws = strv_has(&imports, "matplotlib") || strv_has(&imports, "pylab") ||
+                strv_has(&imports, "seaborn");
+    strv_free(&imports);
     return draws;
 }
 
@@ -343,7 +343,7 @@ static int start_warm(struct run *run, const struct jail_opts *o, struct jail_pr
 {
     const struct exec_spec *spec = run->spec;
     char sock[PATH_MAX], err[256] = "";
-    struct deps_strv imports = {0};
+    struct strv imports = {0};
     int rc = warm_sock_path(spec->cfg->state_dir, sock, sizeof sock);
     /* The whole module paths (matplotlib.pyplot, not only matplotlib): the
      * imports only teach the pool, so a run goes on with what was found. */
@@ -353,7 +353,7 @@ static int start_warm(struct run *run, const struct jail_opts *o, struct jail_pr
     if (rc == 0)
         rc = jail_start_warm(o, sock, (const char *const *)imports.v, imports.n, spec->cfg->warm.wait_ms, proc, err,
                              sizeof err);
-    deps_strv_free(&imports);
+    strv_free(&imports);
     if (rc == 0) {
         run->r->warm = true;
         return 0;
