@@ -248,58 +248,8 @@ oom:
     return -ENOMEM;
 }
 
-int exec_cancel(const char *state_dir, const char *run_id)
-{
-    if (!ws_id_valid(run_id))
-        return -ENOENT;
-    cleanup_free char *dir = ws_run_path(state_dir, run_id);
-    if (!dir)
-        return -ENOMEM;
-    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return errno == ENOTDIR || errno == ELOOP ? -ENOENT : -errno;
-    if (faccessat(dfd, "result.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-        return -EALREADY;
-    int fd = openat(dfd, "cancel", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
-    close(fd);
-    return 0;
-}
-
-bool exec__cancel_requested(struct run *run)
-{
-    if (run->sink && run->sink->cancelled && run->sink->cancelled(run->sink->ctx))
-        return true;
-    /* Another process (any worker) cancels by creating RUN/cancel. */
-    return faccessat(run->run_fd, "cancel", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-void exec__cancelled(struct run *run, const char *when)
-{
-    const char *why = run->sink && run->sink->cancel_reason ? run->sink->cancel_reason(run->sink->ctx) : NULL;
-    run->r->status = EXEC_STATUS_CANCELLED;
-    exec__system_line(run, "[runmyscript] the run was cancelled%s%s%s%s", when ? " " : "", when ? when : "",
-                      why ? ": " : "", why ? why : "");
-    if (why) {
-        free(run->r->error);
-        run->r->error = strdup(why);
-    }
-}
-
 /* Why a run was stopped by us. */
 enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL, STOP_MEMORY, STOP_WORKSPACE };
-
-/* Set once a start found that this host cannot make the namespaces, so
- * that later runs of this process go straight to the fallback. */
-bool exec__namespaces_unavailable;
-
-/* The fallback is taken only when the config allows it: isolation = auto
- * and require_isolation = off. */
-bool exec__may_fall_back(const struct exec_config *cfg)
-{
-    return cfg->isolation == EXEC_ISOLATION_AUTO && !cfg->require_isolation;
-}
 
 /* True when dir holds a module of the script's own (NAME.py but the
  * script, NAME.so, a package, a .pth): a zygote may have imported a module
