@@ -31,7 +31,7 @@ struct run {
     bool installer_ran;
     int session_lock; /* the session workspace, flock'd for the run */
     struct admit_ticket ticket; /* the run slot (or queue place) it holds */
-    bool kernel;      /* a kernel's start (exec_kernel.c): its stdin is the channel given, not /job/input */
+    bool kernel;      /* a kernel's start (sandbox/kernel/): its stdin is the channel given, not /job/input */
     const char *site; /* a kernel's extra directory (STATE/kernels/KEY/site): read-only at /job/site (the
                        * fallback: at its path), where packages added to the live kernel go; or NULL */
     bool display;     /* its last expression is shown: the script runs through runner.py */

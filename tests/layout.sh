@@ -2,15 +2,20 @@
 # layout.sh: the shape of the tree, checked (TAP). The tree is a folder per
 # subsystem (doc/architecture.md, Layout):
 #   common/                        what every part uses
-#   sandbox/ and sandbox/*/        the executor: its face (executor.h) and
-#                                  orchestration, then jail/, deps/, fetch/,
-#                                  artifacts/
+#   sandbox/ and sandbox/*/        the executor: its face (executor.h);
+#                                  kernel/, a workspace's live kernel and its
+#                                  cells, over the orchestration of a run
+#                                  (exec*.c, a call's context in exec_ctx.c);
+#                                  then jail/, deps/, fetch/, artifacts/
 #   cfg/, fcgi/, fcgi/*/, cli/     the front doors and their configuration
 # Checked:
 #  - a front door (cfg/, fcgi/, cli/) includes from sandbox/ only
 #    sandbox/executor.h, the executor's one public header, and sandbox/
 #    includes nothing of the front doors;
 #  - a NAME_internal.h is included only by files of its own folder;
+#  - the rest of sandbox/ neither includes a header of sandbox/kernel/ nor
+#    calls a function of it: the kernel's code is above the steps it runs
+#    (the front doors reach it through executor.h's exec_cell, exec_kernel_*);
 #  - no header of the tree has the name of a system header (<NAME.h>);
 #  - no modules include each other in a circle (a module: a folder's files
 #    of one prefix, NAME.c with NAME.h and the NAME_*.c beside them that
@@ -77,6 +82,14 @@ bad=$(for f in $(sources $SRC_DIRS) tests/*/*.[ch]; do
 done)
 ok "$([ -z "$bad" ] && echo 0 || echo 1)" "a NAME_internal.h is included only from its own folder"
 [ -n "$bad" ] && diag "$bad"
+bad=$(for f in $(sources $SANDBOX_DIRS); do
+    case $f in sandbox/kernel/*) continue ;; esac
+    for inc in $(includes "$f"); do
+        [ "$(where "$inc")" = sandbox/kernel ] && echo "$f: $inc"
+    done
+done)
+ok "$([ -z "$bad" ] && echo 0 || echo 1)" "sandbox/ outside kernel/ includes nothing of sandbox/kernel/"
+[ -n "$bad" ] && diag "$bad"
 
 # A header of the tree named as one the sources take from the system
 # (#include <NAME.h>) stands for it in every file compiled with its folder's
@@ -141,6 +154,7 @@ ok "$([ -z "$cycle" ] && echo 0 || echo 1)" "no modules include each other in a 
 objects=$(for d in $SRC_DIRS; do ls "$top_builddir/$d"/lib*_a-*.o 2>/dev/null; done)
 if [ -z "$objects" ]; then
     skip "no file calls another in a circle: no objects in $top_builddir (build first)"
+    skip "no file of sandbox/ outside kernel/ calls into sandbox/kernel/: no objects in $top_builddir (build first)"
 else
     calls=$(for o in $objects; do
         rel=${o#"$top_builddir"/}
@@ -151,6 +165,9 @@ else
     cycle=$(circle <<<"$calls")
     ok "$([ -z "$cycle" ] && echo 0 || echo 1)" "no files call each other in a circle"
     [ -n "$cycle" ] && diag "cycle: $cycle"
+    up=$(awk '$1 ~ /^sandbox\// && $1 !~ /^sandbox\/kernel\// && $2 ~ /^sandbox\/kernel\//' <<<"$calls")
+    ok "$([ -z "$up" ] && echo 0 || echo 1)" "no file of sandbox/ outside kernel/ calls into sandbox/kernel/"
+    [ -n "$up" ] && diag "calls up: $up"
 fi
 
 # ------------------------------------------------ 4. files and functions
