@@ -136,8 +136,8 @@ static const struct {
     uint64_t min, max;
 } ranges[] = {
     {"workers", 0, CFG_WORKERS_MAX},
-    {"max_concurrent_runs", 0, ADMIT_MAX_SLOTS},
-    {"max_queued_runs", 0, ADMIT_MAX_SLOTS},
+    {"max_concurrent_runs", 0, EXEC_MAX_SLOTS},
+    {"max_queued_runs", 0, EXEC_MAX_SLOTS},
     {"request_bytes", 4096, 16ull << 30},
     {"max_sessions", 1, 1000000},
     {"max_tasks", 1, 1000000},
@@ -594,7 +594,7 @@ static void apply_exec(struct cfg *c)
     c->exec.disk_reserve_bytes = c->disk_reserve.bytes;
     c->exec.disk_reserve_pct = c->disk_reserve.pct;
     c->exec.admit.max_running = (uint32_t)c->max_concurrent_runs;
-    c->exec.admit.max_queued = c->max_queued_runs == CFG_AUTO ? cfg__queue_auto(admit_max_running(&c->exec.admit))
+    c->exec.admit.max_queued = c->max_queued_runs == CFG_AUTO ? cfg__queue_auto(exec_admit_max_running(&c->exec.admit))
                                                               : (uint32_t)c->max_queued_runs;
     c->exec.admit.queue_wait_ms = c->queue_wait_ms;
     c->exec.retry_after_ms = c->retry_after_ms;
@@ -602,11 +602,11 @@ static void apply_exec(struct cfg *c)
     c->fetch.workspace_bytes = c->exec.limits.workspace_bytes;
     c->fetch.workspace_files = c->exec.limits.workspace_files;
     c->exec.auto_deps = c->auto_deps;
-    struct deps_config *d = &c->exec.deps;
+    struct exec_deps_config *d = &c->exec.deps;
     d->data_dir = c->data_dir;
-    d->installer = !strcmp(c->installer, "uv") ? DEPS_INSTALLER_UV
-                   : !strcmp(c->installer, "pip") ? DEPS_INSTALLER_PIP
-                                                  : DEPS_INSTALLER_AUTO;
+    d->installer = !strcmp(c->installer, "uv") ? EXEC_INSTALLER_UV
+                   : !strcmp(c->installer, "pip") ? EXEC_INSTALLER_PIP
+                                                  : EXEC_INSTALLER_AUTO;
     d->index_url = !strcmp(c->index_url, "default") ? NULL : c->index_url;
     d->extra_index_url = *c->extra_index_url ? c->extra_index_url : NULL;
     d->find_links = *c->find_links ? c->find_links : NULL;

@@ -35,7 +35,7 @@ uint32_t cfg__queue_auto(uint32_t running)
     uint64_t by_workers = CFG_WORKERS_MAX > running + CFG_SPARE_WORKERS ? CFG_WORKERS_MAX - running - CFG_SPARE_WORKERS : 1;
     if (q > by_workers)
         q = by_workers;
-    return (uint32_t)(q > ADMIT_MAX_SLOTS ? ADMIT_MAX_SLOTS : q);
+    return (uint32_t)(q > EXEC_MAX_SLOTS ? EXEC_MAX_SLOTS : q);
 }
 
 unsigned cfg_workers(const struct cfg *c)
@@ -48,7 +48,7 @@ unsigned cfg_workers(const struct cfg *c)
     if (n > CFG_WORKERS_CPUS_MAX)
         n = CFG_WORKERS_CPUS_MAX;
     unsigned w = CFG_WORKERS_FIXED + CFG_WORKERS_PER_CPU * (unsigned)n;
-    uint64_t need = (uint64_t)admit_max_running(&c->exec.admit) + c->exec.admit.max_queued + CFG_SPARE_WORKERS;
+    uint64_t need = (uint64_t)exec_admit_max_running(&c->exec.admit) + c->exec.admit.max_queued + CFG_SPARE_WORKERS;
     return need > w ? (unsigned)(need > CFG_WORKERS_MAX ? CFG_WORKERS_MAX : need) : w;
 }
 

@@ -102,8 +102,8 @@ struct cli__term {
     bool esc;     /* the log on stdout is escaped */
     bool err_esc; /* what stderr shows of the script's is escaped */
     bool at_line_start;
-    enum exec_stream last;
-    struct cli__esc esc_state[EXEC_STREAM_SYSTEM + 1]; /* one per stream */
+    enum result_stream last;
+    struct cli__esc esc_state[RESULT_STREAM_SYSTEM + 1]; /* one per stream */
     int64_t started_ms; /* util_now_ms() at cli__term_start: a run that never started says how long it took */
 };
 
@@ -123,15 +123,15 @@ void cli__term_end(struct cli__term *t, bool json);
 /* Prints the result as one line of JSON on stdout; when t->esc (a
  * terminal), with DEL and the C1 controls as \u escapes and bytes that are
  * not UTF-8 as U+FFFD, which JSON would pass raw. 0, or -ENOMEM. */
-int cli__print_result_json(const struct exec_result *r, const struct cli__term *t) must_check;
+int cli__print_result_json(const struct result *r, const struct cli__term *t) must_check;
 
 /* The summary under the log on stderr: status, environment, artifacts
  * (dest: where they were copied, NULL when they were not); bold on a
  * terminal, the artifacts' names and summaries escaped when t->err_esc. */
-void cli__print_summary(const struct exec_result *r, const char *dest, const struct cli__term *t);
+void cli__print_summary(const struct result *r, const char *dest, const struct cli__term *t);
 
 /* The exit status a finished run gives (cli.h has the table). */
-int cli__exit_status(const struct exec_result *r);
+int cli__exit_status(const struct result *r);
 
 /* ---------------------------------------------------- `run`: --out */
 
@@ -146,6 +146,6 @@ bool cli__dir_writable(const char *dir, char *err, size_t errlen);
 
 /* Copies the artifacts and the zip into out/RUNID/ and sets *dest to that
  * directory (caller frees). 0 or -errno with the failing path in err. */
-int cli__copy_out(const struct exec_result *r, const char *out, char **dest, char *err, size_t errlen) must_check;
+int cli__copy_out(const struct result *r, const char *out, char **dest, char *err, size_t errlen) must_check;
 
 #endif

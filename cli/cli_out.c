@@ -99,7 +99,7 @@ static int copy_artifact(int ofd, const char *output_dir, int dfd, const char *d
     return rc;
 }
 
-int cli__copy_out(const struct exec_result *r, const char *out, char **dest, char *err, size_t errlen)
+int cli__copy_out(const struct result *r, const char *out, char **dest, char *err, size_t errlen)
 {
     cleanup_free char *dir = NULL;
     if (asprintf(&dir, "%s/%s", out, r->run_id) < 0)

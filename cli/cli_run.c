@@ -428,7 +428,7 @@ static int run_build_spec(const struct run_args *a, const struct cfg *cfg, const
 /* Runs spec with the terminal's sink, then shows the result (the summary,
  * or the JSON) and copies the artifacts to --out. The exit status. */
 static int run_and_report(const struct run_args *a, const struct exec_spec *spec, struct cli__term *t,
-                          struct exec_result *r)
+                          struct result *r)
 {
     char err[CLI__ERR_MAX];
     cleanup_free char *dest = NULL;
@@ -475,8 +475,8 @@ int cli_run(int argc, char **argv, const char *self)
         return status;
     }
     struct run_inputs in = {0};
-    struct exec_result r;
-    exec_result_init(&r);
+    struct result r;
+    result_init(&r);
     status = run_read_requirements(&a, &in);
     if (status == CLI__GO_ON)
         status = run_read_script_and_input(&a, &cfg, &in);
@@ -495,7 +495,7 @@ int cli_run(int argc, char **argv, const char *self)
     if (fflush(stdout) != 0 && status == 0)
         status = CLI_EXIT_SERVICE;
     run_inputs_free(&in, a.n_req_args);
-    exec_result_free(&r);
+    result_free(&r);
     cfg_free(&cfg);
     run_args_free(&a);
     return status;

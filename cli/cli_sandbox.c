@@ -13,7 +13,7 @@
 
 /* How `memory` holds a run as a whole in the jail (jail true) or in the
  * fallback, which never has a cgroup. */
-static void memory_text(const struct jail_caps *c, bool jail, char *buf, size_t n)
+static void memory_text(const struct probe_caps *c, bool jail, char *buf, size_t n)
 {
     if (jail && c->cgroup_v2)
         snprintf(buf, n, "cgroup v2 (whole run)");
@@ -32,8 +32,8 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
         cfg_free(&cfg);
         return st;
     }
-    struct jail_caps caps;
-    jail_probe(&caps);
+    struct probe_caps caps;
+    probe_host(&caps);
     const char *yes = "yes", *no = "no";
     printf("running as:            %s\n", caps.root ? "root (each run gets a uid of its own)" : "an unprivileged user");
     printf("user namespaces:       %s%s%s\n", caps.userns ? yes : no, caps.userns ? "" : " - ", caps.userns_error);
@@ -63,7 +63,7 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
                                 : "RLIMIT_NPROC, not for root",
            ns ? "tmpfs size" : "not limited: TMPDIR is in the run directory");
     if (cfg.exec.deps.package_store) {
-        int links = exec_store_links(&cfg.exec);
+        int links = probe_store_links(&cfg.exec);
         printf("package store:         %s\n", links > 0 ? "hard links (STATE/store and STATE/envs share a file system)"
                                                : links == 0 ? "copies (STATE/store and STATE/envs are on different file "
                                                               "systems: each environment copies its files)"
@@ -73,7 +73,7 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
         printf("package store:         off (package_store = off)\n");
     }
     int status = 0;
-    const char *fb = jail_fallback_isolation(&caps, cfg.exec.landlock);
+    const char *fb = probe_fallback_isolation(&caps, cfg.exec.landlock);
     bool fallback = cfg.exec.isolation == EXEC_ISOLATION_RLIMITS ||
                     (!cfg.exec.require_isolation && cfg.exec.isolation == EXEC_ISOLATION_AUTO);
     if (ns) {

@@ -42,7 +42,7 @@ void cli__term_start(struct cli__term *t, enum cli__escape mode)
                             .esc = cli__escape_on(mode, 1),
                             .err_esc = cli__escape_on(mode, 2),
                             .at_line_start = true,
-                            .last = EXEC_STREAM_STDOUT,
+                            .last = RESULT_STREAM_STDOUT,
                             .started_ms = util_now_ms()};
 }
 
@@ -57,19 +57,19 @@ static void put(const char *s, size_t n)
  * lines are marked. Each piece of a line is coloured and reset on its own,
  * so no colour runs over into the next line. */
 static const char *const stream_sgr[] = {
-    [EXEC_STREAM_STDOUT] = "",
-    [EXEC_STREAM_STDERR] = CLI__SGR_RED,
-    [EXEC_STREAM_SYSTEM] = CLI__SGR_YELLOW,
+    [RESULT_STREAM_STDOUT] = "",
+    [RESULT_STREAM_STDERR] = CLI__SGR_RED,
+    [RESULT_STREAM_SYSTEM] = CLI__SGR_YELLOW,
 };
 static const char *const stream_mark[] = {
-    [EXEC_STREAM_STDOUT] = "",
-    [EXEC_STREAM_STDERR] = "[stderr] ",
-    [EXEC_STREAM_SYSTEM] = "",
+    [RESULT_STREAM_STDOUT] = "",
+    [RESULT_STREAM_STDERR] = "[stderr] ",
+    [RESULT_STREAM_SYSTEM] = "",
 };
 
 /* Before text of stream s: a newline when another stream's line is open,
  * and on a pipe the mark of s at the start of a line. */
-static void term_begin(struct cli__term *t, enum exec_stream s)
+static void term_begin(struct cli__term *t, enum result_stream s)
 {
     if (!t->at_line_start && s != t->last) {
         put("\n", 1);
@@ -84,7 +84,7 @@ static void term_begin(struct cli__term *t, enum exec_stream s)
 /* A piece of one line of s (no newline in it), escaped when t->esc, in the
  * colour of s on a terminal. line_end: a newline follows, so a sequence the
  * escaper holds cannot be finished and is shown escaped now. */
-static void term_piece(struct cli__term *t, enum exec_stream s, const char *p, size_t n, bool line_end)
+static void term_piece(struct cli__term *t, enum result_stream s, const char *p, size_t n, bool line_end)
 {
     struct dbuf b;
     dbuf_init(&b, CLI_ESC_PIECE_MAX(n));
@@ -112,7 +112,7 @@ static void term_piece(struct cli__term *t, enum exec_stream s, const char *p, s
     dbuf_free(&b);
 }
 
-static void term_output(void *ctx, enum exec_stream stream, const char *data, size_t len)
+static void term_output(void *ctx, enum result_stream stream, const char *data, size_t len)
 {
     struct cli__term *t = ctx;
     const char *p = data, *end = data + len;
@@ -172,8 +172,8 @@ void cli__term_end(struct cli__term *t, bool json)
     /* A sequence the script left unfinished is shown escaped. */
     for (size_t s = 0; !json && s < ARRAY_SIZE(t->esc_state); s++) {
         if (t->esc_state[s].have) {
-            term_begin(t, (enum exec_stream)s);
-            term_piece(t, (enum exec_stream)s, "", 0, true);
+            term_begin(t, (enum result_stream)s);
+            term_piece(t, (enum result_stream)s, "", 0, true);
         }
     }
     if (!json && !t->at_line_start)
@@ -210,7 +210,7 @@ static char *json_for_terminal(const char *json)
     return dbuf_steal(&b, NULL);
 }
 
-int cli__print_result_json(const struct exec_result *r, const struct cli__term *t)
+int cli__print_result_json(const struct result *r, const struct cli__term *t)
 {
     cleanup_free char *s = result_to_string(r, false, NULL);
     if (!s)
@@ -222,21 +222,21 @@ int cli__print_result_json(const struct exec_result *r, const struct cli__term *
     return 0;
 }
 
-int cli__exit_status(const struct exec_result *r)
+int cli__exit_status(const struct result *r)
 {
     switch (r->status) {
-    case EXEC_STATUS_OK:
-    case EXEC_STATUS_ERROR:
+    case RESULT_STATUS_OK:
+    case RESULT_STATUS_ERROR:
         if (r->signal)
             return CLI_EXIT_SIGNAL_BASE + r->signal;
         return r->exit_code >= 0 ? r->exit_code : CLI_EXIT_SERVICE;
-    case EXEC_STATUS_TIMEOUT: return CLI_EXIT_TIMEOUT;
-    case EXEC_STATUS_MEMORY: return CLI_EXIT_MEMORY;
-    case EXEC_STATUS_OUTPUT_LIMIT: return CLI_EXIT_OUTPUT_LIMIT;
-    case EXEC_STATUS_WORKSPACE_LIMIT: return CLI_EXIT_WORKSPACE_LIMIT;
-    case EXEC_STATUS_INSTALL_FAILED: return CLI_EXIT_INSTALL_FAILED;
-    case EXEC_STATUS_CANCELLED: return CLI_EXIT_CANCELLED;
-    case EXEC_STATUS_SANDBOX_ERROR: return CLI_EXIT_SERVICE;
+    case RESULT_STATUS_TIMEOUT: return CLI_EXIT_TIMEOUT;
+    case RESULT_STATUS_MEMORY: return CLI_EXIT_MEMORY;
+    case RESULT_STATUS_OUTPUT_LIMIT: return CLI_EXIT_OUTPUT_LIMIT;
+    case RESULT_STATUS_WORKSPACE_LIMIT: return CLI_EXIT_WORKSPACE_LIMIT;
+    case RESULT_STATUS_INSTALL_FAILED: return CLI_EXIT_INSTALL_FAILED;
+    case RESULT_STATUS_CANCELLED: return CLI_EXIT_CANCELLED;
+    case RESULT_STATUS_SANDBOX_ERROR: return CLI_EXIT_SERVICE;
     }
     return CLI_EXIT_SERVICE;
 }
@@ -251,14 +251,14 @@ static char *shown(const struct cli__term *t, const char *s, bool sanitize)
     return sanitize ? util_utf8_sanitize(s, strlen(s), NULL) : strdup(s);
 }
 
-void cli__print_summary(const struct exec_result *r, const char *dest, const struct cli__term *t)
+void cli__print_summary(const struct result *r, const char *dest, const struct cli__term *t)
 {
     FILE *f = stderr;
     /* Every line of the summary is bold on a terminal, which a script's
      * forged "--- ok" or artifact list cannot be. */
     const char *on = t->err_tty ? CLI__SGR_BOLD : "", *off = t->err_tty ? CLI__SGR_RESET : "";
     char hs[32];
-    fprintf(f, "%s--- %s", on, exec_status_name(r->status));
+    fprintf(f, "%s--- %s", on, result_status_name(r->status));
     if (r->limit)
         fprintf(f, " (%s)", r->limit);
     if (r->signal)
@@ -275,7 +275,7 @@ void cli__print_summary(const struct exec_result *r, const char *dest, const str
         fprintf(f, "%serror: %s%s\n", on, error ? error : "?", off);
     }
     if (r->n_requirements) {
-        fprintf(f, "%senvironment (%s):", on, exec_env_cache_name(r->env_cache));
+        fprintf(f, "%senvironment (%s):", on, result_env_cache_name(r->env_cache));
         for (size_t i = 0; i < r->n_requirements; i++) {
             cleanup_free char *req = shown(t, r->requirements[i], false);
             fprintf(f, " %s", req ? req : "?");
@@ -288,7 +288,7 @@ void cli__print_summary(const struct exec_result *r, const char *dest, const str
     }
     fprintf(f, "%sartifacts (%zu) in %s/:%s\n", on, r->n_artifacts, dest ? dest : r->output_dir, off);
     for (size_t i = 0; i < r->n_artifacts; i++) {
-        const struct exec_artifact *a = &r->artifacts[i];
+        const struct result_artifact *a = &r->artifacts[i];
         util_human_size(a->size, hs, sizeof hs);
         cleanup_free char *path = shown(t, a->path, true);
         cleanup_free char *summary = a->summary ? shown(t, a->summary, false) : NULL;

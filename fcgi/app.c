@@ -220,7 +220,7 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
     ssize_t hn = pread(fd, head, sizeof head, 0);
     const char *base = strrchr(rel, '/');
     base = base ? base + 1 : rel;
-    const char *mime = art_mime(head, hn > 0 ? (size_t)hn : 0, base);
+    const char *mime = ws_mime(head, hn > 0 ? (size_t)hn : 0, base);
     cleanup_free char *enc_base = result_url_path(base);
     if (!enc_base) {
         http_send_error(resp, 500, "out of memory");
@@ -288,12 +288,12 @@ static json_object *python_info(const struct app *app)
 }
 
 /* The jail's probe (a forked child tries the namespaces), once per process. */
-static const struct jail_caps *host_caps(void)
+static const struct probe_caps *host_caps(void)
 {
-    static struct jail_caps caps;
+    static struct probe_caps caps;
     static bool probed;
     if (!probed) {
-        jail_probe(&caps);
+        probe_host(&caps);
         probed = true;
     }
     return &caps;
@@ -302,12 +302,12 @@ static const struct jail_caps *host_caps(void)
 /* What runs get here: the probe and the configuration's choice. */
 static const char *isolation_level(const struct cfg *cfg)
 {
-    const struct jail_caps *caps = host_caps();
+    const struct probe_caps *caps = host_caps();
     if (caps->userns && caps->seccomp && cfg->exec.isolation != EXEC_ISOLATION_RLIMITS)
         return "namespaces+seccomp";
     if (cfg->exec.isolation == EXEC_ISOLATION_RLIMITS ||
         (!cfg->exec.require_isolation && cfg->exec.isolation == EXEC_ISOLATION_AUTO)) {
-        const char *fb = jail_fallback_isolation(caps, cfg->exec.landlock);
+        const char *fb = probe_fallback_isolation(caps, cfg->exec.landlock);
         return fb ? fb : "none: runs are refused (landlock = on and this kernel has no Landlock)";
     }
     return "none: runs are refused (require_isolation = on and no namespaces here)";
@@ -420,13 +420,13 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     }
     json_object_object_add(o, "workers", w);
     /* Admission across every process of this state_dir (a snapshot). */
-    const struct admit_config *ac = &app->cfg->exec.admit;
+    const struct exec_admit_config *ac = &app->cfg->exec.admit;
     uint32_t running = 0, queued = 0;
     json_object *runs = json_object_new_object();
-    discard(admit_count(app->cfg->state_dir, ac, &running, &queued)); /* zeros when the slots cannot be read */
+    discard(probe_slots(app->cfg->state_dir, ac, &running, &queued)); /* zeros when the slots cannot be read */
     json_object_object_add(runs, "running", json_object_new_int64(running));
     json_object_object_add(runs, "queued", json_object_new_int64(queued));
-    json_object_object_add(runs, "max_running", json_object_new_int64(admit_max_running(ac)));
+    json_object_object_add(runs, "max_running", json_object_new_int64(exec_admit_max_running(ac)));
     json_object_object_add(runs, "max_queued", json_object_new_int64(ac->max_queued));
     json_object_object_add(o, "runs", runs);
     /* The warm pool of a server serving this state_dir (zeros: none). */

@@ -11,9 +11,9 @@
 const struct app_exec app_exec_default = {
     .run = exec_run,
     .cancel = exec_cancel,
-    .base_env = exec_base_env,
+    .base_env = probe_base_env,
     .detach = exec_detach,
-    .cell = exec_cell,
+    .cell = exec_kernel_cell,
     .kernel_reset = exec_kernel_reset,
     .kernel_end = exec_kernel_end,
     .kernel_stats = exec_kernel_stats,

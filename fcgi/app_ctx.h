@@ -15,19 +15,19 @@
 #include "stream.h"
 
 /* The executor's entry points the HTTP side calls, with the contracts of
- * executor.h (exec_run, exec_cancel, exec_base_env). A call's checks are
+ * executor.h (exec_run, exec_cancel, probe_base_env). A call's checks are
  * exec_run's own: a refused call comes back from run before any sink
  * callback. */
 struct app_exec {
-    int (*run)(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r);
+    int (*run)(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r);
     int (*cancel)(const char *state_dir, const char *run_id);
     int (*base_env)(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen);
     /* An MCP task's process (exec_detach); NULL: tasks cannot start. */
     int (*detach)(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_stderr, int *read_fd);
-    /* Kernels (exec_cell, exec_kernel_reset, exec_kernel_end,
+    /* Kernels (exec_kernel_cell, exec_kernel_reset, exec_kernel_end,
      * exec_kernel_stats): a cell in a workspace's kernel, its names
      * dropped, the kernel ended with its workspace, the counters. */
-    int (*cell)(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r);
+    int (*cell)(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r);
     int (*kernel_reset)(const struct exec_config *cfg, const char *workspace);
     int (*kernel_end)(const struct exec_config *cfg, const char *workspace);
     int (*kernel_stats)(const struct exec_config *cfg, struct exec_kernel_stats *s);

@@ -506,7 +506,7 @@ static int serve_start(struct supervisor *s, const char *listen_spec)
     if (!s->w)
         return CLI_EXIT_SERVICE;
     s->want = cfg_workers(&s->cfg);
-    uint64_t need = (uint64_t)admit_max_running(&s->cfg.exec.admit) + s->cfg.exec.admit.max_queued + 1;
+    uint64_t need = (uint64_t)exec_admit_max_running(&s->cfg.exec.admit) + s->cfg.exec.admit.max_queued + 1;
     if (s->want < need)
         log_msg(LOG_LVL_WARN,
                 "workers = %u is below max_concurrent_runs + max_queued_runs + 1 = %llu: calls past %u wait in the "

@@ -141,7 +141,7 @@ struct web_run {
     const struct app *app;
     const struct web_door *door;
     struct http_resp *resp;
-    struct exec_result *r;
+    struct result *r;
     const char *workspace_id; /* the notebook's, told the page; NULL: none */
     const struct exec_limits *limits; /* the run's: the run event says them */
     bool sse;
@@ -215,7 +215,7 @@ static void flush_carry(struct web_run *w)
 {
     for (size_t s = 0; s < 3; s++) {
         if (w->ncarry[s])
-            log_event(w, exec_stream_name((enum exec_stream)s), w->carry[s], w->ncarry[s]);
+            log_event(w, result_stream_name((enum result_stream)s), w->carry[s], w->ncarry[s]);
         w->ncarry[s] = 0;
     }
 }
@@ -249,7 +249,7 @@ static void on_phase(void *ctx, enum exec_phase p, const char *detail)
     send_event(w, "phase", o);
 }
 
-static void on_output(void *ctx, enum exec_stream s, const char *data, size_t len)
+static void on_output(void *ctx, enum result_stream s, const char *data, size_t len)
 {
     struct web_run *w = ctx;
     if (!w->sse || (size_t)s >= 3 || len == 0)
@@ -267,7 +267,7 @@ static void on_output(void *ctx, enum exec_stream s, const char *data, size_t le
         size_t tail = len ? 0 : utf8_tail((const unsigned char *)joined, total);
         memcpy(w->carry[s], joined + total - tail, tail);
         w->ncarry[s] = tail;
-        log_event(w, exec_stream_name(s), joined, total - tail);
+        log_event(w, result_stream_name(s), joined, total - tail);
     }
 }
 
@@ -609,7 +609,7 @@ static int make_spec(const struct app *app, struct web_fields *f, struct web_spe
 }
 
 /* Turned away by admission control: nothing ran, nothing is kept. */
-static void answer_busy(struct web_run *w, enum web_mode mode, const struct exec_result *r)
+static void answer_busy(struct web_run *w, enum web_mode mode, const struct result *r)
 {
     long long ra = (long long)((w->app->cfg->retry_after_ms + 999) / 1000);
     const char *busy = r->error ? r->error : "the server is busy";
@@ -628,13 +628,13 @@ static void answer_busy(struct web_run *w, enum web_mode mode, const struct exec
 
 /* The run's answer: the result event, the result page, or the JSON. rc:
  * exec_run's. */
-static void answer_result(struct web_run *w, enum web_mode mode, const struct exec_result *r, int rc)
+static void answer_result(struct web_run *w, enum web_mode mode, const struct result *r, int rc)
 {
     struct http_resp *resp = w->resp;
     if (rc < 0)
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r->run_id, r->error ? r->error : strerror(-rc));
     else
-        log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r->run_id, exec_status_name(r->status), (long long)r->duration_ms);
+        log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r->run_id, result_status_name(r->status), (long long)r->duration_ms);
     /* No path of the server; the URLs stay relative to the site (the page
      * links them relative to itself, which holds under any base path). */
     json_object *res = result_client_json(r, NULL, w->app->cfg->state_dir);
@@ -685,8 +685,8 @@ static int on_accepted(void *ctx)
 static bool run_and_answer(const struct app *app, const struct web_door *door, struct http_resp *resp,
                            enum web_mode mode, const struct exec_spec *spec, const struct web_ws *ws)
 {
-    struct exec_result r;
-    exec_result_init(&r);
+    struct result r;
+    result_init(&r);
     struct web_run w = {
         .app = app, .door = door, .resp = resp, .r = &r, .limits = &spec->limits, .sse = mode == WEB_SSE,
         .workspace_id = ws->id[0] ? ws->id : NULL,
@@ -712,7 +712,7 @@ static bool run_and_answer(const struct app *app, const struct web_door *door, s
         answer_busy(&w, mode, &r);
     else
         answer_result(&w, mode, &r, rc);
-    exec_result_free(&r);
+    result_free(&r);
     return refused;
 }
 

@@ -55,6 +55,6 @@ void web__html_escape(struct dbuf *b, const char *s, size_t n);
 void web__html_head(struct dbuf *b, const char *title);
 void web__html_foot(struct dbuf *b);
 void web__send_html(struct http_resp *resp, int status, struct dbuf *b);
-void web__result_page(struct http_resp *resp, int status, const struct exec_result *r, json_object *res);
+void web__result_page(struct http_resp *resp, int status, const struct result *r, json_object *res);
 
 #endif

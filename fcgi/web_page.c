@@ -50,7 +50,7 @@ void web__send_html(struct http_resp *resp, int status, struct dbuf *b)
 /* The HTML result page: status line, the log (stderr set apart), the
  * files with links, the zip. Built from the result JSON so that every
  * string is the sanitised one the other front doors show. */
-void web__result_page(struct http_resp *resp, int status, const struct exec_result *r, json_object *res)
+void web__result_page(struct http_resp *resp, int status, const struct result *r, json_object *res)
 {
     struct dbuf b;
     dbuf_init(&b, 64u << 20);
@@ -79,12 +79,12 @@ void web__result_page(struct http_resp *resp, int status, const struct exec_resu
     }
     discard(dbuf_printf(&b, "<h2>Log</h2>\n<pre class=\"log\" id=\"log\">"));
     for (size_t i = 0; i < r->log.n_chunks; i++) {
-        const struct exec_chunk *c = &r->log.chunks[i];
+        const struct result_chunk *c = &r->log.chunks[i];
         size_t n;
         cleanup_free char *text = util_utf8_sanitize(r->log.buf.data + c->off, c->len, &n);
         if (!text)
             continue;
-        discard(dbuf_printf(&b, "<span class=\"%s\">", exec_stream_name(c->stream)));
+        discard(dbuf_printf(&b, "<span class=\"%s\">", result_stream_name(c->stream)));
         web__html_escape(&b, text, n);
         discard(dbuf_printf(&b, "</span>"));
     }

@@ -46,12 +46,12 @@
 #define ADMIT_WINDOW_MAX 8 /* at most this many of the first in line race for a freed slot */
 #define ADMIT_ORDER "order"
 
-uint32_t admit_max_running(const struct admit_config *c)
+uint32_t exec_admit_max_running(const struct exec_admit_config *c)
 {
     if (c->max_running)
         return c->max_running;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > ADMIT_MAX_SLOTS ? ADMIT_MAX_SLOTS : (uint32_t)n;
+    return n < 1 ? 1 : n > EXEC_MAX_SLOTS ? EXEC_MAX_SLOTS : (uint32_t)n;
 }
 
 static int admit__dir(const char *state_dir)
@@ -130,11 +130,11 @@ static void order_unmap(struct admit_order **o)
 }
 
 /* The places to look at: up to the highest one ever taken (a queue of 64
- * places scans 64 entries, not ADMIT_MAX_SLOTS). */
+ * places scans 64 entries, not EXEC_MAX_SLOTS). */
 static uint32_t order_hi(const struct admit_order *o)
 {
     uint32_t hi = __atomic_load_n(&o->hi, __ATOMIC_ACQUIRE);
-    return hi > ADMIT_MAX_SLOTS ? ADMIT_MAX_SLOTS : hi;
+    return hi > EXEC_MAX_SLOTS ? EXEC_MAX_SLOTS : hi;
 }
 
 /* The lowest ticket above after among the queue places (0: none), and its
@@ -210,14 +210,14 @@ static bool order_busy(int dfd)
 
 /* ------------------------------------------------------- enter and wait */
 
-int admit_enter(const char *state_dir, const struct admit_config *c, struct admit_ticket *t)
+int admit_enter(const char *state_dir, const struct exec_admit_config *c, struct admit_ticket *t)
 {
     *t = (struct admit_ticket)ADMIT_TICKET_INIT;
     cleanup_fd int dfd = admit__dir(state_dir);
     if (dfd < 0)
         return dfd;
     /* A free slot is ours only when nobody is queued for one. */
-    int fd = c->max_queued && order_busy(dfd) ? -EAGAIN : admit__try(dfd, "run", admit_max_running(c), false, NULL, NULL);
+    int fd = c->max_queued && order_busy(dfd) ? -EAGAIN : admit__try(dfd, "run", exec_admit_max_running(c), false, NULL, NULL);
     if (fd >= 0) {
         t->run_fd = fd;
     } else if (fd != -EAGAIN) {
@@ -231,7 +231,7 @@ int admit_enter(const char *state_dir, const struct admit_config *c, struct admi
             return fd == -EAGAIN ? -EBUSY : fd;
         t->queue_fd = fd;
         t->place = place;
-        uint32_t n = admit_max_running(c);
+        uint32_t n = exec_admit_max_running(c);
         t->window = n > ADMIT_WINDOW_MAX ? ADMIT_WINDOW_MAX : n;
         t->order = order_map(dfd);
         if (t->order) {
@@ -244,7 +244,7 @@ int admit_enter(const char *state_dir, const struct admit_config *c, struct admi
         }
     }
     if (t->run_fd >= 0)
-        t->window = admit_max_running(c) > ADMIT_WINDOW_MAX ? ADMIT_WINDOW_MAX : admit_max_running(c);
+        t->window = exec_admit_max_running(c) > ADMIT_WINDOW_MAX ? ADMIT_WINDOW_MAX : exec_admit_max_running(c);
     t->dir_fd = steal_fd(&dfd);
     return 0;
 }
@@ -337,7 +337,7 @@ static void wake_unwatch(struct wake *w)
     w->fd = -1;
 }
 
-int admit_wait(const char *state_dir, const struct admit_config *c, struct admit_ticket *t,
+int admit_wait(const char *state_dir, const struct exec_admit_config *c, struct admit_ticket *t,
                bool (*cancelled)(void *ctx), void *ctx)
 {
     if (t->run_fd >= 0)
@@ -347,7 +347,7 @@ int admit_wait(const char *state_dir, const struct admit_config *c, struct admit
     /* Watch before trying, so that no release falls between the two. */
     struct wake w = wake_watch(state_dir, t);
     int64_t give_up = util_now_ms() + c->queue_wait_ms, next_probe = util_now_ms() + ADMIT_PROBE_MS;
-    uint32_t n = admit_max_running(c);
+    uint32_t n = exec_admit_max_running(c);
     for (;;) {
         bool near = true;
         int fd = my_turn(t, &next_probe, &near) ? admit__try(t->dir_fd, "run", n, false, NULL, NULL) : -EAGAIN;
@@ -404,13 +404,13 @@ void admit_leave(struct admit_ticket *t)
     *t = (struct admit_ticket)ADMIT_TICKET_INIT;
 }
 
-int admit_count(const char *state_dir, const struct admit_config *c, uint32_t *running, uint32_t *queued)
+int probe_slots(const char *state_dir, const struct exec_admit_config *c, uint32_t *running, uint32_t *queued)
 {
     *running = *queued = 0;
     cleanup_fd int dfd = admit__dir(state_dir);
     if (dfd < 0)
         return dfd;
-    int rc = admit__try(dfd, "run", admit_max_running(c), true, running, NULL);
+    int rc = admit__try(dfd, "run", exec_admit_max_running(c), true, running, NULL);
     if (rc != -EAGAIN && rc < 0)
         return rc;
     rc = admit__try(dfd, "queue", c->max_queued, true, queued, NULL);

@@ -23,7 +23,7 @@ struct admit_order {
     uint64_t next;                     /* the last ticket drawn */
     uint32_t hi;                       /* the highest place ever taken, plus one */
     uint32_t unused;
-    uint64_t ticket[ADMIT_MAX_SLOTS];  /* by queue place */
+    uint64_t ticket[EXEC_MAX_SLOTS];  /* by queue place */
 };
 
 /* What a caller holds: a run slot, or a place in the queue, or nothing. */
@@ -43,7 +43,7 @@ struct admit_ticket {
  * t->run_fd set (run now) or t->queue_fd set (call admit_wait); -EBUSY when
  * the queue is full too (nothing held); another -errno when the slot files
  * cannot be made (nothing held). */
-int admit_enter(const char *state_dir, const struct admit_config *c, struct admit_ticket *t) must_check;
+int admit_enter(const char *state_dir, const struct exec_admit_config *c, struct admit_ticket *t) must_check;
 
 /* Waits in the queue for a run slot, polling cancelled(ctx) (may be NULL).
  * Slots go to the queued calls in the order they arrived: only the first
@@ -51,7 +51,7 @@ int admit_enter(const char *state_dir, const struct admit_config *c, struct admi
  * that died is passed over. 0: t->run_fd is
  * held and the queue place given back. -ECANCELED when cancelled,
  * -ETIMEDOUT after queue_wait_ms; then nothing is held. */
-int admit_wait(const char *state_dir, const struct admit_config *c, struct admit_ticket *t,
+int admit_wait(const char *state_dir, const struct exec_admit_config *c, struct admit_ticket *t,
                bool (*cancelled)(void *ctx), void *ctx) must_check;
 
 /* Gives back what t holds. Safe to call twice. */

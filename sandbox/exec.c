@@ -49,7 +49,7 @@
 int exec__step_workspace(struct run *run)
 {
     const struct exec_spec *spec = run->spec;
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     char *dir = NULL;
     int rc = ws_run_create(spec->cfg->state_dir, spec->cfg->node_id, r->run_id, &dir);
     if (rc < 0) {
@@ -101,7 +101,7 @@ int exec__step_workspace(struct run *run)
 
 /* Files written up to file_size stop there (EFBIG): one that is exactly at
  * the limit is taken as a breach. */
-static bool hit_file_size(const struct exec_result *r, uint64_t file_size)
+static bool hit_file_size(const struct result *r, uint64_t file_size)
 {
     for (size_t i = 0; i < r->n_artifacts; i++)
         if (file_size && r->artifacts[i].size >= file_size)
@@ -111,7 +111,7 @@ static bool hit_file_size(const struct exec_result *r, uint64_t file_size)
 
 static int collect(struct run *run)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     const struct exec_limits *lim = &run->spec->limits;
     struct art_list l;
     char err[256] = "";
@@ -132,15 +132,15 @@ static int collect(struct run *run)
     r->artifacts = l.v;
     r->n_artifacts = l.n;
     r->artifacts_skipped = l.skipped;
-    if (l.limit && r->status != EXEC_STATUS_CANCELLED && r->status != EXEC_STATUS_TIMEOUT) {
-        if (r->status != EXEC_STATUS_OUTPUT_LIMIT)
+    if (l.limit && r->status != RESULT_STATUS_CANCELLED && r->status != RESULT_STATUS_TIMEOUT) {
+        if (r->status != RESULT_STATUS_OUTPUT_LIMIT)
             exec__system_line(run, "[runmyscript] output/ holds more than its limit (%s); files past it are not listed",
                         l.limit);
-        r->status = EXEC_STATUS_OUTPUT_LIMIT;
+        r->status = RESULT_STATUS_OUTPUT_LIMIT;
         r->limit = l.limit;
     }
-    if (r->status == EXEC_STATUS_ERROR && hit_file_size(r, lim->file_size)) {
-        r->status = EXEC_STATUS_OUTPUT_LIMIT;
+    if (r->status == RESULT_STATUS_ERROR && hit_file_size(r, lim->file_size)) {
+        r->status = RESULT_STATUS_OUTPUT_LIMIT;
         r->limit = "file_size";
     }
     if (l.n == 0)
@@ -259,8 +259,8 @@ static bool has_detected(const struct deps_set *set)
  * came is not shown them again). */
 static void install_failed(struct run *run, int outcome, const struct deps_env *env, const char *err)
 {
-    struct exec_result *r = run->r;
-    r->status = EXEC_STATUS_INSTALL_FAILED;
+    struct result *r = run->r;
+    r->status = RESULT_STATUS_INSTALL_FAILED;
     r->limit = outcome == DEPS_ENV_INSTALL_TIMEOUT ? "install_time" : NULL;
     r->failed_requirement = env->failed ? strdup(env->failed) : NULL;
     free(r->error);
@@ -293,7 +293,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
 {
     const struct exec_spec *spec = run->spec;
     const struct exec_config *cfg = spec->cfg;
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     /* The installer's jail: the runs' mode and fallback policy, the default
      * limits (an installer needs more than a user may give a script), the
      * run's tag and the uid range. */
@@ -351,7 +351,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
         deps_env_release(env);
     }
     if (set->n == 0) {
-        r->env_cache = EXEC_ENV_NONE;
+        r->env_cache = RESULT_ENV_NONE;
         *env_dir = base;
         return 0;
     }
@@ -363,7 +363,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
     if (rc != DEPS_ENV_READY)
         goto failed;
 done:
-    r->env_cache = env->built ? EXEC_ENV_BUILT : EXEC_ENV_HIT;
+    r->env_cache = env->built ? RESULT_ENV_BUILT : RESULT_ENV_HIT;
     memcpy(r->env_key, env->key, sizeof r->env_key);
     r->requirements = calloc(env->installed.n + 1, sizeof *r->requirements);
     if (!r->requirements) {
@@ -471,10 +471,10 @@ static void busy_error(struct run *run, const char *err)
 {
     const struct exec_config *cfg = run->spec->cfg;
     uint32_t running = 0, queued = 0;
-    discard(admit_count(cfg->state_dir, &cfg->admit, &running, &queued)); /* for the message only */
+    discard(probe_slots(cfg->state_dir, &cfg->admit, &running, &queued)); /* for the message only */
     exec__set_error(run->r, "the server is busy (%s: %u of %u run slots in use, %u of %u queue places); nothing was "
               "run, try again in %lld s",
-              err, running, admit_max_running(&cfg->admit), queued, cfg->admit.max_queued,
+              err, running, exec_admit_max_running(&cfg->admit), queued, cfg->admit.max_queued,
               (long long)((cfg->retry_after_ms + 999) / 1000));
 }
 
@@ -495,7 +495,7 @@ static int admit(struct run *run)
     if (run->ticket.run_fd >= 0)
         return 0;
     char detail[96];
-    snprintf(detail, sizeof detail, "waiting for one of the %u run slots", admit_max_running(&cfg->admit));
+    snprintf(detail, sizeof detail, "waiting for one of the %u run slots", exec_admit_max_running(&cfg->admit));
     exec__phase(run, EXEC_PHASE_QUEUED, detail);
     rc = admit_wait(cfg->state_dir, &cfg->admit, &run->ticket, admit_cancelled, run);
     if (rc == -ECANCELED) {
@@ -513,7 +513,7 @@ static int admit(struct run *run)
  * client is told to retry), not even its id. */
 static void turn_away(struct run *run)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     close(run->run_fd);
     run->run_fd = -1;
     int rm = util_rm_rf_at(AT_FDCWD, r->run_dir);
@@ -585,7 +585,7 @@ int exec__step_checks(struct run *run, struct steps *s)
 int exec__step_environment(struct run *run, struct steps *s)
 {
     const struct exec_spec *spec = run->spec;
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     char err[1024] = "";
     int64_t t_workspace = util_now_ms();
 
@@ -613,13 +613,13 @@ int exec__step_environment(struct run *run, struct steps *s)
  * the fallback's MemoryError taken for the memory limit. */
 static int step_script(struct run *run, struct steps *s)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     s->t_run = util_now_ms();
     int rc = exec__run_script(run, s->env_dir);
     if (rc < 0)
         return rc;
-    if (r->status == EXEC_STATUS_ERROR && exec__died_of_memory(r))
-        r->status = EXEC_STATUS_MEMORY, r->limit = "memory";
+    if (r->status == RESULT_STATUS_ERROR && exec__died_of_memory(r))
+        r->status = RESULT_STATUS_MEMORY, r->limit = "memory";
     return 0;
 }
 
@@ -640,7 +640,7 @@ int exec__step_seen(struct run *run)
  * (collect), then the run directory tidied. */
 int exec__step_artifacts(struct run *run, struct steps *s)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     int64_t t_collect = util_now_ms();
     int rc = collect(run);
     exec__disk_tidy(run);
@@ -656,12 +656,12 @@ int exec__step_artifacts(struct run *run, struct steps *s)
  * exec_run's rc. */
 int exec__step_record(struct run *run, int rc)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     if (rc == EXEC_STEP_ENDED)
         rc = 0;
     admit_leave(&run->ticket);
-    if (rc < 0 && r->status != EXEC_STATUS_SANDBOX_ERROR)
-        r->status = EXEC_STATUS_SANDBOX_ERROR;
+    if (rc < 0 && r->status != RESULT_STATUS_SANDBOX_ERROR)
+        r->status = RESULT_STATUS_SANDBOX_ERROR;
     if (rc < 0 && rc != -EBUSY)
         log_msg(LOG_LVL_ERROR, "run failed: %s", r->error ? r->error : strerror(-rc));
     if (r->run_dir) {
@@ -676,7 +676,7 @@ int exec__step_record(struct run *run, int rc)
             }
         }
     }
-    exec__phase(run, EXEC_PHASE_DONE, exec_status_name(r->status));
+    exec__phase(run, EXEC_PHASE_DONE, result_status_name(r->status));
     log_set_id(NULL);
     return rc;
 }
@@ -699,7 +699,7 @@ void exec__steps_free(struct run *run, struct steps *s)
     art_seen_free(&run->seen);
 }
 
-int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
     struct run run = {.spec = spec, .sink = sink, .r = r, .run_fd = -1, .out_fd = -1, .session_lock = -1,
                       .ticket = ADMIT_TICKET_INIT};
@@ -707,8 +707,8 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
 
     deps_env_init(&s.env);
     dbuf_init(&run.install_log, EXEC_INSTALL_LOG_MAX + 128);
-    exec_log_free(&r->log);
-    exec_log_init(&r->log, spec->limits.log_bytes);
+    result_log_free(&r->log);
+    result_log_init(&r->log, spec->limits.log_bytes);
     r->url_prefix = spec->cfg->url_prefix;
     r->isolation = NULL;
 
@@ -733,12 +733,12 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
     return rc;
 }
 
-int exec_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen)
+int probe_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen)
 {
     return deps_base_env(cfg->state_dir, cfg->python, env_dir, err, errlen);
 }
 
-int exec_store_links(const struct exec_config *cfg)
+int probe_store_links(const struct exec_config *cfg)
 {
     return deps_store_links(cfg->state_dir);
 }
@@ -772,18 +772,18 @@ int exec_mark_orphans(const struct exec_config *cfg)
             continue;
         /* The whole id, NODE-HEX in a cluster (ws_id_valid: at most
          * WS_ID_MAX bytes). */
-        struct exec_result r;
+        struct result r;
         size_t id_len = strnlen(de->d_name, sizeof r.run_id);
         if (id_len >= sizeof r.run_id)
             continue;
-        exec_result_init(&r);
+        result_init(&r);
         memcpy(r.run_id, de->d_name, id_len + 1);
         if (asprintf(&r.run_dir, "%s/%s", path, de->d_name) < 0) {
             r.run_dir = NULL;
-            exec_result_free(&r);
+            result_free(&r);
             return -ENOMEM;
         }
-        r.status = EXEC_STATUS_SANDBOX_ERROR;
+        r.status = RESULT_STATUS_SANDBOX_ERROR;
         r.error = strdup("the process running this script died before it finished (a worker was killed or "
                          "crashed); the run's processes were stopped with it");
         r.url_prefix = cfg->url_prefix;
@@ -792,7 +792,7 @@ int exec_mark_orphans(const struct exec_config *cfg)
             marked++;
             log_msg(LOG_LVL_WARN, "run %s: its process died; marked sandbox_error", r.run_id);
         }
-        exec_result_free(&r);
+        result_free(&r);
     }
     return marked;
 }

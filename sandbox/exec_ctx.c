@@ -1,5 +1,5 @@
 /* exec_ctx.c: a call's context, what every step of exec_run() and
- * exec_cell() uses of it: its spec at the config's defaults, how it reports
+ * exec_kernel_cell() uses of it: its spec at the config's defaults, how it reports
  * while it works (its phases and its output to the front door's sink, its
  * own lines into the log, the one-line reason of a failure of the
  * service), whether it was asked to stop (the sink, or RUN/cancel from any
@@ -28,7 +28,7 @@ void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
     spec->auto_deps = cfg->auto_deps;
 }
 
-void exec__set_error(struct exec_result *r, const char *fmt, ...)
+void exec__set_error(struct result *r, const char *fmt, ...)
 {
     va_list ap;
     free(r->error);
@@ -36,7 +36,7 @@ void exec__set_error(struct exec_result *r, const char *fmt, ...)
     if (vasprintf(&r->error, fmt, ap) < 0)
         r->error = NULL;
     va_end(ap);
-    r->status = EXEC_STATUS_SANDBOX_ERROR;
+    r->status = RESULT_STATUS_SANDBOX_ERROR;
 }
 
 void exec__phase(struct run *run, enum exec_phase p, const char *detail)
@@ -46,23 +46,23 @@ void exec__phase(struct run *run, enum exec_phase p, const char *detail)
 }
 
 /* A chunk into the log, and to the sink unless quiet. */
-static void emit(struct run *run, enum exec_stream stream, const char *data, size_t len, bool quiet)
+static void emit(struct run *run, enum result_stream stream, const char *data, size_t len, bool quiet)
 {
     bool marker = false;
-    int kept = exec_log_append(&run->r->log, stream, data, len, &marker);
+    int kept = result_log_append(&run->r->log, stream, data, len, &marker);
     if (kept < 0)
         return;
     if (!quiet && run->sink && run->sink->output) {
         if (kept > 0)
             run->sink->output(run->sink->ctx, stream, data, (size_t)kept);
         if (marker) {
-            const struct exec_chunk *c = &run->r->log.chunks[run->r->log.n_chunks - 1];
-            run->sink->output(run->sink->ctx, EXEC_STREAM_SYSTEM, run->r->log.buf.data + c->off, c->len);
+            const struct result_chunk *c = &run->r->log.chunks[run->r->log.n_chunks - 1];
+            run->sink->output(run->sink->ctx, RESULT_STREAM_SYSTEM, run->r->log.buf.data + c->off, c->len);
         }
     }
 }
 
-void exec__emit(struct run *run, enum exec_stream stream, const char *data, size_t len)
+void exec__emit(struct run *run, enum result_stream stream, const char *data, size_t len)
 {
     emit(run, stream, data, len, false);
 }
@@ -78,10 +78,10 @@ static void system_line(struct run *run, bool quiet, const char *fmt, va_list ap
     line[n++] = '\n';
     line[n] = '\0';
     /* Start on a new line when the script's output ended mid-line. */
-    const struct exec_log *log = &run->r->log;
+    const struct result_log *log = &run->r->log;
     if (log->buf.len && log->buf.data[log->buf.len - 1] != '\n')
-        emit(run, EXEC_STREAM_SYSTEM, "\n", 1, quiet);
-    emit(run, EXEC_STREAM_SYSTEM, line, (size_t)n, quiet);
+        emit(run, RESULT_STREAM_SYSTEM, "\n", 1, quiet);
+    emit(run, RESULT_STREAM_SYSTEM, line, (size_t)n, quiet);
 }
 
 void exec__system_line(struct run *run, const char *fmt, ...)
@@ -130,7 +130,7 @@ bool exec__cancel_requested(struct run *run)
 void exec__cancelled(struct run *run, const char *when)
 {
     const char *why = run->sink && run->sink->cancel_reason ? run->sink->cancel_reason(run->sink->ctx) : NULL;
-    run->r->status = EXEC_STATUS_CANCELLED;
+    run->r->status = RESULT_STATUS_CANCELLED;
     exec__system_line(run, "[runmyscript] the run was cancelled%s%s%s%s", when ? " " : "", when ? when : "",
                       why ? ": " : "", why ? why : "");
     if (why) {

@@ -1,5 +1,5 @@
 /* exec_ctx.h: a call's context (struct run) and what every step of
- * exec_run() and exec_cell() uses of it (exec_ctx.c): its report to the
+ * exec_run() and exec_kernel_cell() uses of it (exec_ctx.c): its report to the
  * sink and the log, its cancel, its isolation's fallback; then what the
  * kernel's code (sandbox/kernel/) shares with exec_run: the steps
  * (exec.c), a script's start (exec_script.c) and the disk a call may use
@@ -18,12 +18,12 @@
 #include "executor.h"
 #include "jail.h"
 
-/* One call, a run or a cell, while exec_run() or exec_cell() works on it:
+/* One call, a run or a cell, while exec_run() or exec_kernel_cell() works on it:
  * its context. */
 struct run {
     const struct exec_spec *spec;
     const struct exec_sink *sink;
-    struct exec_result *r;
+    struct result *r;
     int run_fd;    /* the run directory */
     int out_fd;    /* output/ */
     struct dbuf install_log;
@@ -44,7 +44,7 @@ struct run {
  * failed), and only the record is left. */
 #define EXEC_STEP_ENDED 1
 
-/* What exec_run's (and exec_cell's) steps hand on to each other besides struct run: the
+/* What exec_run's (and exec_kernel_cell's) steps hand on to each other besides struct run: the
  * interpreter's facts and the call's requirements (the checks), the
  * environment held for the run (the environment), and when steps began,
  * for the timings in the debug log. */
@@ -61,11 +61,11 @@ struct steps {
 
 /* Sets r->error (a one-line reason for the user) and the status
  * sandbox_error. */
-void exec__set_error(struct exec_result *r, const char *fmt, ...) printf_like(2, 3);
+void exec__set_error(struct result *r, const char *fmt, ...) printf_like(2, 3);
 /* Tells the sink the run entered phase p. */
 void exec__phase(struct run *run, enum exec_phase p, const char *detail);
 /* Appends a chunk of output to the log and hands what it kept to the sink. */
-void exec__emit(struct run *run, enum exec_stream stream, const char *data, size_t len);
+void exec__emit(struct run *run, enum result_stream stream, const char *data, size_t len);
 /* One line of runmyscript's own (a SYSTEM chunk), on a line of its own. */
 void exec__system_line(struct run *run, const char *fmt, ...) printf_like(2, 3);
 /* The same into the log only: for what the sink was shown already. */
@@ -84,9 +84,9 @@ bool exec__cancel_requested(struct run *run);
  * it, which is then the result's error too. */
 void exec__cancelled(struct run *run, const char *when);
 
-/* --------------------------------------- the steps exec_cell shares */
+/* --------------------------------------- the steps exec_kernel_cell shares */
 
-/* The steps of exec_run that exec_cell shares (exec.c): each returns 0
+/* The steps of exec_run that exec_kernel_cell shares (exec.c): each returns 0
  * (go on), EXEC_STEP_ENDED (the result is there: only the record is
  * left) or -errno (the service failed, r->error says why). */
 int exec__step_checks(struct run *run, struct steps *s) must_check;

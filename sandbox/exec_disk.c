@@ -173,7 +173,7 @@ static int restore_file(int run_fd, const char *name, const char *data, size_t l
 void exec__disk_tidy(struct run *run)
 {
     const struct exec_spec *spec = run->spec;
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     /* output/ is kept only when it is the directory collected: one made
      * in its place holds nothing of the result. */
     struct stat ost, st;
@@ -192,7 +192,7 @@ void exec__disk_tidy(struct run *run)
     /* A run's own output/ holds its artifacts and nothing more: not what
      * was past output_bytes or output_files, nor links, FIFOs and the like
      * (a session's is shared by its runs: its run has a copy). */
-    if (out_here && !spec->workspace && r->status != EXEC_STATUS_SANDBOX_ERROR) {
+    if (out_here && !spec->workspace && r->status != RESULT_STATUS_SANDBOX_ERROR) {
         struct art_prune o = {.listed = r->artifacts, .n_listed = r->n_artifacts};
         int orc = art_prune(run->out_fd, &o);
         p.files += o.files;

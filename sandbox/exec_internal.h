@@ -29,6 +29,6 @@ bool exec__disk_has_files(const char *workspace);
  * output/ of a run alone holds but its artifacts. */
 void exec__disk_tidy(struct run *run);
 /* A script of the fallback that died of a MemoryError (RLIMIT_AS). */
-bool exec__died_of_memory(const struct exec_result *r);
+bool exec__died_of_memory(const struct result *r);
 
 #endif

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void exec_log_init(struct exec_log *log, uint64_t limit)
+void result_log_init(struct result_log *log, uint64_t limit)
 {
     memset(log, 0, sizeof *log);
     /* The buffer's ceiling leaves room for the marker and system lines. */
@@ -18,14 +18,14 @@ void exec_log_init(struct exec_log *log, uint64_t limit)
     log->limit = limit;
 }
 
-void exec_log_free(struct exec_log *log)
+void result_log_free(struct result_log *log)
 {
     dbuf_free(&log->buf);
     free(log->chunks);
     memset(log, 0, sizeof *log);
 }
 
-static int log_push(struct exec_log *log, enum exec_stream stream, const char *data, size_t len)
+static int log_push(struct result_log *log, enum result_stream stream, const char *data, size_t len)
 {
     if (len == 0)
         return 0;
@@ -43,24 +43,24 @@ static int log_push(struct exec_log *log, enum exec_stream stream, const char *d
     int rc = dbuf_append(&log->buf, data, len);
     if (rc < 0)
         return rc;
-    log->chunks[log->n_chunks++] = (struct exec_chunk){stream, off, len};
+    log->chunks[log->n_chunks++] = (struct result_chunk){stream, off, len};
     return 0;
 }
 
 /* Bytes of script output in the log (system chunks do not count). */
-static uint64_t log_script_bytes(const struct exec_log *log)
+static uint64_t log_script_bytes(const struct result_log *log)
 {
     uint64_t n = 0;
     for (size_t i = 0; i < log->n_chunks; i++)
-        if (log->chunks[i].stream != EXEC_STREAM_SYSTEM)
+        if (log->chunks[i].stream != RESULT_STREAM_SYSTEM)
             n += log->chunks[i].len;
     return n;
 }
 
-int exec_log_append(struct exec_log *log, enum exec_stream stream, const char *data, size_t len, bool *marker)
+int result_log_append(struct result_log *log, enum result_stream stream, const char *data, size_t len, bool *marker)
 {
     *marker = false;
-    if (stream == EXEC_STREAM_SYSTEM) {
+    if (stream == RESULT_STREAM_SYSTEM) {
         /* System lines are small and few; the buffer's slack holds them. */
         int rc = log_push(log, stream, data, len);
         return rc == -E2BIG ? 0 : (rc < 0 ? rc : (int)len);
@@ -86,7 +86,7 @@ int exec_log_append(struct exec_log *log, enum exec_stream stream, const char *d
                          "\n[runmyscript] log truncated: the output passed log_bytes (%s); "
                          "the run is stopped (status output_limit)\n",
                          hs);
-        rc = log_push(log, EXEC_STREAM_SYSTEM, line, (size_t)n);
+        rc = log_push(log, RESULT_STREAM_SYSTEM, line, (size_t)n);
         if (rc < 0 && rc != -E2BIG)
             return rc;
         *marker = true;

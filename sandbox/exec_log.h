@@ -1,4 +1,4 @@
-/* exec_log.h: the functions that fill a run's ordered log (struct exec_log,
+/* exec_log.h: the functions that fill a run's ordered log (struct result_log,
  * in executor.h): exec_run's reader, and the fuzz targets' stub. */
 #ifndef RMS_EXEC_LOG_H
 #define RMS_EXEC_LOG_H
@@ -9,13 +9,13 @@
 
 #include "executor.h"
 
-void exec_log_init(struct exec_log *log, uint64_t limit);
-void exec_log_free(struct exec_log *log);
+void result_log_init(struct result_log *log, uint64_t limit);
+void result_log_free(struct result_log *log);
 /* Appends a chunk, cutting it at the limit; on the first cut it appends the
  * truncation marker (a SYSTEM chunk). Returns the number of bytes of data
  * kept (0 .. len); *marker is set when this call added the marker. -ENOMEM
  * on allocation failure. SYSTEM chunks are always kept. */
-int exec_log_append(struct exec_log *log, enum exec_stream stream, const char *data, size_t len,
+int result_log_append(struct result_log *log, enum result_stream stream, const char *data, size_t len,
                     bool *marker) must_check;
 
 #endif

@@ -101,7 +101,7 @@ static bool wants_display(const struct exec_spec *spec)
  * value's file in output/ as the script sees it. 0 or -ENOMEM. */
 static int layout_runner(struct layout *l, const struct run *run, enum jail_mode mode)
 {
-    const struct exec_result *r = run->r;
+    const struct result *r = run->r;
     const char *out = mode == JAIL_MODE_NAMESPACES ? "/work/output" : r->output_dir;
     if (asprintf(&l->value_file, "%s/" VALUE_FILE "%s", out, r->run_id) < 0) {
         l->value_file = NULL;
@@ -122,7 +122,7 @@ static int layout_runner(struct layout *l, const struct run *run, enum jail_mode
 /* The value the runner left (and the file gone, whatever the run did). */
 static void take_value(struct run *run)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     char name[sizeof VALUE_FILE + WS_ID_MAX];
     snprintf(name, sizeof name, VALUE_FILE "%s", r->run_id);
     int fd = ws_open_beneath(run->out_fd, name, O_RDONLY | O_CLOEXEC, 0);
@@ -157,7 +157,7 @@ static void take_value(struct run *run)
  * fallback's script has the server's uid and could put the bits back
  * (Landlock has no rule for a read-only directory below a writable one,
  * nor for chmod). */
-static int layout_make(struct layout *l, enum jail_mode mode, const struct exec_result *r, const char *env_dir,
+static int layout_make(struct layout *l, enum jail_mode mode, const struct result *r, const char *env_dir,
                        bool session, bool kernel, const char *site)
 {
     const char *work, *job, *env, *home, *tmp;
@@ -320,7 +320,7 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
 {
     const struct exec_spec *spec = run->spec;
     const struct exec_config *cfg = spec->cfg;
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     enum jail_mode mode = jail_mode_for(cfg->isolation);
     char err[256] = "";
     int rc;
@@ -423,13 +423,13 @@ struct script_watch {
 static void script_stdout(void *ctx, const char *data, size_t len)
 {
     struct script_watch *w = ctx;
-    exec__emit(w->run, EXEC_STREAM_STDOUT, data, len);
+    exec__emit(w->run, RESULT_STREAM_STDOUT, data, len);
 }
 
 static void script_stderr(void *ctx, const char *data, size_t len)
 {
     struct script_watch *w = ctx;
-    exec__emit(w->run, EXEC_STREAM_STDERR, data, len);
+    exec__emit(w->run, RESULT_STREAM_STDERR, data, len);
 }
 
 /* The script's end (init's, in the namespaces): then nothing of the run
@@ -572,7 +572,7 @@ static void script_disk_end(struct script_watch *w)
  * code or signal, the cgroups' counters, the status and the limit. */
 static void script_result(struct run *run, struct script_watch *w)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     const struct exec_limits *lim = &run->spec->limits;
     const struct rusage *ru = &w->ru;
     r->cpu_ms = (int64_t)ru->ru_utime.tv_sec * 1000 + ru->ru_utime.tv_usec / 1000 +
@@ -588,21 +588,21 @@ static void script_result(struct run *run, struct script_watch *w)
 
     jail_finish(w->proc);
     if (w->stop == STOP_WALL) {
-        r->status = EXEC_STATUS_TIMEOUT;
+        r->status = RESULT_STATUS_TIMEOUT;
         r->limit = "wall_time";
     } else if (w->stop == STOP_CANCEL) {
-        r->status = EXEC_STATUS_CANCELLED;
+        r->status = RESULT_STATUS_CANCELLED;
     } else if (w->stop == STOP_OUTPUT) {
-        r->status = EXEC_STATUS_OUTPUT_LIMIT;
+        r->status = RESULT_STATUS_OUTPUT_LIMIT;
     } else if (w->stop == STOP_WORKSPACE) {
-        r->status = EXEC_STATUS_WORKSPACE_LIMIT;
+        r->status = RESULT_STATUS_WORKSPACE_LIMIT;
     } else if (r->signal == SIGXCPU || (r->signal == SIGKILL && lim->cpu_ms > 0 && r->cpu_ms >= lim->cpu_ms)) {
-        r->status = EXEC_STATUS_TIMEOUT;
+        r->status = RESULT_STATUS_TIMEOUT;
         r->limit = "cpu_time";
         exec__system_line(run, "[runmyscript] the script used up its CPU time limit (cpu_time = %.3g s) and was killed",
                           (double)lim->cpu_ms / 1000.0);
     } else if (w->proc->memory_breached) {
-        r->status = EXEC_STATUS_MEMORY;
+        r->status = RESULT_STATUS_MEMORY;
         r->limit = "memory";
         char hs[32];
         util_human_size(lim->memory, hs, sizeof hs);
@@ -611,13 +611,13 @@ static void script_result(struct run *run, struct script_watch *w)
         /* Nobody here stopped it, and init would have said how the script
          * ended: something outside killed init (a warm run's zygote died
          * under it). The script's outcome is unknown: not its error. */
-        r->status = EXEC_STATUS_SANDBOX_ERROR;
+        r->status = RESULT_STATUS_SANDBOX_ERROR;
         exec__set_error(r, "the run's sandbox was killed from outside while the script ran (%s); its outcome is unknown, "
                            "run it again", r->warm ? "its warm pool's zygote died" : "its init was killed");
     } else if (r->exit_code == 0) {
-        r->status = EXEC_STATUS_OK;
+        r->status = RESULT_STATUS_OK;
     } else {
-        r->status = EXEC_STATUS_ERROR;
+        r->status = RESULT_STATUS_ERROR;
         if (w->proc->pids_breached)
             r->limit = "processes";
     }
@@ -626,7 +626,7 @@ static void script_result(struct run *run, struct script_watch *w)
 int exec__run_script(struct run *run, const char *env_dir)
 {
     const struct exec_spec *spec = run->spec;
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     struct jail_proc proc = {.pid = -1, .pidfd = -1, .status_fd = -1, .uid_lock = -1};
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
     cleanup_fd int in_fd = -1;
@@ -711,16 +711,16 @@ out:
 
 /* A script that ran out of memory under RLIMIT_AS usually dies of a
  * MemoryError traceback, so the fallback reads its stderr's last lines. */
-bool exec__died_of_memory(const struct exec_result *r)
+bool exec__died_of_memory(const struct result *r)
 {
-    const struct exec_log *log = &r->log;
-    if (r->status != EXEC_STATUS_ERROR)
+    const struct result_log *log = &r->log;
+    if (r->status != RESULT_STATUS_ERROR)
         return false;
     for (size_t i = log->n_chunks; i-- > 0;) {
-        const struct exec_chunk *c = &log->chunks[i];
-        if (c->stream == EXEC_STREAM_SYSTEM)
+        const struct result_chunk *c = &log->chunks[i];
+        if (c->stream == RESULT_STREAM_SYSTEM)
             continue;
-        if (c->stream != EXEC_STREAM_STDERR)
+        if (c->stream != RESULT_STREAM_STDERR)
             return false;
         /* The last line of the last stderr chunk. */
         const char *s = log->buf.data + c->off;

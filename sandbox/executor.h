@@ -7,7 +7,7 @@
  * the state directory), the configuration, the transfers (mount_file,
  * persist_artifact, input from a URL), the results (and as JSON), a run
  * (exec_run, cancelling it, checking a call before anything is made for
- * it), kernels (exec_cell: a live Python per workspace), probing the host,
+ * it), kernels (exec_kernel_cell: a live Python per workspace), probing the host,
  * and the warm pool. No HTTP, JSON-RPC or FastCGI
  * in here; the rest of sandbox/ is internal (each module's own header). */
 #ifndef RMS_EXECUTOR_H
@@ -105,27 +105,27 @@ int ws_disk_check(const struct exec_config *cfg, struct ws_disk *d, char *err, s
 
 /* ----------------- the configuration: what a server gives all its runs */
 
-#define ADMIT_MAX_SLOTS 4096   /* ceiling of max_running and of max_queued */
-struct admit_config {
+#define EXEC_MAX_SLOTS 4096   /* ceiling of max_running and of max_queued */
+struct exec_admit_config {
     uint32_t max_running;   /* max_concurrent_runs; 0: the number of online CPUs */
     uint32_t max_queued;    /* max_queued_runs; 0: no queue, busy at once */
     int64_t queue_wait_ms;  /* queue_wait: the longest a run waits for a slot */
 };
 
 /* max_running with 0 resolved to the number of online CPUs. */
-uint32_t admit_max_running(const struct admit_config *c);
+uint32_t exec_admit_max_running(const struct exec_admit_config *c);
 
-enum deps_installer {
-    DEPS_INSTALLER_AUTO, /* uv when it is on PATH, else pip */
-    DEPS_INSTALLER_UV,
-    DEPS_INSTALLER_PIP,
+enum exec_installer {
+    EXEC_INSTALLER_AUTO, /* uv when it is on PATH, else pip */
+    EXEC_INSTALLER_UV,
+    EXEC_INSTALLER_PIP,
 };
 
 /* Server-wide settings (config keys of the same names). Strings are
  * borrowed for the life of the struct. */
-struct deps_config {
+struct exec_deps_config {
     const char *data_dir;        /* data_dir: its import-names.tsv replaces the built-in map; NULL or "": built-in */
-    enum deps_installer installer;
+    enum exec_installer installer;
     const char *index_url;       /* NULL: the installer's default; "none": no index */
     const char *extra_index_url; /* NULL, or URLs separated by spaces */
     const char *find_links;      /* NULL, or directories/URLs separated by spaces */
@@ -166,17 +166,17 @@ struct exec_warm {
 };
 
 /* Kernels (the kernel_* and max_kernels config keys): a live Python per
- * workspace that keeps its names from one cell to the next (exec_cell).
+ * workspace that keeps its names from one cell to the next (exec_kernel_cell).
  * A kernel outlives the request that started it, so only a server whose
  * processes outlive their requests has them: `runmyscript serve` sets on;
- * the CLI and CGI leave it off, and exec_cell then refuses with a reason
+ * the CLI and CGI leave it off, and exec_kernel_cell then refuses with a reason
  * that says so. */
 struct exec_kernels {
     bool on;                    /* kernels may start here (serve's workers set it) */
     /* The process whose end ends every kernel: serve's supervisor. 0: the
      * caller's parent (a worker's parent is the supervisor). A caller that
      * is no worker (an MCP task's detached process, whose parent is init)
-     * must set it: with no parent but init, exec_cell refuses to start a
+     * must set it: with no parent but init, exec_kernel_cell refuses to start a
      * kernel (it would outlive the server). */
     pid_t server;
     int64_t idle_ms;            /* kernel_idle: a kernel without a cell this long is stopped */
@@ -207,12 +207,12 @@ struct exec_config {
     uint64_t runs_files;        /* runs_files: ... and inodes; 0: no cap */
     uint64_t disk_reserve_bytes; /* disk_reserve: new runs are refused below this free space, */
     uint32_t disk_reserve_pct;  /* or below this share of the state_dir's file system (space and inodes) */
-    struct deps_config deps;    /* installer, index, import map, env cache */
+    struct exec_deps_config deps;    /* installer, index, import map, env cache */
     bool auto_deps;             /* default of exec_spec.auto_deps */
-    struct admit_config admit;  /* run slots and the queue (admit.h) */
+    struct exec_admit_config admit;  /* run slots and the queue (admit.h) */
     int64_t retry_after_ms;     /* retry_after: what a busy answer tells the client */
     struct exec_warm warm;      /* the warm pool */
-    struct exec_kernels kernels; /* exec_cell's kernels */
+    struct exec_kernels kernels; /* exec_kernel_cell's kernels */
 };
 
 /* Checks the data a run reads from the configuration: with data_dir set
@@ -280,7 +280,7 @@ void fetch_config_init(struct fetch_config *c);
 struct fetch_file {
     uint64_t bytes;
     char sha256[65];       /* lower-case hex, computed while streaming */
-    const char *mime;      /* static: art_mime() of the first bytes and the name */
+    const char *mime;      /* static: ws_mime() of the first bytes and the name */
     long http_status;      /* the final response's status; on failure too (0: none came) */
 };
 
@@ -388,105 +388,105 @@ int fetch_persist(const struct fetch_config *cfg, const char *session_dir, const
 
 /* ------- results: a run's result, and what the calls give back as JSON */
 
-enum exec_stream {
-    EXEC_STREAM_STDOUT,
-    EXEC_STREAM_STDERR,
-    EXEC_STREAM_SYSTEM,  /* lines from runmyscript itself: limits, truncation */
+enum result_stream {
+    RESULT_STREAM_STDOUT,
+    RESULT_STREAM_STDERR,
+    RESULT_STREAM_SYSTEM,  /* lines from runmyscript itself: limits, truncation */
 };
-const char *exec_stream_name(enum exec_stream s);
+const char *result_stream_name(enum result_stream s);
 
-enum exec_status {
-    EXEC_STATUS_OK,
-    EXEC_STATUS_ERROR,          /* the script failed (non-zero exit or signal) */
-    EXEC_STATUS_TIMEOUT,        /* wall or CPU time limit */
-    EXEC_STATUS_MEMORY,         /* memory limit */
-    EXEC_STATUS_OUTPUT_LIMIT,   /* file_size, output_bytes or output_files */
-    EXEC_STATUS_INSTALL_FAILED,
-    EXEC_STATUS_CANCELLED,
-    EXEC_STATUS_SANDBOX_ERROR,  /* the service failed, not the script */
-    EXEC_STATUS_WORKSPACE_LIMIT, /* workspace_bytes or workspace_files; tmp_bytes or tmp_files in the fallback */
+enum result_status {
+    RESULT_STATUS_OK,
+    RESULT_STATUS_ERROR,          /* the script failed (non-zero exit or signal) */
+    RESULT_STATUS_TIMEOUT,        /* wall or CPU time limit */
+    RESULT_STATUS_MEMORY,         /* memory limit */
+    RESULT_STATUS_OUTPUT_LIMIT,   /* file_size, output_bytes or output_files */
+    RESULT_STATUS_INSTALL_FAILED,
+    RESULT_STATUS_CANCELLED,
+    RESULT_STATUS_SANDBOX_ERROR,  /* the service failed, not the script */
+    RESULT_STATUS_WORKSPACE_LIMIT, /* workspace_bytes or workspace_files; tmp_bytes or tmp_files in the fallback */
 };
-const char *exec_status_name(enum exec_status s);
+const char *result_status_name(enum result_status s);
 
-struct exec_chunk {
-    enum exec_stream stream;
-    size_t off, len;            /* into exec_log.buf */
+struct result_chunk {
+    enum result_stream stream;
+    size_t off, len;            /* into result_log.buf */
 };
 
 /* The ordered log: one buffer, and the chunks in arrival order, each with
  * its stream. */
-struct exec_log {
+struct result_log {
     struct dbuf buf;
-    struct exec_chunk *chunks;
+    struct result_chunk *chunks;
     size_t n_chunks, cap_chunks;
     uint64_t limit;             /* log_bytes */
     uint64_t dropped;           /* bytes discarded past the limit */
     bool truncated;
 };
 /* What a session's call did to an artifact (a call without a workspace
- * lists every file of its own output/: EXEC_ART_LISTED). */
-enum exec_art_change {
-    EXEC_ART_LISTED,  /* a call without a workspace: no flag ("change" absent from the JSON) */
-    EXEC_ART_NEW,     /* "new": the file was not in output/ before the call */
-    EXEC_ART_CHANGED, /* "changed": it was, and the call rewrote it (size, times or inode differ) */
+ * lists every file of its own output/: RESULT_ART_LISTED). */
+enum result_art_change {
+    RESULT_ART_LISTED,  /* a call without a workspace: no flag ("change" absent from the JSON) */
+    RESULT_ART_NEW,     /* "new": the file was not in output/ before the call */
+    RESULT_ART_CHANGED, /* "changed": it was, and the call rewrote it (size, times or inode differ) */
 };
-const char *exec_art_change_name(enum exec_art_change c);
+const char *result_art_change_name(enum result_art_change c);
 
-struct exec_artifact {
+struct result_artifact {
     char *path;     /* relative to output/, raw bytes from the file system */
     uint64_t size;
     char *mime;
     char *summary;
-    enum exec_art_change change;
+    enum result_art_change change;
 };
 
-/* Which kernel ran a cell (exec_cell). */
-enum exec_kernel_state {
-    EXEC_KERNEL_NONE,      /* not a cell (exec_run): "kernel" is null in the JSON */
-    EXEC_KERNEL_NEW,       /* "new": the workspace had no kernel (its first cell, or the last one ended:
+/* Which kernel ran a cell (exec_kernel_cell). */
+enum result_kernel_state {
+    RESULT_KERNEL_NONE,      /* not a cell (exec_run): "kernel" is null in the JSON */
+    RESULT_KERNEL_NEW,       /* "new": the workspace had no kernel (its first cell, or the last one ended:
                             * reason says why) and this cell started one */
-    EXEC_KERNEL_KEPT,      /* "kept": the kernel of the cells before ran it, with their names */
-    EXEC_KERNEL_RESTARTED, /* "restarted": the kernel had to restart for this cell (a package its
+    RESULT_KERNEL_KEPT,      /* "kept": the kernel of the cells before ran it, with their names */
+    RESULT_KERNEL_RESTARTED, /* "restarted": the kernel had to restart for this cell (a package its
                             * environment could not take in while running): the names of the cells
                             * before are gone, the files stay; reason says why */
 };
-const char *exec_kernel_state_name(enum exec_kernel_state s);
+const char *result_kernel_state_name(enum result_kernel_state s);
 
-struct exec_kernel_info {
-    enum exec_kernel_state state;
+struct result_kernel {
+    enum result_kernel_state state;
     uint64_t cell;              /* this cell's number in its kernel: 1 for a new one, then 2, 3, ... */
     char *reason;               /* new or restarted: why, one line ("the last kernel exceeded memory");
                                  * NULL for the workspace's first kernel and for kept */
 };
 
 /* Where the run's environment came from. */
-enum exec_env_cache {
-    EXEC_ENV_NONE,   /* standard library only: the base environment */
-    EXEC_ENV_HIT,    /* an environment built before */
-    EXEC_ENV_BUILT,  /* built for this run */
+enum result_env_cache {
+    RESULT_ENV_NONE,   /* standard library only: the base environment */
+    RESULT_ENV_HIT,    /* an environment built before */
+    RESULT_ENV_BUILT,  /* built for this run */
 };
-const char *exec_env_cache_name(enum exec_env_cache c);
+const char *result_env_cache_name(enum result_env_cache c);
 
-struct exec_result {
+struct result {
     char run_id[WS_ID_MAX + 1]; /* 128 random bits as 32 hex digits, after NODE- in a cluster */
     char *run_dir;              /* STATE/runs/RUNID */
     char *workdir;              /* the script's cwd */
     char *output_dir;           /* SCRIPT_OUTPUT */
-    enum exec_status status;
+    enum result_status status;
     const char *limit;          /* key of the breached limit, or NULL */
     int exit_code;              /* -1 when killed by a signal or never started */
     int signal;                 /* 0, or the signal that ended the script */
     int64_t duration_ms;        /* the script's wall time */
     int64_t cpu_ms;             /* user + system CPU of the script */
     int64_t max_rss_kb;
-    struct exec_log log;
+    struct result_log log;
     char **requirements;        /* name==version: what the environment holds */
     size_t n_requirements;
-    enum exec_env_cache env_cache;
+    enum result_env_cache env_cache;
     char env_key[33];           /* the environment's key, "" for none */
     char *install_log;          /* the installer's output when it ran, or NULL */
     char *failed_requirement;   /* install_failed: the requirement that failed, or NULL */
-    struct exec_artifact *artifacts;
+    struct result_artifact *artifacts;
     size_t n_artifacts;
     uint64_t artifacts_skipped; /* entries of output/ that are not artifacts */
     bool has_zip;               /* artifacts.zip complete and published */
@@ -501,17 +501,17 @@ struct exec_result {
      * truncated as pandas does), cut at value_bytes; NULL when the last
      * statement is no expression, its value is None, or it was shown as
      * an image (a PIL image: a PNG artifact; so is every matplotlib figure
-     * still open at the end). exec_run and exec_cell both fill it. */
+     * still open at the end). exec_run and exec_kernel_cell both fill it. */
     char *value;
     bool value_truncated;       /* the repr was longer than value_bytes */
-    struct exec_kernel_info kernel; /* exec_cell: the kernel that ran the cell */
+    struct result_kernel kernel; /* exec_kernel_cell: the kernel that ran the cell */
 };
-void exec_result_init(struct exec_result *r);
-void exec_result_free(struct exec_result *r);
+void result_init(struct result *r);
+void result_free(struct result *r);
 
 /* The MIME type of a file from its first bytes (head, n of them; pass at
  * least 4 KiB where the file has them) and then its name. Static string. */
-const char *art_mime(const unsigned char *head, size_t n, const char *name);
+const char *ws_mime(const unsigned char *head, size_t n, const char *name);
 
 /* Builds the result object (caller puts it with json_object_put), or NULL on
  * ENOMEM. Every string in it is valid UTF-8: bytes that are not (a script's
@@ -523,7 +523,7 @@ const char *art_mime(const unsigned char *head, size_t n, const char *name);
  * "reason": string or null}; and in a session's call (a workspace) each
  * artifact's "change": "new" or "changed" (only files the call created or
  * changed are listed). */
-json_object *result_to_json(const struct exec_result *r);
+json_object *result_to_json(const struct result *r);
 
 /* The result as the HTTP doors hand it to a client (MCP's
  * structuredContent, /api/run's answer): result_to_json without the
@@ -534,14 +534,14 @@ json_object *result_to_json(const struct exec_result *r);
  * state directory's path, wherever a string holds it (an error of the
  * service, the installer's log, a traceback in the fallback), written as
  * "STATE". Caller puts it; NULL on ENOMEM. */
-json_object *result_client_json(const struct exec_result *r, const char *base_url, const char *state_dir);
+json_object *result_client_json(const struct result *r, const char *base_url, const char *state_dir);
 /* The same redaction for one string the doors send (a log line, an
  * installer line): a copy with state_dir written as "STATE" (caller frees;
  * NULL on ENOMEM). */
 char *result_redact(const char *s, size_t n, const char *state_dir, size_t *out_len);
 
 /* Serialises the result (caller frees). pretty: indented for people. */
-char *result_to_string(const struct exec_result *r, bool pretty, size_t *len);
+char *result_to_string(const struct result *r, bool pretty, size_t *len);
 
 /* mount_file's result: {"mounted_as", "bytes", "sha256", "mime"} (caller
  * puts it), or NULL on ENOMEM. */
@@ -556,8 +556,8 @@ char *result_url_path(const char *path);
 
 /* --------- a run: its spec, its sink, exec_run and the calls beside it */
 
-#define DEPS_SPEC_MAX 512        /* bytes of one requirement string */
-#define DEPS_MAX_REQUIREMENTS 64 /* requirements of one run, all sources */
+#define EXEC_REQUIREMENT_MAX 512        /* bytes of one requirement string */
+#define EXEC_MAX_REQUIREMENTS 64 /* requirements of one run, all sources */
 
 /* One call. Strings are borrowed for the duration of exec_run(). */
 struct exec_spec {
@@ -600,7 +600,7 @@ struct exec_sink {
     void (*phase)(void *ctx, enum exec_phase phase, const char *detail);
     /* A chunk of the script's output as it arrives; only what the log keeps
      * (past log_bytes the sink sees the truncation marker and nothing more). */
-    void (*output)(void *ctx, enum exec_stream stream, const char *data, size_t len);
+    void (*output)(void *ctx, enum result_stream stream, const char *data, size_t len);
     /* Each line of the installer's output, while an environment is built
      * (the phase is "installing", its detail the requirements). */
     void (*install_line)(void *ctx, const char *line);
@@ -621,7 +621,7 @@ struct exec_sink {
     int (*accepted)(void *ctx);
 };
 
-/* Runs one script. Always fills r (call exec_result_init first): a script
+/* Runs one script. Always fills r (call result_init first): a script
  * that fails is a result with its status, not an error. Returns 0 when the
  * result is complete and recorded (result.json written), or a negative errno
  * when the service itself failed; then r->status is SANDBOX_ERROR and
@@ -644,7 +644,7 @@ struct exec_sink {
  * exec_check_* functions are for a caller that wants the answer without a
  * run (the CLI, before its own work), and sink->accepted for a front
  * door's work that must wait for the checks. */
-int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
+int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r) must_check;
 
 /* Checks a script before anything is made for it: not empty, at most
  * code_bytes, valid UTF-8, no NUL. 0, or -EINVAL / -E2BIG with a one-line
@@ -712,7 +712,7 @@ int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_
  * What differs from a run:
  *   - r->kernel: new, kept or restarted, the cell's number, the reason;
  *     r->value: the last expression (both as described at struct
- *     exec_result);
+ *     result);
  *   - r->artifacts: only the files of output/ this cell created or changed,
  *     each flagged; a figure still open at the end of the cell, or a PIL
  *     image as its value, is a PNG artifact (output/cell-N-*.png);
@@ -742,7 +742,7 @@ int exec_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_
  * Without kernels here (cfg->kernels.on false: the CLI, CGI) it returns
  * -ENOTSUP with nothing made and r->error saying that kernels live only
  * under `runmyscript serve`. */
-int exec_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r) must_check;
+int exec_kernel_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r) must_check;
 
 /* Ends the kernel of workspace, if it has one, and its names with it; the
  * files stay, and the next cell starts a new kernel (state new, reason "the
@@ -772,7 +772,7 @@ int exec_kernel_stats(const struct exec_config *cfg, struct exec_kernel_stats *s
 /* -------------------------- probing: what the host and the server have */
 
 /* What this host supports, for check-sandbox and the mode decision. */
-struct jail_caps {
+struct probe_caps {
     bool userns;          /* user+mount+pid+net+ipc+uts namespaces can be made */
     char userns_error[128];
     bool seccomp;
@@ -786,32 +786,32 @@ struct jail_caps {
 };
 
 /* Probes the host (forks a child that tries the namespaces). */
-void jail_probe(struct jail_caps *c);
+void probe_host(struct probe_caps *c);
 
 /* The isolation a fallback run gets on the host c describes under the
- * landlock setting (static string, as exec_result.isolation names it), or
+ * landlock setting (static string, as result.isolation names it), or
  * NULL when landlock = on and the kernel has no Landlock (fallback runs
  * are refused). */
-const char *jail_fallback_isolation(const struct jail_caps *c, enum exec_landlock l);
+const char *probe_fallback_isolation(const struct probe_caps *c, enum exec_landlock l);
 
 /* How many run slots and queue places are held right now (a snapshot, for
  * /healthz and messages). It tries each lock for an instant, so a caller
  * entering at that very instant may find that slot taken and queue. 0 or
  * -errno. */
-int admit_count(const char *state_dir, const struct admit_config *c, uint32_t *running, uint32_t *queued) must_check;
+int probe_slots(const char *state_dir, const struct exec_admit_config *c, uint32_t *running, uint32_t *queued) must_check;
 
 /* The base environment of cfg's interpreter (STATE/envs/base-KEY, a venv
  * with the standard library only), made first when missing: *env_dir is
  * its directory (caller frees). For /healthz, which reads the Python
  * version from it. 0, or -errno with a one-line reason in err. */
-int exec_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen) must_check;
+int probe_base_env(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen) must_check;
 
 /* Whether environments can be hard links into the package store: 1 when a
  * probe file made in STATE/store links into STATE/envs (the state
  * directory standing for either when not made yet; nothing is left), 0
  * when it cannot (environments are then copies), -errno when it could not
  * be told. For check-sandbox. */
-int exec_store_links(const struct exec_config *cfg);
+int probe_store_links(const struct exec_config *cfg);
 
 /* -------------------------- the warm pool: the zygotes beside a server */
 

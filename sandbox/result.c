@@ -1,4 +1,4 @@
-/* result.c: a run's result (struct exec_result): the names of its enums,
+/* result.c: a run's result (struct result): the names of its enums,
  * its life (init, free), and the one serializer every front door uses,
  * with the record of it in the run directory. */
 #include "config.h"
@@ -24,31 +24,31 @@ const char *exec_phase_name(enum exec_phase p)
     return (size_t)p < ARRAY_SIZE(names) ? names[p] : "unknown";
 }
 
-const char *exec_env_cache_name(enum exec_env_cache c)
+const char *result_env_cache_name(enum result_env_cache c)
 {
     static const char *const names[] = {"none", "hit", "built"};
     return (size_t)c < ARRAY_SIZE(names) ? names[c] : "unknown";
 }
 
-const char *exec_stream_name(enum exec_stream s)
+const char *result_stream_name(enum result_stream s)
 {
     static const char *const names[] = {"stdout", "stderr", "system"};
     return (size_t)s < ARRAY_SIZE(names) ? names[s] : "unknown";
 }
 
-const char *exec_art_change_name(enum exec_art_change c)
+const char *result_art_change_name(enum result_art_change c)
 {
     static const char *const names[] = {"listed", "new", "changed"};
     return (size_t)c < ARRAY_SIZE(names) ? names[c] : "unknown";
 }
 
-const char *exec_kernel_state_name(enum exec_kernel_state s)
+const char *result_kernel_state_name(enum result_kernel_state s)
 {
     static const char *const names[] = {"none", "new", "kept", "restarted"};
     return (size_t)s < ARRAY_SIZE(names) ? names[s] : "unknown";
 }
 
-const char *exec_status_name(enum exec_status s)
+const char *result_status_name(enum result_status s)
 {
     static const char *const names[] = {"ok",        "error",          "timeout",   "memory",
                                         "output_limit", "install_failed", "cancelled", "sandbox_error",
@@ -58,20 +58,20 @@ const char *exec_status_name(enum exec_status s)
 
 /* ------------------------------------------------------------- its life */
 
-void exec_result_init(struct exec_result *r)
+void result_init(struct result *r)
 {
     memset(r, 0, sizeof *r);
     r->exit_code = -1;
-    r->status = EXEC_STATUS_SANDBOX_ERROR;
-    exec_log_init(&r->log, 1 * MIB);
+    r->status = RESULT_STATUS_SANDBOX_ERROR;
+    result_log_init(&r->log, 1 * MIB);
 }
 
-void exec_result_free(struct exec_result *r)
+void result_free(struct result *r)
 {
     free(r->run_dir);
     free(r->workdir);
     free(r->output_dir);
-    exec_log_free(&r->log);
+    result_log_free(&r->log);
     for (size_t i = 0; i < r->n_requirements; i++)
         free(r->requirements[i]);
     free(r->requirements);
@@ -125,7 +125,7 @@ char *result_url_path(const char *path)
 }
 
 /* The log as one string, in arrival order, sanitized. */
-static json_object *logs_json(const struct exec_log *log)
+static json_object *logs_json(const struct result_log *log)
 {
     size_t n;
     cleanup_free char *clean = util_utf8_sanitize(log->buf.data ? log->buf.data : "", log->buf.len, &n);
@@ -151,14 +151,14 @@ static const char *signal_name(int sig)
         }                                           \
     } while (0)
 
-json_object *result_to_json(const struct exec_result *r)
+json_object *result_to_json(const struct result *r)
 {
     json_object *o = json_object_new_object();
     json_object *arts = NULL, *reqs = NULL;
     if (!o)
         return NULL;
     ADD(o, "run_id", json_object_new_string(r->run_id));
-    ADD(o, "status", json_object_new_string(exec_status_name(r->status)));
+    ADD(o, "status", json_object_new_string(result_status_name(r->status)));
     ADD(o, "limit", r->limit ? json_object_new_string(r->limit) : NULL);
     ADD(o, "exit_code", r->exit_code >= 0 ? json_object_new_int(r->exit_code) : NULL);
     ADD(o, "signal", r->signal ? str_or_null(signal_name(r->signal)) : NULL);
@@ -175,7 +175,7 @@ json_object *result_to_json(const struct exec_result *r)
             goto oom;
     ADD(o, "requirements", reqs);
     reqs = NULL;
-    ADD(o, "env_cache", json_object_new_string(exec_env_cache_name(r->env_cache)));
+    ADD(o, "env_cache", json_object_new_string(result_env_cache_name(r->env_cache)));
     ADD(o, "env", r->env_key[0] ? json_object_new_string(r->env_key) : NULL);
     ADD(o, "install_log", str_or_null(r->install_log));
     ADD(o, "failed_requirement", str_or_null(r->failed_requirement));
@@ -184,7 +184,7 @@ json_object *result_to_json(const struct exec_result *r)
     if (!arts)
         goto oom;
     for (size_t i = 0; i < r->n_artifacts; i++) {
-        const struct exec_artifact *a = &r->artifacts[i];
+        const struct result_artifact *a = &r->artifacts[i];
         json_object *ao = json_object_new_object();
         if (!ao || json_object_array_add(arts, ao)) {
             json_object_put(ao);
@@ -194,8 +194,8 @@ json_object *result_to_json(const struct exec_result *r)
         ADD(ao, "size", json_object_new_int64((int64_t)a->size));
         ADD(ao, "mime", json_object_new_string(a->mime));
         ADD(ao, "summary", str_or_null(a->summary));
-        if (a->change != EXEC_ART_LISTED)
-            ADD(ao, "change", json_object_new_string(exec_art_change_name(a->change)));
+        if (a->change != RESULT_ART_LISTED)
+            ADD(ao, "change", json_object_new_string(result_art_change_name(a->change)));
         if (r->url_prefix) {
             cleanup_free char *enc = result_url_path(a->path);
             cleanup_free char *url = NULL;
@@ -222,12 +222,12 @@ json_object *result_to_json(const struct exec_result *r)
     ADD(o, "error", str_or_null(r->error));
     ADD(o, "value", str_or_null(r->value));
     ADD(o, "value_truncated", json_object_new_boolean(r->value_truncated));
-    if (r->kernel.state != EXEC_KERNEL_NONE) {
+    if (r->kernel.state != RESULT_KERNEL_NONE) {
         json_object *k = json_object_new_object();
         if (!k)
             goto oom;
         ADD(o, "kernel", k);
-        ADD(k, "state", json_object_new_string(exec_kernel_state_name(r->kernel.state)));
+        ADD(k, "state", json_object_new_string(result_kernel_state_name(r->kernel.state)));
         ADD(k, "cell", json_object_new_int64((int64_t)r->kernel.cell));
         ADD(k, "reason", str_or_null(r->kernel.reason));
     } else {
@@ -320,7 +320,7 @@ static int absolute_url(json_object *o, const char *key, const char *origin)
     return json_object_set_string(v, abs) == 1 ? 0 : -ENOMEM;
 }
 
-json_object *result_client_json(const struct exec_result *r, const char *base_url, const char *state_dir)
+json_object *result_client_json(const struct result *r, const char *base_url, const char *state_dir)
 {
     json_object *o = result_to_json(r), *arts;
     if (!o)
@@ -347,7 +347,7 @@ json_object *result_client_json(const struct exec_result *r, const char *base_ur
     return o;
 }
 
-char *result_to_string(const struct exec_result *r, bool pretty, size_t *len)
+char *result_to_string(const struct result *r, bool pretty, size_t *len)
 {
     json_object *o = result_to_json(r);
     if (!o)
@@ -363,7 +363,7 @@ char *result_to_string(const struct exec_result *r, bool pretty, size_t *len)
     return copy;
 }
 
-int result_record(const struct exec_result *r)
+int result_record(const struct result *r)
 {
     if (!r->run_dir)
         return -EINVAL;

@@ -10,6 +10,6 @@
 
 /* Writes result.json and the log into the run directory, each atomically.
  * 0 or -errno. */
-int result_record(const struct exec_result *r) must_check;
+int result_record(const struct result *r) must_check;
 
 #endif

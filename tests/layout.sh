@@ -15,7 +15,7 @@
 #  - a NAME_internal.h is included only by files of its own folder;
 #  - the rest of sandbox/ neither includes a header of sandbox/kernel/ nor
 #    calls a function of it: the kernel's code is above the steps it runs
-#    (the front doors reach it through executor.h's exec_cell, exec_kernel_*);
+#    (the front doors reach it through executor.h's exec_kernel_cell, exec_kernel_*);
 #  - no header of the tree has the name of a system header (<NAME.h>);
 #  - no modules include each other in a circle (a module: a folder's files
 #    of one prefix, NAME.c with NAME.h and the NAME_*.c beside them that

@@ -1,6 +1,6 @@
 /* tools_run.c: the script tools, run_code (in the session's workspace, with
  * requirements, files and a timeout), run_my_script (a fresh directory) and
- * run_cell (a cell of the workspace's kernel, exec_cell), and reset_kernel.
+ * run_cell (a cell of the workspace's kernel, exec_kernel_cell), and reset_kernel.
  * All call the executor with a sink that turns phases into progress
  * notifications and output lines into log notifications, and answer with a
  * text summary (the kernel and the last expression's value too), small
@@ -30,10 +30,10 @@ static void put_text(struct dbuf *b, const char *s, size_t n)
 
 /* in_session: a call in a workspace, whose artifacts are only the files it
  * created or changed. */
-static void summary_text(const struct tools_ctx *c, const struct exec_result *r, bool in_session, struct dbuf *b)
+static void summary_text(const struct tools_ctx *c, const struct result *r, bool in_session, struct dbuf *b)
 {
     char hs[32];
-    discard(dbuf_printf(b, "status: %s", exec_status_name(r->status)));
+    discard(dbuf_printf(b, "status: %s", result_status_name(r->status)));
     if (r->limit)
         discard(dbuf_printf(b, " (limit %s)", r->limit));
     if (r->signal)
@@ -41,13 +41,13 @@ static void summary_text(const struct tools_ctx *c, const struct exec_result *r,
     else if (r->exit_code >= 0)
         discard(dbuf_printf(b, ", exit code %d", r->exit_code));
     discard(dbuf_printf(b, ", %lld ms, run %s\n", (long long)r->duration_ms, r->run_id));
-    if (r->kernel.state != EXEC_KERNEL_NONE)
-        discard(dbuf_printf(b, "kernel: %s, cell %llu%s%s\n", exec_kernel_state_name(r->kernel.state),
+    if (r->kernel.state != RESULT_KERNEL_NONE)
+        discard(dbuf_printf(b, "kernel: %s, cell %llu%s%s\n", result_kernel_state_name(r->kernel.state),
                             (unsigned long long)r->kernel.cell, r->kernel.reason ? " - " : "",
                             r->kernel.reason ? r->kernel.reason : ""));
     if (r->error)
         discard(dbuf_printf(b, "error: %s\n", r->error));
-    const struct exec_log *log = &r->log;
+    const struct result_log *log = &r->log;
     discard(dbuf_printf(b, "--- log%s ---\n", r->log.truncated ? " (truncated at log_bytes)" : ""));
     if (log->buf.len <= TOOLS_TEXT_LOG_MAX) {
         put_text(b, log->buf.data ? log->buf.data : "", log->buf.len);
@@ -76,7 +76,7 @@ static void summary_text(const struct tools_ctx *c, const struct exec_result *r,
     }
     discard(dbuf_printf(b, "--- artifacts%s (%zu) ---\n", which, r->n_artifacts));
     for (size_t i = 0; i < r->n_artifacts && i < TOOLS_TEXT_ARTIFACTS_MAX; i++) {
-        const struct exec_artifact *a = &r->artifacts[i];
+        const struct result_artifact *a = &r->artifacts[i];
         cleanup_free char *enc = result_url_path(a->path);
         util_human_size(a->size, hs, sizeof hs);
         discard(dbuf_printf(b, "%s  %s  %s  %s/artifacts/%s/%s\n", a->path, hs, a->summary ? a->summary : "",
@@ -95,7 +95,7 @@ static bool inline_image(const char *mime)
            !strcmp(mime, "image/webp");
 }
 
-static json_object *run_result(const struct tools_ctx *c, const struct exec_result *r, bool in_session)
+static json_object *run_result(const struct tools_ctx *c, const struct result *r, bool in_session)
 {
     const struct cfg *cfg = c->cfg;
     json_object *res = json_object_new_object();
@@ -118,7 +118,7 @@ static json_object *run_result(const struct tools_ctx *c, const struct exec_resu
     cleanup_fd int ofd = out_dir ? open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
     uint64_t budget = cfg->image_inline_bytes;
     for (size_t i = 0; ofd >= 0 && i < r->n_artifacts; i++) {
-        const struct exec_artifact *a = &r->artifacts[i];
+        const struct result_artifact *a = &r->artifacts[i];
         if (!inline_image(a->mime) || a->size == 0 || a->size > budget)
             continue;
         cleanup_fd int fd = ws_open_beneath(ofd, a->path, O_RDONLY | O_NONBLOCK, 0);
@@ -141,7 +141,7 @@ static json_object *run_result(const struct tools_ctx *c, const struct exec_resu
     if (strcmp(c->version, "2025-06-18") >= 0 && c->base_url[0]) {
         size_t links = 0;
         for (size_t i = 0; i < r->n_artifacts && links < TOOLS_LINKS_MAX; i++, links++) {
-            const struct exec_artifact *a = &r->artifacts[i];
+            const struct result_artifact *a = &r->artifacts[i];
             cleanup_free char *enc = result_url_path(a->path);
             cleanup_free char *uri = NULL;
             cleanup_free char *name = util_utf8_sanitize(a->path, strlen(a->path), NULL);
@@ -175,7 +175,7 @@ static json_object *run_result(const struct tools_ctx *c, const struct exec_resu
     }
     json_object_object_add(res, "content", content);
     json_object_object_add(res, "structuredContent", result_client_json(r, c->base_url, cfg->state_dir));
-    json_object_object_add(res, "isError", json_object_new_boolean(r->status != EXEC_STATUS_OK));
+    json_object_object_add(res, "isError", json_object_new_boolean(r->status != RESULT_STATUS_OK));
     return res;
 }
 
@@ -183,7 +183,7 @@ static json_object *run_result(const struct tools_ctx *c, const struct exec_resu
 
 struct run_ctx {
     const struct tools_ctx *call;
-    struct exec_result *r;
+    struct result *r;
     bool recorded;
     struct dbuf line[3];  /* the partial line of each stream */
     const struct file_arg *files; /* run_code's, mounted once exec_run accepts the call */
@@ -196,7 +196,7 @@ struct run_ctx {
 static const enum tools_level stream_level[] = {TOOLS_LOG_INFO, TOOLS_LOG_WARNING, TOOLS_LOG_NOTICE};
 static const char *const stream_logger[] = {"stdout", "stderr", "runmyscript"};
 
-static void emit_line(struct run_ctx *x, enum exec_stream s)
+static void emit_line(struct run_ctx *x, enum result_stream s)
 {
     struct dbuf *b = &x->line[s];
     size_t n = b->len;
@@ -206,7 +206,7 @@ static void emit_line(struct run_ctx *x, enum exec_stream s)
     b->len = 0;
 }
 
-static void on_output(void *ctx, enum exec_stream s, const char *data, size_t len)
+static void on_output(void *ctx, enum result_stream s, const char *data, size_t len)
 {
     struct run_ctx *x = ctx;
     if ((size_t)s >= ARRAY_SIZE(x->line))
@@ -237,7 +237,7 @@ static void on_phase(void *ctx, enum exec_phase p, const char *detail)
     if (p == EXEC_PHASE_DONE || p == EXEC_PHASE_COLLECTING)
         for (size_t s = 0; s < ARRAY_SIZE(x->line); s++)
             if (x->line[s].len)
-                emit_line(x, (enum exec_stream)s);
+                emit_line(x, (enum result_stream)s);
     char msg[160];
     snprintf(msg, sizeof msg, "%s%s%s", (size_t)p < ARRAY_SIZE(what) ? what[p] : "working", detail ? ": " : "",
              detail ? detail : "");
@@ -296,7 +296,7 @@ struct run_args {
     size_t n_files;
     int64_t wall_ms;          /* the call's timeout; 0: the server's */
     bool in_session;          /* in the session's workspace (run_code), else a fresh directory */
-    bool cell;                /* a cell of the workspace's kernel (run_cell): exec_cell */
+    bool cell;                /* a cell of the workspace's kernel (run_cell): exec_kernel_cell */
 };
 
 static void run_args_free(struct run_args *a)
@@ -327,9 +327,9 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
      * before anything is made, and only then calls on_accepted, which says
      * "queued" and downloads run_code's files (or stops if the client has
      * left): a refused call has cost nothing and is checked once. */
-    struct exec_result r;
+    struct result r;
     struct run_ctx x = {.call = c, .r = &r, .files = a->files, .n_files = a->n_files};
-    int (*call)(const struct exec_spec *, const struct exec_sink *, struct exec_result *) =
+    int (*call)(const struct exec_spec *, const struct exec_sink *, struct result *) =
         a->cell ? c->exec->cell : c->exec->run;
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_init(&x.line[i], TOOLS_LOG_LINE_MAX);
@@ -337,7 +337,7 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
         .ctx = &x, .phase = on_phase, .output = on_output, .install_line = on_install_line,
         .cancelled = on_cancelled, .cancel_reason = on_cancel_reason, .accepted = on_accepted,
     };
-    exec_result_init(&r);
+    result_init(&r);
     int rc = call(&spec, &sink, &r);
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_free(&x.line[i]);
@@ -359,7 +359,7 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
          * client left, or the service failed. */
         *result = steal_pointer(&x.refusal);
         rc = *result ? 0 : x.accepted_rc;
-    } else if (r.status == EXEC_STATUS_CANCELLED && tools__client_cancelled(c)) {
+    } else if (r.status == RESULT_STATUS_CANCELLED && tools__client_cancelled(c)) {
         rc = -ECANCELED;
     } else if (rc == -EBUSY) {
         /* Not a failure of the service: the caller should come back later. */
@@ -370,10 +370,10 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id, r.error ? r.error : strerror(-rc));
     } else {
         *result = run_result(c, &r, a->in_session);
-        log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r.run_id, exec_status_name(r.status),
+        log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r.run_id, result_status_name(r.status),
                 (long long)r.duration_ms);
     }
-    exec_result_free(&r);
+    result_free(&r);
     return rc;
 }
 

@@ -189,7 +189,7 @@ int tools__preview_file(const struct tools_ctx *c, json_object *args, json_objec
     }
     bool truncated = (uint64_t)st.st_size > got;
     const char *base = strrchr(rel, '/');
-    const char *mime = art_mime(buf, got, base ? base + 1 : rel);
+    const char *mime = ws_mime(buf, got, base ? base + 1 : rel);
     /* Text: valid UTF-8 with no NUL, except a sequence cut at the end. */
     size_t check = got;
     if (truncated) {

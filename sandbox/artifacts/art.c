@@ -275,7 +275,7 @@ static int prune_unlink(const struct art_prune *p, int dirfd, const char *name, 
 
 static int cmp_listed(const void *key, const void *elem)
 {
-    return strcmp(key, ((const struct exec_artifact *)elem)->path);
+    return strcmp(key, ((const struct result_artifact *)elem)->path);
 }
 
 static bool after(const struct timespec *t, const struct timespec *since)
@@ -420,8 +420,8 @@ int art_collect(int outfd, uint64_t max_files, uint64_t max_bytes, struct art_li
         unsigned char head[ART_HEAD];
         size_t hn = art__read_head(fd, head, sizeof head);
         const char *base = strrchr(e->path, '/');
-        const char *mime = art_mime(head, hn, base ? base + 1 : e->path);
-        struct exec_artifact *a = &l->v[l->n];
+        const char *mime = ws_mime(head, hn, base ? base + 1 : e->path);
+        struct result_artifact *a = &l->v[l->n];
         a->path = steal_pointer(&e->path);
         a->size = (uint64_t)st.st_size;
         a->mime = strdup(mime);
@@ -485,7 +485,7 @@ int art_snapshot(int outfd, struct art_list *l, int dstfd, char *err, size_t err
     size_t o = 0;
     int rc = 0;
     for (size_t i = 0; i < l->n; i++) {
-        struct exec_artifact *a = &l->v[i];
+        struct result_artifact *a = &l->v[i];
         cleanup_fd int in = rc == 0 ? ws_open_beneath(outfd, a->path, O_RDONLY | O_NONBLOCK, 0) : -1;
         struct stat st;
         if (rc < 0 || in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {

@@ -16,7 +16,7 @@
 #define ART_MAX_PATH 1024     /* bytes of a relative path */
 
 struct art_list {
-    struct exec_artifact *v;  /* sorted by path; owned (art_list_free) */
+    struct result_artifact *v;  /* sorted by path; owned (art_list_free) */
     size_t n;
     uint64_t bytes;           /* sum of sizes of v */
     uint64_t skipped;         /* symlinks, FIFOs, sockets, devices, shared hard links, too deep */
@@ -76,7 +76,7 @@ struct art_prune {
     const char *const *keep;   /* names at the top left alone (NULL-terminated; NULL: none) */
     bool has_since;            /* remove only what changed after since (ctime, which a script cannot set) */
     struct timespec since;
-    const struct exec_artifact *listed; /* or remove all but these files (sorted by path; borrowed) */
+    const struct result_artifact *listed; /* or remove all but these files (sorted by path; borrowed) */
     size_t n_listed;
     uint64_t files, bytes;     /* out: names removed, bytes of the files among them */
 };
@@ -120,7 +120,7 @@ void art_seen_free(struct art_seen *s);
  * it count as new later) into s (freed or empty first). 0 or -errno. */
 int art_seen_take(int outfd, uint64_t max_files, struct art_seen *s) must_check;
 /* Cuts l (art_collect's list of outfd) to the files created or changed
- * since before was taken, each flagged EXEC_ART_NEW or EXEC_ART_CHANGED;
+ * since before was taken, each flagged RESULT_ART_NEW or RESULT_ART_CHANGED;
  * l->bytes follows. 0 or -errno (l as it was). */
 int art_seen_keep_changed(int outfd, const struct art_seen *before, struct art_list *l) must_check;
 

@@ -137,7 +137,7 @@ static bool looks_csv(const unsigned char *h, size_t n)
     return records >= 2;
 }
 
-const char *art_mime(const unsigned char *h, size_t n, const char *name)
+const char *ws_mime(const unsigned char *h, size_t n, const char *name)
 {
     const char *by_ext = mime_by_ext(name);
 

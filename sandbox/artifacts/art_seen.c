@@ -92,7 +92,7 @@ int art_seen_keep_changed(int outfd, const struct art_seen *before, struct art_l
     size_t kept = 0;
     l->bytes = 0;
     for (size_t i = 0; i < l->n; i++) {
-        struct exec_artifact *a = &l->v[i];
+        struct result_artifact *a = &l->v[i];
         const struct art_seen_file *was = seen_find(before, a->path), *now = seen_find(&after, a->path);
         bool same = was && now && was->dev == now->dev && was->ino == now->ino && was->size == now->size &&
                     was->mtime.tv_sec == now->mtime.tv_sec && was->mtime.tv_nsec == now->mtime.tv_nsec;
@@ -102,7 +102,7 @@ int art_seen_keep_changed(int outfd, const struct art_seen *before, struct art_l
             free(a->summary);
             continue;
         }
-        a->change = was ? EXEC_ART_CHANGED : EXEC_ART_NEW;
+        a->change = was ? RESULT_ART_CHANGED : RESULT_ART_NEW;
         l->bytes += a->size;
         l->v[kept++] = *a;
     }

@@ -118,7 +118,7 @@ int art_zip(int outfd, const struct art_list *l, int dirfd, const char *name, ch
         goto out;
     }
     for (size_t i = 0; i < l->n; i++) {
-        const struct exec_artifact *art = &l->v[i];
+        const struct result_artifact *art = &l->v[i];
         cleanup_fd int fd = ws_open_beneath(outfd, art->path, O_RDONLY | O_NONBLOCK, 0);
         struct stat st;
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

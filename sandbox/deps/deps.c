@@ -59,7 +59,7 @@ static int set_add(struct deps_set *s, char *name, char *spec, enum deps_source 
     return 0;
 }
 
-static int add_checked(const struct deps_config *cfg, struct deps_set *set, const char *spec, enum deps_source src,
+static int add_checked(const struct exec_deps_config *cfg, struct deps_set *set, const char *spec, enum deps_source src,
                        const char *where, char *err, size_t errlen)
 {
     char *name = NULL, *canon = NULL;
@@ -74,16 +74,16 @@ static int add_checked(const struct deps_config *cfg, struct deps_set *set, cons
         free(canon);
         return 0;
     }
-    if (set->n >= DEPS_MAX_REQUIREMENTS) {
+    if (set->n >= EXEC_MAX_REQUIREMENTS) {
         free(name);
         free(canon);
-        snprintf(err, errlen, "%s: more than %d requirements", where, DEPS_MAX_REQUIREMENTS);
+        snprintf(err, errlen, "%s: more than %d requirements", where, EXEC_MAX_REQUIREMENTS);
         return -EINVAL;
     }
     return set_add(set, name, canon, src, NULL);
 }
 
-int deps_declared(const struct deps_config *cfg, const char *const *explicit_reqs, size_t n_explicit,
+int deps_declared(const struct exec_deps_config *cfg, const char *const *explicit_reqs, size_t n_explicit,
                   const char *code, size_t code_len, const struct deps_python *info, struct deps_set *set,
                   char *err, size_t errlen)
 {
@@ -162,7 +162,7 @@ static bool env_has_module(const char *env_dir, const struct deps_python *info, 
     return sp && dir_has_module(sp, module);
 }
 
-int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len, const struct deps_python *info,
+int deps_detect(const struct exec_deps_config *cfg, const char *code, size_t code_len, const struct deps_python *info,
                 const char *const *local_dirs, size_t n_local, const char *have_env, struct deps_set *set,
                 char *err, size_t errlen)
 {
@@ -206,9 +206,9 @@ int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len
             free(name);
             continue;
         }
-        if (set->n >= DEPS_MAX_REQUIREMENTS) {
+        if (set->n >= EXEC_MAX_REQUIREMENTS) {
             free(name);
-            snprintf(err, errlen, "the script needs more than %d requirements", DEPS_MAX_REQUIREMENTS);
+            snprintf(err, errlen, "the script needs more than %d requirements", EXEC_MAX_REQUIREMENTS);
             rc = -E2BIG;
             goto out;
         }

@@ -117,7 +117,7 @@ void deps_set_free(struct deps_set *s);
  * not NULL). Every string is checked with deps_check_requirement. Fills
  * set (earlier wins per distribution) and *meta_present. -EINVAL with a
  * one-line reason (naming the requirement) when something is refused. */
-int deps_declared(const struct deps_config *cfg, const char *const *explicit_reqs, size_t n_explicit,
+int deps_declared(const struct exec_deps_config *cfg, const char *const *explicit_reqs, size_t n_explicit,
                   const char *code, size_t code_len, const struct deps_python *info, struct deps_set *set,
                   char *err, size_t errlen) must_check;
 
@@ -126,7 +126,7 @@ int deps_declared(const struct deps_config *cfg, const char *const *explicit_req
  * one of local_dirs (NAME.py, NAME/, NAME.*.so) and not importable from
  * have_env (an environment directory, may be NULL), mapped to its
  * distribution. 0, -E2BIG (too many), -ENOMEM, or -errno from the map. */
-int deps_detect(const struct deps_config *cfg, const char *code, size_t code_len, const struct deps_python *info,
+int deps_detect(const struct exec_deps_config *cfg, const char *code, size_t code_len, const struct deps_python *info,
                 const char *const *local_dirs, size_t n_local, const char *have_env, struct deps_set *set,
                 char *err, size_t errlen) must_check;
 
@@ -204,7 +204,7 @@ enum deps_env_outcome {
  * (the installer's error line, the limit, or what failed), the one channel
  * for the message. After a build it evicts least recently used
  * environments past cfg->cache_bytes. */
-int deps_env_get(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+int deps_env_get(const struct exec_deps_config *cfg, const char *state_dir, const struct deps_python *info,
                  const char *base_env, const struct deps_set *set, int64_t install_ms,
                  const struct deps_install_io *io, struct deps_env *e, char *err, size_t errlen) must_check;
 

@@ -118,7 +118,7 @@ static int map_sdist(const struct deps__store *s, const char *built, const struc
 /* A source distribution pip's download saved (dl/name): its wheel is the
  * one built from it before, when the store has it (joins known), or pip
  * builds it now (its path under tmp joins files, "SHA REL" joins built). */
-static int sdist_wheel(const struct deps_config *cfg, const char *state_dir, const struct deps__store *s,
+static int sdist_wheel(const struct exec_deps_config *cfg, const char *state_dir, const struct deps__store *s,
                        const char *pip_runner, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                        const char *name, struct strv *files, struct strv *known, struct strv *built,
                        char **failed, char *err, size_t errlen)
@@ -279,7 +279,7 @@ static int put_wheels(const struct deps__store *s, const struct deps_set *set, c
 /* One assembly: what deps__store_build was asked for, the store it
  * assembles from, and what it finds on the way. */
 struct assembly {
-    const struct deps_config *cfg;
+    const struct exec_deps_config *cfg;
     const char *state_dir;
     const char *pip_runner;
     const struct deps_set *set;
@@ -609,7 +609,7 @@ static void tell_installed(const struct assembly *a)
     dbuf_free(&b);
 }
 
-int deps__store_build(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+int deps__store_build(const struct exec_deps_config *cfg, const char *state_dir, const struct deps_python *info,
                       const char *pip_runner, const struct deps_set *set, const char *key, int64_t install_ms,
                       const struct deps_install_io *io, const char *tmp, struct strv *wheels,
                       struct deps__held *held, size_t *copied, char **failed, char *err, size_t errlen)

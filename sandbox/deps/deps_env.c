@@ -198,12 +198,12 @@ static void hash_line(struct sha256 *h, const char *k, const char *v)
 
 /* KEY: the interpreter (path, file identity, version, platform), the
  * installer, the index settings and the sorted requirements. */
-static void env_key(const struct deps_config *cfg, const struct deps_python *info, const char *installer,
+static void env_key(const struct exec_deps_config *cfg, const struct deps_python *info, const char *installer,
                     const struct deps_set *set, char out[33])
 {
     struct sha256 h;
     unsigned char d[32];
-    const char *specs[DEPS_MAX_REQUIREMENTS];
+    const char *specs[EXEC_MAX_REQUIREMENTS];
     size_t n = 0;
     for (size_t i = 0; i < set->n && n < ARRAY_SIZE(specs); i++)
         specs[n++] = set->v[i].spec;
@@ -317,7 +317,7 @@ static int fix_shebangs(const char *env_dir)
  * of the base environment, the installer run into it, then finished
  * (shebangs, the manifest, read-only, synced). DEPS_ENV_READY, an install
  * outcome (e->failed set), or -errno; the reason in err. */
-static int build_env(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+static int build_env(const struct exec_deps_config *cfg, const char *state_dir, const struct deps_python *info,
                      const char *base_env, const char *uv, const char *pip_runner, const struct deps_set *set,
                      int64_t install_ms, const struct deps_install_io *io, const char *tmp, struct deps_env *e,
                      struct deps__held *held, char *err, size_t errlen)
@@ -400,14 +400,14 @@ static int build_env(const struct deps_config *cfg, const char *state_dir, const
  * gone), the interpreter is asked again: python3-pip may have been
  * installed or upgraded since. Only builds get here. *uv and *runner are
  * the caller's to free; *pip_runner is one of them or info's. */
-static int pick_installer(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+static int pick_installer(const struct exec_deps_config *cfg, const char *state_dir, const struct deps_python *info,
                           char **uv, char **runner, const char **pip_runner, char *err, size_t errlen)
 {
     *uv = *runner = NULL;
     *pip_runner = info->pip_runner;
-    if (cfg->installer != DEPS_INSTALLER_PIP) {
+    if (cfg->installer != EXEC_INSTALLER_PIP) {
         *uv = deps__find_uv();
-        if (!*uv && cfg->installer == DEPS_INSTALLER_UV) {
+        if (!*uv && cfg->installer == EXEC_INSTALLER_UV) {
             snprintf(err, errlen, "installer = uv, but uv is not on PATH");
             return -ENOENT;
         }
@@ -456,7 +456,7 @@ static int use_env(struct deps_env *e, const char *what, char *err, size_t errle
 
 /* deps_env_get once the environment is known to be missing: the build,
  * under the key's lock, and its publication. */
-static int env_build(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+static int env_build(const struct exec_deps_config *cfg, const char *state_dir, const struct deps_python *info,
                      const char *base_env, const char *uv, const char *pip_runner, const struct deps_set *set,
                      int64_t install_ms, const struct deps_install_io *io, struct deps_env *e, char *err,
                      size_t errlen)
@@ -514,7 +514,7 @@ static int env_build(const struct deps_config *cfg, const char *state_dir, const
     return 0;
 }
 
-int deps_env_get(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+int deps_env_get(const struct exec_deps_config *cfg, const char *state_dir, const struct deps_python *info,
                  const char *base_env, const struct deps_set *set, int64_t install_ms,
                  const struct deps_install_io *io, struct deps_env *e, char *err, size_t errlen)
 {

@@ -111,7 +111,7 @@ static void args_free(struct args *a)
  * never the command line: a location may carry credentials, and a command
  * line is readable by every process of the machine. envp_base ends the
  * environment (NULL-terminated). */
-static int installer_args(const struct deps_config *cfg, const char *pip_runner, const char *uv,
+static int installer_args(const struct exec_deps_config *cfg, const char *pip_runner, const char *uv,
                           const char *state_dir, const char *env_dir, const char *const *verb,
                           const struct deps_set *set,
                           const char *const *envp_base, struct args *a)
@@ -180,7 +180,7 @@ static int installer_args(const struct deps_config *cfg, const char *pip_runner,
  * directories and a uv outside /usr are bound read-only. */
 #define DEPS_FIND_LINKS_MAX 16  /* local find-links directories bound into the installer's jail */
 
-static int run_installer(const struct deps_config *cfg, const char *const *argv, const char *const *envp,
+static int run_installer(const struct exec_deps_config *cfg, const char *const *argv, const char *const *envp,
                          const char *env_dir, const char *cache_dir, const char *home_dir, int64_t timeout_ms,
                          const struct deps_install_io *io, char **out, int *wstatus, char *err, size_t errlen)
 {
@@ -236,7 +236,7 @@ static char *failed_requirement(const char *out, const struct deps_set *set)
         "satisfies the requirement ", "No matching distribution found for ", "Invalid requirement: ",
         "you require ", "Because ",
     };
-    char cand[DEPS_SPEC_MAX + 1] = "";
+    char cand[EXEC_REQUIREMENT_MAX + 1] = "";
     for (size_t m = 0; out && m < ARRAY_SIZE(marks) && !cand[0]; m++) {
         const char *p = strstr(out, marks[m]);
         if (!p)
@@ -245,16 +245,16 @@ static char *failed_requirement(const char *out, const struct deps_set *set)
         if (*p == '\'')
             p++;
         size_t n = strcspn(p, " \n'");
-        if (n > DEPS_SPEC_MAX)
-            n = DEPS_SPEC_MAX;
+        if (n > EXEC_REQUIREMENT_MAX)
+            n = EXEC_REQUIREMENT_MAX;
         memcpy(cand, p, n);
         cand[n] = '\0';
         const char *from = p + n;
         if (m == 0 && !strncmp(from, " (from ", 7) && strncmp(from, " (from versions", 15)) {
             from += 7;
             n = strcspn(from, ")\n,");
-            if (n > DEPS_SPEC_MAX)
-                n = DEPS_SPEC_MAX;
+            if (n > EXEC_REQUIREMENT_MAX)
+                n = EXEC_REQUIREMENT_MAX;
             memcpy(cand, from, n);
             cand[n] = '\0';
         }
@@ -307,7 +307,7 @@ static void put_urls(struct dbuf *b, const char *name, const char *list)
 
 /* Where the installer looked, and the keys that say so: for a reason that
  * says a requirement was not found. */
-static void where_looked(const struct deps_config *cfg, char *out, size_t outlen)
+static void where_looked(const struct exec_deps_config *cfg, char *out, size_t outlen)
 {
     struct dbuf b;
     dbuf_init(&b, outlen);
@@ -337,7 +337,7 @@ static void where_looked(const struct deps_config *cfg, char *out, size_t outlen
 /* The one-line reason of an installer that exited with a failure: the
  * error line that says why, else its last line; for a requirement not
  * found, where it looked and the keys that say where. */
-static void install_failure(const struct deps_config *cfg, const char *names, const char *failed, char *out,
+static void install_failure(const struct exec_deps_config *cfg, const char *names, const char *failed, char *out,
                             char *err, size_t errlen)
 {
     const char *why = NULL;
@@ -356,7 +356,7 @@ static void install_failure(const struct deps_config *cfg, const char *names, co
 
 /* deps__install, deps__download and deps__build_wheel: verb NULL
  * installs into tmp. */
-static int run_pip(const struct deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
+static int run_pip(const struct exec_deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
                    const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                    const char *const *verb, char **failed, char *err, size_t errlen)
 {
@@ -433,14 +433,14 @@ static int run_pip(const struct deps_config *cfg, const char *state_dir, const c
     return DEPS_ENV_READY;
 }
 
-int deps__install(const struct deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
+int deps__install(const struct exec_deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
                   const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                   char **failed, char *err, size_t errlen)
 {
     return run_pip(cfg, state_dir, uv, pip_runner, set, install_ms, io, tmp, NULL, failed, err, errlen);
 }
 
-int deps__download(const struct deps_config *cfg, const char *state_dir, const char *pip_runner,
+int deps__download(const struct exec_deps_config *cfg, const char *state_dir, const char *pip_runner,
                    const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                    const char *dl, char **failed, char *err, size_t errlen)
 {
@@ -448,7 +448,7 @@ int deps__download(const struct deps_config *cfg, const char *state_dir, const c
     return run_pip(cfg, state_dir, NULL, pip_runner, set, install_ms, io, tmp, verb, failed, err, errlen);
 }
 
-int deps__build_wheel(const struct deps_config *cfg, const char *state_dir, const char *pip_runner,
+int deps__build_wheel(const struct exec_deps_config *cfg, const char *state_dir, const char *pip_runner,
                       const char *sdist, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                       const char *dir, char **failed, char *err, size_t errlen)
 {

@@ -43,7 +43,7 @@ char *deps__find_uv(void);
  * DEPS_ENV_INSTALL_TIMEOUT with *failed the requirement that failed (or
  * NULL; caller frees); -errno when the service failed. The reason in err
  * in every case but success. */
-int deps__install(const struct deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
+int deps__install(const struct exec_deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
                   const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                   char **failed, char *err, size_t errlen) must_check;
 
@@ -51,14 +51,14 @@ int deps__install(const struct deps_config *cfg, const char *state_dir, const ch
  * wheel set needs, resolved by pip, saved into dl (under tmp, which is
  * the environment being built: it is what the jail lets pip write). The
  * same outcomes as deps__install. */
-int deps__download(const struct deps_config *cfg, const char *state_dir, const char *pip_runner,
+int deps__download(const struct exec_deps_config *cfg, const char *state_dir, const char *pip_runner,
                    const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                    const char *dl, char **failed, char *err, size_t errlen) must_check;
 
 /* pip's wheel: the source distribution at sdist (under tmp) built into a
  * wheel in dir (under tmp too), in the jail with the network (its build
  * requirements come from the index). The same outcomes as deps__install. */
-int deps__build_wheel(const struct deps_config *cfg, const char *state_dir, const char *pip_runner,
+int deps__build_wheel(const struct exec_deps_config *cfg, const char *state_dir, const char *pip_runner,
                       const char *sdist, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                       const char *dir, char **failed, char *err, size_t errlen) must_check;
 
@@ -280,11 +280,11 @@ int deps__store_remove(const char *state_dir, const struct deps__store_entry *e)
  * it installs as before. */
 #define DEPS__STORE_NO 3
 struct deps__held {
-    int fd[DEPS_MAX_REQUIREMENTS * 8];
+    int fd[EXEC_MAX_REQUIREMENTS * 8];
     size_t n;
 };
 void deps__held_release(struct deps__held *h);
-int deps__store_build(const struct deps_config *cfg, const char *state_dir, const struct deps_python *info,
+int deps__store_build(const struct exec_deps_config *cfg, const char *state_dir, const struct deps_python *info,
                       const char *pip_runner, const struct deps_set *set, const char *key, int64_t install_ms,
                       const struct deps_install_io *io, const char *tmp, struct strv *wheels,
                       struct deps__held *held, size_t *copied, char **failed, char *err, size_t errlen) must_check;

@@ -52,7 +52,7 @@ static int toml_fail(struct toml *t, const char *what)
 static int toml_string(struct toml *t, char **out)
 {
     struct dbuf b;
-    dbuf_init(&b, DEPS_SPEC_MAX * 4);
+    dbuf_init(&b, EXEC_REQUIREMENT_MAX * 4);
     char q = t->s[t->i];
     bool multi = t->i + 2 < t->n && t->s[t->i + 1] == q && t->s[t->i + 2] == q;
     t->i += multi ? 3 : 1;
@@ -168,7 +168,7 @@ static int toml_string_array(struct toml *t, struct strv *out)
         int rc = toml_string(t, &v);
         if (rc < 0)
             return rc;
-        if (out->n >= DEPS_MAX_REQUIREMENTS) {
+        if (out->n >= EXEC_MAX_REQUIREMENTS) {
             free(v);
             return toml_fail(t, "too many dependencies");
         }

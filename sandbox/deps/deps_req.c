@@ -4,7 +4,7 @@
 #include "config.h"
 
 #include "deps_req.h"
-#include "executor.h" /* DEPS_SPEC_MAX */
+#include "executor.h" /* EXEC_REQUIREMENT_MAX */
 
 #include <ctype.h>
 #include <dirent.h>
@@ -321,8 +321,8 @@ static const char *refusal(const char *spec, const char *s, bool allow_direct)
     size_t len = strlen(spec);
     if (len == 0)
         return "an empty requirement";
-    if (len > DEPS_SPEC_MAX)
-        return "longer than DEPS_SPEC_MAX (" DEPS_STR(DEPS_SPEC_MAX) " bytes)";
+    if (len > EXEC_REQUIREMENT_MAX)
+        return "longer than EXEC_REQUIREMENT_MAX (" DEPS_STR(EXEC_REQUIREMENT_MAX) " bytes)";
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)spec[i] < 0x20 || spec[i] == 0x7f)
             return "a control character in a requirement";
@@ -386,7 +386,7 @@ int deps_check_requirement(const char *spec, bool allow_direct, char **name_out,
     }
 
     struct p508 p = {.s = s};
-    dbuf_init(&p.out, DEPS_SPEC_MAX * 2);
+    dbuf_init(&p.out, EXEC_REQUIREMENT_MAX * 2);
     cleanup_free char *name = NULL;
     int rc = 0;
     size_t n = name_len(s);
@@ -435,12 +435,12 @@ int deps_check_requirement(const char *spec, bool allow_direct, char **name_out,
         rc = -EINVAL;
         goto out;
     }
-    if (p.out.len > DEPS_SPEC_MAX) {
+    if (p.out.len > EXEC_REQUIREMENT_MAX) {
         /* The canonical spelling puts blanks around marker operators, so
          * it can outgrow the text it came from: it is what goes on (the
          * installer's argv, the environment's key) and is checked again,
          * so it has the same ceiling. */
-        snprintf(err, errlen, "requirement '%.200s': longer than DEPS_SPEC_MAX (" DEPS_STR(DEPS_SPEC_MAX)
+        snprintf(err, errlen, "requirement '%.200s': longer than EXEC_REQUIREMENT_MAX (" DEPS_STR(EXEC_REQUIREMENT_MAX)
                  " bytes) once written out canonically", spec);
         dbuf_free(&p.out);
         return -EINVAL;

@@ -22,7 +22,7 @@ char *deps_normalize_name(const char *name, size_t len);
 /* Checks one requirement string: a PEP 508 requirement (name, extras,
  * version specifiers, environment marker), nothing else. Refused: installer
  * options (anything starting with '-'), local paths, URLs and `name @ URL`
- * (unless allow_direct), control characters, more than DEPS_SPEC_MAX bytes.
+ * (unless allow_direct), control characters, more than EXEC_REQUIREMENT_MAX bytes.
  * On success *name (PEP 503 normalised) and *canon (the requirement in a
  * canonical spelling: normalised name, sorted extras, no blanks in the
  * specifiers) are new strings (caller frees; either may be NULL to skip).

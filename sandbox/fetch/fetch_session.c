@@ -273,12 +273,12 @@ static bool mount_reuse(const struct mount_job *j, json_object *ent, struct fetc
         return false;
     out->bytes = jint(ent, "bytes");
     memcpy(out->sha256, sha, 65);
-    /* The MIME type again from the file (art_mime returns a static string;
+    /* The MIME type again from the file (ws_mime returns a static string;
      * the record's is only a copy). */
     cleanup_fd int fd = ws_open_beneath(j->mfd, j->path, O_RDONLY | O_NONBLOCK, 0);
     unsigned char head[FETCH_HEAD];
     ssize_t n = fd >= 0 ? pread(fd, head, sizeof head, 0) : -1;
-    out->mime = art_mime(head, n > 0 ? (size_t)n : 0, j->path);
+    out->mime = ws_mime(head, n > 0 ? (size_t)n : 0, j->path);
     out->reused = true;
     return true;
 }

@@ -532,7 +532,7 @@ static void file_result(struct xfer *x, const char *name, struct fetch_file *out
     sha256_final(&x->hash, d);
     util_hex(d, sizeof d, out->sha256);
     out->bytes = x->bytes;
-    out->mime = art_mime(x->head, x->head_len, name);
+    out->mime = ws_mime(x->head, x->head_len, name);
     out->http_status = 200;
 }
 

@@ -129,7 +129,7 @@ const char *jail_proc_isolation(const struct jail_proc *p)
     return fallback_name(p->landlock_abi > 0, p->seccomp);
 }
 
-const char *jail_fallback_isolation(const struct jail_caps *c, enum exec_landlock l)
+const char *probe_fallback_isolation(const struct probe_caps *c, enum exec_landlock l)
 {
     if (l == EXEC_LANDLOCK_OFF)
         return fallback_name(false, false);
@@ -155,7 +155,7 @@ int jail_prepare_rlimits(const char *run_dir)
     return 0;
 }
 
-void jail_probe(struct jail_caps *c)
+void probe_host(struct probe_caps *c)
 {
     memset(c, 0, sizeof *c);
     c->root = geteuid() == 0;

@@ -44,9 +44,9 @@ struct jail_bind {
     unsigned flags;
 };
 /* The most binds a caller may give: a run's own (6) and the package store
- * entries its environment links (at most DEPS_MAX_REQUIREMENTS * 8
+ * entries its environment links (at most EXEC_MAX_REQUIREMENTS * 8
  * wheels); the installer's, 20 with 16 local find_links directories. */
-#define JAIL_BINDS_MAX (24 + DEPS_MAX_REQUIREMENTS * 8)
+#define JAIL_BINDS_MAX (24 + EXEC_MAX_REQUIREMENTS * 8)
 
 struct jail_opts {
     enum jail_mode mode;

@@ -719,8 +719,8 @@ int exec_warm_serve(const struct exec_config *cfg, struct exec_warm_pool *pool)
         return 0;
     /* Zygotes are jails: without user namespaces there is nothing to keep
      * warm (root or not, as a cold run would), and every run starts cold. */
-    struct jail_caps caps;
-    jail_probe(&caps);
+    struct probe_caps caps;
+    probe_host(&caps);
     if (!caps.userns) {
         log_msg(LOG_LVL_INFO, "warm starts need user namespaces (%s): runs start cold", caps.userns_error);
         return 0;

@@ -1,4 +1,4 @@
-/* kernel_cell.c: exec_cell, a cell in the workspace's kernel, the worker's
+/* kernel_cell.c: exec_kernel_cell, a cell in the workspace's kernel, the worker's
  * side. The steps of exec_run (exec.c) with the kernel's in place of the
  * script's: checks -> the cell's run directory (STATE/runs/RUNID, as a
  * run's: its log, result, artifacts) -> the workspace's lock, waited for at
@@ -124,7 +124,7 @@ static int kernel_info(struct run *run, struct kclient *k)
 static int cell_requirements(struct run *run, struct steps *s, const struct kclient *k)
 {
     const struct exec_spec *spec = run->spec;
-    const struct deps_config *dc = &spec->cfg->deps;
+    const struct exec_deps_config *dc = &spec->cfg->deps;
     char err[1024] = "";
     size_t n = spec->n_requirements;
     const char **v = calloc(n + k->reqs.n + 1, sizeof *v);
@@ -256,7 +256,7 @@ static json_object *env_message(struct run *run, struct steps *s, bool code)
  * the host says why not (why), -errno when it went away. */
 static int cell_add(struct run *run, struct steps *s, struct kclient *k, char *why, size_t whylen)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     json_object *o = env_message(run, s, false);
     exec__phase(run, EXEC_PHASE_RUNNING, "adding packages to the live kernel");
     int rc = o ? kernel_send_json(k->sock, KERNEL_MSG_ADD, o) : -ENOMEM;
@@ -281,7 +281,7 @@ static int cell_add(struct run *run, struct steps *s, struct kclient *k, char *w
         discard(dbuf_printf(&b, "%s%s", i ? ", " : "", json_object_get_string(json_object_array_get_idx(added, i))));
     json_object_put(a);
     if (ok) {
-        r->kernel.state = EXEC_KERNEL_KEPT;
+        r->kernel.state = RESULT_KERNEL_KEPT;
         if (asprintf(&r->kernel.reason, "added %s from the package store to the running kernel, which kept its "
                                         "state", b.len ? b.data : "nothing new") < 0)
             r->kernel.reason = NULL;
@@ -294,7 +294,7 @@ static int cell_add(struct run *run, struct steps *s, struct kclient *k, char *w
  * restarted with a larger environment, or new, as r->kernel says. */
 static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     int rc = kernel_info(run, k);
     if (rc == 0)
         rc = cell_requirements(run, s, k);
@@ -303,7 +303,7 @@ static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
     if (rc != 0)
         return rc; /* the service, or an install that failed (EXEC_STEP_ENDED) */
     if (k->alive && !strcmp(k->env, s->env_dir)) {
-        r->kernel.state = EXEC_KERNEL_KEPT;
+        r->kernel.state = RESULT_KERNEL_KEPT;
         return 0;
     }
     if (k->alive) {
@@ -327,7 +327,7 @@ static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
             exec__set_error(r, "the kernel's host went away: %s", strerror(-rc));
             return rc;
         }
-        r->kernel.state = EXEC_KERNEL_RESTARTED;
+        r->kernel.state = RESULT_KERNEL_RESTARTED;
         if (asprintf(&r->kernel.reason, "the cell needs %s, which could not be added to the running kernel (%s): "
                                         "the kernel restarted with a larger environment",
                      names[0] ? names : "packages", why) < 0)
@@ -337,7 +337,7 @@ static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
     rc = kernel_new(run, s, k, s->env_dir);
     if (rc < 0)
         return rc;
-    r->kernel.state = EXEC_KERNEL_NEW;
+    r->kernel.state = RESULT_KERNEL_NEW;
     r->kernel.reason = k->reason[0] ? strdup(k->reason) : NULL;
     return 0;
 }
@@ -392,13 +392,13 @@ static int64_t int_of(json_object *o, const char *key, int64_t dflt)
 /* The host's result into r. */
 static void cell_done(struct run *run, const char *data)
 {
-    struct exec_result *r = run->r;
+    struct result *r = run->r;
     json_object *o = json_tokener_parse(data);
     if (!o) {
         exec__set_error(r, "the kernel's host answered nonsense");
         return;
     }
-    r->status = (enum exec_status)int_of(o, "status", EXEC_STATUS_SANDBOX_ERROR);
+    r->status = (enum result_status)int_of(o, "status", RESULT_STATUS_SANDBOX_ERROR);
     r->limit = static_limit(str_of(o, "limit"));
     r->exit_code = (int)int_of(o, "exit_code", -1);
     r->signal = (int)int_of(o, "signal", 0);
@@ -447,13 +447,13 @@ static int cell_relay(struct run *run, struct kclient *k)
                 return 0;
             }
             if (type == KERNEL_MSG_OUTPUT && len >= 1) {
-                enum exec_stream stream = (enum exec_stream)data[0];
-                if (stream == EXEC_STREAM_SYSTEM) {
+                enum result_stream stream = (enum result_stream)data[0];
+                if (stream == RESULT_STREAM_SYSTEM) {
                     size_t n = len - 1;
                     while (n && data[n] == '\n')
                         n--;
                     exec__system_line(run, "%.*s", (int)n, data + 1);
-                } else if (stream == EXEC_STREAM_STDOUT || stream == EXEC_STREAM_STDERR) {
+                } else if (stream == RESULT_STREAM_STDOUT || stream == RESULT_STREAM_STDERR) {
                     exec__emit(run, stream, data + 1, len - 1);
                 }
             }
@@ -486,7 +486,7 @@ static int cell_send(struct run *run, struct kclient *k)
 }
 
 /* The checks that are a cell's own, before exec_run's. */
-static int cell_refused(const struct exec_spec *spec, struct exec_result *r)
+static int cell_refused(const struct exec_spec *spec, struct result *r)
 {
     const struct exec_config *cfg = spec->cfg;
     if (!cfg->kernels.on || cfg->kernels.max == 0) {
@@ -506,7 +506,7 @@ static int cell_refused(const struct exec_spec *spec, struct exec_result *r)
     return 0;
 }
 
-int exec_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+int exec_kernel_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
     struct run run = {.spec = spec, .sink = sink, .r = r, .run_fd = -1, .out_fd = -1, .session_lock = -1,
                       .ticket = ADMIT_TICKET_INIT};
@@ -515,8 +515,8 @@ int exec_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct
 
     deps_env_init(&s.env);
     dbuf_init(&run.install_log, 256 * 1024 + 128);
-    exec_log_free(&r->log);
-    exec_log_init(&r->log, spec->limits.log_bytes);
+    result_log_free(&r->log);
+    result_log_init(&r->log, spec->limits.log_bytes);
     r->url_prefix = spec->cfg->url_prefix;
     r->isolation = NULL;
 

@@ -39,7 +39,7 @@ static void limits_of(json_object *o, struct exec_limits *l)
             exec_limit_set(l, &exec_limit_defs[i], (uint64_t)json_object_get_int64(v));
 }
 
-static void sys_out(void *ctx, enum exec_stream stream, const char *data, size_t len)
+static void sys_out(void *ctx, enum result_stream stream, const char *data, size_t len)
 {
     kernel__host_output(ctx, stream, data, len);
 }
@@ -65,7 +65,7 @@ static json_object *str_or_null(const char *s)
 
 /* The cell's end: its result to the worker (if it is there still), the
  * cell's state let go, the kernel idle again. */
-static void cell_done(struct host *h, enum exec_status status, const char *limit, int exit_code, int sig,
+static void cell_done(struct host *h, enum result_status status, const char *limit, int exit_code, int sig,
                       json_object *value, bool truncated, const char *error)
 {
     struct cell *c = &h->cell;
@@ -94,7 +94,7 @@ static void cell_done(struct host *h, enum exec_status status, const char *limit
         close(c->run.out_fd);
     if (c->run.session_lock >= 0)
         close(c->run.session_lock);
-    exec_result_free(&c->r);
+    result_free(&c->r);
     c->on = false;
     c->peer = -1;
     h->last_used = util_wall_ms();
@@ -107,13 +107,13 @@ void kernel__cell_refuse(struct host *h, int peer, const char *err)
     struct cell *c = &h->cell;
     if (!c->on) {
         memset(c, 0, sizeof *c);
-        exec_result_init(&c->r);
+        result_init(&c->r);
         c->run.out_fd = c->run.session_lock = -1;
         c->t0 = util_now_ms();
         c->cpu0 = kernel__proc_cpu(h);
     }
     c->peer = peer;
-    cell_done(h, EXEC_STATUS_SANDBOX_ERROR, NULL, -1, 0, NULL, false, err);
+    cell_done(h, RESULT_STATUS_SANDBOX_ERROR, NULL, -1, 0, NULL, false, err);
 }
 
 /* Where the kernel sees the workspace's output/: /work/output in the
@@ -134,9 +134,9 @@ static int cell_run(struct host *h)
     exec_spec_init(&c->spec, h->cfg);
     c->spec.limits = c->lim;
     c->spec.workspace = h->workspace;
-    exec_result_init(&c->r);
-    exec_log_free(&c->r.log);
-    exec_log_init(&c->r.log, c->lim.log_bytes);
+    result_init(&c->r);
+    result_log_free(&c->r.log);
+    result_log_init(&c->r.log, c->lim.log_bytes);
     c->sink = (struct exec_sink){.ctx = h, .output = sys_out};
     c->run = (struct run){.spec = &c->spec, .sink = &c->sink, .r = &c->r, .run_fd = h->job_fd, .out_fd = -1,
                           .session_lock = -1, .ticket = ADMIT_TICKET_INIT};
@@ -211,26 +211,26 @@ void kernel__cell_begin(struct host *h, int peer, json_object *o)
     json_object_put(m);
 }
 
-static const char *why_status_limit(enum kernel_cell_why why, const struct cell *c, enum exec_status *st)
+static const char *why_status_limit(enum kernel_cell_why why, const struct cell *c, enum result_status *st)
 {
     switch (why) {
     case KERNEL_CELL_WHY_WALL:
-        *st = EXEC_STATUS_TIMEOUT;
+        *st = RESULT_STATUS_TIMEOUT;
         return "wall_time";
     case KERNEL_CELL_WHY_CPU:
-        *st = EXEC_STATUS_TIMEOUT;
+        *st = RESULT_STATUS_TIMEOUT;
         return "cpu_time";
     case KERNEL_CELL_WHY_CANCEL:
-        *st = EXEC_STATUS_CANCELLED;
+        *st = RESULT_STATUS_CANCELLED;
         return NULL;
     case KERNEL_CELL_WHY_OUTPUT:
-        *st = EXEC_STATUS_OUTPUT_LIMIT;
+        *st = RESULT_STATUS_OUTPUT_LIMIT;
         return c->limit;
     case KERNEL_CELL_WHY_WORKSPACE:
-        *st = EXEC_STATUS_WORKSPACE_LIMIT;
+        *st = RESULT_STATUS_WORKSPACE_LIMIT;
         return c->limit;
     default:
-        *st = EXEC_STATUS_ERROR;
+        *st = RESULT_STATUS_ERROR;
         return NULL;
     }
 }
@@ -277,7 +277,7 @@ void kernel__cell_answer(struct host *h)
     int exit_code = json_object_object_get_ex(a, "exit_code", &v) ? json_object_get_int(v) : 1;
     json_object *value = json_object_object_get_ex(a, "value", &v) && json_object_is_type(v, json_type_string) ? v : NULL;
     bool trunc = json_object_object_get_ex(a, "value_truncated", &v) && json_object_get_boolean(v);
-    enum exec_status status = EXEC_STATUS_OK;
+    enum result_status status = RESULT_STATUS_OK;
     const char *limit = NULL;
     disk_end(h);
     if (!strcmp(st, "interrupted") || c->why == KERNEL_CELL_WHY_OUTPUT || c->why == KERNEL_CELL_WHY_WORKSPACE) {
@@ -289,12 +289,12 @@ void kernel__cell_answer(struct host *h)
         util_human_size(h->limits.memory, hs, sizeof hs);
         exec__system_line(&c->run, "[runmyscript] the cell ran out of memory (memory = %s: an allocation failed); the "
                           "kernel and its names stay", hs);
-        status = EXEC_STATUS_MEMORY;
+        status = RESULT_STATUS_MEMORY;
         limit = "memory";
     } else if (strcmp(st, "ok")) {
-        status = EXEC_STATUS_ERROR;
+        status = RESULT_STATUS_ERROR;
     }
-    if (status == EXEC_STATUS_OK)
+    if (status == RESULT_STATUS_OK)
         exit_code = 0;
     else if (exit_code == 0)
         exit_code = 1;
@@ -344,7 +344,7 @@ void kernel__cell_kernel_gone(struct host *h)
     int wst = k->proc.wstatus;
     int sig = WIFSIGNALED(wst) ? WTERMSIG(wst) : 0;
     int code = WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;
-    enum exec_status status;
+    enum result_status status;
     const char *limit = NULL;
     char err[KERNEL_REASON_MAX + 64];
     if (k->proc.memory_breached) {
@@ -352,11 +352,11 @@ void kernel__cell_kernel_gone(struct host *h)
         util_human_size(h->limits.memory, hs, sizeof hs);
         exec__system_line(&c->run, "[runmyscript] the kernel used up its memory limit (memory = %s) and was killed; "
                           "the next cell starts a new kernel, with the workspace's files", hs);
-        cell_done(h, EXEC_STATUS_MEMORY, "memory", -1, sig, NULL, false, NULL);
+        cell_done(h, RESULT_STATUS_MEMORY, "memory", -1, sig, NULL, false, NULL);
         return;
     }
     if (h->chan_lost) {
-        cell_done(h, EXEC_STATUS_ERROR, NULL, -1, sig, NULL, false,
+        cell_done(h, RESULT_STATUS_ERROR, NULL, -1, sig, NULL, false,
                   "the cell closed its kernel's channel to the host, and the kernel was stopped; the next cell starts "
                   "a new kernel, with the workspace's files");
         return;
@@ -373,12 +373,12 @@ void kernel__cell_kernel_gone(struct host *h)
     if (sig) {
         snprintf(err, sizeof err, "the kernel's process was killed (signal %d) while the cell ran; the next cell "
                  "starts a new kernel, with the workspace's files", sig);
-        cell_done(h, EXEC_STATUS_SANDBOX_ERROR, NULL, -1, sig, NULL, false, err);
+        cell_done(h, RESULT_STATUS_SANDBOX_ERROR, NULL, -1, sig, NULL, false, err);
         return;
     }
     snprintf(err, sizeof err, "the kernel exited (status %d) while the cell ran; the next cell starts a new kernel, "
              "with the workspace's files", code);
-    cell_done(h, EXEC_STATUS_ERROR, NULL, code, 0, NULL, false, err);
+    cell_done(h, RESULT_STATUS_ERROR, NULL, code, 0, NULL, false, err);
 }
 
 void kernel__cell_interrupt(struct host *h, enum kernel_cell_why why)
@@ -420,7 +420,7 @@ void kernel__cell_cancel_end(struct host *h, const char *reason)
     exec__system_line(&c->run, "[runmyscript] %s while the cell ran", reason);
     char err[KERNEL_REASON_MAX + 32];
     snprintf(err, sizeof err, "%s while the cell ran", reason);
-    cell_done(h, EXEC_STATUS_CANCELLED, NULL, -1, 0, NULL, false, err);
+    cell_done(h, RESULT_STATUS_CANCELLED, NULL, -1, 0, NULL, false, err);
 }
 
 /* The cell's limits at a wake-up: the deadline, the CPU time, the disk

@@ -100,7 +100,7 @@ struct cell {
     /* What exec__disk_over and exec__disk_cut need of a run: the cell's
      * limits, output/, the workspace, the kernel's run directory. */
     struct exec_spec spec;
-    struct exec_result r;
+    struct result r;
     struct exec_sink sink;      /* the system lines it says go to the peer */
     struct run run;
     struct timespec since;      /* its start as a file's ctime */
@@ -137,7 +137,7 @@ struct host {
 void kernel__host_state(struct host *h);
 /* A chunk of the kernel's output: to the cell's worker, or kept for the
  * next cell (up to HOST_IDLE_OUT). */
-void kernel__host_output(struct host *h, enum exec_stream stream, const char *data, size_t len);
+void kernel__host_output(struct host *h, enum result_stream stream, const char *data, size_t len);
 /* Sends the output kept between cells to the cell's worker. */
 void kernel__host_flush_idle(struct host *h);
 /* While the kernels together hold more than kernel_memory, the least

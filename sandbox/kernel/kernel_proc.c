@@ -208,8 +208,8 @@ int kernel__proc_boot(struct host *h, const char *env_dir, const char *const *re
     spec.workspace = h->workspace;
     spec.code = code;
     spec.code_len = code_len;
-    struct exec_result r;
-    exec_result_init(&r);
+    struct result r;
+    result_init(&r);
     snprintf(r.run_id, sizeof r.run_id, "k%.16s-%08x", h->key, (unsigned)util_now_ms());
     r.run_dir = strdup(h->job);
     r.workdir = strdup(h->workspace);
@@ -229,7 +229,7 @@ int kernel__proc_boot(struct host *h, const char *env_dir, const char *const *re
     k->warm = r.warm;
     k->isolation = r.isolation;
     site_reach(k);
-    exec_result_free(&r);
+    result_free(&r);
     if (rc < 0)
         goto out;
     k->up = true;
@@ -296,7 +296,7 @@ void kernel__proc_drain(struct host *h)
                 continue;
             if (n <= 0)
                 break;
-            kernel__host_output(h, i == 0 ? EXEC_STREAM_STDOUT : EXEC_STREAM_STDERR, buf, (size_t)n);
+            kernel__host_output(h, i == 0 ? RESULT_STREAM_STDOUT : RESULT_STREAM_STDERR, buf, (size_t)n);
         }
     }
 }
@@ -419,7 +419,7 @@ void kernel__host_budget(struct host *h)
 }
 
 
-void kernel__host_output(struct host *h, enum exec_stream stream, const char *data, size_t len)
+void kernel__host_output(struct host *h, enum result_stream stream, const char *data, size_t len)
 {
     if (h->cell.on && h->cell.peer >= 0) {
         /* One frame per chunk: the stream's byte, then the bytes. */
@@ -461,13 +461,13 @@ void kernel__host_flush_idle(struct host *h)
         memcpy(&n, b->data + at + 1, sizeof n);
         if (at + 5 + n > b->len)
             break;
-        kernel__host_output(h, (enum exec_stream)tag, b->data + at + 5, n);
+        kernel__host_output(h, (enum result_stream)tag, b->data + at + 5, n);
         at += 5 + n;
     }
     static const char cut[] = "[runmyscript] more output came between the cells than is kept (64 KiB); the rest "
                               "was dropped";
     if (h->idle_cut)
-        kernel__host_output(h, EXEC_STREAM_SYSTEM, cut, sizeof cut - 1);
+        kernel__host_output(h, RESULT_STREAM_SYSTEM, cut, sizeof cut - 1);
     b->len = 0;
     h->idle_cut = false;
 }

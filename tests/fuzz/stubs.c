@@ -45,13 +45,13 @@ static int stub_base_env(const struct exec_config *cfg, char **env_dir, char *er
     return -ENOSYS;
 }
 
-static int add_artifact(struct exec_result *r, const char *name, size_t len)
+static int add_artifact(struct result *r, const char *name, size_t len)
 {
-    struct exec_artifact *v = realloc(r->artifacts, (r->n_artifacts + 1) * sizeof *v);
+    struct result_artifact *v = realloc(r->artifacts, (r->n_artifacts + 1) * sizeof *v);
     if (!v)
         return -ENOMEM;
     r->artifacts = v;
-    struct exec_artifact *a = &v[r->n_artifacts];
+    struct result_artifact *a = &v[r->n_artifacts];
     a->path = strndup(name, len);
     a->size = len;
     a->mime = strdup(len % 2 ? "image/png" : "text/plain");
@@ -66,7 +66,7 @@ static int add_artifact(struct exec_result *r, const char *name, size_t len)
     return 0;
 }
 
-static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
     const struct exec_config *cfg = spec->cfg;
     /* As exec_run: the checks first (a refusal makes nothing and calls no
@@ -108,13 +108,13 @@ static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, 
         for (size_t off = 0; off < len[s]; off += step) {
             size_t n = len[s] - off < step ? len[s] - off : step;
             bool marker = false;
-            int kept = exec_log_append(&r->log, (enum exec_stream)s, src[s] + off, n, &marker);
+            int kept = result_log_append(&r->log, (enum result_stream)s, src[s] + off, n, &marker);
             if (kept < 0)
                 return kept;
             if (sink && sink->output && kept > 0)
-                sink->output(sink->ctx, (enum exec_stream)s, src[s] + off, (size_t)kept);
+                sink->output(sink->ctx, (enum result_stream)s, src[s] + off, (size_t)kept);
             if (sink && sink->cancelled && sink->cancelled(sink->ctx)) {
-                r->status = EXEC_STATUS_CANCELLED;
+                r->status = RESULT_STATUS_CANCELLED;
                 goto done;
             }
         }
@@ -128,17 +128,17 @@ static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, 
     r->has_zip = r->n_artifacts > 0;
     /* A failure of the service only when the script asks for one: the
      * target checks that nothing else is reported as one. */
-    r->status = memmem(spec->code, spec->code_len, "#sandbox-error", 14) ? EXEC_STATUS_SANDBOX_ERROR
-                                                                          : (enum exec_status)(spec->code_len % 7);
-    r->exit_code = r->status == EXEC_STATUS_OK ? 0 : 1;
-    if (r->status == EXEC_STATUS_SANDBOX_ERROR) {
+    r->status = memmem(spec->code, spec->code_len, "#sandbox-error", 14) ? RESULT_STATUS_SANDBOX_ERROR
+                                                                          : (enum result_status)(spec->code_len % 7);
+    r->exit_code = r->status == RESULT_STATUS_OK ? 0 : 1;
+    if (r->status == RESULT_STATUS_SANDBOX_ERROR) {
         fuzz_stub_failed = true;
         r->error = strdup("stub: the sandbox failed");
         return -EIO;
     }
 done:
     if (sink && sink->phase)
-        sink->phase(sink->ctx, EXEC_PHASE_DONE, exec_status_name(r->status));
+        sink->phase(sink->ctx, EXEC_PHASE_DONE, result_status_name(r->status));
     return 0;
 }
 
@@ -156,25 +156,25 @@ static int stub_detach(int (*fn)(void *arg, int fd), void *arg, int keep_fd, boo
     return 0;
 }
 
-/* A cell: the run's stub in the workspace (one exec_cell requires), then
+/* A cell: the run's stub in the workspace (one exec_kernel_cell requires), then
  * its kernel (its state and number from the code's length) and the
  * value: the script's first line, whatever its bytes. */
-static int stub_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+static int stub_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
     fuzz_assert(spec->workspace && spec->workspace[0] == '/', "a cell without its workspace");
     int rc = stub_run(spec, sink, r);
     if (!r->run_id[0]) /* refused, or stopped by accepted: no cell */
         return rc;
-    r->kernel.state = (enum exec_kernel_state)(EXEC_KERNEL_NEW + spec->code_len % 3);
+    r->kernel.state = (enum result_kernel_state)(RESULT_KERNEL_NEW + spec->code_len % 3);
     r->kernel.cell = spec->code_len % 50 + 1;
-    if (r->kernel.state != EXEC_KERNEL_KEPT && !(r->kernel.reason = strdup("stub: a new kernel")))
+    if (r->kernel.state != RESULT_KERNEL_KEPT && !(r->kernel.reason = strdup("stub: a new kernel")))
         return -ENOMEM;
     const char *nl = memchr(spec->code, '\n', spec->code_len);
     size_t vn = nl ? (size_t)(nl - spec->code) : spec->code_len;
     if (vn && !(r->value = strndup(spec->code, vn)))
         return -ENOMEM;
     for (size_t i = 0; i < r->n_artifacts; i++)
-        r->artifacts[i].change = i % 2 ? EXEC_ART_CHANGED : EXEC_ART_NEW;
+        r->artifacts[i].change = i % 2 ? RESULT_ART_CHANGED : RESULT_ART_NEW;
     return rc;
 }
 

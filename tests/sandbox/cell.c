@@ -1,5 +1,5 @@
 /* cell.c: a test program that drives the executor's kernels the way a
- * worker of `runmyscript serve` does (exec_cell, exec_kernel_reset,
+ * worker of `runmyscript serve` does (exec_kernel_cell, exec_kernel_reset,
  * exec_kernel_end, exec_kernel_stats), through real processes and real
  * jails: tests/sandbox/kernel.sh runs it. The configuration is the
  * program's (the environment's RUNMYSCRIPT_* and --set K=V); kernels are
@@ -30,11 +30,11 @@ static bool cancelled(void *ctx)
     return c->at && util_now_ms() >= c->at;
 }
 
-static void output(void *ctx, enum exec_stream stream, const char *data, size_t len)
+static void output(void *ctx, enum result_stream stream, const char *data, size_t len)
 {
     (void)ctx;
     /* The live output, as a front door streams it: on stderr, for the log. */
-    fprintf(stderr, "[%s] %.*s", exec_stream_name(stream), (int)len, data);
+    fprintf(stderr, "[%s] %.*s", result_stream_name(stream), (int)len, data);
 }
 
 static int usage(void)
@@ -52,15 +52,15 @@ static int run_cell(const struct exec_config *cfg, const char *ws, const char *c
     spec.workspace = ws;
     struct cancel c = {cancel_after ? util_now_ms() + cancel_after : 0};
     struct exec_sink sink = {.ctx = &c, .output = output, .cancelled = cancelled};
-    struct exec_result r;
-    exec_result_init(&r);
-    int rc = exec_cell(&spec, &sink, &r);
+    struct result r;
+    result_init(&r);
+    int rc = exec_kernel_cell(&spec, &sink, &r);
     char *json = result_to_string(&r, false, NULL);
     printf("%s\n", json ? json : "null");
     if (rc < 0)
-        fprintf(stderr, "exec_cell: %s (%s)\n", strerror(-rc), r.error ? r.error : "");
+        fprintf(stderr, "exec_kernel_cell: %s (%s)\n", strerror(-rc), r.error ? r.error : "");
     free(json);
-    exec_result_free(&r);
+    result_free(&r);
     return rc == 0 ? 0 : rc == -EBUSY ? 3 : 1;
 }
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Kernels: a live Python per workspace, driven as a worker of serve drives
-# them (tests/sandbox/cell, linked against the executor: exec_cell and the
+# them (tests/sandbox/cell, linked against the executor: exec_kernel_cell and the
 # calls beside it), through real processes and real jails. A server
 # (tests/lib/warm.sh: `runmyscript serve` with its warm pool) stands for
 # the process every kernel ends with. State kept from cell to cell (names,

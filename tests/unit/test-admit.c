@@ -40,7 +40,7 @@ static bool after_release(void *ctx)
  * for its slot, says its number on order, holds the slot a moment and
  * leaves. parent_slot: the parent's run slot, whose lock a copy of the
  * descriptor would keep. */
-static pid_t queued_child(const struct admit_config *c, int said, int order, char number, int parent_slot)
+static pid_t queued_child(const struct exec_admit_config *c, int said, int order, char number, int parent_slot)
 {
     pid_t pid = fork();
     if (pid != 0)
@@ -86,7 +86,7 @@ static int inotify_fds(void)
  * own, and the parent's still serves it after. */
 static void test_kept_watch(const char *dir)
 {
-    struct admit_config c = {.max_running = 1, .max_queued = 4, .queue_wait_ms = 30000};
+    struct exec_admit_config c = {.max_running = 1, .max_queued = 4, .queue_wait_ms = 30000};
     int took = 0;
     for (int i = 0; i < 5; i++) {
         int ready[2], go[2];
@@ -156,7 +156,7 @@ static void test_kept_watch(const char *dir)
 
 static void test_order(void)
 {
-    struct admit_config c = {.max_running = 1, .max_queued = 32, .queue_wait_ms = 30000};
+    struct exec_admit_config c = {.max_running = 1, .max_queued = 32, .queue_wait_ms = 30000};
     struct admit_ticket held = ADMIT_TICKET_INIT, late = ADMIT_TICKET_INIT;
     int said[2], order[2];
     if (pipe(said) < 0 || pipe(order) < 0)
@@ -202,7 +202,7 @@ static void test_order(void)
  * queue, 87 are turned away. */
 static void test_burst(void)
 {
-    struct admit_config c = {.max_running = 3, .max_queued = 10, .queue_wait_ms = 30000};
+    struct exec_admit_config c = {.max_running = 3, .max_queued = 10, .queue_wait_ms = 30000};
     int go[2], said[2];
     if (pipe(go) < 0 || pipe(said) < 0)
         return;
@@ -236,7 +236,7 @@ static void test_burst(void)
     is_int(counts['q'], 10, "burst: exactly max_queued (10) queue");
     is_int(counts['b'], 87, "burst: and the other 87 are busy");
     uint32_t running = 0, queued = 0;
-    is_int(admit_count(state, &c, &running, &queued), 0, "burst: count");
+    is_int(probe_slots(state, &c, &running, &queued), 0, "burst: count");
     is_int((int)(running * 100 + queued), 310, "burst: the slots say 3 running, 10 queued");
     for (int i = 0; i < N; i++) {
         kill(kids[i], SIGKILL);
@@ -257,7 +257,7 @@ int main(void)
 {
     if (!mkdtemp(state))
         return 1;
-    struct admit_config c = {.max_running = 2, .max_queued = 1, .queue_wait_ms = 100};
+    struct exec_admit_config c = {.max_running = 2, .max_queued = 1, .queue_wait_ms = 100};
     struct admit_ticket a = ADMIT_TICKET_INIT, b = ADMIT_TICKET_INIT, q = ADMIT_TICKET_INIT, x = ADMIT_TICKET_INIT;
     is_int(admit_enter(state, &c, &a), 0, "first: admitted");
     ok(a.run_fd >= 0 && a.queue_fd < 0, "first: holds a run slot");
@@ -268,7 +268,7 @@ int main(void)
     is_int(admit_enter(state, &c, &x), -EBUSY, "fourth: busy (2 running, 1 queued)");
     ok(x.run_fd < 0 && x.queue_fd < 0, "fourth: holds nothing");
     uint32_t running, queued;
-    is_int(admit_count(state, &c, &running, &queued), 0, "count");
+    is_int(probe_slots(state, &c, &running, &queued), 0, "count");
     is_int((int)running, 2, "two running");
     is_int((int)queued, 1, "one queued");
 
@@ -321,7 +321,7 @@ int main(void)
     }
 
     c.max_running = 0;
-    ok(admit_max_running(&c) >= 1, "max_concurrent_runs = 0 means the CPUs (%u)", admit_max_running(&c));
+    ok(exec_admit_max_running(&c) >= 1, "max_concurrent_runs = 0 means the CPUs (%u)", exec_admit_max_running(&c));
     remove_tree(state);
     return tap_done();
 }

@@ -33,7 +33,7 @@ static const char *mime_of(const char *name)
     int fd = openat(dfd, name, O_RDONLY);
     ssize_t n = read(fd, head, sizeof head);
     close(fd);
-    return art_mime(head, n > 0 ? (size_t)n : 0, name);
+    return ws_mime(head, n > 0 ? (size_t)n : 0, name);
 }
 
 static char *summary_of(const char *name)
@@ -199,7 +199,7 @@ static void test_walk_and_zip(const char *root)
 
     /* A zip that cannot be completed is not left behind. */
     char gpath[] = "does-not-exist", gmime[] = "text/plain", gsum[] = "x";
-    struct exec_artifact ghost = {.path = gpath, .size = 1, .mime = gmime, .summary = gsum};
+    struct result_artifact ghost = {.path = gpath, .size = 1, .mime = gmime, .summary = gsum};
     struct art_list gl = {.v = &ghost, .n = 1};
     ok(art_zip(ofd, &gl, zfd, "broken.zip", err, sizeof err) < 0, "a zip of a missing file fails: %s", err);
     ok(faccessat(zfd, "broken.zip", F_OK, 0) < 0, "and no broken.zip exists");
@@ -350,7 +350,7 @@ static void test_disk(void)
     close(sfd);
     discard(symlinkat("a.txt", ofd, "ln"));
     char pa[] = "a.txt", pc[] = "sub/c.txt";
-    struct exec_artifact listed[] = {{.path = pa}, {.path = pc}};
+    struct result_artifact listed[] = {{.path = pa}, {.path = pc}};
     struct art_prune lp = {.listed = listed, .n_listed = 2};
     is_int(art_prune(ofd, &lp), 0, "prune output/ to its artifacts");
     ok(faccessat(ofd, "a.txt", F_OK, 0) == 0 && faccessat(ofd, "sub/c.txt", F_OK, 0) == 0, "the listed files stay");

@@ -191,8 +191,8 @@ static void test_deps_keys(void)
                           "only_binary=off", "auto_deps=off", "requirement_urls=on", "env_cache_size=512M",
                           "install_time=90", set_data, "package_store=off", "store_bytes=3G"};
     is_int(cfg_load(&c, NULL, NULL, sets, ARRAY_SIZE(sets), err, sizeof err), 0, "every dependency key sets: %s", err);
-    const struct deps_config *d = &c.exec.deps;
-    ok(d->installer == DEPS_INSTALLER_PIP, "installer pip");
+    const struct exec_deps_config *d = &c.exec.deps;
+    ok(d->installer == EXEC_INSTALLER_PIP, "installer pip");
     is_str(d->index_url, "none", "index_url none (offline)");
     ok(d->extra_index_url == NULL, "extra_index_url none is no URL");
     is_str(d->find_links, "file:///w /x", "find_links, a list");
@@ -212,7 +212,7 @@ static void test_deps_keys(void)
     is_int(cfg_load(&c, NULL, NULL, defaults, ARRAY_SIZE(defaults), err, sizeof err), 0, "the defaults by name");
     ok(c.exec.deps.index_url == NULL && c.exec.deps.find_links == NULL && c.exec.deps.extra_index_url == NULL,
        "index_url default is the installer's own; empty lists are none");
-    ok(c.exec.deps.installer == DEPS_INSTALLER_AUTO && c.exec.deps.only_binary && c.exec.auto_deps,
+    ok(c.exec.deps.installer == EXEC_INSTALLER_AUTO && c.exec.deps.only_binary && c.exec.auto_deps,
        "installer auto, only_binary and auto_deps on by default");
     is_str(c.exec.deps.data_dir, "", "data_dir empty by default: the built-in import map");
     is_int((long long)c.exec.deps.cache_bytes, 10ll << 30, "env_cache_size defaults to 10G");
@@ -366,7 +366,7 @@ static void test_admission_keys(void)
     is_int((long long)c.exec.admit.max_queued, (long long)want, "auto: %llu queue places here (%ld CPUs)",
            (unsigned long long)want, cpus);
     ok(c.exec.admit.max_queued >= 64 || mem_q < 64, "at least 64 where the memory holds them");
-    ok(cfg_workers(&c) >= admit_max_running(&c.exec.admit) + c.exec.admit.max_queued + CFG_SPARE_WORKERS,
+    ok(cfg_workers(&c) >= exec_admit_max_running(&c.exec.admit) + c.exec.admit.max_queued + CFG_SPARE_WORKERS,
        "the default workers fit them");
     cfg_free(&c);
     const char *autoq[] = {"max_queued_runs=auto", "max_concurrent_runs=3"};

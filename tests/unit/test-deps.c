@@ -249,20 +249,20 @@ static void test_check(void)
         }
         name = canon = NULL;
     }
-    char longspec[DEPS_SPEC_MAX + 10];
+    char longspec[EXEC_REQUIREMENT_MAX + 10];
     memset(longspec, 'a', sizeof longspec - 1);
     longspec[sizeof longspec - 1] = '\0';
     is_int(deps_check_requirement(longspec, false, NULL, NULL, why, sizeof why), -EINVAL,
-           "a requirement past DEPS_SPEC_MAX is refused");
+           "a requirement past EXEC_REQUIREMENT_MAX is refused");
     /* Under the ceiling as written, over it canonically (blanks around each
      * marker operator): refused too, and a canonical form is always
      * accepted again (tests/fuzz found this). */
-    char grow[DEPS_SPEC_MAX + 1] = "x;python_version>'1'";
-    while (strlen(grow) + 15 <= DEPS_SPEC_MAX)
+    char grow[EXEC_REQUIREMENT_MAX + 1] = "x;python_version>'1'";
+    while (strlen(grow) + 15 <= EXEC_REQUIREMENT_MAX)
         strcat(grow, "and'1'<'2'");
-    ok(strlen(grow) <= DEPS_SPEC_MAX, "a marker of %zu bytes", strlen(grow));
+    ok(strlen(grow) <= EXEC_REQUIREMENT_MAX, "a marker of %zu bytes", strlen(grow));
     is_int(deps_check_requirement(grow, false, &name, &canon, why, sizeof why), -EINVAL,
-           "whose canonical spelling is past DEPS_SPEC_MAX: refused (%s)", why);
+           "whose canonical spelling is past EXEC_REQUIREMENT_MAX: refused (%s)", why);
     ok(name == NULL && canon == NULL, "and nothing returned");
     strcpy(grow, "x;python_version>'1'and'1'<'2'and'1'<'2'and'1'<'2'");
     is_int(deps_check_requirement(grow, false, &name, &canon, why, sizeof why), 0, "a shorter one is fine");
@@ -420,7 +420,7 @@ static void test_merge(const char *srcdir, const char *tmp)
     fake_info(&info);
     char data[4096], why[600] = "";
     snprintf(data, sizeof data, "%s/data", srcdir);
-    struct deps_config cfg = {.data_dir = data, .only_binary = true};
+    struct exec_deps_config cfg = {.data_dir = data, .only_binary = true};
     const char *code = "# /// script\n"
                        "# dependencies = [\"pillow>=9\", \"rms-beta\"]\n"
                        "# ///\n"

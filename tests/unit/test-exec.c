@@ -16,28 +16,28 @@
 
 static void test_log(void)
 {
-    struct exec_log log;
+    struct result_log log;
     bool marker;
-    exec_log_init(&log, 10);
-    is_int(exec_log_append(&log, EXEC_STREAM_STDOUT, "abc", 3, &marker), 3, "stdout chunk kept");
+    result_log_init(&log, 10);
+    is_int(result_log_append(&log, RESULT_STREAM_STDOUT, "abc", 3, &marker), 3, "stdout chunk kept");
     ok(!marker, "no marker yet");
-    is_int(exec_log_append(&log, EXEC_STREAM_STDOUT, "de", 2, &marker), 2, "same stream again");
+    is_int(result_log_append(&log, RESULT_STREAM_STDOUT, "de", 2, &marker), 2, "same stream again");
     is_int((long long)log.n_chunks, 1, "consecutive chunks of one stream merge");
-    is_int(exec_log_append(&log, EXEC_STREAM_STDERR, "ERR", 3, &marker), 3, "stderr chunk kept");
+    is_int(result_log_append(&log, RESULT_STREAM_STDERR, "ERR", 3, &marker), 3, "stderr chunk kept");
     is_int((long long)log.n_chunks, 2, "a new stream starts a chunk");
-    is_int(exec_log_append(&log, EXEC_STREAM_STDOUT, "fghij", 5, &marker), 2, "only what fits is kept");
+    is_int(result_log_append(&log, RESULT_STREAM_STDOUT, "fghij", 5, &marker), 2, "only what fits is kept");
     ok(marker, "the marker is added at the cut");
     ok(log.truncated, "truncated");
-    is_int(exec_log_append(&log, EXEC_STREAM_STDOUT, "more", 4, &marker), 0, "nothing after the cut");
+    is_int(result_log_append(&log, RESULT_STREAM_STDOUT, "more", 4, &marker), 0, "nothing after the cut");
     ok(!marker, "the marker comes once");
     is_int((long long)log.dropped, 7, "dropped bytes are counted");
     is_int((long long)log.n_chunks, 4, "stdout, stderr, stdout, system");
-    ok(log.chunks[0].stream == EXEC_STREAM_STDOUT && log.chunks[1].stream == EXEC_STREAM_STDERR &&
-           log.chunks[2].stream == EXEC_STREAM_STDOUT && log.chunks[3].stream == EXEC_STREAM_SYSTEM,
+    ok(log.chunks[0].stream == RESULT_STREAM_STDOUT && log.chunks[1].stream == RESULT_STREAM_STDERR &&
+           log.chunks[2].stream == RESULT_STREAM_STDOUT && log.chunks[3].stream == RESULT_STREAM_SYSTEM,
        "streams in order");
     ok(!strncmp(log.buf.data, "abcdeERRfg\n[runmyscript] log truncated", 38), "the text in order with the marker");
-    is_int(exec_log_append(&log, EXEC_STREAM_SYSTEM, "[sys]\n", 6, &marker), 6, "system lines pass the cap");
-    exec_log_free(&log);
+    is_int(result_log_append(&log, RESULT_STREAM_SYSTEM, "[sys]\n", 6, &marker), 6, "system lines pass the cap");
+    result_log_free(&log);
 }
 
 static void test_limits(void)
@@ -119,16 +119,16 @@ static void test_session_snapshot(void)
         "os.makedirs(d + '/sub', exist_ok=True)\nopen(d + '/sub/b.txt', 'w').write('bee')\n",
         "import os\nopen(os.environ['SCRIPT_OUTPUT'] + '/a.txt', 'w').write('second run')\n",
     };
-    struct exec_result r[2];
+    struct result r[2];
     for (int i = 0; i < 2; i++) {
         struct exec_spec spec;
         exec_spec_init(&spec, &cfg);
         spec.code = code[i];
         spec.code_len = strlen(code[i]);
         spec.workspace = ws;
-        exec_result_init(&r[i]);
+        result_init(&r[i]);
         is_int(exec_run(&spec, NULL, &r[i]), 0, "session run %d ran", i + 1);
-        is_int(r[i].status, EXEC_STATUS_OK, "session run %d ok", i + 1);
+        is_int(r[i].status, RESULT_STATUS_OK, "session run %d ok", i + 1);
     }
     char *a1 = slurp(r[0].run_dir, "output/a.txt"), *b1 = slurp(r[0].run_dir, "output/sub/b.txt");
     char *a2 = slurp(r[1].run_dir, "output/a.txt"), *b2 = slurp(r[1].run_dir, "output/sub/b.txt");
@@ -140,9 +140,9 @@ static void test_session_snapshot(void)
     is_str(aw, "second run", "the workspace holds the latest");
     is_int((long long)r[0].n_artifacts, 2, "run 1 lists two artifacts");
     ok(r[0].n_artifacts == 2 && r[0].artifacts[0].size == 3, "run 1's listed size is its own");
-    ok(r[0].n_artifacts == 2 && r[0].artifacts[0].change == EXEC_ART_NEW && r[0].artifacts[1].change == EXEC_ART_NEW,
+    ok(r[0].n_artifacts == 2 && r[0].artifacts[0].change == RESULT_ART_NEW && r[0].artifacts[1].change == RESULT_ART_NEW,
        "run 1's files are both new");
-    ok(r[1].n_artifacts == 1 && !strcmp(r[1].artifacts[0].path, "a.txt") && r[1].artifacts[0].change == EXEC_ART_CHANGED,
+    ok(r[1].n_artifacts == 1 && !strcmp(r[1].artifacts[0].path, "a.txt") && r[1].artifacts[0].change == RESULT_ART_CHANGED,
        "run 2 lists one artifact, a.txt, changed");
     json_object *j = result_to_json(&r[1]), *arts, *chg;
     ok(j && json_object_object_get_ex(j, "artifacts", &arts) && json_object_array_length(arts) == 1 &&
@@ -155,8 +155,8 @@ static void test_session_snapshot(void)
     snprintf(cmd, sizeof cmd, "unzip -p %s/artifacts.zip a.txt 2>/dev/null | grep -qx one", r[0].run_dir);
     is_int(system(cmd), 0, "run 1's zip holds run 1's a.txt");
     free(a1), free(b1), free(a2), free(b2), free(aw);
-    exec_result_free(&r[0]);
-    exec_result_free(&r[1]);
+    result_free(&r[0]);
+    result_free(&r[1]);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
     discard(system(cmd));
 }
@@ -204,13 +204,13 @@ int main(void)
     test_log();
     test_limits();
     test_check();
-    ok(!strcmp(exec_status_name(EXEC_STATUS_OUTPUT_LIMIT), "output_limit") &&
-           !strcmp(exec_status_name(EXEC_STATUS_WORKSPACE_LIMIT), "workspace_limit") &&
-           !strcmp(exec_status_name(EXEC_STATUS_SANDBOX_ERROR), "sandbox_error") &&
-           !strcmp(exec_status_name(EXEC_STATUS_INSTALL_FAILED), "install_failed"),
+    ok(!strcmp(result_status_name(RESULT_STATUS_OUTPUT_LIMIT), "output_limit") &&
+           !strcmp(result_status_name(RESULT_STATUS_WORKSPACE_LIMIT), "workspace_limit") &&
+           !strcmp(result_status_name(RESULT_STATUS_SANDBOX_ERROR), "sandbox_error") &&
+           !strcmp(result_status_name(RESULT_STATUS_INSTALL_FAILED), "install_failed"),
        "status names of the result contract");
-    ok(!strcmp(exec_env_cache_name(EXEC_ENV_NONE), "none") && !strcmp(exec_env_cache_name(EXEC_ENV_HIT), "hit") &&
-           !strcmp(exec_env_cache_name(EXEC_ENV_BUILT), "built"),
+    ok(!strcmp(result_env_cache_name(RESULT_ENV_NONE), "none") && !strcmp(result_env_cache_name(RESULT_ENV_HIT), "hit") &&
+           !strcmp(result_env_cache_name(RESULT_ENV_BUILT), "built"),
        "env_cache names: none, hit, built");
     return tap_done();
 }

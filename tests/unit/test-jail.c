@@ -175,8 +175,8 @@ static void fallback_names(void)
         {0, true, EXEC_LANDLOCK_ON, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct jail_caps c = {.landlock_abi = cases[i].abi, .seccomp = cases[i].seccomp};
-        const char *got = jail_fallback_isolation(&c, cases[i].l);
+        struct probe_caps c = {.landlock_abi = cases[i].abi, .seccomp = cases[i].seccomp};
+        const char *got = probe_fallback_isolation(&c, cases[i].l);
         ok(got == cases[i].want || (got && cases[i].want && !strcmp(got, cases[i].want)),
            "the fallback with ABI %d, seccomp %d, landlock %d: %s (want %s)", cases[i].abi, cases[i].seccomp,
            (int)cases[i].l, got ? got : "refused", cases[i].want ? cases[i].want : "refused");
@@ -193,8 +193,8 @@ int main(void)
     snprintf(envdir, sizeof envdir, "%s/env", state);
     ok(mkdir(envdir, 0755) == 0, "a directory to bind");
 
-    struct jail_caps caps;
-    jail_probe(&caps);
+    struct probe_caps caps;
+    probe_host(&caps);
     enum jail_mode mode = caps.userns && caps.seccomp ? JAIL_MODE_NAMESPACES : JAIL_MODE_RLIMITS;
     diag("mode: %s", mode == JAIL_MODE_NAMESPACES ? "namespaces" : "rlimits");
     struct exec_limits lim;

@@ -12,19 +12,19 @@
  * has kernel and value null. */
 static void test_cell_result(void)
 {
-    struct exec_result r;
+    struct result r;
     size_t n;
     char *s;
     json_object *o, *v;
     /* A cell's result: its value, its kernel, its artifacts' change. */
-    exec_result_init(&r);
+    result_init(&r);
     strcpy(r.run_id, "0123456789abcdef0123456789abcdef");
-    r.status = EXEC_STATUS_OK;
+    r.status = RESULT_STATUS_OK;
     r.value = strdup("42 \xff");
     r.value_truncated = true;
-    r.kernel = (struct exec_kernel_info){EXEC_KERNEL_NEW, 1, strdup("the last kernel exceeded memory")};
+    r.kernel = (struct result_kernel){RESULT_KERNEL_NEW, 1, strdup("the last kernel exceeded memory")};
     r.artifacts = calloc(1, sizeof *r.artifacts);
-    r.artifacts[0] = (struct exec_artifact){strdup("cell-1-figure-1.png"), 10, strdup("image/png"), NULL, EXEC_ART_CHANGED};
+    r.artifacts[0] = (struct result_artifact){strdup("cell-1-figure-1.png"), 10, strdup("image/png"), NULL, RESULT_ART_CHANGED};
     r.n_artifacts = 1;
     s = result_to_string(&r, false, &n);
     o = s ? json_tokener_parse(s) : NULL;
@@ -44,8 +44,8 @@ static void test_cell_result(void)
        "an artifact's change");
     json_object_put(o);
     free(s);
-    exec_result_free(&r);
-    exec_result_init(&r);
+    result_free(&r);
+    result_init(&r);
     s = result_to_string(&r, false, &n);
     o = s ? json_tokener_parse(s) : NULL;
     ok(o && json_object_object_get_ex(o, "kernel", &k) && k == NULL && json_object_object_get_ex(o, "value", &v) &&
@@ -53,24 +53,24 @@ static void test_cell_result(void)
        "a run's result: kernel and value null");
     json_object_put(o);
     free(s);
-    exec_result_free(&r);
+    result_free(&r);
 }
 
 int main(void)
 {
-    struct exec_result r;
+    struct result r;
     bool marker;
-    exec_result_init(&r);
+    result_init(&r);
     strcpy(r.run_id, "0123456789abcdef0123456789abcdef");
-    r.status = EXEC_STATUS_OK;
+    r.status = RESULT_STATUS_OK;
     r.exit_code = 0;
     r.duration_ms = 12;
     r.isolation = "rlimits";
     r.url_prefix = "/artifacts/";
-    is_int(exec_log_append(&r.log, EXEC_STREAM_STDOUT, "ok \xff\xfe\n", 6, &marker), 6, "a chunk of output");
+    is_int(result_log_append(&r.log, RESULT_STREAM_STDOUT, "ok \xff\xfe\n", 6, &marker), 6, "a chunk of output");
     r.artifacts = calloc(2, sizeof *r.artifacts);
-    r.artifacts[0] = (struct exec_artifact){strdup("plots/a b.png"), 10, strdup("image/png"), strdup("PNG image 1x1")};
-    r.artifacts[1] = (struct exec_artifact){strdup("bad\xff.txt"), 3, strdup("text/plain"), strdup("text, 1 line")};
+    r.artifacts[0] = (struct result_artifact){strdup("plots/a b.png"), 10, strdup("image/png"), strdup("PNG image 1x1")};
+    r.artifacts[1] = (struct result_artifact){strdup("bad\xff.txt"), 3, strdup("text/plain"), strdup("text, 1 line")};
     r.n_artifacts = 2;
     r.has_zip = true;
 
@@ -106,7 +106,7 @@ int main(void)
     json_object_put(o);
     free(s);
 
-    r.status = EXEC_STATUS_ERROR;
+    r.status = RESULT_STATUS_ERROR;
     r.exit_code = -1;
     r.signal = 9;
     s = result_to_string(&r, false, &n);
@@ -124,11 +124,11 @@ int main(void)
     free(s);
 
     /* An install that failed. */
-    r.status = EXEC_STATUS_INSTALL_FAILED;
+    r.status = RESULT_STATUS_INSTALL_FAILED;
     r.requirements = calloc(1, sizeof *r.requirements);
     r.requirements[0] = strdup("pillow==9.4.0");
     r.n_requirements = 1;
-    r.env_cache = EXEC_ENV_BUILT;
+    r.env_cache = RESULT_ENV_BUILT;
     strcpy(r.env_key, "00112233445566778899aabbccddeeff");
     r.install_log = strdup("ERROR: No matching distribution found for rms-missing\xff\n");
     r.failed_requirement = strdup("rms-broken");
@@ -149,7 +149,7 @@ int main(void)
            "install_log, made valid UTF-8");
     json_object_put(o);
     free(s);
-    exec_result_free(&r);
+    result_free(&r);
 
     test_cell_result();
     return tap_done();

@@ -86,37 +86,37 @@ static int check(json_object *v, json_object *schema, const char *path)
     return bad;
 }
 
-static void add_artifact(struct exec_result *r, const char *path, uint64_t size, const char *mime, const char *summary)
+static void add_artifact(struct result *r, const char *path, uint64_t size, const char *mime, const char *summary)
 {
     r->artifacts = realloc(r->artifacts, (r->n_artifacts + 1) * sizeof *r->artifacts);
-    struct exec_artifact *a = &r->artifacts[r->n_artifacts++];
+    struct result_artifact *a = &r->artifacts[r->n_artifacts++];
     a->path = strdup(path);
     a->size = size;
     a->mime = strdup(mime);
     a->summary = summary ? strdup(summary) : NULL;
-    a->change = EXEC_ART_LISTED;
+    a->change = RESULT_ART_LISTED;
 }
 
 /* A run that has everything: limit, signal, log, requirements, an
  * environment, the installer's log, artifacts with URLs, a zip, an error. */
-static void full_result(struct exec_result *r)
+static void full_result(struct result *r)
 {
-    exec_result_init(r);
+    result_init(r);
     snprintf(r->run_id, sizeof r->run_id, "0123456789abcdef0123456789abcdef");
-    r->status = EXEC_STATUS_INSTALL_FAILED;
+    r->status = RESULT_STATUS_INSTALL_FAILED;
     r->limit = "wall_time";
     r->exit_code = 1;
     r->signal = 9;
     r->duration_ms = 1234;
     r->cpu_ms = 56;
     bool marker;
-    discard(exec_log_append(&r->log, EXEC_STREAM_STDOUT, "hello\n", 6, &marker));
-    discard(exec_log_append(&r->log, EXEC_STREAM_STDERR, "oops\n", 5, &marker));
+    discard(result_log_append(&r->log, RESULT_STREAM_STDOUT, "hello\n", 6, &marker));
+    discard(result_log_append(&r->log, RESULT_STREAM_STDERR, "oops\n", 5, &marker));
     r->requirements = calloc(2, sizeof *r->requirements);
     r->requirements[0] = strdup("numpy==1.26.4");
     r->requirements[1] = strdup("pandas==2.2.0");
     r->n_requirements = 2;
-    r->env_cache = EXEC_ENV_BUILT;
+    r->env_cache = RESULT_ENV_BUILT;
     snprintf(r->env_key, sizeof r->env_key, "0123456789abcdef0123456789abcdef");
     r->install_log = strdup("Collecting numpy\n");
     r->failed_requirement = strdup("nosuchpackage");
@@ -132,20 +132,20 @@ static void full_result(struct exec_result *r)
 }
 
 /* A cell of a kernel: its value, the kernel, flagged artifacts. */
-static void cell_result(struct exec_result *r, enum exec_kernel_state state)
+static void cell_result(struct result *r, enum result_kernel_state state)
 {
     full_result(r);
-    r->status = EXEC_STATUS_OK;
+    r->status = RESULT_STATUS_OK;
     r->value = strdup("   a  b\n0  1  2");
     r->value_truncated = true;
     r->kernel.state = state;
     r->kernel.cell = 3;
-    r->kernel.reason = state == EXEC_KERNEL_KEPT ? NULL : strdup("the last kernel exceeded memory");
-    r->artifacts[0].change = EXEC_ART_NEW;
-    r->artifacts[1].change = EXEC_ART_CHANGED;
+    r->kernel.reason = state == RESULT_KERNEL_KEPT ? NULL : strdup("the last kernel exceeded memory");
+    r->artifacts[0].change = RESULT_ART_NEW;
+    r->artifacts[1].change = RESULT_ART_CHANGED;
 }
 
-static int check_result(json_object *schema, const struct exec_result *r, const char *what)
+static int check_result(json_object *schema, const struct result *r, const char *what)
 {
     json_object *res = result_client_json(r, "https://run.example.org/base", "/state/");
     ok(res != NULL, "%s: serialized", what);
@@ -177,12 +177,12 @@ static void test_output_schema(const struct cfg *cfg)
             /* A cell's result always names its kernel (run_cell.output.json
              * requires it over run.output.json). */
             json_object *schema = tools_output_schema(cfg, "run_cell"), *req, *props, *k, *type;
-            struct exec_result r;
+            struct result r;
             int bad = 0;
-            for (int st = EXEC_KERNEL_NEW; st <= EXEC_KERNEL_RESTARTED; st++) {
-                cell_result(&r, (enum exec_kernel_state)st);
-                bad += check_result(schema, &r, exec_kernel_state_name((enum exec_kernel_state)st));
-                exec_result_free(&r);
+            for (int st = RESULT_KERNEL_NEW; st <= RESULT_KERNEL_RESTARTED; st++) {
+                cell_result(&r, (enum result_kernel_state)st);
+                bad += check_result(schema, &r, result_kernel_state_name((enum result_kernel_state)st));
+                result_free(&r);
             }
             is_int(bad, 0, "run_cell: a cell's result (new, kept, restarted) fits its schema");
             bool required = false;
@@ -195,22 +195,22 @@ static void test_output_schema(const struct cfg *cfg)
                "run_cell: kernel is required and an object (run.output.json allows null for a run)");
             json_object_object_get_ex(props, "value", &k);
             ok(k != NULL, "run_cell: value is in its schema (run.output.json's)");
-            exec_result_init(&r);
-            r.kernel.state = EXEC_KERNEL_NONE;
+            result_init(&r);
+            r.kernel.state = RESULT_KERNEL_NONE;
             ok(check_result(schema, &r, "a run's result") > 0, "run_cell: a result without a kernel does not fit");
-            exec_result_free(&r);
+            result_free(&r);
             json_object_put(schema);
             continue;
         }
         json_object *schema = tools_output_schema(cfg, run_tools[t]);
         ok(schema != NULL, "%s has an output schema", run_tools[t]);
-        struct exec_result r;
+        struct result r;
         full_result(&r);
         is_int(check_result(schema, &r, "a full result"), 0, "%s: a full result fits the schema", run_tools[t]);
-        exec_result_free(&r);
-        exec_result_init(&r); /* a bare sandbox error: every optional field null */
+        result_free(&r);
+        result_init(&r); /* a bare sandbox error: every optional field null */
         is_int(check_result(schema, &r, "a bare result"), 0, "%s: a bare failure fits the schema", run_tools[t]);
-        exec_result_free(&r);
+        result_free(&r);
         json_object_put(schema);
     }
     ok(tools_output_schema(cfg, "no_such_tool") == NULL, "no schema for an unknown tool");
@@ -375,7 +375,7 @@ static void test_list_kernels(struct cfg *cfg)
 
 static int runs;          /* calls of the stub run */
 static int stub_rc;       /* what it returns */
-static enum exec_status stub_status;
+static enum result_status stub_status;
 static bool client_cancel;
 static char recorded[WS_ID_MAX + 1];
 
@@ -383,7 +383,7 @@ static int stub_requirements(const struct exec_spec *spec, char *err, size_t err
 
 /* As exec_run: the checks first (a refusal makes nothing and calls no
  * sink), then sink->accepted, then the run. */
-static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+static int stub_run(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
     char err[256] = "";
     int rc = exec_check_code(spec->code, spec->code_len, &spec->limits, err, sizeof err);
@@ -421,13 +421,13 @@ static int stub_requirements(const struct exec_spec *spec, char *err, size_t err
 /* A cell: the run's stub, then its kernel (kept, the third cell) and the
  * last expression's value. */
 static int cells;
-static int stub_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct exec_result *r)
+static int stub_cell(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
     int rc = stub_run(spec, sink, r);
     if (rc < 0 || !sink->accepted)
         return rc;
     cells++;
-    r->kernel.state = EXEC_KERNEL_KEPT;
+    r->kernel.state = RESULT_KERNEL_KEPT;
     r->kernel.cell = 3;
     r->value = strdup("42");
     return rc;
@@ -444,7 +444,7 @@ static int stub_reset(const struct exec_config *cfg, const char *workspace)
 static const struct app_exec stub_exec = {
     .run = stub_run,
     .cancel = exec_cancel,
-    .base_env = exec_base_env,
+    .base_env = probe_base_env,
     .cell = stub_cell,
     .kernel_reset = stub_reset,
 };
@@ -514,7 +514,7 @@ static void test_call(struct cfg *cfg)
     is_int(call(&t, "test_simple_text", NULL, &res), TOOLS_UNKNOWN, "no fixture tools in this program");
     cfg->test_fixture_tools = false;
 
-    stub_rc = 0, stub_status = EXEC_STATUS_OK;
+    stub_rc = 0, stub_status = RESULT_STATUS_OK;
     is_int(call(&t, "run_code", "{\"code\":\"print(1)\"}", &res), TOOLS_RESULT, "run_code: a result");
     is_int(runs, 1, "... through the table's run");
     is_str(recorded, "0123456789abcdef0123456789abcdef", "... which recorded the run");
@@ -541,7 +541,7 @@ static void test_call(struct cfg *cfg)
     ok(is_error(res, "nothing was run"), "... an error");
     json_object_put(res);
 
-    stub_rc = -EIO, stub_status = EXEC_STATUS_SANDBOX_ERROR;
+    stub_rc = -EIO, stub_status = RESULT_STATUS_SANDBOX_ERROR;
     is_int(call(&t, "run_my_script", "{\"code\":\"print(1)\"}", &res), TOOLS_FAILED, "the sandbox failed");
     ok(json_object_object_get_ex(res, "status", &v) && !strcmp(json_object_get_string(v), "sandbox_error"),
        "... with the result for the error's data");
@@ -555,7 +555,7 @@ static void test_call(struct cfg *cfg)
 
     /* run_cell and reset_kernel: refused with a reason where there are
      * no kernels, else through the table's cell and kernel_reset. */
-    stub_rc = 0, stub_status = EXEC_STATUS_OK;
+    stub_rc = 0, stub_status = RESULT_STATUS_OK;
     is_int(call(&t, "run_cell", "{\"code\":\"x + 1\"}", &res), TOOLS_RESULT, "run_cell without kernels: a result");
     ok(is_error(res, "runmyscript serve") && cells == 0, "... an error saying kernels need serve; nothing ran");
     json_object_put(res);
@@ -588,7 +588,7 @@ static void test_call(struct cfg *cfg)
     json_object_put(res);
     cfg->exec.kernels.on = false;
 
-    stub_rc = 0, stub_status = EXEC_STATUS_CANCELLED, client_cancel = true;
+    stub_rc = 0, stub_status = RESULT_STATUS_CANCELLED, client_cancel = true;
     is_int(call(&t, "run_my_script", "{\"code\":\"print(1)\"}", &res), TOOLS_CANCELLED,
            "the client cancelled: nothing to send");
     json_object_put(res);
