@@ -9,7 +9,8 @@
  * jail, its stdout and stderr read through two pipes into one ordered log)
  * -> artifacts and zip -> record (result.json), which ends every run past
  * its checks; one cleanup after them all (steps_free). The script's own
- * run is in exec_script.c; the log buffer in result_log.c. */
+ * run is in exec_script.c; the log buffer in result_log.c; what every step
+ * uses of the call (its report, its cancel) in exec_ctx.c. */
 #include "config.h"
 
 #include "exec_internal.h"
@@ -41,14 +42,6 @@
 #define EXEC_ORPHAN_AGE_MS 1000           /* a run directory younger than this may not hold its lock yet */
 #define EXEC_SESSION_POLL_US 50000        /* how often a run waiting for its session tries the lock */
 #define EXEC_SESSION_SLACK_MS 10000       /* past the other run's longest life, before giving up */
-
-void exec_spec_init(struct exec_spec *spec, const struct exec_config *cfg)
-{
-    memset(spec, 0, sizeof *spec);
-    spec->cfg = cfg;
-    spec->limits = cfg->limits;
-    spec->auto_deps = cfg->auto_deps;
-}
 
 /* The workspace step: makes the run directory, script.py, input and
  * output/, and reaps the old runs. */

@@ -1,147 +1,28 @@
-/* exec_internal.h: what the parts of exec_run() share: the state of one
- * run (struct run), the lines and phases it reports, and the script's run
- * under its limits (exec_script.c). Not for front doors: executor.h is. */
+/* exec_internal.h: what the files of exec_run() share beyond a call's
+ * context and steps (exec_ctx.h, which the kernel's code shares too): the
+ * script's run under its limits (exec_script.c) and the disk's start mark
+ * and tidy after a run (exec_disk.c). Not for front doors: executor.h is. */
 #ifndef RMS_EXEC_INTERNAL_H
 #define RMS_EXEC_INTERNAL_H
 
 #include <stdbool.h>
-#include <limits.h>
 #include <stddef.h>
-#include <time.h>
 
-#include "admit.h"
-#include "art.h"
-#include "deps.h"
-#include "executor.h"
-#include "jail.h"
-#include "kernel.h"
+#include "exec_ctx.h"
 
-/* One run, while exec_run() works on it. */
-struct run {
-    const struct exec_spec *spec;
-    const struct exec_sink *sink;
-    struct result *r;
-    int run_fd;    /* the run directory */
-    int out_fd;    /* output/ */
-    struct dbuf install_log;
-    bool install_log_cut;
-    bool installer_ran;
-    int session_lock; /* the session workspace, flock'd for the run */
-    struct admit_ticket ticket; /* the run slot (or queue place) it holds */
-    bool kernel;      /* a kernel's start (exec_kernel.c): its stdin is the channel given, not /job/input */
-    const char *site; /* a kernel's extra directory (STATE/kernels/KEY/site): read-only at /job/site (the
-                       * fallback: at its path), where packages added to the live kernel go; or NULL */
-    bool display;     /* its last expression is shown: the script runs through runner.py */
-    bool has_seen;    /* a session's call: output/ as it was before (its artifacts are what changed) */
-    struct art_seen seen;
-};
-
-/* A step's return besides 0 (go on) and -errno (the service failed): the
- * run has its result already (cancelled while it waited, its install
- * failed), and only the record is left. */
-#define EXEC_STEP_ENDED 1
-
-/* What exec_run's (and exec_kernel_cell's) steps hand on to each other besides struct run: the
- * interpreter's facts and the call's requirements (the checks), the
- * environment held for the run (the environment), and when steps began,
- * for the timings in the debug log. */
-struct steps {
-    struct deps_python info;
-    struct deps_set set;
-    struct deps_env env;
-    char *base_env;        /* the interpreter's base environment (owned) */
-    const char *env_dir;   /* the run's: base_env or env.dir */
-    int64_t t_checks, t_checked, t_run;
-};
-
-#define EXEC_INSTALL_LOG_MAX (256 * 1024) /* bytes of installer output kept in the result */
-
-/* The start of exec_run and exec_kernel_cell alike: run and s for spec, sink and
- * r (nothing held yet; exec__steps_free ends them), r's log empty with
- * log_bytes as its cap. */
-void exec__steps_init(struct run *run, struct steps *s, const struct exec_spec *spec, const struct exec_sink *sink,
-                      struct result *r);
-/* The outcome of a failure of the service whose cause is rc: DISK_FULL
- * for a disk out of space, else FAILED. */
-enum exec_outcome exec__failed(int rc);
-/* A call turned away before anything was made for it: r->outcome, and
- * err (NULL: none, the front door has its own answer) as r->error.
- * Returns rc, the cause. */
-int exec__refuse(struct run *run, enum exec_outcome outcome, int rc, const char *err) must_check;
-
-/* The steps of exec_run that exec_kernel_cell shares (exec.c): each returns 0
- * (go on), EXEC_STEP_ENDED (the result is there: only the record is
- * left) or -errno (the service failed, r->error says why). */
-int exec__step_checks(struct run *run, struct steps *s) must_check;
-int exec__step_workspace(struct run *run) must_check;
-/* wait_ms: how long to wait for the session's other call (< 0: as long
- * as a run can last), then -EBUSY. */
-int exec__step_session_lock(struct run *run, int64_t wait_ms) must_check;
-int exec__step_admission(struct run *run) must_check;
-int exec__step_environment(struct run *run, struct steps *s) must_check;
-/* A session's call: what output/ holds before the script or the cell, so
- * that its artifacts are the files it created or changed. */
-int exec__step_seen(struct run *run) must_check;
-int exec__step_artifacts(struct run *run, struct steps *s) must_check;
-/* The end of every call past its checks, whatever rc the steps gave:
- * returns the call's rc. */
-int exec__step_record(struct run *run, int rc) must_check;
-void exec__steps_free(struct run *run, struct steps *s);
-
-/* Sets r->error (a one-line reason for the user) and the status
- * sandbox_error. */
-void exec__set_error(struct result *r, const char *fmt, ...) printf_like(2, 3);
-/* Tells the sink the run entered phase p. */
-void exec__phase(struct run *run, enum exec_phase p, const char *detail);
-/* Appends a chunk of output to the log and hands what it kept to the sink. */
-void exec__emit(struct run *run, enum result_stream stream, const char *data, size_t len);
-/* One line of runmyscript's own (a SYSTEM chunk), on a line of its own. */
-void exec__system_line(struct run *run, const char *fmt, ...) printf_like(2, 3);
-/* The same into the log only: for what the sink was shown already. */
-void exec__log_line(struct run *run, const char *fmt, ...) printf_like(2, 3);
-
-/* Set once a start found that this host cannot make the namespaces, so
- * that later runs of this process go straight to the fallback. */
-extern bool exec__namespaces_unavailable;
-/* The fallback is taken only when the config allows it: isolation = auto
- * and require_isolation = off. */
-bool exec__may_fall_back(const struct exec_config *cfg);
-/* True when the sink or another process (RUN/cancel) asked the run to stop. */
-bool exec__cancel_requested(struct run *run);
-/* The run ends cancelled: its status, and the log's line "the run was
- * cancelled WHEN" (WHEN may be NULL), with the sink's cancel_reason after
- * it, which is then the result's error too. */
-void exec__cancelled(struct run *run, const char *when);
 /* Runs the script in env_dir's interpreter under its limits, its output
  * into the log, until it ends or is stopped; fills the status, exit code,
  * times and the breached limit of run->r. 0, or -errno when the service
  * failed (r->error says why). */
 int exec__run_script(struct run *run, const char *env_dir) must_check;
-/* The disk of the run (exec_disk.c): measures what the script can write
- * (in the fallback, the run directory's home/ and tmp/ too; output/ only
- * when output) and returns the key of the limit it passes (static), with a
- * sentence for the log in err, or NULL. A tree that cannot be measured
- * passes workspace_files. */
-const char *exec__disk_over(struct run *run, struct jail_proc *proc, bool fallback, bool output, char *err,
-                            size_t errlen);
 /* The marker of a run's start, its run directory STATE/runs/ID (whose
  * times the mark sets): an fd for jail_opts.mark, or -1. */
-struct jail_mark;
 int exec__disk_mark_open(struct run *run);
 /* Whether a session's workspace holds a file (mounts/ aside): only then
  * must a run's start wait for the clock to pass its mark (jail_mark.wait:
  * a file given to the run and one it writes at once could have the same
  * ctime). */
 bool exec__disk_has_files(const char *workspace);
-/* The script's start as a file's ctime: the jail's mark of it (taken once
- * the run was given its paths, which changes their ctime, and before the
- * script could write: jail_opts.mark), or without one the marker touched
- * now, from the clock that stamps the files the script writes. */
-void exec__disk_mark(struct run *run, const struct jail_mark *mark, struct timespec *since);
-/* After a session run that passed a limit of the disk: removes from the
- * workspace what changed after since (exec__disk_mark), and says so in
- * the log. */
-void exec__disk_cut(struct run *run, const struct timespec *since);
 /* After a run: the run directory keeps script.py and input (as given),
  * output/ and the zip; whatever else the script wrote there (its scratch
  * files, the fallback's home/ and tmp/) is removed, and so is what the
@@ -149,191 +30,5 @@ void exec__disk_cut(struct run *run, const struct timespec *since);
 void exec__disk_tidy(struct run *run);
 /* A script of the fallback that died of a MemoryError (RLIMIT_AS). */
 bool exec__died_of_memory(const struct result *r);
-/* Starts run's script in env_dir's interpreter in the mode the config and
- * the host allow (warm where it may, cold, or the fallback), its stdio
- * in_fd, out_w and err_w; mark as jail_opts.mark (may be NULL). 0 with
- * *proc started and r->isolation, r->warm set, or -errno with r->error. */
-int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_mark *mark,
-                       struct jail_proc *proc) must_check;
-
-/* ------------------------------------------- kernels (exec_kernel*.c) */
-
-/* What a worker gives the host it starts for a workspace's kernel: all
- * borrowed, valid in the host (a fork of the worker). */
-struct exec_kernel_start {
-    const struct exec_config *cfg;
-    const char *dir;             /* STATE/kernels/KEY */
-    const char *key;
-    const char *workspace;
-    const char *env_dir;         /* the kernel's environment (held by the caller until the host holds it) */
-    const char *const *requirements; /* the specs it was made for */
-    size_t n_requirements;
-    const struct exec_limits *limits; /* the kernel's: the starting cell's */
-    const char *code;            /* the starting cell (its imports teach the warm pool) */
-    size_t code_len;
-    int server_pidfd;            /* the server's end ends the kernel */
-};
-/* Starts the host of a new kernel (exec_detach) and waits for its kernel
- * to be up: 0, -EBUSY (every max_kernels slot is held by a busy kernel),
- * -EEXIST (a host is there already), or -errno, with a one-line reason in
- * err. warm says how the kernel started. */
-int exec__kernel_start(const struct exec_kernel_start *ks, bool *warm, char *err, size_t errlen) must_check;
-
-/* ------------------------------ a kernel's host (exec_kernel*.c) shares */
-/* exec_kernel.c the host's life and its peers, exec_kernel_cell.c a cell's
- * run and watch, exec_kernel_proc.c the kernel process beneath both. */
-
-#define HOST_TICK_MS 100        /* the watch's pace: deadlines, memory, idle */
-#define HOST_MEASURE_MS 500     /* the disk a cell takes, this often */
-#define HOST_IDLE_OUT 65536     /* output between cells kept for the next one */
-#define HOST_PEERS 8            /* connections served at once */
-#define HOST_PEER_MS 2000       /* a peer's frame comes whole this soon */
-#define HOST_SEND_MS 10000      /* a worker that reads nothing this long is gone */
-#define HOST_ANSWER_SLACK 65536 /* a kernel's answer: value_bytes and this */
-
-/* The kernel process, started and watched by the host. */
-struct kproc {
-    bool up;
-    struct jail_proc proc;      /* its jail (cold: its init; warm: the run's init; fallback: itself) */
-    int chan;                   /* the channel: our end of its fd 0 */
-    int out_r, err_r;           /* its stdout and stderr */
-    int py_pidfd;               /* the kernel's Python process (its own pidfd, sent in its hello) */
-    pid_t py_pid;               /* the same, on the host */
-    char *env_dir;              /* its environment, held through env_fd */
-    int env_fd;
-    struct deps_strv reqs;      /* the requirement specs the environment was made for */
-    char *view_dir;             /* the larger environment whose packages were added in place (site/), held
-                                 * through view_fd; NULL: none was */
-    int view_fd;
-    int site_fd;                /* KEY/site, the kernel's extra directory (emptied at each start) */
-    char site_no[200];          /* why the kernel cannot see it ("": it can) */
-    bool warm;
-    const char *isolation;      /* static */
-    uint64_t cells;             /* cells it ran */
-};
-
-/* Why a cell was interrupted. */
-enum exec_cell_why {
-    EXEC_CELL_WHY_NONE,
-    EXEC_CELL_WHY_WALL,         /* timeout */
-    EXEC_CELL_WHY_CPU,          /* cpu_time */
-    EXEC_CELL_WHY_CANCEL,       /* the worker's cancel, or the worker gone */
-    EXEC_CELL_WHY_OUTPUT,       /* output_bytes, output_files */
-    EXEC_CELL_WHY_WORKSPACE,    /* workspace_bytes, workspace_files */
-};
-
-/* The cell in progress. */
-struct cell {
-    bool on;
-    int peer;                   /* the worker that sent it, -1 once gone */
-    bool peer_failed;           /* a send to it failed: it is gone */
-    struct exec_limits lim;     /* its limits */
-    int64_t t0, deadline;       /* util_now_ms() */
-    int64_t kill_at;            /* after its interrupt: the kernel is killed then (0: not yet) */
-    int64_t next_measure;
-    uint64_t cpu0;              /* the kernel's CPU time at its start, ms */
-    enum exec_cell_why why;
-    const char *limit;          /* the key of the limit that interrupted it */
-    char why_text[192];         /* a disk limit, in words */
-    /* What exec__disk_over and exec__disk_cut need of a run: the cell's
-     * limits, output/, the workspace, the kernel's run directory. */
-    struct exec_spec spec;
-    struct result r;
-    struct exec_sink sink;      /* the system lines it says go to the peer */
-    struct run run;
-    struct timespec since;      /* its start as a file's ctime */
-};
-
-/* A kernel's host (one per process). */
-struct host {
-    const struct exec_config *cfg;
-    char dir[PATH_MAX];         /* STATE/kernels/KEY */
-    char key[KERNEL_KEY_LEN + 1];
-    char job[PATH_MAX + 8];     /* DIR/job: the kernel's run directory */
-    const char *workspace;
-    struct exec_limits limits;  /* the kernel's */
-    int dir_fd, lock_fd, slot_fd, state_fd, listen_fd, job_fd;
-    int server_pidfd;
-    int peers[HOST_PEERS];
-    struct kproc k;
-    struct cell cell;
-    uint64_t memory;            /* what the kernel holds, last read */
-    int64_t last_used;          /* util_wall_ms() of the last cell's end */
-    int64_t last_cell;          /* util_now_ms() of the same, for kernel_idle */
-    int64_t next_memory;        /* the next look at the kernel's memory */
-    bool killed_it;             /* we killed the kernel (a cell past its interrupt's grace) */
-    bool chan_lost;             /* the kernel closed its channel (its user's code did): we ended it */
-    struct dbuf idle_out;       /* output between cells */
-    bool idle_cut;
-    bool ending;
-    char end_reason[KERNEL_REASON_MAX];
-};
-
-/* ----------------------------------------- the kernel (exec_kernel_proc.c) */
-
-/* Writes the host's counters (KEY/state). */
-void exec__host_state(struct host *h);
-/* A chunk of the kernel's output: to the cell's worker, or kept for the
- * next cell (up to HOST_IDLE_OUT). */
-void exec__host_output(struct host *h, enum result_stream stream, const char *data, size_t len);
-/* Sends the output kept between cells to the cell's worker. */
-void exec__host_flush_idle(struct host *h);
-/* While the kernels together hold more than kernel_memory, the least
- * recently used idle one of another workspace goes. */
-void exec__host_budget(struct host *h);
-/* Starts the kernel of env_dir (reqs: the specs it was made for; code: the
- * cell that starts it, whose imports teach the warm pool). 0 or -errno
- * with err. */
-int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *reqs, size_t n, const char *code,
-                     size_t code_len, char *err, size_t errlen) must_check;
-/* A cell needs env (reqs: the specs it was made for), a larger
- * environment: what it adds put into the kernel's extra directory
- * (deps_env_extend), the kernel's environment env from now on. 0 with
- * "name==version" of each package added onto added; 1 with the reason in
- * why when it cannot be (the mode, a version that differs); -errno with
- * why. */
-int exec__kproc_add(struct host *h, const char *env, const char *const *reqs, size_t n, struct deps_strv *added,
-                    char *why, size_t whylen) must_check;
-/* Reads what the kernel holds into h->memory; *over when the memory watch
- * (no cgroup) finds it past memory. */
-void exec__kproc_memory(struct host *h, bool *over);
-/* The kernel's CPU time so far (its process and the children it reaped),
- * ms. */
-uint64_t exec__kproc_cpu(const struct host *h);
-/* Reads what the kernel wrote into exec__host_output. */
-void exec__kproc_drain(struct host *h);
-/* Ends the kernel and gives back what it held; locked: the caller's
- * worker holds the session's lock (else it is taken for the release). */
-void exec__kproc_stop(struct host *h, bool locked);
-/* Why the kernel ended on its own, for the next cell. */
-void exec__kproc_why_gone(const struct host *h, char *why, size_t n);
-
-/* ---------------------------------------------- a cell (exec_kernel_cell.c) */
-
-/* A CELL from peer: sent to the kernel, watched from now on. */
-void exec__cell_begin(struct host *h, int peer, json_object *o);
-/* The kernel answered on its channel: the cell's end. */
-void exec__cell_answer(struct host *h);
-/* The kernel wrote to its channel between cells (its user's code did):
- * read and dropped, and a kernel that says nonsense is ended. */
-void exec__cell_stray(struct host *h);
-/* The kernel's process is gone: the cell (if one runs) ends with what
- * killed it, and the host with the reason. */
-void exec__cell_kernel_gone(struct host *h);
-/* Interrupts the cell (SIGINT) for why; the kernel is killed if the cell
- * runs on kernel_grace after. */
-void exec__cell_interrupt(struct host *h, enum exec_cell_why why);
-/* The cell's worker went away: the cell is interrupted (cancelled). */
-void exec__cell_peer_gone(struct host *h);
-/* The kernel is ending under the cell (reset, the server gone): the cell
- * ends cancelled, with reason. */
-void exec__cell_cancel_end(struct host *h, const char *reason);
-/* Answers peer's cell with sandbox_error and err: the kernel could not be
- * had for it. */
-void exec__cell_refuse(struct host *h, int peer, const char *err);
-/* The cell's watch at every wake-up: its deadline, CPU time, disk and the
- * kernel's memory (all the time). True when the host must end. */
-bool exec__cell_tick(struct host *h, int64_t now);
-
 
 #endif

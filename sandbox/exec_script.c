@@ -88,12 +88,12 @@ static bool wants_display(const struct exec_spec *spec)
 {
     if (deps_scan_ends_in_expression(spec->code, spec->code_len))
         return true;
-    struct deps_strv imports = {0};
+    struct strv imports = {0};
     bool draws = false;
     if (deps_scan_imports(spec->code, spec->code_len, &imports) == 0)
-        draws = deps_strv_has(&imports, "matplotlib") || deps_strv_has(&imports, "pylab") ||
-                deps_strv_has(&imports, "seaborn");
-    deps_strv_free(&imports);
+        draws = strv_has(&imports, "matplotlib") || strv_has(&imports, "pylab") ||
+                strv_has(&imports, "seaborn");
+    strv_free(&imports);
     return draws;
 }
 
@@ -248,58 +248,8 @@ oom:
     return -ENOMEM;
 }
 
-int exec_cancel(const char *state_dir, const char *run_id)
-{
-    if (!ws_id_valid(run_id))
-        return -ENOENT;
-    cleanup_free char *dir = ws_run_path(state_dir, run_id);
-    if (!dir)
-        return -ENOMEM;
-    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return errno == ENOTDIR || errno == ELOOP ? -ENOENT : -errno;
-    if (faccessat(dfd, "result.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-        return -EALREADY;
-    int fd = openat(dfd, "cancel", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
-    close(fd);
-    return 0;
-}
-
-bool exec__cancel_requested(struct run *run)
-{
-    if (run->sink && run->sink->cancelled && run->sink->cancelled(run->sink->ctx))
-        return true;
-    /* Another process (any worker) cancels by creating RUN/cancel. */
-    return faccessat(run->run_fd, "cancel", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-void exec__cancelled(struct run *run, const char *when)
-{
-    const char *why = run->sink && run->sink->cancel_reason ? run->sink->cancel_reason(run->sink->ctx) : NULL;
-    run->r->status = RESULT_STATUS_CANCELLED;
-    exec__system_line(run, "[runmyscript] the run was cancelled%s%s%s%s", when ? " " : "", when ? when : "",
-                      why ? ": " : "", why ? why : "");
-    if (why) {
-        free(run->r->error);
-        run->r->error = strdup(why);
-    }
-}
-
 /* Why a run was stopped by us. */
 enum stop_reason { STOP_NONE, STOP_WALL, STOP_OUTPUT, STOP_CANCEL, STOP_MEMORY, STOP_WORKSPACE };
-
-/* Set once a start found that this host cannot make the namespaces, so
- * that later runs of this process go straight to the fallback. */
-bool exec__namespaces_unavailable;
-
-/* The fallback is taken only when the config allows it: isolation = auto
- * and require_isolation = off. */
-bool exec__may_fall_back(const struct exec_config *cfg)
-{
-    return cfg->isolation == EXEC_ISOLATION_AUTO && !cfg->require_isolation;
-}
 
 /* True when dir holds a module of the script's own (NAME.py but the
  * script, NAME.so, a package, a .pth): a zygote may have imported a module
@@ -343,7 +293,7 @@ static int start_warm(struct run *run, const struct jail_opts *o, struct jail_pr
 {
     const struct exec_spec *spec = run->spec;
     char sock[PATH_MAX], err[256] = "";
-    struct deps_strv imports = {0};
+    struct strv imports = {0};
     int rc = warm_sock_path(spec->cfg->state_dir, sock, sizeof sock);
     /* The whole module paths (matplotlib.pyplot, not only matplotlib): the
      * imports only teach the pool, so a run goes on with what was found. */
@@ -353,7 +303,7 @@ static int start_warm(struct run *run, const struct jail_opts *o, struct jail_pr
     if (rc == 0)
         rc = jail_start_warm(o, sock, (const char *const *)imports.v, imports.n, spec->cfg->warm.wait_ms, proc, err,
                              sizeof err);
-    deps_strv_free(&imports);
+    strv_free(&imports);
     if (rc == 0) {
         run->r->warm = true;
         return 0;

@@ -3,9 +3,11 @@
 # subsystem (doc/architecture.md, "Layers, and why"):
 #   common/                        what every part uses
 #   sandbox/ and sandbox/*/        the executor: its face (executor.h over
-#                                  sandbox/executor/*.h, a header per concept),
-#                                  orchestration, then jail/, deps/, fetch/,
-#                                  artifacts/
+#                                  sandbox/executor/*.h, a header per concept);
+#                                  kernel/, a workspace's live kernel and its
+#                                  cells, over the orchestration of a run
+#                                  (exec*.c, a call's context in exec_ctx.c);
+#                                  then jail/, deps/, fetch/, artifacts/
 #   cfg/, fcgi/, fcgi/*/, cli/     the front doors and their configuration:
 #                                  fcgi/ a folder a room (http/, stream/,
 #                                  tools/, mcp/, web/, app/, server/) over
@@ -17,6 +19,9 @@
 #    (sandbox/executor/*.h, a header per concept), and sandbox/
 #    includes nothing of the front doors;
 #  - a NAME_internal.h is included only by files of its own folder;
+#  - the rest of sandbox/ neither includes a header of sandbox/kernel/ nor
+#    calls a function of it: the kernel's code is above the steps it runs
+#    (the front doors reach it through executor.h's exec_kernel_cell, exec_kernel_*);
 #  - no header of the tree has the name of a system header (<NAME.h>);
 #  - the folders of the front doors (fcgi/'s rooms among them) include
 #    each other in no circle, so that their floors read top to bottom;
@@ -86,6 +91,14 @@ bad=$(for f in $(sources $SRC_DIRS) tests/*/*.[ch]; do
     done
 done)
 ok "$([ -z "$bad" ] && echo 0 || echo 1)" "a NAME_internal.h is included only from its own folder"
+[ -n "$bad" ] && diag "$bad"
+bad=$(for f in $(sources $SANDBOX_DIRS); do
+    case $f in sandbox/kernel/*) continue ;; esac
+    for inc in $(includes "$f"); do
+        [ "$(where "$inc")" = sandbox/kernel ] && echo "$f: $inc"
+    done
+done)
+ok "$([ -z "$bad" ] && echo 0 || echo 1)" "sandbox/ outside kernel/ includes nothing of sandbox/kernel/"
 [ -n "$bad" ] && diag "$bad"
 
 # A header of the tree named as one the sources take from the system
@@ -163,6 +176,7 @@ ok "$([ -z "$cycle" ] && echo 0 || echo 1)" "the front doors' folders include ea
 objects=$(for d in $SRC_DIRS; do ls "$top_builddir/$d"/lib*_a-*.o 2>/dev/null; done)
 if [ -z "$objects" ]; then
     skip "no file calls another in a circle: no objects in $top_builddir (build first)"
+    skip "no file of sandbox/ outside kernel/ calls into sandbox/kernel/: no objects in $top_builddir (build first)"
 else
     calls=$(for o in $objects; do
         rel=${o#"$top_builddir"/}
@@ -173,6 +187,9 @@ else
     cycle=$(circle <<<"$calls")
     ok "$([ -z "$cycle" ] && echo 0 || echo 1)" "no files call each other in a circle"
     [ -n "$cycle" ] && diag "cycle: $cycle"
+    up=$(awk '$1 ~ /^sandbox\// && $1 !~ /^sandbox\/kernel\// && $2 ~ /^sandbox\/kernel\//' <<<"$calls")
+    ok "$([ -z "$up" ] && echo 0 || echo 1)" "no file of sandbox/ outside kernel/ calls into sandbox/kernel/"
+    [ -n "$up" ] && diag "calls up: $up"
 fi
 
 # ------------------------------------------------ 4. files and functions

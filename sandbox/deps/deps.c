@@ -166,7 +166,7 @@ int deps_detect(const struct exec_deps_config *cfg, const char *code, size_t cod
                 const char *const *local_dirs, size_t n_local, const char *have_env, struct deps_set *set,
                 char *err, size_t errlen)
 {
-    struct deps_strv mods = {0};
+    struct strv mods = {0};
     struct deps_map map = {0};
     bool map_loaded = false;
     int rc = deps_scan_imports(code, code_len, &mods);
@@ -226,7 +226,7 @@ int deps_detect(const struct exec_deps_config *cfg, const char *code, size_t cod
     }
 out:
     deps_map_free(&map);
-    deps_strv_free(&mods);
+    strv_free(&mods);
     return rc;
 }
 

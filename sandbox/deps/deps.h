@@ -18,6 +18,7 @@
 
 #include "deps_req.h"
 #include "executor.h"
+#include "strv.h"
 
 struct jail_tool; /* jail.h: deps_install_io points at one, and deps.h need not include jail.h */
 
@@ -26,15 +27,6 @@ struct jail_tool; /* jail.h: deps_install_io points at one, and deps.h need not 
 /* --------------------------------------------------------- configuration */
 
 /* ------------------------------------------------------ the script's text */
-
-/* A list of strings (owned). */
-struct deps_strv {
-    char **v;
-    size_t n, cap;
-};
-void deps_strv_free(struct deps_strv *s);
-int deps_strv_push(struct deps_strv *s, const char *str, size_t len) must_check;
-bool deps_strv_has(const struct deps_strv *s, const char *str);
 
 /* The top-level module names a Python source imports, in order of first
  * appearance, each once: `import a.b as c, d` gives a and d, `from a.b
@@ -45,14 +37,14 @@ bool deps_strv_has(const struct deps_strv *s, const char *str);
  * after the ':' of a one-line block). Dynamic imports (__import__,
  * importlib) are not seen. Appends to out; at most DEPS_MAX_IMPORTS names
  * (-E2BIG past that). 0, -E2BIG or -ENOMEM. */
-int deps_scan_imports(const char *code, size_t len, struct deps_strv *out) must_check;
+int deps_scan_imports(const char *code, size_t len, struct strv *out) must_check;
 /* The same scan, with whole module paths, in order of first appearance,
  * each once: `import a.b as c` gives a.b; `from a.b import c, d` gives a.b,
  * a.b.c and a.b.d (c and d may be modules of a.b or names in it: whoever
  * imports them tells them apart). What a warm pool's zygote imports ahead.
  * The same limits and returns; on -E2BIG out holds the first
  * DEPS_MAX_IMPORTS. */
-int deps_scan_import_paths(const char *code, size_t len, struct deps_strv *out) must_check;
+int deps_scan_import_paths(const char *code, size_t len, struct strv *out) must_check;
 
 /* Where a run sees the caches env_dir's libraries built when it was made
  * (deps_cache.c): "/env/.rms-cache/home", a tree to lay into HOME
@@ -73,7 +65,7 @@ bool deps_scan_ends_in_expression(const char *code, size_t len);
 struct deps_meta {
     bool present;              /* the script has a `script` block */
     bool has_dependencies;     /* it has a dependencies key */
-    struct deps_strv dependencies;
+    struct strv dependencies;
     char *requires_python;     /* NULL when absent */
 };
 void deps_meta_free(struct deps_meta *m);
@@ -95,7 +87,7 @@ struct deps_python {
     char *version;      /* "3.11.2" */
     char *platform;     /* sysconfig.get_platform() */
     char *pip_runner;   /* pip's __pip-runner__.py for this python, or NULL */
-    struct deps_strv stdlib; /* sys.stdlib_module_names + builtins, sorted */
+    struct strv stdlib; /* sys.stdlib_module_names + builtins, sorted */
 };
 int deps_python_info(const char *state_dir, const char *python, struct deps_python *info, char *err,
                      size_t errlen) must_check;
@@ -169,7 +161,7 @@ struct deps_env {
     char *dir;            /* STATE/envs/KEY */
     int fd;               /* the directory, holding the shared lock */
     bool built;           /* this call built it (else a cache hit) */
-    struct deps_strv installed;  /* name==version, what it holds */
+    struct strv installed;  /* name==version, what it holds */
     char *failed;         /* on an install outcome: the requirement that failed, or NULL */
 };
 void deps_env_init(struct deps_env *e);
@@ -234,7 +226,7 @@ int deps_store_links(const char *state_dir);
  * version in want_env (the kernel may have imported it), or want_env was
  * not assembled from the store; -errno with the reason in err (dst may
  * hold part of it). */
-int deps_env_extend(const char *have_env, const char *want_env, int dst, struct deps_strv *added, char *err,
+int deps_env_extend(const char *have_env, const char *want_env, int dst, struct strv *added, char *err,
                     size_t errlen) must_check;
 
 /* The package store entries the environment at env_dir links through
@@ -242,7 +234,7 @@ int deps_env_extend(const char *have_env, const char *want_env, int dst, struct 
  * a run's jail must bind, each at its own path, for those symlinks to
  * resolve; read from its manifest, no walk. None for the base environment
  * or one of hard links only. 0 or -errno. */
-int deps_env_links(const char *env_dir, struct deps_strv *out) must_check;
+int deps_env_links(const char *env_dir, struct strv *out) must_check;
 /* The binds a run of the environment at env_dir needs besides the
  * environment itself: each package store entry its symlinks lead into,
  * read-only (nosuid, nodev: the jail's default) at its own host path, and

@@ -35,7 +35,7 @@ void deps__held_release(struct deps__held *h)
 
 /* The kept resolution of key: the wheels' hashes, in order. -ENOENT when
  * there is none (or it is not one of ours). */
-static int res_read(int res, const char *key, struct deps_strv *hashes)
+static int res_read(int res, const char *key, struct strv *hashes)
 {
     cleanup_free char *text = NULL;
     size_t len;
@@ -48,13 +48,13 @@ static int res_read(int res, const char *key, struct deps_strv *hashes)
     for (char *line = strtok_r(text + strlen(RES_HEAD), "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (strncmp(line, "wheel ", 6) || strlen(line + 6) < 64)
             return -ENOENT;
-        if ((rc = deps_strv_push(hashes, line + 6, 64)) < 0)
+        if ((rc = strv_push(hashes, line + 6, 64)) < 0)
             return rc;
     }
     return hashes->n ? 0 : -ENOENT;
 }
 
-static int res_write(int res, const char *key, const struct deps_strv *hashes, const struct deps_strv *files)
+static int res_write(int res, const char *key, const struct strv *hashes, const struct strv *files)
 {
     struct dbuf b;
     dbuf_init(&b, RES_MAX);
@@ -120,7 +120,7 @@ static int map_sdist(const struct deps__store *s, const char *built, const struc
  * builds it now (its path under tmp joins files, "SHA REL" joins built). */
 static int sdist_wheel(const struct exec_deps_config *cfg, const char *state_dir, const struct deps__store *s,
                        const char *pip_runner, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
-                       const char *name, struct deps_strv *files, struct deps_strv *known, struct deps_strv *built,
+                       const char *name, struct strv *files, struct strv *known, struct strv *built,
                        char **failed, char *err, size_t errlen)
 {
     char path[PATH_MAX], sha[65];
@@ -141,7 +141,7 @@ static int sdist_wheel(const struct exec_deps_config *cfg, const char *state_dir
         map[64] = '\0';
         if (deps__store_whole(store, map)) {
             log_msg(LOG_LVL_INFO, "store: %s was built before: its wheel is in the store", name);
-            return deps_strv_push(known, map, 64);
+            return strv_push(known, map, 64);
         }
     }
     cleanup_free char *dir = NULL;
@@ -159,7 +159,7 @@ static int sdist_wheel(const struct exec_deps_config *cfg, const char *state_dir
         char rel[PATH_MAX], pair[PATH_MAX + 80];
         snprintf(rel, sizeof rel, STORE_BUILT "/%s/%s", sha, de->d_name);
         snprintf(pair, sizeof pair, "%s %s", sha, rel);
-        if ((rc = deps_strv_push(files, rel, strlen(rel))) < 0 || (rc = deps_strv_push(built, pair, strlen(pair))) < 0)
+        if ((rc = strv_push(files, rel, strlen(rel))) < 0 || (rc = strv_push(built, pair, strlen(pair))) < 0)
             return rc;
         return DEPS_ENV_READY;
     }
@@ -237,7 +237,7 @@ static int unpack_claims(const struct deps__store *s, const struct wheel_file *w
  * deps__store_finish. 0, DEPS_ENV_INSTALL_FAILED for a wheel refused
  * (*failed its requirement), or -errno; on failure no claim is left. */
 static int put_wheels(const struct deps__store *s, const struct deps_set *set, const struct wheel_file *w, size_t n,
-                      struct deps__pending *pend, size_t *np, struct deps_strv *hashes, char **failed, char *err,
+                      struct deps__pending *pend, size_t *np, struct strv *hashes, char **failed, char *err,
                       size_t errlen)
 {
     cleanup_free size_t *which = calloc(n ? n : 1, sizeof *which);
@@ -253,7 +253,7 @@ static int put_wheels(const struct deps__store *s, const struct deps_set *set, c
         if (rc == 1)
             which[(*np)++] = i;
         if (rc >= 0)
-            rc = deps_strv_push(hashes, w[i].hash, 64);
+            rc = strv_push(hashes, w[i].hash, 64);
     }
     if (rc < 0) {
         snprintf(err, errlen, "%s", why);
@@ -294,9 +294,9 @@ struct assembly {
     char site[64];               /* lib/pythonX.Y/site-packages */
     struct deps__store s;
     int res;                     /* STATE/store/res, where resolutions are kept */
-    struct deps_strv hashes;     /* the wheels' hashes, in order */
-    struct deps_strv files;      /* a new resolution's wheels, under tmp */
-    struct deps_strv installed;  /* "Name-Version" of each wheel linked */
+    struct strv hashes;     /* the wheels' hashes, in order */
+    struct strv files;      /* a new resolution's wheels, under tmp */
+    struct strv installed;  /* "Name-Version" of each wheel linked */
     size_t unpacked;             /* wheels a new resolution put into the store */
 };
 
@@ -328,7 +328,7 @@ static int download(struct assembly *a, const char *dl)
 /* What the download saved into dl, into a->files: each wheel, and the
  * wheel of each source distribution (sdist_wheel: known when the store
  * has it from before, built when pip builds it now). */
-static int list_download(struct assembly *a, const char *dl, struct deps_strv *known, struct deps_strv *built)
+static int list_download(struct assembly *a, const char *dl, struct strv *known, struct strv *built)
 {
     cleanup_fd int dfd = open(dl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0 && errno == ENOENT) {
@@ -354,7 +354,7 @@ static int list_download(struct assembly *a, const char *dl, struct deps_strv *k
         }
         char rel[NAME_MAX + 32];
         snprintf(rel, sizeof rel, STORE_DL "/%s", de->d_name);
-        if ((rc = deps_strv_push(&a->files, rel, strlen(rel))) < 0)
+        if ((rc = strv_push(&a->files, rel, strlen(rel))) < 0)
             return rc;
     }
     return DEPS_ENV_READY;
@@ -365,7 +365,7 @@ static int list_download(struct assembly *a, const char *dl, struct deps_strv *k
  * another's the other holds. */
 static int open_wheels(struct assembly *a, struct wheels *w)
 {
-    const struct deps_strv *files = &a->files;
+    const struct strv *files = &a->files;
     w->v = calloc(files->n ? files->n : 1, sizeof *w->v);
     if (!w->v)
         return -ENOMEM;
@@ -416,18 +416,18 @@ static int store_wheels(struct assembly *a, const struct wheels *w)
  * now on; the wheels of those built before join a->hashes; a->files in
  * the order of the hashes, for the kept resolution (w borrows from
  * a->files: it is not used after this but to close its files). */
-static int note_sources(struct assembly *a, const struct wheels *w, const struct deps_strv *known,
-                        const struct deps_strv *built)
+static int note_sources(struct assembly *a, const struct wheels *w, const struct strv *known,
+                        const struct strv *built)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < built->n; i++)
         rc = map_sdist(&a->s, built->v[i], w->v, w->n);
     for (size_t i = 0; rc == 0 && i < known->n; i++)
-        rc = deps_strv_push(&a->hashes, known->v[i], 64);
-    struct deps_strv sorted = {0};
+        rc = strv_push(&a->hashes, known->v[i], 64);
+    struct strv sorted = {0};
     for (size_t i = 0; rc == 0 && i < w->n; i++)
-        rc = deps_strv_push(&sorted, w->v[i].file, strlen(w->v[i].file));
-    deps_strv_free(&a->files);
+        rc = strv_push(&sorted, w->v[i].file, strlen(w->v[i].file));
+    strv_free(&a->files);
     a->files = sorted;
     return rc;
 }
@@ -448,7 +448,7 @@ static int resolve(struct assembly *a)
     cleanup_free char *dl = NULL;
     if (asprintf(&dl, "%s/" STORE_DL, a->tmp) < 0)
         return -ENOMEM;
-    struct deps_strv known = {0}, built = {0};
+    struct strv known = {0}, built = {0};
     struct wheels w = {0};
     int rc = download(a, dl);
     if (rc == DEPS_ENV_READY)
@@ -462,8 +462,8 @@ static int resolve(struct assembly *a)
     if (rc == DEPS_ENV_READY)
         remove_download(a, dl);
     wheels_close(&w);
-    deps_strv_free(&known);
-    deps_strv_free(&built);
+    strv_free(&known);
+    strv_free(&built);
     return rc;
 }
 
@@ -491,9 +491,9 @@ static void assembly_free(struct assembly *a)
 {
     if (a->res >= 0)
         close(a->res);
-    deps_strv_free(&a->hashes);
-    deps_strv_free(&a->files);
-    deps_strv_free(&a->installed);
+    strv_free(&a->hashes);
+    strv_free(&a->files);
+    strv_free(&a->installed);
 }
 
 /* 1 when the key was resolved before and the store still has every wheel
@@ -517,8 +517,8 @@ static int kept_resolution(struct assembly *a)
 /* A new resolution (resolve), kept for the next build of the key. */
 static int resolve_and_keep(struct assembly *a)
 {
-    deps_strv_free(&a->hashes);
-    deps_strv_free(&a->files);
+    strv_free(&a->hashes);
+    strv_free(&a->files);
     int rc = resolve(a);
     if (rc != DEPS_ENV_READY)
         return rc;
@@ -576,7 +576,7 @@ static int hold_all(struct assembly *a, struct deps__held *held)
 /* Every entry held linked into the environment open at env, its
  * "pyX.Y/HASH" pushed onto wheels. */
 static int link_entries(struct assembly *a, const struct deps__held *held, int env, size_t *copied,
-                        struct deps_strv *wheels)
+                        struct strv *wheels)
 {
     for (size_t i = 0; i < a->hashes.n; i++) {
         int rc = deps__store_link(&a->s, a->hashes.v[i], held->fd[i], env, a->site, copied, &a->installed, a->err,
@@ -585,7 +585,7 @@ static int link_entries(struct assembly *a, const struct deps__held *held, int e
             return rc;
         char ref[96];
         snprintf(ref, sizeof ref, "py%s/%s", a->pyver, a->hashes.v[i]);
-        if ((rc = deps_strv_push(wheels, ref, strlen(ref))) < 0)
+        if ((rc = strv_push(wheels, ref, strlen(ref))) < 0)
             return rc;
     }
     return DEPS_ENV_READY;
@@ -611,7 +611,7 @@ static void tell_installed(const struct assembly *a)
 
 int deps__store_build(const struct exec_deps_config *cfg, const char *state_dir, const struct deps_python *info,
                       const char *pip_runner, const struct deps_set *set, const char *key, int64_t install_ms,
-                      const struct deps_install_io *io, const char *tmp, struct deps_strv *wheels,
+                      const struct deps_install_io *io, const char *tmp, struct strv *wheels,
                       struct deps__held *held, size_t *copied, char **failed, char *err, size_t errlen)
 {
     struct assembly a = {.cfg = cfg, .state_dir = state_dir, .pip_runner = pip_runner, .set = set, .key = key,

@@ -153,7 +153,7 @@ void deps_env_release(struct deps_env *e)
         close(e->fd); /* drops the shared lock */
     free(e->dir);
     free(e->failed);
-    deps_strv_free(&e->installed);
+    strv_free(&e->installed);
     deps_env_init(e);
 }
 
@@ -172,7 +172,7 @@ static int env_use(struct deps_env *e)
         return -errno;
     if (stat(e->dir, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
         return -ENOENT; /* evicted between the open and the lock */
-    deps_strv_free(&e->installed);
+    strv_free(&e->installed);
     int rc = deps__manifest_read(fd, &e->installed, NULL, NULL);
     if (rc < 0 || deps__env_whole(fd) < 0)
         return -ENOENT; /* not one of ours, or an entry it links is gone: the builder replaces it */
@@ -226,7 +226,7 @@ static void env_key(const struct exec_deps_config *cfg, const struct deps_python
 }
 
 /* "name==version" of every dist-info in site-packages, sorted. */
-static int list_installed(const char *site, struct deps_strv *out)
+static int list_installed(const char *site, struct strv *out)
 {
     cleanup_fd int sfd = open(site, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (sfd < 0)
@@ -270,7 +270,7 @@ static int list_installed(const char *site, struct deps_strv *out)
         cleanup_free char *entry = NULL;
         if (!norm || asprintf(&entry, "%s==%.*s", norm, (int)version_n, version) < 0)
             return -ENOMEM;
-        int rc = deps_strv_push(out, entry, strlen(entry));
+        int rc = strv_push(out, entry, strlen(entry));
         if (rc < 0)
             return rc;
     }
@@ -337,7 +337,7 @@ static int build_env(const struct exec_deps_config *cfg, const char *state_dir, 
             return rc;
         }
     }
-    struct deps_strv wheels = {0};
+    struct strv wheels = {0};
     size_t copied = 0;
     rc = DEPS__STORE_NO;
     if (cfg->package_store && !uv)
@@ -345,11 +345,11 @@ static int build_env(const struct exec_deps_config *cfg, const char *state_dir, 
                                &copied, &e->failed, err, errlen);
     if (rc == DEPS__STORE_NO) {
         deps__held_release(held);
-        deps_strv_free(&wheels);
+        strv_free(&wheels);
         rc = deps__install(cfg, state_dir, uv, pip_runner, set, install_ms, io, tmp, &e->failed, err, errlen);
     }
     if (rc != DEPS_ENV_READY) {
-        deps_strv_free(&wheels);
+        strv_free(&wheels);
         return rc;
     }
     if (copied)
@@ -361,7 +361,7 @@ static int build_env(const struct exec_deps_config *cfg, const char *state_dir, 
     if (sscanf(info->version, "%d.%d", &major, &minor) != 2 ||
         asprintf(&site, "%s/lib/python%d.%d/site-packages", tmp, major, minor) < 0)
         return -ENOMEM;
-    struct deps_strv installed = {0};
+    struct strv installed = {0};
     rc = fix_shebangs(tmp);
     if (rc == 0)
         rc = list_installed(site, &installed);
@@ -374,8 +374,8 @@ static int build_env(const struct exec_deps_config *cfg, const char *state_dir, 
         rc = util_walk_at(AT_FDCWD, tmp, &size);
     if (rc == 0)
         rc = deps__manifest_write(tfd, set, &installed, bytes, &wheels, copied, state_dir);
-    deps_strv_free(&installed);
-    deps_strv_free(&wheels);
+    strv_free(&installed);
+    strv_free(&wheels);
     /* What its libraries cache on first use, made once (set->n: the base
      * environment's copy alone has nothing to import). */
     if (rc == 0 && set->n)

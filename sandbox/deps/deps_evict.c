@@ -25,7 +25,7 @@ struct cand {
     char name[40];
     struct timespec used;
     uint64_t bytes;
-    struct deps_strv wheels; /* "pyX.Y/HASH" it links */
+    struct strv wheels; /* "pyX.Y/HASH" it links */
     bool gone;
 };
 
@@ -98,7 +98,7 @@ static int list_cands(int envs, struct cand **out, size_t *n_out)
             continue;
         if (UTIL_GROW(c, n, capn, 16) < 0) {
             for (size_t i = 0; i < n; i++)
-                deps_strv_free(&c[i].wheels);
+                strv_free(&c[i].wheels);
             free(c);
             return -ENOMEM;
         }
@@ -106,7 +106,7 @@ static int list_cands(int envs, struct cand **out, size_t *n_out)
         cleanup_fd int fd = openat(envs, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         struct stat st;
         if (fd < 0 || fstat(fd, &st) < 0 || deps__manifest_read(fd, NULL, &c[n].bytes, &c[n].wheels) < 0) {
-            deps_strv_free(&c[n].wheels);
+            strv_free(&c[n].wheels);
             continue;
         }
         snprintf(c[n].name, sizeof c[n].name, "%s", nm);
@@ -237,10 +237,10 @@ static bool entry_linked(void *ctx)
             continue;
         cleanup_fd int env = openat(efd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         cleanup_free char *store = NULL;
-        struct deps_strv w = {0};
+        struct strv w = {0};
         if (env >= 0 && deps__manifest_links(env, &store, &w) == 0)
-            linked = deps_strv_has(&w, r->ref);
-        deps_strv_free(&w);
+            linked = strv_has(&w, r->ref);
+        strv_free(&w);
     }
     return linked;
 }
@@ -326,7 +326,7 @@ int deps_evict(const char *state_dir, uint64_t cap, uint64_t store_cap, const ch
     }
 out:
     for (size_t i = 0; i < n; i++)
-        deps_strv_free(&c[i].wheels);
+        strv_free(&c[i].wheels);
     free(c);
     free(se);
     free(refs);

@@ -47,13 +47,13 @@ char *deps__find_uv(void)
 
 /* The installer's argv and environment under construction. */
 struct args {
-    struct deps_strv s, e;
+    struct strv s, e;
     const char **v, **env;
 };
 
 static int arg(struct args *a, const char *s)
 {
-    return deps_strv_push(&a->s, s, strlen(s));
+    return strv_push(&a->s, s, strlen(s));
 }
 
 /* NAME=the blank-separated words of list joined by sep, into the
@@ -75,12 +75,12 @@ static int env_list(struct args *a, const char *name, const char *list, char sep
         p += n;
     }
     if (rc == 0 && b.len > head)
-        rc = deps_strv_push(&a->e, b.data, b.len);
+        rc = strv_push(&a->e, b.data, b.len);
     dbuf_free(&b);
     return rc;
 }
 
-static int strv_finish(const struct deps_strv *s, const char *const *tail, const char ***out)
+static int strv_finish(const struct strv *s, const char *const *tail, const char ***out)
 {
     size_t nt = 0;
     while (tail && tail[nt])
@@ -97,8 +97,8 @@ static int strv_finish(const struct deps_strv *s, const char *const *tail, const
 
 static void args_free(struct args *a)
 {
-    deps_strv_free(&a->s);
-    deps_strv_free(&a->e);
+    strv_free(&a->s);
+    strv_free(&a->e);
     free(a->v);
     free(a->env);
 }
@@ -144,7 +144,7 @@ static int installer_args(const struct exec_deps_config *cfg, const char *pip_ru
         for (size_t i = 1; rc == 0 && verb[i]; i++)
             rc = arg(a, verb[i]);
         if (rc == 0)
-            rc = deps_strv_push(&a->e, "PIP_CONFIG_FILE=/dev/null", strlen("PIP_CONFIG_FILE=/dev/null"));
+            rc = strv_push(&a->e, "PIP_CONFIG_FILE=/dev/null", strlen("PIP_CONFIG_FILE=/dev/null"));
     }
     if (rc == 0 && cfg->only_binary) {
         rc = arg(a, "--only-binary");

@@ -109,20 +109,20 @@ int deps__readonly_walk(int dirfd, const char *name, const struct stat *st, int 
  * files copied rather than linked and "store STATE/store", where its
  * symlinks lead (deps_env_links); what set asks for; what it holds
  * (installed). 0 or -errno. */
-int deps__manifest_write(int dirfd, const struct deps_set *set, const struct deps_strv *installed, uint64_t bytes,
-                         const struct deps_strv *wheels, size_t copied, const char *state_dir) must_check;
+int deps__manifest_write(int dirfd, const struct deps_set *set, const struct strv *installed, uint64_t bytes,
+                         const struct strv *wheels, size_t copied, const char *state_dir) must_check;
 
 /* The manifest of the environment open at dirfd: what it holds (pushed
  * onto installed), its size (*bytes), the entries it links (onto wheels),
  * each that is not NULL. -EINVAL when it is not one of ours, or -errno. */
-int deps__manifest_read(int dirfd, struct deps_strv *installed, uint64_t *bytes, struct deps_strv *wheels) must_check;
+int deps__manifest_read(int dirfd, struct strv *installed, uint64_t *bytes, struct strv *wheels) must_check;
 
 /* The manifest of the environment open at env: the entries it links
  * (pushed onto wheels as "pyX.Y/HASH", a line that names no entry passed
  * over) and, when its symlinks lead into the store, the store's path into
  * *store (caller frees; NULL for an environment of hard links only, made
  * before the symlinks). 0 or -errno. */
-int deps__manifest_links(int env, char **store, struct deps_strv *wheels) must_check;
+int deps__manifest_links(int env, char **store, struct strv *wheels) must_check;
 
 /* 0 when every store entry the environment open at env links through
  * symlinks is whole; -ENOENT when one is gone (the environment is made
@@ -230,7 +230,7 @@ int deps__store_hold(const struct deps__store *s, const char *hash, int *held, c
  * a hard link could not be made; "Name-Version" of the wheel is appended
  * to installed. 0 or -errno with the reason in err. */
 int deps__store_link(const struct deps__store *s, const char *hash, int entry, int env, const char *site_rel,
-                     size_t *copied, struct deps_strv *installed, char *err, size_t errlen) must_check;
+                     size_t *copied, struct strv *installed, char *err, size_t errlen) must_check;
 
 /* STATE/store/pyX.Y, made if missing, opened into *out. 0 or -errno. */
 int deps__store_open(const char *state_dir, const char *pyver, int *out) must_check;
@@ -286,7 +286,7 @@ struct deps__held {
 void deps__held_release(struct deps__held *h);
 int deps__store_build(const struct exec_deps_config *cfg, const char *state_dir, const struct deps_python *info,
                       const char *pip_runner, const struct deps_set *set, const char *key, int64_t install_ms,
-                      const struct deps_install_io *io, const char *tmp, struct deps_strv *wheels,
+                      const struct deps_install_io *io, const char *tmp, struct strv *wheels,
                       struct deps__held *held, size_t *copied, char **failed, char *err, size_t errlen) must_check;
 
 /* ------------------------------------------------------ deps_cache.c */

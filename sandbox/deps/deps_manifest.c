@@ -20,8 +20,8 @@
 
 /* --------------------------------------------------- written, read */
 
-int deps__manifest_write(int dirfd, const struct deps_set *set, const struct deps_strv *installed, uint64_t bytes,
-                         const struct deps_strv *wheels, size_t copied, const char *state_dir)
+int deps__manifest_write(int dirfd, const struct deps_set *set, const struct strv *installed, uint64_t bytes,
+                         const struct strv *wheels, size_t copied, const char *state_dir)
 {
     struct dbuf b;
     dbuf_init(&b, DEPS_MANIFEST_MAX);
@@ -40,7 +40,7 @@ int deps__manifest_write(int dirfd, const struct deps_set *set, const struct dep
     return rc;
 }
 
-int deps__manifest_read(int dirfd, struct deps_strv *installed, uint64_t *bytes, struct deps_strv *wheels)
+int deps__manifest_read(int dirfd, struct strv *installed, uint64_t *bytes, struct strv *wheels)
 {
     cleanup_free char *text = NULL;
     size_t len;
@@ -53,9 +53,9 @@ int deps__manifest_read(int dirfd, struct deps_strv *installed, uint64_t *bytes,
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (bytes && !strncmp(line, "bytes ", 6))
             *bytes = strtoull(line + 6, NULL, 10);
-        else if (installed && !strncmp(line, "have ", 5) && (rc = deps_strv_push(installed, line + 5, strlen(line + 5))) < 0)
+        else if (installed && !strncmp(line, "have ", 5) && (rc = strv_push(installed, line + 5, strlen(line + 5))) < 0)
             return rc;
-        else if (wheels && !strncmp(line, "wheel ", 6) && (rc = deps_strv_push(wheels, line + 6, strlen(line + 6))) < 0)
+        else if (wheels && !strncmp(line, "wheel ", 6) && (rc = strv_push(wheels, line + 6, strlen(line + 6))) < 0)
             return rc;
     }
     return 0;
@@ -82,7 +82,7 @@ static bool is_entry_ref(const char *ref)
     return strlen(p) == 64 && strspn(p, "0123456789abcdef") == 64;
 }
 
-int deps__manifest_links(int env, char **store, struct deps_strv *wheels)
+int deps__manifest_links(int env, char **store, struct strv *wheels)
 {
     cleanup_free char *text = NULL;
     size_t len;
@@ -93,7 +93,7 @@ int deps__manifest_links(int env, char **store, struct deps_strv *wheels)
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); rc == 0 && line; line = strtok_r(NULL, "\n", &save)) {
         if (!strncmp(line, "wheel ", 6) && is_entry_ref(line + 6))
-            rc = deps_strv_push(wheels, line + 6, strlen(line + 6));
+            rc = strv_push(wheels, line + 6, strlen(line + 6));
         else if (!strncmp(line, "store /", 7) && !*store && !(*store = strdup(line + 6)))
             rc = -ENOMEM;
     }
@@ -103,7 +103,7 @@ int deps__manifest_links(int env, char **store, struct deps_strv *wheels)
 int deps__env_whole(int env)
 {
     cleanup_free char *store = NULL;
-    struct deps_strv w = {0};
+    struct strv w = {0};
     int rc = deps__manifest_links(env, &store, &w);
     for (size_t i = 0; rc == 0 && store && i < w.n; i++) {
         char p[PATH_MAX];
@@ -111,17 +111,17 @@ int deps__env_whole(int env)
         if (access(p, F_OK) < 0)
             rc = errno == ENOENT || errno == ENOTDIR ? -ENOENT : -errno;
     }
-    deps_strv_free(&w);
+    strv_free(&w);
     return rc;
 }
 
-int deps_env_links(const char *env_dir, struct deps_strv *out)
+int deps_env_links(const char *env_dir, struct strv *out)
 {
     cleanup_fd int env = open(env_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (env < 0)
         return -errno;
     cleanup_free char *store = NULL;
-    struct deps_strv w = {0};
+    struct strv w = {0};
     int rc = deps__manifest_links(env, &store, &w);
     if (rc == -ENOENT)
         rc = 0; /* the base environment: no manifest, nothing linked */
@@ -130,21 +130,21 @@ int deps_env_links(const char *env_dir, struct deps_strv *out)
         if (asprintf(&p, "%s/%s", store, w.v[i]) < 0)
             rc = -ENOMEM;
         else
-            rc = deps_strv_push(out, p, strlen(p));
+            rc = strv_push(out, p, strlen(p));
     }
-    deps_strv_free(&w);
+    strv_free(&w);
     return rc;
 }
 
 int deps_env_binds(const char *env_dir, struct deps_env_binds *b)
 {
-    struct deps_strv links = {0};
+    struct strv links = {0};
     memset(b, 0, sizeof *b);
     int rc = deps_env_links(env_dir, &links);
     if (rc == 0 && links.n && !(b->v = calloc(links.n, sizeof *b->v)))
         rc = -ENOMEM;
     if (rc < 0) {
-        deps_strv_free(&links);
+        strv_free(&links);
         return rc;
     }
     for (size_t i = 0; i < links.n; i++)

@@ -11,7 +11,7 @@
 
 void deps_meta_free(struct deps_meta *m)
 {
-    deps_strv_free(&m->dependencies);
+    strv_free(&m->dependencies);
     free(m->requires_python);
     memset(m, 0, sizeof *m);
 }
@@ -151,7 +151,7 @@ static int toml_skip_value(struct toml *t)
     return depth == 0 ? 0 : toml_fail(t, "unterminated array or table");
 }
 
-static int toml_string_array(struct toml *t, struct deps_strv *out)
+static int toml_string_array(struct toml *t, struct strv *out)
 {
     t->i++; /* '[' */
     for (;;) {
@@ -172,7 +172,7 @@ static int toml_string_array(struct toml *t, struct deps_strv *out)
             free(v);
             return toml_fail(t, "too many dependencies");
         }
-        rc = deps_strv_push(out, v, strlen(v));
+        rc = strv_push(out, v, strlen(v));
         free(v);
         if (rc < 0)
             return rc;

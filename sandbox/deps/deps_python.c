@@ -81,7 +81,7 @@ void deps_python_free(struct deps_python *info)
     free(info->version);
     free(info->platform);
     free(info->pip_runner);
-    deps_strv_free(&info->stdlib);
+    strv_free(&info->stdlib);
     memset(info, 0, sizeof *info);
 }
 
@@ -104,7 +104,7 @@ static int parse_info(char *text, struct deps_python *info)
         else if (!strcmp(line, "pip_runner") && *v)
             rc = (info->pip_runner = strdup(v)) ? 0 : -ENOMEM;
         else if (!strcmp(line, "stdlib"))
-            rc = deps_strv_push(&info->stdlib, v, strlen(v));
+            rc = strv_push(&info->stdlib, v, strlen(v));
         if (rc < 0)
             return rc;
     }
@@ -137,7 +137,7 @@ int deps_python_info(const char *state_dir, const char *python, struct deps_pyth
         free(info->platform);
         free(info->pip_runner);
         info->version = info->platform = info->pip_runner = NULL;
-        deps_strv_free(&info->stdlib);
+        strv_free(&info->stdlib);
     }
     return deps__ask_python(state_dir, python, cache, info, err, errlen);
 }

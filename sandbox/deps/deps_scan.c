@@ -17,35 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------- strv */
-
-void deps_strv_free(struct deps_strv *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->v[i]);
-    free(s->v);
-    memset(s, 0, sizeof *s);
-}
-
-int deps_strv_push(struct deps_strv *s, const char *str, size_t len)
-{
-    if (UTIL_GROW(s->v, s->n, s->cap, 8) < 0)
-        return -ENOMEM;
-    char *copy = strndup(str, len);
-    if (!copy)
-        return -ENOMEM;
-    s->v[s->n++] = copy;
-    return 0;
-}
-
-bool deps_strv_has(const struct deps_strv *s, const char *str)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (!strcmp(s->v[i], str))
-            return true;
-    return false;
-}
-
 /* -------------------------------------------------------- the tokenizer */
 
 enum tok_kind { TOK_EOF, TOK_NEWLINE, TOK_NAME, TOK_OP, TOK_STRING, TOK_NUMBER };
@@ -296,7 +267,7 @@ static void push_back(struct lex *lx, const struct tok *t)
 }
 
 /* A module name worth recording: ASCII only (a distribution name is). */
-static int record_name(struct deps_strv *out, const char *p, size_t len)
+static int record_name(struct strv *out, const char *p, size_t len)
 {
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)p[i] >= 0x80)
@@ -306,14 +277,14 @@ static int record_name(struct deps_strv *out, const char *p, size_t len)
         return 0;
     memcpy(name, p, len);
     name[len] = '\0';
-    if (deps_strv_has(out, name))
+    if (strv_has(out, name))
         return 0;
     if (out->n >= DEPS_MAX_IMPORTS)
         return -E2BIG;
-    return deps_strv_push(out, name, len);
+    return strv_push(out, name, len);
 }
 
-static int record(struct deps_strv *out, const struct tok *t)
+static int record(struct strv *out, const struct tok *t)
 {
     return record_name(out, t->p, t->len);
 }
@@ -338,14 +309,14 @@ static void path_add(struct path *p, const char *sep, const struct tok *t)
     p->s[p->len] = '\0';
 }
 
-static int record_path(struct deps_strv *out, const struct path *p)
+static int record_path(struct strv *out, const struct path *p)
 {
     return p->fits ? record_name(out, p->s, p->len) : 0;
 }
 
 /* After `import`: dotted names with optional `as NAME`, separated by
  * commas. The token that ends the statement is pushed back. */
-static int parse_import(struct lex *lx, struct deps_strv *out)
+static int parse_import(struct lex *lx, struct strv *out)
 {
     struct tok t;
     for (;;) {
@@ -393,7 +364,7 @@ static int parse_import(struct lex *lx, struct deps_strv *out)
 /* With dotted paths, the rest of `from PATH import a, b as c` (or `(a,
  * b)`): PATH, then PATH.a and PATH.b, which may be modules or names in it
  * (whoever imports them tells them apart). `*` adds nothing. */
-static int parse_from_names(struct lex *lx, struct deps_strv *out, struct path *path)
+static int parse_from_names(struct lex *lx, struct strv *out, struct path *path)
 {
     struct tok t;
     for (;;) {
@@ -440,7 +411,7 @@ static int parse_from_names(struct lex *lx, struct deps_strv *out, struct path *
 /* After `from`: leading dots make it relative (skipped); otherwise the
  * first name of the module is recorded. The rest of the statement is left
  * to the main loop, which never takes the `import` in it for a statement. */
-static int parse_from(struct lex *lx, struct deps_strv *out)
+static int parse_from(struct lex *lx, struct strv *out)
 {
     struct tok t;
     next_token(lx, &t);
@@ -459,7 +430,7 @@ static int parse_from(struct lex *lx, struct deps_strv *out)
     return parse_from_names(lx, out, &path);
 }
 
-static int scan(const char *code, size_t len, bool dotted, struct deps_strv *out)
+static int scan(const char *code, size_t len, bool dotted, struct strv *out)
 {
     struct lex lx = {.s = code, .n = len, .dotted = dotted};
     bool stmt_start = true;
@@ -588,12 +559,12 @@ bool deps_scan_ends_in_expression(const char *code, size_t len)
     return last.ntok && !last.indented && !last.statement && !last.print;
 }
 
-int deps_scan_imports(const char *code, size_t len, struct deps_strv *out)
+int deps_scan_imports(const char *code, size_t len, struct strv *out)
 {
     return scan(code, len, false, out);
 }
 
-int deps_scan_import_paths(const char *code, size_t len, struct deps_strv *out)
+int deps_scan_import_paths(const char *code, size_t len, struct strv *out)
 {
     return scan(code, len, true, out);
 }

@@ -209,14 +209,14 @@ static int entry_dist(int entry, char **norm, char **version)
 }
 
 int deps__store_link(const struct deps__store *s, const char *hash, int entry, int env, const char *site_rel,
-                     size_t *copied, struct deps_strv *installed, char *err, size_t errlen)
+                     size_t *copied, struct strv *installed, char *err, size_t errlen)
 {
     cleanup_free char *norm = NULL, *version = NULL, *sdir = NULL;
     int rc = entry_dist(entry, &norm, &version);
     char nv[512];
     if (rc == 0) {
         snprintf(nv, sizeof nv, "%s-%s", norm, version);
-        rc = deps_strv_push(installed, nv, strlen(nv));
+        rc = strv_push(installed, nv, strlen(nv));
     }
     if (rc < 0) {
         snprintf(err, errlen, "the store entry %s: %s", hash, strerror(-rc));
@@ -266,7 +266,7 @@ int deps__store_link(const struct deps__store *s, const char *hash, int entry, i
 
 /* The version of the distribution name (len bytes) in a list of
  * "name==version", or NULL. */
-static const char *version_in(const struct deps_strv *v, const char *name, size_t len)
+static const char *version_in(const struct strv *v, const char *name, size_t len)
 {
     for (size_t i = 0; i < v->n; i++)
         if (!strncmp(v->v[i], name, len) && !strncmp(v->v[i] + len, "==", 2))
@@ -276,7 +276,7 @@ static const char *version_in(const struct deps_strv *v, const char *name, size_
 
 /* What have_env holds that want_env holds in another version, in words
  * into err: 1, or 0 when every package keeps its version. */
-static int version_conflict(const struct deps_strv *have, const struct deps_strv *want, char *err, size_t errlen)
+static int version_conflict(const struct strv *have, const struct strv *want, char *err, size_t errlen)
 {
     for (size_t i = 0; i < have->n; i++) {
         const char *eq = strstr(have->v[i], "==");
@@ -292,8 +292,8 @@ static int version_conflict(const struct deps_strv *have, const struct deps_strv
 
 /* The store entry ref's importable part into dst, unless have holds its
  * distribution already; "name==version" onto added. */
-static int extend_entry(const char *store, const char *ref, const struct deps_strv *have, int dst,
-                        struct deps_strv *added, char *err, size_t errlen)
+static int extend_entry(const char *store, const char *ref, const struct strv *have, int dst,
+                        struct strv *added, char *err, size_t errlen)
 {
     struct merge m = {.store = store, .store_len = strlen(store), .real_dirs = true};
     snprintf(m.path, sizeof m.path, "%s/%s", store, ref);
@@ -318,17 +318,17 @@ static int extend_entry(const char *store, const char *ref, const struct deps_st
     char nv[512];
     if (rc == 0) {
         snprintf(nv, sizeof nv, "%s==%s", norm, version);
-        rc = deps_strv_push(added, nv, strlen(nv));
+        rc = strv_push(added, nv, strlen(nv));
     }
     if (rc < 0)
         snprintf(err, errlen, "the store entry %s into the kernel's extra directory: %s", ref, strerror(-rc));
     return rc;
 }
 
-int deps_env_extend(const char *have_env, const char *want_env, int dst, struct deps_strv *added, char *err,
+int deps_env_extend(const char *have_env, const char *want_env, int dst, struct strv *added, char *err,
                     size_t errlen)
 {
-    struct deps_strv have = {0}, want = {0}, wheels = {0};
+    struct strv have = {0}, want = {0}, wheels = {0};
     cleanup_free char *store = NULL;
     cleanup_fd int hfd = open(have_env, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     cleanup_fd int wfd = hfd < 0 ? -1 : open(want_env, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -350,9 +350,9 @@ int deps_env_extend(const char *have_env, const char *want_env, int dst, struct 
     }
     for (size_t i = 0; rc == 0 && i < wheels.n; i++)
         rc = extend_entry(store, wheels.v[i], &have, dst, added, err, errlen);
-    deps_strv_free(&have);
-    deps_strv_free(&want);
-    deps_strv_free(&wheels);
+    strv_free(&have);
+    strv_free(&want);
+    strv_free(&wheels);
     return rc;
 }
 

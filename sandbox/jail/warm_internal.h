@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "deps.h"
+#include "strv.h"
 #include "executor.h"
 #include "warm.h"
 
@@ -21,8 +21,8 @@
  * often its runs came (per kind: plain, and a session's with /job). */
 struct warm_env {
     char env[PATH_MAX];
-    struct deps_strv mods;         /* to import, in order: warm_modules, then what its runs import */
-    struct deps_strv skipped;      /* "NAME WHY": never imported again in it */
+    struct strv mods;         /* to import, in order: warm_modules, then what its runs import */
+    struct strv skipped;      /* "NAME WHY": never imported again in it */
     char *imported;                /* what its last zygote imported, space-separated (owned); NULL: none yet */
     uint64_t uses[2];              /* runs asked for, [job] */
     int64_t too_big;               /* its zygote alone passed warm_memory then: none until warm_idle later */

@@ -54,8 +54,8 @@ static void add_module(struct warm_env *e, const char *name, size_t len)
         return;
     memcpy(m, name, len);
     m[len] = '\0';
-    if (warm_module_ok(m) && !deps_strv_has(&e->mods, m))
-        discard(deps_strv_push(&e->mods, m, len));
+    if (warm_module_ok(m) && !strv_has(&e->mods, m))
+        discard(strv_push(&e->mods, m, len));
 }
 
 struct warm_env *warm__env_of(struct warm_learning *l, const char *env, bool make)
@@ -125,7 +125,7 @@ static void skip(struct warm_env *e, const char *msg, size_t len, bool quiet)
     if (k == nl + 1)
         line[k++] = '?';
     line[k] = '\0';
-    discard(deps_strv_push(&e->skipped, line, k));
+    discard(strv_push(&e->skipped, line, k));
     if (!quiet)
         log_msg(LOG_LVL_WARN, "warm pool: %s is not imported ahead for %s: %s", name, e->env, line + nl + 1);
 }
@@ -305,8 +305,8 @@ void warm__save(struct warm_learning *l, bool lazy)
 void warm__learning_free(struct warm_learning *l)
 {
     for (size_t i = 0; i < l->n; i++) {
-        deps_strv_free(&l->v[i].mods);
-        deps_strv_free(&l->v[i].skipped);
+        strv_free(&l->v[i].mods);
+        strv_free(&l->v[i].skipped);
         free(l->v[i].imported);
     }
     free(l->v);

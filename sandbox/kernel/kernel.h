@@ -1,5 +1,5 @@
 /* kernel.h: the parts of a kernel (a live Python per workspace) beneath
- * the executor's orchestration (sandbox/exec_cell.c, sandbox/exec_kernel.c):
+ * the code of this folder that runs it (kernel_cell.c, kernel_host*.c, kernel_proc.c):
  * where a workspace's kernel lives on disk, the messages between a worker
  * and a kernel's host and between the host and its kernel, the numbered
  * slots that bound max_kernels, each host's counters, and the calls that

@@ -1,5 +1,5 @@
 # kernel.py: a kernel's loop, the Python half of a kernel (its host,
-# sandbox/exec_kernel.c, is the C half), built into the program. The host
+# sandbox/kernel/kernel_host.c, is the C half), built into the program. The host
 # writes it after sandbox/jail/display.py as the kernel's script.py, and the
 # kernel runs it as a session's script runs (cold, or forked from a zygote):
 # it reads cells from fd 0, the host's channel, runs each in __main__ (the

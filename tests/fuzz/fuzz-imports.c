@@ -15,14 +15,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct deps_strv out = {0};
+    struct strv out = {0};
     /* A heap copy of exactly size bytes: ASan sees a read past the end. */
     char *code = fuzz_copy(data, size);
     int rc = deps_scan_imports(code, size, &out);
     if (rc == 0 || rc == -E2BIG)
         for (size_t i = 0; i < out.n; i++)
             fuzz_assert(fuzz_is_identifier(out.v[i]), "an import name is not an identifier");
-    deps_strv_free(&out);
+    strv_free(&out);
     free(code);
     return 0;
 }

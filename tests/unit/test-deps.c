@@ -16,11 +16,11 @@
 /* The imports of src (whole paths: dotted), joined with spaces. */
 static char *scan_with(const char *src, bool dotted)
 {
-    struct deps_strv v = {0};
+    struct strv v = {0};
     static char buf[4096];
     buf[0] = '\0';
     if ((dotted ? deps_scan_import_paths : deps_scan_imports)(src, strlen(src), &v) < 0) {
-        deps_strv_free(&v);
+        strv_free(&v);
         return strcpy(buf, "(error)");
     }
     for (size_t i = 0; i < v.n; i++) {
@@ -28,7 +28,7 @@ static char *scan_with(const char *src, bool dotted)
             strcat(buf, " ");
         strcat(buf, v.v[i]);
     }
-    deps_strv_free(&v);
+    strv_free(&v);
     return buf;
 }
 
@@ -119,9 +119,9 @@ static void test_scan(void)
     dbuf_init(&b, 1 << 20);
     for (int i = 0; i <= DEPS_MAX_IMPORTS; i++)
         discard(dbuf_printf(&b, "import m%d\n", i));
-    struct deps_strv v = {0};
+    struct strv v = {0};
     is_int(deps_scan_imports(b.data, b.len, &v), -E2BIG, "more than DEPS_MAX_IMPORTS names is -E2BIG");
-    deps_strv_free(&v);
+    strv_free(&v);
     dbuf_free(&b);
 }
 
@@ -399,7 +399,7 @@ static void fake_info(struct deps_python *info)
     info->version = strdup("3.11.2");
     info->platform = strdup("linux-x86_64");
     for (size_t i = 0; i < ARRAY_SIZE(std); i++)
-        discard(deps_strv_push(&info->stdlib, std[i], strlen(std[i])));
+        discard(strv_push(&info->stdlib, std[i], strlen(std[i])));
 }
 
 static char *set_str(const struct deps_set *s)
@@ -497,12 +497,12 @@ static void test_store_links(const char *tmp)
              "wheel py3.11/../../../etc\nwheel /etc\ncopied 0\nstore %s/st/store\n' >'%s/runmyscript-env.txt'",
              entry, env, entry, hash, tmp, env);
     ok(system(cmd) == 0, "a store entry and an environment that links it");
-    struct deps_strv links = {0};
+    struct strv links = {0};
     is_int(deps_env_links(env, &links), 0, "deps_env_links reads the manifest");
     snprintf(want, sizeof want, "%s/st/store/py3.11/%s", tmp, hash);
     is_int((int)links.n, 1, "one entry: a wheel line that names anything but pyX.Y/HASH is none");
     is_str(links.n ? links.v[0] : "", want, "at its host path, under the manifest's store");
-    deps_strv_free(&links);
+    strv_free(&links);
     char st[512];
     snprintf(st, sizeof st, "%s/st", tmp);
     struct deps__store_entry e = {.py = "py3.11", .bytes = 100};
@@ -521,7 +521,7 @@ static void test_store_links(const char *tmp)
     ok(system(cmd) == 0, "an environment of hard links (no store line)");
     is_int(deps_env_links(env, &links), 0, "deps_env_links reads it");
     is_int((int)links.n, 0, "and it needs no bind");
-    deps_strv_free(&links);
+    strv_free(&links);
     snprintf(cmd, sizeof cmd, "%s/st/envs/base", tmp);
     ok(mkdir(cmd, 0755) == 0 && deps_env_links(cmd, &links) == 0 && links.n == 0,
        "the base environment (no manifest) needs none either");

@@ -1,4 +1,4 @@
-/* test-util.c: arrays that grow, bounded buffers, UTF-8, sha256, sizes, atomic writes, tree
+/* test-util.c: arrays that grow, lists of strings, bounded buffers, UTF-8, sha256, sizes, atomic writes, tree
  * walks, counted caps under a race, libraries loaded on first use. */
 #include "config.h"
 
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sha256.h"
+#include "strv.h"
 #include "tap.h"
 #include "util.h"
 
@@ -39,6 +40,25 @@ static void test_grow(void)
     is_int(util_grow((void **)&v, &huge, huge, sizeof *v, 4), -ENOMEM, "util_grow: a size past memory is -ENOMEM");
     ok(v == before && huge == SIZE_MAX / 2 + 1, "util_grow: and the array is as it was");
     free(v);
+}
+
+static void test_strv(void)
+{
+    struct strv v = {0};
+    int rc = 0;
+    for (int i = 0; i < 20 && rc == 0; i++) {
+        char name[16];
+        int n = snprintf(name, sizeof name, "mod%d.x", i);
+        rc = strv_push(&v, name, (size_t)n - 2); /* "modN": the length given, not the string's */
+    }
+    is_int(rc, 0, "strv_push: 20 strings, past its first 8");
+    is_int((int)v.n, 20, "strv: holds all 20");
+    is_str(v.n ? v.v[0] : "", "mod0", "strv_push: a copy of len bytes, NUL-terminated");
+    is_str(v.n == 20 ? v.v[19] : "", "mod19", "strv_push: in the order pushed");
+    ok(strv_has(&v, "mod7") && !strv_has(&v, "mod7.x") && !strv_has(&v, "mod"), "strv_has: whole strings only");
+    strv_free(&v);
+    ok(v.v == NULL && v.n == 0 && v.cap == 0, "strv_free: the list is empty again");
+    ok(!strv_has(&v, "mod0"), "strv_has: an empty list has nothing");
 }
 
 static void test_dbuf(void)
@@ -559,6 +579,7 @@ static void test_dl(void)
 int main(void)
 {
     test_grow();
+    test_strv();
     test_dbuf();
     test_utf8();
     test_sha256();

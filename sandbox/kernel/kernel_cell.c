@@ -1,4 +1,4 @@
-/* exec_cell.c: exec_kernel_cell, a cell in the workspace's kernel, the worker's
+/* kernel_cell.c: exec_kernel_cell, a cell in the workspace's kernel, the worker's
  * side. The steps of exec_run (exec.c) with the kernel's in place of the
  * script's: checks -> the cell's run directory (STATE/runs/RUNID, as a
  * run's: its log, result, artifacts) -> the workspace's lock, waited for at
@@ -6,13 +6,14 @@
  * kernel: asked what it is (its environment, the requirements it was made
  * for), the environment for those and what the cell needs, then the
  * kernel kept, restarted with a larger environment, or started
- * (exec__kernel_start) -> what output/ holds -> the cell sent to the
+ * (kernel__host_start) -> what output/ holds -> the cell sent to the
  * kernel's host and its output relayed to the sink, a cancel passed on as
  * an interrupt, until the host's result -> the artifacts (what the cell
- * made) -> the record. The kernel's side is exec_kernel*.c. */
+ * made) -> the record. The host's side is kernel_host.c, kernel_host_cell.c
+ * and kernel_proc.c. */
 #include "config.h"
 
-#include "exec_internal.h"
+#include "kernel_internal.h"
 
 #include "result_log.h"
 
@@ -40,7 +41,7 @@ struct kclient {
     int sock;                 /* to the host, -1 */
     bool alive;               /* a host answered INFO */
     char *env;                /* its environment */
-    struct deps_strv reqs;    /* the requirements it was made for */
+    struct strv reqs;    /* the requirements it was made for */
     char reason[KERNEL_REASON_MAX];
 };
 
@@ -51,7 +52,7 @@ static void kclient_free(struct kclient *k)
     k->sock = -1;
     free(k->env);
     k->env = NULL;
-    deps_strv_free(&k->reqs);
+    strv_free(&k->reqs);
 }
 
 static const char *str_of(json_object *o, const char *key)
@@ -86,7 +87,7 @@ static int kernel_info(struct run *run, struct kclient *k)
         if (json_object_object_get_ex(o, "requirements", &reqs) && json_object_is_type(reqs, json_type_array))
             for (size_t i = 0; i < json_object_array_length(reqs); i++) {
                 const char *q = json_object_get_string(json_object_array_get_idx(reqs, i));
-                if (q && deps_strv_push(&k->reqs, q, strlen(q)) < 0) {
+                if (q && strv_push(&k->reqs, q, strlen(q)) < 0) {
                     json_object_put(o);
                     exec__set_error(run->r, "out of memory");
                     return -ENOMEM;
@@ -172,7 +173,7 @@ static void lacking(const struct deps_set *set, const struct kclient *k, char *o
     size_t at = 0;
     out[0] = '\0';
     for (size_t i = 0; i < set->n && at + 1 < n; i++)
-        if (!deps_strv_has(&k->reqs, set->v[i].spec))
+        if (!strv_has(&k->reqs, set->v[i].spec))
             at += (size_t)snprintf(out + at, n - at, "%s%s", at ? ", " : "", set->v[i].name);
 }
 
@@ -205,14 +206,14 @@ static int kernel_new(struct run *run, struct steps *s, struct kclient *k, const
             close(sfd);
         return sfd < 0 ? sfd : -ENOMEM;
     }
-    struct exec_kernel_start ks = {
+    struct kernel_start ks = {
         .cfg = spec->cfg, .dir = k->dir, .key = k->key, .workspace = spec->workspace, .env_dir = env_dir,
         .requirements = specs, .n_requirements = s->set.n, .limits = &spec->limits, .code = spec->code,
         .code_len = spec->code_len, .server_pidfd = sfd,
     };
     bool warm = false;
     exec__phase(run, EXEC_PHASE_RUNNING, "starting the workspace's kernel");
-    int rc = exec__kernel_start(&ks, &warm, err, sizeof err);
+    int rc = kernel__host_start(&ks, &warm, err, sizeof err);
     close(sfd);
     if (rc == -EBUSY) {
         exec__set_error(run->r, "%s; nothing was run", err);

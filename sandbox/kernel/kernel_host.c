@@ -1,8 +1,8 @@
-/* exec_kernel.c: a kernel's host, the trusted process that keeps one
+/* kernel_host.c: a kernel's host, the trusted process that keeps one
  * workspace's kernel alive between the requests that run its cells.
  *
  * Theory of operation. A worker that runs a workspace's first cell starts
- * the host (exec__kernel_start: exec_detach, so that it is neither the
+ * the host (kernel__host_start: exec_detach, so that it is neither the
  * worker's child nor the supervisor's) and waits for its word. The host
  * takes the workspace's lock (STATE/kernels/KEY/lock: one host per
  * workspace) and a max_kernels slot (the least recently used idle kernel
@@ -23,13 +23,13 @@
  * while: its stdout and stderr (a cell's log; between cells kept for the
  * next one, up to HOST_IDLE_OUT), its end (pidfds), its memory where no
  * cgroup holds it, the server (a pidfd: the server's end is the kernel's)
- * and kernel_idle. A cell's limits are watched here (exec_kernel_cell.c).
+ * and kernel_idle. A cell's limits are watched here (kernel_host_cell.c).
  * When the kernel ends, for whatever reason, the host says why in
  * KEY/ended, gives everything back and exits: the next cell starts a new
  * host and says that reason. */
 #include "config.h"
 
-#include "exec_internal.h"
+#include "kernel_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,7 +69,7 @@ static void on_term(int sig)
 static void peer_close(struct host *h, size_t i)
 {
     if (h->cell.on && h->cell.peer == h->peers[i])
-        exec__cell_peer_gone(h);
+        kernel__cell_peer_gone(h);
     close(h->peers[i]);
     h->peers[i] = -1;
 }
@@ -135,7 +135,7 @@ static void on_end(struct host *h, int fd, json_object *o)
         return;
     snprintf(h->end_reason, sizeof h->end_reason, "%s", reason && *reason ? reason : "the kernel was stopped");
     if (h->cell.on)
-        exec__cell_cancel_end(h, h->end_reason);
+        kernel__cell_cancel_end(h, h->end_reason);
     h->ending = true;
 }
 
@@ -165,39 +165,39 @@ static void on_restart(struct host *h, int fd, json_object *o)
     char err[512] = "";
     int rc = env && v ? 0 : -EINVAL;
     if (rc == 0) {
-        exec__kproc_stop(h, true);
+        kernel__proc_stop(h, true);
         const char *code = str_of(o, "code");
-        rc = exec__kproc_boot(h, env, v, n, code ? code : "", code ? strlen(code) : 0, err, sizeof err);
+        rc = kernel__proc_boot(h, env, v, n, code ? code : "", code ? strlen(code) : 0, err, sizeof err);
     }
     free(v);
     if (rc < 0) {
         log_msg(LOG_LVL_ERROR, "the kernel's restart: %s", err);
         snprintf(h->end_reason, sizeof h->end_reason, "the last kernel could not restart (%s)", err);
-        exec__cell_refuse(h, fd, err);
+        kernel__cell_refuse(h, fd, err);
         h->ending = true;
         return;
     }
     h->last_used = util_wall_ms();
     h->killed_it = h->chan_lost = false;
-    exec__host_state(h);
+    kernel__host_state(h);
 }
 
 /* An ADD, from the worker whose cell comes next: the packages of the
  * larger environment it needs put where the live kernel sees them
- * (exec__kproc_add), or why they cannot be; an ACK says which
+ * (kernel__proc_add), or why they cannot be; an ACK says which
  * ({"ok", "added", "reason"}). */
 static void on_add(struct host *h, int fd, json_object *o)
 {
     const char *env = str_of(o, "env");
     size_t n;
     const char **v = reqs_of(o, &n);
-    struct deps_strv added = {0};
+    struct strv added = {0};
     char why[512] = "";
     int rc = 1;
     if (h->cell.on)
         snprintf(why, sizeof why, "the kernel is still running a cell");
     else
-        rc = env && v ? exec__kproc_add(h, env, v, n, &added, why, sizeof why) : -EINVAL;
+        rc = env && v ? kernel__proc_add(h, env, v, n, &added, why, sizeof why) : -EINVAL;
     free(v);
     if (rc < 0 && !why[0])
         snprintf(why, sizeof why, "%s", strerror(-rc));
@@ -216,9 +216,9 @@ static void on_add(struct host *h, int fd, json_object *o)
     }
     json_object_put(a);
     json_object_put(l);
-    deps_strv_free(&added);
+    strv_free(&added);
     if (rc == 0)
-        exec__host_state(h);
+        kernel__host_state(h);
 }
 
 static void peer_frame(struct host *h, size_t i)
@@ -234,7 +234,7 @@ static void peer_frame(struct host *h, size_t i)
     }
     if (type == KERNEL_MSG_INTERRUPT) {
         if (h->cell.on && h->cell.peer == fd)
-            exec__cell_interrupt(h, EXEC_CELL_WHY_CANCEL);
+            kernel__cell_interrupt(h, KERNEL_CELL_WHY_CANCEL);
         return;
     }
     json_object *o = json_tokener_parse(data);
@@ -252,7 +252,7 @@ static void peer_frame(struct host *h, size_t i)
     else if (type == KERNEL_MSG_ADD)
         on_add(h, fd, o);
     else if (type == KERNEL_MSG_CELL)
-        exec__cell_begin(h, fd, o);
+        kernel__cell_begin(h, fd, o);
     else
         rc = -EPROTO;
     json_object_put(o);
@@ -357,7 +357,7 @@ static int host_slot(struct host *h, char *err, size_t errlen)
         snprintf(err, errlen, "the kernel slot: %s", strerror(errno));
         return -EIO;
     }
-    exec__host_budget(h);
+    kernel__host_budget(h);
     return 0;
 }
 
@@ -388,13 +388,13 @@ static void host_loop(struct host *h)
             break;
         }
         if (p[2].revents || p[3].revents)
-            exec__kproc_drain(h);
+            kernel__proc_drain(h);
         if (p[4].revents && h->cell.on)
-            exec__cell_answer(h);
+            kernel__cell_answer(h);
         else if (p[4].revents && !(p[5].revents || p[6].revents))
-            exec__cell_stray(h); /* words between cells: the kernel's user wrote to its channel */
+            kernel__cell_stray(h); /* words between cells: the kernel's user wrote to its channel */
         if (p[5].revents || p[6].revents) {
-            exec__cell_kernel_gone(h);
+            kernel__cell_kernel_gone(h);
             break;
         }
         if (p[0].revents)
@@ -402,7 +402,7 @@ static void host_loop(struct host *h)
         for (size_t i = 0; i < HOST_PEERS; i++)
             if (p[peer0 + i].revents && h->peers[i] >= 0)
                 peer_frame(h, i);
-        if (exec__cell_tick(h, now))
+        if (kernel__cell_tick(h, now))
             break;
     }
     if (host_stop && !h->end_reason[0])
@@ -414,7 +414,7 @@ static void host_loop(struct host *h)
 static void host_end(struct host *h, bool locked)
 {
     if (h->cell.on)
-        exec__cell_cancel_end(h, h->end_reason[0] ? h->end_reason : "the kernel ended");
+        kernel__cell_cancel_end(h, h->end_reason[0] ? h->end_reason : "the kernel ended");
     /* No peer reaches a host that is going. */
     if (h->listen_fd >= 0) {
         unlinkat(h->dir_fd, "sock", 0);
@@ -424,7 +424,7 @@ static void host_end(struct host *h, bool locked)
     for (size_t i = 0; i < HOST_PEERS; i++)
         if (h->peers[i] >= 0)
             close(h->peers[i]);
-    exec__kproc_stop(h, locked);
+    kernel__proc_stop(h, locked);
     if (h->end_reason[0] && h->dir_fd >= 0 && kernel_ended_write(h->dir, h->end_reason) < 0)
         log_msg(LOG_LVL_WARN, "cannot record why the kernel ended");
     log_msg(LOG_LVL_INFO, "kernel ended: %s", h->end_reason[0] ? h->end_reason : "?");
@@ -440,7 +440,7 @@ static void host_end(struct host *h, bool locked)
  * "0 warm|cold" or "-ERRNO reason". */
 static int host_main(void *arg, int fd)
 {
-    const struct exec_kernel_start *ks = arg;
+    const struct kernel_start *ks = arg;
     static struct host h;
     char err[512] = "";
     memset(&h, 0, sizeof h);
@@ -475,7 +475,7 @@ static int host_main(void *arg, int fd)
         snprintf(err, sizeof err, "the kernel's socket: %s", strerror(-rc));
     }
     if (rc == 0)
-        rc = exec__kproc_boot(&h, ks->env_dir, ks->requirements, ks->n_requirements, ks->code, ks->code_len, err,
+        rc = kernel__proc_boot(&h, ks->env_dir, ks->requirements, ks->n_requirements, ks->code, ks->code_len, err,
                               sizeof err);
     char line[640];
     if (rc < 0) {
@@ -487,7 +487,7 @@ static int host_main(void *arg, int fd)
     }
     h.last_used = util_wall_ms();
     h.last_cell = util_now_ms();
-    exec__host_state(&h);
+    kernel__host_state(&h);
     log_msg(LOG_LVL_INFO, "kernel started (%s, %s) for %s", h.k.warm ? "warm" : "cold", h.k.isolation, h.workspace);
     snprintf(line, sizeof line, "0 %s\n", h.k.warm ? "warm" : "cold");
     discard(util_write_all(fd, line, strlen(line)));
@@ -497,7 +497,7 @@ static int host_main(void *arg, int fd)
     return 0;
 }
 
-int exec__kernel_start(const struct exec_kernel_start *ks, bool *warm, char *err, size_t errlen)
+int kernel__host_start(const struct kernel_start *ks, bool *warm, char *err, size_t errlen)
 {
     int rfd = -1;
     *warm = false;

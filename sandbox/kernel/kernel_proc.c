@@ -1,5 +1,5 @@
-/* exec_kernel_proc.c: the kernel process of a kernel's host, beneath the
- * host's life (exec_kernel.c) and a cell's watch (exec_kernel_cell.c): its
+/* kernel_proc.c: the kernel process of a kernel's host, beneath the
+ * host's life (kernel_host.c) and a cell's watch (kernel_host_cell.c): its
  * start (the environment held, the channel, the jail as a session run's,
  * the hello with a pidfd of itself), its output routed to the cell's
  * worker or kept for the next cell, its memory and CPU time, its end (the
@@ -7,7 +7,7 @@
  * the kernels' memory budget. */
 #include "config.h"
 
-#include "exec_internal.h"
+#include "kernel_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +29,7 @@
 #define HOST_STOP_MS 2000      /* a kernel whose channel closed has this long to go */
 #define HOST_SERVER_MS 2000    /* a warm kernel killed: the server's end, waited for this long */
 
-void exec__host_state(struct host *h)
+void kernel__host_state(struct host *h)
 {
     if (h->state_fd < 0)
         return;
@@ -88,7 +88,7 @@ static void site_reach(struct kproc *k)
                  "would keep it from writing a directory of packages given to it");
 }
 
-int exec__kproc_add(struct host *h, const char *env, const char *const *reqs, size_t n, struct deps_strv *added,
+int kernel__proc_add(struct host *h, const char *env, const char *const *reqs, size_t n, struct strv *added,
                     char *why, size_t whylen)
 {
     struct kproc *k = &h->k;
@@ -105,22 +105,22 @@ int exec__kproc_add(struct host *h, const char *env, const char *const *reqs, si
         return rc;
     }
     rc = deps_env_extend(k->view_dir ? k->view_dir : k->env_dir, env, k->site_fd, added, why, whylen);
-    struct deps_strv now = {0};
+    struct strv now = {0};
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = deps_strv_push(&now, reqs[i], strlen(reqs[i]));
+        rc = strv_push(&now, reqs[i], strlen(reqs[i]));
     char *dir = rc == 0 ? strdup(env) : NULL;
     if (rc == 0 && !dir)
         rc = -ENOMEM;
     if (rc != 0) {
         if (rc == -ENOMEM)
             snprintf(why, whylen, "out of memory");
-        deps_strv_free(&now);
+        strv_free(&now);
         close(fd);
         return rc;
     }
     /* The kernel's environment is the larger one from now on: its next
      * cells compare with it, and a restart starts with all of it. */
-    deps_strv_free(&k->reqs);
+    strv_free(&k->reqs);
     k->reqs = now;
     if (k->view_fd >= 0)
         close(k->view_fd);
@@ -172,7 +172,7 @@ static void last_words(struct kproc *k, char *err, size_t errlen)
 
 /* Starts the kernel of env_dir (requirements: the specs it was made for;
  * code: the cell that starts it). 0, or -errno with err. */
-int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *reqs, size_t n, const char *code,
+int kernel__proc_boot(struct host *h, const char *env_dir, const char *const *reqs, size_t n, const char *code,
                      size_t code_len, char *err, size_t errlen)
 {
     struct kproc *k = &h->k;
@@ -182,7 +182,7 @@ int exec__kproc_boot(struct host *h, const char *env_dir, const char *const *req
     k->proc.pid = k->proc.pidfd = k->proc.status_fd = k->proc.uid_lock = -1;
     int rc = hold_env(k, env_dir);
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = deps_strv_push(&k->reqs, reqs[i], strlen(reqs[i]));
+        rc = strv_push(&k->reqs, reqs[i], strlen(reqs[i]));
     if (rc < 0) {
         snprintf(err, errlen, "holding the kernel's environment: %s", strerror(-rc));
         return rc;
@@ -258,7 +258,7 @@ out:
 
 /* What the kernel holds: its cgroup's counter, or where no cgroup holds it
  * the memory watch's sum (memory: past the limit, 1). */
-void exec__kproc_memory(struct host *h, bool *over)
+void kernel__proc_memory(struct host *h, bool *over)
 {
     struct kproc *k = &h->k;
     *over = false;
@@ -284,7 +284,7 @@ void exec__kproc_memory(struct host *h, bool *over)
 
 /* Reads what the kernel wrote to stdout and stderr (both non-blocking) into
  * the cell's log or the buffer between cells. */
-void exec__kproc_drain(struct host *h)
+void kernel__proc_drain(struct host *h)
 {
     struct kproc *k = &h->k;
     int fds[2] = {k->out_r, k->err_r};
@@ -296,7 +296,7 @@ void exec__kproc_drain(struct host *h)
                 continue;
             if (n <= 0)
                 break;
-            exec__host_output(h, i == 0 ? RESULT_STREAM_STDOUT : RESULT_STREAM_STDERR, buf, (size_t)n);
+            kernel__host_output(h, i == 0 ? RESULT_STREAM_STDOUT : RESULT_STREAM_STDERR, buf, (size_t)n);
         }
     }
 }
@@ -317,7 +317,7 @@ static bool may_give_back(struct host *h, int *fd)
  * what it left, gives back its paths (with locked the session's lock is
  * held by the worker whose cell this is; else only when the lock is free),
  * its uid, its cgroups and its environment. */
-void exec__kproc_stop(struct host *h, bool locked)
+void kernel__proc_stop(struct host *h, bool locked)
 {
     struct kproc *k = &h->k;
     if (!k->up)
@@ -333,7 +333,7 @@ void exec__kproc_stop(struct host *h, bool locked)
     int st;
     struct rusage ru;
     discard(jail_try_reap(&k->proc, &st, &ru));
-    exec__kproc_drain(h);
+    kernel__proc_drain(h);
     int lock = -1;
     if (!locked && !may_give_back(h, &lock))
         jail_keep_paths(&k->proc);
@@ -358,7 +358,7 @@ env:
     free(k->env_dir);
     free(k->view_dir);
     k->env_dir = k->view_dir = NULL;
-    deps_strv_free(&k->reqs);
+    strv_free(&k->reqs);
 }
 
 /* A warm kernel is a fork of a zygote, whose pool ends with the server
@@ -378,7 +378,7 @@ static bool went_with_pool(const struct host *h)
 }
 
 /* Why the kernel ended on its own (its process gone), for the next cell. */
-void exec__kproc_why_gone(const struct host *h, char *why, size_t n)
+void kernel__proc_why_gone(const struct host *h, char *why, size_t n)
 {
     const struct kproc *k = &h->k;
     int st = k->proc.wstatus;
@@ -403,7 +403,7 @@ void exec__kproc_why_gone(const struct host *h, char *why, size_t n)
         snprintf(why, n, "the last kernel ended");
 }
 
-void exec__host_budget(struct host *h)
+void kernel__host_budget(struct host *h)
 {
     const struct exec_kernels *kc = &h->cfg->kernels;
     if (!kc->memory)
@@ -419,7 +419,7 @@ void exec__host_budget(struct host *h)
 }
 
 
-void exec__host_output(struct host *h, enum result_stream stream, const char *data, size_t len)
+void kernel__host_output(struct host *h, enum result_stream stream, const char *data, size_t len)
 {
     if (h->cell.on && h->cell.peer >= 0) {
         /* One frame per chunk: the stream's byte, then the bytes. */
@@ -451,7 +451,7 @@ void exec__host_output(struct host *h, enum result_stream stream, const char *da
         h->idle_cut = true;
 }
 
-void exec__host_flush_idle(struct host *h)
+void kernel__host_flush_idle(struct host *h)
 {
     struct dbuf *b = &h->idle_out;
     size_t at = 0;
@@ -461,18 +461,18 @@ void exec__host_flush_idle(struct host *h)
         memcpy(&n, b->data + at + 1, sizeof n);
         if (at + 5 + n > b->len)
             break;
-        exec__host_output(h, (enum result_stream)tag, b->data + at + 5, n);
+        kernel__host_output(h, (enum result_stream)tag, b->data + at + 5, n);
         at += 5 + n;
     }
     static const char cut[] = "[runmyscript] more output came between the cells than is kept (64 KiB); the rest "
                               "was dropped";
     if (h->idle_cut)
-        exec__host_output(h, RESULT_STREAM_SYSTEM, cut, sizeof cut - 1);
+        kernel__host_output(h, RESULT_STREAM_SYSTEM, cut, sizeof cut - 1);
     b->len = 0;
     h->idle_cut = false;
 }
 
-uint64_t exec__kproc_cpu(const struct host *h)
+uint64_t kernel__proc_cpu(const struct host *h)
 {
     char path[64];
     cleanup_free char *text = NULL;

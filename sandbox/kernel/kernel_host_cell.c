@@ -1,4 +1,4 @@
-/* exec_kernel_cell.c: a cell in a kernel's host: its start (the workspace
+/* kernel_host_cell.c: a cell in a kernel's host: its start (the workspace
  * given to the kernel's uid again, its start marked, the cell sent down
  * the channel), its watch at every wake-up (timeout and cpu_time, the disk
  * of output/ and the workspace, the kernel's memory all the time), its
@@ -8,7 +8,7 @@
  * (KERNEL_MSG_DONE). Between cells the watch ends an idle kernel. */
 #include "config.h"
 
-#include "exec_internal.h"
+#include "kernel_internal.h"
 
 #include "result_log.h"
 
@@ -41,7 +41,7 @@ static void limits_of(json_object *o, struct exec_limits *l)
 
 static void sys_out(void *ctx, enum result_stream stream, const char *data, size_t len)
 {
-    exec__host_output(ctx, stream, data, len);
+    kernel__host_output(ctx, stream, data, len);
 }
 
 /* The channel's end: the kernel is gone (its pidfds say so next), or its
@@ -77,7 +77,7 @@ static void cell_done(struct host *h, enum result_status status, const char *lim
         json_object_object_add(o, "exit_code", json_object_new_int(exit_code));
         json_object_object_add(o, "signal", json_object_new_int(sig));
         json_object_object_add(o, "duration_ms", json_object_new_int64(now - c->t0));
-        uint64_t cpu = exec__kproc_cpu(h);
+        uint64_t cpu = kernel__proc_cpu(h);
         json_object_object_add(o, "cpu_ms", json_object_new_int64(cpu > c->cpu0 ? (int64_t)(cpu - c->cpu0) : 0));
         json_object_object_add(o, "cell", json_object_new_int64((int64_t)h->k.cells));
         json_object_object_add(o, "value", value ? json_object_get(value) : NULL);
@@ -99,10 +99,10 @@ static void cell_done(struct host *h, enum result_status status, const char *lim
     c->peer = -1;
     h->last_used = util_wall_ms();
     h->last_cell = now;
-    exec__host_state(h);
+    kernel__host_state(h);
 }
 
-void exec__cell_refuse(struct host *h, int peer, const char *err)
+void kernel__cell_refuse(struct host *h, int peer, const char *err)
 {
     struct cell *c = &h->cell;
     if (!c->on) {
@@ -110,7 +110,7 @@ void exec__cell_refuse(struct host *h, int peer, const char *err)
         result_init(&c->r);
         c->run.out_fd = c->run.session_lock = -1;
         c->t0 = util_now_ms();
-        c->cpu0 = exec__kproc_cpu(h);
+        c->cpu0 = kernel__proc_cpu(h);
     }
     c->peer = peer;
     cell_done(h, RESULT_STATUS_SANDBOX_ERROR, NULL, -1, 0, NULL, false, err);
@@ -149,18 +149,18 @@ static int cell_run(struct host *h)
     return c->run.out_fd < 0 ? -errno : 0;
 }
 
-void exec__cell_begin(struct host *h, int peer, json_object *o)
+void kernel__cell_begin(struct host *h, int peer, json_object *o)
 {
     struct cell *c = &h->cell;
     struct kproc *k = &h->k;
     if (c->on) {
-        exec__cell_refuse(h, peer, "the kernel is running another cell");
+        kernel__cell_refuse(h, peer, "the kernel is running another cell");
         return;
     }
     json_object *code = NULL, *lim = NULL;
     if (!json_object_object_get_ex(o, "code", &code) || !json_object_is_type(code, json_type_string) ||
         !json_object_object_get_ex(o, "limits", &lim)) {
-        exec__cell_refuse(h, peer, "a cell without code");
+        kernel__cell_refuse(h, peer, "a cell without code");
         return;
     }
     memset(c, 0, sizeof *c);
@@ -175,7 +175,7 @@ void exec__cell_begin(struct host *h, int peer, json_object *o)
     if (rc < 0) {
         char err[160];
         snprintf(err, sizeof err, "the workspace could not be given to the kernel: %s", strerror(-rc));
-        exec__cell_refuse(h, peer, err);
+        kernel__cell_refuse(h, peer, err);
         return;
     }
     exec__disk_mark(&c->run, NULL, &c->since);
@@ -184,10 +184,10 @@ void exec__cell_begin(struct host *h, int peer, json_object *o)
     c->t0 = util_now_ms();
     c->deadline = c->t0 + c->lim.wall_ms;
     c->next_measure = c->t0 + HOST_MEASURE_MS;
-    c->cpu0 = exec__kproc_cpu(h);
+    c->cpu0 = kernel__proc_cpu(h);
     k->cells++;
-    exec__host_state(h);
-    exec__host_flush_idle(h);
+    kernel__host_state(h);
+    kernel__host_flush_idle(h);
     char out[PATH_MAX + 16];
     out_inside(h, out, sizeof out);
     json_object *m = json_object_new_object();
@@ -211,22 +211,22 @@ void exec__cell_begin(struct host *h, int peer, json_object *o)
     json_object_put(m);
 }
 
-static const char *why_status_limit(enum exec_cell_why why, const struct cell *c, enum result_status *st)
+static const char *why_status_limit(enum kernel_cell_why why, const struct cell *c, enum result_status *st)
 {
     switch (why) {
-    case EXEC_CELL_WHY_WALL:
+    case KERNEL_CELL_WHY_WALL:
         *st = RESULT_STATUS_TIMEOUT;
         return "wall_time";
-    case EXEC_CELL_WHY_CPU:
+    case KERNEL_CELL_WHY_CPU:
         *st = RESULT_STATUS_TIMEOUT;
         return "cpu_time";
-    case EXEC_CELL_WHY_CANCEL:
+    case KERNEL_CELL_WHY_CANCEL:
         *st = RESULT_STATUS_CANCELLED;
         return NULL;
-    case EXEC_CELL_WHY_OUTPUT:
+    case KERNEL_CELL_WHY_OUTPUT:
         *st = RESULT_STATUS_OUTPUT_LIMIT;
         return c->limit;
-    case EXEC_CELL_WHY_WORKSPACE:
+    case KERNEL_CELL_WHY_WORKSPACE:
         *st = RESULT_STATUS_WORKSPACE_LIMIT;
         return c->limit;
     default:
@@ -240,14 +240,14 @@ static const char *why_status_limit(enum exec_cell_why why, const struct cell *c
 static void disk_end(struct host *h)
 {
     struct cell *c = &h->cell;
-    bool crossed = c->why == EXEC_CELL_WHY_WORKSPACE || c->why == EXEC_CELL_WHY_OUTPUT;
+    bool crossed = c->why == KERNEL_CELL_WHY_WORKSPACE || c->why == KERNEL_CELL_WHY_OUTPUT;
     if (!crossed) {
         const char *limit = exec__disk_over(&c->run, &h->k.proc, h->k.proc.mode == JAIL_MODE_RLIMITS, true,
                                             c->why_text, sizeof c->why_text);
         if (limit) {
             crossed = true;
             exec__system_line(&c->run, "[runmyscript] %s by the time the cell ended", c->why_text);
-            c->why = !strncmp(limit, "output_", 7) ? EXEC_CELL_WHY_OUTPUT : EXEC_CELL_WHY_WORKSPACE;
+            c->why = !strncmp(limit, "output_", 7) ? KERNEL_CELL_WHY_OUTPUT : KERNEL_CELL_WHY_WORKSPACE;
             c->limit = limit;
         }
     }
@@ -255,7 +255,7 @@ static void disk_end(struct host *h)
         exec__disk_cut(&c->run, &c->since);
 }
 
-void exec__cell_answer(struct host *h)
+void kernel__cell_answer(struct host *h)
 {
     struct cell *c = &h->cell;
     json_object *a = NULL;
@@ -271,7 +271,7 @@ void exec__cell_answer(struct host *h)
         jail_kill_all(&h->k.proc);
         return;
     }
-    exec__kproc_drain(h);
+    kernel__proc_drain(h);
     json_object *v;
     const char *st = json_object_object_get_ex(a, "status", &v) ? json_object_get_string(v) : "";
     int exit_code = json_object_object_get_ex(a, "exit_code", &v) ? json_object_get_int(v) : 1;
@@ -280,7 +280,7 @@ void exec__cell_answer(struct host *h)
     enum result_status status = RESULT_STATUS_OK;
     const char *limit = NULL;
     disk_end(h);
-    if (!strcmp(st, "interrupted") || c->why == EXEC_CELL_WHY_OUTPUT || c->why == EXEC_CELL_WHY_WORKSPACE) {
+    if (!strcmp(st, "interrupted") || c->why == KERNEL_CELL_WHY_OUTPUT || c->why == KERNEL_CELL_WHY_WORKSPACE) {
         limit = why_status_limit(c->why, c, &status);
     } else if (!strcmp(st, "memory")) {
         /* An allocation past RLIMIT_AS (no cgroup holds the kernel): it
@@ -300,10 +300,10 @@ void exec__cell_answer(struct host *h)
         exit_code = 1;
     cell_done(h, status, limit, exit_code & 0xff, 0, value, trunc, NULL);
     json_object_put(a);
-    exec__host_budget(h);
+    kernel__host_budget(h);
 }
 
-void exec__cell_stray(struct host *h)
+void kernel__cell_stray(struct host *h)
 {
     json_object *a = NULL;
     int rc = kernel_chan_recv(h->k.chan, CELL_ANSWER_MS, HOST_ANSWER_SLACK, &a);
@@ -319,11 +319,11 @@ void exec__cell_stray(struct host *h)
     }
 }
 
-void exec__cell_kernel_gone(struct host *h)
+void kernel__cell_kernel_gone(struct host *h)
 {
     struct cell *c = &h->cell;
     struct kproc *k = &h->k;
-    exec__kproc_drain(h);
+    kernel__proc_drain(h);
     /* The kernel's init reports how its script ended, then goes: that
      * report first (a kill now would take its place), then the rest. */
     int st;
@@ -334,9 +334,9 @@ void exec__cell_kernel_gone(struct host *h)
     discard(jail_try_reap(&k->proc, &st, &ru));
     jail_kill_all(&k->proc);
     /* The worker whose cell this is holds the session's lock. */
-    exec__kproc_stop(h, c->on);
+    kernel__proc_stop(h, c->on);
     char why[KERNEL_REASON_MAX];
-    exec__kproc_why_gone(h, why, sizeof why);
+    kernel__proc_why_gone(h, why, sizeof why);
     if (!h->end_reason[0])
         snprintf(h->end_reason, sizeof h->end_reason, "%s", why);
     if (!c->on)
@@ -381,7 +381,7 @@ void exec__cell_kernel_gone(struct host *h)
     cell_done(h, RESULT_STATUS_ERROR, NULL, code, 0, NULL, false, err);
 }
 
-void exec__cell_interrupt(struct host *h, enum exec_cell_why why)
+void kernel__cell_interrupt(struct host *h, enum kernel_cell_why why)
 {
     struct cell *c = &h->cell;
     if (!c->on || c->kill_at)
@@ -389,13 +389,13 @@ void exec__cell_interrupt(struct host *h, enum exec_cell_why why)
     c->why = why;
     c->kill_at = util_now_ms() + h->cfg->kernels.grace_ms;
     const struct exec_limits *l = &c->lim;
-    if (why == EXEC_CELL_WHY_WALL)
+    if (why == KERNEL_CELL_WHY_WALL)
         exec__system_line(&c->run, "[runmyscript] the cell passed its time limit (timeout = %.3g s) and was interrupted",
                           (double)l->wall_ms / 1000.0);
-    else if (why == EXEC_CELL_WHY_CPU)
+    else if (why == KERNEL_CELL_WHY_CPU)
         exec__system_line(&c->run, "[runmyscript] the cell used up its CPU time (cpu_time = %.3g s) and was interrupted",
                           (double)l->cpu_ms / 1000.0);
-    else if (why == EXEC_CELL_WHY_CANCEL)
+    else if (why == KERNEL_CELL_WHY_CANCEL)
         exec__system_line(&c->run, "[runmyscript] the cell was cancelled and interrupted");
     else
         exec__system_line(&c->run, "[runmyscript] %s; the cell was interrupted", c->why_text);
@@ -403,20 +403,20 @@ void exec__cell_interrupt(struct host *h, enum exec_cell_why why)
         log_msg(LOG_LVL_WARN, "interrupting the kernel: %s", strerror(errno));
 }
 
-void exec__cell_peer_gone(struct host *h)
+void kernel__cell_peer_gone(struct host *h)
 {
     struct cell *c = &h->cell;
     c->peer = -1;
     c->peer_failed = false;
-    exec__cell_interrupt(h, EXEC_CELL_WHY_CANCEL);
+    kernel__cell_interrupt(h, KERNEL_CELL_WHY_CANCEL);
 }
 
-void exec__cell_cancel_end(struct host *h, const char *reason)
+void kernel__cell_cancel_end(struct host *h, const char *reason)
 {
     struct cell *c = &h->cell;
     if (!c->on)
         return;
-    exec__kproc_drain(h);
+    kernel__proc_drain(h);
     exec__system_line(&c->run, "[runmyscript] %s while the cell ran", reason);
     char err[KERNEL_REASON_MAX + 32];
     snprintf(err, sizeof err, "%s while the cell ran", reason);
@@ -429,22 +429,22 @@ static bool cell_watch(struct host *h, int64_t now)
 {
     struct cell *c = &h->cell;
     if (c->peer_failed)
-        exec__cell_peer_gone(h);
+        kernel__cell_peer_gone(h);
     if (c->kill_at) {
         if (now < c->kill_at)
             return false;
         h->killed_it = true;
         jail_kill_all(&h->k.proc);
-        exec__cell_kernel_gone(h);
+        kernel__cell_kernel_gone(h);
         return true;
     }
     if (now >= c->deadline) {
-        exec__cell_interrupt(h, EXEC_CELL_WHY_WALL);
+        kernel__cell_interrupt(h, KERNEL_CELL_WHY_WALL);
         return false;
     }
-    uint64_t cpu = exec__kproc_cpu(h);
+    uint64_t cpu = kernel__proc_cpu(h);
     if (c->lim.cpu_ms && cpu > c->cpu0 && cpu - c->cpu0 >= (uint64_t)c->lim.cpu_ms) {
-        exec__cell_interrupt(h, EXEC_CELL_WHY_CPU);
+        kernel__cell_interrupt(h, KERNEL_CELL_WHY_CPU);
         return false;
     }
     if (now < c->next_measure)
@@ -454,25 +454,25 @@ static bool cell_watch(struct host *h, int64_t now)
         exec__disk_over(&c->run, &h->k.proc, h->k.proc.mode == JAIL_MODE_RLIMITS, true, c->why_text, sizeof c->why_text);
     if (limit) {
         c->limit = limit;
-        exec__cell_interrupt(h, !strncmp(limit, "output_", 7) ? EXEC_CELL_WHY_OUTPUT : EXEC_CELL_WHY_WORKSPACE);
+        kernel__cell_interrupt(h, !strncmp(limit, "output_", 7) ? KERNEL_CELL_WHY_OUTPUT : KERNEL_CELL_WHY_WORKSPACE);
     }
     return false;
 }
 
-bool exec__cell_tick(struct host *h, int64_t now)
+bool kernel__cell_tick(struct host *h, int64_t now)
 {
     if (now >= h->next_memory) {
         bool over = false;
         uint64_t was = h->memory;
         h->next_memory = now + JAIL_MEMORY_WATCH_MS;
-        exec__kproc_memory(h, &over);
+        kernel__proc_memory(h, &over);
         /* What /healthz shows: written when it moved by a MiB. */
         if (h->memory > was + MIB || h->memory + MIB < was)
-            exec__host_state(h);
+            kernel__host_state(h);
         if (over) {
             log_msg(LOG_LVL_INFO, "the kernel holds %llu bytes, past memory: killed", (unsigned long long)h->memory);
             jail_kill_all(&h->k.proc);
-            exec__cell_kernel_gone(h);
+            kernel__cell_kernel_gone(h);
             return true;
         }
     }
