@@ -34,16 +34,6 @@ start_serve() {
     [ -n "$STREAM_PID" ] && [ "$(echo $WORKERS | wc -w)" = 2 ]
 }
 
-# gone_within SECONDS PID: 0 once PID has ended (and was reaped).
-gone_within() {
-    local i
-    for i in $(seq $(($1 * 10))); do
-        kill -0 "$2" 2>/dev/null || return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # 1. The stream process ends while a worker still lives in the drain.
 start_serve a
 ok $? "serve starts with two workers and its stream process"
@@ -54,12 +44,9 @@ sleep 0.3
 kill -KILL "$STREAM_PID"
 sleep 1.5
 kill -CONT "$w1"
-gone_within 10 "$SERVE_PID"
+ended_within 10 "$SERVE_PID"
 ok $? "serve ends after its stream process died before its last worker"
-left=""
-for w in $WORKERS; do
-    kill -0 "$w" 2>/dev/null && left="$left $w"
-done
+ended_within 1 $WORKERS
 is "$left" "" "no worker is left behind"
 grep -q "stopped" "$T/a.log"
 ok $? "serve said it stopped"
@@ -73,7 +60,7 @@ ok $? "serve starts again, with drain_grace = 1s"
 w1=${WORKERS%% *}
 kill -STOP "$w1"
 kill -TERM "$SERVE_PID"
-gone_within 30 "$SERVE_PID"
+ended_within 30 "$SERVE_PID"
 ok $? "serve's drain ends: drain_grace, kill_grace, then SIGKILL"
 grep -q "drain grace over" "$T/b.log"
 ok $? "serve said the drain grace was over"
@@ -86,7 +73,7 @@ first=$SERVE_PID
 "$RUNMYSCRIPT" serve --listen "unix:$T/c.sock" --workers 1 >/dev/null 2>"$T/c2.log" &
 second=$!
 PIDS="$PIDS $second"
-gone_within 10 "$second"
+ended_within 10 "$second"
 ok $? "a second serve on the same socket exits"
 wait "$second"
 is "$?" 78 "with the configuration's exit status"
@@ -94,7 +81,7 @@ like "$(cat "$T/c2.log")" "another server listens on $T/c.sock" "and says anothe
 kill -0 "$first" 2>/dev/null && [ -S "$T/c.sock" ]
 ok $? "the first serve runs on, its socket in place"
 kill -TERM "$first"
-gone_within 10 "$first"
+ended_within 10 "$first"
 ok $? "the first one stops"
 
 # 4. A socket nobody listens on (a serve that was killed) is replaced.
@@ -102,6 +89,6 @@ ok $? "the first one stops"
 start_serve d
 ok $? "serve replaces a socket nobody listens on"
 kill -TERM "$SERVE_PID"
-gone_within 10 "$SERVE_PID"
+ended_within 10 "$SERVE_PID"
 ok $? "and stops"
 done_testing
