@@ -165,7 +165,7 @@ static const struct key_def keys[] = {
     {.key = "accel_redirect", .type = KEY_TRISTATE, AT(accel_redirect), .choices = tristate, .values = accel_values,
      .doc = "`on`: `/artifacts/` answers with `X-Accel-Redirect` and nginx sends the file; `off`: runmyscript"
           " sends it, in bounded memory (nginx's user cannot read `STATE/runs`, or no nginx); `auto`: on "
-          "under FastCGI, off as a CGI program"},
+          "under FastCGI, off as a CGI program and as root (a run's files belong to its per-run uid)"},
     {.key = "form_fields", .type = KEY_COUNT, AT(form.fields), .dflt = 16, .min = 1, .max = 1024,
      .doc = "parts in one multipart body on `/api/run` (413 past it; see \"[The web "
           "page](web.md#limits-of-a-form)\")"},

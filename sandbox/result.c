@@ -356,6 +356,48 @@ json_object *result_client_json(const struct result *r, const char *base_url, co
     return o;
 }
 
+char *result_file_url(const char *path)
+{
+    cleanup_free char *enc = result_url_path(path);
+    char *url = NULL;
+    if (!enc || asprintf(&url, "file://%s", enc) < 0)
+        return NULL;
+    return url;
+}
+
+/* o[key] = the file:// URL of path (o[key] left alone when path is NULL).
+ * 0 or -ENOMEM. */
+static int file_url(json_object *o, const char *key, const char *path)
+{
+    if (!path)
+        return 0;
+    cleanup_free char *url = result_file_url(path);
+    if (!url)
+        return -ENOMEM;
+    json_object_object_add(o, key, json_object_new_string(url));
+    return 0;
+}
+
+json_object *result_local_json(const struct result *r)
+{
+    json_object *o = result_to_json(r), *arts;
+    if (!o)
+        return NULL;
+    int rc = file_url(o, "zip_url", r->has_zip ? r->zip_path : NULL);
+    if (rc == 0 && r->run_dir && json_object_object_get_ex(o, "artifacts", &arts))
+        for (size_t i = 0; rc == 0 && i < r->n_artifacts && i < json_object_array_length(arts); i++) {
+            cleanup_free char *path = NULL;
+            rc = asprintf(&path, "%s/output/%s", r->run_dir, r->artifacts[i].path) < 0
+                     ? -ENOMEM
+                     : file_url(json_object_array_get_idx(arts, i), "url", path);
+        }
+    if (rc < 0) {
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
 char *result_to_string(const struct result *r, bool pretty, size_t *len)
 {
     json_object *o = result_to_json(r);

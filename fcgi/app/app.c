@@ -147,13 +147,15 @@ static void send_file(struct http_req *req, struct http_resp *resp, int fd, cons
 }
 
 /* Whether nginx sends the file: accel_redirect, whose auto means "under
- * FastCGI" (a CGI program usually has no nginx in front: Apache, shared
- * hosts). */
+ * FastCGI, unless we run as root" (a CGI program usually has no nginx in
+ * front: Apache, shared hosts; as root with the jail a run's files belong
+ * to its per-run uid, which nginx's user, www-data on Debian, cannot read:
+ * the documented site setup must download with the defaults). */
 static bool use_accel(const struct app *app)
 {
     if (app->cfg->accel_redirect >= 0)
         return app->cfg->accel_redirect;
-    return !app->mode || strcmp(app->mode, "cgi") != 0;
+    return (!app->mode || strcmp(app->mode, "cgi") != 0) && geteuid() != 0;
 }
 
 static void artifacts(const struct app *app, struct http_req *req, struct http_resp *resp)

@@ -16,7 +16,8 @@
  *     drain_grace those still busy get SIGINT, which cancels their runs (the
  *     run is stopped, the client gets the result with status cancelled);
  *     kill_grace + 5 s later what is left gets SIGKILL; then the stream
- *     process ends its streams and goes (SIGTERM, SIGKILL 5 s later);
+ *     process ends its streams and goes (SIGTERM, SIGKILL 5 s later); the
+ *     drain is bounded: 15 s after that SIGKILL serve exits, whatever is left;
  *   - the stream process is started again at once when it dies (its streams
  *     are lost: their clients see them end), and on SIGHUP a new one takes
  *     the new streams while the old one carries its own to their end.
@@ -59,6 +60,7 @@
 #define SERVER_REAP_EVERY_MS 60000
 #define SERVER_KILL_SLACK_MS 5000  /* after the drain's SIGINT: kill_grace and this, then SIGKILL */
 #define SERVER_KILL_AGAIN_MS 1000000 /* then SIGKILL again only this much later */
+#define SERVER_DRAIN_LAST_MS 15000 /* after that SIGKILL, what is left is waited for this long at most */
 #define SERVER_CRASH_DEATHS 8      /* this many unplanned deaths ... */
 #define SERVER_CRASH_WINDOW_MS 5000 /* ... within this long are a crash loop */
 #define SERVER_ACCEPT_RETRY_US 100000 /* after a failed accept */
@@ -180,6 +182,21 @@ static void worker_signals(void)
 
 /* ------------------------------------------------------------- listening */
 
+/* Whether something accepts connections on the Unix socket sa names. A
+ * socket that refuses them (ECONNREFUSED: its server is gone) is stale. */
+static bool socket_live(const struct sockaddr_un *sa)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    int rc;
+    while ((rc = connect(fd, (const struct sockaddr *)sa, sizeof *sa)) < 0 && errno == EINTR)
+        ;
+    bool live = rc == 0 || errno == EAGAIN; /* EAGAIN: its backlog is full, it is alive */
+    close(fd);
+    return live;
+}
+
 static int listen_on(const char *spec, char *err, size_t errlen)
 {
     int fd = -1;
@@ -192,11 +209,19 @@ static int listen_on(const char *spec, char *err, size_t errlen)
         }
         strcpy(sa.sun_path, path);
         struct stat st;
-        /* A socket left by an earlier run is replaced; anything else is not. */
+        /* A socket left by an earlier run is replaced; anything else is not,
+         * and never one that a server still listens on (another instance's:
+         * taking it over would serve its clients with our configuration). */
         if (lstat(path, &st) == 0) {
             if (!S_ISSOCK(st.st_mode)) {
                 snprintf(err, errlen, "--listen %s: exists and is not a socket", spec);
                 return -EEXIST;
+            }
+            if (socket_live(&sa)) {
+                snprintf(err, errlen,
+                         "--listen %s: another server listens on %s; stop it first, or choose another --listen",
+                         spec, path);
+                return -EADDRINUSE;
             }
             unlink(path);
         }
@@ -547,19 +572,30 @@ static void serve_signals(sigset_t *old)
 }
 
 /* Where a drain is: when its grace ends, when what is left gets SIGKILL
- * (-1: not yet). */
+ * (-1: not yet), and when it ends whatever is left (its bound). */
 struct drain {
-    int64_t until, kill_at;
+    int64_t start, until, kill_at, give_up;
 };
 
 /* One tick of the drain after SIGTERM (see the top). True when every worker
- * and stream process is gone. */
+ * and stream process is gone, or when the drain's bound has passed: a
+ * drain ends, whatever order things die in (what is left then gets SIGKILL
+ * and is no longer waited for). */
 static bool drain_tick(struct supervisor *s, struct drain *d, int64_t now)
 {
     if (d->until < 0) {
-        d->until = now + cfg_drain_grace_ms(&s->cfg);
-        log_msg(LOG_LVL_INFO, "stopping: draining %u workers (at most %llds)", alive(s),
-                (long long)(cfg_drain_grace_ms(&s->cfg) / 1000));
+        int64_t grace = cfg_drain_grace_ms(&s->cfg);
+        d->start = now;
+        d->until = now + grace;
+        d->give_up = d->until + s->cfg.exec.limits.kill_grace_ms + SERVER_KILL_SLACK_MS + SERVER_DRAIN_LAST_MS;
+        log_msg(LOG_LVL_INFO, "stopping: draining %u workers (at most %llds)", alive(s), (long long)(grace / 1000));
+    }
+    if (now >= d->give_up) {
+        log_msg(LOG_LVL_ERROR, "the drain did not end within %llds: %u workers are left; they get SIGKILL, and serve exits",
+                (long long)((d->give_up - d->start) / 1000), alive(s));
+        signal_all(s, SIGKILL, false);
+        stream_sup_kill(&s->streams);
+        return true;
     }
     if (!alive(s))
         return stream_sup_drain(&s->streams, now); /* then the stream processes */
@@ -577,21 +613,24 @@ static bool drain_tick(struct supervisor *s, struct drain *d, int64_t now)
 }
 
 /* The parent's loop: reaps and restarts workers, reloads on SIGHUP, reaps
- * old sessions and runs, and drains on SIGTERM until no worker is left. */
+ * old sessions and runs, and drains on SIGTERM until no worker is left.
+ * Every tick reaps and looks at the stream process, whatever else happens:
+ * ppoll runs no signal handler when a descriptor is ready, so a stream
+ * process's pidfd left readable would keep SIGCHLD pending for ever (the
+ * drain that once spun: the stream process ended while a worker lived). */
 static void supervise(struct supervisor *s, const sigset_t *old)
 {
     int64_t next_reap = util_now_ms();
-    struct drain d = {-1, -1};
+    struct drain d = {-1, -1, -1, -1};
     for (;;) {
         /* Signals are blocked except inside ppoll: none is lost. */
         struct timespec ts = {0, SERVER_TICK_MS * 1000000L};
         struct pollfd sp = {stream_sup_pollfd(&s->streams), POLLIN, 0}; /* its end wakes us: started again at once */
         ppoll(&sp, sp.fd >= 0, &ts, old);
-        if (got_chld) {
-            got_chld = 0;
-            reap(s);
-        }
+        got_chld = 0;
+        reap(s);
         int64_t now = util_now_ms();
+        stream_sup_check(&s->streams, now);
         if (got_term) {
             if (drain_tick(s, &d, now))
                 return;
@@ -606,7 +645,6 @@ static void supervise(struct supervisor *s, const sigset_t *old)
             stream_sup_reload(&s->streams);
         }
         warm_check(s, now);
-        stream_sup_check(&s->streams, now);
         signal_all(s, SIGTERM, true);
         fill(s);
         if (now >= next_reap) {

@@ -181,6 +181,9 @@ void stream_sup_reload(struct stream_sup *s);
  * streams (SIGTERM), and what is left SIGKILL 5 s later. True when none
  * is left. */
 bool stream_sup_drain(struct stream_sup *s, int64_t now);
+/* The drain's bound has passed: every stream process gets SIGKILL now, and
+ * none is started again. */
+void stream_sup_kill(struct stream_sup *s);
 /* In a child that is not the stream process: its copies of the stream
  * socket and the pidfds are closed. */
 void stream_sup_forget(struct stream_sup *s);

@@ -232,6 +232,16 @@ bool stream_sup_drain(struct stream_sup *s, int64_t now)
     return false;
 }
 
+void stream_sup_kill(struct stream_sup *s)
+{
+    if (!s->inited)
+        return;
+    s->stopping = true;
+    proc_signal(&s->cur, SIGKILL);
+    for (size_t i = 0; i < STREAM_SUP_OLD; i++)
+        proc_signal(&s->old[i], SIGKILL);
+}
+
 void stream_sup_forget(struct stream_sup *s)
 {
     if (!s->inited)

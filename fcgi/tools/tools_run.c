@@ -81,14 +81,26 @@ static void summary_text(const struct tools_ctx *c, const struct result *r, bool
         const struct result_artifact *a = &r->artifacts[i];
         cleanup_free char *enc = result_url_path(a->path);
         util_human_size(a->size, hs, sizeof hs);
-        discard(dbuf_printf(b, "%s  %s  %s  %s/artifacts/%s/%s\n", a->path, hs, a->summary ? a->summary : "",
-                            c->base_url, r->run_id, enc ? enc : ""));
+        if (c->local)
+            discard(dbuf_printf(b, "%s  %s  %s  %s/output/%s\n", a->path, hs, a->summary ? a->summary : "",
+                                r->run_dir, a->path));
+        else
+            discard(dbuf_printf(b, "%s  %s  %s  %s/artifacts/%s/%s\n", a->path, hs, a->summary ? a->summary : "",
+                                c->base_url, r->run_id, enc ? enc : ""));
     }
     if (r->n_artifacts > TOOLS_TEXT_ARTIFACTS_MAX)
         discard(dbuf_printf(b, "... and %zu more (structuredContent.artifacts lists them all)\n",
                             r->n_artifacts - TOOLS_TEXT_ARTIFACTS_MAX));
-    if (r->has_zip)
+    if (r->has_zip && c->local)
+        discard(dbuf_printf(b, "all as one zip: %s\n", r->zip_path));
+    else if (r->has_zip)
         discard(dbuf_printf(b, "all as one zip: %s/artifacts/%s.zip\n", c->base_url, r->run_id));
+}
+
+/* The result as the client gets it: with local files over stdio. */
+static json_object *client_json(const struct tools_ctx *c, const struct result *r)
+{
+    return c->local ? result_local_json(r) : result_client_json(r, c->base_url, c->cfg->state_dir);
 }
 
 static bool inline_image(const char *mime)
@@ -107,7 +119,16 @@ static json_object *run_result(const struct tools_ctx *c, const struct result *r
     dbuf_init(&b, TOOLS_TEXT_LOG_MAX + 16384 + (r->value ? strlen(r->value) : 0));
     summary_text(c, r, in_session, &b);
     size_t rn, tn;
-    cleanup_free char *redacted = result_redact(b.data ? b.data : "", b.len, cfg->state_dir, &rn);
+    /* The server's paths are written STATE, unless the client is a local
+     * user (over stdio), whose links are those paths. */
+    cleanup_free char *redacted = NULL;
+    if (!c->local) {
+        redacted = result_redact(b.data ? b.data : "", b.len, cfg->state_dir, &rn);
+    } else if ((redacted = malloc(b.len + 1))) {
+        memcpy(redacted, b.data ? b.data : "", b.len);
+        redacted[b.len] = '\0';
+        rn = b.len;
+    }
     dbuf_free(&b);
     cleanup_free char *text = redacted ? util_utf8_sanitize(redacted, rn, &tn) : NULL;
     if (text)
@@ -139,15 +160,22 @@ static json_object *run_result(const struct tools_ctx *c, const struct result *r
         json_object_array_add(content, img);
     }
 
-    /* resource_link exists from 2025-06-18 on; links need an absolute base. */
-    if (strcmp(c->version, "2025-06-18") >= 0 && c->base_url[0]) {
+    /* resource_link exists from 2025-06-18 on; links need an absolute base
+     * (over stdio: file:// URLs of the files themselves). */
+    if (strcmp(c->version, "2025-06-18") >= 0 && (c->base_url[0] || c->local)) {
         size_t links = 0;
         for (size_t i = 0; i < r->n_artifacts && links < TOOLS_LINKS_MAX; i++, links++) {
             const struct result_artifact *a = &r->artifacts[i];
             cleanup_free char *enc = result_url_path(a->path);
             cleanup_free char *uri = NULL;
             cleanup_free char *name = util_utf8_sanitize(a->path, strlen(a->path), NULL);
-            if (!enc || !name || asprintf(&uri, "%s/artifacts/%s/%s", c->base_url, r->run_id, enc) < 0)
+            if (c->local) {
+                cleanup_free char *path = NULL;
+                uri = asprintf(&path, "%s/output/%s", r->run_dir, a->path) < 0 ? NULL : result_file_url(path);
+            } else if (enc && asprintf(&uri, "%s/artifacts/%s/%s", c->base_url, r->run_id, enc) < 0) {
+                uri = NULL;
+            }
+            if (!uri || !name)
                 continue;
             json_object *l = json_object_new_object();
             json_object_object_add(l, "type", json_object_new_string("resource_link"));
@@ -164,7 +192,11 @@ static json_object *run_result(const struct tools_ctx *c, const struct result *r
         }
         if (r->has_zip) {
             cleanup_free char *uri = NULL;
-            if (asprintf(&uri, "%s/artifacts/%s.zip", c->base_url, r->run_id) >= 0) {
+            if (c->local)
+                uri = result_file_url(r->zip_path);
+            else if (asprintf(&uri, "%s/artifacts/%s.zip", c->base_url, r->run_id) < 0)
+                uri = NULL;
+            if (uri) {
                 json_object *l = json_object_new_object();
                 json_object_object_add(l, "type", json_object_new_string("resource_link"));
                 json_object_object_add(l, "uri", json_object_new_string(uri));
@@ -176,7 +208,7 @@ static json_object *run_result(const struct tools_ctx *c, const struct result *r
         }
     }
     json_object_object_add(res, "content", content);
-    json_object_object_add(res, "structuredContent", result_client_json(r, c->base_url, cfg->state_dir));
+    json_object_object_add(res, "structuredContent", client_json(c, r));
     json_object_object_add(res, "isError", json_object_new_boolean(r->status != RESULT_STATUS_OK));
     return res;
 }
@@ -362,7 +394,7 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
         /* The service failed: a JSON-RPC error (tools_call), with the
          * run's result as its data when there is a run. */
         if (x.accepted)
-            *result = result_client_json(&r, c->base_url, c->cfg->state_dir);
+            *result = client_json(c, &r);
         log_msg(LOG_LVL_ERROR, "run %s: sandbox error: %s", r.run_id[0] ? r.run_id : "(none made)",
                 r.error ? r.error : strerror(-rc));
     } else if (o->retry) {

@@ -158,6 +158,15 @@ json_object *result_to_json(const struct result *r);
  * service, the installer's log, a traceback in the fallback), written as
  * "STATE". Caller puts it; NULL on ENOMEM. */
 json_object *result_client_json(const struct result *r, const char *base_url, const char *state_dir);
+/* The result as MCP over stdio hands it to its client, a local user on
+ * this machine (as the command line's --json, the server's paths are kept):
+ * result_to_json with "workdir" and "zip", and each artifact's "url" and
+ * "zip_url" the file:// URL of the file itself. Caller puts it; NULL on
+ * ENOMEM. */
+json_object *result_local_json(const struct result *r);
+/* "file://" and path percent-encoded (result_url_path); caller frees, NULL
+ * on ENOMEM. */
+char *result_file_url(const char *path);
 /* The same redaction for one string the doors send (a log line, an
  * installer line): a copy with state_dir written as "STATE" (caller frees;
  * NULL on ENOMEM). */

@@ -106,6 +106,21 @@ if mode == "modern":
     send({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": META}})
     m, _ = until(lambda m: m.get("id") == 7)
     say("after-big", "tools" in m.get("result", {}))
+    # Links over stdio: the files themselves on this machine.
+    call(8, "run_my_script", {"code": "import os\nopen(os.environ['SCRIPT_OUTPUT'] + '/a b.txt', 'w').write('hi')"})
+    m, _ = until(lambda m: m.get("id") == 8)
+    r = m["result"]
+    sc = r["structuredContent"]
+    from urllib.parse import unquote
+    def local(url):
+        return url.startswith("file:///") and os.path.isfile(unquote(url[len("file://"):]))
+    art = sc["artifacts"][0]
+    links = [c["uri"] for c in r["content"] if c["type"] == "resource_link"]
+    text = r["content"][0]["text"]
+    say("local", [art["path"], local(art["url"]), open(unquote(art["url"][7:])).read(), local(sc["zip_url"] or ""),
+                  os.path.isfile(sc.get("zip") or ""), os.path.isdir(sc.get("workdir") or ""),
+                  len(links), all(local(u) for u in links),
+                  os.path.join(sc["workdir"], "output", "a b.txt") in text, sc["zip"] in text])
 p.stdin.close()
 try:
     say("exit", p.wait(60))
@@ -129,6 +144,8 @@ is "$(got parse)" '[-32700, null]' "a line that is not JSON: -32700 with id null
 like "$(got big)" '[-32000, "Content Too Large: the request body is larger than request_bytes (8.0 KiB)"]' \
     "a line past request_bytes: refused with its value"
 is "$(got after-big)" true "and the next line is served"
+is "$(got local)" '["a b.txt", true, "hi", true, true, true, 2, true, true, true]' \
+    "over stdio the links are the files: file:// URLs in the result and its resource links, the paths (the zip's, the run's) in its text"
 is "$(got exit)" 0 "the end of stdin ends it: exit 0"
 is "$(grep -l '"status":"cancelled"' $RUNMYSCRIPT_STATE_DIR/runs/*/result.json 2>/dev/null | wc -l)" $((1 + SDK_RAN)) \
     "the cancelled call's run is status cancelled$([ $SDK_RAN = 1 ] && echo " (as the SDK client's was)")"

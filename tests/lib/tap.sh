@@ -84,6 +84,19 @@ tap_merge() {
     done <"$2"
 }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+# ended_within SECONDS PID...: 0 once every PID has ended; else 1, and
+# $left names those still alive.
+ended_within() {
+    local s=$1 i p
+    shift
+    for i in $(seq $((s * 10))); do
+        left=""
+        for p in "$@"; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
+        [ -z "$left" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
 done_testing() {
     echo "1..$TAP_N"
     [ "$TAP_FAILED" -eq 0 ]
