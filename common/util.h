@@ -182,7 +182,7 @@ int util_cap_take(int dirfd, struct util_cap *c) must_check;
  * process mapping the file adds to atomically, so processes that keep
  * nothing in memory between requests count together. layout names the
  * caller's table of slots: a file made for another layout (or n) is
- * started again from zeros. Open fills c (util_counters_close unmaps it):
+ * replaced by one of zeros. Open fills c (util_counters_close unmaps it):
  * 0 or -errno (-EINVAL for n of 0 or past UTIL_COUNTERS_MAX). An add or a
  * get past n, or on a closed c, does nothing (reads 0). */
 #define UTIL_COUNTERS_MAX 65536
@@ -191,8 +191,12 @@ struct util_counters {
     size_t n;
     void *map;
     size_t len;
+    dev_t dev;
+    ino_t ino;
 };
 int util_counters_open(const char *path, uint64_t layout, size_t n, struct util_counters *c) must_check;
+/* Whether c still maps the file at path (not one another layout replaced). */
+bool util_counters_current(const struct util_counters *c, const char *path);
 void util_counters_add(struct util_counters *c, size_t i, uint64_t v);
 uint64_t util_counters_get(const struct util_counters *c, size_t i);
 void util_counters_close(struct util_counters *c);

@@ -207,21 +207,24 @@ static uint64_t layout(size_t *n)
 
 /* ---------------------------------------------------------- the counting */
 
+/* The mapping this process made (a cache of the file's place: the counts
+ * are in the file), and the state directory it is of. */
 static struct util_counters counters;
 static char counters_dir[PATH_MAX];
 static char last_run[WS_ID_MAX + 1];
 
 struct util_counters *metrics_counters(const struct cfg *cfg)
 {
-    if (!cfg || !cfg->state_dir)
+    char path[PATH_MAX];
+    if (!cfg || !cfg->state_dir ||
+        (size_t)snprintf(path, sizeof path, "%s/" METRICS_DIR "/" METRICS_FILE, cfg->state_dir) >= sizeof path)
         return NULL;
-    if (counters.slot && !strcmp(counters_dir, cfg->state_dir))
+    /* One stat a call: a newer program's table may have replaced the file. */
+    if (counters.slot && !strcmp(counters_dir, cfg->state_dir) && util_counters_current(&counters, path))
         return &counters;
     util_counters_close(&counters);
-    char path[PATH_MAX];
-    if ((size_t)snprintf(counters_dir, sizeof counters_dir, "%s", cfg->state_dir) >= sizeof counters_dir ||
-        (size_t)snprintf(path, sizeof path, "%s/" METRICS_DIR, cfg->state_dir) >= sizeof path - sizeof METRICS_FILE)
-        return NULL;
+    snprintf(counters_dir, sizeof counters_dir, "%s", cfg->state_dir);
+    *strrchr(path, '/') = '\0';
     if (mkdir(path, 0700) < 0 && errno != EEXIST)
         return NULL;
     strcat(path, "/" METRICS_FILE);
