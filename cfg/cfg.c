@@ -591,6 +591,7 @@ int cfg_load(struct cfg *c, const char *file, const char *self, const char *cons
     }
     apply_exec(c);
     log_set_level(c->log_level);
+    log_set_format(c->log_format);
     return 0;
 }
 

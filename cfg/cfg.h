@@ -32,6 +32,7 @@ struct cfg {
     char *python;
     struct cfg_reserve disk_reserve; /* new runs are refused below this much free space */
     enum log_level log_level;
+    enum log_format log_format;   /* text, or a JSON object a line (and one per request) */
     /* The HTTP front doors (serve, FastCGI on stdin, CGI). */
     uint64_t workers;             /* FastCGI workers of `serve`; 0: auto (cfg_workers) */
     uint64_t max_queued_runs;     /* more that may wait for a slot; past it: busy (503) */
@@ -52,6 +53,7 @@ struct cfg {
     uint64_t preview_bytes;       /* preview_file shows this many bytes at most */
     char *auth_token;             /* bearer token for /mcp and /api/; NULL: none */
     char *allowed_hosts;          /* Host and Origin host names allowed (comma-separated) */
+    char *metrics_allow;          /* peer addresses or networks that may read /metrics */
     char *allowed_origins;        /* more origins (scheme://host[:port]) /mcp and /api/ accept
                                    * besides the server's own; "" none, "*" any */
     char *public_url;             /* base of artifact links; NULL: from the request */

@@ -25,6 +25,7 @@ const char *const cfg__levels[] = {"error", "warning", "info", "debug", NULL};
 static const char *const isolations[] = {"auto", "namespaces", "rlimits", NULL};
 static const char *const installers[] = {"auto", "uv", "pip", NULL};
 static const char *const tristate[] = {"auto", "on", "off", NULL};
+static const char *const log_formats[] = {"text", "json", NULL}; /* enum log_format's order */
 static const int accel_values[] = {-1, 1, 0}; /* accel_redirect: an int, -1 for auto */
 
 /* What auto is, for cfg_dump: "auto (64)". */
@@ -88,6 +89,10 @@ static const struct key_def keys[] = {
     {.key = "log_level", .type = KEY_ENUM, .flags = KEY_F_ANYCASE, AT(log_level), .dflt = LOG_LVL_WARN,
      .choices = cfg__levels,
      .doc = "`error`, `warning`, `info`, `debug` (to stderr)"},
+    {.key = "log_format", .type = KEY_ENUM, AT(log_format), .choices = log_formats,
+     .doc = "`text`: a line of text per message; `json`: every line a JSON object, and one more per request "
+          "served (method, route, status, duration, run id, client) whatever `log_level` is, for log "
+          "collectors (\"[Logs](serving.md#logs)\")"},
     {.key = "workers", .type = KEY_COUNT, AT(workers), .max = CFG_WORKERS_MAX,
      .doc_default = "`0` (4 + 4 x CPUs, at least `max_concurrent_runs` + `max_queued_runs` + 2: 68 on two cores)",
      .doc = "FastCGI workers of `serve` (`--workers`), 0 to 1024"},
@@ -150,6 +155,10 @@ static const struct key_def keys[] = {
     {.key = "allowed_hosts", .type = KEY_STRING, AT(allowed_hosts), .dflt_text = "localhost,127.0.0.1,[::1]",
      .doc = "host names accepted in `Host` (DNS-rebinding protection) and, for `/artifacts/` and `/healthz`, "
           "in `Origin` (403 otherwise); `*` accepts any"},
+    {.key = "metrics_allow", .type = KEY_STRING, AT(metrics_allow), .dflt_text = "127.0.0.0/8,::1",
+     .doc = "the clients that may read `/metrics`: addresses or networks (`10.0.0.0/8`, `fd00::/8`) of the "
+          "peer (`REMOTE_ADDR`), blanks or commas between them; `*` any, empty none (403 otherwise; "
+          "\"[Metrics](serving.md#metrics)\")"},
     {.key = "allowed_origins", .type = KEY_OPTSTRING, AT(allowed_origins), .dflt_text = "",
      .doc = "more origins (`scheme://host[:port]`, blanks or commas between them) whose pages may call `/mcp`"
           " and `/api/` (the CSRF check of `Origin`, 403 otherwise); the server's own origin is always "

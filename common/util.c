@@ -64,6 +64,36 @@ void log_set_level(enum log_level lvl)
     log_threshold = lvl;
 }
 
+static enum log_format log_form = LOG_FORMAT_TEXT;
+
+void log_set_format(enum log_format f)
+{
+    log_form = f;
+}
+
+bool log_json(void)
+{
+    return log_form == LOG_FORMAT_JSON;
+}
+
+void log_json_line(const char *object)
+{
+    int saved = errno;
+    fprintf(stderr, "%s\n", object);
+    errno = saved;
+}
+
+/* The wall clock as RFC 3339 in UTC, to the millisecond. */
+static void log_time(char *out, size_t n)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t o = strftime(out, n, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + o, n - o, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
     static const char *const names[] = {"error", "warning", "info", "debug"};
@@ -86,7 +116,23 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
             o += (size_t)snprintf(line + o, sizeof line - o, "\\x%02x", *p);
     }
     line[o] = '\0';
-    fprintf(stderr, "runmyscript[%ld] %s %s: %s\n", (long)getpid(), names[lvl], log_id, line);
+    if (log_form == LOG_FORMAT_JSON) {
+        /* The line holds printable ASCII only (above): " and \ are all
+         * JSON wants escaped; the id is ours (hex, or "-"). */
+        char js[sizeof line * 2], when[40];
+        size_t j = 0;
+        for (const char *p = line; *p; p++) {
+            if (*p == '"' || *p == '\\')
+                js[j++] = '\\';
+            js[j++] = *p;
+        }
+        js[j] = '\0';
+        log_time(when, sizeof when);
+        fprintf(stderr, "{\"time\":\"%s\",\"level\":\"%s\",\"pid\":%ld,\"id\":\"%s\",\"msg\":\"%s\"}\n", when,
+                names[lvl], (long)getpid(), log_id, js);
+    } else {
+        fprintf(stderr, "runmyscript[%ld] %s %s: %s\n", (long)getpid(), names[lvl], log_id, line);
+    }
     errno = saved;
 }
 

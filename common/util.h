@@ -56,6 +56,15 @@ enum log_level { LOG_LVL_ERROR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
 void log_set_id(const char *id);
 /* Sets the threshold; lines above it are dropped. Default: LOG_LVL_WARN. */
 void log_set_level(enum log_level lvl);
+/* The form of the lines: text (below), or a JSON object a line,
+ * {"time", "level", "pid", "id", "msg"}, for log collectors. */
+enum log_format { LOG_FORMAT_TEXT, LOG_FORMAT_JSON };
+void log_set_format(enum log_format f);
+bool log_json(void);
+/* Writes object (one JSON object, made by the caller, every string of it
+ * escaped, no newline in it) to stderr as one line, whatever the level: a
+ * request's line in the JSON form. */
+void log_json_line(const char *object);
 /* Writes one line to stderr: "runmyscript[pid] LEVEL id: message". Bytes
  * outside printable ASCII in the formatted message are escaped, so text a
  * client sent can be logged without forging lines. */
@@ -169,6 +178,28 @@ struct util_cap {
  * every process that takes the same cap this way. 0 (make's 0), -EDQUOT
  * when the cap is reached (nothing made), make's -errno, or -errno. */
 int util_cap_take(int dirfd, struct util_cap *c) must_check;
+/* A file of shared counters (util_counters.c): n 64-bit slots that every
+ * process mapping the file adds to atomically, so processes that keep
+ * nothing in memory between requests count together. layout names the
+ * caller's table of slots: a file made for another layout (or n) is
+ * replaced by one of zeros. Open fills c (util_counters_close unmaps it):
+ * 0 or -errno (-EINVAL for n of 0 or past UTIL_COUNTERS_MAX). An add or a
+ * get past n, or on a closed c, does nothing (reads 0). */
+#define UTIL_COUNTERS_MAX 65536
+struct util_counters {
+    uint64_t *slot;
+    size_t n;
+    void *map;
+    size_t len;
+    dev_t dev;
+    ino_t ino;
+};
+int util_counters_open(const char *path, uint64_t layout, size_t n, struct util_counters *c) must_check;
+/* Whether c still maps the file at path (not one another layout replaced). */
+bool util_counters_current(const struct util_counters *c, const char *path);
+void util_counters_add(struct util_counters *c, size_t i, uint64_t v);
+uint64_t util_counters_get(const struct util_counters *c, size_t i);
+void util_counters_close(struct util_counters *c);
 /* mkdir -p with mode for each missing component. 0 or -errno. */
 int util_mkdir_p(const char *path, mode_t mode) must_check;
 /* Copies src (a regular file, not followed if a symlink) to dst, creating

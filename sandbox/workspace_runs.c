@@ -227,6 +227,24 @@ int ws_runs_usage(const char *state_dir, uint64_t *bytes, uint64_t *files)
     return 0;
 }
 
+int ws_tree_usage(const char *state_dir, const char *sub, uint64_t *bytes, uint64_t *files)
+{
+    *bytes = *files = 0;
+    if (strchr(sub, '/') || !strcmp(sub, "..") || !strcmp(sub, ".") || !*sub)
+        return -EINVAL;
+    cleanup_fd int sfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sfd < 0)
+        return -errno;
+    struct stat st;
+    if (fstatat(sfd, sub, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0 : -errno;
+    struct measure m;
+    measure(sfd, sub, &m);
+    *bytes = m.bytes;
+    *files = m.files;
+    return 0;
+}
+
 /* -------------------------------------------------------------- reaping */
 
 int ws_reap_runs(const char *state_dir, int64_t ttl_ms)

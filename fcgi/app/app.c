@@ -1,6 +1,6 @@
 /* app.c: the routes, the checks they share, /artifacts/ and /healthz (see
  * app.h); /mcp, /api/run and /api/cell are handed to mcp.c, web.c and
- * web_cell.c. */
+ * web_cell.c, /metrics to app_metrics.c. */
 #include "config.h"
 
 #include "app.h"
@@ -18,6 +18,7 @@
 
 #include "executor.h"
 #include "mcp.h"
+#include "metrics.h"
 #include "stream.h"
 #include "web.h"
 
@@ -121,6 +122,7 @@ static bool body_room(const struct app *app, struct http_req *req, struct http_r
     if (app_body_admit(app, req, resp, b) == 0)
         return true;
     discard(http_add_header(resp, "Retry-After", "%lld", (long long)((app->cfg->exec.retry_after_ms + 999) / 1000)));
+    metrics_refused(app->cfg, METRICS_REFUSED_MEMORY);
     deny(req, resp, 503, jsonrpc, "Service unavailable: the request bodies in flight fill request_memory; try again later");
     return false;
 }
@@ -289,32 +291,6 @@ static json_object *python_info(const struct app *app)
     return o;
 }
 
-/* The jail's probe (a forked child tries the namespaces), once per process. */
-static const struct probe_caps *host_caps(void)
-{
-    static struct probe_caps caps;
-    static bool probed;
-    if (!probed) {
-        probe_host(&caps);
-        probed = true;
-    }
-    return &caps;
-}
-
-/* What runs get here: the probe and the configuration's choice. */
-static const char *isolation_level(const struct cfg *cfg)
-{
-    const struct probe_caps *caps = host_caps();
-    if (caps->userns && caps->seccomp && cfg->exec.isolation != EXEC_ISOLATION_RLIMITS)
-        return "namespaces+seccomp";
-    if (cfg->exec.isolation == EXEC_ISOLATION_RLIMITS ||
-        (!cfg->exec.require_isolation && cfg->exec.isolation == EXEC_ISOLATION_AUTO)) {
-        const char *fb = probe_fallback_isolation(caps, cfg->exec.landlock);
-        return fb ? fb : "none: runs are refused (landlock = on and this kernel has no Landlock)";
-    }
-    return "none: runs are refused (require_isolation = on and no namespaces here)";
-}
-
 /* The installer runs will use: the installer key, and for auto what deps
  * picks (uv when it is on the server's PATH, else pip). */
 static const char *installer_name(const struct cfg *cfg)
@@ -407,11 +383,11 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
         json_object_object_add(o, "error", json_object_new_string(why));
     json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
     json_object_object_add(o, "mode", json_object_new_string(app->mode));
-    json_object_object_add(o, "isolation", json_object_new_string(isolation_level(app->cfg)));
+    json_object_object_add(o, "isolation", json_object_new_string(app_isolation(app->cfg)));
     char iso[32] = "";
     discard(cfg_value(app->cfg, "isolation", iso, sizeof iso)); /* the key is there, its names short */
     json_object_object_add(o, "isolation_config", json_object_new_string(iso));
-    json_object_object_add(o, "landlock_abi", json_object_new_int(host_caps()->landlock_abi));
+    json_object_object_add(o, "landlock_abi", json_object_new_int(app_host_caps()->landlock_abi));
     json_object_object_add(o, "python", python_info(app));
     json_object_object_add(o, "installer", json_object_new_string(installer_name(app->cfg)));
     json_object *w = json_object_new_object();
@@ -473,6 +449,9 @@ void app_handle(const struct app *app, struct http_io *io)
     struct http_req req;
     struct http_resp resp;
     struct app_body body = {.fd = -1};
+    int64_t started = util_now_ms();
+    const char *route = "other";
+    metrics_request_begin();
     http_req_init(&req, io);
     http_resp_init(&resp, io);
     log_set_id(req.id);
@@ -482,9 +461,11 @@ void app_handle(const struct app *app, struct http_io *io)
     if (!req.path_ok) {
         http_send_error(&resp, 400, "bad request path");
     } else if (!strcmp(req.path, "/mcp")) {
+        route = "/mcp";
         if (guard(app, &req, &resp, true, true) && body_room(app, &req, &resp, true, &body))
             mcp_handle(app, &req, &resp);
     } else if (!strncmp(req.path, "/api/", 5)) {
+        route = !strncmp(req.path, "/api/run", 8) ? "/api/run" : !strncmp(req.path, "/api/cell", 9) ? "/api/cell" : "other";
         if (guard(app, &req, &resp, false, true) && body_room(app, &req, &resp, false, &body)) {
             if (!strcmp(req.path, "/api/run"))
                 web_api_run(app, &req, &resp);
@@ -498,17 +479,24 @@ void app_handle(const struct app *app, struct http_io *io)
                 http_send_error(&resp, 404, "no such API");
         }
     } else if (!strncmp(req.path, "/artifacts/", 11)) {
+        route = "/artifacts/";
         if (guard(app, &req, &resp, false, false))
             artifacts(app, &req, &resp);
     } else if (!strcmp(req.path, "/healthz")) {
+        route = "/healthz";
         if (guard(app, &req, &resp, false, false))
             healthz(app, &req, &resp);
+    } else if (!strcmp(req.path, "/metrics")) {
+        route = "/metrics";
+        if (guard(app, &req, &resp, false, false))
+            app_metrics(app, &req, &resp);
     } else {
         http_send_error(&resp, 404, "not found");
     }
     if (!resp.started)
         http_send_error(&resp, 500, "no response");
     app_body_release(app, &body);
+    app_request_done(app, &req, &resp, route, started);
     http_resp_free(&resp);
     log_set_id(NULL);
 }

@@ -51,4 +51,22 @@ void app_body_release(const struct app *app, struct app_body *b);
 /* The bytes of the bodies in flight now (a snapshot, for /healthz). */
 uint64_t app_body_in_use(const struct app *app);
 
+/* The jail's probe of this host, made once per process (a forked child
+ * tries the namespaces; app_host.c). Borrowed. */
+const struct probe_caps *app_host_caps(void);
+/* What runs get here, from the probe and the configuration's choice:
+ * "namespaces+seccomp", the fallback's name, or "none: ..." with why
+ * (static). */
+const char *app_isolation(const struct cfg *cfg);
+
+/* /metrics (app_metrics.c): whether addr (REMOTE_ADDR) is in
+ * metrics_allow, and the route itself. */
+bool app_metrics_allowed(const struct cfg *cfg, const char *addr);
+void app_metrics(const struct app *app, struct http_req *req, struct http_resp *resp);
+/* After each request: counts it (its route and status) and, with
+ * log_format = json, writes its line to the log. started_ms: when it
+ * came (util_now_ms). */
+void app_request_done(const struct app *app, const struct http_req *req, const struct http_resp *resp,
+                      const char *route, int64_t started_ms);
+
 #endif

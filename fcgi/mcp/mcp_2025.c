@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include "mcp_internal.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -105,6 +106,7 @@ static void initialize(struct mcp_2025_req *p, json_object *id, json_object *par
     }
     if (rc == -EDQUOT) {
         mcp__session_free(&s);
+        metrics_refused(cfg, METRICS_REFUSED_CAPS);
         char msg[120];
         snprintf(msg, sizeof msg, "Service unavailable: too many open sessions (max_sessions = %llu)",
                  (unsigned long long)cfg->max_sessions);

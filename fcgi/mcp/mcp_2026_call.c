@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "mcp_internal.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -204,6 +205,7 @@ void mcp__2026_call(struct mcp_2026_req *m)
             rc = mcp__task_call(m, &c, tool, targs, ws.dir ? ws.id : NULL, delay);
         }
         if (rc == -EDQUOT) {
+            metrics_refused(m->app->cfg, METRICS_REFUSED_CAPS);
             if (made)
                 discard(mcp__session_end(m->app, &ws)); /* nothing ran in it */
             mcp__2026_answer(m, tools_error_result("%s: too many tasks on this server (max_tasks = %llu); try again "

@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include "mcp_internal.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -172,6 +173,8 @@ void mcp__listen(struct mcp_2026_req *m)
     }
     if (stream_open(m->req, m->resp, STREAM_USE_LISTEN, &status, &why) < 0) {
         char msg[200];
+        if (status == 429 || status == 503)
+            metrics_refused(m->app->cfg, METRICS_REFUSED_STREAMS);
         snprintf(msg, sizeof msg, "%s: %s; try again later", status == 429 ? "Too many requests" : "Service unavailable",
                  why);
         json_object_put(agreed);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "mcp_internal.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ int mcp__workspace_make(const struct cfg *cfg, struct mcp_session *s)
     }
     if (rc == -EDQUOT) {
         mcp__session_free(s);
+        metrics_refused(cfg, METRICS_REFUSED_CAPS);
         return -EUSERS;
     }
     return rc;

@@ -12,6 +12,7 @@
 #include "tools_internal.h"
 
 #include "cfg_outcome.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -371,7 +372,10 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
         .cancelled = on_cancelled, .cancel_reason = on_cancel_reason, .accepted = on_accepted,
     };
     result_init(&r);
-    int rc = call(&spec, &sink, &r);
+    struct metrics_run meter;
+    metrics_run_begin(&meter, &sink);
+    int rc = call(&spec, &meter.sink, &r);
+    metrics_run_end(c->cfg, &meter, METRICS_DOOR_MCP, a->cell, &r);
     for (size_t i = 0; i < ARRAY_SIZE(x.line); i++)
         dbuf_free(&x.line[i]);
     const struct cfg_outcome *o = cfg_outcome(r.outcome);

@@ -30,6 +30,7 @@
 #include "cfg_outcome.h"
 #include "executor.h"
 #include "form.h"
+#include "metrics.h"
 #include "stream.h"
 
 #define WEB_JSON_DEPTH 16  /* JSON bodies are flat objects */
@@ -684,7 +685,10 @@ static bool run_and_answer(const struct app *app, const struct web_door *door, s
         .cancelled = on_cancelled, .cancel_reason = on_cancel_reason, .accepted = on_accepted,
     };
     const struct app_exec *x = app_exec_of(app);
-    int rc = door->cell ? x->cell(spec, &sink, &r) : x->run(spec, &sink, &r);
+    struct metrics_run meter;
+    metrics_run_begin(&meter, &sink);
+    int rc = door->cell ? x->cell(spec, &meter.sink, &r) : x->run(spec, &meter.sink, &r);
+    metrics_run_end(app->cfg, &meter, METRICS_DOOR_WEB, door->cell, &r);
     const struct cfg_outcome *o = cfg_outcome(r.outcome);
     /* Refused before the stream began (the checks, the disk, a failure
      * of the checks): a plain answer; stopped by on_accepted: the client

@@ -77,6 +77,12 @@ int ws_run_remove(const char *state_dir, const char *run_id) must_check;
  * runs_files): 0 with the bytes and inodes, or -errno. */
 int ws_runs_usage(const char *state_dir, uint64_t *bytes, uint64_t *files) must_check;
 
+/* What STATE/sub (one name: "store", "envs") holds on the disk, walked now:
+ * its blocks in bytes and its inodes (a file linked from two trees counts
+ * in both). 0 (zeros when it does not exist), -EINVAL for a sub that is
+ * not one plain name, or -errno. */
+int ws_tree_usage(const char *state_dir, const char *sub, uint64_t *bytes, uint64_t *files) must_check;
+
 /* The file system of the state directory against disk_reserve. */
 struct exec_config;
 struct ws_disk {

@@ -12,6 +12,8 @@
  *             Mcp-Method, Mcp-Name and Mcp-Param-Workspace mirror the body,
  *             as a client sends them); 2: GET /artifacts/REST; 3: POST /api/run
  *   bit 2     send the Mcp-Session-Id of a live session made for this input;
+ *             with 2: GET /metrics instead (after the session's requests:
+ *             the counters they left; the body unused);
  *             with 3: POST /api/cell (a new notebook) instead of /api/run
  *             (and with bit 6: /api/cell/LINE, LINE the body's first line,
  *             the rest the body: a notebook's cell or its reset)
@@ -318,6 +320,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 2: {
+        if (flags & 4) {
+            resp = serve(&cfg, "GET", "/metrics", NULL, NULL, false, "", 0, "");
+            fuzz_assert(strstr(resp, "runmyscript_requests_total") || strstr(resp, "403"),
+                        "/metrics: the exposition, or refused");
+            break;
+        }
         /* The URI as nginx passes it: the bytes after /artifacts/ up to a
          * newline, percent-encoded or not as the input says. */
         char uri[HTTP_PATH_MAX + 64];
