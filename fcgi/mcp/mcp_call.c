@@ -289,6 +289,7 @@ void mcp__tools_ctx(const struct mcp_call *c, void *ctx, const struct tools_ctx 
     t->session_dir = c->session_dir;
     t->version = c->version;
     t->base_url = c->base_url;
+    t->local = c->app->mode && !strcmp(c->app->mode, "stdio");
     t->ctx = ctx;
 }
 

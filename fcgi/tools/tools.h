@@ -34,6 +34,8 @@ struct tools_ctx {
     const char *session_dir;      /* STATE/sessions/SID */
     const char *version;          /* the session's negotiated revision */
     const char *base_url;         /* scheme://host of artifact links, "" unknown */
+    bool local;                   /* the client runs on this machine (MCP over stdio): mount_file
+                                   * takes file:// URLs beneath mount_root */
     void *ctx;                    /* passed to the callbacks */
     /* A progress notification (dropped unless progress grows). */
     void (*progress)(void *ctx, double progress, double total, const char *message);
