@@ -56,6 +56,8 @@ struct cfg {
     char *metrics_allow;          /* peer addresses or networks that may read /metrics */
     char *allowed_origins;        /* more origins (scheme://host[:port]) /mcp and /api/ accept
                                    * besides the server's own; "" none, "*" any */
+    char *mount_root;             /* file:// over stdio beneath it; NULL or "": none */
+    uint64_t write_bytes;         /* the cap of a file write_file puts into a workspace */
     char *public_url;             /* base of artifact links; NULL: from the request */
     char *base_path;              /* public_url's path ("/tools/rms"), "" when none: the
                                    * site is under it; derived, not a key */

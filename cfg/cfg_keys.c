@@ -150,6 +150,11 @@ static const struct key_def keys[] = {
      .doc = "image artifacts are sent inline in MCP results while they fit, all together"},
     {.key = "preview_bytes", .type = KEY_SIZE, AT(preview_bytes), .dflt = 8 * KIB, .min = 256, .max = 16 * MIB,
      .doc = "what `preview_file` shows of a file"},
+    {.key = "mount_root", .type = KEY_OPTSTRING, AT(mount_root),
+     .doc = "an absolute directory whose files `mount_file` takes as `file:///PATH` URLs, over stdio only (the "
+          "client's own machine); no symlink is followed beneath it. Empty: `file://` is refused"},
+    {.key = "write_bytes", .type = KEY_SIZE, AT(write_bytes), .dflt = 10 * MIB, .min = 1, .max = 1024 * MIB,
+     .doc = "the most a file `write_file` (MCP) puts into a workspace may weigh"},
     {.key = "auth_token", .type = KEY_SECRET, AT(auth_token),
      .doc = "a bearer token for `/mcp` and `/api/` (401 without it); `runmyscript config` shows `(set)`"},
     {.key = "allowed_hosts", .type = KEY_STRING, AT(allowed_hosts), .dflt_text = "localhost,127.0.0.1,[::1]",

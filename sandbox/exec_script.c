@@ -83,14 +83,16 @@ static void layout_free(struct layout *l)
 
 /* Whether a notebook would show something of the script at its end: its
  * last statement may be an expression, or it draws with matplotlib (a
- * figure left open). Such a script runs through runner.py. */
+ * figure left open), by an import or a call that imports it (pandas'
+ * df.plot()). Such a script runs through runner.py. */
 static bool wants_display(const struct exec_spec *spec)
 {
     if (deps_scan_ends_in_expression(spec->code, spec->code_len))
         return true;
     struct strv imports = {0};
     bool draws = false;
-    if (deps_scan_imports(spec->code, spec->code_len, &imports) == 0)
+    if (deps_scan_imports(spec->code, spec->code_len, &imports) == 0 &&
+        deps_scan_idioms(spec->code, spec->code_len, &imports, &imports) == 0)
         draws = strv_has(&imports, "matplotlib") || strv_has(&imports, "pylab") ||
                 strv_has(&imports, "seaborn");
     strv_free(&imports);

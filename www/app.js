@@ -1,4 +1,4 @@
-// app.js: the Run My Script page's form mode: the code box (line numbers,
+// app.js: the runmyscript page's form mode: the code box (line numbers,
 // Tab, Ctrl+Enter, examples, a .py file), the script kept in the browser
 // across reloads, and a run of the form through api/run whose phases, live
 // log and result show in the output pane (beside the form on a wide
@@ -16,7 +16,7 @@ import { bindEditor } from './js/editor.js';
 import { askToken as tokenPrompt } from './js/token.js';
 import { LiveLog } from './js/log.js';
 import { Steps, outcome } from './js/status.js';
-import { statusLine, envLine, fileList, previews, pageViewer } from './js/result.js';
+import { statusLine, envLine, valueView, fileList, previews, pageViewer } from './js/result.js';
 
 document.documentElement.classList.add('js');
 
@@ -156,6 +156,7 @@ function start() {
   log.clear();
   resultEl.hidden = true;
   $('previews').textContent = '';
+  $('images').textContent = '';
   steps.reset();
   busy(true);
   say('Sending…');
@@ -208,9 +209,10 @@ function showResult(me, r, elapsed) {
   steps.finish(true);
   showError(outcome(r, me.limits));
   say('Done: ' + r.status + '.');
+  valueView(r, $('value-box'), $('value'));
   fileList(r, $('files'), $('no-files'), $('zip'));
   resultEl.hidden = false;
-  previews(r.artifacts || [], $('previews'), viewer);
+  previews(r.artifacts || [], $('previews'), viewer, $('images'));
 }
 
 stopBtn.addEventListener('click', () => {
@@ -227,5 +229,20 @@ function askToken(why) {
   tokenPrompt(start, () => runBtn.focus());
 }
 
+// The Timeout field's maximum: the server's timeout (healthz says it), so
+// that a value above it is refused before Run, in the field.
+async function timeoutMax() {
+  try {
+    const r = await fetch('healthz', { cache: 'no-store' });
+    const h = await r.json();
+    const ms = h.limits && h.limits.timeout;
+    if (!ms) return;
+    const max = Math.floor(ms / 1000);
+    $('timeout').max = String(max);
+    $('timeout-max').textContent = 'At most ' + max + ' s on this server.';
+  } catch (e) { /* the server says it after Run instead */ }
+}
+
 loadDraft();
 updateGutter();
+timeoutMax();

@@ -118,6 +118,9 @@ import { fileList, previews, pageViewer } from './js/result.js';
     cellsEl.insertBefore(el, at < cells.length - 1 ? cells[at + 1].el : null);
     bindEditor(cell.area, (e) => cellKey(cell, e), () => grow(cell.area));
     cell.area.addEventListener('input', () => { grow(cell.area); save(); });
+    // A long line scrolls the cell sideways while it is typed; once the
+    // cell is left, its lines show from their start again.
+    cell.area.addEventListener('blur', () => { cell.area.scrollLeft = 0; });
     cell.runBtn.addEventListener('click', () => runCell(cell));
     cell.stopBtn.addEventListener('click', () => stop(cell));
     cell.delBtn.addEventListener('click', () => deleteCell(cell));
@@ -294,9 +297,19 @@ import { fileList, previews, pageViewer } from './js/result.js';
     const n = k.cell != null ? k.cell : '?';
     cell.prompt.textContent = '[' + n + ']';
     const parts = ['Status: ' + r.status, r.duration_ms + ' ms'];
-    if (STATE_WORDS[k.state]) parts.push(STATE_WORDS[k.state] + (k.reason ? ' (' + k.reason + ')' : ''));
-    else if (k.reason) parts.push(k.reason); // kept, with the packages added to it
+    if (STATE_WORDS[k.state]) parts.push(STATE_WORDS[k.state]);
+    else if (k.reason) parts.push('packages added'); // kept, with the packages added to it
     cell.status.textContent = parts.join(' · ');
+    // Why the kernel changed (which packages, from where) is long: one
+    // short line, the whole sentence on a click.
+    if (k.reason) {
+      const why = document.createElement('details');
+      why.className = 'cell-why';
+      const sum = document.createElement('summary');
+      sum.textContent = 'Why';
+      why.append(sum, document.createTextNode(k.reason));
+      cell.status.append(' ', why);
+    }
     cell.status.className = 'cell-status status st-' + r.status;
     problem(cell, outcome(r, current ? current.run.limits : {}) || (r.status !== 'ok' && r.error) || '');
     if (r.value) {

@@ -424,6 +424,11 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(rq, "memory_bytes", json_object_new_int64((int64_t)app_body_in_use(app)));
     json_object_object_add(rq, "memory_max", json_object_new_int64((int64_t)cfg_request_memory(app->cfg)));
     json_object_object_add(o, "requests", rq);
+    /* The most a client may ask of a run (the page's Timeout field takes
+     * it as its maximum), in ms as the run event says its limits. */
+    json_object *lim = json_object_new_object();
+    json_object_object_add(lim, "timeout", json_object_new_int64((int64_t)app->cfg->exec.limits.wall_ms));
+    json_object_object_add(o, "limits", lim);
     json_object_object_add(o, "streams", streams_info(app));
     discard(http_add_header(resp, "Cache-Control", "no-store"));
     discard(http_send_json(resp, healthy ? 200 : 503,

@@ -729,3 +729,59 @@ int http_read_json(struct http_req *req, size_t max, int depth, json_object **ou
         return -E2BIG;
     return http_parse_json(body, len, depth, out);
 }
+
+unsigned char *http_base64_decode(const char *s, size_t n, size_t *out_len)
+{
+    unsigned char *out = malloc(n / 4 * 3 + 3);
+    if (!out)
+        return NULL;
+    size_t o = 0, pad = 0;
+    uint32_t v = 0;
+    unsigned k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int d;
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+            continue;
+        if (c == '=') {
+            pad++;
+            continue;
+        }
+        if (pad)
+            goto bad; /* data after the padding */
+        if (c >= 'A' && c <= 'Z')
+            d = c - 'A';
+        else if (c >= 'a' && c <= 'z')
+            d = c - 'a' + 26;
+        else if (c >= '0' && c <= '9')
+            d = c - '0' + 52;
+        else if (c == '+')
+            d = 62;
+        else if (c == '/')
+            d = 63;
+        else
+            goto bad;
+        v = v << 6 | (uint32_t)d;
+        if (++k == 4) {
+            out[o++] = (unsigned char)(v >> 16);
+            out[o++] = (unsigned char)(v >> 8);
+            out[o++] = (unsigned char)v;
+            v = 0;
+            k = 0;
+        }
+    }
+    if (k == 1 || pad > 2)
+        goto bad;
+    if (k == 2)
+        out[o++] = (unsigned char)(v >> 4);
+    else if (k == 3) {
+        out[o++] = (unsigned char)(v >> 10);
+        out[o++] = (unsigned char)(v >> 2);
+    }
+    *out_len = o;
+    return out;
+bad:
+    free(out);
+    errno = EINVAL;
+    return NULL;
+}

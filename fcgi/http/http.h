@@ -178,6 +178,10 @@ bool http_accepts_named(const char *accept, const char *type);
 
 /* Base64 (RFC 4648, padded) of n bytes (caller frees), or NULL. */
 char *http_base64(const unsigned char *p, size_t n, size_t *out_len);
+/* Standard base64 (RFC 4648, padding optional, whitespace skipped) into a
+ * new buffer (caller frees) of *out_len bytes; NULL when s is not base64
+ * (errno EINVAL) or on ENOMEM. */
+unsigned char *http_base64_decode(const char *s, size_t n, size_t *out_len);
 
 /* The scheme://host[:port] absolute links start with: public_url when set
  * (its trailing '/' dropped), else from the request (REQUEST_SCHEME or

@@ -147,6 +147,17 @@ static const struct tools_def defs[] = {
      "mounted_as, bytes, sha256 and mime. Mounting the same URL to the same path again in the workspace is a "
      "no-op. Only public addresses are fetched; downloads are capped in size and time. A failure (HTTP "
      "error, timeout, too large, refused address) returns isError true naming the URL and the reason."},
+    {"write_file", "Write a file into the workspace",
+     "Write a file you have (text, or bytes in base64) into this session's workspace, at mounts/PATH, where "
+     "run_code scripts read it (read-only; open('mounts/PATH') from the current directory): a CSV, a "
+     "spreadsheet, a helper module. Returns mounted_as, bytes, sha256 and mime. Capped in size (write_bytes); "
+     "a file already at PATH is replaced. For a file on the web, mount_file fetches it.",
+     tools__schema_write_file_input, tools__schema_mount_file_output, tools__write_file, false, false,
+     "Write a file you have (text, or bytes in base64) into a workspace (workspace: a handle run_code or "
+     "write_file returned; without it a new workspace is made and its handle returned), at mounts/PATH, where "
+     "run_code scripts read it (read-only; open('mounts/PATH') from the current directory): a CSV, a "
+     "spreadsheet, a helper module. Returns mounted_as, bytes, sha256 and mime. Capped in size (write_bytes); "
+     "a file already at PATH is replaced. For a file on the web, mount_file fetches it."},
     {"persist_artifact", "Upload an output file",
      "Upload a file the scripts wrote to output/ (SCRIPT_OUTPUT) with an HTTP PUT to a URL you provide, such "
      "as a presigned upload URL of an object store, so that it outlives the session. relative_path is "
@@ -186,12 +197,12 @@ static json_object *input_schema(const struct cfg *cfg, const struct tools_def *
  * (x-mcp-header) so that a proxy routes the call to the node that holds it. */
 static const char workspace_description[] =
     "The workspace handle an earlier call returned (structuredContent.workspace): its files persist between "
-    "calls (and its kernel the names of run_cell's cells). Leave it out of run_code, run_cell or mount_file to "
-    "start a new workspace.";
+    "calls (and its kernel the names of run_cell's cells). Leave it out of run_code, run_cell, mount_file or "
+    "write_file to start a new workspace.";
 
 enum tools_ws_use tools_workspace_use(const char *name)
 {
-    static const char *const make[] = {"run_code", "run_cell", "mount_file"};
+    static const char *const make[] = {"run_code", "run_cell", "mount_file", "write_file"};
     static const char *const need[] = {"list_dir", "preview_file", "persist_artifact", "reset_kernel",
                                        TOOLS_DELETE_WORKSPACE};
     for (size_t i = 0; i < ARRAY_SIZE(make); i++)

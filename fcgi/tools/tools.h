@@ -35,7 +35,8 @@ struct tools_ctx {
     const char *version;          /* the session's negotiated revision */
     const char *base_url;         /* scheme://host of artifact links, "" unknown */
     bool local;                   /* over stdio: the client is a local user on this machine, whose links are the
-                                   * files themselves (file:// URLs, paths) and who may see the server's paths */
+                                   * files themselves (file:// URLs, paths), who may see the server's paths, and
+                                   * whose mount_file takes file:// URLs beneath mount_root */
     void *ctx;                    /* passed to the callbacks */
     /* A progress notification (dropped unless progress grows). */
     void (*progress)(void *ctx, double progress, double total, const char *message);

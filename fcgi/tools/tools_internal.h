@@ -45,7 +45,7 @@ const char *tools__fixture_needs(const char *name);
 /* fcgi/tools/schemas/NAME.json, as generated. */
 extern const char tools__schema_run_output[], tools__schema_run_code_input[], tools__schema_run_my_script_input[],
     tools__schema_list_dir_input[], tools__schema_list_dir_output[], tools__schema_preview_file_input[],
-    tools__schema_preview_file_output[], tools__schema_mount_file_input[], tools__schema_mount_file_output[],
+    tools__schema_preview_file_output[], tools__schema_mount_file_input[], tools__schema_mount_file_output[], tools__schema_write_file_input[],
     tools__schema_persist_artifact_input[], tools__schema_persist_artifact_output[], tools__schema_empty_input[],
     tools__schema_run_cell_input[], tools__schema_run_cell_output[], tools__schema_reset_kernel_output[];
 
@@ -74,6 +74,7 @@ int tools__reset_kernel(const struct tools_ctx *c, json_object *args, json_objec
 int tools__list_dir(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
 int tools__preview_file(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
 int tools__mount_file(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
+int tools__write_file(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
 int tools__persist_artifact(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
 /* run_code's files, into the session's mounts/ before the run. 0 with
  * *result NULL when all are there; 0 with an isError *result when one

@@ -1,6 +1,7 @@
-/* tools_xfer.c: the transfers, mount_file, run_code's files and
- * persist_artifact: files move with fetch_* in this worker, reporting bytes
- * as progress and polling the client's cancel. */
+/* tools_xfer.c: the transfers, mount_file (a URL, or over stdio a file://
+ * beneath mount_root), write_file (the client's bytes), run_code's files
+ * and persist_artifact: files move with fetch_* in this worker, reporting
+ * bytes as progress and polling the client's cancel. */
 #include "config.h"
 
 #include "tools_internal.h"
@@ -8,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define TOOLS_XFER_POLL_MS 100      /* progress and cancel checks of a transfer, at most this often */
 
@@ -115,16 +117,85 @@ int tools__mount_file(const struct tools_ctx *c, json_object *args, json_object 
                             "e.g. 'data/train.csv') are required, both strings");
         return 0;
     }
+    const char *u = json_object_get_string(url);
     struct xfer_call t;
-    xfer_start(c, &t, "downloading", json_object_get_string(url), 0, 0, 0);
+    /* A file:// URL names a file of the machine the server runs on: the
+     * client's own only over stdio, and then only beneath mount_root. */
+    bool local = !strncasecmp(u, "file:", 5);
+    if (local && !c->local) {
+        *result = tools__arg_error("mount_file: file:// URLs are taken only over stdio (runmyscript mcp on your own "
+                                   "machine); send the bytes with write_file, or give an http or https URL");
+        return 0;
+    }
+    xfer_start(c, &t, local ? "copying" : "downloading", u, 0, 0, 0);
+    struct fetch_src src = {.kind = local ? FETCH_SRC_LOCAL : FETCH_SRC_URL, .url = u, .root = c->cfg->mount_root};
     struct fetch_mount m;
-    int rc = fetch_mount(&t.fc, c->session_dir, json_object_get_string(url), json_object_get_string(mp), &m, t.err,
-                         sizeof t.err);
+    int rc = fetch_mount_from(&t.fc, c->session_dir, &src, json_object_get_string(mp), &m, t.err, sizeof t.err);
     if (rc < 0)
         return xfer_error(c, "mount_file", rc, t.err, "", result);
     *result = mount_result(t.shown, &m);
     log_msg(LOG_LVL_INFO, "mount_file: %s %llu bytes", m.reused ? "kept" : "mounted", (unsigned long long)m.bytes);
     fetch_mount_free(&m);
+    return *result ? 0 : -ENOMEM;
+}
+
+int tools__write_file(const struct tools_ctx *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {"path", "content", "encoding", NULL};
+    if ((*result = tools__check_known(args, known, "write_file")))
+        return 0;
+    json_object *path = tools__get_arg(args, "path"), *content = tools__get_arg(args, "content"),
+                *enc = tools__get_arg(args, "encoding");
+    const char *how = enc && json_object_is_type(enc, json_type_string) ? json_object_get_string(enc) : "text";
+    if (!path || !json_object_is_type(path, json_type_string) || !content ||
+        !json_object_is_type(content, json_type_string) || (strcmp(how, "text") && strcmp(how, "base64"))) {
+        *result = tools__arg_error("write_file: path (relative to mounts/, e.g. 'data/sales.csv') and content (a "
+                                   "string) are required; encoding is 'text' (the default) or 'base64'");
+        return 0;
+    }
+    const char *text = json_object_get_string(content);
+    size_t len = (size_t)json_object_get_string_len(content);
+    cleanup_free unsigned char *bytes = NULL;
+    if (!strcmp(how, "base64")) {
+        bytes = http_base64_decode(text, len, &len);
+        if (!bytes) {
+            if (errno == ENOMEM)
+                return -ENOMEM;
+            *result = tools__arg_error("write_file: content is not base64 (RFC 4648: A-Z a-z 0-9 + /, '=' padding); "
+                                       "nothing was written");
+            return 0;
+        }
+        text = (const char *)bytes;
+    }
+    if (len > c->cfg->write_bytes) {
+        char hm[32];
+        util_human_size(c->cfg->write_bytes, hm, sizeof hm);
+        *result = tools__arg_error("write_file: the file is %zu bytes, more than write_bytes (%s); nothing was "
+                                   "written", len, hm);
+        return 0;
+    }
+    struct fetch_src src = {.kind = FETCH_SRC_BYTES, .data = text, .len = len};
+    struct fetch_mount m;
+    char err[FETCH_ERR_MAX] = "";
+    int rc = fetch_mount_from(&c->cfg->fetch, c->session_dir, &src, json_object_get_string(path), &m, err, sizeof err);
+    if (rc < 0) {
+        cleanup_free char *clean = util_utf8_sanitize(err, strlen(err), NULL);
+        log_msg(LOG_LVL_INFO, "write_file failed: %s", strerror(-rc));
+        *result = tools__arg_error("write_file: %s; nothing was written", clean ? clean : strerror(-rc));
+        return 0;
+    }
+    json_object *sc = result_mount_json(&m);
+    char hs[32], line[1000];
+    util_human_size(m.bytes, hs, sizeof hs);
+    cleanup_free char *as = util_utf8_sanitize(m.mounted_as, strlen(m.mounted_as), NULL);
+    snprintf(line, sizeof line, "wrote %s (%s, %s, sha256 %s). Scripts read it at %s, relative to their current "
+                                "directory (read-only).",
+             as ? as : "?", hs, m.mime, m.sha256, as ? as : "?");
+    log_msg(LOG_LVL_INFO, "write_file: %llu bytes", (unsigned long long)m.bytes);
+    fetch_mount_free(&m);
+    if (!sc)
+        return -ENOMEM;
+    *result = tools__simple_result(line, false, sc);
     return *result ? 0 : -ENOMEM;
 }
 

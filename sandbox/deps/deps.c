@@ -162,6 +162,23 @@ static bool env_has_module(const char *env_dir, const struct deps_python *info, 
     return sp && dir_has_module(sp, module);
 }
 
+/* Adds to mods the optional packages the script's calls need
+ * (deps_scan_idioms), for the libraries it imports or the set already
+ * holds (a kernel's: a cell's df.plot() without its import pandas). */
+static int implied(const char *code, size_t code_len, const struct deps_set *set, struct strv *mods)
+{
+    struct strv have = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < mods->n; i++)
+        rc = strv_push(&have, mods->v[i], strlen(mods->v[i]));
+    for (size_t i = 0; rc == 0 && i < set->n; i++)
+        rc = strv_push(&have, set->v[i].name, strlen(set->v[i].name));
+    if (rc == 0)
+        rc = deps_scan_idioms(code, code_len, &have, mods);
+    strv_free(&have);
+    return rc;
+}
+
 int deps_detect(const struct exec_deps_config *cfg, const char *code, size_t code_len, const struct deps_python *info,
                 const char *const *local_dirs, size_t n_local, const char *have_env, struct deps_set *set,
                 char *err, size_t errlen)
@@ -170,6 +187,13 @@ int deps_detect(const struct exec_deps_config *cfg, const char *code, size_t cod
     struct deps_map map = {0};
     bool map_loaded = false;
     int rc = deps_scan_imports(code, code_len, &mods);
+    if (rc == -E2BIG) {
+        snprintf(err, errlen, "the script imports more than %d modules", DEPS_MAX_IMPORTS);
+        goto out;
+    }
+    if (rc < 0)
+        goto out;
+    rc = implied(code, code_len, set, &mods);
     if (rc == -E2BIG) {
         snprintf(err, errlen, "the script imports more than %d modules", DEPS_MAX_IMPORTS);
         goto out;

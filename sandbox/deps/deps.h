@@ -46,6 +46,15 @@ int deps_scan_imports(const char *code, size_t len, struct strv *out) must_check
  * DEPS_MAX_IMPORTS. */
 int deps_scan_import_paths(const char *code, size_t len, struct strv *out) must_check;
 
+/* The optional packages the commonest idioms of the libraries in have
+ * import only when called, so that no import line names them: `df.plot()`
+ * of pandas needs matplotlib, `pd.read_excel` openpyxl, `df.to_parquet`
+ * pyarrow (the table is in deps_scan.c). A call counts as `.NAME` after
+ * anything, when its library is in have (the script's imports, or what a
+ * kernel already holds). Appends each module once to out, within
+ * DEPS_MAX_IMPORTS. 0, -E2BIG or -ENOMEM. */
+int deps_scan_idioms(const char *code, size_t len, const struct strv *have, struct strv *out) must_check;
+
 /* Where a run sees the caches env_dir's libraries built when it was made
  * (deps_cache.c): "/env/.rms-cache/home", a tree to lay into HOME
  * (jail_opts.home_from); NULL when the environment has none (the base

@@ -1,7 +1,8 @@
 /* deps_scan.c: reading a script's source for what it needs: the top-level
- * modules its import statements name (a tokenizer, not a line regex), and
- * whether it ends in an expression (for the display of its value). Its PEP
- * 723 `# /// script` block is deps_meta.c's.
+ * modules its import statements name (a tokenizer, not a line regex), the
+ * optional packages its calls need although no import names them (pandas'
+ * df.plot needs matplotlib), and whether it ends in an expression (for the
+ * display of its value). Its PEP 723 `# /// script` block is deps_meta.c's.
  *
  * The tokenizer knows just enough Python to find statement starts: strings
  * of every kind (so an "import x" inside one is text), comments, line
@@ -557,6 +558,67 @@ bool deps_scan_ends_in_expression(const char *code, size_t len)
     if (t.ntok)
         last = t;
     return last.ntok && !last.indented && !last.statement && !last.print;
+}
+
+/* The commonest idioms whose library imports an optional package only
+ * when they are called, so that no import line of the script names it:
+ * (the library, an attribute of it or of its objects, the module the call
+ * imports). A row is a call a user makes in the first hour; the library
+ * must be imported too (or already be in the kernel), since `x.plot()`
+ * alone is any object's. */
+static const struct idiom {
+    const char *owner, *attr, *module;
+} idioms[] = {
+    {"pandas", "plot", "matplotlib"},         /* df.plot(), df.plot.bar() */
+    {"pandas", "hist", "matplotlib"},
+    {"pandas", "boxplot", "matplotlib"},
+    {"pandas", "plotting", "matplotlib"},     /* pd.plotting.scatter_matrix */
+    {"pandas", "read_excel", "openpyxl"},
+    {"pandas", "to_excel", "openpyxl"},
+    {"pandas", "ExcelWriter", "openpyxl"},
+    {"pandas", "ExcelFile", "openpyxl"},
+    {"pandas", "read_parquet", "pyarrow"},
+    {"pandas", "to_parquet", "pyarrow"},
+    {"pandas", "read_feather", "pyarrow"},
+    {"pandas", "to_feather", "pyarrow"},
+    {"pandas", "read_orc", "pyarrow"},
+    {"pandas", "read_html", "lxml"},
+    {"pandas", "read_xml", "lxml"},
+    {"pandas", "to_xml", "lxml"},
+    {"pandas", "to_markdown", "tabulate"},
+    {"pandas", "style", "jinja2"},            /* df.style.format(...) */
+    {"pandas", "to_latex", "jinja2"},
+    {"polars", "to_pandas", "pandas"},
+    {"polars", "to_pandas", "pyarrow"},
+    {"polars", "read_excel", "fastexcel"},
+    {"polars", "write_excel", "xlsxwriter"},
+};
+
+int deps_scan_idioms(const char *code, size_t len, const struct strv *have, struct strv *out)
+{
+    bool any = false;
+    for (size_t k = 0; k < ARRAY_SIZE(idioms); k++)
+        any = any || strv_has(have, idioms[k].owner);
+    if (!any)
+        return 0;
+    struct lex lx = {.s = code, .n = len};
+    bool dot = false;
+    for (;;) {
+        struct tok t;
+        next_token(&lx, &t);
+        if (t.kind == TOK_EOF)
+            return 0;
+        if (dot && t.kind == TOK_NAME)
+            for (size_t k = 0; k < ARRAY_SIZE(idioms); k++) {
+                const struct idiom *d = &idioms[k];
+                if (!tok_is(&t, TOK_NAME, d->attr) || !strv_has(have, d->owner))
+                    continue;
+                int rc = record_name(out, d->module, strlen(d->module));
+                if (rc < 0)
+                    return rc;
+            }
+        dot = tok_is(&t, TOK_OP, ".");
+    }
 }
 
 int deps_scan_imports(const char *code, size_t len, struct strv *out)

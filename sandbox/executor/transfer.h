@@ -168,6 +168,29 @@ void fetch_mount_free(struct fetch_mount *m);
 int fetch_mount(const struct fetch_config *cfg, const char *session_dir, const char *url, const char *mount_path,
                 struct fetch_mount *out, char *err, size_t errlen) must_check;
 
+/* Where a mount's bytes come from: a URL to download (mount_file), bytes
+ * the client sent (MCP's write_file, the notebook's upload), or a file of
+ * this machine (mount_file's file:// URL, which only MCP over stdio
+ * accepts, and only beneath mount_root). */
+enum fetch_src_kind { FETCH_SRC_URL, FETCH_SRC_BYTES, FETCH_SRC_LOCAL };
+struct fetch_src {
+    enum fetch_src_kind kind;
+    const char *url;       /* URL: what to download; LOCAL: file:///PATH; BYTES: NULL */
+    const void *data;      /* BYTES: the bytes (borrowed) */
+    size_t len;
+    const char *root;      /* LOCAL: the absolute directory PATH must be beneath */
+    char shown[512];       /* set by fetch_mount_from: the source as answers name it */
+};
+
+/* fetch_mount's steps (the record, the caps, the publish) for any source:
+ * a URL as fetch_mount; bytes as they are; a local file opened beneath
+ * root with no symlink followed anywhere (ws_open_beneath), a regular file,
+ * refused with -EPERM outside root. Bytes and local files are written
+ * every time (never reused), within fetch_bytes, mount_bytes, mount_files
+ * and the workspace's bounds as a download. */
+int fetch_mount_from(const struct fetch_config *cfg, const char *session_dir, struct fetch_src *src,
+                     const char *mount_path, struct fetch_mount *out, char *err, size_t errlen) must_check;
+
 /* persist_artifact(relative_path, presigned_url): fetch_upload of
  * session_dir/workspace/output/RELATIVE_PATH. */
 int fetch_persist(const struct fetch_config *cfg, const char *session_dir, const char *relative_path, const char *url,

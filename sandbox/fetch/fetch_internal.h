@@ -44,4 +44,13 @@ int fetch__download_part(const struct fetch_config *cfg, const char *url, int di
                          uint64_t max, const char *cap_name, struct fetch_part *p, struct fetch_file *out, char *err,
                          size_t errlen) must_check;
 
+/* Copies src's bytes (src->data, or what in_fd reads when it is >= 0)
+ * into a new part for dirfd/rel with mode, at most max bytes (cap_name:
+ * the key that set max, named in err); -EFBIG past it. On success p is
+ * ready to publish and out describes the bytes; on failure nothing is
+ * left on disk. */
+int fetch__copy_part(const struct fetch_src *src, int in_fd, int dirfd, const char *rel, mode_t mode, uint64_t max,
+                     const char *cap_name, struct fetch_part *p, struct fetch_file *out, char *err,
+                     size_t errlen) must_check;
+
 #endif

@@ -269,7 +269,7 @@ static int mount_ws_room(const struct mount_job *j, json_object *mounts, int idx
 static bool mount_reuse(const struct mount_job *j, json_object *ent, struct fetch_mount *out)
 {
     const char *u = jstr(ent, "url_sha256"), *sha = jstr(ent, "sha256"), *mime = jstr(ent, "mime");
-    if (!u || strcmp(u, j->udig) || !sha || strlen(sha) != 64 || !mime || !still_there(j->mfd, ent))
+    if (!j->udig[0] || !u || strcmp(u, j->udig) || !sha || strlen(sha) != 64 || !mime || !still_there(j->mfd, ent))
         return false;
     out->bytes = jint(ent, "bytes");
     memcpy(out->sha256, sha, 65);
@@ -409,33 +409,96 @@ out:
     return rc;
 }
 
-int fetch_mount(const struct fetch_config *cfg, const char *session_dir, const char *url, const char *mount_path,
-                struct fetch_mount *out, char *err, size_t errlen)
+/* A local source: file:///PATH, PATH beneath src->root, opened with no
+ * symlink followed beneath it. An fd, or -errno with the reason in err. */
+static int open_local(const struct fetch_src *src, char *err, size_t errlen)
+{
+    const char *url = src->url, *root = src->root;
+    if (!root || root[0] != '/') {
+        snprintf(err, errlen, "mount %s: file:// URLs are not allowed here (mount_root is not set)", src->shown);
+        return -EPERM;
+    }
+    if (strncmp(url, "file:///", 8) || strchr(url, '%') || strchr(url, '?') || strchr(url, '#')) {
+        snprintf(err, errlen, "mount %s: a file URL is file:///PATH, an absolute path without %%, ? or #",
+                 src->shown);
+        return -EINVAL;
+    }
+    const char *path = url + 7;
+    size_t rl = strlen(root);
+    while (rl > 1 && root[rl - 1] == '/')
+        rl--;
+    const char *rel = path + rl + 1;
+    if (strncmp(path, root, rl) || (rl > 1 && path[rl] != '/') || !ws_rel_path_ok(rl > 1 ? rel : path + 1)) {
+        snprintf(err, errlen, "mount %s: not beneath mount_root (%.*s), or not a plain path (no '..', '.' or empty "
+                              "parts)", src->shown, (int)rl, root);
+        return -EPERM;
+    }
+    if (rl == 1)
+        rel = path + 1;
+    cleanup_fd int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rfd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "mount %s: mount_root: %s", src->shown, strerror(e));
+        return -e;
+    }
+    int fd = ws_open_beneath(rfd, rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "mount %s: %s", src->shown,
+                 fd == -ELOOP || fd == -EXDEV ? "a symlink on the way (none is followed beneath mount_root)"
+                                              : strerror(-fd));
+        return fd == -EXDEV ? -EPERM : fd;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        snprintf(err, errlen, "mount %s: not a regular file", src->shown);
+        return -EINVAL;
+    }
+    return fd;
+}
+
+int fetch_mount_from(const struct fetch_config *cfg, const char *session_dir, struct fetch_src *src,
+                     const char *mount_path, struct fetch_mount *out, char *err, size_t errlen)
 {
     struct mount_job j = {.cfg = cfg, .l = &cfg->limits, .path = mount_path, .sfd = -1, .wfd = -1, .mfd = -1};
     struct fetch_part p = FETCH_PART_INIT;
     struct fetch_file f;
     uint64_t max = 0;
     const char *cap = NULL;
+    cleanup_fd int in_fd = -1;
     int rc;
 
     memset(out, 0, sizeof *out);
-    fetch_url_redact(url, j.shown, sizeof j.shown);
-    rc = fetch_url_check(url, err, errlen);
-    if (rc < 0)
-        return rc;
+    if (src->kind == FETCH_SRC_BYTES)
+        snprintf(src->shown, sizeof src->shown, "the client's bytes");
+    else
+        fetch_url_redact(src->url, src->shown, sizeof src->shown);
+    snprintf(j.shown, sizeof j.shown, "%s", src->shown);
+    if (src->kind == FETCH_SRC_URL) {
+        rc = fetch_url_check(src->url, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
     if (!ws_rel_path_ok(mount_path)) {
         snprintf(err, errlen,
                  "mount %s: '%.200s' is not a safe relative path (no '..', '.', empty parts or leading '/')",
                  j.shown, mount_path);
         return -EINVAL;
     }
+    if (src->kind == FETCH_SRC_LOCAL) {
+        in_fd = open_local(src, err, errlen);
+        if (in_fd < 0)
+            return in_fd;
+    }
     if (asprintf(&out->mounted_as, "%s/%s", WS_MOUNTS_DIR, mount_path) < 0) {
         out->mounted_as = NULL;
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    url_digest(url, j.udig);
+    /* Only a URL's file may be found in place again: bytes and a local
+     * file may have changed since. */
+    if (src->kind == FETCH_SRC_URL)
+        url_digest(src->url, j.udig);
 
     rc = mount_open_dirs(&j, session_dir, err, errlen);
     if (rc < 0)
@@ -445,9 +508,12 @@ int fetch_mount(const struct fetch_config *cfg, const char *session_dir, const c
         rc = rc > 0 ? 0 : rc; /* reused: nothing to fetch */
         goto out;
     }
-    /* Phase 2, unlocked: the download, into a temporary file of its own.
+    /* Phase 2, unlocked: the bytes, into a temporary file of their own.
      * 0444: a mounted file is read-only, to scripts of the fallback too. */
-    rc = fetch__download_part(cfg, url, j.mfd, mount_path, 0444, max, cap, &p, &f, err, errlen);
+    if (src->kind == FETCH_SRC_URL)
+        rc = fetch__download_part(cfg, src->url, j.mfd, mount_path, 0444, max, cap, &p, &f, err, errlen);
+    else
+        rc = fetch__copy_part(src, in_fd, j.mfd, mount_path, 0444, max, cap, &p, &f, err, errlen);
     if (rc < 0)
         goto out;
     rc = mount_publish(&j, &p, &f, err, errlen);
@@ -462,6 +528,13 @@ out:
     if (rc < 0)
         fetch_mount_free(out);
     return rc;
+}
+
+int fetch_mount(const struct fetch_config *cfg, const char *session_dir, const char *url, const char *mount_path,
+                struct fetch_mount *out, char *err, size_t errlen)
+{
+    struct fetch_src src = {.kind = FETCH_SRC_URL, .url = url};
+    return fetch_mount_from(cfg, session_dir, &src, mount_path, out, err, errlen);
 }
 
 int fetch_persist(const struct fetch_config *cfg, const char *session_dir, const char *relative_path, const char *url,

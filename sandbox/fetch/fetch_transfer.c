@@ -683,6 +683,61 @@ int fetch__download_part(const struct fetch_config *cfg, const char *url, int di
     return 0;
 }
 
+/* Copies the bytes of src (in memory, or read from in_fd) into a new part,
+ * with a download's cap, hash and type; on success p is ready to publish. */
+int fetch__copy_part(const struct fetch_src *src, int in_fd, int dirfd, const char *rel, mode_t mode, uint64_t max,
+                     const char *cap_name, struct fetch_part *p, struct fetch_file *out, char *err, size_t errlen)
+{
+    struct xfer x;
+    char why[FETCH_ERR_MAX];
+    int rc = part_open(dirfd, rel, mode, p, why, sizeof why);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", src->shown, why);
+        return rc;
+    }
+    xfer_init(&x, NULL, max, cap_name);
+    x.fd = p->fd;
+    sha256_init(&x.hash);
+    char buf[65536];
+    const char *data = src->data;
+    for (size_t off = 0;;) {
+        size_t n;
+        if (in_fd < 0) {
+            n = src->len - off < sizeof buf ? src->len - off : sizeof buf;
+            if (n)
+                memcpy(buf, data + off, n);
+            off += n;
+        } else {
+            ssize_t got;
+            do
+                got = read(in_fd, buf, sizeof buf);
+            while (got < 0 && errno == EINTR);
+            if (got < 0) {
+                rc = -errno;
+                snprintf(err, errlen, "%s: reading it: %s", src->shown, strerror(-rc));
+                goto fail;
+            }
+            n = (size_t)got;
+        }
+        if (n == 0)
+            break;
+        if (on_write(buf, 1, n, &x) != n) {
+            rc = x.over_cap ? -EFBIG : -x.local_errno;
+            if (x.over_cap)
+                snprintf(err, errlen, "%s: larger than %s", src->shown, cap_name);
+            else
+                snprintf(err, errlen, "%s: writing it: %s", src->shown, strerror(x.local_errno));
+            goto fail;
+        }
+    }
+    file_result(&x, p->name, out);
+    out->http_status = 0;
+    return 0;
+fail:
+    fetch__part_discard(p);
+    return rc;
+}
+
 /* The cap of a download: fetch_bytes, or the caller's when smaller. */
 static uint64_t download_cap(const struct fetch_config *cfg, uint64_t max_bytes, const char *max_name,
                              const char **name)

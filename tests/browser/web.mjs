@@ -1,4 +1,4 @@
-// web.mjs: the Run My Script page in Debian's chromium (playwright-core),
+// web.mjs: the runmyscript page in Debian's chromium (playwright-core),
 // against the server web.sh started. Prints TAP. Every wait has a ceiling
 // (a guard against a hang); no assertion is about how long anything took.
 // Screenshots at 1280 x 900 and 390 px wide, light and dark, go to OUT.
@@ -9,6 +9,20 @@ import { ok, skip, check, shot, launch, done } from './lib.mjs';
 
 const { BASE, TOKEN, OUT, HAVE_PILLOW } = process.env;
 const LONG = 180000;  // ceiling of a run's wait (an install may be slow on a loaded machine)
+
+// A script that writes an 800 x 400 PNG with the standard library (zlib)
+// and ends in an expression.
+const PLOT = [
+  'import os, struct, zlib',
+  'w, h = 800, 400',
+  'rows = b"".join(b"\\x00" + b"".join(bytes((x * 255 // w, y * 255 // h, 160)) for x in range(w)) for y in range(h))',
+  'def chunk(t, d):',
+  '    return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)',
+  'png = b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")',
+  'open(os.path.join(os.environ["SCRIPT_OUTPUT"], "plot.png"), "wb").write(png)',
+  'print("drew plot.png")',
+  '{"rows": 3, "mean": 2.5}',
+].join('\n') + '\n';
 
 const browser = await launch();
 const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
@@ -49,7 +63,7 @@ async function runAndWait(p) {
 try {
   await check('the page loads', async () => {
     const resp = await page.goto(BASE + '/');
-    ok(resp.status() === 200 && (await page.title()).includes('Run My Script'), 'the page loads from nginx (www/)');
+    ok(resp.status() === 200 && (await page.title()) === 'runmyscript', 'the page loads from nginx (www/), titled with the program\'s name', await page.title());
     ok(await page.isVisible('label[for=code]') && await page.isVisible('label[for=input_file]'),
       'the code box and the input-file upload have labels');
     ok(await inView(page, '#run'), 'at 1280 x 900, Run is in view without scrolling');
@@ -71,6 +85,13 @@ try {
     ok(true, 'the server answers 401: the page asks for the token');
     ok((await page.textContent('#error')).includes('401'), 'and says why (HTTP 401)', await page.textContent('#error'));
     await shot(page, '02-token-prompt');
+    ok(!(await page.isVisible('#token-wrong')), 'the first prompt does not say a token was wrong');
+    await page.fill('#token', 'not-the-token');
+    await page.click('#token-save');
+    await page.waitForFunction(() => document.getElementById('token-dialog').open
+      && !document.getElementById('token-wrong').hidden, null, { timeout: 30000 });
+    ok(true, 'a wrong token: the prompt opens again and says the token was not accepted');
+    await shot(page, '02b-token-wrong');
     await page.fill('#token', TOKEN);
     await page.click('#token-save');
     await page.waitForSelector('#result:not([hidden])', { timeout: LONG });
@@ -131,8 +152,8 @@ try {
     ok(rows.every((r) => r[1] && r[2]), 'with size and summary', JSON.stringify(rows));
     const href = await page.getAttribute('#files a >> nth=0', 'href');
     ok(href && href.startsWith('artifacts/'), 'download links are relative (artifacts/...)', href);
-    await page.waitForFunction(() => [...document.querySelectorAll('#previews img')].some((i) => i.complete && i.naturalWidth > 0), null, { timeout: 30000 });
-    const w = await page.$eval('#previews img', (i) => i.naturalWidth);
+    await page.waitForFunction(() => [...document.querySelectorAll('#images img')].some((i) => i.complete && i.naturalWidth > 0), null, { timeout: 30000 });
+    const w = await page.$eval('#images img', (i) => i.naturalWidth);
     ok(w === 200, 'the image preview shows the PNG (200 px wide)', w);
     await page.waitForSelector('#previews table.csv', { timeout: 30000 });
     const head = await page.$$eval('#previews table.csv th', (th) => th.map((t) => t.textContent));
@@ -141,7 +162,7 @@ try {
     ok((await page.textContent('#previews')).includes('"rows": 50'), 'the JSON preview: its first bytes');
     await shot(page, '04-files-previews');
     // The image opens full size: a dialog with it at its own size.
-    await page.click('#previews .zoom');
+    await page.click('#images .zoom');
     await page.waitForSelector('#viewer[open]', { timeout: 10000 });
     await page.waitForFunction(() => { const i = document.getElementById('viewer-img'); return i.complete && i.naturalWidth > 0; });
     const full = await page.$eval('#viewer-img', (i) => [i.naturalWidth, Math.round(i.getBoundingClientRect().width)]);
@@ -169,7 +190,7 @@ try {
     ].join('\n'));
     const s = await runAndWait(page);
     ok(/Status: ok/.test(s), 'a script writing an SVG and a 24-column CSV runs', s);
-    await page.waitForFunction(() => [...document.querySelectorAll('#previews img')].some((i) => /shape\.svg/.test(i.src) && i.complete && i.naturalWidth > 0), null, { timeout: 30000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('#images img')].some((i) => /shape\.svg/.test(i.src) && i.complete && i.naturalWidth > 0), null, { timeout: 30000 });
     ok(true, 'the SVG is previewed (as an image)');
     await page.waitForSelector('#previews .csv-wrap th', { timeout: 30000 });
     const wrap = await page.$eval('#previews .csv-wrap', (w) => {
@@ -181,6 +202,37 @@ try {
     ok(wrap.overflow === 'auto' && wrap.scrollable && wrap.lastIn, 'the CSV preview scrolls sideways to its last column, not clipped', JSON.stringify(wrap));
     ok(wrap.figureWidth === wrap.boxWidth, 'and takes the previews\' whole width', JSON.stringify(wrap));
     await shot(page, '04c-svg-csv');
+  });
+
+  await check('the value and a plot, where a person looks', async () => {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await setCode(page, PLOT);
+    const s = await runAndWait(page);
+    ok(/Status: ok/.test(s), 'a script that draws an 800 x 400 PNG and ends in an expression runs', s);
+    ok(await page.isVisible('#value') && (await page.textContent('#value')) === "{'rows': 3, 'mean': 2.5}",
+      'the value of its last line is shown', await page.textContent('#value-box'));
+    await page.waitForFunction(() => [...document.querySelectorAll('#images img')].some((i) => i.complete && i.naturalWidth > 0), null, { timeout: 30000 });
+    const img = await page.$eval('#images img', (i) => { const b = i.getBoundingClientRect(); return { w: Math.round(b.width), top: Math.round(b.top), bottom: Math.round(b.bottom), vh: window.innerHeight }; });
+    ok(img.w >= 500, 'the plot is shown at a readable size (500 px wide or more, not a thumbnail)', JSON.stringify(img));
+    ok(await inView(page, '#images img') && img.top < img.vh * 0.75, 'and in view after the run, without scrolling', JSON.stringify(img));
+    await shot(page, '03c-value-plot');
+  });
+
+  await check('the Timeout field\'s maximum', async () => {
+    const max = await page.getAttribute('#timeout', 'max');
+    ok(max === '60', 'the Timeout field\'s maximum is the server\'s timeout (60 s)', max);
+    ok(/At most 60 s/.test(await page.textContent('#timeout-max')), 'and the page says it', await page.textContent('#timeout-max'));
+    await setCode(page, 'print("never sent")\n');
+    let posted = 0;
+    const count = () => { posted++; };
+    page.on('request', (r) => { if (r.url().includes('/api/run')) count(); });
+    await page.fill('#timeout', '600');
+    await page.click('#run');
+    await page.waitForTimeout(500);
+    const over = await page.$eval('#timeout', (i) => i.validity.rangeOverflow);
+    ok(over && posted === 0, '600 is refused in the field, before Run sends anything', JSON.stringify({ over, posted }));
+    page.off('request', count);
+    await page.fill('#timeout', '');
   });
 
   await check('Stop', async () => {
@@ -214,7 +266,7 @@ try {
     ok(/Status: ok/.test(s), 'the seed example (image flip, Pillow installed on the fly) runs end to end', s + '\n' + (await page.textContent('#log')));
     ok(phases.some((p) => /Installing .*pillow/i.test(p) || /Preparing/.test(p)) || (await page.textContent('#log')).includes('flipped'),
       'the phase named the install (or the environment was cached)', phases.join(' | '));
-    await page.waitForFunction(() => [...document.querySelectorAll('#previews img')].some((i) => i.complete && i.naturalWidth > 0), null, { timeout: 30000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('#images img')].some((i) => i.complete && i.naturalWidth > 0), null, { timeout: 30000 });
     ok((await page.textContent('#files')).includes('flipped.png'), 'flipped.png is listed and previewed');
     // The installer's lines are one fold, closed, the script's output after
     // it (where an earlier run, a test's before the page's, built it:
@@ -397,7 +449,10 @@ try {
       await c.addInitScript((t) => localStorage.setItem('runmyscript-token', t), TOKEN);
       const p = await c.newPage();
       await p.goto(BASE + '/');
-      await p.fill('#code', 'import time\nfor i in range(4):\n    print("tick", i, flush=True)\n    time.sleep(0.3)\n');
+      // A table as wide as df.describe() prints one, then ticks.
+      await p.fill('#code', 'import time\nprint("       " + "".join("%14s" % ("column_%d" % i) for i in range(8)))\n'
+        + 'for r in ("count", "mean", "std"):\n    print("%-7s" % r + "".join("%14.6f" % (i * 1.5) for i in range(8)))\n'
+        + 'for i in range(6):\n    print("tick", i, flush=True)\n    time.sleep(0.3)\n');
       await p.evaluate(() => window.scrollTo(0, 0));
       await p.click('#run');
       const seen = await p.waitForFunction(() => {
@@ -405,9 +460,39 @@ try {
         return b.top >= -1 && b.top < window.innerHeight / 2 && document.getElementById('log').textContent.includes('tick');
       }, null, { timeout: LONG }).then(() => true, () => false);
       ok(seen, `at 390 px (${scheme}) Run scrolls the output into view, with the live log`);
+      const running = await p.$eval('#result', (r) => r.hidden);
+      ok(running && await inView(p, '#stop') && await p.isEnabled('#stop'), 'Stop is in view and enabled while the script runs', running);
+      await shot(p, `11-${scheme}-390-running`);
       await p.waitForSelector('#result:not([hidden])', { timeout: LONG });
       ok((await p.evaluate(() => document.documentElement.scrollWidth)) <= 390, 'nothing overflows sideways');
+      const log = await p.$eval('#log', (l) => {
+        const line = parseFloat(getComputedStyle(l).lineHeight);
+        const span = l.querySelector('.stdout').getBoundingClientRect();
+        return { ws: getComputedStyle(l).whiteSpace, scrolls: l.scrollWidth > l.clientWidth, lines: Math.round(span.height / line) };
+      });
+      ok(log.ws === 'pre' && log.scrolls && log.lines === 10,
+        'a table wider than the log scrolls sideways, each of its lines one line (10 lines printed, 10 shown)', JSON.stringify(log));
       await shot(p, `11-${scheme}-390`);
+      // A plot, and its full-size view on the phone.
+      await p.fill('#code', PLOT);
+      await p.click('#run');
+      await p.waitForSelector('#result:not([hidden])', { timeout: LONG });
+      await p.waitForFunction(() => [...document.querySelectorAll('#images img')].some((i) => i.complete && i.naturalWidth > 0), null, { timeout: 30000 });
+      ok((await p.textContent('#value')).includes("'mean'"), 'the value shows on the phone too');
+      await p.$eval('#images .zoom', (b) => b.scrollIntoView());
+      await shot(p, `12-${scheme}-390-plot`);
+      await p.click('#images .zoom');
+      await p.waitForSelector('#viewer[open]', { timeout: 10000 });
+      await p.waitForFunction(() => { const i = document.getElementById('viewer-img'); return i.complete && i.naturalWidth > 0; });
+      const v = await p.evaluate(() => {
+        const i = document.getElementById('viewer-img').getBoundingClientRect(), h = document.getElementById('viewer-h');
+        const line = parseFloat(getComputedStyle(h).lineHeight) || 20;
+        return { left: i.left, right: i.right, vw: window.innerWidth, titleLines: Math.round(h.getBoundingClientRect().height / line) };
+      });
+      ok(v.left >= 0 && v.right <= v.vw, 'the full-size view shows the whole image on the phone, not cropped', JSON.stringify(v));
+      ok(v.titleLines === 1, 'and its title on one line, not broken mid-word', JSON.stringify(v));
+      await shot(p, `12-${scheme}-390-viewer`);
+      await p.keyboard.press('Escape');
       await c.close();
     });
   }

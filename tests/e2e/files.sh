@@ -19,7 +19,7 @@ U=http://127.0.0.1:$PORT1
 FIX_LOG=$NGINX_PREFIX/logs/access.log
 # A small fetch_timeout for the slow endpoint (200 KiB at 2 KiB/s), a
 # fetch_bytes below data/big.bin and chunked/big.txt (1 MiB each).
-STACK_CONF="fetch_allow = 127.0.0.1:$PORT1\nfetch_timeout = 5s\nfetch_bytes = 512K"
+STACK_CONF="fetch_allow = 127.0.0.1:$PORT1\nfetch_timeout = 5s\nfetch_bytes = 512K\nmount_root = $T/root\nwrite_bytes = 1K"
 stack_start serve || { ok 1 "the server starts"; done_testing; exit 1; }
 init
 H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
@@ -45,7 +45,7 @@ fix_hits() { grep -c "$1" "$FIX_LOG"; }
 # --- tools/list
 post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${H[@]}"
 is "$(jb '[t["name"] for t in r["result"]["tools"]]')" \
-    '["run_code", "run_cell", "reset_kernel", "run_my_script", "list_dir", "preview_file", "mount_file", "persist_artifact"]' \
+    '["run_code", "run_cell", "reset_kernel", "run_my_script", "list_dir", "preview_file", "mount_file", "write_file", "persist_artifact"]' \
     "tools/list: mount_file and persist_artifact (and serve's kernel tools)"
 is "$(jb '[(t["inputSchema"]["required"], sorted(t["outputSchema"]["required"]), t["annotations"]["openWorldHint"]) for t in r["result"]["tools"] if t["name"] in ("mount_file", "persist_artifact")]')" \
     '[[["url", "mount_path"], ["bytes", "mime", "mounted_as", "sha256"], true], [["relative_path", "presigned_url"], ["status", "uploaded_bytes"], true]]' \
@@ -75,6 +75,40 @@ call mount_file "$(J "{'url': '$U/slow/mid.bin', 'mount_path': 'slow/mid.bin'}")
 is "$(sc '["sha256"]')" "$(sha $F/slow/mid.bin)" "a slow download (4 KiB at 2 KiB/s) lands"
 is "$(jb 'len([m for m in msgs if m.get("method") == "notifications/progress" and m["params"]["progress"] > 0])>=1')" \
     true "with byte counts as progress while it comes"
+
+# --- write_file: the client's bytes into mounts/, capped, guarded; and
+# mount_file's file://, which only stdio takes (stdio.sh), refused here
+# although mount_root is set.
+mkdir -p $T/root $T/elsewhere
+echo local >$T/root/local.txt
+call mount_file "$(J "{'url': 'file://$T/root/local.txt', 'mount_path': 'local.txt'}")"
+is "$(iserr)" true "over HTTP mount_file refuses a file:// URL, even beneath mount_root"
+like "$(text)" "file:// URLs are taken only over stdio" "saying where it is taken and what to use instead"
+[ ! -e "$WS/mounts/local.txt" ]
+ok $? "and copies nothing"
+call write_file "$(J "{'path': 'client/notes.txt', 'content': 'from the client'}")"
+is "$(jb '[r["result"].get("isError", False), r["result"]["structuredContent"]["mounted_as"], r["result"]["structuredContent"]["bytes"]]')" \
+    '[false, "mounts/client/notes.txt", 15]' "write_file writes text into mounts/, with its result"
+is "$(cat "$WS/mounts/client/notes.txt")" "from the client" "the bytes as sent"
+call write_file "$(J "{'path': 'client/one.bin', 'content': 'AAEC/w==', 'encoding': 'base64'}")"
+is "$(od -An -tx1 "$WS/mounts/client/one.bin" | tr -d ' ')" "000102ff" "base64, decoded to the bytes"
+call write_file "$(J "{'path': 'big.txt', 'content': 'x' * 1025}")"
+is "$(iserr)" true "a file past write_bytes is refused"
+like "$(text)" "more than write_bytes (1.0 KiB)" "naming the key and its value"
+[ ! -e "$WS/mounts/big.txt" ] && no_parts "$WS"
+ok $? "and nothing is left of it"
+call write_file "$(J "{'path': '../escape.txt', 'content': 'x'}")"
+is "$(iserr)" true "a path with '..' is refused"
+ln -s $T/elsewhere "$WS/mounts/esc" 2>/dev/null
+call write_file "$(J "{'path': 'esc/x.txt', 'content': 'x'}")"
+is "$(iserr)" true "a symlink on the way is not followed (a script's, say)"
+[ ! -e $T/elsewhere/x.txt ]
+ok $? "nothing is written where it points"
+rm -f "$WS/mounts/esc"
+call write_file "$(J "{'path': 'x.txt', 'content': 'x', 'encoding': 'hex'}")"
+is "$(iserr)" true "an unknown encoding is refused"
+call write_file "$(J "{'path': 'x.txt', 'content': 'not base64!', 'encoding': 'base64'}")"
+like "$(text)" "content is not base64" "and content that is not base64"
 
 # --- run_code files[]: mounted before the run, read-only to the script,
 # not artifacts

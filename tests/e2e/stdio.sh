@@ -6,6 +6,9 @@
 # the stateless revision 2026-07-28 (no headers to mirror: _meta alone),
 # its cancel (the call's stream closes), a line that is not JSON, one past
 # request_bytes, and a running server's warm pool used instead of its own.
+# Files from the client: mount_file's file:// beneath mount_root (allowed;
+# outside it, through a symlink or '..' refused) and write_file (text,
+# base64, its cap write_bytes, its path guard).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 RUNAS=()
@@ -131,7 +134,7 @@ PY
 raw() { T=$T RUNMYSCRIPT=$RUNMYSCRIPT "$PYTHON3" $T/raw.py "$@" >$T/raw.out 2>&1; }
 got() { sed -n "s/^$1 //p" $T/raw.out; }
 raw --set request_bytes=8K
-is "$(got list)" '["run_code", "run_my_script", "list_dir", "preview_file", "mount_file", "persist_artifact", "delete_workspace"]' \
+is "$(got list)" '["run_code", "run_my_script", "list_dir", "preview_file", "mount_file", "write_file", "persist_artifact", "delete_workspace"]' \
     "2026-07-28 over stdio: tools/list with _meta alone (no headers to mirror it)"
 is "$(got ws-param)" true "run_code takes a workspace handle"
 is "$(got no-session)" true "and no description speaks of a session"
@@ -149,6 +152,65 @@ is "$(got local)" '["a b.txt", true, "hi", true, true, true, 2, true, true, true
 is "$(got exit)" 0 "the end of stdin ends it: exit 0"
 is "$(grep -l '"status":"cancelled"' $RUNMYSCRIPT_STATE_DIR/runs/*/result.json 2>/dev/null | wc -l)" $((1 + SDK_RAN)) \
     "the cancelled call's run is status cancelled$([ $SDK_RAN = 1 ] && echo " (as the SDK client's was)")"
+
+# Files from the client, over stdio: file:// beneath mount_root, write_file.
+mkdir -p $T/root/sub
+printf 'a,b\n1,2\n' >$T/root/sub/data.csv
+echo secret >$T/outside.txt
+ln -s $T/outside.txt $T/root/link.txt
+cat >$T/files.py <<'PY'
+import json, os, subprocess, sys
+T = os.environ["T"]
+p = subprocess.Popen([os.environ["RUNMYSCRIPT"], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                     env=dict(os.environ, RUNMYSCRIPT_MOUNT_ROOT=T + "/root", RUNMYSCRIPT_WRITE_BYTES="1K"))
+def send(o):
+    p.stdin.write(json.dumps(o) + "\n")
+    p.stdin.flush()
+def recv(i):
+    for line in p.stdout:
+        m = json.loads(line)
+        if m.get("id") == i:
+            return m
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+      "capabilities": {}, "clientInfo": {"name": "files", "version": "1"}}})
+recv(1)
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+n = 1
+def call(tag, name, args):
+    global n
+    n += 1
+    send({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": args}})
+    r = recv(n)["result"]
+    print(tag, json.dumps([bool(r.get("isError")), r["content"][0]["text"]]))
+call("in", "mount_file", {"url": "file://" + T + "/root/sub/data.csv", "mount_path": "d.csv"})
+call("out", "mount_file", {"url": "file://" + T + "/outside.txt", "mount_path": "o.txt"})
+call("link", "mount_file", {"url": "file://" + T + "/root/link.txt", "mount_path": "l.txt"})
+call("dots", "mount_file", {"url": "file://" + T + "/root/../outside.txt", "mount_path": "l.txt"})
+call("text", "write_file", {"path": "w.txt", "content": "hello"})
+call("b64", "write_file", {"path": "sub/b.bin", "content": "aGk=", "encoding": "base64"})
+call("up", "write_file", {"path": "../x", "content": "x"})
+call("abs", "write_file", {"path": "/tmp/x", "content": "x"})
+call("big", "write_file", {"path": "big", "content": "x" * 1025})
+call("fit", "write_file", {"path": "fit", "content": "x" * 1024})
+call("read", "run_code", {"code": "print(open('mounts/d.csv').read() + open('mounts/w.txt').read() + open('mounts/sub/b.bin').read())"})
+p.stdin.close()
+p.wait()
+PY
+T=$T RUNMYSCRIPT=$RUNMYSCRIPT "$PYTHON3" $T/files.py >$T/files.out 2>$T/files.err
+fgot() { sed -n "s/^$1 //p" $T/files.out; }
+like "$(fgot in)" "[false, \"mounted file://$T/root/sub/data.csv as mounts/d.csv (8 B, text/csv" \
+    "over stdio mount_file takes a file:// URL beneath mount_root"
+like "$(fgot out)" "[true, \"mount_file: mount file://$T/outside.txt: not beneath mount_root" "and refuses one outside it"
+like "$(fgot link)" '/root/link.txt: a symlink on the way (none is followed beneath mount_root)' "or through a symlink beneath it (no escape)"
+like "$(fgot dots)" '/root/../outside.txt: not beneath mount_root' "or with '..'"
+like "$(fgot text)" '[false, "wrote mounts/w.txt (5 B, text/plain' "write_file writes text into mounts/"
+like "$(fgot b64)" '[false, "wrote mounts/sub/b.bin (2 B' "and base64, decoded"
+like "$(fgot up)" "'../x' is not a safe relative path" "a path with '..' is refused"
+like "$(fgot abs)" "'/tmp/x' is not a safe relative path" "and an absolute one"
+is "$(fgot big)" '[true, "write_file: the file is 1025 bytes, more than write_bytes (1.0 KiB); nothing was written"]' \
+    "a file past write_bytes is refused, naming the key"
+like "$(fgot fit)" '[false, "wrote mounts/fit (1.0 KiB' "one of exactly write_bytes is written"
+like "$(fgot read)" 'a,b\n1,2\nhellohi' "a script reads the files the client sent"
 
 # A running server's warm pool serves the stdio server's runs.
 if [ "$WARM" = 1 ]; then

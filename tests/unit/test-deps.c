@@ -1,4 +1,5 @@
-/* test-deps.c: the import tokenizer on tricky sources, the PEP 723 block,
+/* test-deps.c: the import tokenizer on tricky sources, the optional
+ * packages of the commonest calls (df.plot), the PEP 723 block,
  * PEP 508 checks (and what they refuse), PEP 503 names, requires-python
  * matching, the import map, merging the sources, and what an environment
  * of the package store links (its binds; eviction of what it links). */
@@ -390,6 +391,41 @@ static void test_map(const char *srcdir, const char *tmp)
     unlink(path);
 }
 
+/* The optional packages a call needs that no import names. */
+static char *idioms(const char *src, const char *have_list)
+{
+    struct strv have = {0}, out = {0};
+    static char buf[1024];
+    buf[0] = '\0';
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", have_list);
+    for (char *save = NULL, *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        discard(strv_push(&have, w, strlen(w)));
+    if (deps_scan_idioms(src, strlen(src), &have, &out) < 0)
+        strcpy(buf, "(error)");
+    for (size_t i = 0; i < out.n; i++) {
+        if (i)
+            strcat(buf, " ");
+        strcat(buf, out.v[i]);
+    }
+    strv_free(&have);
+    strv_free(&out);
+    return buf;
+}
+
+static void test_idioms(void)
+{
+    is_str(idioms("df = pd.DataFrame({'a': [1]})\ndf.plot(kind='bar')\n", "pandas"), "matplotlib",
+           "df.plot() with pandas imported needs matplotlib");
+    is_str(idioms("df['a'].plot.hist()\ndf.hist()\n", "pandas"), "matplotlib", "the plot accessor, hist: once");
+    is_str(idioms("x = pd.read_excel('a.xlsx')\nx.to_parquet('a.parquet')\n", "pandas"), "openpyxl pyarrow",
+           "read_excel needs openpyxl, to_parquet pyarrow, in order");
+    is_str(idioms("obj.plot()\n", "numpy"), "", "a .plot() without pandas is anyone's: nothing");
+    is_str(idioms("s = 'df.plot()'  # df.to_excel()\n", "pandas"), "", "strings and comments are no calls");
+    is_str(idioms("plot(1)\nto_excel = 2\n", "pandas"), "", "a bare name is no call of pandas'");
+    is_str(idioms("df.style.format('{:.2f}')\n", "pandas"), "jinja2", "df.style needs jinja2");
+}
+
 /* A fake interpreter: its stdlib list is all that deps_detect reads. */
 static void fake_info(struct deps_python *info)
 {
@@ -446,6 +482,17 @@ static void test_merge(const char *srcdir, const char *tmp)
     is_int(rc, 0, "detect (%s)", why);
     is_str(set_str(&set), "pillow==9.4.0(explicit) rms-alpha(explicit) rms-beta(script) pyyaml(import)",
            "detection adds only what is missing: stdlib, workspace modules and declared ones are dropped");
+    deps_set_free(&set);
+
+    /* A cell of a kernel that holds pandas: its df.plot() needs matplotlib
+     * although the cell imports nothing. */
+    const char *kernel_reqs[] = {"pandas"};
+    const char *cell = "df.plot()\n";
+    rc = deps_declared(&cfg, kernel_reqs, 1, cell, strlen(cell), &info, &set, why, sizeof why);
+    if (rc == 0)
+        rc = deps_detect(&cfg, cell, strlen(cell), &info, NULL, 0, NULL, &set, why, sizeof why);
+    is_int(rc, 0, "detect a cell's call (%s)", why);
+    is_str(set_str(&set), "pandas(explicit) matplotlib(import)", "df.plot() in a kernel of pandas adds matplotlib");
     deps_set_free(&set);
 
     const char *explicit_bad[] = {"ok", "--index-url=x"};
@@ -583,6 +630,7 @@ int main(void)
     if (!mkdtemp(tmp))
         return 1;
     test_scan();
+    test_idioms();
     test_tail();
     test_meta();
     test_check();

@@ -222,7 +222,7 @@ static void test_list(struct cfg *cfg)
     cfg->fetch.limits.mount_files = 7;
     json_object *tools = tools_list(cfg, "2025-11-25");
     size_t n = json_object_array_length(tools);
-    is_int((long long)n, 6, "six tools (no fixtures in this program)");
+    is_int((long long)n, 7, "seven tools (no fixtures in this program)");
     int parsed = 0;
     for (size_t i = 0; i < n; i++) {
         json_object *t = json_object_array_get_idx(tools, i), *in, *out, *name;
@@ -262,7 +262,7 @@ static void test_list_modern(struct cfg *cfg)
 {
     json_object *legacy = tools_list(cfg, "2025-11-25"), *modern = tools_list(cfg, "2026-07-28");
     size_t n = json_object_array_length(modern);
-    is_int((long long)n, 7, "2026-07-28: seven tools");
+    is_int((long long)n, 8, "2026-07-28: eight tools");
     int same_order = 0, ws_ok = 0, legacy_ws = 0, tasks_ok = 0;
     for (size_t i = 0; i < n; i++) {
         json_object *t = json_object_array_get_idx(modern, i), *name, *in, *props, *w, *v, *req, *ex;
@@ -309,7 +309,7 @@ static void test_list_modern(struct cfg *cfg)
     ok(!strstr(tools_instructions_2026(), "session") && strstr(tools_instructions_2026(), "workspace"),
        "2026-07-28: nor do the instructions, which speak of workspace handles");
     ok(strstr(tools_instructions(), "this session's workspace") != NULL, "the legacy instructions keep the session");
-    is_int(same_order, 6, "2026-07-28: the legacy tools first, in their order");
+    is_int(same_order, 7, "2026-07-28: the legacy tools first, in their order");
     is_int(ws_ok, (long long)n, "2026-07-28: workspace (x-mcp-header Workspace) where a tool uses one, required where it "
                                 "needs one");
     is_int(legacy_ws, 0, "a legacy list has no workspace argument");
@@ -329,7 +329,7 @@ static void test_list_modern(struct cfg *cfg)
 static void test_list_kernels(struct cfg *cfg)
 {
     static const char *const want[] = {"run_code",   "run_cell",         "reset_kernel",
-                                       "run_my_script", "list_dir", "preview_file", "mount_file", "persist_artifact"};
+                                       "run_my_script", "list_dir", "preview_file", "mount_file", "write_file", "persist_artifact"};
     cfg->exec.kernels.on = true;
     json_object *tools = tools_list(cfg, "2025-11-25"), *modern = tools_list(cfg, "2026-07-28");
     size_t n = json_object_array_length(tools);
@@ -339,9 +339,9 @@ static void test_list_kernels(struct cfg *cfg)
         json_object_object_get_ex(json_object_array_get_idx(tools, i), "name", &name);
         order += !strcmp(json_object_get_string(name), want[i]);
     }
-    is_int((long long)n, 8, "with kernels: eight tools");
-    is_int(order, 8, "run_cell and reset_kernel after run_code");
-    is_int((long long)json_object_array_length(modern), 9, "2026-07-28 with kernels: nine (delete_workspace)");
+    is_int((long long)n, 9, "with kernels: nine tools");
+    is_int(order, 9, "run_cell and reset_kernel after run_code");
+    is_int((long long)json_object_array_length(modern), 10, "2026-07-28 with kernels: ten (delete_workspace)");
     json_object *cell = json_object_array_get_idx(modern, 1), *in, *props, *ex, *v, *d;
     ok(json_object_object_get_ex(cell, "inputSchema", &in) && json_object_object_get_ex(in, "properties", &props) &&
            json_object_object_get_ex(props, "workspace", NULL) && json_object_object_get_ex(props, "timeout", &v) &&

@@ -1,9 +1,10 @@
 // result.js: a finished run as a person reads it: its status line, the
-// environment it ran in (built now or cached, its packages), the files with
-// links, the zip, and previews: images and SVG as images (an <img> runs no
-// script, whatever the file holds; the server sends artifacts with a
-// sandboxing CSP too), which open full size in a viewer; CSV as a table that
-// scrolls sideways; text and JSON, their first bytes.
+// value of its last line, the environment it ran in (built now or cached,
+// its packages), the files with links, the zip, and previews: images and
+// SVG as images at a readable size, first (an <img> runs no script,
+// whatever the file holds; the server sends artifacts with a sandboxing CSP
+// too), which open full size in a viewer; CSV as a table that scrolls
+// sideways; text and JSON, their first bytes.
 'use strict';
 
 import { humanSize, seconds } from './status.js';
@@ -37,6 +38,14 @@ export function envLine(r) {
     return r.isolation ? 'Environment: the standard library only.' : '';
   const how = r.env_cache === 'built' ? 'built for this run' : 'cached (built by an earlier run)';
   return 'Environment: ' + how + ': ' + r.requirements.join(', ') + '.';
+}
+
+// The value of the script's last line, as a notebook shows it (its repr),
+// into pre; box shown only when there is one.
+export function valueView(r, box, pre) {
+  const has = typeof r.value === 'string' && r.value !== '';
+  box.hidden = !has;
+  pre.textContent = has ? r.value + (r.value_truncated ? '\n… (cut: the server keeps the first value_bytes)' : '') : '';
 }
 
 // The file list and the zip into table (its tbody) and zip (a link).
@@ -168,10 +177,14 @@ function imagePreview(a, url, viewer) {
   return open;
 }
 
-// A preview per artifact that has one, into box.
-export async function previews(arts, box, viewer) {
+// A preview per artifact that has one, into box; images into images when
+// given (where a person looks first), else into box before the rest.
+export async function previews(arts, box, viewer, images) {
   box.textContent = '';
-  for (const a of arts) {
+  if (images) images.textContent = '';
+  const pics = arts.filter((a) => IMAGE.test(a.mime));
+  const rest = arts.filter((a) => !IMAGE.test(a.mime));
+  for (const a of pics.concat(rest)) {
     const fig = document.createElement('figure');
     const cap = document.createElement('figcaption');
     cap.textContent = a.path;
@@ -197,6 +210,6 @@ export async function previews(arts, box, viewer) {
       continue;
     }
     fig.prepend(cap);
-    box.appendChild(fig);
+    (images && fig.classList.contains('image') ? images : box).appendChild(fig);
   }
 }

@@ -12,8 +12,10 @@ let pending = null; // {retry, cancelled} of the prompt that is open
 
 // Opens the prompt; Save stores the token and calls retry(), Cancel calls
 // cancelled() (where the focus goes back to).
+// A token kept already was refused: the prompt says it was wrong.
 export function askToken(retry, cancelled) {
   pending = { retry, cancelled };
+  document.getElementById('token-wrong').hidden = !token();
   field.value = token();
   if (dialog.showModal) dialog.showModal();
   else dialog.setAttribute('open', '');
