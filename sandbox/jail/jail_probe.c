@@ -2,7 +2,8 @@
  * doing it: a child makes the namespaces a run gets and, in them, the
  * mounts a run's root needs (a tmpfs, /proc, pivot_root, the root made
  * read-only). A container may allow the namespaces and refuse the mounts
- * (its /proc is masked: the kernel refuses a new /proc over a masked one),
+ * (its /proc is masked: the kernel refuses a new /proc over a masked one;
+ * its seccomp profile refuses sethostname),
  * so that unshare alone would promise what no run can have. */
 #include "config.h"
 
@@ -21,7 +22,7 @@
 #include <unistd.h>
 
 /* What the probe tried last, for the reason it gives. */
-enum probe_step { PROBE_UNSHARE = 1, PROBE_MAPS, PROBE_FORK, PROBE_PRIVATE, PROBE_TMPFS, PROBE_PROC, PROBE_PIVOT, PROBE_RDONLY };
+enum probe_step { PROBE_UNSHARE = 1, PROBE_MAPS, PROBE_FORK, PROBE_PRIVATE, PROBE_TMPFS, PROBE_PROC, PROBE_PIVOT, PROBE_RDONLY, PROBE_HOSTNAME };
 
 struct probe_report {
     int step;
@@ -39,6 +40,7 @@ static const char *step_name(int s)
     case PROBE_PROC: return "mounting /proc (a container's masked /proc refuses it)";
     case PROBE_PIVOT: return "pivot_root";
     case PROBE_RDONLY: return "making the root read-only";
+    case PROBE_HOSTNAME: return "sethostname (a container's seccomp profile refuses it)";
     default: return "the probe";
     }
 }
@@ -71,6 +73,10 @@ static _Noreturn void probe_mounts(int fd)
         probe_report(fd, PROBE_PIVOT, errno);
     if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
         probe_report(fd, PROBE_RDONLY, errno);
+    /* A container's default seccomp profile refuses it without
+     * CAP_SYS_ADMIN, even in a UTS namespace of one's own. */
+    if (sethostname("runmyscript", 11) < 0)
+        probe_report(fd, PROBE_HOSTNAME, errno);
     probe_report(fd, 0, 0);
 }
 
