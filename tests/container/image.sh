@@ -27,14 +27,7 @@ mcp_seed() {
     [ -n "$SID" ]
     ok $? "$label: initialize gives a session"
     H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
-    "$PYTHON3" - "$SEEDS_DIR" >"$T/seed.json" <<'PY'
-import json, sys
-d = sys.argv[1]
-code = open(d + "/run_my_script_test.py").read()
-inp = open(d + "/run_my_script_test_input.json").read()
-print(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                  "params": {"name": "run_my_script", "arguments": {"code": code, "user_input": inp}}}))
-PY
+    seed_call 2 "$top_srcdir/tests/fixtures/seeds/run_my_script_test.py" >"$T/seed.json"
     post "@$T/seed.json" "${H[@]}"
     is "$(jb 'r["result"]["structuredContent"]["status"], [a["path"] for a in r["result"]["structuredContent"]["artifacts"]]')" \
         '["ok", ["flipped.png"]]' "$label: the seed through MCP: ok, flipped.png"
