@@ -11,7 +11,8 @@
 
 /* What this host supports, for check-sandbox and the mode decision. */
 struct probe_caps {
-    bool userns;          /* user+mount+pid+net+ipc+uts namespaces can be made */
+    bool userns;          /* user+mount+pid+net+ipc+uts namespaces can be made, and a
+                           * run's root in them (a tmpfs, /proc, pivot_root) */
     char userns_error[128];
     bool seccomp;
     bool cgroup_v1_memory, cgroup_v1_pids;  /* writable v1 hierarchies (root) */

@@ -155,44 +155,6 @@ int jail_prepare_rlimits(const char *run_dir)
     return 0;
 }
 
-void probe_host(struct probe_caps *c)
-{
-    memset(c, 0, sizeof *c);
-    c->root = geteuid() == 0;
-    /* Namespaces: a child tries to make them all. */
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) == 0) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            int e = 0;
-            if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
-                e = errno;
-            ssize_t w = write(p[1], &e, sizeof e);
-            (void)w;
-            _exit(0);
-        }
-        close(p[1]);
-        int e = -1;
-        if (pid > 0 && read(p[0], &e, sizeof e) == (ssize_t)sizeof e) {
-            c->userns = e == 0;
-            if (e)
-                snprintf(c->userns_error, sizeof c->userns_error, "unshare: %s", strerror(e));
-        } else {
-            snprintf(c->userns_error, sizeof c->userns_error, "the probe could not run");
-        }
-        close(p[0]);
-        if (pid > 0)
-            waitpid(pid, NULL, 0);
-    }
-    c->seccomp = jail__seccomp_usable();
-    c->landlock_abi = jail__landlock_abi();
-    c->cgroup_v1_memory = c->root && access("/sys/fs/cgroup/memory/cgroup.procs", W_OK) == 0;
-    c->cgroup_v1_pids = c->root && access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0;
-    /* A delegated v2 cgroup: ours, writable, memory and pids enabled below. */
-    c->cgroup_v2 = jail__cg_v2_delegated();
-    c->memory_watch_ms = JAIL_MEMORY_WATCH_MS;
-}
-
 /* A non-blocking wait for our child pid: 1 with *st and *r once it has
  * ended, 0 while it runs, -errno. */
 static int wait_child(pid_t pid, int *st, struct rusage *r)
@@ -444,6 +406,7 @@ static int start_namespaces(const struct jail_opts *o, struct jail_proc *p, char
     if (failed) {
         rc = ce.err ? -ce.err : -EIO;
         jail__format_child_error(&ce, err, errlen);
+        p->unavailable = jail__host_refused(&ce);
         goto fail_child;
     }
     p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);

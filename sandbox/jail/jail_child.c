@@ -86,6 +86,20 @@ int jail__read_child_error(int fd, struct jail_child_error *m)
     return r == (ssize_t)sizeof *m;
 }
 
+bool jail__host_refused(const struct jail_child_error *m)
+{
+    switch (m->stage) {
+    case JAIL_STAGE_MOUNT:
+    case JAIL_STAGE_ROOT:
+    case JAIL_STAGE_PIVOT:
+    case JAIL_STAGE_PROC:
+    case JAIL_STAGE_DEV:
+        return m->err == EPERM || m->err == EACCES;
+    default:
+        return false;
+    }
+}
+
 void jail__format_child_error(const struct jail_child_error *m, char *err, size_t errlen)
 {
     snprintf(err, errlen, "%s%s%s failed: %s", stage_name(m->stage), m->what[0] ? " " : "", m->what, strerror(m->err));

@@ -79,6 +79,11 @@ void jail__must(int ok, int errfd, int stage);
 int jail__read_child_error(int fd, struct jail_child_error *m);
 /* "STAGE [WHAT] failed: REASON" into err. */
 void jail__format_child_error(const struct jail_child_error *m, char *err, size_t errlen);
+/* Whether init's failure is the host's refusal of the jail's own mounts
+ * (a container's masked /proc, its seccomp profile refusing mount): no run
+ * could have the namespaces here, so isolation = auto may fall back. A
+ * failed bind of a run's own path is not. */
+bool jail__host_refused(const struct jail_child_error *m);
 
 struct jail_rlimit_row {
     int resource;

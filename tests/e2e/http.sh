@@ -304,14 +304,7 @@ for bad in escape output/pw ../../../etc/passwd /etc/passwd; do
 done
 
 # --- run_my_script: the seed, stdlib variant (PIL arrives with the deps work)
-"$PYTHON3" - "$top_srcdir" >"$T/seed.json" <<'PY'
-import json, sys
-top = sys.argv[1]
-code = open(top + "/tests/fixtures/scripts/seed-stdlib.py").read()
-inp = open(top + "/tests/fixtures/seeds/run_my_script_test_input.json").read()
-print(json.dumps({"jsonrpc": "2.0", "id": 60, "method": "tools/call",
-                  "params": {"name": "run_my_script", "arguments": {"code": code, "user_input": inp}}}))
-PY
+seed_call 60 "$top_srcdir/tests/fixtures/scripts/seed-stdlib.py" >"$T/seed.json"
 post "$(cat "$T/seed.json")" "${H[@]}"
 is "$(jb 'r["result"]["structuredContent"]["status"], [a["path"] for a in r["result"]["structuredContent"]["artifacts"]][0]')" \
     '["ok", "flipped.png"]' "run_my_script with the seed input: flipped.png"

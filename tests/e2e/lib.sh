@@ -157,6 +157,17 @@ v = eval(sys.argv[2], {"r": r, "msgs": msgs})
 print(v if isinstance(v, str) else json.dumps(v))
 PY
 }
+# seed_call ID CODE_FILE: the JSON-RPC tools/call of run_my_script with
+# CODE_FILE's script and the seed's input (tests/fixtures/seeds/).
+seed_call() {
+    "$PYTHON3" - "$1" "$2" "$top_srcdir/tests/fixtures/seeds/run_my_script_test_input.json" <<'PY'
+import json, sys
+code = open(sys.argv[2]).read()
+inp = open(sys.argv[3]).read()
+print(json.dumps({"jsonrpc": "2.0", "id": int(sys.argv[1]), "method": "tools/call",
+                  "params": {"name": "run_my_script", "arguments": {"code": code, "user_input": inp}}}))
+PY
+}
 # init [REVISION]: initialize and notifications/initialized; sets $SID.
 init() {
     local rev=${1:-2025-11-25}
