@@ -288,10 +288,14 @@ for i in 1 2 3; do
     sleep 0.3
 done
 # (looked at until all three are seen or their runs are over, however slow
-# their starts: a sanitizer build's)
-seen=0
+# their starts: a sanitizer build's; each script process counted once it is
+# seen there, since one look at a loaded machine may take longer than the
+# runs hold, and the kernel lists a process under its parent only once the
+# fork that made it has returned)
+seen=0 pids=""
 while [ "$seen" -lt 3 ] && kill -0 "${held[@]}" 2>/dev/null; do
-    seen=$(in_run_cgroups | wc -l)
+    pids=$(printf '%s\n' $pids $(in_run_cgroups) | sort -u)
+    seen=$(printf '%s\n' $pids | grep -c .)
     [ "$seen" -ge 3 ] || sleep 0.1
 done
 wait "${held[@]}"
