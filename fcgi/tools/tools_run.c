@@ -611,11 +611,17 @@ static bool kernels_here(const struct tools_ctx *c, const char *tool, json_objec
 {
     if (c->cfg->exec.kernels.on)
         return true;
-    *result = tools__arg_error("%s: this server has no kernels: they live beside the workers of runmyscript "
-                               "serve, and this one (CGI, or the command line) has no process that outlives a call "
-                               "to keep a kernel's names. Use run_code: the workspace's files persist between its "
-                               "calls",
-                               tool);
+    if (c->local)
+        *result = tools__arg_error("%s: runmyscript mcp runs no kernels. They live beside the workers of a served "
+                                   "instance (runmyscript serve, or ./quickstart serve): connect to its /mcp over "
+                                   "HTTP for them. Here, use run_code: the workspace's files persist between its "
+                                   "calls",
+                                   tool);
+    else
+        *result = tools__arg_error("%s: this server has no kernels: they live beside the workers of runmyscript "
+                                   "serve, and this one (CGI) has no process that outlives a call to keep a "
+                                   "kernel's names. Use run_code: the workspace's files persist between its calls",
+                                   tool);
     return false;
 }
 
