@@ -14,18 +14,13 @@
 #define CFG_DOC_MAX (1u << 20)  /* the documentation's tables' ceiling, likewise */
 #define CFG_VALUE_MAX 96        /* a number's text, "auto (...)" at its longest */
 
-/* A number v of row k as the dump prints it: a duration in its row's unit
- * or the largest that holds it, a size in binary units, a count plain. */
+/* A number v of row k as the dump prints it: a duration in the largest
+ * unit that holds it exactly, a size in binary units, a count plain. */
 static void format_number(const struct key_def *k, uint64_t v, char *out, size_t n)
 {
     if (k->type == KEY_DURATION) {
         int64_t ms = (int64_t)v > 0 ? (int64_t)v : 0;
-        if (k->unit && !strcmp(k->unit, "s"))
-            snprintf(out, n, "%llds", (long long)(ms / 1000));
-        else if (k->unit)
-            snprintf(out, n, "%lldms", (long long)ms);
-        else
-            cfg__format_ms((uint64_t)ms, out, n);
+        cfg__format_ms((uint64_t)ms, out, n);
     } else if (k->type == KEY_SIZE) {
         cfg__format_size(v, out, n);
     } else {

@@ -150,7 +150,7 @@ static const struct key_def keys[] = {
      .doc = "image artifacts are sent inline in MCP results while they fit, all together"},
     {.key = "preview_bytes", .type = KEY_SIZE, AT(preview_bytes), .dflt = 8 * KIB, .min = 256, .max = 16 * MIB,
      .doc = "what `preview_file` shows of a file"},
-    {.key = "mount_root", .type = KEY_OPTSTRING, AT(mount_root),
+    {.key = "mount_root", .type = KEY_OPTSTRING, .flags = KEY_F_NONE, AT(mount_root),
      .doc = "an absolute directory whose files `mount_file` takes as `file:///PATH` URLs, over stdio only (the "
           "client's own machine); no symlink is followed beneath it. Empty: `file://` is refused"},
     {.key = "write_bytes", .type = KEY_SIZE, AT(write_bytes), .dflt = 10 * MIB, .min = 1, .max = 1024 * MIB,
@@ -164,13 +164,13 @@ static const struct key_def keys[] = {
      .doc = "the clients that may read `/metrics`: addresses or networks (`10.0.0.0/8`, `fd00::/8`) of the "
           "peer (`REMOTE_ADDR`), blanks or commas between them; `*` any, empty none (403 otherwise; "
           "\"[Metrics](serving.md#metrics)\")"},
-    {.key = "allowed_origins", .type = KEY_OPTSTRING, AT(allowed_origins), .dflt_text = "",
+    {.key = "allowed_origins", .type = KEY_OPTSTRING, .flags = KEY_F_NONE, AT(allowed_origins), .dflt_text = "",
      .doc = "more origins (`scheme://host[:port]`, blanks or commas between them) whose pages may call `/mcp`"
           " and `/api/` (the CSRF check of `Origin`, 403 otherwise); the server's own origin is always "
           "allowed: the request's scheme and `Host`, and `public_url`'s. `*` accepts any. A page of another"
           " port of the same host is another origin (`http://localhost:3000` is not "
           "`http://localhost:8080`)"},
-    {.key = "public_url", .type = KEY_OPTSTRING, AT(public_url),
+    {.key = "public_url", .type = KEY_OPTSTRING, .flags = KEY_F_NONE, AT(public_url),
      .doc = "the `scheme://host[:port][/path]` artifact links start with (default: from the request); a path "
           "means the site is under it: requests under it route without it"},
     {.key = "node_id", .type = KEY_NODE, .flags = KEY_F_NONE, AT(node_id),
@@ -274,7 +274,7 @@ static const struct key_def keys[] = {
     {.key = "warm_wait", .type = KEY_DURATION, AT(exec.warm.wait_ms), .dflt = 3000,
      .doc = "how long a run waits for the pool's answer, and then for the zygote's fork of it, before it "
           "starts cold (a zygote that takes longer is taken for hung)"},
-    {.key = "kernel_idle", .type = KEY_DURATION, .unit = "s", AT(exec.kernels.idle_ms), .dflt = 600000,
+    {.key = "kernel_idle", .type = KEY_DURATION, AT(exec.kernels.idle_ms), .dflt = 600000,
      .doc = "a kernel (`run_cell`'s live Python of a workspace, [A cell](architecture.md#a-cell-exec_kernel_cell), "
           "[Kernels](isolation.md#kernels)) without a cell this long is stopped; the workspace's next cell "
           "starts a new one and says why (0: never)"},
@@ -286,7 +286,7 @@ static const struct key_def keys[] = {
      .doc = "what all kernels may hold together (each one's cgroup, or the memory watch where none holds it):"
           " past it the least recently used idle kernels are stopped, after a cell and when a kernel starts"
           " (0: no budget). One kernel is held to `memory` as a run is"},
-    {.key = "kernel_grace", .type = KEY_DURATION, .unit = "ms", AT(exec.kernels.grace_ms), .dflt = 5000,
+    {.key = "kernel_grace", .type = KEY_DURATION, AT(exec.kernels.grace_ms), .dflt = 5000,
      .doc = "how long a cell interrupted (its `timeout`, `cpu_time`, a disk limit, a cancel) may go on before"
           " its kernel is killed; a cell that stops within it keeps the kernel and its names"},
     {.key = "warm_spares", .type = KEY_COUNT, AT(exec.warm.spares), .dflt = 2, .max = 8,

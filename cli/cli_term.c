@@ -272,7 +272,9 @@ void cli__print_summary(const struct result *r, const char *dest, const struct c
         fprintf(f, ", %lld ms, isolation: %s, run %s%s\n", (long long)r->duration_ms, r->isolation, r->run_id, off);
     if (r->error) {
         cleanup_free char *error = shown(t, r->error, false);
-        fprintf(f, "%serror: %s%s\n", on, error ? error : "?", off);
+        /* The command line's user is the operator: the advice too. */
+        cleanup_free char *advice = r->advice ? shown(t, r->advice, false) : NULL;
+        fprintf(f, "%serror: %s%s%s%s\n", on, error ? error : "?", advice ? "; " : "", advice ? advice : "", off);
     }
     if (r->n_requirements) {
         fprintf(f, "%senvironment (%s):", on, result_env_cache_name(r->env_cache));

@@ -51,8 +51,6 @@ struct key_def {
     uint64_t min, max;         /* the accepted range of a number; both 0: any */
     const char *const *choices; /* KEY_ENUM, KEY_TRISTATE: the names, NULL-terminated */
     const int *values;         /* ... the value of each (NULL: its index) */
-    const char *unit;          /* a duration printed always in this unit, "s" or "ms"; NULL: the
-                                * largest unit that holds it exactly */
     /* For a KEY_F_AUTO key: what auto is here (cfg_dump prints "auto (it)");
      * base is the struct the table describes. NULL: plain "auto". */
     void (*auto_text)(const void *base, char *out, size_t n);

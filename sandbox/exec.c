@@ -264,6 +264,10 @@ static void install_failed(struct run *run, int outcome, const struct deps_env *
     r->failed_requirement = env->failed ? strdup(env->failed) : NULL;
     free(r->error);
     r->error = strdup(err);
+    free(r->advice);
+    r->advice = deps_install_advice(&run->spec->cfg->deps, err);
+    if (r->advice) /* the operator's: the server's log and the result, which a client is handed without it */
+        log_msg(LOG_LVL_WARN, "%s: %s", err, r->advice);
     exec__system_line(run, "[runmyscript] %s", err);
     const struct dbuf *il = &run->install_log;
     size_t start = il->len, lines = 0;

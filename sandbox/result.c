@@ -86,6 +86,7 @@ void result_free(struct result *r)
     free(r->requirements);
     free(r->install_log);
     free(r->failed_requirement);
+    free(r->advice);
     for (size_t i = 0; i < r->n_artifacts; i++) {
         free(r->artifacts[i].path);
         free(r->artifacts[i].mime);
@@ -229,6 +230,7 @@ json_object *result_to_json(const struct result *r)
     ADD(o, "isolation", r->isolation ? json_object_new_string(r->isolation) : NULL);
     ADD(o, "start", json_object_new_string(r->warm ? "warm" : "cold"));
     ADD(o, "error", str_or_null(r->error));
+    ADD(o, "advice", str_or_null(r->advice));
     ADD(o, "value", str_or_null(r->value));
     ADD(o, "value_truncated", json_object_new_boolean(r->value_truncated));
     if (r->kernel.state != RESULT_KERNEL_NONE) {
@@ -278,37 +280,63 @@ oom:
     return NULL;
 }
 
-char *result_redact(const char *s, size_t n, const char *state_dir, size_t *out_len)
+/* A copy of s (n bytes) with dir, its trailing '/' dropped, written as
+ * name: "/srv/rms" also finds "/srv/rms/runs/..." but not "/srv/rmsx".
+ * NULL on ENOMEM. */
+static char *redact_dir(const char *s, size_t n, const char *dir, size_t dn, const char *name, size_t *out_len)
 {
-    /* The directory with its trailing '/' dropped: "/srv/rms" also finds
-     * "/srv/rms/runs/..." but not "/srv/rmsx". */
-    size_t sn = state_dir ? strlen(state_dir) : 0;
-    while (sn > 1 && state_dir[sn - 1] == '/')
-        sn--;
-    if (sn <= 1) /* no directory, or "/": nothing to hide */
+    while (dn > 1 && dir[dn - 1] == '/')
+        dn--;
+    if (dn <= 1) /* no directory, or "/": nothing to hide */
         return util_replace_all(s, n, "", "", out_len);
-    cleanup_free char *dir = strndup(state_dir, sn);
-    return dir ? util_replace_all(s, n, dir, "STATE", out_len) : NULL;
+    cleanup_free char *d = strndup(dir, dn);
+    return d ? util_replace_all(s, n, d, name, out_len) : NULL;
+}
+
+char *result_redact(const char *s, size_t n, const struct exec_config *cfg, size_t *out_len)
+{
+    const char *state_dir = cfg ? cfg->state_dir : NULL;
+    char *out = redact_dir(s, n, state_dir, state_dir ? strlen(state_dir) : 0, "STATE", out_len);
+    const char *links = cfg ? cfg->deps.find_links : NULL;
+    for (const char *p = links; out && p && *p;) {
+        p += strspn(p, " \t,");
+        size_t len = strcspn(p, " \t,");
+        const char *dir = p;
+        size_t dn = len;
+        if (len > 7 && !strncmp(p, "file://", 7)) {
+            dir += 7;
+            dn -= 7;
+        }
+        p += len;
+        if (dn == 0 || dir[0] != '/') /* an index or links page on the network: no path of the server */
+            continue;
+        size_t m;
+        char *next = redact_dir(out, *out_len, dir, dn, "WHEELHOUSE", &m);
+        free(out);
+        out = next;
+        *out_len = m;
+    }
+    return out;
 }
 
 /* Every string of v, at any depth, redacted in place. 0 or -ENOMEM. */
-static int redact_tree(json_object *v, const char *state_dir)
+static int redact_tree(json_object *v, const struct exec_config *cfg)
 {
     if (json_object_is_type(v, json_type_string)) {
         size_t n;
         cleanup_free char *s = result_redact(json_object_get_string(v), (size_t)json_object_get_string_len(v),
-                                             state_dir, &n);
+                                             cfg, &n);
         return s && json_object_set_string_len(v, s, (int)n) == 1 ? 0 : -ENOMEM;
     }
     if (json_object_is_type(v, json_type_object)) {
         json_object_object_foreach(v, key, val) {
             (void)key;
-            if (redact_tree(val, state_dir) < 0)
+            if (redact_tree(val, cfg) < 0)
                 return -ENOMEM;
         }
     } else if (json_object_is_type(v, json_type_array)) {
         for (size_t i = 0; i < json_object_array_length(v); i++)
-            if (redact_tree(json_object_array_get_idx(v, i), state_dir) < 0)
+            if (redact_tree(json_object_array_get_idx(v, i), cfg) < 0)
                 return -ENOMEM;
     }
     return 0;
@@ -329,7 +357,7 @@ static int absolute_url(json_object *o, const char *key, const char *origin)
     return json_object_set_string(v, abs) == 1 ? 0 : -ENOMEM;
 }
 
-json_object *result_client_json(const struct result *r, const char *base_url, const char *state_dir)
+json_object *result_client_json(const struct result *r, const char *base_url, const struct exec_config *cfg)
 {
     json_object *o = result_to_json(r), *arts;
     if (!o)
@@ -340,6 +368,7 @@ json_object *result_client_json(const struct result *r, const char *base_url, co
     cleanup_free char *origin = on ? strndup(base_url, on) : NULL;
     json_object_object_del(o, "workdir");
     json_object_object_del(o, "zip");
+    json_object_object_del(o, "advice");
     int rc = 0;
     if (origin && *origin) {
         rc = absolute_url(o, "zip_url", origin);
@@ -348,7 +377,7 @@ json_object *result_client_json(const struct result *r, const char *base_url, co
                 rc = absolute_url(json_object_array_get_idx(arts, i), "url", origin);
     }
     if (rc == 0)
-        rc = redact_tree(o, state_dir);
+        rc = redact_tree(o, cfg);
     if (rc < 0) {
         json_object_put(o);
         return NULL;

@@ -5,6 +5,7 @@
 
 #include "app.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -39,8 +40,9 @@ bool app_host_allowed(const struct cfg *cfg, const char *name)
     return false;
 }
 
-/* Answers a refusal: for /mcp a JSON-RPC error without an id (static text
- * only in why), as the MCP SDKs answer; else {"error": why}. */
+/* Answers a refusal: for /mcp a JSON-RPC error without an id (why holds
+ * nothing a JSON string must escape: static text, or a host through
+ * host_shown), as the MCP SDKs answer; else {"error": why}. */
 static void deny(struct http_req *req, struct http_resp *resp, int status, bool jsonrpc, const char *why)
 {
     log_msg(LOG_LVL_INFO, "%d %s %s: %s", status, req->method, req->path, why);
@@ -54,6 +56,17 @@ static void deny(struct http_req *req, struct http_resp *resp, int status, bool 
     }
 }
 
+/* The Host header as a refusal names it: at most 100 bytes, each byte
+ * that is not a host name's (letters, digits, ".-:[]_") written "?", so
+ * that the text needs no escaping in JSON nor in the log. */
+static void host_shown(const char *host, char *out, size_t outlen)
+{
+    size_t i = 0;
+    for (; host[i] && i < 100 && i + 1 < outlen; i++)
+        out[i] = isalnum((unsigned char)host[i]) || strchr(".-:[]_", host[i]) ? host[i] : '?';
+    out[i] = '\0';
+}
+
 /* The checks every dynamic route shares. Returns true when the request may
  * go on; otherwise the response is sent. For /mcp the body is a JSON-RPC
  * error without an id, as the MCP SDKs answer. auth: the route runs code
@@ -64,13 +77,18 @@ static bool guard(const struct app *app, struct http_req *req, struct http_resp 
     const char *host = http_header(req, "Host");
     const char *origin = http_header(req, "Origin");
     const char *why = NULL;
+    char said[200];
     int status = 403;
     bool csrf = auth;
 
     /* DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still
      * sends Host: evil.example, and a browser always sends its Origin. */
-    if (host && (http_host_name(host, name, sizeof name) < 0 || !app_host_allowed(app->cfg, name)))
-        why = "Forbidden: Host not allowed";
+    if (host && (http_host_name(host, name, sizeof name) < 0 || !app_host_allowed(app->cfg, name))) {
+        char shown[104];
+        host_shown(host, shown, sizeof shown);
+        snprintf(said, sizeof said, "Forbidden: Host %s is not allowed here (the server's allowed_hosts)", shown);
+        why = said;
+    }
     /* CSRF: a page of another origin (another port of the same host too)
      * must not run code here; elsewhere the Origin's host name is enough. */
     if (!why && origin && csrf && !app_origin_allowed(app->cfg, req, origin))
@@ -103,7 +121,8 @@ static bool guard(const struct app *app, struct http_req *req, struct http_resp 
             diff |= (unsigned char)want[i] ^ (unsigned char)(tok && i < tn ? tok[i] : 0);
         if (diff) {
             status = 401;
-            why = "Unauthorized: a valid bearer token is required";
+            /* Two texts: the page tells a wrong token from none by this. */
+            why = tok ? "Unauthorized: the bearer token is wrong" : "Unauthorized: a bearer token is required";
             discard(http_add_header(resp, "WWW-Authenticate", "Bearer realm=\"runmyscript\"%s",
                                     tok ? ", error=\"invalid_token\"" : ""));
         }

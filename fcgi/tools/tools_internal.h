@@ -87,13 +87,13 @@ static inline void tools__progress(const struct tools_ctx *c, double progress, d
 {
     c->progress(c->ctx, progress, total, message);
 }
-/* A log line to the client: the state directory's path in it (the
- * installer's lines, a traceback in the fallback) is written as STATE. */
+/* A log line to the client: the server's paths in it (the installer's
+ * lines, a traceback in the fallback) written as STATE and WHEELHOUSE. */
 static inline void tools__log(const struct tools_ctx *c, enum tools_level level, const char *logger, const char *text,
                               size_t len)
 {
     size_t n = 0;
-    char *clean = result_redact(text, len, c->cfg->state_dir, &n);
+    char *clean = result_redact(text, len, &c->cfg->exec, &n);
     c->log(c->ctx, level, logger, clean ? clean : text, clean ? n : len);
     free(clean);
 }

@@ -101,7 +101,7 @@ static void summary_text(const struct tools_ctx *c, const struct result *r, bool
 /* The result as the client gets it: with local files over stdio. */
 static json_object *client_json(const struct tools_ctx *c, const struct result *r)
 {
-    return c->local ? result_local_json(r) : result_client_json(r, c->base_url, c->cfg->state_dir);
+    return c->local ? result_local_json(r) : result_client_json(r, c->base_url, &c->cfg->exec);
 }
 
 static bool inline_image(const char *mime)
@@ -124,7 +124,7 @@ static json_object *run_result(const struct tools_ctx *c, const struct result *r
      * user (over stdio), whose links are those paths. */
     cleanup_free char *redacted = NULL;
     if (!c->local) {
-        redacted = result_redact(b.data ? b.data : "", b.len, cfg->state_dir, &rn);
+        redacted = result_redact(b.data ? b.data : "", b.len, &cfg->exec, &rn);
     } else if ((redacted = malloc(b.len + 1))) {
         memcpy(redacted, b.data ? b.data : "", b.len);
         redacted[b.len] = '\0';
@@ -611,11 +611,17 @@ static bool kernels_here(const struct tools_ctx *c, const char *tool, json_objec
 {
     if (c->cfg->exec.kernels.on)
         return true;
-    *result = tools__arg_error("%s: this server has no kernels: they live beside the workers of runmyscript "
-                               "serve, and this one (CGI, or the command line) has no process that outlives a call "
-                               "to keep a kernel's names. Use run_code: the workspace's files persist between its "
-                               "calls",
-                               tool);
+    if (c->local)
+        *result = tools__arg_error("%s: runmyscript mcp runs no kernels. They live beside the workers of a served "
+                                   "instance (runmyscript serve, or ./quickstart serve): connect to its /mcp over "
+                                   "HTTP for them. Here, use run_code: the workspace's files persist between its "
+                                   "calls",
+                                   tool);
+    else
+        *result = tools__arg_error("%s: this server has no kernels: they live beside the workers of runmyscript "
+                                   "serve, and this one (CGI) has no process that outlives a call to keep a "
+                                   "kernel's names. Use run_code: the workspace's files persist between its calls",
+                                   tool);
     return false;
 }
 

@@ -190,7 +190,7 @@ static void log_event(struct web_run *w, const char *stream, const char *text, s
     size_t n, rn;
     /* The state directory's path (an installer's line, a traceback in the
      * fallback) is written STATE, as in the result. */
-    cleanup_free char *redacted = result_redact(text, len, w->app->cfg->state_dir, &rn);
+    cleanup_free char *redacted = result_redact(text, len, &w->app->cfg->exec, &rn);
     cleanup_free char *clean = redacted ? util_utf8_sanitize(redacted, rn, &n) : NULL;
     if (!clean || n == 0)
         return;
@@ -624,7 +624,7 @@ static void answer_result(struct web_run *w, enum web_mode mode, const struct re
         log_msg(LOG_LVL_INFO, "run %s: %s in %lld ms", r->run_id, result_status_name(r->status), (long long)r->duration_ms);
     /* No path of the server; the URLs stay relative to the site (the page
      * links them relative to itself, which holds under any base path). */
-    json_object *res = result_client_json(r, NULL, w->app->cfg->state_dir);
+    json_object *res = result_client_json(r, NULL, &w->app->cfg->exec);
     if (res && w->workspace_id)
         json_object_object_add(res, "workspace", json_object_new_string(w->workspace_id));
     if (!res) {

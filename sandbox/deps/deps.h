@@ -217,6 +217,19 @@ int deps_env_get(const struct exec_deps_config *cfg, const char *state_dir, cons
                  const char *base_env, const struct deps_set *set, int64_t install_ms,
                  const struct deps_install_io *io, struct deps_env *e, char *err, size_t errlen) must_check;
 
+/* The end of deps_env_get's reason when the installer found no
+ * distribution of a requirement: all a client is told of the server's
+ * package sources. */
+#define DEPS_NOT_FOUND_SAYS "; this server's package sources do not have it"
+
+/* For a reason of deps_env_get that ends with DEPS_NOT_FOUND_SAYS, the
+ * operator's advice: where the installer looked (index_url,
+ * extra_index_url, find_links, a URL's user and password shown as "***")
+ * and the keys to change. NULL for any other reason, or on ENOMEM. Caller
+ * frees. It names the server's paths: for the server's log and the
+ * command line, never for a client. */
+char *deps_install_advice(const struct exec_deps_config *cfg, const char *reason);
+
 /* 1 when a file of STATE/store can be hard linked into STATE/envs (the
  * state directory standing for one not made yet; nothing is made), 0
  * when not (EXDEV, EPERM, EMLINK: environments get copies), -errno when

@@ -305,13 +305,12 @@ static void put_urls(struct dbuf *b, const char *name, const char *list)
     }
 }
 
-/* Where the installer looked, and the keys that say so: for a reason that
- * says a requirement was not found. */
+/* Where the installer looked, and the keys that say so. */
 static void where_looked(const struct exec_deps_config *cfg, char *out, size_t outlen)
 {
     struct dbuf b;
     dbuf_init(&b, outlen);
-    discard(dbuf_printf(&b, "; it looked in "));
+    discard(dbuf_printf(&b, "it looked in "));
     if (!cfg->index_url)
         discard(dbuf_printf(&b, "the installer's default index (index_url = default)"));
     else if (!strcmp(cfg->index_url, "none"))
@@ -334,24 +333,31 @@ static void where_looked(const struct exec_deps_config *cfg, char *out, size_t o
     dbuf_free(&b);
 }
 
+char *deps_install_advice(const struct exec_deps_config *cfg, const char *reason)
+{
+    if (!reason || !strstr(reason, DEPS_NOT_FOUND_SAYS))
+        return NULL;
+    char where[1024];
+    where_looked(cfg, where, sizeof where);
+    return strdup(where);
+}
+
 /* The one-line reason of an installer that exited with a failure: the
  * error line that says why, else its last line; for a requirement not
- * found, where it looked and the keys that say where. */
-static void install_failure(const struct exec_deps_config *cfg, const char *names, const char *failed, char *out,
-                            char *err, size_t errlen)
+ * found, that the server's package sources lack it (what they are, and
+ * the keys that say so, are the operator's: deps_install_advice). */
+static void install_failure(const char *names, const char *failed, char *out, char *err, size_t errlen)
 {
     const char *why = NULL;
     for (const char *p = out; p && (p = strstr(p, "ERROR: ")); p++)
         why = p;
-    char line[400], where[1024] = "";
+    char line[400];
     if (why)
         snprintf(line, sizeof line, "%.*s", (int)strcspn(why, "\n"), why);
     else
         snprintf(line, sizeof line, "%s", deps__last_line(out));
-    if (not_found(out))
-        where_looked(cfg, where, sizeof where);
     snprintf(err, errlen, "installing %s failed%s%s%s: %s%s", names ? names : "the requirements", failed ? " (" : "",
-             failed ? failed : "", failed ? ")" : "", line, where);
+             failed ? failed : "", failed ? ")" : "", line, not_found(out) ? DEPS_NOT_FOUND_SAYS : "");
 }
 
 /* deps__install, deps__download and deps__build_wheel: verb NULL
@@ -426,7 +432,7 @@ static int run_pip(const struct exec_deps_config *cfg, const char *state_dir, co
             return -ENOEXEC;
         }
         *failed = failed_requirement(out, set);
-        install_failure(cfg, names, *failed, out, err, errlen);
+        install_failure(names, *failed, out, err, errlen);
         return DEPS_ENV_INSTALL_FAILED;
     }
     discard(util_rm_rf_at(AT_FDCWD, itmp)); /* a leftover would only cost room */

@@ -121,6 +121,9 @@ struct result {
     const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",
                                  * "landlock", "rlimits+seccomp", "rlimits" */
     char *error;                /* sandbox_error, install_failed, cancelled by the server: one line for a user */
+    char *advice;               /* for the operator, never a client: what to change in the configuration
+                                 * (install_failed, a requirement not found: where the installer looked and
+                                 * the keys that say so), or NULL */
     bool warm;                  /* forked from a zygote ("start": "warm"), else "cold" */
     const char *url_prefix;     /* copied from the config for the serializer */
     /* The value of the script's or the cell's last expression as a
@@ -150,14 +153,15 @@ json_object *result_to_json(const struct result *r);
 
 /* The result as the HTTP doors hand it to a client (MCP's
  * structuredContent, /api/run's answer): result_to_json without the
- * server's own paths (no "workdir", no "zip"), every URL absolute on the
+ * server's own paths and the operator's advice (no "workdir", no "zip",
+ * no "advice"), every URL absolute on the
  * origin (scheme://host[:port]) of base_url (http_base_url's; the URLs
  * already hold public_url's path; left relative to the site when NULL or
  * "": /api/run, whose page links them relative to itself), and the
  * state directory's path, wherever a string holds it (an error of the
  * service, the installer's log, a traceback in the fallback), written as
- * "STATE". Caller puts it; NULL on ENOMEM. */
-json_object *result_client_json(const struct result *r, const char *base_url, const char *state_dir);
+ * "STATE" (result_redact). Caller puts it; NULL on ENOMEM. */
+json_object *result_client_json(const struct result *r, const char *base_url, const struct exec_config *cfg);
 /* The result as MCP over stdio hands it to its client, a local user on
  * this machine (as the command line's --json, the server's paths are kept):
  * result_to_json with "workdir" and "zip", and each artifact's "url" and
@@ -168,9 +172,11 @@ json_object *result_local_json(const struct result *r);
  * on ENOMEM. */
 char *result_file_url(const char *path);
 /* The same redaction for one string the doors send (a log line, an
- * installer line): a copy with state_dir written as "STATE" (caller frees;
- * NULL on ENOMEM). */
-char *result_redact(const char *s, size_t n, const char *state_dir, size_t *out_len);
+ * installer line): a copy with cfg->state_dir written as "STATE" and each
+ * local directory of cfg->deps.find_links (a path, or a file:// URL's) as
+ * "WHEELHOUSE" ("Looking in links: ..." of the installer), so that no path
+ * of the server reaches a client (caller frees; NULL on ENOMEM). */
+char *result_redact(const char *s, size_t n, const struct exec_config *cfg, size_t *out_len);
 
 /* Serialises the result (caller frees). pretty: indented for people. */
 char *result_to_string(const struct result *r, bool pretty, size_t *len);

@@ -53,7 +53,8 @@
 /* libcurl, loaded on first use (util_dl_load). */
 #define CURL_FUNCS(X)                                                                                  \
     X(global_init) X(easy_init) X(easy_setopt) X(easy_perform) X(easy_getinfo) X(easy_cleanup)        \
-    X(easy_strerror) X(version_info) X(url) X(url_set) X(url_get) X(url_cleanup) X(free)
+    X(easy_strerror) X(version_info) X(url) X(url_set) X(url_get) X(url_cleanup) X(free)  \
+    X(slist_append) X(slist_free_all)
 
 struct curl_api {
 #define X(f) __typeof__(curl_##f) *f;
@@ -828,11 +829,23 @@ int fetch_upload(const struct fetch_config *cfg, const char *url, int dirfd, con
         snprintf(err, errlen, "upload %s: '%.200s' (%s) is larger than upload_bytes (%s)", shown, rel, a, b);
         return -EFBIG;
     }
+    /* The file's MIME type as its Content-Type, as the artifact lists say
+     * it: a presigned URL may have been signed with one. */
+    unsigned char head[4096];
+    ssize_t hn = pread(fd, head, sizeof head, 0);
+    char ctype[128];
+    snprintf(ctype, sizeof ctype, "Content-Type: %s", ws_mime(head, hn > 0 ? (size_t)hn : 0, rel));
     const struct curl_api *c;
     CURL *h;
     rc = curl_open(&c, &h, err, errlen);
     if (rc < 0)
         return rc;
+    struct curl_slist *headers = c->slist_append(NULL, ctype);
+    if (!headers) {
+        snprintf(err, errlen, "out of memory");
+        c->easy_cleanup(h);
+        return -ENOMEM;
+    }
     xfer_init(&x, cfg, cfg->limits.upload_bytes, "upload_bytes");
     x.in_fd = fd;
     x.in_size = (uint64_t)st.st_size;
@@ -846,9 +859,11 @@ int fetch_upload(const struct fetch_config *cfg, const char *url, int dirfd, con
     SET(CURLOPT_SEEKDATA, &x);
     SET(CURLOPT_WRITEFUNCTION, discard_body);
     SET(CURLOPT_FAILONERROR, 1L);
+    SET(CURLOPT_HTTPHEADER, headers);
     if (rc < 0 || e != CURLE_OK) {
         snprintf(err, errlen, "setting up the transfer: %s", c->easy_strerror(e));
         c->easy_cleanup(h);
+        c->slist_free_all(headers);
         return -EINVAL;
     }
     e = c->easy_perform(h);
@@ -868,5 +883,6 @@ int fetch_upload(const struct fetch_config *cfg, const char *url, int dirfd, con
         rc = 0;
     }
     c->easy_cleanup(h);
+    c->slist_free_all(headers);
     return rc;
 }

@@ -410,6 +410,12 @@ upload --session $S6 plots/plot.bin $U/put/run1/plot.bin
 is "$RC:$(j 'r["status"]')" "0:204" "again: 204 (replaced)"
 upload $F/data/small.bin $U/put/plain.bin
 is "$RC:$(j 'r["uploaded_bytes"]')" "0:5000" "upload of a plain file"
+is "$(grep ' /put/plain.bin ' $NGINX_PREFIX/logs/put.log | tail -1)" "PUT /put/plain.bin application/octet-stream" \
+    "its Content-Type: its MIME type (bytes of no known kind)"
+cp $F/data/pixel.png $S6/workspace/output/plots/pixel.png
+upload --session $S6 plots/pixel.png $U/put/run1/pixel.png
+is "$RC:$(grep ' /put/run1/pixel.png ' $NGINX_PREFIX/logs/put.log | tail -1)" "0:PUT /put/run1/pixel.png image/png" \
+    "a PNG is sent as image/png (a presigned URL may be signed with its type)"
 upload --session $S6 plots/plot.bin $U/put/run1/capped.bin --set upload_bytes=16K
 is $RC 65 "a file over upload_bytes: refused (65)"
 like "$ERR" "larger than upload_bytes" "naming the limit"

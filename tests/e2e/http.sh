@@ -119,13 +119,17 @@ post '{"jsonrpc":"2.0","id":10,"method":"ping"}' "${H[@]}" -H "Origin: null"
 is "$STATUS" 403 "Origin null: 403"
 post '{"jsonrpc":"2.0","id":10,"method":"ping"}' "${H[@]}" -H "Host: evil.example.com"
 is "$STATUS" 403 "a foreign Host (DNS rebinding): 403"
+like "$(cat $T/b)" "Host evil.example.com is not allowed here (the server's allowed_hosts)" \
+    "the refusal names the host and the key that would allow it"
 post '{"jsonrpc":"2.0","id":10,"method":"ping"}' "${H[@]}" -H "Host: [::1]:$PORT"
 is "$STATUS" 200 "Host [::1]:PORT: allowed"
 post '{"jsonrpc":"2.0","id":10,"method":"ping"}' -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID"
 is "$STATUS" 401 "no bearer token: 401"
+like "$(cat $T/b)" "Unauthorized: a bearer token is required" "no token: the answer says one is required"
 like "$(header WWW-Authenticate)" 'Bearer realm="runmyscript"' "401 says WWW-Authenticate: Bearer"
 post '{"jsonrpc":"2.0","id":10,"method":"ping"}' -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "Authorization: Bearer wrong"
 is "$STATUS" 401 "a wrong token: 401"
+like "$(cat $T/b)" "Unauthorized: the bearer token is wrong" "a wrong token: the answer says it is wrong, not missing"
 like "$(header WWW-Authenticate)" 'invalid_token' "a wrong token: error=invalid_token"
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d '{"code":"print(1)"}' "$BASE/api/run")
 is "$STATUS" 401 "/api/run without the token: 401"
@@ -187,8 +191,9 @@ import json, sys
 raw = open(sys.argv[1]).read()
 msgs = [json.loads(l[5:]) for l in raw.splitlines() if l.startswith("data:")]
 want = json.load(open(sys.argv[2]))
-# What a client sees: no workdir, no zip, absolute URLs.
-del want["workdir"], want["zip"]
+# What a client sees: no workdir, no zip, no advice (the operator's),
+# absolute URLs.
+del want["workdir"], want["zip"], want["advice"]
 for a in want["artifacts"]:
     a["url"] = sys.argv[3] + a["url"]
 want["zip_url"] = want["zip_url"] and sys.argv[3] + want["zip_url"]

@@ -4,8 +4,10 @@
 # line with RUNMYSCRIPT_FIND_LINKS and RUNMYSCRIPT_INDEX_URL=none, and
 # `FIND_LINKS=DIR ./quickstart serve` (its page's door and MCP), which
 # shares the command line's state directory. An install that fails says
-# where the installer looked and which keys say so, and its log is shown
-# once. No index is ever reached: every index or link here is the
+# where the installer looked and which keys say so (to the command line,
+# whose user is the operator; a client of the page or MCP is told only that
+# the server's sources lack it, and no path of the server), and its log is
+# shown once. No index is ever reached: every index or link here is the
 # wheelhouse, a loopback port, or none.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
@@ -40,14 +42,15 @@ all=$(cat $T/broken.out $T/broken.err)
 is "$(printf '%s\n' "$all" | grep -c 'No matching distribution found for rms-missing>=1.0$')" 1 \
     "the installer's lines are shown once (on stderr as they came, not again in the log)"
 RUNMYSCRIPT_FIND_LINKS=$WHEELHOUSE RUNMYSCRIPT_INDEX_URL=none "$R" run $T/broken.py --with rms-broken --json >$T/broken.json
-like "$(jget $T/broken.json 'r["error"]')" "find_links = $WHEELHOUSE" "the result's error says so too"
+like "$(jget $T/broken.json 'r["advice"]')" "find_links = $WHEELHOUSE" "the result's advice says so too (the operator's)"
+like "$(jget $T/broken.json 'r["error"]')" "this server's package sources do not have it" "its error says what failed"
 is "$(jget $T/broken.json 'r["logs"].count("[install] ERROR: No matching distribution found for rms-missing")')" 1 \
     "the log holds the installer's last lines once (for a reader of the log alone)"
 # A private index's credentials are never shown (a refused loopback port:
 # nothing is reached).
 RUNMYSCRIPT_INDEX_URL=http://user:s3cret@127.0.0.1:$(free_port)/simple/ \
     "$R" run $T/broken.py --with rms-broken --json >$T/cred.json 2>/dev/null
-e=$(jget $T/cred.json 'r["error"]')
+e=$(jget $T/cred.json 'r["error"] + "; " + (r["advice"] or "")')
 like "$e" "index_url = http://***@127.0.0.1:" "a private index is named without its user and password"
 case "$e" in *s3cret*) ok 1 "the password is not in the error" ;; *) ok 0 "the password is not in the error" ;; esac
 
@@ -92,6 +95,43 @@ is "$(jget $T/page.json 'r["env_cache"]')" hit "with the environment the command
 is "$(jget $T/page.json '[a["path"] for a in r["artifacts"]]')" '["flipped.png"]' "and gives back flipped.png"
 url=$(jget $T/page.json 'r["artifacts"][0]["url"]')
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$QPORT$url")" 200 "whose link downloads"
+
+# A failed install, as a client of the page and of MCP sees it: what
+# failed and that the server cannot provide it; no path of the server
+# (neither the wheelhouse nor the state directory) and no key of the
+# operator's advice anywhere in the answers.
+no_server_path() { # FILE WHAT
+    local leak=""
+    for w in "$WHEELHOUSE" "$RUNMYSCRIPT_STATE_DIR" "$top_srcdir" index_url find_links doc/configuration.md; do
+        grep -qF -- "$w" "$1" && leak="$leak $w"
+    done
+    is "${leak:-none}" none "$2: names no path of the server and no key of the advice"
+}
+"$PYTHON3" -c 'import json; print(json.dumps({"code": "import rms_broken\n", "requirements": ["rms-broken"]}))' \
+    >$T/broken-body.json
+curl -sS -o $T/page-broken.json -H 'Content-Type: application/json' --data-binary @$T/broken-body.json \
+    "http://127.0.0.1:$QPORT/api/run"
+is "$(jget $T/page-broken.json 'r["status"]')" install_failed "the page's run of a requirement no source has: install_failed"
+like "$(jget $T/page-broken.json 'r["error"]')" "No matching distribution found for rms-missing" "its error says what failed"
+like "$(jget $T/page-broken.json 'r["error"]')" "this server's package sources do not have it" \
+    "and that the server cannot provide it"
+no_server_path $T/page-broken.json "/api/run's answer (error, log, installer's log)"
+curl -sS -o $T/page-broken.sse -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \
+    --data-binary @$T/broken-body.json "http://127.0.0.1:$QPORT/api/run"
+like "$(cat $T/page-broken.sse)" "install_failed" "the page's event stream of it ends install_failed"
+no_server_path $T/page-broken.sse "/api/run's event stream (the installer's lines as they came)"
+"$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "run_code", "arguments": {"code": "import rms_broken\n", "requirements": ["rms-broken"]}}}))' \
+    >$T/mcp-broken.json
+BASE=http://127.0.0.1:$QPORT
+init
+post @$T/mcp-broken.json -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
+is "$(jb 'r["result"]["structuredContent"]["status"]')" install_failed "MCP's run of it: install_failed"
+like "$(jb 'r["result"]["content"][0]["text"]')" "this server's package sources do not have it" \
+    "its text says that the server cannot provide it"
+no_server_path $T/b "MCP's answer (its text, structuredContent and log notifications)"
+grep -q "point index_url at an index or find_links at a directory of wheels" $T/qs.log
+ok $? "the server's log has the operator's advice"
+
 kill -TERM "$QS"
 wait "$QS"
 is "$?" 0 "Ctrl-C (SIGTERM) stops quickstart serve"

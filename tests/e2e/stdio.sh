@@ -193,6 +193,7 @@ call("abs", "write_file", {"path": "/tmp/x", "content": "x"})
 call("big", "write_file", {"path": "big", "content": "x" * 1025})
 call("fit", "write_file", {"path": "fit", "content": "x" * 1024})
 call("read", "run_code", {"code": "print(open('mounts/d.csv').read() + open('mounts/w.txt').read() + open('mounts/sub/b.bin').read())"})
+call("cell", "run_cell", {"code": "x = 1"})
 p.stdin.close()
 p.wait()
 PY
@@ -211,6 +212,10 @@ is "$(fgot big)" '[true, "write_file: the file is 1025 bytes, more than write_by
     "a file past write_bytes is refused, naming the key"
 like "$(fgot fit)" '[false, "wrote mounts/fit (1.0 KiB' "one of exactly write_bytes is written"
 like "$(fgot read)" 'a,b\n1,2\nhellohi' "a script reads the files the client sent"
+like "$(fgot cell)" '[true, "run_cell: runmyscript mcp runs no kernels. They live beside the workers of a served instance' \
+    "run_cell over stdio: says runmyscript mcp runs no kernels and where they are"
+case "$(fgot cell)" in *CGI*|*"command line"*) ok 1 "and does not call itself CGI or the command line" ;;
+*) ok 0 "and does not call itself CGI or the command line" ;; esac
 
 # A running server's warm pool serves the stdio server's runs.
 if [ "$WARM" = 1 ]; then

@@ -7,7 +7,8 @@
 #                data/pixel.png, data/table.csv, slow/big.bin 200 KiB and
 #                slow/mid.bin 4 KiB at 2 KiB/s,
 #                chunked/big.txt 1 MiB without Content-Length, many/f1..8.bin)
-#   DAV          where PUTs to /put/... land (client_max_body_size 64k)
+#   DAV          where PUTs to /put/... land (client_max_body_size 64k);
+#                logs/put.log has "METHOD URI CONTENT-TYPE" of each
 #   PORT1        those files, /r1../r6 (a chain of 1..6 redirects to
 #                data/small.bin), /to-port2, /to-ftp, /to-file
 #   PORT2        the same files on another port (logs/port2.log)
@@ -26,6 +27,7 @@ fixture_server_start() {
     "$PYTHON3" -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null && has_ipv6=1
 
     cat >$T/servers.conf <<'EOF'
+log_format put_type '$request_method $uri $content_type';
 server {
     listen 127.0.0.1:@PORT1@;
     root @PREFIX@/files;
@@ -48,6 +50,7 @@ server {
         create_full_put_path on;
         client_max_body_size 64k;
         client_body_temp_path @PREFIX@/tmp/dav;
+        access_log @PREFIX@/logs/put.log put_type;
     }
 }
 server {

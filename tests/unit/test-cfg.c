@@ -327,9 +327,12 @@ static void test_kernel_keys(void)
            c.exec.kernels.grace_ms == 5000,
        "kernel_idle 10 min, 64 kernels, 8G, a grace of 5 s by default");
     char *dump = cfg_dump(&c);
-    ok(dump && strstr(dump, "kernel_idle = 600s\n") && strstr(dump, "max_kernels = 64\n") &&
-           strstr(dump, "kernel_memory = 8G\n") && strstr(dump, "kernel_grace = 5000ms\n"),
-       "runmyscript config prints the kernel keys");
+    ok(dump && strstr(dump, "kernel_idle = 10m\n") && strstr(dump, "max_kernels = 64\n") &&
+           strstr(dump, "kernel_memory = 8G\n") && strstr(dump, "kernel_grace = 5s\n"),
+       "runmyscript config prints the kernel keys, durations in the largest unit that holds them exactly");
+    ok(dump && strstr(dump, "mount_root = none\n") && strstr(dump, "allowed_origins = none\n") &&
+           strstr(dump, "public_url = none\n"),
+       "an empty optional string is spelled none in every key");
     free(dump);
     cfg_free(&c);
     const char *bad[] = {"max_kernels=5000"};

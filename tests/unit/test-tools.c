@@ -147,13 +147,15 @@ static void cell_result(struct result *r, enum result_kernel_state state)
 
 static int check_result(json_object *schema, const struct result *r, const char *what)
 {
-    json_object *res = result_client_json(r, "https://run.example.org/base", "/state/");
+    struct exec_config ec = {.state_dir = "/state/"};
+    json_object *res = result_client_json(r, "https://run.example.org/base", &ec);
     ok(res != NULL, "%s: serialized", what);
     int bad = check(res, schema, "structuredContent");
     const char *text = json_object_to_json_string_ext(res, JSON_C_TO_STRING_NOSLASHESCAPE);
     ok(!strstr(text, "/state"), "%s: no path of the state directory in it", what);
     ok(!json_object_object_get_ex(res, "workdir", NULL) && !json_object_object_get_ex(res, "zip", NULL),
        "%s: no workdir, no zip", what);
+    ok(!json_object_object_get_ex(res, "advice", NULL), "%s: no advice (the operator's)", what);
     json_object *arts, *v;
     if (json_object_object_get_ex(res, "artifacts", &arts) && json_object_array_length(arts) > 0) {
         json_object *a = json_object_array_get_idx(arts, 0);
