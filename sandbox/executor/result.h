@@ -120,7 +120,8 @@ struct result {
     char *zip_path;
     const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",
                                  * "landlock", "rlimits+seccomp", "rlimits" */
-    char *error;                /* sandbox_error, install_failed, cancelled by the server: one line for a user */
+    char *error;                /* sandbox_error, install_failed, cancelled by the server: one line for a user;
+                                 * error: what to change, when the log says an optional package is missing */
     bool warm;                  /* forked from a zygote ("start": "warm"), else "cold" */
     const char *url_prefix;     /* copied from the config for the serializer */
     /* The value of the script's or the cell's last expression as a
