@@ -154,7 +154,7 @@ static const struct key_def keys[] = {
      .doc = "an absolute directory whose files `mount_file` takes as `file:///PATH` URLs, over stdio only (the "
           "client's own machine); no symlink is followed beneath it. Empty: `file://` is refused"},
     {.key = "write_bytes", .type = KEY_SIZE, AT(write_bytes), .dflt = 10 * MIB, .min = 1, .max = 1024 * MIB,
-     .doc = "the most a file `write_file` (MCP) puts into a workspace may weigh"},
+     .doc = "the most a file `write_file` (MCP) or the notebook's Add a file puts into a workspace may weigh"},
     {.key = "auth_token", .type = KEY_SECRET, AT(auth_token),
      .doc = "a bearer token for `/mcp` and `/api/` (401 without it); `runmyscript config` shows `(set)`"},
     {.key = "allowed_hosts", .type = KEY_STRING, AT(allowed_hosts), .dflt_text = "localhost,127.0.0.1,[::1]",

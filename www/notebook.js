@@ -3,7 +3,8 @@
 // the page keeps for this tab) over api/cell, which answers with the event
 // stream of api/run (api/cell makes the workspace, api/cell/WORKSPACE runs
 // in it); the names a cell defines are there for the next cells until
-// Reset (api/cell/WORKSPACE/reset). How a run is shown (the run and its
+// Reset (api/cell/WORKSPACE/reset); Add a file puts one of the person's
+// into the workspace's mounts/ (api/cell/WORKSPACE/file). How a run is shown (the run and its
 // events, the live log, the files, the previews, the sentences for errors,
 // the code box's keys, the token prompt) is the form's, from js/. No build
 // step, no library.
@@ -343,6 +344,8 @@ import { fileList, previews, pageViewer } from './js/result.js';
     workspace = null;
     save();
     for (const c of cells) c.el.classList.add('stale');
+    filesEl.textContent = '';  // they were the old workspace's
+    filesEl.hidden = true;
     kernelEl.textContent = why;
     notice = why + ' ';
   }
@@ -389,6 +392,61 @@ import { fileList, previews, pageViewer } from './js/result.js';
     addCell('', last).area.focus();
   });
   $('nb-run-all').addEventListener('click', () => cells.forEach(runCell));
+
+  // ------------------------------------------------------------ files
+  // A file of the person's into the workspace's mounts/ (api/cell/WORKSPACE/file,
+  // or api/cell/file, which makes the workspace when there is none yet):
+  // a cell reads it at mounts/NAME.
+  const filesEl = $('nb-files');
+  async function addFile(file) {
+    const body = new FormData();
+    body.append('file', file, file.name);
+    const url = workspace ? 'api/cell/' + encodeURIComponent(workspace) + '/file' : 'api/cell/file';
+    let r;
+    try {
+      r = await fetch(url, { method: 'POST', body, headers: headers({}) });
+    } catch (err) {
+      showError('Cannot reach the server: ' + err.message + '.');
+      return false;
+    }
+    if (r.status === 401) {
+      showError(await describe(r));
+      askToken(() => addFile(file), () => $('nb-file').focus());
+      return false;
+    }
+    if (r.status === 404 && workspace) {
+      forget('The notebook\'s workspace was gone (idle for too long, or deleted): the file went into a new one.');
+      return addFile(file);
+    }
+    if (!r.ok) {
+      showError('"' + file.name + '" was not added: ' + (await describe(r)));
+      return false;
+    }
+    const m = await r.json();
+    if (m.workspace && m.workspace !== workspace) {
+      workspace = m.workspace;
+      save();
+    }
+    const li = document.createElement('li');
+    const code = document.createElement('code');
+    code.textContent = m.mounted_as;
+    li.append(code, ' (' + m.bytes + ' bytes): read it in a cell, e.g. ');
+    const eg = document.createElement('code');
+    eg.textContent = /\.csv$/i.test(m.mounted_as) ? 'pd.read_csv("' + m.mounted_as + '")' : 'open("' + m.mounted_as + '").read()';
+    li.append(eg);
+    filesEl.append(li);
+    filesEl.hidden = false;
+    showError('');
+    kernelEl.textContent = 'Added ' + m.mounted_as + '.';
+    return true;
+  }
+  $('nb-file').addEventListener('change', async (e) => {
+    const input = e.target;
+    for (const f of [...input.files]) {
+      if (!(await addFile(f))) break;
+    }
+    input.value = '';
+  });
 
   // ------------------------------------------------------------ start
   try {

@@ -349,26 +349,24 @@ static int part_end(void *ctx, const struct form_part *p)
     return 0;
 }
 
-/* Reads the multipart body through the parser. 0, or an HTTP status with
- * the reason in err. */
-static int read_form(const struct app *app, struct http_req *req, const char *ct, struct web_fields *f, char *err,
-                     size_t errlen)
+int web__read_form(const struct app *app, struct http_req *req, const char *ct, const struct form_callbacks *cb,
+                   struct form_parser **slot, char *err, size_t errlen)
 {
     struct form_parser p;
-    struct form_callbacks cb = {f, part_begin, part_data, part_end};
-    f->parser = &p;
     const char *cl = http_param(req, "CONTENT_LENGTH");
     if (cl && *cl && strtoull(cl, NULL, 10) > app->cfg->request_bytes) {
         too_large(app, err, errlen);
         return 413; /* before reading any of it */
     }
-    int rc = form_init(&p, ct, &app->cfg->form, &cb);
+    *slot = &p;
+    int rc = form_init(&p, ct, &app->cfg->form, cb);
     uint64_t total = 0;
     char chunk[65536];
     while (rc == 0) {
         ssize_t n = req->io->read(req->io->ctx, chunk, sizeof chunk);
         if (n < 0) {
             form_free(&p);
+            *slot = NULL;
             snprintf(err, errlen, "cannot read the request body");
             return 400;
         }
@@ -379,6 +377,7 @@ static int read_form(const struct app *app, struct http_req *req, const char *ct
         total += (uint64_t)n;
         if (total > app->cfg->request_bytes) {
             form_free(&p);
+            *slot = NULL;
             too_large(app, err, errlen);
             return 413;
         }
@@ -386,7 +385,7 @@ static int read_form(const struct app *app, struct http_req *req, const char *ct
     }
     snprintf(err, errlen, "%s", form_error(&p));
     form_free(&p);
-    f->parser = NULL;
+    *slot = NULL;
     if (rc == -E2BIG)
         return 413;
     return rc < 0 ? 400 : 0;
@@ -500,8 +499,10 @@ static int split_reqs(char *text, const char **out, size_t max, size_t *n)
 static int read_fields(const struct app *app, struct http_req *req, struct web_fields *f, char *err, size_t errlen)
 {
     const char *ct = http_header(req, "Content-Type");
-    if (ct && !strncasecmp(ct, "multipart/form-data", 19))
-        return read_form(app, req, ct, f, err, errlen);
+    if (ct && !strncasecmp(ct, "multipart/form-data", 19)) {
+        struct form_callbacks cb = {f, part_begin, part_data, part_end};
+        return web__read_form(app, req, ct, &cb, &f->parser, err, errlen);
+    }
     if (ct && !strncasecmp(ct, "application/json", 16) && (!ct[16] || ct[16] == ';' || ct[16] == ' '))
         return read_json(app, req, f, err, errlen);
     snprintf(err, errlen, "Content-Type must be multipart/form-data or application/json");

@@ -5,8 +5,11 @@
  * cluster's nginx routes by), and the first cell of a notebook, POST
  * /api/cell, makes one; the next ones are POST /api/cell/WID. The request,
  * the run and the event stream are /api/run's (web__serve); POST
- * /api/cell/WID/reset drops the kernel's names and keeps the files. Kernels live only beside serve's workers: elsewhere every
- * route here answers 501 saying so. */
+ * /api/cell/WID/reset drops the kernel's names and keeps the files; POST
+ * /api/cell/WID/file puts a file into its mounts/ (web_file.c; POST
+ * /api/cell/file into a new notebook's, when no cell has run yet). Kernels
+ * live only beside serve's workers: elsewhere every route here answers 501
+ * saying so. */
 #include "config.h"
 
 #include "web_internal.h"
@@ -98,17 +101,25 @@ static void reset(const struct app *app, struct http_req *req, struct http_resp 
 void web_api_cell_sub(const struct app *app, struct http_req *req, struct http_resp *resp, const char *rest)
 {
     char wid[WS_ID_MAX + 1];
+    if (!strcmp(rest, "file")) { /* a file before any cell: a new workspace */
+        if (kernels_here(app, resp))
+            web__cell_file(app, req, resp, NULL);
+        return;
+    }
     size_t idn = ws_id_prefix(rest); /* WID, or NODE-WID in a cluster */
-    if (idn == 0 || (rest[idn] && strcmp(rest + idn, "/reset"))) {
+    if (idn == 0 || (rest[idn] && strcmp(rest + idn, "/reset") && strcmp(rest + idn, "/file"))) {
         http_send_error(resp, 404, "no such API (POST api/cell/WORKSPACE runs a cell of that notebook, "
-                                   "POST api/cell/WORKSPACE/reset drops its names)");
+                                   "POST api/cell/WORKSPACE/reset drops its names, POST api/cell/WORKSPACE/file "
+                                   "puts a file into its mounts/, POST api/cell/file into a new notebook's)");
         return;
     }
     if (!kernels_here(app, resp))
         return;
     memcpy(wid, rest, idn);
     wid[idn] = '\0';
-    if (rest[idn])
+    if (!strcmp(rest + idn, "/file"))
+        web__cell_file(app, req, resp, wid);
+    else if (rest[idn])
         reset(app, req, resp, wid);
     else
         web__serve(app, req, resp, &cell_door, wid);

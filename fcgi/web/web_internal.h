@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "executor.h"
+#include "form.h"
 #include "http.h"
 #include "web.h"
 
@@ -47,6 +48,19 @@ struct web_door {
  * is one). */
 void web__serve(const struct app *app, struct http_req *req, struct http_resp *resp, const struct web_door *door,
                 const char *wid);
+
+/* Reads a multipart/form-data body (Content-Type ct) through the form
+ * parser with the form_* limits and request_bytes, handing its parts to
+ * cb; *slot points at the parser while it runs (for form_fail in the
+ * callbacks), NULL after. 0, or an HTTP status (400, 413) with the reason
+ * in err. */
+int web__read_form(const struct app *app, struct http_req *req, const char *ct, const struct form_callbacks *cb,
+                   struct form_parser **slot, char *err, size_t errlen) must_check;
+
+/* POST api/cell/WID/file (web_file.c): a file of the person's into the
+ * notebook's workspace (wid NULL: a new one, named in the answer), at
+ * mounts/PATH, as write_file puts one. */
+void web__cell_file(const struct app *app, struct http_req *req, struct http_resp *resp, const char *wid);
 
 /* The plain HTML answers (web_page.c): s escaped into b; a page's head
  * with its title, and its foot; b sent as the page with status; the result

@@ -55,6 +55,12 @@ int deps_scan_import_paths(const char *code, size_t len, struct strv *out) must_
  * DEPS_MAX_IMPORTS. 0, -E2BIG or -ENOMEM. */
 int deps_scan_idioms(const char *code, size_t len, const struct strv *have, struct strv *out) must_check;
 
+/* When the log of a failed script ends in a library's ImportError for an
+ * optional package (pandas' "Missing optional dependency 'X'", "matplotlib
+ * is required for plotting"), a sentence for the user naming the package
+ * to put in requirements (caller frees); else NULL (or out of memory). */
+char *deps_hint_optional(const char *log, size_t len);
+
 /* Where a run sees the caches env_dir's libraries built when it was made
  * (deps_cache.c): "/env/.rms-cache/home", a tree to lay into HOME
  * (jail_opts.home_from); NULL when the environment has none (the base

@@ -120,7 +120,8 @@ struct result {
     char *zip_path;
     const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",
                                  * "landlock", "rlimits+seccomp", "rlimits" */
-    char *error;                /* sandbox_error, install_failed, cancelled by the server: one line for a user */
+    char *error;                /* sandbox_error, install_failed, cancelled by the server: one line for a user;
+                                 * error: what to change, when the log says an optional package is missing */
     char *advice;               /* for the operator, never a client: what to change in the configuration
                                  * (install_failed, a requirement not found: where the installer looked and
                                  * the keys that say so), or NULL */

@@ -480,9 +480,16 @@ int fetch_mount_from(const struct fetch_config *cfg, const char *session_dir, st
             return rc;
     }
     if (!ws_rel_path_ok(mount_path)) {
-        snprintf(err, errlen,
-                 "mount %s: '%.200s' is not a safe relative path (no '..', '.', empty parts or leading '/')",
-                 j.shown, mount_path);
+        /* The client's bytes have no source worth naming: say what to change. */
+        if (src->kind == FETCH_SRC_BYTES)
+            snprintf(err, errlen,
+                     "the path '%.200s' is not inside mounts/: give a relative path such as 'data/sales.csv', "
+                     "with no '..' or '.' parts, no empty parts and no leading '/'",
+                     mount_path);
+        else
+            snprintf(err, errlen,
+                     "mount %s: '%.200s' is not a safe relative path (no '..', '.', empty parts or leading '/')",
+                     j.shown, mount_path);
         return -EINVAL;
     }
     if (src->kind == FETCH_SRC_LOCAL) {

@@ -3,7 +3,10 @@
 // with kernels): three cells where the second shows a value made of the
 // first's names and the third makes a file, Shift+Enter moving on, the
 // token prompt running the cell again, Reset, Stop, a reload that keeps the
-// notebook, a workspace that is gone, at 1280 and 390 px. Prints TAP.
+// notebook, a workspace that is gone, Add a file (setInputFiles) read by a
+// cell, a plot at the cell's width, the one-line package status with its
+// Why, a long line's first character after it scrolled, at 1280 and 390
+// px, light and dark. Prints TAP.
 // Every wait has a ceiling (a guard against a hang); no assertion is about
 // how long anything took. Screenshots go to OUT for a person to look at.
 import { ok, check, shot, launch, done } from './lib.mjs';
@@ -72,6 +75,84 @@ async function threeCells(p, label) {
   ok(await cell(p, 3).count() === 0, `${label}: Ctrl+Enter added no cell`);
 }
 
+
+const SALES = 'city,sales\nLyon,3\nOslo,4\n';
+// Add a file: sales.csv through the page's file input (setInputFiles), then
+// a new cell that reads it; returns that cell's texts.
+async function addFile(p, label) {
+  const before = await p.locator('#nb-files li').count();
+  await p.setInputFiles('#nb-file', { name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(SALES) });
+  await p.waitForFunction((n) => document.querySelectorAll('#nb-files li').length > n, before, { timeout: 30000 });
+  const li = await p.locator('#nb-files li').last().textContent();
+  ok(/^mounts\/sales\.csv \(25 bytes\)/.test(li) && li.includes('pd.read_csv("mounts/sales.csv")'),
+    `${label}: Add a file: the list names it and how to read it`, li);
+  await p.click('#nb-add');
+  const i = (await p.locator('#cells .cell').count()) - 1;
+  await typeCell(p, i, 'import csv\nsum(int(r["sales"]) for r in csv.DictReader(open("mounts/sales.csv")))');
+  await cell(p, i).locator('.cell-run').click();
+  const r = await ran(p, i);
+  ok(r.value === '7' && /Status: ok/.test(r.status), `${label}: a cell reads the file added`, JSON.stringify(r));
+  return i;
+}
+
+// A plot: a figure left open comes back as an image at the cell's width.
+async function plot(p, label) {
+  await p.click('#nb-add');
+  const i = (await p.locator('#cells .cell').count()) - 1;
+  await typeCell(p, i, 'import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2])');
+  await cell(p, i).locator('.cell-run').click();
+  const r = await ran(p, i);
+  const img = cell(p, i).locator('.cell-previews img');
+  await img.first().waitFor({ timeout: 30000 });
+  await img.first().evaluate((e) => e.complete || new Promise((res) => { e.onload = res; }));
+  const w = await cell(p, i).evaluate((c) => ({
+    img: c.querySelector('.cell-previews img').getBoundingClientRect().width,
+    natural: c.querySelector('.cell-previews img').naturalWidth,
+    out: c.querySelector('.cell-previews').getBoundingClientRect().width,
+  }));
+  // The cell's width, or the image's own when that is less (never blown up,
+  // never a thumbnail).
+  const want = Math.min(w.out, w.natural);
+  ok(/Status: ok/.test(r.status) && w.img >= 0.95 * want && w.img <= w.out + 1,
+    `${label}: a plot is shown at the cell's width (or its own, when less)`, JSON.stringify({ status: r.status, w }));
+  await img.first().scrollIntoViewIfNeeded();
+  return i;
+}
+
+// The short package line: a cell whose import adds a package to the
+// running kernel says "packages added" on one line, with a closed Why.
+async function packages(p, label) {
+  await p.click('#nb-add');
+  const i = (await p.locator('#cells .cell').count()) - 1;
+  await typeCell(p, i, 'import rms_alpha\n1');
+  await cell(p, i).locator('.cell-run').click();
+  const r = await ran(p, i);
+  const st = cell(p, i).locator('.cell-status');
+  const m = await st.evaluate((e) => ({ h: e.getBoundingClientRect().height, lh: parseFloat(getComputedStyle(e).lineHeight) || 20,
+    open: e.querySelector('details.cell-why')?.open, why: e.querySelector('details.cell-why') !== null }));
+  ok(/packages added/.test(r.status) && m.why && !m.open && m.h <= 2 * m.lh,
+    `${label}: packages added to the kernel: one short status line, its Why closed`, JSON.stringify({ r, m }));
+  await st.locator('summary').click();
+  const why = await st.locator('details.cell-why').textContent();
+  ok(why.includes('rms-alpha'), `${label}: Why opens the whole reason (which package)`, why);
+  return i;
+}
+
+// A long line: while typed it scrolls sideways; once the cell is left,
+// its first character shows again.
+async function firstChar(p, label) {
+  await p.click('#nb-add');
+  const i = (await p.locator('#cells .cell').count()) - 1;
+  await typeCell(p, i, 'long = "' + 'x'.repeat(160) + '"');
+  const area = cell(p, i).locator('textarea');
+  await area.press('End');
+  const typing = await area.evaluate((e) => e.scrollLeft);
+  await p.click('#nb-h');
+  const left = await area.evaluate((e) => ({ scroll: e.scrollLeft, x: e.getBoundingClientRect().left }));
+  ok(typing > 0 && left.scroll === 0 && left.x >= 0, `${label}: a long line scrolls while typed, and shows its first character after`,
+    JSON.stringify({ typing, left }));
+}
+
 try {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await ctx.newPage();
@@ -104,6 +185,16 @@ try {
     await threeCells(page, '1280 px');
     ok((await page.textContent('#nb-kernel')).includes('Cell 3 done: ok'), 'the kernel line says what ran');
     await shot(page, 'nb-01-three-cells-1280');
+  });
+
+  await check('files, plots and packages at 1280 px', async () => {
+    await addFile(page, '1280 px');
+    await plot(page, '1280 px');
+    await packages(page, '1280 px');
+    await shot(page, 'nb-04-file-plot-packages-1280');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot(page, 'nb-05-file-plot-packages-1280-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   await check('Reset', async () => {
@@ -165,7 +256,20 @@ try {
     const p = await phone.newPage();
     await p.goto(BASE + '/#notebook');
     ok(await p.isVisible('#notebook'), 'the address #notebook opens the notebook');
+    // A file before any cell: it makes the notebook's workspace.
+    await p.setInputFiles('#nb-file', { name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(SALES) });
+    await p.waitForFunction(() => document.querySelectorAll('#nb-files li').length === 1, null, { timeout: 30000 });
+    ok(/^[0-9a-f]{32}$/.test(await p.evaluate(() => JSON.parse(sessionStorage.getItem('runmyscript-notebook')).workspace)),
+      '390 px: a file added before any cell makes the notebook\'s workspace');
     await threeCells(p, '390 px');
+    await addFile(p, '390 px');
+    await firstChar(p, '390 px');
+    await plot(p, '390 px');
+    await packages(p, '390 px');
+    await shot(p, 'nb-06-file-plot-packages-390');
+    await p.emulateMedia({ colorScheme: 'dark' });
+    await shot(p, 'nb-07-file-plot-packages-390-dark');
+    await p.emulateMedia({ colorScheme: 'light' });
     const wide = await p.evaluate(() => document.documentElement.scrollWidth);
     ok(wide <= 390, 'on a 390 px wide screen nothing overflows sideways', wide);
     const box = await cell(p, 0).locator('.cell-run').boundingBox();

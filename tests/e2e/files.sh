@@ -99,6 +99,8 @@ like "$(text)" "more than write_bytes (1.0 KiB)" "naming the key and its value"
 ok $? "and nothing is left of it"
 call write_file "$(J "{'path': '../escape.txt', 'content': 'x'}")"
 is "$(iserr)" true "a path with '..' is refused"
+is "$(text)" "write_file: the path '../escape.txt' is not inside mounts/: give a relative path such as 'data/sales.csv', with no '..' or '.' parts, no empty parts and no leading '/'; nothing was written" \
+    "saying what to change"
 ln -s $T/elsewhere "$WS/mounts/esc" 2>/dev/null
 call write_file "$(J "{'path': 'esc/x.txt', 'content': 'x'}")"
 is "$(iserr)" true "a symlink on the way is not followed (a script's, say)"

@@ -6,13 +6,14 @@
 # reset_kernel, the end of the kernel with DELETE and delete_workspace,
 # cells of one kernel one at a time (the second waits, or is busy past
 # queue_wait), a long cell as a task, cancelling a cell
-# (notifications/cancelled, tasks/cancel, a closed stream), /api/cell and its
-# reset, /healthz's kernels, two workspaces' kernels apart; the official
+# (notifications/cancelled, tasks/cancel, a closed stream), /api/cell, its
+# reset and its files (/api/cell/WID/file and its refusals), /healthz's
+# kernels, two workspaces' kernels apart; the official
 # clients v1 and v2 each drive a 20-cell session (sdk-cells.mjs); then the
 # same program as CGI, which has no kernels and says so.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
-STACK_CONF="task_after = 1s\nqueue_wait = 3s"
+STACK_CONF="task_after = 1s\nqueue_wait = 3s\nwrite_bytes = 1K"
 stack_start serve || { ok 1 "the server starts"; done_testing; exit 1; }
 
 # cell CODE [ARGS]: run_cell in the legacy session $SID (ARGS: more
@@ -240,6 +241,15 @@ if ls "$WHEELHOUSE"/pandas-*.whl "$WHEELHOUSE"/matplotlib-*.whl "$WHEELHOUSE"/pi
     mcell 'len(df)' "$dw"
     is "$(sc '["value"], r["result"]["structuredContent"]["artifacts"]')" '["3", []]' \
         "the next cell lists none of the earlier images"
+    # df.plot() in a kernel made for pandas alone: no import names
+    # matplotlib, the call does; the kernel gets it and the plot is drawn.
+    mcell $'import pandas as pd\nsales = pd.DataFrame({"month": [1, 2, 3], "sales": [3, 5, 4]})' ""
+    dp=$(sc '["workspace"]')
+    is "$(sc '["status"], r["result"]["structuredContent"]["kernel"]["state"]')" '["ok", "new"]' "a kernel made for pandas"
+    mcell 'sales.plot(x="month", y="sales")' "$dp"
+    is "$(sc '["status"], [a["mime"] for a in r["result"]["structuredContent"]["artifacts"]]')" '["ok", ["image/png"]]' \
+        "df.plot() in it draws: matplotlib is found from the call ($(sc '["logs"][-300:]'))"
+    like "$(sc '["kernel"]["reason"]')" "matplotlib" "the kernel says matplotlib was added ($(sc '["kernel"]'))"
     if ls "$WHEELHOUSE"/rms_alpha-*.whl "$WHEELHOUSE"/rms_ver-1.0-*.whl >/dev/null 2>&1; then
         mcell $'import rms_alpha\nlen(df)' "$dw"
         is "$(sc '["status"], r["result"]["structuredContent"]["kernel"]["state"], r["result"]["structuredContent"]["value"]')" \
@@ -293,6 +303,73 @@ is "$STATUS" 404 "another path under it: 404"
 before=$(ls "$T/state/workspaces" | grep -c .)
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' -d '{"code": ""}' "$BASE/api/cell")
 is "$STATUS/$(ls "$T/state/workspaces" | grep -c .)" "400/$before" "an empty first cell: 400, and no workspace kept for it"
+
+# A cell that fails for want of an optional package: the result names it.
+curl -sS -o "$T/b" -H 'Content-Type: application/json' \
+    -d '{"code": "raise ImportError(\"Missing optional dependency '"'openpyxl'"'.  Use pip or conda to install openpyxl.\")"}' \
+    "$BASE/api/cell/$nb"
+is "$(jb 'r["status"], r["error"]')" \
+    '["error", "the optional package openpyxl is missing: add openpyxl to requirements (or import openpyxl in the script)"]' \
+    "pandas' ImportError for an optional package: the result says what to add to requirements"
+
+# --- /api/cell/WID/file: a file of the person's into the notebook ----------
+# upload ARGS...: POSTs curl's ARGS to /api/cell/$nb/file (or the URL last
+# in ARGS); status in $STATUS, body in $T/b.
+upload() { STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' "$@"); }
+printf 'city,sales\nLyon,3\nOslo,4\n' >"$T/sales.csv"
+upload -F "file=@$T/sales.csv" "$BASE/api/cell/$nb/file"
+is "$STATUS/$(jb 'r["mounted_as"], r["bytes"], r["mime"], r["workspace"]')" \
+    '200/["mounts/sales.csv", 25, "text/csv", "'"$nb"'"]' "POST /api/cell/WID/file: the file under its own name in mounts/"
+curl -sS -o "$T/b" -H 'Content-Type: application/json' \
+    -d '{"code": "import csv\nsum(int(r[\"sales\"]) for r in csv.DictReader(open(\"mounts/sales.csv\")))"}' "$BASE/api/cell/$nb"
+is "$(jb 'r["status"], r["value"]')" '["ok", "7"]' "a cell of the notebook reads it"
+upload -F "file=@$T/sales.csv" -F path=data/q1.csv "$BASE/api/cell/$nb/file"
+is "$STATUS/$(jb 'r["mounted_as"]')" '200/mounts/data/q1.csv' "with a path field, where the person says"
+cmp -s "$T/sales.csv" "$T/state/workspaces/$nb/workspace/mounts/data/q1.csv"
+ok $? "the bytes as sent"
+upload -F "file=@$T/sales.csv" -F path=../up.csv "$BASE/api/cell/$nb/file"
+is "$STATUS" 400 "a path with '..': 400"
+like "$(jb 'r["error"]')" "the path '../up.csv' is not inside mounts/: give a relative path such as 'data/sales.csv'" \
+    "saying what to change"
+upload -F "file=@$T/sales.csv;filename=../../x.csv" "$BASE/api/cell/$nb/file"
+is "$STATUS" 400 "a file name with '..': 400"
+upload -F "file=@$T/sales.csv" -F path=/tmp/abs.csv "$BASE/api/cell/$nb/file"
+is "$STATUS" 400 "an absolute path: 400"
+mkdir -p "$T/elsewhere"
+ln -s "$T/elsewhere" "$T/state/workspaces/$nb/workspace/mounts/esc"
+upload -F "file=@$T/sales.csv" -F path=esc/x.csv "$BASE/api/cell/$nb/file"
+is "$STATUS/$(ls "$T/elsewhere" | grep -c .)" 400/0 "a symlink on the way (a cell's, say) is not followed: 400, nothing written"
+rm -f "$T/state/workspaces/$nb/workspace/mounts/esc"
+head -c 1025 /dev/zero >"$T/big.bin"
+upload -F "file=@$T/big.bin" "$BASE/api/cell/$nb/file"
+is "$STATUS" 413 "a file past write_bytes: 413"
+like "$(jb 'r["error"]')" "larger than write_bytes (1.0 KiB); nothing was written" "naming the key"
+[ ! -e "$T/state/workspaces/$nb/workspace/mounts/big.bin" ]
+ok $? "and nothing is left of it"
+head -c 1024 /dev/zero >"$T/fit.bin"
+upload -F "file=@$T/fit.bin" "$BASE/api/cell/$nb/file"
+is "$STATUS/$(jb 'r["bytes"]')" 200/1024 "one of exactly write_bytes is written"
+upload -F "other=@$T/sales.csv" "$BASE/api/cell/$nb/file"
+is "$STATUS/$(jb 'r["error"]')" '400/unknown field "other" (known: file, path)' "an unknown field: 400"
+upload -F path=a.csv "$BASE/api/cell/$nb/file"
+is "$STATUS/$(jb 'r["error"]')" '400/no file: send it in a part named "file"' "no file part: 400"
+upload -H 'Content-Type: application/json' -d '{"path": "a.csv"}' "$BASE/api/cell/$nb/file"
+is "$STATUS" 415 "not a multipart form: 415"
+upload "$BASE/api/cell/$nb/file"
+is "$STATUS" 405 "GET: 405"
+upload -F "file=@$T/sales.csv" "$BASE/api/cell/0123456789abcdef0123456789abcdef/file"
+is "$STATUS" 404 "an unknown notebook: 404"
+upload -F "file=@$T/sales.csv" "$BASE/api/cell/file"
+nb2=$(jb 'r["workspace"]')
+is "$STATUS/$(jb 'r["mounted_as"]')" '200/mounts/sales.csv' "POST /api/cell/file: a file before any cell"
+[[ "$nb2" =~ ^[0-9a-f]{32}$ && "$nb2" != "$nb" ]] && [ -f "$T/state/workspaces/$nb2/workspace/mounts/sales.csv" ]
+ok $? "into a new notebook's workspace, named in the answer"
+curl -sS -o "$T/b" -H 'Content-Type: application/json' -d '{"code": "open(\"mounts/sales.csv\").read().count(\"\\n\")"}' \
+    "$BASE/api/cell/$nb2"
+is "$(jb 'r["status"], r["value"]')" '["ok", "3"]' "whose first cell reads it"
+before=$(ls "$T/state/workspaces" | grep -c .)
+upload -F "file=@$T/big.bin" "$BASE/api/cell/file"
+is "$STATUS/$(ls "$T/state/workspaces" | grep -c .)" "413/$before" "a refused first file keeps no workspace"
 
 # --- the official clients: a 20-cell session each ------------------------------
 MODULES=$top_srcdir/tests/node_modules

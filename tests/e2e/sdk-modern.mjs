@@ -3,7 +3,8 @@
 // pinned to 2026-07-28, in 'auto' negotiation and in its default (legacy)
 // mode, and the v1 client (@modelcontextprotocol/sdk). Each lists the
 // tools, runs the seed example, keeps a file in a workspace across calls
-// (the handle in 2026-07-28, the session before), and cancels a run by
+// (the handle in 2026-07-28, the session before), writes files into it
+// with write_file (which makes a workspace in 2026-07-28), and cancels a run by
 // closing its stream (2026-07-28; a v1 client's notifications/cancelled);
 // the modern ones also run a long script as a task and poll it to its end.
 // Prints TAP. MCP_URL, STATE_DIR, TOP and TASK_AFTER_MS (the server's
@@ -113,6 +114,31 @@ async function one(mode) {
   const args2 = { code: 'print(open("kept.txt").read())', ...(modern ? { workspace: wid } : {}) };
   const w2 = await client.callTool({ name: 'run_code', arguments: args2 });
   ok(w2.structuredContent?.logs === `${mode}\n`, `${mode}: the next call sees the file`, w2.structuredContent);
+
+  // write_file: the client's bytes into mounts/ of the same workspace (the
+  // handle, or the session's), where the next run reads them; in
+  // 2026-07-28 without a handle it makes a workspace and returns it.
+  const inWs = modern ? { workspace: wid } : {};
+  const wf = await client.callTool({ name: 'write_file', arguments: { path: 'data/in.csv', content: 'a,b\n1,2\n', ...inWs } });
+  ok(!wf.isError && wf.structuredContent?.mounted_as === 'mounts/data/in.csv' && wf.structuredContent?.bytes === 8 &&
+     wf.structuredContent?.mime === 'text/csv', `${mode}: write_file writes text into mounts/`, wf);
+  const wb = await client.callTool({ name: 'write_file', arguments: { path: 'data/b.bin', content: 'AAEC/w==', encoding: 'base64', ...inWs } });
+  ok(!wb.isError && wb.structuredContent?.bytes === 4, `${mode}: and base64, decoded`, wb.structuredContent);
+  const wr = await client.callTool({ name: 'run_code', arguments: {
+    code: 'print(open("mounts/data/in.csv").read(), list(open("mounts/data/b.bin", "rb").read()))', ...inWs } });
+  ok(wr.structuredContent?.logs === 'a,b\n1,2\n [0, 1, 2, 255]\n', `${mode}: a run of the workspace reads both`, wr.structuredContent);
+  const wbad = await client.callTool({ name: 'write_file', arguments: { path: '../x.csv', content: 'x', ...inWs } });
+  ok(wbad.isError && text(wbad).startsWith("write_file: the path '../x.csv' is not inside mounts/: give a relative path"),
+    `${mode}: a path that leaves mounts/ is refused, saying what to change`, text(wbad));
+  if (modern) {
+    const wn = await client.callTool({ name: 'write_file', arguments: { path: 'n.txt', content: 'new' } });
+    const nid = wn.structuredContent?.workspace;
+    ok(!wn.isError && /^[0-9a-f]{32}$/.test(nid ?? '') && nid !== wid,
+      `${mode}: write_file without a handle makes a workspace and returns it`, wn.structuredContent);
+    const wnr = await client.callTool({ name: 'run_code', arguments: { code: 'print(open("mounts/n.txt").read())', workspace: nid } });
+    ok(wnr.structuredContent?.logs === 'new\n', `${mode}: which the next call takes`, wnr.structuredContent);
+    await client.callTool({ name: 'delete_workspace', arguments: { workspace: nid } });
+  }
   if (modern) {
     const w3 = await client.callTool({ name: 'run_code', arguments: { code: 'import os; print(os.path.exists("kept.txt"))' } });
     ok(w3.structuredContent?.logs === 'False\n' && w3.structuredContent?.workspace !== wid,

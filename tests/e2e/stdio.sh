@@ -206,8 +206,9 @@ like "$(fgot link)" '/root/link.txt: a symlink on the way (none is followed bene
 like "$(fgot dots)" '/root/../outside.txt: not beneath mount_root' "or with '..'"
 like "$(fgot text)" '[false, "wrote mounts/w.txt (5 B, text/plain' "write_file writes text into mounts/"
 like "$(fgot b64)" '[false, "wrote mounts/sub/b.bin (2 B' "and base64, decoded"
-like "$(fgot up)" "'../x' is not a safe relative path" "a path with '..' is refused"
-like "$(fgot abs)" "'/tmp/x' is not a safe relative path" "and an absolute one"
+is "$(fgot up)" "[true, \"write_file: the path '../x' is not inside mounts/: give a relative path such as 'data/sales.csv', with no '..' or '.' parts, no empty parts and no leading '/'; nothing was written\"]" \
+    "a path with '..' is refused, in a sentence that says what to change"
+like "$(fgot abs)" "write_file: the path '/tmp/x' is not inside mounts/: give a relative path" "and an absolute one"
 is "$(fgot big)" '[true, "write_file: the file is 1025 bytes, more than write_bytes (1.0 KiB); nothing was written"]' \
     "a file past write_bytes is refused, naming the key"
 like "$(fgot fit)" '[false, "wrote mounts/fit (1.0 KiB' "one of exactly write_bytes is written"

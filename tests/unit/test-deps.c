@@ -426,6 +426,39 @@ static void test_idioms(void)
     is_str(idioms("df.style.format('{:.2f}')\n", "pandas"), "jinja2", "df.style needs jinja2");
 }
 
+/* The hint for a script that failed for want of an optional package. */
+static char *hint(const char *log)
+{
+    static char buf[512];
+    char *h = deps_hint_optional(log, strlen(log));
+    snprintf(buf, sizeof buf, "%s", h ? h : "(none)");
+    free(h);
+    return buf;
+}
+
+static void test_hint(void)
+{
+    is_str(hint("Traceback (most recent call last):\n  File \"/job/script.py\", line 3, in <module>\n"
+                "ImportError: Missing optional dependency 'openpyxl'.  Use pip or conda to install openpyxl.\n"),
+           "the optional package openpyxl is missing: add openpyxl to requirements (or import openpyxl in the script)",
+           "pandas' missing optional dependency: named, with what to change");
+    is_str(hint("ImportError: matplotlib is required for plotting when the default backend \"matplotlib\" is "
+                "selected.\n"),
+           "the optional package matplotlib is missing: add matplotlib to requirements (or import matplotlib in the "
+           "script)",
+           "pandas' plotting without matplotlib");
+    is_str(hint("ImportError: Missing optional dependency 'lxml.etree'.  Use pip or conda to install lxml.\n"),
+           "the optional package lxml is missing: add lxml to requirements (or import lxml in the script)",
+           "a dotted module: its package");
+    is_str(hint("ImportError: matplotlib is required for plotting ...\nImportError: Missing optional dependency "
+                "'pyarrow'.\n"),
+           "the optional package pyarrow is missing: add pyarrow to requirements (or import pyarrow in the script)",
+           "the last one counts");
+    is_str(hint("ZeroDivisionError: division by zero\n"), "(none)", "another error: no hint");
+    is_str(hint("ImportError: Missing optional dependency ''.\n"), "(none)", "no name: no hint");
+    ok(deps_hint_optional(NULL, 0) == NULL, "no log: no hint");
+}
+
 /* A fake interpreter: its stdlib list is all that deps_detect reads. */
 static void fake_info(struct deps_python *info)
 {
@@ -631,6 +664,7 @@ int main(void)
         return 1;
     test_scan();
     test_idioms();
+    test_hint();
     test_tail();
     test_meta();
     test_check();

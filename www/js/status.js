@@ -102,7 +102,7 @@ export function outcome(r, limits) {
         '; the script did not run.'
       : 'The requirements could not be installed, so the script did not run' + (r.error ? ': ' + r.error : '.'),
     error: 'The script failed' + (r.exit_code > 0 ? ' (exit code ' + r.exit_code + ')' : r.signal ? ' (' + r.signal + ')' : '') +
-      ': see the log.',
+      ': see the log.' + (r.error ? ' ' + r.error.charAt(0).toUpperCase() + r.error.slice(1) + '.' : ''),
     cancelled: r.error ? 'The run was stopped: ' + r.error + '.' : 'The run was stopped.',
     sandbox_error: 'The service failed, not the script' + (r.error ? ': ' + r.error : '.'),
   }[r.status];
