@@ -179,6 +179,92 @@ static bool use_accel(const struct app *app)
     return (!app->mode || strcmp(app->mode, "cgi") != 0) && geteuid() != 0;
 }
 
+/* Sends the artifact fd (st its stat) of path rel beneath an output/:
+ * inline only for what a browser shows safely, nosniff and a sandboxing
+ * CSP always. run_id: a run's, which nginx may send from its run directory
+ * (accel_redirect); NULL: a session's workspace, which only runmyscript
+ * sends (nginx's internal location covers runs/ only, and the artifacts
+ * PRIMS's route serves are small). */
+static void serve_artifact(const struct app *app, struct http_req *req, struct http_resp *resp, int fd,
+                           const struct stat *st, const char *rel, const char *run_id)
+{
+    unsigned char head[4096];
+    ssize_t hn = pread(fd, head, sizeof head, 0);
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
+    const char *mime = ws_mime(head, hn > 0 ? (size_t)hn : 0, base);
+    cleanup_free char *enc_base = result_url_path(base);
+    if (!enc_base) {
+        http_send_error(resp, 500, "out of memory");
+        return;
+    }
+    /* nginx takes X-Accel-Redirect as a path as it is (no percent-decoding)
+     * and splits it at '?': a name nginx cannot take, and any name when we
+     * run without nginx (accel off), is sent from here. */
+    bool accel = run_id && use_accel(app) && strcspn(rel, "?%#\\") == strlen(rel);
+    for (const unsigned char *q = (const unsigned char *)rel; *q && accel; q++)
+        accel = *q >= 0x20 && *q < 0x7f;
+    if (accel)
+        discard(http_add_header(resp, "X-Accel-Redirect", "%s%s/output/%s", APP_ACCEL_PREFIX, run_id, rel));
+    /* Inline for what a browser shows safely; the rest downloads. Never
+     * inline HTML or SVG from a script: it would run on our origin. */
+    bool inline_ok = !strncmp(mime, "image/", 6) && strcmp(mime, "image/svg+xml");
+    inline_ok = inline_ok || !strcmp(mime, "text/plain") || !strcmp(mime, "text/csv") ||
+                !strcmp(mime, "application/json") || !strcmp(mime, "application/pdf");
+    discard(http_add_header(resp, "Content-Disposition", "%s; filename*=UTF-8''%s",
+                            inline_ok ? "inline" : "attachment", enc_base));
+    discard(http_add_header(resp, "X-Content-Type-Options", "nosniff"));
+    discard(http_add_header(resp, "Content-Security-Policy", "sandbox; default-src 'none'"));
+    char ct[128];
+    snprintf(ct, sizeof ct, "%s%s", mime, !strncmp(mime, "text/", 5) ? "; charset=utf-8" : "");
+    if (accel) {
+        discard(http_send(resp, 200, ct, "", 0));
+        return;
+    }
+    send_file(req, resp, fd, st, ct);
+}
+
+/* PRIMS's route, GET /artifacts/PATH with the session's id in
+ * Mcp-Session-Id (or a 2026-07-28 workspace's handle in
+ * Mcp-Param-Workspace): output/PATH of that workspace. 400 for a path that
+ * is empty, absolute or has a "." or ".." part; 404 for no such session
+ * or file; 403 for a path that leaves output/ (a symlink on the way, a
+ * file with another name elsewhere). */
+static void artifacts_by_header(const struct app *app, struct http_req *req, struct http_resp *resp,
+                                const char *sid, const char *wid, const char *rel)
+{
+    if (sid && wid) {
+        http_send_error(resp, 400, "name the session (Mcp-Session-Id) or the workspace (Mcp-Param-Workspace), not both");
+        return;
+    }
+    if (!ws_rel_path_ok(rel)) {
+        http_send_error(resp, 400, "the path must be relative to output/, without . or .. parts");
+        return;
+    }
+    cleanup_fd int ofd = mcp_output_open(app->cfg, wid != NULL, sid ? sid : wid);
+    if (ofd < 0) {
+        http_send_error(resp, 404, ofd == -ENOENT ? "no such session or workspace (or it has ended)"
+                                                  : "this workspace has no output");
+        return;
+    }
+    struct stat st;
+    cleanup_fd int fd = ws_open_beneath(ofd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    if (fd == -ELOOP || fd == -EXDEV) {
+        http_send_error(resp, 403, "the path leaves output/");
+        return;
+    }
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        http_send_error(resp, 404, "no such file in this workspace's output");
+        return;
+    }
+    /* A hard link to a file outside output/ is never an artifact (art.c). */
+    if (st.st_nlink != 1) {
+        http_send_error(resp, 403, "the path leaves output/ (the file has another name)");
+        return;
+    }
+    serve_artifact(app, req, resp, fd, &st, rel, NULL);
+}
+
 static void artifacts(const struct app *app, struct http_req *req, struct http_resp *resp)
 {
     const char *rest = req->path + strlen("/artifacts/");
@@ -191,10 +277,16 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
         http_send_error(resp, 405, "use GET");
         return;
     }
+    /* PATH of a session's workspace, named by a header, as PRIMS serves it. */
+    const char *sid = http_header(req, "Mcp-Session-Id"), *wid = http_header(req, "Mcp-Param-Workspace");
+    if (sid || wid) {
+        artifacts_by_header(app, req, resp, sid, wid, rest);
+        return;
+    }
     /* RUNID/PATH or RUNID.zip; RUNID may carry a node id (a cluster). */
     size_t idn = ws_id_prefix(rest);
     if (idn == 0) {
-        http_send_error(resp, 404, "no such run");
+        http_send_error(resp, 400, "/artifacts/PATH needs the mcp-session-id header (or is /artifacts/RUNID/PATH)");
         return;
     }
     memcpy(run_id, rest, idn);
@@ -239,40 +331,7 @@ static void artifacts(const struct app *app, struct http_req *req, struct http_r
         http_send_error(resp, 404, "no such file in this run's output");
         return;
     }
-    unsigned char head[4096];
-    ssize_t hn = pread(fd, head, sizeof head, 0);
-    const char *base = strrchr(rel, '/');
-    base = base ? base + 1 : rel;
-    const char *mime = ws_mime(head, hn > 0 ? (size_t)hn : 0, base);
-    cleanup_free char *enc_base = result_url_path(base);
-    if (!enc_base) {
-        http_send_error(resp, 500, "out of memory");
-        return;
-    }
-    /* nginx takes X-Accel-Redirect as a path as it is (no percent-decoding)
-     * and splits it at '?': a name nginx cannot take, and any name when we
-     * run without nginx (accel off), is sent from here. */
-    bool accel = use_accel(app) && strcspn(rel, "?%#\\") == strlen(rel);
-    for (const unsigned char *q = (const unsigned char *)rel; *q && accel; q++)
-        accel = *q >= 0x20 && *q < 0x7f;
-    if (accel)
-        discard(http_add_header(resp, "X-Accel-Redirect", "%s%s/output/%s", APP_ACCEL_PREFIX, run_id, rel));
-    /* Inline for what a browser shows safely; the rest downloads. Never
-     * inline HTML or SVG from a script: it would run on our origin. */
-    bool inline_ok = !strncmp(mime, "image/", 6) && strcmp(mime, "image/svg+xml");
-    inline_ok = inline_ok || !strcmp(mime, "text/plain") || !strcmp(mime, "text/csv") ||
-                !strcmp(mime, "application/json") || !strcmp(mime, "application/pdf");
-    discard(http_add_header(resp, "Content-Disposition", "%s; filename*=UTF-8''%s",
-                            inline_ok ? "inline" : "attachment", enc_base));
-    discard(http_add_header(resp, "X-Content-Type-Options", "nosniff"));
-    discard(http_add_header(resp, "Content-Security-Policy", "sandbox; default-src 'none'"));
-    char ct[128];
-    snprintf(ct, sizeof ct, "%s%s", mime, !strncmp(mime, "text/", 5) ? "; charset=utf-8" : "");
-    if (accel) {
-        discard(http_send(resp, 200, ct, "", 0));
-        return;
-    }
-    send_file(req, resp, fd, &st, ct);
+    serve_artifact(app, req, resp, fd, &st, rel, run_id);
 }
 
 /* --------------------------------------------------------------- /healthz */

@@ -58,6 +58,13 @@ int mcp_workspace_open(const struct cfg *cfg, const char *wid, char id[WS_ID_MAX
  * cancelled, its kernel ended, its files removed. 0, -ENOENT, other -errno. */
 int mcp_workspace_delete(const struct app *app, const char *wid) must_check;
 
+/* The output/ folder of the session sid, or with workspace of the
+ * 2026-07-28 workspace of that handle (the GET /artifacts/PATH of a PRIMS
+ * client), opened as a directory without following a symlink; marks it
+ * used. The descriptor (caller closes); -ENOENT for no such live session
+ * or workspace (or an id that is none), other -errno. */
+int mcp_output_open(const struct cfg *cfg, bool workspace, const char *id) must_check;
+
 /* The stream process's kind of subscriptions/listen (mcp_listen.c): it
  * follows the tasks of the listens kept with it and sends their
  * notifications, then the subscription's end. */

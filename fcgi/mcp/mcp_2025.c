@@ -63,6 +63,14 @@ static enum msg_kind classify(json_object *m, json_object **id, const char **met
 
 /* -------------------------------------------------------------- requests */
 
+/* The prompts capability: a list that never changes while we run. */
+static json_object *prompts_capability(void)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "listChanged", json_object_new_boolean(false));
+    return o;
+}
+
 static json_object *initialize_result(const char *version)
 {
     json_object *r = json_object_new_object();
@@ -72,6 +80,7 @@ static json_object *initialize_result(const char *version)
     json_object_object_add(tools, "listChanged", json_object_new_boolean(false));
     json_object_object_add(caps, "tools", tools);
     json_object_object_add(caps, "logging", json_object_new_object());
+    json_object_object_add(caps, "prompts", prompts_capability());
     json_object_object_add(r, "capabilities", caps);
     json_object_object_add(r, "serverInfo", mcp__server_info());
     json_object_object_add(r, "instructions", json_object_new_string(tools_instructions()));
@@ -165,6 +174,12 @@ static json_object *dispatch(struct mcp_2025_req *p, json_object *id, const char
         return mcp__2025_call(p, id, params, sse);
     if (!strcmp(method, "logging/setLevel"))
         return set_level(p, id, params);
+    if (!strcmp(method, "prompts/list") || !strcmp(method, "prompts/get")) {
+        json_object *r = NULL;
+        char msg[400];
+        int code = mcp__prompts(p->app->cfg, p->s.version, method, params, &r, msg, sizeof msg);
+        return code ? mcp__rpc_error(id, code, msg, NULL) : mcp__rpc_result(id, r);
+    }
     if (!strcmp(method, "initialize"))
         return mcp__rpc_error(id, -32600, "Invalid Request: the session is already initialized", NULL);
     char msg[300];

@@ -238,6 +238,7 @@ static json_object *discover_result(const struct cfg *cfg)
     json_object_object_add(tools, "listChanged", json_object_new_boolean(false));
     json_object_object_add(caps, "tools", tools);
     json_object_object_add(caps, "logging", json_object_new_object());
+    json_object_object_add(caps, "prompts", json_object_new_object());
     json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
     json_object_object_add(caps, "extensions", ext);
     json_object_object_add(r, "capabilities", caps);
@@ -267,6 +268,14 @@ static void dispatch(struct mcp_2026_req *m)
         mcp__2026_answer(m, list_result(cfg));
     } else if (!strcmp(m->method, "tools/call")) {
         mcp__2026_call(m);
+    } else if (!strcmp(m->method, "prompts/list") || !strcmp(m->method, "prompts/get")) {
+        json_object *r = NULL;
+        char msg[400];
+        int code = mcp__prompts(cfg, MCP_REVISION_2026, m->method, m->params, &r, msg, sizeof msg);
+        if (code)
+            mcp__2026_error(m, code == -32603 ? 500 : 200, code, msg, NULL);
+        else
+            mcp__2026_answer(m, r);
     } else if (!strcmp(m->method, "subscriptions/listen")) {
         mcp__listen(m);
     } else if (!strncmp(m->method, "tasks/", 6) && mcp__task_method(m->method)) {

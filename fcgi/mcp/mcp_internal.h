@@ -180,6 +180,13 @@ struct mcp_2026_req {
     bool headerless;       /* no HTTP headers (stdio): none to check against the body */
 };
 
+/* prompts/list and prompts/get for revision version (mcp_prompt.c;
+ * params borrowed, may be NULL): 0 with *result (new, caller puts), or a
+ * JSON-RPC error code (-32602 the caller's mistake, -32601 no such
+ * method, -32603 the service failed) with its message in msg. */
+int mcp__prompts(const struct cfg *cfg, const char *version, const char *method, json_object *params,
+                 json_object **result, char *msg, size_t msglen) must_check;
+
 /* The answers of the 2026-07-28 revision (mcp_2026_answer.c). Adds
  * resultType "complete" (unless it has one) and _meta's serverInfo to
  * result; returns it. */

@@ -1,7 +1,8 @@
 /* mcp_workspace.c: the 2026-07-28 revision's workspaces as the doors open
  * them: by handle, or made within max_sessions (the idle ones reaped first
  * when there are too many), for a tools/call (mcp_2026_call.c) and for the
- * web page's notebooks (mcp.h: mcp_workspace_open, mcp_workspace_delete).
+ * web page's notebooks (mcp.h: mcp_workspace_open, mcp_workspace_delete);
+ * and the output/ of a session or workspace for /artifacts/PATH.
  * Above both the sessions on disk (mcp_session.c) and the reaper
  * (mcp_reap.c), which it calls. */
 #include "config.h"
@@ -10,6 +11,7 @@
 #include "metrics.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,4 +54,17 @@ int mcp_workspace_delete(const struct app *app, const char *wid)
     cleanup_session struct mcp_session ws = {0};
     int rc = mcp__workspace_load(app->cfg, wid, &ws);
     return rc < 0 ? rc : mcp__session_end(app, &ws);
+}
+
+int mcp_output_open(const struct cfg *cfg, bool workspace, const char *id)
+{
+    cleanup_session struct mcp_session s = {0};
+    cleanup_free char *path = NULL;
+    int rc = workspace ? mcp__workspace_load(cfg, id, &s) : mcp__session_load(cfg, id, &s);
+    if (rc < 0)
+        return rc;
+    if (asprintf(&path, "%s/workspace/output", s.dir) < 0)
+        return -ENOMEM;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
 }

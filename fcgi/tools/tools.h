@@ -100,6 +100,18 @@ enum tools_ws_use tools_workspace_use(const char *name);
 const char *tools_instructions(void);
 const char *tools_instructions_2026(void);
 
+/* The prompts (tools_prompt.c). TOOLS_PROMPT_ARG_MAX is the bytes of one
+ * argument prompts/get takes. tools_prompts_list: prompts/list's array
+ * (new, caller puts), the fixture prompts too in the test program with
+ * test_fixture_tools on. tools_prompt_get: prompts/get's result for
+ * revision version (new in *result, caller puts): 0; -ENOENT for a prompt
+ * we do not have, -EINVAL for arguments that do not fit it (both the
+ * caller's mistake, said in err); another -errno when the service failed. */
+#define TOOLS_PROMPT_ARG_MAX 65536
+json_object *tools_prompts_list(const struct cfg *cfg);
+int tools_prompt_get(const struct cfg *cfg, const char *version, const char *name, json_object *args,
+                     json_object **result, char *err, size_t errlen) must_check;
+
 /* What came of a call. */
 enum tools_outcome {
     TOOLS_RESULT,     /* *result is a CallToolResult (a tool that failed, or

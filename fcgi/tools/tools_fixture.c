@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -249,3 +250,68 @@ int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object
     return 0;
 }
 
+
+/* The fixture prompts, whose names and messages the suite's prompts-get
+ * scenarios check. */
+static json_object *user_block(json_object *content)
+{
+    json_object *m = json_object_new_object();
+    json_object_object_add(m, "role", json_object_new_string("user"));
+    json_object_object_add(m, "content", content);
+    return m;
+}
+
+static json_object *user_said(const char *text)
+{
+    return user_block(tools__text_block(text, strlen(text)));
+}
+
+static int simple_prompt(const char *version, json_object *args, json_object *messages)
+{
+    (void)version, (void)args;
+    json_object_array_add(messages, user_said("This is a simple prompt for testing."));
+    return 0;
+}
+
+static int prompt_with_arguments(const char *version, json_object *args, json_object *messages)
+{
+    (void)version;
+    json_object *a1 = NULL, *a2 = NULL;
+    json_object_object_get_ex(args, "arg1", &a1);
+    json_object_object_get_ex(args, "arg2", &a2);
+    cleanup_free char *t = NULL;
+    if (asprintf(&t, "Prompt with arguments: arg1='%s', arg2='%s'", json_object_get_string(a1),
+                 json_object_get_string(a2)) < 0)
+        return -ENOMEM;
+    json_object_array_add(messages, user_said(t));
+    return 0;
+}
+
+static int prompt_with_embedded_resource(const char *version, json_object *args, json_object *messages)
+{
+    (void)version;
+    json_object *uri = NULL;
+    json_object_object_get_ex(args, "resourceUri", &uri);
+    json_object_array_add(messages, user_block(resource_block(json_object_get_string(uri), "text/plain",
+                                                              "Embedded resource content for testing.")));
+    json_object_array_add(messages, user_said("Please process the embedded resource above."));
+    return 0;
+}
+
+static int prompt_with_image(const char *version, json_object *args, json_object *messages)
+{
+    (void)version, (void)args;
+    json_object_array_add(messages, user_block(media_block("image", fixture_png, "image/png")));
+    json_object_array_add(messages, user_said("Please analyze the image above."));
+    return 0;
+}
+
+const struct tools_prompt_def tools__fixture_prompts[] = {
+    {"test_simple_prompt", NULL, "Test fixture: a prompt without arguments.", {{0}}, simple_prompt},
+    {"test_prompt_with_arguments", NULL, "Test fixture: a prompt that says its two arguments.",
+     {{"arg1", "First test argument", true}, {"arg2", "Second test argument", true}}, prompt_with_arguments},
+    {"test_prompt_with_embedded_resource", NULL, "Test fixture: a prompt with an embedded text resource.",
+     {{"resourceUri", "URI of the resource to embed", true}}, prompt_with_embedded_resource},
+    {"test_prompt_with_image", NULL, "Test fixture: a prompt with a PNG image.", {{0}}, prompt_with_image},
+};
+const size_t tools__n_fixture_prompts = ARRAY_SIZE(tools__fixture_prompts);

@@ -42,6 +42,28 @@ int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object
 enum tools_task tools__fixture_task(const char *name);
 const char *tools__fixture_needs(const char *name);
 
+/* One prompt of prompts/list (tools_prompt.c): its arguments (at most
+ * TOOLS_PROMPT_ARGS, the unused ones with name NULL), checked before get
+ * runs; get appends the messages to messages and returns 0 or -errno. */
+#define TOOLS_PROMPT_ARGS 3
+struct tools_prompt_def {
+    const char *name, *title, *description;
+    struct {
+        const char *name, *description;
+        bool required;
+    } args[TOOLS_PROMPT_ARGS];
+    int (*get)(const char *version, json_object *args, json_object *messages);
+};
+/* The conformance suite's fixture prompts: tools_fixture.c in the test
+ * program, none in the one that is installed. */
+extern const struct tools_prompt_def tools__fixture_prompts[];
+extern const size_t tools__n_fixture_prompts;
+
+/* A short hint for the model about run r, into buf (len bytes), or NULL
+ * when none helps (tools_hint.c). */
+#define TOOLS_HINT_MAX 512
+const char *tools__hint(const struct result *r, char *buf, size_t len);
+
 /* fcgi/tools/schemas/NAME.json, as generated. */
 extern const char tools__schema_run_output[], tools__schema_run_code_input[], tools__schema_run_my_script_input[],
     tools__schema_list_dir_input[], tools__schema_list_dir_output[], tools__schema_preview_file_input[],

@@ -10,6 +10,8 @@
 /* One entry that is never listed: C has no empty arrays. */
 const struct tools_def tools__fixture_defs[] = {{0}};
 const size_t tools__n_fixture_defs = 0;
+const struct tools_prompt_def tools__fixture_prompts[] = {{0}};
+const size_t tools__n_fixture_prompts = 0;
 
 enum tools_task tools__fixture_task(const char *name)
 {

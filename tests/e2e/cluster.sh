@@ -88,7 +88,7 @@ ok "$([ $on_b1 -gt 0 ] && [ $on_b2 -gt 0 ]; echo $?)" "new sessions spread over 
 
 # Each session: a run that writes a file naming the session, then list_dir
 # and preview_file, which only its own node can answer.
-wrong=0 runs_misplaced=0 art_bad=0 zip_bad=0
+wrong=0 runs_misplaced=0 art_bad=0 zip_bad=0 hdr_bad=0
 declare -A RUN_OF
 for s in "${SIDS[@]}"; do
     n=$(node_of "$s")
@@ -114,11 +114,15 @@ for s in "${SIDS[@]}"; do
         art_bad=$((art_bad + 1))
     curl -sS -o "$T/zip" "$BASE/artifacts/$run.zip"
     cmp -s "$T/zip" "$T/$n/state/runs/$run/artifacts.zip" || zip_bad=$((zip_bad + 1))
+    # PRIMS's form: /artifacts/PATH, the node named by the session header.
+    curl -sS -o "$T/art" -H "Mcp-Session-Id: $s" "$BASE/artifacts/who.txt"
+    [ "$(head -1 "$T/art")" = "$s" ] || { hdr_bad=$((hdr_bad + 1)); diag "/artifacts/who.txt of $s: $(head -c 200 "$T/art")"; }
 done
 is "$wrong" 0 "each session's run_code, list_dir and preview_file land on its node (run ids name it)"
 is "$runs_misplaced" 0 "each run's directory is on its session's node only"
 is "$art_bad" 0 "each run's artifact downloads from the node that holds it, byte for byte"
 is "$zip_bad" 0 "and its zip"
+is "$hdr_bad" 0 "/artifacts/PATH with Mcp-Session-Id comes from the session's node"
 
 # A session id moved to the other node's prefix is unknown there: the id,
 # not luck, routes.

@@ -28,7 +28,7 @@ SID=$(header Mcp-Session-Id)
 [[ "$SID" =~ ^[0-9a-f]{32}$ ]]
 ok $? "initialize: Mcp-Session-Id is 128 random bits as visible ASCII ($SID)"
 is "$(jb 'r["id"], r["result"]["protocolVersion"]')" '[1, "2025-11-25"]' "initialize: the client's revision"
-is "$(jb 'sorted(r["result"]["capabilities"])')" '["logging", "tools"]' "capabilities: tools and logging"
+is "$(jb 'sorted(r["result"]["capabilities"])')" '["logging", "prompts", "tools"]' "capabilities: tools, prompts and logging"
 is "$(jb 'r["result"]["serverInfo"]["name"]')" runmyscript "serverInfo"
 like "$(jb 'r["result"]["instructions"]')" "SCRIPT_OUTPUT" "instructions tell how to use the tools"
 [ -f "$T/state/sessions/$SID/session.json" ]
@@ -197,9 +197,12 @@ del want["workdir"], want["zip"], want["advice"]
 for a in want["artifacts"]:
     a["url"] = sys.argv[3] + a["url"]
 want["zip_url"] = want["zip_url"] and sys.argv[3] + want["zip_url"]
-assert msgs[-1]["result"]["structuredContent"] == want
+# And the hint, null for a run that printed (tests/e2e/prims.sh has the others).
+sc = dict(msgs[-1]["result"]["structuredContent"])
+assert sc.pop("feedback") is None
+assert sc == want
 PY
-ok $? "structuredContent is the result JSON (result.json) as a client sees it: no server paths, absolute URLs"
+ok $? "structuredContent is the result JSON (result.json) as a client sees it: no server paths, absolute URLs, feedback null"
 is "$(curl -sS "$BASE/artifacts/$RUN/result.txt")" "forty-two" "the artifact downloads through its URL"
 curl -sS -o "$T/z.zip" "$BASE/artifacts/$RUN.zip"
 is "$(unzip -p "$T/z.zip" result.txt)" "forty-two" "the zip downloads and holds the file"

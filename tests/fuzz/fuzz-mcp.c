@@ -17,7 +17,9 @@
  *             with 3: POST /api/cell (a new notebook) instead of /api/run
  *             (and with bit 6: /api/cell/LINE, LINE the body's first line,
  *             the rest the body: a notebook's cell or its reset)
- *   bit 3     Accept: text/event-stream too (tools/call streams)
+ *   bit 3     Accept: text/event-stream too (tools/call streams); with 2:
+ *             the Mcp-Session-Id of a live session, so that REST is PATH
+ *             in its output/ (PRIMS's form of the route)
  *   bits 4-5  the session's revision: 2025-03-26, 2025-06-18, 2025-11-25 (x2)
  *   bit 6     /mcp: DELETE (bit 7 clear) or GET (bit 7 set) instead of POST;
  *             /artifacts/: runmyscript sends the file (accel_redirect off)
@@ -335,7 +337,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (n > HTTP_PATH_MAX)
             n = HTTP_PATH_MAX;
         snprintf(uri, sizeof uri, "/artifacts/%.*s", (int)n, body);
-        resp = serve(flags & 64 ? &cfg_noaccel : &cfg, flags & 128 ? "HEAD" : "GET", uri, NULL, NULL, false, "", 0,
+        if (flags & 8) {
+            new_session(version, sid);
+            session = sid;
+        }
+        resp = serve(flags & 64 ? &cfg_noaccel : &cfg, flags & 128 ? "HEAD" : "GET", uri, session, NULL, false, "", 0,
                      "");
         /* Whatever the path, nothing outside a run's output/ (and its zip)
          * is ever named or sent. */
