@@ -132,21 +132,26 @@ json_object *mcp__complete(const struct cfg *cfg, const struct mcp_session *s, j
 /* resources/subscribe (on) and unsubscribe of params.uri in s's
  * session.json (at most MCP_SUBSCRIPTIONS_MAX). 0, or < 0 with e filled. */
 int mcp__res_subscribe(struct mcp_session *s, json_object *params, bool on, struct mcp_res_err *e) must_check;
-/* The watch of followed files of one workspace (dir, whose id is id):
- * started with what each is, then asked what changed since (an inode, a
- * size, its mtime: a file written, replaced, made or removed). */
+/* The watch of followed files (workspace:// URIs, each of the workspace
+ * in dir: STATE/sessions/SID or STATE/workspaces/WID): what each is when
+ * added, then what changed since (an inode, a size, an mtime: a file
+ * written, replaced, made or removed). Zeroed to start; freed. */
 struct mcp_res_seen {
     uint64_t ino;
     int64_t size, mtime_ns;
 };
 struct mcp_res_watch {
-    const char *dir;              /* borrowed */
-    char id[WS_ID_MAX + 1];
     size_t n;
     char *uri[MCP_SUBSCRIPTIONS_MAX];
+    char *dir[MCP_SUBSCRIPTIONS_MAX];
     struct mcp_res_seen seen[MCP_SUBSCRIPTIONS_MAX];
 };
-/* uris: a JSON array of URIs (others' and fixtures' are passed over). */
+/* Follows uri of dir's workspace, as seen (NULL: as it is now). 0;
+ * -E2BIG (MCP_SUBSCRIPTIONS_MAX are followed); -EINVAL (not a workspace
+ * URI); -ENOMEM. */
+int mcp__res_watch_add(struct mcp_res_watch *w, const char *uri, const char *dir, const struct mcp_res_seen *seen);
+/* w (set here) follows those of uris (a JSON array) that are of the
+ * workspace of dir whose id is id (others' and fixtures' are passed over). */
 void mcp__res_watch_start(struct mcp_res_watch *w, json_object *uris, const char *dir, const char *id);
 /* Adds the URIs changed since the last look to changed (an array); their count. */
 int mcp__res_watch_changed(struct mcp_res_watch *w, json_object *changed);

@@ -223,41 +223,59 @@ static void look(int ws, const char *rel, struct mcp_res_seen *seen)
     }
 }
 
+int mcp__res_watch_add(struct mcp_res_watch *w, const char *uri, const char *dir, const struct mcp_res_seen *seen)
+{
+    char wid[WS_ID_MAX + 1];
+    const char *rel = NULL;
+    if (w->n == MCP_SUBSCRIPTIONS_MAX)
+        return -E2BIG;
+    if (tools_resource_parse(uri, wid, &rel) < 0)
+        return -EINVAL;
+    w->uri[w->n] = strdup(uri);
+    w->dir[w->n] = strdup(dir);
+    if (!w->uri[w->n] || !w->dir[w->n]) {
+        free(w->uri[w->n]);
+        free(w->dir[w->n]);
+        return -ENOMEM;
+    }
+    if (seen) {
+        w->seen[w->n] = *seen;
+    } else {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/workspace", dir);
+        cleanup_fd int ws = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        look(ws, rel, &w->seen[w->n]);
+    }
+    w->n++;
+    return 0;
+}
+
 void mcp__res_watch_start(struct mcp_res_watch *w, json_object *uris, const char *dir, const char *id)
 {
     memset(w, 0, sizeof *w);
-    w->dir = dir;
-    snprintf(w->id, sizeof w->id, "%s", id ? id : "");
     if (!json_object_is_type(uris, json_type_array))
         return;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/workspace", dir);
-    cleanup_fd int ws = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    for (size_t i = 0; i < json_object_array_length(uris) && w->n < MCP_SUBSCRIPTIONS_MAX; i++) {
+    for (size_t i = 0; i < json_object_array_length(uris); i++) {
         const char *uri = json_object_get_string(json_object_array_get_idx(uris, i)), *rel = NULL;
         char wid[WS_ID_MAX + 1];
-        if (!uri || tools_resource_parse(uri, wid, &rel) < 0 || strcmp(wid, w->id))
+        if (!uri || tools_resource_parse(uri, wid, &rel) < 0 || strcmp(wid, id))
             continue; /* a fixture's or another workspace's: nothing here changes it */
-        w->uri[w->n] = strdup(uri);
-        if (!w->uri[w->n])
+        if (mcp__res_watch_add(w, uri, dir, NULL) < 0)
             break;
-        look(ws, rel, &w->seen[w->n]);
-        w->n++;
     }
 }
 
 int mcp__res_watch_changed(struct mcp_res_watch *w, json_object *changed)
 {
-    char path[4096];
     int n = 0;
-    snprintf(path, sizeof path, "%s/workspace", w->dir);
-    cleanup_fd int ws = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     for (size_t i = 0; i < w->n; i++) {
-        char wid[WS_ID_MAX + 1];
+        char wid[WS_ID_MAX + 1], path[4096];
         const char *rel = NULL;
         struct mcp_res_seen now;
         if (tools_resource_parse(w->uri[i], wid, &rel) < 0)
             continue;
+        snprintf(path, sizeof path, "%s/workspace", w->dir[i]);
+        cleanup_fd int ws = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         look(ws, rel, &now);
         if (memcmp(&now, &w->seen[i], sizeof now)) {
             w->seen[i] = now;
@@ -270,8 +288,10 @@ int mcp__res_watch_changed(struct mcp_res_watch *w, json_object *changed)
 
 void mcp__res_watch_free(struct mcp_res_watch *w)
 {
-    for (size_t i = 0; i < w->n; i++)
+    for (size_t i = 0; i < w->n; i++) {
         free(w->uri[i]);
+        free(w->dir[i]);
+    }
     w->n = 0;
 }
 

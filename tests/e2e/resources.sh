@@ -90,4 +90,30 @@ is "$(jb 'r["result"]["completion"]["values"]')" '["output/m.txt"]' "2026-07-28:
 mpost resources/list ''
 is "$(jb '[x for x in r["result"]["resources"] if x["uri"].startswith("workspace://")], r["result"]["cacheScope"]')" '[[], "public"]' \
     "2026-07-28: resources/list names no workspace's files (handles are never listed)"
+
+# --- 2026-07-28: subscriptions/listen follows a workspace's file
+meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+curl -sS -N -o "$T/listen" -X POST -H 'Content-Type: application/json' -H "$ACCEPT_BOTH" \
+    -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: subscriptions/listen" --max-time 30 \
+    --data-binary '{"jsonrpc":"2.0","id":77,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["'"$U"'","workspace://'"$OTHER"'/x"]},'"$meta"'}}' \
+    "$BASE/mcp" &
+LISTEN=$!
+wait_for grep -q acknowledged "$T/listen"
+listen_msgs() { # listen_msgs EXPR: EXPR on the messages of the listen stream so far (msgs)
+    "$PYTHON3" -c 'import json, sys
+msgs = [json.loads(l[5:]) for l in open(sys.argv[1]) if l.startswith("data:") and l[5:].strip()]
+print(json.dumps(eval(sys.argv[2])))' "$T/listen" "$1"
+}
+is "$(listen_msgs '[msgs[0]["method"], msgs[0]["params"]["notifications"]]')" \
+    "[\"notifications/subscriptions/acknowledged\", {\"resourceSubscriptions\": [\"$U\"]}]" \
+    "2026-07-28: subscriptions/listen agrees to the file of a live workspace, and only to it"
+sleep 1 # past the worker's first look: the stream process follows it from here on
+mpost tools/call '"name":"run_code","arguments":{"workspace":"'"$WID"'","code":"import os\nopen(os.environ[\"SCRIPT_OUTPUT\"] + \"/m.txt\", \"w\").write(\"changed\")"}' \
+    -H "Mcp-Name: run_code" -H "Mcp-Param-Workspace: $WID"
+is "$(jb 'r["result"]["structuredContent"]["status"]')" ok "2026-07-28: a run in the workspace changes the file"
+wait_for grep -q resources/updated "$T/listen"
+is "$(listen_msgs '[[m["params"]["uri"], m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]] for m in msgs if m.get("method") == "notifications/resources/updated"]')" \
+    "[[\"$U\", 77]]" "2026-07-28: notifications/resources/updated on the listen stream, with its subscription id"
+kill "$LISTEN" 2>/dev/null
+wait "$LISTEN" 2>/dev/null
 done_testing
