@@ -126,7 +126,9 @@ json_object *mcp__res_templates(const struct cfg *cfg);
 json_object *mcp__res_read(const struct cfg *cfg, const struct mcp_session *s, json_object *params,
                            struct mcp_res_err *e, bool *is_file);
 /* completion/complete: a path of the workspace template, the session's
- * workspace id, a fixture prompt's argument. New result or NULL. */
+ * workspace id, a prompt's argument named requirements or package (the
+ * packages the import map knows), a fixture prompt's argument. New result
+ * or NULL. */
 json_object *mcp__complete(const struct cfg *cfg, const struct mcp_session *s, json_object *params,
                            struct mcp_res_err *e);
 /* resources/subscribe (on) and unsubscribe of params.uri in s's

@@ -171,8 +171,18 @@ json_object *mcp__complete(const struct cfg *cfg, const struct mcp_session *s, j
     if (!strcmp(type, "ref/prompt")) {
         const char *prompt = mcp__json_string(ref, "name");
         json_object *values = NULL;
+        bool more = false;
         if (prompt && tools_complete_fixture(cfg, prompt, name, value, &values) == 0)
             return completion(values, false);
+        if (prompt && (!strcmp(name, "requirements") || !strcmp(name, "package"))) {
+            /* A prompt's argument that is a package: what the import map knows. */
+            int rc = tools_complete_package(cfg, value, &values, &more);
+            if (rc == 0)
+                return completion(values, more);
+            json_object_put(values);
+            log_msg(LOG_LVL_ERROR, "completing a package: %s", strerror(-rc));
+            return fail(e, -32603, NULL, "Internal error: cannot read the import map");
+        }
         return fail(e, -32602, NULL, "Invalid params: no prompt of that name");
     }
     return fail(e, -32602, NULL, "Invalid params: ref.type is ref/prompt or ref/resource");

@@ -142,6 +142,9 @@ int tools_resource_fixture(const struct cfg *cfg, const char *uri, json_object *
  * with prefix: *values (new array, caller puts; at most TOOLS_COMPLETE_MAX),
  * *more when there were more. 0 or -errno. */
 int tools_complete_path(const char *dir, const char *prefix, json_object **values, bool *more) must_check;
+/* The packages the import map knows (exec_packages_each) whose name or
+ * import name begins with prefix: as tools_complete_path. */
+int tools_complete_package(const struct cfg *cfg, const char *prefix, json_object **values, bool *more) must_check;
 /* The fixture completions of a prompt's argument (the test program):
  * *values (new, caller puts), or -ENOENT for a prompt it does not know. */
 int tools_complete_fixture(const struct cfg *cfg, const char *prompt, const char *arg, const char *value,

@@ -217,3 +217,28 @@ int tools_complete_fixture(const struct cfg *cfg, const char *prompt, const char
     *values = NULL;
     return cfg->test_fixture_tools ? tools__fixture_complete(prompt, arg, value, values) : -ENOENT;
 }
+
+struct pkg_ctx {
+    json_object *values;
+    bool more;
+};
+
+static int add_package(const char *dist, void *ctx)
+{
+    struct pkg_ctx *p = ctx;
+    if (json_object_array_length(p->values) == TOOLS_COMPLETE_MAX) {
+        p->more = true;
+        return 1;
+    }
+    json_object_array_add(p->values, json_object_new_string(dist));
+    return 0;
+}
+
+int tools_complete_package(const struct cfg *cfg, const char *prefix, json_object **values, bool *more)
+{
+    struct pkg_ctx p = {.values = json_object_new_array()};
+    int rc = exec_packages_each(cfg->exec.deps.data_dir, prefix, add_package, &p);
+    *values = p.values;
+    *more = p.more;
+    return rc < 0 ? rc : 0;
+}

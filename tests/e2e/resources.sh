@@ -55,6 +55,12 @@ is "$(jb 'r["result"]["completion"]["values"], r["result"]["completion"]["hasMor
 post '{"jsonrpc":"2.0","id":10,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"workspace://{workspace}/{+path}"},"argument":{"name":"workspace","value":""}}}' "${H[@]}"
 is "$(jb 'r["result"]["completion"]["values"]')" "[\"$SID\"]" "completion/complete: the session's own workspace"
 
+post '{"jsonrpc":"2.0","id":16,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"python_programmer"},"argument":{"name":"requirements","value":"sk"}}}' "${H[@]}"
+is "$(jb '[v for v in r["result"]["completion"]["values"] if v.startswith("scikit-")][:3]')" \
+    '["scikit-bio", "scikit-image", "scikit-learn"]' "completion/complete: a package the import map knows (by its import name too)"
+post '{"jsonrpc":"2.0","id":17,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"file:///x"},"argument":{"name":"path","value":""}}}' "${H[@]}"
+is "$(jb 'r["error"]["code"]')" -32602 "completion/complete of an unknown template: -32602"
+
 # --- subscriptions: told on the stream of the run that changed the file
 post '{"jsonrpc":"2.0","id":11,"method":"resources/subscribe","params":{"uri":"workspace://'"$SID"'/output/a.txt"}}' "${H[@]}"
 is "$(jb 'r["result"]')" '{}' "resources/subscribe"
