@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -201,6 +202,33 @@ int exec_check_data(const char *data_dir, char *err, size_t errlen)
 {
     struct deps_map m;
     int rc = deps_map_load(data_dir, &m, err, errlen);
+    deps_map_free(&m);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int exec_packages_each(const char *data_dir, const char *prefix, int (*fn)(const char *dist, void *ctx), void *ctx)
+{
+    struct deps_map m;
+    char err[256];
+    size_t n = 0, plen = strlen(prefix);
+    int rc = deps_map_load(data_dir, &m, err, sizeof err);
+    const char **hit = rc < 0 ? NULL : calloc(m.n + 1, sizeof *hit);
+    if (rc == 0 && !hit)
+        rc = -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < m.n; i++)
+        if (!strncasecmp(m.dists[i], prefix, plen) || !strncasecmp(m.imports[i], prefix, plen))
+            hit[n++] = m.dists[i];
+    if (n > 1)
+        qsort(hit, n, sizeof *hit, cmp_str);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (i == 0 || strcmp(hit[i], hit[i - 1]))
+            rc = fn(hit[i], ctx);
+    free(hit);
     deps_map_free(&m);
     return rc;
 }

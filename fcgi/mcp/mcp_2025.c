@@ -81,6 +81,11 @@ static json_object *initialize_result(const char *version)
     json_object_object_add(caps, "tools", tools);
     json_object_object_add(caps, "logging", json_object_new_object());
     json_object_object_add(caps, "prompts", prompts_capability());
+    json_object *res = json_object_new_object();
+    json_object_object_add(res, "subscribe", json_object_new_boolean(true));
+    json_object_object_add(res, "listChanged", json_object_new_boolean(false));
+    json_object_object_add(caps, "resources", res);
+    json_object_object_add(caps, "completions", json_object_new_object());
     json_object_object_add(r, "capabilities", caps);
     json_object_object_add(r, "serverInfo", mcp__server_info());
     json_object_object_add(r, "instructions", json_object_new_string(tools_instructions()));
@@ -159,6 +164,32 @@ static json_object *set_level(struct mcp_2025_req *p, json_object *id, json_obje
     return mcp__rpc_result(id, json_object_new_object());
 }
 
+/* A result of mcp_res.c, or its error, as the response to id. */
+static json_object *res_answer(json_object *id, json_object *r, struct mcp_res_err *e)
+{
+    return r ? mcp__rpc_result(id, r) : mcp__rpc_error(id, e->code, e->message, e->data);
+}
+
+/* resources/... and completion/complete; NULL for another method. */
+static json_object *resources(struct mcp_2025_req *p, json_object *id, const char *method, json_object *params)
+{
+    const struct cfg *cfg = p->app->cfg;
+    struct mcp_res_err e = {0};
+    bool is_file;
+    if (!strcmp(method, "resources/list"))
+        return mcp__rpc_result(id, mcp__res_list(cfg, &p->s));
+    if (!strcmp(method, "resources/templates/list"))
+        return mcp__rpc_result(id, mcp__res_templates(cfg));
+    if (!strcmp(method, "resources/read"))
+        return res_answer(id, mcp__res_read(cfg, &p->s, params, &e, &is_file), &e);
+    if (!strcmp(method, "completion/complete"))
+        return res_answer(id, mcp__complete(cfg, &p->s, params, &e), &e);
+    bool on = !strcmp(method, "resources/subscribe");
+    if (on || !strcmp(method, "resources/unsubscribe"))
+        return res_answer(id, mcp__res_subscribe(&p->s, params, on, &e) < 0 ? NULL : json_object_new_object(), &e);
+    return NULL;
+}
+
 /* One request (not initialize). Returns the response, NULL for none. */
 static json_object *dispatch(struct mcp_2025_req *p, json_object *id, const char *method, json_object *params,
                              bool sse)
@@ -179,6 +210,11 @@ static json_object *dispatch(struct mcp_2025_req *p, json_object *id, const char
         char msg[400];
         int code = mcp__prompts(p->app->cfg, p->s.version, method, params, &r, msg, sizeof msg);
         return code ? mcp__rpc_error(id, code, msg, NULL) : mcp__rpc_result(id, r);
+    }
+    if (!strncmp(method, "resources/", 10) || !strcmp(method, "completion/complete")) {
+        json_object *r = resources(p, id, method, params);
+        if (r)
+            return r;
     }
     if (!strcmp(method, "initialize"))
         return mcp__rpc_error(id, -32600, "Invalid Request: the session is already initialized", NULL);

@@ -38,8 +38,26 @@ json_object *mcp__2025_call(struct mcp_2025_req *p, json_object *id, json_object
     struct tools_ctx t;
     mcp__call_tools_ctx(&c, &t);
 
+    /* The session's followed files: what a run or a cell changes of them
+     * is told on the call's stream before its result. */
+    struct mcp_res_watch w;
+    json_object *subs = NULL;
+    json_object_object_get_ex(p->s.doc, "subscriptions", &subs);
+    mcp__res_watch_start(&w, sse ? subs : NULL, p->s.dir, p->s.id);
     json_object *result = NULL;
     enum tools_outcome out = mcp__call_tool(&c, &t, json_object_get_string(name), args, &result);
+    if (w.n && out != TOOLS_CANCELLED) {
+        json_object *changed = json_object_new_array();
+        for (int i = 0, n = mcp__res_watch_changed(&w, changed); i < n; i++) {
+            json_object *note = mcp__res_updated(json_object_get_string(json_object_array_get_idx(changed, (size_t)i)));
+            size_t len;
+            const char *text = mcp__to_json(note, &len);
+            discard(http_sse_event(p->resp, text, len, true));
+            json_object_put(note);
+        }
+        json_object_put(changed);
+    }
+    mcp__res_watch_free(&w);
     switch (out) {
     case TOOLS_CANCELLED:
         json_object_put(result);

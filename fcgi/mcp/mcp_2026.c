@@ -239,6 +239,8 @@ static json_object *discover_result(const struct cfg *cfg)
     json_object_object_add(caps, "tools", tools);
     json_object_object_add(caps, "logging", json_object_new_object());
     json_object_object_add(caps, "prompts", json_object_new_object());
+    json_object_object_add(caps, "resources", json_object_new_object());
+    json_object_object_add(caps, "completions", json_object_new_object());
     json_object_object_add(ext, MCP_EXT_TASKS, json_object_new_object());
     json_object_object_add(caps, "extensions", ext);
     json_object_object_add(r, "capabilities", caps);
@@ -257,6 +259,41 @@ static json_object *list_result(const struct cfg *cfg)
     json_object_object_add(r, "ttlMs", json_object_new_int64(cfg->tools_list_ttl_ms));
     json_object_object_add(r, "cacheScope", json_object_new_string("public"));
     return r;
+}
+
+/* A cacheable result (stolen) with its hints: public ones are the same
+ * for every caller and change with the configuration only; a workspace's
+ * file is its workspace's, and a run may change it at any time. */
+static json_object *cacheable(const struct cfg *cfg, json_object *r, bool private)
+{
+    json_object_object_add(r, "ttlMs", json_object_new_int64(private ? 0 : cfg->tools_list_ttl_ms));
+    json_object_object_add(r, "cacheScope", json_object_new_string(private ? "private" : "public"));
+    return r;
+}
+
+/* resources/... and completion/complete; false for another method. */
+static bool resources(struct mcp_2026_req *m)
+{
+    const struct cfg *cfg = m->app->cfg;
+    struct mcp_res_err e = {0};
+    json_object *r = NULL;
+    bool is_file = false;
+    if (!strcmp(m->method, "resources/list"))
+        r = cacheable(cfg, mcp__res_list(cfg, NULL), false);
+    else if (!strcmp(m->method, "resources/templates/list"))
+        r = cacheable(cfg, mcp__res_templates(cfg), false);
+    else if (!strcmp(m->method, "resources/read")) {
+        if ((r = mcp__res_read(cfg, NULL, m->params, &e, &is_file)))
+            r = cacheable(cfg, r, is_file);
+    } else if (!strcmp(m->method, "completion/complete"))
+        r = mcp__complete(cfg, NULL, m->params, &e);
+    else
+        return false;
+    if (r)
+        mcp__2026_answer(m, r);
+    else
+        mcp__2026_error(m, e.status, e.code, e.message, e.data);
+    return true;
 }
 
 static void dispatch(struct mcp_2026_req *m)
@@ -278,6 +315,7 @@ static void dispatch(struct mcp_2026_req *m)
             mcp__2026_answer(m, r);
     } else if (!strcmp(m->method, "subscriptions/listen")) {
         mcp__listen(m);
+    } else if (resources(m)) {
     } else if (!strncmp(m->method, "tasks/", 6) && mcp__task_method(m->method)) {
         if (!mcp__client_has(m->caps, MCP_EXT_TASKS)) {
             mcp__missing_capability(m, NULL, "Missing required client capability: the " MCP_EXT_TASKS " extension");

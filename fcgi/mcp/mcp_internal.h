@@ -107,6 +107,60 @@ int mcp__workspace_create(const struct cfg *cfg, struct mcp_session *s) must_che
  * there are too many): -EUSERS when that many are open (mcp_workspace.c). */
 int mcp__workspace_make(const struct cfg *cfg, struct mcp_session *s) must_check;
 
+/* Resources and completions, for both revisions (mcp_res.c). A method
+ * that fails gives NULL and fills an error: its HTTP status (2026-07-28),
+ * its JSON-RPC code and message, and data (new, or NULL) for the answer. */
+struct mcp_res_err {
+    int status, code;
+    char message[300];
+    json_object *data;
+};
+#define MCP_SUBSCRIPTIONS_MAX 64 /* resources one session (or one listen) follows */
+/* resources/list (s: the legacy session, whose files are listed; NULL in
+ * 2026-07-28, which has no session: the fixtures only), templates/list,
+ * and read (s as for list; in 2026-07-28 the URI's workspace handle names
+ * the workspace). *is_file: the result is of a workspace's file, which a
+ * run may change (not to be cached as the fixtures are). New results. */
+json_object *mcp__res_list(const struct cfg *cfg, const struct mcp_session *s);
+json_object *mcp__res_templates(const struct cfg *cfg);
+json_object *mcp__res_read(const struct cfg *cfg, const struct mcp_session *s, json_object *params,
+                           struct mcp_res_err *e, bool *is_file);
+/* completion/complete: a path of the workspace template, the session's
+ * workspace id, a prompt's argument named requirements or package (the
+ * packages the import map knows), a fixture prompt's argument. New result
+ * or NULL. */
+json_object *mcp__complete(const struct cfg *cfg, const struct mcp_session *s, json_object *params,
+                           struct mcp_res_err *e);
+/* resources/subscribe (on) and unsubscribe of params.uri in s's
+ * session.json (at most MCP_SUBSCRIPTIONS_MAX). 0, or < 0 with e filled. */
+int mcp__res_subscribe(struct mcp_session *s, json_object *params, bool on, struct mcp_res_err *e) must_check;
+/* The watch of followed files (workspace:// URIs, each of the workspace
+ * in dir: STATE/sessions/SID or STATE/workspaces/WID): what each is when
+ * added, then what changed since (an inode, a size, an mtime: a file
+ * written, replaced, made or removed). Zeroed to start; freed. */
+struct mcp_res_seen {
+    uint64_t ino;
+    int64_t size, mtime_ns;
+};
+struct mcp_res_watch {
+    size_t n;
+    char *uri[MCP_SUBSCRIPTIONS_MAX];
+    char *dir[MCP_SUBSCRIPTIONS_MAX];
+    struct mcp_res_seen seen[MCP_SUBSCRIPTIONS_MAX];
+};
+/* Follows uri of dir's workspace, as seen (NULL: as it is now). 0;
+ * -E2BIG (MCP_SUBSCRIPTIONS_MAX are followed); -EINVAL (not a workspace
+ * URI); -ENOMEM. */
+int mcp__res_watch_add(struct mcp_res_watch *w, const char *uri, const char *dir, const struct mcp_res_seen *seen);
+/* w (set here) follows those of uris (a JSON array) that are of the
+ * workspace of dir whose id is id (others' and fixtures' are passed over). */
+void mcp__res_watch_start(struct mcp_res_watch *w, json_object *uris, const char *dir, const char *id);
+/* Adds the URIs changed since the last look to changed (an array); their count. */
+int mcp__res_watch_changed(struct mcp_res_watch *w, json_object *changed);
+void mcp__res_watch_free(struct mcp_res_watch *w);
+/* notifications/resources/updated of uri (new). */
+json_object *mcp__res_updated(const char *uri);
+
 /* One tools/call being served, of either revision (mcp_call.c). */
 struct mcp_call {
     const struct app *app;

@@ -1,9 +1,12 @@
 /* mcp_listen.c: subscriptions/listen of the 2026-07-28 revision, which
- * follows tasks (notifications.taskIds, with the tasks extension): the
+ * follows tasks (notifications.taskIds, with the tasks extension) and a
+ * workspace's files (notifications.resourceSubscriptions): the
  * acknowledgement says what is followed, each change of a followed task is
- * a notifications/tasks with the whole task, and the subscription ends with
- * its result when they have all ended. Nothing else here ever changes (the
- * tool list does not).
+ * a notifications/tasks with the whole task, each change of a followed file
+ * a notifications/resources/updated, and the subscription ends with its
+ * result when the tasks have all ended and it follows no file (one that
+ * follows files lasts until the client closes it). Nothing else here ever
+ * changes (the tool list does not).
  *
  * The worker that takes the request checks it, opens the stream
  * (stream_open: in serve the connection goes to the stream process, within
@@ -98,6 +101,53 @@ static int listen_tasks(struct mcp_2026_req *m, json_object *filter, char ids[][
     return n;
 }
 
+/* The followed files of the request: into w, their URIs into agreed (a
+ * fixture's too, which never changes; one of no live workspace is left
+ * out). Their count, or -1: a bad filter (answered). */
+static int listen_resources(struct mcp_2026_req *m, json_object *filter, struct mcp_res_watch *w, json_object *agreed)
+{
+    json_object *want = NULL;
+    int n = 0;
+    if (!json_object_object_get_ex(filter, "resourceSubscriptions", &want))
+        return 0;
+    if (!json_object_is_type(want, json_type_array) || json_object_array_length(want) > MCP_SUBSCRIPTIONS_MAX) {
+        mcp__2026_error(m, 200, -32602,
+                        "Invalid params: notifications.resourceSubscriptions must be an array of at most 64 URIs", NULL);
+        return -1;
+    }
+    for (size_t i = 0; i < json_object_array_length(want); i++) {
+        const char *uri = json_object_get_string(json_object_array_get_idx(want, i)), *rel = NULL;
+        char wid[WS_ID_MAX + 1];
+        json_object *fixture = NULL;
+        if (!uri)
+            continue;
+        if (tools_resource_parse(uri, wid, &rel) == 0) {
+            struct mcp_session ws cleanup_session = {0};
+            if (mcp__workspace_load(m->app->cfg, wid, &ws) < 0 || mcp__res_watch_add(w, uri, ws.dir, NULL) < 0)
+                continue;
+        } else if (tools_resource_fixture(m->app->cfg, uri, &fixture) == 0) {
+            json_object_put(fixture);
+        } else {
+            continue;
+        }
+        json_object_array_add(agreed, json_object_new_string(uri));
+        n++;
+    }
+    return n;
+}
+
+/* Each followed file that changed since the last look: its notification. */
+static void res_pass(struct http_resp *resp, const char *id_text, struct mcp_res_watch *w)
+{
+    json_object *changed = json_object_new_array();
+    for (int i = 0, n = mcp__res_watch_changed(w, changed); i < n; i++) {
+        json_object *p = json_object_new_object();
+        json_object_object_add(p, "uri", json_object_get(json_object_array_get_idx(changed, (size_t)i)));
+        send_json(resp, id_text, "notifications/resources/updated", p);
+    }
+    json_object_put(changed);
+}
+
 /* One look at each followed task: a notification for each that changed
  * since seen[], which is brought up to date. Returns how many have not
  * ended (a task reaped meanwhile has nothing more to say: it counts as
@@ -125,9 +175,20 @@ static int listen_pass(struct mcp_2026_req *m, const char *id_text, char ids[][W
 
 /* The rest of the subscription to the stream process: its id and what it
  * has seen. 0, or -errno (not handed over: the caller carries on). */
-static int listen_keep(struct mcp_2026_req *m, char ids[][WS_ID_MAX + 1], int n, const int64_t *seen)
+static int listen_keep(struct mcp_2026_req *m, char ids[][WS_ID_MAX + 1], int n, const int64_t *seen,
+                       const struct mcp_res_watch *w)
 {
-    json_object *st = json_object_new_object(), *tasks = json_object_new_array();
+    json_object *st = json_object_new_object(), *tasks = json_object_new_array(), *res = json_object_new_array();
+    for (size_t i = 0; i < w->n; i++) {
+        json_object *r = json_object_new_array();
+        json_object_array_add(r, json_object_new_string(w->uri[i]));
+        json_object_array_add(r, json_object_new_string(w->dir[i]));
+        json_object_array_add(r, json_object_new_int64((int64_t)w->seen[i].ino));
+        json_object_array_add(r, json_object_new_int64(w->seen[i].size));
+        json_object_array_add(r, json_object_new_int64(w->seen[i].mtime_ns));
+        json_object_array_add(res, r);
+    }
+    json_object_object_add(st, "resources", res);
     json_object_object_add(st, "id", json_object_get(m->id));
     for (int i = 0; i < n; i++) {
         json_object *t = json_object_new_array();
@@ -143,14 +204,20 @@ static int listen_keep(struct mcp_2026_req *m, char ids[][WS_ID_MAX + 1], int n,
     return rc;
 }
 
-/* The acknowledgement, with the agreed task ids (stolen) when there are. */
-static void listen_ack(struct mcp_2026_req *m, const char *id_text, json_object *agreed, int n)
+/* The acknowledgement, with the agreed task ids and resources (stolen)
+ * when there are. */
+static void listen_ack(struct mcp_2026_req *m, const char *id_text, json_object *agreed, int n, json_object *res,
+                       int n_res)
 {
     json_object *ack = json_object_new_object(), *what = json_object_new_object();
     if (n > 0)
         json_object_object_add(what, "taskIds", agreed);
     else
         json_object_put(agreed);
+    if (n_res > 0)
+        json_object_object_add(what, "resourceSubscriptions", res);
+    else
+        json_object_put(res);
     json_object_object_add(ack, "notifications", what);
     send_json(m->resp, id_text, "notifications/subscriptions/acknowledged", ack);
 }
@@ -164,11 +231,15 @@ void mcp__listen(struct mcp_2026_req *m)
         mcp__2026_error(m, 200, -32602, "Invalid params: subscriptions/listen needs notifications (an object)", NULL);
         return;
     }
-    json_object *agreed = json_object_new_array();
+    json_object *agreed = json_object_new_array(), *res = json_object_new_array();
+    struct mcp_res_watch w = {0};
     int n = listen_tasks(m, filter, ids, agreed), status;
+    int n_res = n < 0 ? 0 : listen_resources(m, filter, &w, res);
     const char *why;
-    if (n < 0) {
+    if (n < 0 || n_res < 0) {
         json_object_put(agreed);
+        json_object_put(res);
+        mcp__res_watch_free(&w);
         return;
     }
     if (stream_open(m->req, m->resp, STREAM_USE_LISTEN, &status, &why) < 0) {
@@ -178,27 +249,30 @@ void mcp__listen(struct mcp_2026_req *m)
         snprintf(msg, sizeof msg, "%s: %s; try again later", status == 429 ? "Too many requests" : "Service unavailable",
                  why);
         json_object_put(agreed);
+        json_object_put(res);
+        mcp__res_watch_free(&w);
         mcp__2026_error(m, status, -32000, msg, NULL);
         return;
     }
-    if (http_sse_start(m->resp) < 0) {
+    size_t idlen;
+    cleanup_free char *id_text = http_sse_start(m->resp) < 0 ? NULL : strdup(mcp__to_json(m->id, &idlen));
+    if (!id_text) {
         json_object_put(agreed);
+        json_object_put(res);
+        mcp__res_watch_free(&w);
         return;
     }
     m->sse_open = true;
-    size_t idlen;
-    cleanup_free char *id_text = strdup(mcp__to_json(m->id, &idlen));
-    if (!id_text) {
-        json_object_put(agreed);
-        return;
-    }
-    listen_ack(m, id_text, agreed, n);
+    listen_ack(m, id_text, agreed, n, res, n_res);
     int64_t seen[LISTEN_TASKS_MAX], last_probe = 0;
     for (int i = 0; i < n; i++)
         seen[i] = -1;
-    int left = listen_pass(m, id_text, ids, n, seen);
-    if (left > 0 && listen_keep(m, ids, n, seen) == 0)
+    /* Files are followed until the client closes the stream. */
+    int left = listen_pass(m, id_text, ids, n, seen) + (n_res > 0);
+    if (left > 0 && listen_keep(m, ids, n, seen, &w) == 0) {
+        mcp__res_watch_free(&w);
         return; /* the stream process ends it */
+    }
     while (left > 0 && !http_client_gone(m->resp) && !(m->app->cancel_all && *m->app->cancel_all)) {
         usleep(LISTEN_TICK_MS * 1000);
         if (util_now_ms() - m->resp->last_write_ms >= MCP_KEEPALIVE_MS)
@@ -207,8 +281,10 @@ void mcp__listen(struct mcp_2026_req *m)
             last_probe = util_now_ms();
             discard(http_sse_pad(m->resp, m->app->cfg->cgi_sse_padding));
         }
-        left = listen_pass(m, id_text, ids, n, seen);
+        left = listen_pass(m, id_text, ids, n, seen) + (n_res > 0);
+        res_pass(m->resp, id_text, &w);
     }
+    mcp__res_watch_free(&w);
     send_end(m);
 }
 
@@ -236,7 +312,8 @@ struct listener {
     json_object *id;         /* the subscription's id */
     char *id_text;
     struct http_resp resp;
-    int n, left;             /* followed tasks, and of them not ended */
+    int n, left;             /* followed tasks, and of them not ended (+1 while it follows files) */
+    struct mcp_res_watch *res; /* followed files, or NULL */
     struct {
         struct followed *t;
         int64_t seen;        /* its updated_ms when last shown */
@@ -247,6 +324,8 @@ struct listen_ctx {
     const struct cfg *cfg;
     struct followed **tasks;
     size_t n, cap;
+    struct listener **files;  /* the listeners that follow files */
+    size_t n_files, cap_files;
 };
 
 static void followed_free(struct followed *f)
@@ -336,6 +415,15 @@ static void listener_drop(struct listen_ctx *k, struct listener *l)
             }
         followed_unused(k, f);
     }
+    for (size_t j = 0; j < k->n_files; j++)
+        if (k->files[j] == l) {
+            k->files[j] = k->files[--k->n_files];
+            break;
+        }
+    if (l->res) {
+        mcp__res_watch_free(l->res);
+        free(l->res);
+    }
     json_object_put(l->id);
     free(l->id_text);
     http_resp_free(&l->resp);
@@ -369,7 +457,34 @@ static void *listen_init(const struct cfg *cfg)
     return k;
 }
 
-/* A listen kept by its worker: state is {"id": ID, "tasks": [[TID, SEEN], ...]}. */
+/* The files l follows, of state's "resources": [[URI, DIR, INO, SIZE,
+ * MTIME], ...] (what the worker saw of each). 0 or -ENOMEM. */
+static int listen_open_files(struct listen_ctx *k, struct listener *l, json_object *st)
+{
+    json_object *res = NULL;
+    if (!json_object_object_get_ex(st, "resources", &res) || !json_object_is_type(res, json_type_array) ||
+        !json_object_array_length(res))
+        return 0;
+    if (!(l->res = calloc(1, sizeof *l->res)) || UTIL_GROW(k->files, k->n_files, k->cap_files, 8) < 0)
+        return -ENOMEM;
+    k->files[k->n_files++] = l;
+    for (size_t i = 0; i < json_object_array_length(res); i++) {
+        json_object *r = json_object_array_get_idx(res, i);
+        const char *uri = json_object_get_string(json_object_array_get_idx(r, 0));
+        const char *dir = json_object_get_string(json_object_array_get_idx(r, 1));
+        struct mcp_res_seen seen = {
+            .ino = (uint64_t)json_object_get_int64(json_object_array_get_idx(r, 2)),
+            .size = json_object_get_int64(json_object_array_get_idx(r, 3)),
+            .mtime_ns = json_object_get_int64(json_object_array_get_idx(r, 4)),
+        };
+        if (uri && dir && mcp__res_watch_add(l->res, uri, dir, &seen) == -ENOMEM)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* A listen kept by its worker: state is {"id": ID, "tasks": [[TID, SEEN],
+ * ...], "resources": [...]} (listen_open_files). */
 static int listen_open(void *ctx, struct stream *s, const char *state, size_t len)
 {
     struct listen_ctx *k = ctx;
@@ -404,7 +519,7 @@ static int listen_open(void *ctx, struct stream *s, const char *state, size_t le
         l->f[l->n].seen = json_object_get_int64(json_object_array_get_idx(t, 1));
         l->n++;
     }
-    if (!l->id_text) {
+    if (!l->id_text || listen_open_files(k, l, st) < 0) {
         listener_drop(k, l);
         return -ENOMEM;
     }
@@ -412,6 +527,10 @@ static int listen_open(void *ctx, struct stream *s, const char *state, size_t le
     for (int i = 0; i < l->n; i++) {
         listener_show(l, i); /* what changed since the worker looked */
         l->left += !l->f[i].t->ended;
+    }
+    if (l->res) {
+        l->left++;
+        res_pass(&l->resp, l->id_text, l->res);
     }
     if (!l->left)
         listener_finish(k, l);
@@ -424,6 +543,8 @@ static void listen_tick(void *ctx, int64_t now)
     struct listen_ctx *k = ctx;
     if (!k)
         return;
+    for (size_t i = 0; i < k->n_files; i++)
+        res_pass(&k->files[i]->resp, k->files[i]->id_text, k->files[i]->res);
     for (size_t i = 0; i < k->n; i++) {
         struct followed *f = k->tasks[i];
         struct stat st;

@@ -109,6 +109,9 @@ const char *tools_instructions_2026(void);
  * caller's mistake, said in err); another -errno when the service failed. */
 #define TOOLS_PROMPT_ARG_MAX 65536
 json_object *tools_prompts_list(const struct cfg *cfg);
+/* Whether prompts/get knows the prompt name and it takes the argument arg
+ * (completion/complete answers only for those). */
+bool tools_prompt_has_arg(const struct cfg *cfg, const char *name, const char *arg);
 int tools_prompt_get(const struct cfg *cfg, const char *version, const char *name, json_object *args,
                      json_object **result, char *err, size_t errlen) must_check;
 
@@ -125,6 +128,42 @@ enum tools_outcome {
 /* Calls the tool name with args (an object, or NULL). */
 enum tools_outcome tools_call(const struct tools_ctx *t, const char *name, json_object *args,
                               json_object **result) must_check;
+
+/* Resources: a workspace's files, workspace://ID/PATH (tools_res.c), with
+ * the guards of preview_file and /artifacts/ (beneath the workspace, no
+ * symlink followed, a regular file with one link). */
+#define TOOLS_RES_LIST_MAX 1000        /* files resources/list names of a workspace */
+#define TOOLS_RES_READ_MAX (16 << 20)  /* bytes of a file resources/read returns */
+#define TOOLS_COMPLETE_MAX 100         /* values of one completion (the protocol's own cap) */
+/* The workspace ID (into id) and the path (*rel, borrowed from uri) of a
+ * workspace:// URI: 0, or -ENOENT for a URI that is not one (or whose path
+ * is not safe: ws_rel_path_ok). */
+int tools_resource_parse(const char *uri, char id[WS_ID_MAX + 1], const char **rel) must_check;
+/* resources/list's array (new): the fixtures (the test program, with
+ * test_fixture_tools on), then the files of the workspace of dir
+ * (STATE/sessions/SID or STATE/workspaces/WID, whose id is id; NULL: none),
+ * at most TOOLS_RES_LIST_MAX, in the order of the walk. */
+json_object *tools_resources(const struct cfg *cfg, const char *dir, const char *id);
+/* resources/templates/list's array (new). */
+json_object *tools_resource_templates(const struct cfg *cfg);
+/* resources/read of uri, the file rel of dir's workspace: *result is a
+ * ReadResourceResult (new, caller puts): text when the file is UTF-8
+ * without NUL, else a base64 blob. 0; -ENOENT (no such file, or one the
+ * guards refuse); -EFBIG (over TOOLS_RES_READ_MAX); other -errno. */
+int tools_resource_read(const char *dir, const char *uri, const char *rel, json_object **result) must_check;
+/* The same for a fixture's URI: 0, or -ENOENT. */
+int tools_resource_fixture(const struct cfg *cfg, const char *uri, json_object **result) must_check;
+/* The paths of dir's workspace (files, as resources name them) that begin
+ * with prefix: *values (new array, caller puts; at most TOOLS_COMPLETE_MAX),
+ * *more when there were more. 0 or -errno. */
+int tools_complete_path(const char *dir, const char *prefix, json_object **values, bool *more) must_check;
+/* The packages the import map knows (exec_packages_each) whose name or
+ * import name begins with prefix: as tools_complete_path. */
+int tools_complete_package(const struct cfg *cfg, const char *prefix, json_object **values, bool *more) must_check;
+/* The fixture completions of a prompt's argument (the test program):
+ * *values (new, caller puts), or -ENOENT for a prompt it does not know. */
+int tools_complete_fixture(const struct cfg *cfg, const char *prompt, const char *arg, const char *value,
+                           json_object **values) must_check;
 
 /* The JSON Schema of a tool's output as tools/list serves it (new object,
  * caller puts), or NULL for a tool without one or an unknown tool. */

@@ -315,3 +315,83 @@ const struct tools_prompt_def tools__fixture_prompts[] = {
     {"test_prompt_with_image", NULL, "Test fixture: a prompt with a PNG image.", {{0}}, prompt_with_image},
 };
 const size_t tools__n_fixture_prompts = ARRAY_SIZE(tools__fixture_prompts);
+/* ------------------------------------------------------------ resources */
+
+/* The resources and templates the suite's resources scenarios read, and
+ * the prompt argument its completion scenario completes. */
+static const char static_text[] = "This is the content of the static text resource.";
+
+static json_object *fixture_resource(const char *uri, const char *name, const char *mime)
+{
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "uri", json_object_new_string(uri));
+    json_object_object_add(r, "name", json_object_new_string(name));
+    json_object_object_add(r, "description", json_object_new_string("Test fixture resource"));
+    json_object_object_add(r, "mimeType", json_object_new_string(mime));
+    return r;
+}
+
+void tools__fixture_resources(json_object *arr)
+{
+    json_object_array_add(arr, fixture_resource("test://static-text", "static-text", "text/plain"));
+    json_object_array_add(arr, fixture_resource("test://static-binary", "static-binary", "image/png"));
+    json_object_array_add(arr, fixture_resource("test://watched-resource", "watched-resource", "text/plain"));
+}
+
+void tools__fixture_templates(json_object *arr)
+{
+    json_object *t = json_object_new_object();
+    json_object_object_add(t, "uriTemplate", json_object_new_string("test://template/{id}/data"));
+    json_object_object_add(t, "name", json_object_new_string("template-data"));
+    json_object_object_add(t, "description", json_object_new_string("Test fixture: data of the id"));
+    json_object_object_add(t, "mimeType", json_object_new_string("application/json"));
+    json_object_array_add(arr, t);
+}
+
+static json_object *contents(const char *uri, const char *mime, const char *key, const char *value)
+{
+    json_object *r = json_object_new_object(), *arr = json_object_new_array(), *c = json_object_new_object();
+    json_object_object_add(c, "uri", json_object_new_string(uri));
+    json_object_object_add(c, "mimeType", json_object_new_string(mime));
+    json_object_object_add(c, key, json_object_new_string(value));
+    json_object_array_add(arr, c);
+    json_object_object_add(r, "contents", arr);
+    return r;
+}
+
+int tools__fixture_read(const char *uri, json_object **result)
+{
+    static const char tmpl[] = "test://template/", tail[] = "/data";
+    size_t n = strlen(uri);
+    *result = NULL;
+    if (!strcmp(uri, "test://static-text"))
+        *result = contents(uri, "text/plain", "text", static_text);
+    else if (!strcmp(uri, "test://static-binary"))
+        *result = contents(uri, "image/png", "blob", fixture_png);
+    else if (!strcmp(uri, "test://watched-resource"))
+        *result = contents(uri, "text/plain", "text", "Watched resource content.");
+    else if (n > strlen(tmpl) + strlen(tail) && n < 200 && !strncmp(uri, tmpl, strlen(tmpl)) &&
+             !strcmp(uri + n - strlen(tail), tail)) {
+        char text[300];
+        int idn = (int)(n - strlen(tmpl) - strlen(tail));
+        if (memchr(uri + strlen(tmpl), '/', (size_t)idn))
+            return -ENOENT;
+        snprintf(text, sizeof text, "{\"id\":\"%.*s\",\"templateTest\":true,\"data\":\"Data for ID: %.*s\"}", idn,
+                 uri + strlen(tmpl), idn, uri + strlen(tmpl));
+        *result = contents(uri, "application/json", "text", text);
+    }
+    return *result ? 0 : -ENOENT;
+}
+
+int tools__fixture_complete(const char *prompt, const char *arg, const char *value, json_object **values)
+{
+    static const char *const words[] = {"paris", "park", "party"};
+    *values = NULL;
+    if (strcmp(prompt, "test_prompt_with_arguments"))
+        return -ENOENT;
+    *values = json_object_new_array();
+    for (size_t i = 0; !strcmp(arg, "arg1") && i < ARRAY_SIZE(words); i++)
+        if (!strncmp(words[i], value, strlen(value)))
+            json_object_array_add(*values, json_object_new_string(words[i]));
+    return 0;
+}

@@ -40,6 +40,12 @@ int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object
 /* Whether fixture tool name runs as a task (tools_task_support), and the
  * client capability it needs (tools_needs_capability). */
 enum tools_task tools__fixture_task(const char *name);
+/* The fixture resources and templates (added to arr), a fixture resource
+ * read (0, -ENOENT), a fixture prompt's completions (0, -ENOENT). */
+void tools__fixture_resources(json_object *arr);
+void tools__fixture_templates(json_object *arr);
+int tools__fixture_read(const char *uri, json_object **result) must_check;
+int tools__fixture_complete(const char *prompt, const char *arg, const char *value, json_object **values) must_check;
 const char *tools__fixture_needs(const char *name);
 
 /* One prompt of prompts/list (tools_prompt.c): its arguments (at most

@@ -33,3 +33,29 @@ int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object
     *result = NULL;
     return -ENOENT;
 }
+
+void tools__fixture_resources(json_object *arr)
+{
+    (void)arr;
+}
+
+void tools__fixture_templates(json_object *arr)
+{
+    (void)arr;
+}
+
+int tools__fixture_read(const char *uri, json_object **result)
+{
+    (void)uri;
+    *result = NULL;
+    return -ENOENT;
+}
+
+int tools__fixture_complete(const char *prompt, const char *arg, const char *value, json_object **values)
+{
+    (void)prompt;
+    (void)arg;
+    (void)value;
+    *values = NULL;
+    return -ENOENT;
+}

@@ -86,17 +86,19 @@ static const char *arg_of(json_object *args, const char *name)
 static int python_programmer(const char *version, json_object *args, json_object *messages)
 {
     const char *task = arg_of(args, "task"), *files = arg_of(args, "mounted_files");
-    bool mounted = files && *files;
+    const char *reqs = arg_of(args, "requirements");
+    bool mounted = files && *files, wanted = reqs && *reqs;
     return add_with_contract(
         messages, version,
         "You are a careful Python programmer with a sandbox: the run_code tool of this server runs the scripts "
         "you write and gives back their log and the files they wrote. Write one script that does the task below, "
         "call run_code with it, and answer from what it printed and the files it returned (link them). If it "
-        "fails, fix it and run it again.\n\nTask: %s%s%s",
+        "fails, fix it and run it again.\n\nTask: %s%s%s%s%s",
         task, mounted ? "\n\nThese files are already in the workspace (mounted earlier); read them by these "
                         "paths, relative to the working directory, without fetching them again: "
                       : "",
-        mounted ? files : "");
+        mounted ? files : "",
+        wanted ? "\n\nUse these packages, and pass them in run_code's requirements: " : "", wanted ? reqs : "");
 }
 
 static int analyze_file(const char *version, json_object *args, json_object *messages)
@@ -120,7 +122,8 @@ static const struct tools_prompt_def prompts[] = {
      "Tells the model how to write a script for run_code (input in SCRIPT_INPUT, results as files in "
      "SCRIPT_OUTPUT, requirements, files, run_cell for work in steps) and asks it to do a task with one.",
      {{"task", "What the script should do", true},
-      {"mounted_files", "Files already mounted in the workspace, comma-separated paths (mounts/data.csv)", false}},
+      {"mounted_files", "Files already mounted in the workspace, comma-separated paths (mounts/data.csv)", false},
+      {"requirements", "Packages the script should use, comma-separated (pandas, matplotlib)", false}},
      python_programmer},
     {"analyze_file", "Analyze a data file",
      "Mounts a data file from its URL, looks at its shape and columns, then answers a question about it with "
@@ -139,6 +142,15 @@ static const struct tools_prompt_def *find_prompt(const struct cfg *cfg, const c
         if (tools__fixture_prompts[i].name && !strcmp(tools__fixture_prompts[i].name, name))
             return &tools__fixture_prompts[i];
     return NULL;
+}
+
+bool tools_prompt_has_arg(const struct cfg *cfg, const char *name, const char *arg)
+{
+    const struct tools_prompt_def *p = find_prompt(cfg, name);
+    for (size_t i = 0; p && i < ARRAY_SIZE(p->args) && p->args[i].name; i++)
+        if (!strcmp(p->args[i].name, arg))
+            return true;
+    return false;
 }
 
 static json_object *prompt_json(const struct tools_prompt_def *p)

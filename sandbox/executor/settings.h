@@ -126,5 +126,12 @@ struct exec_config {
  * and well formed. 0, or -errno with a one-line reason in err (a front door
  * refuses to start on it: a configuration error, not a failed run). */
 int exec_check_data(const char *data_dir, char *err, size_t errlen) must_check;
+/* The distributions the import map (data_dir's, or the built-in one) knows
+ * whose name, or one of whose import names, begins with prefix (ASCII case
+ * ignored), each once, sorted: fn(dist, ctx) for each until it returns
+ * non-zero (then that is returned). 0, or -errno when the map cannot be
+ * read. */
+int exec_packages_each(const char *data_dir, const char *prefix, int (*fn)(const char *dist, void *ctx),
+                       void *ctx) must_check;
 
 #endif

@@ -28,7 +28,7 @@ SID=$(header Mcp-Session-Id)
 [[ "$SID" =~ ^[0-9a-f]{32}$ ]]
 ok $? "initialize: Mcp-Session-Id is 128 random bits as visible ASCII ($SID)"
 is "$(jb 'r["id"], r["result"]["protocolVersion"]')" '[1, "2025-11-25"]' "initialize: the client's revision"
-is "$(jb 'sorted(r["result"]["capabilities"])')" '["logging", "prompts", "tools"]' "capabilities: tools, prompts and logging"
+is "$(jb 'sorted(r["result"]["capabilities"])')" '["completions", "logging", "prompts", "resources", "tools"]' "capabilities: tools, prompts, logging, resources and completions"
 is "$(jb 'r["result"]["serverInfo"]["name"]')" runmyscript "serverInfo"
 like "$(jb 'r["result"]["instructions"]')" "SCRIPT_OUTPUT" "instructions tell how to use the tools"
 [ -f "$T/state/sessions/$SID/session.json" ]
@@ -70,7 +70,7 @@ is "$(jb 'all(t["description"] and t["inputSchema"]["type"] == "object" and t["o
     true "every tool has a description, an object inputSchema and an outputSchema"
 is "$(jb '[t for t in r["result"]["tools"] if t["name"] == "run_code"][0]["inputSchema"]["required"]')" '["code"]' \
     "run_code requires code"
-post '{"jsonrpc":"2.0","id":4,"method":"resources/list"}' "${H[@]}"
+post '{"jsonrpc":"2.0","id":4,"method":"no_such/method"}' "${H[@]}"
 is "$STATUS/$(jb 'r["error"]["code"]')" "200/-32601" "unknown method: -32601 inside a 200"
 post '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}' "${H[@]}"
 is "$(jb 'r["error"]["code"]')" "-32602" "unknown tool: -32602"

@@ -199,7 +199,7 @@ mcp_cases() {
     ok $? "$label: a session id"
     local H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
     post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${H[@]}"
-    is "$(jb 'len(r["result"]["tools"])')" 6 "$label: tools/list (six tools)"
+    is "$(jb 'len(r["result"]["tools"])')" 7 "$label: tools/list (seven tools)"
     post '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"import os, sys\nprint(\"out\")\nprint(\"err\", file=sys.stderr)\nopen(os.environ[\"SCRIPT_OUTPUT\"] + \"/f.txt\", \"w\").write(\"via '$mode'\")"},"_meta":{"progressToken":3}}}' "${H[@]}"
     like "$(header Content-Type)" text/event-stream "$label: tools/call streams"
     is "$(jb 'sorted(m["params"]["data"] for m in msgs if m.get("method") == "notifications/message")')" '["err", "out"]' \
@@ -340,8 +340,8 @@ modern_cases() {
     init 2025-11-25
     post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
     # Under serve run_cell and reset_kernel too (kernels), elsewhere not.
-    local want=6
-    [ "$label" = serve ] && want=8
+    local want=7
+    [ "$label" = serve ] && want=9
     is "$(jb 'len(r["result"]["tools"])')" $want "$label: a legacy session beside them ($want tools, no workspace argument)"
     mpost tools/list "" -H "Mcp-Session-Id: $SID"
     is "$STATUS/$(header Mcp-Session-Id)" "200/" "$label: a modern request ignores Mcp-Session-Id"

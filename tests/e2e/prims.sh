@@ -27,7 +27,7 @@ post '{"jsonrpc":"2.0","id":2,"method":"prompts/list"}' "${H[@]}"
 is "$(jb '[p["name"] for p in r["result"]["prompts"]]')" '["python_programmer", "analyze_file"]' \
     "prompts/list: python_programmer and analyze_file (no fixture prompts in the installed program)"
 is "$(jb '[(a["name"], a["required"]) for a in r["result"]["prompts"][0]["arguments"]]')" \
-    '[["task", true], ["mounted_files", false]]' "python_programmer(task, mounted_files?)"
+    '[["task", true], ["mounted_files", false], ["requirements", false]]' "python_programmer(task, mounted_files?, requirements?)"
 post '{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"python_programmer","arguments":{"task":"plot sin(x)"}}}' "${H[@]}"
 text=$(jb 'r["result"]["messages"][0]["content"]["text"]')
 like "$text" "Task: plot sin(x)" "prompts/get python_programmer: the task is in it"

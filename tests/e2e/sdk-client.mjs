@@ -4,8 +4,9 @@
 //
 //   (none)  connect, list the tools, run_code with a progress token and
 //           logging, download an artifact through its resource_link,
-//           run_my_script with the seed example, cancel a call, end the
-//           session (tests/e2e/sdk.sh)
+//           run_my_script with the seed example, a file of the workspace as
+//           a resource (listed, read, completed, followed), cancel a call,
+//           end the session (tests/e2e/sdk.sh)
 //   files   mount_file with progress, run_code with files, persist_artifact,
 //           a failed download (tests/e2e/files.sh; FIX_URL is the fixture
 //           server, DAV where its PUTs land, SHA_MID and SHA_CSV the
@@ -15,7 +16,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { runIds, newRunStatus } from './runs.mjs';
 
 const url = new URL(process.env.MCP_URL);
@@ -154,6 +155,20 @@ async function main() {
   ok(ls.structuredContent?.entries?.some((e) => e.name === 'notes.md' && e.type === 'file'), 'list_dir sees the file', ls.structuredContent);
   const pv = await client.callTool({ name: 'preview_file', arguments: { relative_path: 'notes.md' } });
   ok(pv.structuredContent?.text === '# notes\nkept\n', 'preview_file shows it', pv.structuredContent);
+
+  // The same file as a resource: listed, read, completed, followed.
+  const uri = `workspace://${transport.sessionId}/notes.md`;
+  const rl = await client.listResources();
+  ok(rl.resources?.some((r) => r.uri === uri && r.mimeType), 'resources/list names it', rl);
+  const rr = await client.readResource({ uri });
+  ok(rr.contents?.[0]?.text === '# notes\nkept\n', 'resources/read reads it', rr);
+  const cc = await client.complete({ ref: { type: 'ref/resource', uri: 'workspace://{workspace}/{+path}' }, argument: { name: 'path', value: 'no' } });
+  ok(JSON.stringify(cc.completion?.values) === '["notes.md"]', 'completion/complete completes its path', cc);
+  const updated = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (m) => updated.push(m.params.uri));
+  await client.subscribeResource({ uri });
+  await client.callTool({ name: 'run_code', arguments: { code: 'open("notes.md", "a").write("more\\n")' } });
+  ok(JSON.stringify(updated) === JSON.stringify([uri]), 'a run that changes it: notifications/resources/updated', updated);
 
   // Cancel: the SDK sends notifications/cancelled when the signal aborts; the
   // server stops the run and sends no result.

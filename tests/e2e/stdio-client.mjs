@@ -45,7 +45,7 @@ async function main() {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
   ok(JSON.stringify(names) === JSON.stringify(['run_code', 'run_my_script', 'list_dir', 'preview_file', 'mount_file', 'write_file', 'persist_artifact']),
-    'tools/list: the same six tools as /mcp', names);
+    'tools/list: the same seven tools as /mcp', names);
   ok(tools.every((t) => t.description && t.inputSchema?.type === 'object' && t.outputSchema), 'with descriptions and schemas');
 
   // run_code with the seed example (tests/fixtures/seeds/) and its input,
