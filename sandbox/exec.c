@@ -205,6 +205,32 @@ int exec_check_data(const char *data_dir, char *err, size_t errlen)
     return rc;
 }
 
+int exec_requirement_for(const char *data_dir, const char *module, char *dist, size_t len)
+{
+    struct deps_map m;
+    char err[256];
+    if (len)
+        dist[0] = '\0';
+    int rc = deps_map_load(data_dir, &m, err, sizeof err);
+    if (rc < 0)
+        goto out;
+    /* deps_map_lookup gives the name itself back for a name it lacks. */
+    const char *d = deps_map_lookup(&m, module);
+    if (d == module) {
+        rc = 0;
+        goto out;
+    }
+    if (strlen(d) >= len) {
+        rc = -E2BIG;
+        goto out;
+    }
+    memcpy(dist, d, strlen(d) + 1);
+    rc = 1;
+out:
+    deps_map_free(&m);
+    return rc;
+}
+
 int exec_check_requirements(const struct exec_spec *spec, char *err, size_t errlen)
 {
     struct deps_python info;

@@ -168,8 +168,10 @@ is "$(hint_of 'print(1)')" null "a run that printed: no hint"
 [ ! -s "$T/hint" ]
 ok $? "and no hint line in the text"
 is "$(hint_of 'import os; open(os.environ["SCRIPT_OUTPUT"] + "/f", "w").write("x")')" null "a run that wrote a file: no hint"
-like "$(hint_of 'import importlib; importlib.import_module("nosuchmodxyz.sub")')" "Module 'nosuchmodxyz' is not installed: pass requirements" \
-    "a ModuleNotFoundError: pass requirements"
+like "$(hint_of 'import importlib; importlib.import_module("nosuchmodxyz.sub")')" "Module 'nosuchmodxyz' is not installed, and the import map does not know which package provides it: pass requirements" \
+    "a ModuleNotFoundError for a name the import map does not know: pass requirements, and the name is not known"
+like "$(hint_of 'import importlib; importlib.import_module("sklearn.linear_model")')" "Module 'sklearn' is not installed: pass requirements=['scikit-learn']" \
+    "a ModuleNotFoundError for sklearn: the import map's scikit-learn"
 like "$(hint_of 'import time; time.sleep(30)' '{"timeout": 1}')" "stopped at the wall_time limit (server key timeout). Pass a larger timeout" \
     "a run stopped at a limit: which key, how to ask for more"
 like "$(cat "$T/hint")" "hint: The run was stopped" "in the text, after the status"
