@@ -109,6 +109,33 @@ static bool hit_file_size(const struct result *r, uint64_t file_size)
     return false;
 }
 
+/* The files the script wrote outside output/ (art_outside_collect), into
+ * the result: a hint's matter, so a failure is only logged. A run's own
+ * directory holds the service's files beside the script's (in the
+ * fallback its home/ and tmp/ too); a session's mounts/ are the caller's. */
+static void collect_outside(struct run *run)
+{
+    static const char *const run_skip[] = {"output", "script.py", "input", "home", "tmp", "cancel", "log",
+                                           "result.json", "artifacts.zip", NULL};
+    static const char *const ws_skip[] = {"output", WS_MOUNTS_DIR, NULL};
+    struct result *r = run->r;
+    struct art_outside o;
+    if (!run->has_started)
+        return;
+    cleanup_fd int fd = open(r->workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int rc = fd < 0 ? -errno : art_outside_collect(fd, run->spec->workspace ? ws_skip : run_skip, &run->started, &o);
+    if (rc < 0) {
+        log_msg(LOG_LVL_WARN, "listing the files written outside output/: %s", strerror(-rc));
+        return;
+    }
+    r->outside_files = o.files;
+    for (size_t i = 0; i < o.n_names; i++)
+        r->outside_names[i] = o.names[i];
+    r->n_outside_names = o.n_names;
+    o.n_names = 0; /* the result owns them now */
+    art_outside_free(&o);
+}
+
 static int collect(struct run *run)
 {
     struct result *r = run->r;
@@ -117,6 +144,7 @@ static int collect(struct run *run)
     char err[256] = "";
 
     exec__phase(run, EXEC_PHASE_COLLECTING, NULL);
+    collect_outside(run);
     int rc = art_collect(run->out_fd, lim->output_files, lim->output_bytes, &l);
     if (rc < 0) {
         exec__set_error(r, "listing output/: %s", strerror(-rc));
@@ -229,6 +257,32 @@ int exec_packages_each(const char *data_dir, const char *prefix, int (*fn)(const
         if (i == 0 || strcmp(hit[i], hit[i - 1]))
             rc = fn(hit[i], ctx);
     free(hit);
+    deps_map_free(&m);
+    return rc;
+}
+
+int exec_requirement_for(const char *data_dir, const char *module, char *dist, size_t len)
+{
+    struct deps_map m;
+    char err[256];
+    if (len)
+        dist[0] = '\0';
+    int rc = deps_map_load(data_dir, &m, err, sizeof err);
+    if (rc < 0)
+        goto out;
+    /* deps_map_lookup gives the name itself back for a name it lacks. */
+    const char *d = deps_map_lookup(&m, module);
+    if (d == module) {
+        rc = 0;
+        goto out;
+    }
+    if (strlen(d) >= len) {
+        rc = -E2BIG;
+        goto out;
+    }
+    memcpy(dist, d, strlen(d) + 1);
+    rc = 1;
+out:
     deps_map_free(&m);
     return rc;
 }

@@ -658,6 +658,7 @@ int exec__run_script(struct run *run, const char *env_dir)
     int64_t t0 = util_now_ms();
     struct timespec since;
     exec__disk_mark(run, &mark, &since);
+    run->started = since, run->has_started = true;
     rc = util_set_nonblock(out_pipe[0]);
     if (rc == 0)
         rc = util_set_nonblock(err_pipe[0]);

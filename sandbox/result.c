@@ -93,6 +93,8 @@ void result_free(struct result *r)
         free(r->artifacts[i].summary);
     }
     free(r->artifacts);
+    for (size_t i = 0; i < r->n_outside_names; i++)
+        free(r->outside_names[i]);
     free(r->zip_path);
     free(r->error);
     free(r->value);

@@ -1,9 +1,12 @@
 /* tools_hint.c: a short hint for the model beside a run's result, where
  * one helps (as PRIMS's feedback field): a run that printed nothing and
- * wrote no file; a module the script could not import; a run stopped at a
- * limit (which key, how to ask for more). None for a run that printed. It
- * goes into structuredContent.feedback and as one line of the text, after
- * the status, never inside the log. */
+ * wrote no file; a module the script could not import (the package the
+ * import map gives for it, or that the map does not know it); files
+ * written outside SCRIPT_OUTPUT, which the caller does not get back; a run
+ * stopped at a limit (which key, how to ask for more). None for a run that
+ * printed and wrote nothing outside SCRIPT_OUTPUT. It goes into
+ * structuredContent.feedback and as one line of the text, after the
+ * status, never inside the log. */
 #include "config.h"
 
 #include "tools_internal.h"
@@ -51,7 +54,7 @@ static bool blank(const char *s, size_t n)
     return true;
 }
 
-const char *tools__hint(const struct result *r, char *buf, size_t len)
+const char *tools__hint(const char *data_dir, const struct result *r, char *buf, size_t len)
 {
     char mod[HINT_MODULE_MAX + 1];
     if (r->limit) {
@@ -67,10 +70,36 @@ const char *tools__hint(const struct result *r, char *buf, size_t len)
         return buf;
     }
     if (r->status == RESULT_STATUS_ERROR && missing_module(r, mod, sizeof mod)) {
+        /* The import map says which distribution provides a module whose
+         * name is not its package's (sklearn: scikit-learn). */
+        char dist[HINT_MODULE_MAX + 1];
+        if (exec_requirement_for(data_dir, mod, dist, sizeof dist) == 1)
+            snprintf(buf, len,
+                     "Module '%s' is not installed: pass requirements=['%s'] (the package that provides it).", mod,
+                     dist);
+        else
+            snprintf(buf, len,
+                     "Module '%s' is not installed, and the import map does not know which package provides it: "
+                     "pass requirements with that package (requirements=['%s'] if the package has the module's "
+                     "name on the package index).",
+                     mod, mod);
+        return buf;
+    }
+    if (r->outside_files) {
+        /* In a session the files stay in its workspace; a run's own
+         * directory goes with the run. */
+        bool session = r->workdir && r->run_dir && strcmp(r->workdir, r->run_dir);
+        char names[TOOLS_HINT_MAX / 2] = "";
+        size_t n = 0;
+        for (size_t i = 0; i < r->n_outside_names && n < sizeof names; i++)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%.60s", i ? ", " : "", r->outside_names[i]);
         snprintf(buf, len,
-                 "Module '%s' is not installed: pass requirements with the package that provides it "
-                 "(requirements=['%s'] if that is its name on the package index).",
-                 mod, mod);
+                 "The script wrote %llu file%s outside SCRIPT_OUTPUT (%s%s), which %s: write what you want back "
+                 "into os.environ['SCRIPT_OUTPUT'].",
+                 (unsigned long long)r->outside_files, r->outside_files == 1 ? "" : "s", names,
+                 r->outside_files > r->n_outside_names ? ", ..." : "",
+                 session ? "stay in the workspace for the next call but are not returned as artifacts"
+                         : "are not returned and are removed with the run");
         return buf;
     }
     if (r->status == RESULT_STATUS_OK && r->n_artifacts == 0 && !r->value &&

@@ -66,9 +66,10 @@ extern const struct tools_prompt_def tools__fixture_prompts[];
 extern const size_t tools__n_fixture_prompts;
 
 /* A short hint for the model about run r, into buf (len bytes), or NULL
- * when none helps (tools_hint.c). */
+ * when none helps (tools_hint.c); data_dir is the configuration's (whose
+ * import map names a missing module's package; NULL: the built-in map). */
 #define TOOLS_HINT_MAX 512
-const char *tools__hint(const struct result *r, char *buf, size_t len);
+const char *tools__hint(const char *data_dir, const struct result *r, char *buf, size_t len);
 
 /* fcgi/tools/schemas/NAME.json, as generated. */
 extern const char tools__schema_run_output[], tools__schema_run_code_input[], tools__schema_run_my_script_input[],

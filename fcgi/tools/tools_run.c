@@ -45,7 +45,7 @@ static void summary_text(const struct tools_ctx *c, const struct result *r, bool
         discard(dbuf_printf(b, ", exit code %d", r->exit_code));
     discard(dbuf_printf(b, ", %lld ms, run %s\n", (long long)r->duration_ms, r->run_id));
     char hint[TOOLS_HINT_MAX];
-    if (tools__hint(r, hint, sizeof hint))
+    if (tools__hint(c->cfg->data_dir, r, hint, sizeof hint))
         discard(dbuf_printf(b, "hint: %s\n", hint));
     if (r->kernel.state != RESULT_KERNEL_NONE)
         discard(dbuf_printf(b, "kernel: %s, cell %llu%s%s\n", result_kernel_state_name(r->kernel.state),
@@ -214,7 +214,7 @@ static json_object *run_result(const struct tools_ctx *c, const struct result *r
     json_object_object_add(res, "content", content);
     json_object *sc = client_json(c, r);
     char hint[TOOLS_HINT_MAX];
-    const char *h = tools__hint(r, hint, sizeof hint);
+    const char *h = tools__hint(c->cfg->data_dir, r, hint, sizeof hint);
     json_object_object_add(sc, "feedback", h ? json_object_new_string(h) : NULL);
     json_object_object_add(res, "structuredContent", sc);
     json_object_object_add(res, "isError", json_object_new_boolean(r->status != RESULT_STATUS_OK));

@@ -124,6 +124,24 @@ int art_seen_take(int outfd, uint64_t max_files, struct art_seen *s) must_check;
  * l->bytes follows. 0 or -errno (l as it was). */
 int art_seen_keep_changed(int outfd, const struct art_seen *before, struct art_list *l) must_check;
 
+/* ------------------------------------ what a run wrote outside output/ */
+
+#define ART_OUTSIDE_NAMES RESULT_OUTSIDE_NAMES
+struct art_outside {
+    uint64_t files;                   /* regular files written since the run started */
+    char *names[ART_OUTSIDE_NAMES];   /* the first few in path order, sorted (owned) */
+    size_t n_names;
+};
+void art_outside_free(struct art_outside *o);
+/* Counts the regular files beneath dirfd (a run's working directory;
+ * symlinks never followed, __pycache__ passed over) whose modification
+ * time is not before since, leaving out the top entries named in skip
+ * (NULL-terminated; output/, and what the service keeps there), and names
+ * the first ART_OUTSIDE_NAMES in path order, paths from dirfd. 0 or -errno
+ * (art_outside_free in every case). */
+int art_outside_collect(int dirfd, const char *const *skip, const struct timespec *since,
+                        struct art_outside *o) must_check;
+
 /* A one-line summary of the regular file open at fd, whose MIME type is
  * mime and size is size (caller frees), or NULL on ENOMEM. */
 char *art_summary(int fd, const char *mime, uint64_t size);

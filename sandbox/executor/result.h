@@ -93,6 +93,8 @@ enum result_env_cache {
 };
 const char *result_env_cache_name(enum result_env_cache c);
 
+#define RESULT_OUTSIDE_NAMES 5 /* files named of those a run wrote outside output/ */
+
 struct result {
     char run_id[WS_ID_MAX + 1]; /* 128 random bits as 32 hex digits, after NODE- in a cluster */
     char *run_dir;              /* STATE/runs/RUNID */
@@ -116,6 +118,13 @@ struct result {
     struct result_artifact *artifacts;
     size_t n_artifacts;
     uint64_t artifacts_skipped; /* entries of output/ that are not artifacts */
+    /* Regular files the script wrote in its working directory outside
+     * output/ (and a session's mounts/), which the caller does not get
+     * back: how many, and the first few in path order (paths from the
+     * working directory); exec_run fills them, a cell leaves them 0. */
+    uint64_t outside_files;
+    char *outside_names[RESULT_OUTSIDE_NAMES];
+    size_t n_outside_names;
     bool has_zip;               /* artifacts.zip complete and published */
     char *zip_path;
     const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",

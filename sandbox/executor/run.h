@@ -122,6 +122,14 @@ int exec_check_code(const char *code, size_t len, const struct exec_limits *lim,
  * makes the same check itself and refuses the same calls (see there). */
 int exec_check_requirements(const struct exec_spec *spec, char *err, size_t errlen) must_check;
 
+/* Which distribution the import map (data_dir's import-names.tsv, or the
+ * built-in map when data_dir is NULL or "") gives for the top-level module
+ * name module ("sklearn" -> "scikit-learn"), copied into dist (len bytes):
+ * 1 when the map lists the module; 0 when it does not (dist is then "": the
+ * map does not know which distribution provides it); a negative errno when
+ * the map cannot be read (-E2BIG when the name does not fit in dist). */
+int exec_requirement_for(const char *data_dir, const char *module, char *dist, size_t len) must_check;
+
 /* Asks the run run_id (under state_dir) to stop, from any process: creates
  * RUN/cancel, which the exec_run() of that run polls with its deadline; the
  * run ends with status "cancelled". 0; -ENOENT (no such run, or not a valid

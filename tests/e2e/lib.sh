@@ -41,6 +41,26 @@ need() {
     done
 }
 
+# need_sdk: the npm packages of tests/ (the official SDK) and a node to run
+# them; sets MODULES and NODE, or skip_all.
+need_sdk() {
+    MODULES=$top_srcdir/tests/node_modules
+    [ -d "$MODULES/@modelcontextprotocol/sdk" ] ||
+        skip_all "the npm packages are not installed in tests/ (./quickstart test runs npm ci there)"
+    NODE=$MODULES/.bin/node
+    [ -x "$NODE" ] || NODE=node
+    need "$NODE"
+}
+
+# have_pillow: HAVE_PILLOW=1 when the test wheelhouse has pillow (the seed
+# script imports PIL), else 0.
+have_pillow() {
+    HAVE_PILLOW=0
+    if [ -n "${WHEELHOUSE:-}" ] && ls "$WHEELHOUSE"/pillow-*.whl >/dev/null 2>&1; then
+        HAVE_PILLOW=1
+    fi
+}
+
 free_port() {
     "$PYTHON3" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }

@@ -168,10 +168,31 @@ is "$(hint_of 'print(1)')" null "a run that printed: no hint"
 [ ! -s "$T/hint" ]
 ok $? "and no hint line in the text"
 is "$(hint_of 'import os; open(os.environ["SCRIPT_OUTPUT"] + "/f", "w").write("x")')" null "a run that wrote a file: no hint"
-like "$(hint_of 'import importlib; importlib.import_module("nosuchmodxyz.sub")')" "Module 'nosuchmodxyz' is not installed: pass requirements" \
-    "a ModuleNotFoundError: pass requirements"
+like "$(hint_of 'import importlib; importlib.import_module("nosuchmodxyz.sub")')" "Module 'nosuchmodxyz' is not installed, and the import map does not know which package provides it: pass requirements" \
+    "a ModuleNotFoundError for a name the import map does not know: pass requirements, and the name is not known"
+like "$(hint_of 'import importlib; importlib.import_module("sklearn.linear_model")')" "Module 'sklearn' is not installed: pass requirements=['scikit-learn']" \
+    "a ModuleNotFoundError for sklearn: the import map's scikit-learn"
 like "$(hint_of 'import time; time.sleep(30)' '{"timeout": 1}')" "stopped at the wall_time limit (server key timeout). Pass a larger timeout" \
     "a run stopped at a limit: which key, how to ask for more"
 like "$(cat "$T/hint")" "hint: The run was stopped" "in the text, after the status"
+
+# Files written outside SCRIPT_OUTPUT: in a session they stay in the
+# workspace; a run without one loses them.
+like "$(hint_of 'import os; os.makedirs("sub/__pycache__", exist_ok=True); open("stray.txt", "w").write("x"); open("sub/b.txt", "w").write("y"); open("sub/__pycache__/m.pyc", "w").write("z"); print("done")')" \
+    "The script wrote 2 files outside SCRIPT_OUTPUT (stray.txt, sub/b.txt), which stay in the workspace for the next call but are not returned as artifacts" \
+    "a session's run that wrote files outside output/: a hint naming them (not __pycache__)"
+like "$(cat "$T/hint")" "hint: The script wrote 2 files outside SCRIPT_OUTPUT" "in the text too"
+is "$(hint_of 'print(open("stray.txt").read())')" null "the next call, which wrote nothing: no hint for the files before it"
+like "$(hint_of 'import os; [open(f"f{i}.txt", "w").write("x") for i in range(7)]; print(1)')" \
+    "wrote 7 files outside SCRIPT_OUTPUT (f0.txt, f1.txt, f2.txt, f3.txt, f4.txt, ...)" "seven files: the count and the first five"
+"$PYTHON3" - >"$T/call.json" <<'PY'
+import json
+code = 'import os\nopen("result.txt", "w").write("x")\nprint("done")'
+print(json.dumps({"jsonrpc": "2.0", "id": 31, "method": "tools/call", "params": {"name": "run_my_script", "arguments": {"code": code}}}))
+PY
+post "@$T/call.json" "${H[@]}"
+like "$(jb 'r["result"]["structuredContent"]["feedback"]')" \
+    "The script wrote 1 file outside SCRIPT_OUTPUT (result.txt), which are not returned and are removed with the run" \
+    "a run without a workspace that wrote a file in its directory: a hint"
 
 done_testing

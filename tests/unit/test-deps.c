@@ -12,6 +12,7 @@
 
 #include "deps.h"
 #include "deps_internal.h"
+#include "executor.h"
 #include "tap.h"
 
 /* The imports of src (whole paths: dotted), joined with spaces. */
@@ -374,6 +375,18 @@ static void test_map(const char *srcdir, const char *tmp)
     is_int(deps_map_load("", &m, why, sizeof why), 0, "an empty data_dir is the built-in map");
     is_int((int)m.n, (int)builtin_n, "all of it");
     deps_map_free(&m);
+
+    /* exec_requirement_for: the executor's face of the map. */
+    char dist[64];
+    is_int(exec_requirement_for(NULL, "sklearn", dist, sizeof dist), 1, "exec_requirement_for: sklearn is mapped");
+    is_str(dist, "scikit-learn", "to scikit-learn");
+    is_int(exec_requirement_for("", "PIL", dist, sizeof dist), 1, "an empty data_dir: the built-in map");
+    is_str(dist, "pillow", "PIL to pillow");
+    is_int(exec_requirement_for(NULL, "nosuchmodxyz", dist, sizeof dist), 0, "a name the map lacks: 0");
+    is_str(dist, "", "and no distribution");
+    is_int(exec_requirement_for(NULL, "sklearn", dist, 5), -E2BIG, "a distribution that does not fit: -E2BIG");
+    snprintf(path, sizeof path, "%s/nowhere", tmp);
+    is_int(exec_requirement_for(path, "sklearn", dist, sizeof dist), -ENOENT, "a data_dir without the map: -ENOENT");
 
     /* A missing or broken map is an error, never a silent guess. */
     snprintf(path, sizeof path, "%s/nowhere", tmp);
