@@ -230,10 +230,15 @@ static int set_modules(struct cfg *c, void *base, const struct key_def *k, const
     return set_optstring(c, base, k, value, err, errlen);
 }
 
+/* A string that may not be empty; a row with KEY_F_NONE takes none (or
+ * nothing) for its empty value, and a path that is literally "none" is
+ * written ./none. */
 static int set_nonempty(struct cfg *c, void *base, const struct key_def *k, const char *value, char *err,
                         size_t errlen)
 {
     (void)c;
+    if ((k->flags & KEY_F_NONE) && (!*value || !strcmp(value, "none")))
+        return set_string(slot_of(base, k), strdup(""), k->key, err, errlen);
     if (!*value) {
         snprintf(err, errlen, "%s: empty value", k->key);
         return -EINVAL;
@@ -241,12 +246,14 @@ static int set_nonempty(struct cfg *c, void *base, const struct key_def *k, cons
     return set_string(slot_of(base, k), k->type == KEY_PATH ? absolute(value) : strdup(value), k->key, err, errlen);
 }
 
+/* A secret: none (or nothing) is no secret at all, so the word none is
+ * never one. */
 static int set_secret(struct cfg *c, void *base, const struct key_def *k, const char *value, char *err,
                       size_t errlen)
 {
     (void)c;
     char **slot = slot_of(base, k);
-    if (!*value) {
+    if (!*value || !strcmp(value, "none")) {
         free(*slot);
         *slot = NULL;
         return 0;
@@ -284,11 +291,14 @@ static int set_reserve(struct cfg *c, void *base, const struct key_def *k, const
     return 0;
 }
 
-/* fetch_allow: parsed into the rules, and kept as given for cfg_dump. */
+/* fetch_allow: parsed into the rules, and kept as given for cfg_dump; none
+ * (no address is one) is the empty list. */
 static int set_allow(struct cfg *c, void *base, const struct key_def *k, const char *value, char *err,
                      size_t errlen)
 {
     struct fetch_allow a;
+    if (!strcmp(value, "none"))
+        value = "";
     char why[CFG_WHY_MAX];
     int rc = fetch_allow_parse(value, &a, why, sizeof why);
     if (rc < 0) {

@@ -58,7 +58,7 @@ static const char *value_text(const struct cfg *c, const void *base, const struc
         return buf;
     }
     case KEY_SECRET:
-        return *(char *const *)slot ? "(set)" : "";
+        return *(char *const *)slot ? "(set)" : "none";
     case KEY_DURATION:
     case KEY_SIZE:
     case KEY_COUNT: {

@@ -155,8 +155,9 @@ static const struct key_def keys[] = {
           "client's own machine); no symlink is followed beneath it. Empty: `file://` is refused"},
     {.key = "write_bytes", .type = KEY_SIZE, AT(write_bytes), .dflt = 10 * MIB, .min = 1, .max = 1024 * MIB,
      .doc = "the most a file `write_file` (MCP) or the notebook's Add a file puts into a workspace may weigh"},
-    {.key = "auth_token", .type = KEY_SECRET, AT(auth_token),
-     .doc = "a bearer token for `/mcp` and `/api/` (401 without it); `runmyscript config` shows `(set)`"},
+    {.key = "auth_token", .type = KEY_SECRET, .flags = KEY_F_NONE, AT(auth_token),
+     .doc = "a bearer token for `/mcp` and `/api/` (401 without it); `runmyscript config` shows `(set)`. "
+          "`none`: no token (so the word none is never a token)"},
     {.key = "allowed_hosts", .type = KEY_STRING, AT(allowed_hosts), .dflt_text = "localhost,127.0.0.1,[::1]",
      .doc = "host names accepted in `Host` (DNS-rebinding protection) and, for `/artifacts/` and `/healthz`, "
           "in `Origin` (403 otherwise); `*` accepts any"},
@@ -214,12 +215,11 @@ static const struct key_def keys[] = {
     {.key = "test_fixture_tools", .type = KEY_BOOL, AT(test_fixture_tools),
      .doc = "test only: adds the conformance suite's fixture tools (`test_*`) in `tests/runmyscript-test`, "
           "which `make check` builds; the installed program has none"},
-    {.key = "data_dir", .type = KEY_PATH, AT(data_dir), .dflt_text = "", /* the built-in import map */
-     .doc_default = "(empty)",
-     .doc = "empty: the import map built into the program (`data/import-names.tsv` at build time); a "
+    {.key = "data_dir", .type = KEY_PATH, .flags = KEY_F_NONE, AT(data_dir), .dflt_text = "", /* the built-in import map */
+     .doc = "`none`: the import map built into the program (`data/import-names.tsv` at build time); a "
           "directory: its `import-names.tsv` replaces it (start from the installed "
           "`$(pkgdatadir)/import-names.tsv`). A directory without the file, or with a malformed one, is a "
-          "configuration error: the program does not start (exit 78)"},
+          "configuration error: the program does not start (exit 78). A directory named none is `./none`"},
     {.key = "installer", .type = KEY_ENUM, AT(exec.deps.installer), .choices = installers,
      .doc = "`uv` when it is on `PATH`, else `pip`; or `uv`, `pip`"},
     {.key = "index_url", .type = KEY_STRING, AT(index_url), .dflt_text = "default",
@@ -298,7 +298,7 @@ static const struct key_def keys[] = {
 };
 
 static const struct key_def fetch_keys[] = {
-    {.key = "fetch_allow", .type = KEY_ALLOW, AT(fetch_allow_text), .dflt_text = "", .doc_default = "(empty)",
+    {.key = "fetch_allow", .type = KEY_ALLOW, .flags = KEY_F_NONE, AT(fetch_allow_text), .dflt_text = "",
      .doc = "addresses, CIDR ranges and `address:port` the fetch guard lets through although not public (see "
           "\"[Files from and to the outside](mcp.md#files-from-and-to-the-outside)\")"},
 };

@@ -385,7 +385,7 @@ void metrics_run_end(const struct cfg *cfg, struct metrics_run *m, enum metrics_
     observe(cfg, R_QUEUE_WAIT, m->queue_ms);
     if (m->installed)
         observe(cfg, R_INSTALL, m->install_ms);
-    if (r->outcome == EXEC_OUTCOME_DONE)
+    if (r->outcome == EXEC_OUTCOME_DONE && r->duration_ms >= 0)
         observe(cfg, R_SCRIPT, r->duration_ms);
     if (!cell && !r->warm) {
         struct exec_warm_stats ws;

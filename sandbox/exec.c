@@ -775,9 +775,12 @@ int exec__step_record(struct run *run, int rc)
         r->status = RESULT_STATUS_SANDBOX_ERROR;
     if (rc < 0 && rc != -EBUSY)
         log_msg(LOG_LVL_ERROR, "run failed: %s", r->error ? r->error : strerror(-rc));
-    /* A script that failed for want of an optional package: say which to add. */
+    /* A script that failed: for want of an optional package, which to add;
+     * else the exception that ended it, as its traceback's last line. */
     if (rc == 0 && r->status == RESULT_STATUS_ERROR && !r->error)
         r->error = deps_hint_optional(r->log.buf.data, r->log.buf.len);
+    if (rc == 0 && r->status == RESULT_STATUS_ERROR && !r->error)
+        r->error = result_log_exception(&r->log);
     if (r->run_dir) {
         int64_t t_record = util_now_ms();
         int wrc = result_record(r);

@@ -70,6 +70,7 @@ void result_init(struct result *r)
 {
     memset(r, 0, sizeof *r);
     r->exit_code = -1;
+    r->duration_ms = -1; /* until the script ends: a call that never ran one has no time */
     r->outcome = EXEC_OUTCOME_FAILED;
     r->status = RESULT_STATUS_SANDBOX_ERROR;
     result_log_init(&r->log, 1 * MIB);
@@ -174,7 +175,7 @@ json_object *result_to_json(const struct result *r)
     ADD(o, "limit", r->limit ? json_object_new_string(r->limit) : NULL);
     ADD(o, "exit_code", r->exit_code >= 0 ? json_object_new_int(r->exit_code) : NULL);
     ADD(o, "signal", r->signal ? str_or_null(signal_name(r->signal)) : NULL);
-    ADD(o, "duration_ms", json_object_new_int64(r->duration_ms));
+    ADD(o, "duration_ms", r->duration_ms >= 0 ? json_object_new_int64(r->duration_ms) : NULL);
     ADD(o, "cpu_ms", json_object_new_int64(r->cpu_ms));
     ADD(o, "logs", logs_json(&r->log));
     ADD(o, "logs_truncated", json_object_new_boolean(r->log.truncated));

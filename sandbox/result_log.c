@@ -5,10 +5,13 @@
 
 #include "result_log.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 void result_log_init(struct result_log *log, uint64_t limit)
 {
@@ -94,3 +97,64 @@ int result_log_append(struct result_log *log, enum result_stream stream, const c
     return (int)keep;
 }
 
+
+/* The start of the last line at or before p within [from, p]: s with
+ * s == from or s[-1] == '\n'. */
+static const char *line_start(const char *from, const char *p)
+{
+    while (p > from && p[-1] != '\n')
+        p--;
+    return p;
+}
+
+/* An exception's line: a dotted name (NameError, json.decoder.JSONDecodeError),
+ * alone or before ": ". */
+static bool exception_line(const char *s, size_t n)
+{
+    size_t k = 0;
+    while (k < n && (isalnum((unsigned char)s[k]) || s[k] == '_' || s[k] == '.'))
+        k++;
+    return k > 0 && !isdigit((unsigned char)s[0]) && (k == n || (k + 1 < n && s[k] == ':' && s[k + 1] == ' '));
+}
+
+/* The last line of the log's last Python traceback: the exception's type
+ * and message ("NameError: name 'x' is not defined"), the one line that
+ * says why a script failed. After "Traceback (most recent call last):"
+ * come the frames, each indented; the first line that is not is the
+ * exception's (a message of several lines gives its first). A script that
+ * does not compile has no such head: its block starts at '  File "'. */
+char *result_log_exception(const struct result_log *log)
+{
+    static const char head[] = "Traceback (most recent call last):\n", frame[] = "  File \"";
+    if (!log->buf.data || !log->buf.len)
+        return NULL;
+    const char *end = log->buf.data + log->buf.len;
+    const char *from = log->buf.len > RESULT_EXCEPTION_TAIL ? end - RESULT_EXCEPTION_TAIL : log->buf.data;
+    const char *block = NULL;
+    /* The last line that is a traceback's head, or a frame after a line
+     * that is not indented (a SyntaxError's block). */
+    for (const char *p = end; !block && p > from;) {
+        const char *ls = line_start(from, p - 1);
+        size_t n = (size_t)(p - ls);
+        if (n >= sizeof head - 1 && !memcmp(ls, head, sizeof head - 1))
+            block = ls + sizeof head - 1;
+        else if (n >= sizeof frame - 1 && !memcmp(ls, frame, sizeof frame - 1) &&
+                 (ls == from || *line_start(from, ls - 1) != ' '))
+            block = ls;
+        p = ls;
+    }
+    for (const char *line = block; line && line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
+        while (n && (line[n - 1] == '\r' || line[n - 1] == ' '))
+            n--;
+        if (n && line[0] != ' ' && line[0] != '\t') {
+            if (!exception_line(line, n))
+                return NULL;
+            size_t out_n;
+            return util_utf8_sanitize(line, n < RESULT_EXCEPTION_MAX ? n : RESULT_EXCEPTION_MAX, &out_n);
+        }
+        line = nl ? nl + 1 : end;
+    }
+    return NULL;
+}

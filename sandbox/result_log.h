@@ -18,4 +18,10 @@ void result_log_free(struct result_log *log);
 int result_log_append(struct result_log *log, enum result_stream stream, const char *data, size_t len,
                     bool *marker) must_check;
 
+#define RESULT_EXCEPTION_TAIL 16384 /* bytes of the log's end searched for the traceback */
+#define RESULT_EXCEPTION_MAX 400    /* the exception's line is cut here */
+/* The exception's line of the log's last traceback ("ValueError: bad"),
+ * valid UTF-8; NULL when the log has none (or on ENOMEM). Caller frees. */
+char *result_log_exception(const struct result_log *log);
+
 #endif

@@ -297,7 +297,8 @@ import { fileList, previews, pageViewer } from './js/result.js';
     const k = r.kernel || {};
     const n = k.cell != null ? k.cell : '?';
     cell.prompt.textContent = '[' + n + ']';
-    const parts = ['Status: ' + r.status, r.duration_ms + ' ms'];
+    // (a cell that never ran, refused or its packages not installed, has no time)
+    const parts = ['Status: ' + r.status, r.duration_ms == null ? 'the cell did not run' : r.duration_ms + ' ms'];
     if (STATE_WORDS[k.state]) parts.push(STATE_WORDS[k.state]);
     else if (k.reason) parts.push('packages added'); // kept, with the packages added to it
     cell.status.textContent = parts.join(' · ');

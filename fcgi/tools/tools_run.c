@@ -43,7 +43,10 @@ static void summary_text(const struct tools_ctx *c, const struct result *r, bool
         discard(dbuf_printf(b, ", killed by signal %d", r->signal));
     else if (r->exit_code >= 0)
         discard(dbuf_printf(b, ", exit code %d", r->exit_code));
-    discard(dbuf_printf(b, ", %lld ms, run %s\n", (long long)r->duration_ms, r->run_id));
+    if (r->duration_ms >= 0)
+        discard(dbuf_printf(b, ", %lld ms, run %s\n", (long long)r->duration_ms, r->run_id));
+    else
+        discard(dbuf_printf(b, ", the script did not run, run %s\n", r->run_id));
     char hint[TOOLS_HINT_MAX];
     if (tools__hint(c->cfg->data_dir, r, hint, sizeof hint))
         discard(dbuf_printf(b, "hint: %s\n", hint));

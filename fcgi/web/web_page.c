@@ -63,7 +63,10 @@ void web__result_page(struct http_resp *resp, int status, const struct result *r
         discard(dbuf_printf(&b, " &middot; exit code %d", r->exit_code));
     if (r->signal)
         discard(dbuf_printf(&b, " &middot; signal %d", r->signal));
-    discard(dbuf_printf(&b, " &middot; %lld ms", (long long)r->duration_ms));
+    if (r->duration_ms >= 0)
+        discard(dbuf_printf(&b, " &middot; %lld ms", (long long)r->duration_ms));
+    else
+        discard(dbuf_printf(&b, " &middot; the script did not run"));
     if (r->isolation)
         discard(dbuf_printf(&b, " &middot; isolation %s", r->isolation));
     discard(dbuf_printf(&b, "</p>\n"));

@@ -105,7 +105,7 @@ struct result {
     const char *limit;          /* key of the breached limit, or NULL */
     int exit_code;              /* -1 when killed by a signal or never started */
     int signal;                 /* 0, or the signal that ended the script */
-    int64_t duration_ms;        /* the script's wall time */
+    int64_t duration_ms;        /* the script's wall time; -1 (null in JSON) when no script ran */
     int64_t cpu_ms;             /* user + system CPU of the script */
     int64_t max_rss_kb;
     struct result_log log;
@@ -130,7 +130,8 @@ struct result {
     const char *isolation;      /* "namespaces+seccomp", or the fallback's: "landlock+seccomp",
                                  * "landlock", "rlimits+seccomp", "rlimits" */
     char *error;                /* sandbox_error, install_failed, cancelled by the server: one line for a user;
-                                 * error: what to change, when the log says an optional package is missing */
+                                 * error: what to change, when the log says an optional package is missing,
+                                 * else the exception's line of the traceback ("NameError: name 'x' is ...") */
     char *advice;               /* for the operator, never a client: what to change in the configuration
                                  * (install_failed, a requirement not found: where the installer looked and
                                  * the keys that say so), or NULL */

@@ -402,7 +402,7 @@ static void cell_done(struct run *run, const char *data)
     r->limit = static_limit(str_of(o, "limit"));
     r->exit_code = (int)int_of(o, "exit_code", -1);
     r->signal = (int)int_of(o, "signal", 0);
-    r->duration_ms = int_of(o, "duration_ms", 0);
+    r->duration_ms = int_of(o, "duration_ms", -1);
     r->cpu_ms = int_of(o, "cpu_ms", 0);
     r->kernel.cell = (uint64_t)int_of(o, "cell", 0);
     r->isolation = static_isolation(str_of(o, "isolation"));

@@ -258,6 +258,13 @@ like "$(jb 'r["result"]["isError"], r["result"]["content"][0]["text"]')" "nothin
 post "$("$PYTHON3" -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":39,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)","requirements":["no-such-package-%d" % i for i in range(64)]}}}))')" "${H[@]}"
 is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]["status"]')" '[true, "install_failed"]' \
     "64 requirements pass the checks; none is in the wheelhouse: install_failed, a result with isError"
+is "$(jb 'r["result"]["structuredContent"]["duration_ms"], "the script did not run" in r["result"]["content"][0]["text"], " 0 ms" in r["result"]["content"][0]["text"]')" \
+    '[null, true, false]' "a failed install has no time: duration_ms null, and the text says the script did not run (no 0 ms)"
+# A script that fails: its error is the exception's line, in the text and the result.
+post '{"jsonrpc":"2.0","id":391,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"print(1)\nundefined_name + 1"}}}' "${H[@]}"
+is "$(jb 'r["result"]["structuredContent"]["status"], r["result"]["structuredContent"]["error"], "error: NameError: name '"'undefined_name'"' is not defined" in r["result"]["content"][0]["text"]')" \
+    "[\"error\", \"NameError: name 'undefined_name' is not defined\", true]" \
+    "a NameError: the result's error and the text say the exception's type and message"
 
 # --- images: inline under image_inline_bytes (4K here), a link above
 IMG='import base64, os, zlib, struct\ndef png(w, h):\n    raw = b\"\".join(b\"\\x00\" + os.urandom(w * 3) for _ in range(h))\n    c = lambda t, d: struct.pack(\">I\", len(d)) + t + d + struct.pack(\">I\", zlib.crc32(t + d))\n    return b\"\\x89PNG\\r\\n\\x1a\\n\" + c(b\"IHDR\", struct.pack(\">IIBBBBB\", w, h, 8, 2, 0, 0, 0)) + c(b\"IDAT\", zlib.compress(raw)) + c(b\"IEND\", b\"\")\nd = os.environ[\"SCRIPT_OUTPUT\"]\nopen(d + \"/small.png\", \"wb\").write(png(4, 4))\nopen(d + \"/big.png\", \"wb\").write(png(64, 64))'

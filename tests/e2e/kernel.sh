@@ -116,6 +116,8 @@ like "$(text)" "no artifacts this call created or changed" "and says so"
 cell '1 / 0'
 is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]["status"]')" '[true, "error"]' "a failing cell: isError, status error"
 like "$(sc '["logs"]')" ZeroDivisionError "with the traceback in the log"
+is "$(sc '["error"]')" "ZeroDivisionError: division by zero" "and its error is the exception's type and message"
+like "$(text)" "error: ZeroDivisionError: division by zero" "which the text says too"
 cell 'x'
 is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"]')" '["41", "kept"]' "the names survive the error"
 cell $'import time\ntime.sleep(60)' '{"timeout": 1}'
@@ -311,6 +313,14 @@ curl -sS -o "$T/b" -H 'Content-Type: application/json' \
 is "$(jb 'r["status"], r["error"]')" \
     '["error", "the optional package openpyxl is missing: add openpyxl to requirements (or import openpyxl in the script)"]' \
     "pandas' ImportError for an optional package: the result says what to add to requirements"
+# A cell that fails: its error is the exception's line; one whose package
+# cannot be installed never ran, and has no time.
+curl -sS -o "$T/b" -H 'Content-Type: application/json' -d '{"code": "x = 1\nnot_defined_here * 2"}' "$BASE/api/cell/$nb"
+is "$(jb 'r["status"], r["error"]')" "[\"error\", \"NameError: name 'not_defined_here' is not defined\"]" \
+    "a NameError in a cell: the result's error is the exception's type and message"
+curl -sS -o "$T/b" -H 'Content-Type: application/json' -d '{"code": "import rms_no_such_module_zz"}' "$BASE/api/cell/$nb"
+is "$(jb 'r["status"], r["duration_ms"]')" '["install_failed", null]' \
+    "a cell whose package is in no source never ran: duration_ms null, not 0"
 
 # --- /api/cell/WID/file: a file of the person's into the notebook ----------
 # upload ARGS...: POSTs curl's ARGS to /api/cell/$nb/file (or the URL last

@@ -65,11 +65,27 @@ fi
 mkdir -p $T/bin
 printf '#!/bin/sh\ntouch %s/apt-asked\nexit 1\n' "$T" >$T/bin/apt-get
 chmod +x $T/bin/apt-get
+# quickstart writes build/runmyscript.conf (unless a file of someone
+# else's is there): the test takes away the one it made.
+QCONF=$top_builddir/runmyscript.conf
+QMARK="# Written by ./quickstart serve"
+own_qconf=1
+[ -e "$QCONF" ] && ! head -n 1 "$QCONF" | grep -q "^$QMARK" && own_qconf=""
+[ -e "$QCONF" ] && cp -p "$QCONF" $T/conf-before
 QPORT=$(free_port)
 PATH=$T/bin:$PATH PORT=$QPORT QUICKSTART_RUN_DIR=$T/qs FIND_LINKS=$WHEELHOUSE \
     setsid "$top_srcdir/quickstart" serve >$T/qs.log 2>&1 &
 QS=$!
-stop_qs() { kill -TERM "$QS" 2>/dev/null; wait "$QS" 2>/dev/null; stack_stop 2>/dev/null; cleanup_tmp; }
+stop_qs() {
+    kill -TERM "$QS" 2>/dev/null
+    wait "$QS" 2>/dev/null
+    stack_stop 2>/dev/null
+    if [ -n "$own_qconf" ]; then
+        rm -f "$QCONF"
+        [ -e $T/conf-before ] && cp -p $T/conf-before "$QCONF"
+    fi
+    cleanup_tmp
+}
 trap stop_qs EXIT
 wait_for grep -q "^web page: http://127.0.0.1:$QPORT/" $T/qs.log
 up=$?
@@ -95,6 +111,24 @@ is "$(jget $T/page.json 'r["env_cache"]')" hit "with the environment the command
 is "$(jget $T/page.json '[a["path"] for a in r["artifacts"]]')" '["flipped.png"]' "and gives back flipped.png"
 url=$(jget $T/page.json 'r["artifacts"][0]["url"]')
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$QPORT$url")" 200 "whose link downloads"
+
+# The command line in the same checkout, with none of the variables: it
+# reads build/runmyscript.conf, which quickstart wrote, and finds the same
+# packages in the same state directory.
+if [ -n "$own_qconf" ]; then
+    like "$(head -n 1 "$QCONF")" "$QMARK" "quickstart wrote build/runmyscript.conf, its first line says so"
+    is "$(env -u RUNMYSCRIPT_STATE_DIR "$R" config | grep -E '^(state_dir|index_url|find_links) = ')" \
+        "$(printf 'state_dir = %s\nindex_url = none\nfind_links = %s' "$RUNMYSCRIPT_STATE_DIR" "$WHEELHOUSE")" \
+        "build/runmyscript config: the server's state_dir, index_url and find_links, with no variable set"
+    printf 'import PIL\nprint("pillow", PIL.__version__)\n' >$T/pil.py
+    env -u RUNMYSCRIPT_STATE_DIR "$R" run $T/pil.py --json >$T/pil.json 2>$T/pil.err
+    is "$(jget $T/pil.json 'r["status"], [q.split("==")[0] for q in r["requirements"]]')" '["ok", ["pillow"]]' \
+        "build/runmyscript run finds the server's packages (pillow from the wheelhouse), no FIND_LINKS repeated"
+else
+    skip "build/runmyscript.conf is someone else's (its first line is not quickstart's): quickstart keeps it"
+    skip "the command line's keys from quickstart's file"
+    skip "the command line's packages from quickstart's file"
+fi
 
 # A failed install, as a client of the page and of MCP sees it: what
 # failed and that the server cannot provide it; no path of the server

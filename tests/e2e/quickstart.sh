@@ -3,7 +3,8 @@
 # it stops everything it started whatever ended first (nginx killed, then
 # SIGTERM), ends with a message when nginx dies, refuses a port in use and
 # a run directory in use before it starts anything, and the first one's
-# token is still required afterwards.
+# token is still required afterwards; it writes runmyscript.conf next to
+# the program for the command line, and keeps one it did not write.
 RMS_JAIL_OPTIONAL=1
 . "$top_srcdir/tests/lib/tap.sh"
 T=$TEST_TMP
@@ -13,7 +14,11 @@ command -v curl >/dev/null || { echo "1..0 # SKIP curl is not installed"; exit 0
 command -v flock >/dev/null || { echo "1..0 # SKIP flock is not installed"; exit 0; }
 dpkg-query -W -f='${Status}' nginx curl 2>/dev/null | grep -q "install ok installed" ||
     { echo "1..0 # SKIP quickstart asks dpkg for nginx and curl, which has neither"; exit 0; }
-export PATH="$PATH:/usr/sbin" QUICKSTART_PROGRAM=$RUNMYSCRIPT RUNMYSCRIPT_WARM=off
+# The program through a link of the test's own: quickstart writes
+# runmyscript.conf next to it, here and not in the build.
+mkdir -p "$T/bin" "$T/wheels"
+ln -s "$RUNMYSCRIPT" "$T/bin/runmyscript"
+export PATH="$PATH:/usr/sbin" QUICKSTART_PROGRAM=$T/bin/runmyscript RUNMYSCRIPT_WARM=off
 QS_PIDS="" SERVE_PIDS=""
 on_exit() {
     for p in $QS_PIDS $SERVE_PIDS; do kill -TERM "$p" 2>/dev/null; done
@@ -115,6 +120,29 @@ stops() {
     ended_within 20 $servers $ngx
     is "$left" "" "nothing of it is left $3"
 }
+# runmyscript.conf next to the program: quickstart's own is written with
+# the server's state_dir and package sources (and read by the command line
+# there); a file of someone else's is kept as it is.
+qs g "$(free_port)" "$T/run-g" FIND_LINKS="$T/wheels"
+ready g
+ok $? "quickstart serve with FIND_LINKS starts" || sed 's/^/# /' "$T/g.out"
+like "$(head -n 1 "$T/bin/runmyscript.conf")" "Written by ./quickstart serve" "it wrote runmyscript.conf next to the program"
+is "$(env -u RUNMYSCRIPT_STATE_DIR -u RUNMYSCRIPT_FIND_LINKS -u RUNMYSCRIPT_INDEX_URL "$T/bin/runmyscript" config |
+    grep -E '^(state_dir|index_url|find_links) = ')" \
+    "$(printf 'state_dir = %s\nindex_url = none\nfind_links = %s' "$RUNMYSCRIPT_STATE_DIR" "$T/wheels")" \
+    "which gives the command line there the server's state_dir and package sources"
+like "$(cat "$T/g.out")" "reads $T/bin/runmyscript.conf" "and quickstart says so"
+kill -TERM "$QS_PID"
+ended_within 20 "$QS_PID"
+printf 'log_level = info\n' >"$T/bin/runmyscript.conf"
+qs h "$(free_port)" "$T/run-g" FIND_LINKS="$T/wheels"
+ready h
+ok $? "quickstart serve starts beside a runmyscript.conf of someone else's" || sed 's/^/# /' "$T/h.out"
+is "$(cat "$T/bin/runmyscript.conf")" "log_level = info" "that file is kept as it was"
+like "$(cat "$T/h.out")" "was not written by quickstart: kept" "and quickstart says so"
+kill -TERM "$QS_PID"
+ended_within 20 "$QS_PID"
+
 # nginx gone and SIGTERM right after (the order that once left the server).
 stops d 1 "with nginx gone"
 # The ordinary case. (Ctrl-C's SIGINT cannot be tried here: a shell

@@ -594,10 +594,7 @@ static void test_every_key(void)
             char *paren = strstr(v, " (");
             if (paren)
                 *paren = '\0';
-            if (k->type == KEY_SECRET || (k->type == KEY_PATH && !*v)) {
-                defaults++;
-                trips++;
-            } else {
+            {
                 int rc = cfg_set(&c, k->key, v, err, sizeof err);
                 defaults += rc == 0;
                 if (rc < 0)
@@ -626,6 +623,46 @@ static void test_every_key(void)
     struct form_limits f;
     form_limits_default(&f);
     ok(!memcmp(&f, &c.form, sizeof f), "the form parser's own defaults are the rows' (form_*)");
+    cfg_free(&c);
+}
+
+/* An empty value is spelled none in every key that has one: `config`
+ * prints no key blank, and each string key set empty prints none, which
+ * reads back as empty; a path named none is ./none. */
+static void test_none_everywhere(void)
+{
+    struct cfg c;
+    char err[512] = "", v[256], again[256];
+    is_int(cfg_load(&c, NULL, NULL, NULL, 0, err, sizeof err), 0, "defaults load: %s", err);
+    int blank = 0, strings = 0, spelled = 0;
+    for (size_t t = 0; t < cfg__tables_n; t++)
+        for (size_t i = 0; i < *cfg__tables[t].n; i++) {
+            const struct key_def *k = &cfg__tables[t].rows[i];
+            if (cfg_value(&c, k->key, v, sizeof v) == 0 && !*v) {
+                blank++;
+                diag("%s prints blank", k->key);
+            }
+            if (k->type < KEY_STRING || k->type == KEY_RESERVE || cfg_set(&c, k->key, "", err, sizeof err) < 0)
+                continue;
+            strings++;
+            bool ok_none = cfg_value(&c, k->key, v, sizeof v) == 0 && !strcmp(v, "none") &&
+                           cfg_set(&c, k->key, v, err, sizeof err) == 0 &&
+                           cfg_value(&c, k->key, again, sizeof again) == 0 && !strcmp(again, "none");
+            const char *const *field = (const char *const *)((const char *)&c + cfg__tables[t].base + k->offset);
+            ok_none = ok_none && (!*field || !**field);
+            spelled += ok_none;
+            if (!ok_none)
+                diag("%s: empty prints '%s', and none reads back as '%s'", k->key, v, again);
+        }
+    is_int(blank, 0, "config prints no key blank");
+    ok(strings >= 10, "the keys that take an empty value: %d", strings);
+    is_int(spelled, strings, "each prints its empty value as none, which reads back as empty");
+    ok(cfg_set(&c, "auth_token", "none", err, sizeof err) == 0 && c.auth_token == NULL, "auth_token none: no token");
+    ok(cfg_set(&c, "fetch_allow", "none", err, sizeof err) == 0 && !*c.fetch_allow_text, "fetch_allow none: empty");
+    ok(cfg_set(&c, "data_dir", "none", err, sizeof err) == 0 && !*c.data_dir, "data_dir none: the built-in map");
+    ok(cfg_set(&c, "data_dir", "./none", err, sizeof err) == 0 && c.data_dir[0] == '/' &&
+           !strcmp(c.data_dir + strlen(c.data_dir) - 5, "/none"),
+       "data_dir ./none: a directory named none (%s)", c.data_dir);
     cfg_free(&c);
 }
 
@@ -684,6 +721,7 @@ int main(int argc, char **argv)
     }
     ok(mkdtemp(dir) != NULL, "temporary directory");
     test_every_key();
+    test_none_everywhere();
     test_doc_tables();
     test_units();
     test_load();

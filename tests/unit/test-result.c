@@ -56,8 +56,74 @@ static void test_cell_result(void)
     result_free(&r);
 }
 
+/* A run whose script never started has no time: duration_ms is null. */
+static void test_never_ran(void)
+{
+    struct result r;
+    size_t n;
+    result_init(&r);
+    strcpy(r.run_id, "0123456789abcdef0123456789abcdef");
+    r.status = RESULT_STATUS_INSTALL_FAILED;
+    char *s = result_to_string(&r, false, &n);
+    json_object *o = s ? json_tokener_parse(s) : NULL, *v = NULL;
+    ok(o && json_object_object_get_ex(o, "duration_ms", &v) && v == NULL,
+       "a script that never started: duration_ms is null, not 0");
+    json_object_put(o);
+    free(s);
+    r.duration_ms = 0;
+    s = result_to_string(&r, false, &n);
+    o = s ? json_tokener_parse(s) : NULL;
+    ok(o && json_object_object_get_ex(o, "duration_ms", &v) && json_object_is_type(v, json_type_int) &&
+           json_object_get_int(v) == 0,
+       "one that ran for less than a millisecond: 0");
+    json_object_put(o);
+    free(s);
+    result_free(&r);
+}
+
+/* The exception's line of a traceback: what a failed script's error says. */
+static void test_exception_line(void)
+{
+    struct {
+        const char *log, *want;
+    } cases[] = {
+        {"hello\nTraceback (most recent call last):\n  File \"/job/script.py\", line 1, in <module>\n    x\n"
+         "NameError: name 'x' is not defined\n",
+         "NameError: name 'x' is not defined"},
+        {"Traceback (most recent call last):\n  File \"a\", line 1\nKeyError: 'a'\n\nDuring handling of the above "
+         "exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"a\", line 3\n"
+         "ValueError: second\n",
+         "ValueError: second"},
+        {"Traceback (most recent call last):\n  File \"a\", line 1\nRuntimeError: two\nlines\n", "RuntimeError: two"},
+        {"  File \"/job/script.py\", line 1\n    x = (\n        ^\nSyntaxError: '(' was never closed\n",
+         "SyntaxError: '(' was never closed"},
+        {"out\n  File \"/job/script.py\", line 2\n    if x\n        ^\nSyntaxError: expected ':'\n",
+         "SyntaxError: expected ':'"},
+        {"Traceback (most recent call last):\n  File \"a\", line 1\n[runmyscript] something else\n", NULL},
+        {"Traceback (most recent call last):\n  File \"a\", line 1\nZeroDivisionError", "ZeroDivisionError"},
+        {"just printed, then exit(1)\n", NULL},
+        {"", NULL},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct result_log log;
+        bool marker;
+        result_log_init(&log, 1 << 20);
+        ok(result_log_append(&log, RESULT_STREAM_STDERR, cases[i].log, strlen(cases[i].log), &marker) >= 0,
+           "case %zu: its log", i);
+        char *got = result_log_exception(&log);
+        if (cases[i].want)
+            is_str(got, cases[i].want, "case %zu: the exception's line", i);
+        else
+            ok(got == NULL, "case %zu: no traceback, no line (%s)", i, got ? got : "NULL");
+        free(got);
+        result_log_free(&log);
+    }
+}
+
 int main(void)
 {
+    test_never_ran();
+    test_exception_line();
     struct result r;
     bool marker;
     result_init(&r);

@@ -70,6 +70,13 @@ export class Steps {
 }
 
 // A limit in its unit: ms as seconds, bytes as KiB/MiB, counts as they are.
+// A line of the server's as a sentence: a capital first, a full stop
+// last unless it ends in one ("NameError: name 'x' is not defined.").
+function sentence(s) {
+  const t = s.charAt(0).toUpperCase() + s.slice(1);
+  return /[.!?]$/.test(t) ? t : t + '.';
+}
+
 function limitValue(key, limits) {
   const v = limits && limits[key];
   if (v === undefined) return '';
@@ -102,7 +109,7 @@ export function outcome(r, limits) {
         '; the script did not run.'
       : 'The requirements could not be installed, so the script did not run' + (r.error ? ': ' + r.error : '.'),
     error: 'The script failed' + (r.exit_code > 0 ? ' (exit code ' + r.exit_code + ')' : r.signal ? ' (' + r.signal + ')' : '') +
-      ': see the log.' + (r.error ? ' ' + r.error.charAt(0).toUpperCase() + r.error.slice(1) + '.' : ''),
+      ': see the log.' + (r.error ? ' ' + sentence(r.error) : ''),
     cancelled: r.error ? 'The run was stopped: ' + r.error + '.' : 'The run was stopped.',
     sandbox_error: 'The service failed, not the script' + (r.error ? ': ' + r.error : '.'),
   }[r.status];
