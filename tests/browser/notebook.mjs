@@ -108,12 +108,19 @@ async function plot(p, label) {
   const w = await cell(p, i).evaluate((c) => ({
     img: c.querySelector('.cell-previews img').getBoundingClientRect().width,
     natural: c.querySelector('.cell-previews img').naturalWidth,
-    out: c.querySelector('.cell-previews').getBoundingClientRect().width,
+    // the content width of the plot's frame (a figure as wide as the cell,
+    // with its padding and border): what an image at the cell's width fills
+    out: (() => {
+      const o = c.querySelector('.cell-previews img').closest('figure') || c.querySelector('.cell-previews');
+      const cs = getComputedStyle(o);
+      return o.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    })(),
+    cell: c.querySelector('.cell-previews').getBoundingClientRect().width,
   }));
   // The cell's width, or the image's own when that is less (never blown up,
   // never a thumbnail).
   const want = Math.min(w.out, w.natural);
-  ok(/Status: ok/.test(r.status) && w.img >= 0.95 * want && w.img <= w.out + 1,
+  ok(/Status: ok/.test(r.status) && w.img >= 0.95 * want && w.img <= w.out + 1 && w.out >= 0.9 * w.cell,
     `${label}: a plot is shown at the cell's width (or its own, when less)`, JSON.stringify({ status: r.status, w }));
   await img.first().scrollIntoViewIfNeeded();
   return i;
