@@ -37,7 +37,7 @@ struct run {
     bool display;     /* its last expression is shown: the script runs through runner.py */
     bool has_seen;    /* a session's call: output/ as it was before (its artifacts are what changed) */
     struct art_seen seen;
-    bool has_started; /* started: when the script started, as a file's time (exec__disk_mark) */
+    bool has_started; /* started: just before the script started, by the file system's (coarse) clock */
     struct timespec started;
 };
 

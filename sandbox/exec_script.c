@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "deps.h"
@@ -643,6 +644,11 @@ int exec__run_script(struct run *run, const char *env_dir)
     exec__phase(run, EXEC_PHASE_RUNNING, NULL);
     run->display = !run->kernel && wants_display(spec);
     int64_t t_start = util_now_ms();
+    /* Before the script can write anything: the files it writes outside
+     * output/ are those modified since (the file system's clock is the
+     * coarse one, so this is too). */
+    struct timespec before;
+    clock_gettime(CLOCK_REALTIME_COARSE, &before);
     /* A session run's start, for what a run past a disk limit loses. */
     struct jail_mark mark = {.fd = spec->workspace ? exec__disk_mark_open(run) : -1,
                              .wait = spec->workspace && exec__disk_has_files(spec->workspace)};
@@ -658,7 +664,7 @@ int exec__run_script(struct run *run, const char *env_dir)
     int64_t t0 = util_now_ms();
     struct timespec since;
     exec__disk_mark(run, &mark, &since);
-    run->started = since, run->has_started = true;
+    run->started = before, run->has_started = true;
     rc = util_set_nonblock(out_pipe[0]);
     if (rc == 0)
         rc = util_set_nonblock(err_pipe[0]);

@@ -197,12 +197,13 @@ del want["workdir"], want["zip"], want["advice"]
 for a in want["artifacts"]:
     a["url"] = sys.argv[3] + a["url"]
 want["zip_url"] = want["zip_url"] and sys.argv[3] + want["zip_url"]
-# And the hint, null for a run that printed (tests/e2e/prims.sh has the others).
+# And the hint: this run printed, but left kept.txt outside SCRIPT_OUTPUT
+# for the next call (tests/e2e/prims.sh has the others).
 sc = dict(msgs[-1]["result"]["structuredContent"])
-assert sc.pop("feedback") is None
+assert sc.pop("feedback").startswith("The script wrote 1 file outside SCRIPT_OUTPUT (kept.txt)")
 assert sc == want
 PY
-ok $? "structuredContent is the result JSON (result.json) as a client sees it: no server paths, absolute URLs, feedback null"
+ok $? "structuredContent is the result JSON (result.json) as a client sees it: no server paths, absolute URLs, the hint of a file kept outside SCRIPT_OUTPUT"
 is "$(curl -sS "$BASE/artifacts/$RUN/result.txt")" "forty-two" "the artifact downloads through its URL"
 curl -sS -o "$T/z.zip" "$BASE/artifacts/$RUN.zip"
 is "$(unzip -p "$T/z.zip" result.txt)" "forty-two" "the zip downloads and holds the file"
