@@ -128,6 +128,8 @@ static const struct row table[] = {
     {"runmyscript_warm_serving", K_GAUGE, "1 while the warm pool listens for this state directory.",
      G(warm_serving)},
     {"runmyscript_warm_zygotes", K_GAUGE, "Environments with a zygote ready.", G(warm_zygotes)},
+    {"runmyscript_warm_spares", K_GAUGE, "Runs' inits the ready zygotes hold made ahead (warm_spares each).",
+     G(warm_spares)},
     {"runmyscript_warm_hits_total", K_READ, "Runs handed to a zygote since the warm pool started.", G(warm_hits)},
     {"runmyscript_warm_skipped_modules", K_GAUGE, "Modules a zygote could not import safely, skipped.",
      G(warm_skipped)},

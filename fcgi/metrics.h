@@ -69,7 +69,7 @@ const char *metrics_last_run(void);
 struct metrics_gauges {
     double workers_busy, workers;
     double slots_busy, slots, queued, queue_places;
-    double warm_serving, warm_zygotes, warm_hits, warm_skipped;
+    double warm_serving, warm_zygotes, warm_hits, warm_skipped, warm_spares;
     double kernels_live, kernels_busy, kernels_max, kernels_memory, kernels_memory_max;
     double store_bytes, store_files, envs_bytes, envs_files, runs_bytes, runs_files;
     double disk_free_bytes, disk_free_inodes, disk_reserve_bytes, disk_reserve_inodes, disk_low;

@@ -495,6 +495,7 @@ static void healthz(const struct app *app, struct http_req *req, struct http_res
     json_object_object_add(warm, "envs", json_object_new_int64((int64_t)ws.envs));
     json_object_object_add(warm, "runs", json_object_new_int64((int64_t)ws.runs));
     json_object_object_add(warm, "skipped", json_object_new_int64((int64_t)ws.skipped));
+    json_object_object_add(warm, "spares", json_object_new_int64((int64_t)ws.spares));
     json_object_object_add(o, "warm", warm);
     json_object_object_add(o, "kernels", kernels_info(app));
     json_object_object_add(o, "disk", disk_info(app, &disk, low ? dwhy : NULL));

@@ -119,6 +119,7 @@ static void gauges(const struct app *app, struct metrics_gauges *g)
     g->warm_zygotes = (double)ws.envs;
     g->warm_hits = (double)ws.runs;
     g->warm_skipped = (double)ws.skipped;
+    g->warm_spares = (double)ws.spares;
     struct exec_kernel_stats ks = {0};
     discard(app_exec_of(app)->kernel_stats(&cfg->exec, &ks)); /* zeros when none ever ran here */
     g->kernels_live = ks.live;

@@ -38,6 +38,8 @@ struct exec_warm_stats {
     uint64_t runs;              /* runs handed to a zygote since the pool started */
     uint64_t skipped;           /* modules a zygote could not import safely, skipped (STATE/.warm/learned
                                  * names them, per environment) */
+    uint64_t spares;            /* runs' inits the ready zygotes hold made ahead (warm_spares each), as the
+                                 * pool last looked (once a second) */
 };
 /* Reads the pool's counters. 0, -ENOENT when no pool ever ran here, or
  * -errno. */

@@ -14,7 +14,7 @@
 #define WARM_DIR ".warm"             /* under STATE: the socket, the counters */
 #define WARM_SOCK "pool.sock"
 #define WARM_STATS "stats"
-#define WARM_STATS_LEN 128 /* its length, always (written in place) */
+#define WARM_STATS_LEN 192 /* its length, always (written in place) */
 #define WARM_MODULE_MAX 128          /* bytes of one module path */
 #define WARM_MODULES_MAX 256         /* modules a zygote imports */
 

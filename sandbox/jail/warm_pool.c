@@ -131,8 +131,9 @@ static uint64_t private_bytes(long pid)
 /* What pid's children named SPARE_COMM hold of their own, in bytes, with
  * their own children's (spare_children): the zygote's spares (runs'
  * inits made ahead, jail_zygote.c) and each spare's script process made
- * ahead with it. */
-static uint64_t spares_bytes(pid_t pid, bool spare_children)
+ * ahead with it; only counted into *count, not measured, when measure is
+ * false. */
+static uint64_t spares_bytes(pid_t pid, bool spare_children, bool measure, unsigned *count)
 {
     char path[96];
     cleanup_free char *kids = NULL;
@@ -149,11 +150,26 @@ static uint64_t spares_bytes(pid_t pid, bool spare_children)
         snprintf(path, sizeof path, "/proc/%ld/comm", kid);
         if (util_read_file_at(AT_FDCWD, path, 64, &comm, &n) < 0 || strncmp(comm, "rms-spare\n", 10))
             continue;
-        sum += private_bytes(kid);
-        if (spare_children)
-            sum += spares_bytes((pid_t)kid, false);
+        if (count)
+            (*count)++;
+        if (measure)
+            sum += private_bytes(kid);
+        if (measure && spare_children)
+            sum += spares_bytes((pid_t)kid, false, true, NULL);
     }
     return sum;
+}
+
+/* The zygote's own process: its init's one child; 0 when unknown. */
+static pid_t zygote_pid(const struct zygote *z)
+{
+    char path[96];
+    cleanup_free char *kids = NULL;
+    size_t n;
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)z->proc.pid, (int)z->proc.pid);
+    if (util_read_file_at(AT_FDCWD, path, 4096, &kids, &n) < 0)
+        return 0;
+    return atoi(kids);
 }
 
 /* The memory a zygote holds: the resident set of its process (init's one
@@ -161,17 +177,16 @@ static uint64_t spares_bytes(pid_t pid, bool spare_children)
 static uint64_t zygote_rss(const struct zygote *z)
 {
     char path[96];
-    cleanup_free char *kids = NULL, *st = NULL;
+    cleanup_free char *st = NULL;
     size_t n;
-    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)z->proc.pid, (int)z->proc.pid);
-    if (util_read_file_at(AT_FDCWD, path, 4096, &kids, &n) < 0)
+    pid_t zyg = zygote_pid(z);
+    if (zyg <= 0)
         return 0;
-    pid_t zyg = atoi(kids);
     snprintf(path, sizeof path, "/proc/%d/status", (int)zyg);
     if (util_read_file_at(AT_FDCWD, path, 16384, &st, &n) < 0)
         return 0;
     const char *l = strstr(st, "\nVmRSS:");
-    return l ? strtoull(l + 7, NULL, 10) * 1024 + spares_bytes(zyg, true) : 0;
+    return l ? strtoull(l + 7, NULL, 10) * 1024 + spares_bytes(zyg, true, true, NULL) : 0;
 }
 
 /* The counters, padded to WARM_STATS_LEN with a last line of spaces and
@@ -181,12 +196,19 @@ static uint64_t zygote_rss(const struct zygote *z)
 static void write_stats(struct pool *pl)
 {
     char buf[WARM_STATS_LEN + 1];
-    unsigned envs = 0;
-    for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++)
-        envs += pl->z[i].used && pl->z[i].ready && pl->z[i].sock >= 0;
-    int n = snprintf(buf, sizeof buf, "envs %u\nruns %llu\nstarted %llu\nfailed %llu\nskipped %u\n", envs,
-                     (unsigned long long)pl->runs_warm, (unsigned long long)pl->started,
-                     (unsigned long long)pl->failed, warm__skipped_count(&pl->learn));
+    unsigned envs = 0, spares = 0;
+    for (size_t i = 0; i < WARM_ZYGOTES_MAX; i++) {
+        const struct zygote *z = &pl->z[i];
+        if (!z->used || !z->ready || z->sock < 0)
+            continue;
+        envs++;
+        pid_t zyg = zygote_pid(z);
+        if (zyg > 0)
+            spares_bytes(zyg, false, false, &spares);
+    }
+    int n = snprintf(buf, sizeof buf, "envs %u\nruns %llu\nstarted %llu\nfailed %llu\nskipped %u\nspares %u\n",
+                     envs, (unsigned long long)pl->runs_warm, (unsigned long long)pl->started,
+                     (unsigned long long)pl->failed, warm__skipped_count(&pl->learn), spares);
     if (n < 0 || n >= WARM_STATS_LEN)
         return;
     memset(buf + n, ' ', WARM_STATS_LEN - 1 - (size_t)n);
@@ -809,9 +831,11 @@ int exec_warm_stats(const char *state_dir, struct exec_warm_stats *s)
     unsigned long long envs = 0, runs = 0, skipped = 0;
     if (sscanf(text, "envs %llu\nruns %llu", &envs, &runs) != 2)
         return -EINVAL;
-    const char *sk = strstr(text, "\nskipped ");
+    const char *sk = strstr(text, "\nskipped "), *sp = strstr(text, "\nspares ");
     if (sk)
         skipped = strtoull(sk + 9, NULL, 10);
+    if (sp)
+        s->spares = strtoull(sp + 8, NULL, 10);
     s->envs = envs;
     s->runs = runs;
     s->skipped = skipped;

@@ -241,6 +241,10 @@ has_spares() { [ "$(spares_of_zygotes)" -ge 2 ]; }
 run_json $T/ns0.json $T/ns.py
 wait_until has_spares
 ok $? "a zygote that served a run keeps its spares ($(spares_of_zygotes) made ahead)"
+# The pool counts them for /healthz and /metrics, as it looks once a second.
+stats_spares_match() { [ "$(warm_stats | sed -n 's/^spares //p')" = "$(spares_of_zygotes)" ]; }
+wait_until stats_spares_match
+ok $? "the pool's counters say the spares it holds ($(warm_stats | sed -n 's/^spares //p') of $(spares_of_zygotes))"
 # Each spare makes its run's script process ahead: its one child, pid 2 of
 # its namespaces, named as the spare, holding nothing but its socket.
 aheads() {
