@@ -36,7 +36,14 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
     probe_host(&caps);
     const char *yes = "yes", *no = "no";
     printf("running as:            %s\n", caps.root ? "root (each run gets a uid of its own)" : "an unprivileged user");
-    printf("user namespaces:       %s%s%s\n", caps.userns ? yes : no, caps.userns ? "" : " - ", caps.userns_error);
+    /* Not unshare alone: the probe makes a run's root in the namespaces
+     * (jail_probe.c), which a container may refuse where it allows them. */
+    printf("namespaces and mounts: %s%s\n", caps.userns ? yes : no,
+           caps.userns ? " (user, mount, pid, network, IPC and UTS namespaces, and a run's root in them: a tmpfs, "
+                         "/proc, pivot_root, read-only, its hostname)"
+                       : "");
+    if (!caps.userns)
+        printf("                       %s\n", caps.userns_error);
     printf("pid namespace:         %s\n", caps.userns ? yes : no);
     printf("network namespace:     %s\n", caps.userns ? yes : no);
     printf("seccomp:               %s\n", caps.seccomp ? yes : no);

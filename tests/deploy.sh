@@ -6,7 +6,8 @@
 # pass `nginx -t`; the shipped seccomp profile is Podman's default one with
 # exactly sethostname and setdomainname allowed; the Compose files have one
 # node, and a cluster whose every node is one service; the Kubernetes
-# manifests have what doc/serving.md says they have.
+# manifests have what doc/serving.md says they have, and are valid against
+# the Kubernetes API's schemas (kubernetes-models, npm, in tests/).
 RMS_JAIL_OPTIONAL=1
 . "$top_srcdir/tests/lib/tap.sh"
 S=$top_srcdir
@@ -131,6 +132,46 @@ if command -v kubectl >/dev/null 2>&1; then
     ok $? "kubectl kustomize builds the base" || sed 's/^/# /' "$TEST_TMP/k.err"
 else
     ok 0 "# SKIP no kubectl to build the kustomize base with"
+    # The base's resources as they are (what kustomize adds here is the image's tag).
+    "$PYTHON3" -c 'import os, sys, yaml
+d = sys.argv[1]
+for f in yaml.safe_load(open(os.path.join(d, "kustomization.yaml")))["resources"]:
+    print("---"); print(open(os.path.join(d, f)).read())' "$S/deploy/kubernetes" >"$TEST_TMP/k.yaml"
+fi
+
+# --- the manifests against the Kubernetes API's schemas (offline: the
+# kubernetes-models package in tests/ carries them)
+NODE=$S/tests/node_modules/.bin/node
+[ -x "$NODE" ] || NODE=node
+if [ -d "$S/tests/node_modules/kubernetes-models" ] && command -v "$NODE" >/dev/null 2>&1; then
+    "$PYTHON3" -c 'import json, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+json.dump(docs, open(sys.argv[2], "w"))
+# The same with three values of the wrong type and a required field
+# missing: the check must see them.
+for d in docs:
+    if d["kind"] == "StatefulSet":
+        d["spec"]["replicas"] = "two"
+        d["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"] = "http"
+        del d["spec"]["selector"]
+    if d["kind"] == "NetworkPolicy":
+        d["spec"]["ingress"][0]["ports"] = {"port": 9000}
+json.dump(docs, open(sys.argv[3], "w"))' "$TEST_TMP/k.yaml" "$TEST_TMP/k.json" "$TEST_TMP/bad.json"
+    is "$(cd "$S/tests" && "$NODE" lib/k8s_validate.mjs <"$TEST_TMP/k.json" 2>&1 | sort)" \
+        "Deployment/runmyscript-front ok
+NetworkPolicy/runmyscript-nodes ok
+PodDisruptionBudget/runmyscript ok
+PodDisruptionBudget/runmyscript-front ok
+Service/runmyscript ok
+Service/runmyscript-front ok
+StatefulSet/runmyscript ok" "every manifest is valid against the Kubernetes API's schemas"
+    is "$(cd "$S/tests" && "$NODE" lib/k8s_validate.mjs <"$TEST_TMP/bad.json" 2>&1 | grep -v ' ok$' | sort)" \
+        "NetworkPolicy/runmyscript-nodes: /spec/ingress/0/ports must be array
+StatefulSet/runmyscript: /spec must have required property selector; /spec/replicas must be integer; /spec/template/spec/containers/0/ports/0/containerPort must be integer" \
+        "and the check finds values of the wrong type and a required field missing"
+else
+    ok 0 "# SKIP no kubernetes-models in tests/node_modules (./quickstart test runs npm ci there)"
+    ok 0 "# SKIP the schemas' check finds errors: no kubernetes-models"
 fi
 
 done_testing

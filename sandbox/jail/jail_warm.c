@@ -466,7 +466,17 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
     int64_t tt = util_now_ms();
     if (root_user) {
         w.n_trees = failed = trees_here(o, &q, w.trees, &rc);
-    } else {
+        /* Root without CAP_SYS_ADMIN over this mount namespace (a
+         * container's root) may not clone a mount either: its trees are
+         * made as another user's are, in a namespace of their own. */
+        if (rc == -EPERM) {
+            for (size_t i = 0; i < w.n_trees; i++)
+                close(w.trees[i]);
+            w.n_trees = 0;
+            root_user = false;
+        }
+    }
+    if (!root_user) {
         rc = trees_unprivileged(o, &q, w.trees, &failed, wait_ms);
         w.n_trees = rc == 0 ? q.n_binds : 0;
     }

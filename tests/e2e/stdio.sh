@@ -19,7 +19,7 @@ NODE=$MODULES/.bin/node
 HAVE_PILLOW=0
 ls "${WHEELHOUSE:-/nonexistent}"/pillow-*.whl >/dev/null 2>&1 && HAVE_PILLOW=1
 WARM=0
-"$RUNMYSCRIPT" check-sandbox 2>/dev/null | grep -q '^user namespaces: *yes' && WARM=1
+"$RUNMYSCRIPT" check-sandbox 2>/dev/null | grep -q '^namespaces and mounts: *yes' && WARM=1
 
 SDK_RAN=0 # the SDK client cancels a call of its own: one more cancelled run
 if [ -d "$MODULES/@modelcontextprotocol/sdk" ] && command -v "$NODE" >/dev/null; then

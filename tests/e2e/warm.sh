@@ -11,7 +11,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/lib/warm.sh"
-"$RUNMYSCRIPT" check-sandbox 2>/dev/null | grep -q '^user namespaces: *yes' ||
+"$RUNMYSCRIPT" check-sandbox 2>/dev/null | grep -q '^namespaces and mounts: *yes' ||
     skip_all "warm starts need user namespaces, which this host cannot make"
 export RUNMYSCRIPT_WARM_WAIT=60s # a slow machine must not make these runs cold
 # The test's wheelhouse is the only package source.

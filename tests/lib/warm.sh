@@ -16,7 +16,7 @@ warm_has() { [ "$(warm_envs)" -ge "$1" ] 2>/dev/null; }
 # warm_serve [--set K=V]...: the server, and one stdlib run whose zygote
 # the pool then makes ready (the first run of an environment is cold).
 warm_serve() {
-    "${RUNAS[@]}" "$RUNMYSCRIPT" check-sandbox 2>/dev/null | grep -q '^user namespaces: *yes' ||
+    "${RUNAS[@]}" "$RUNMYSCRIPT" check-sandbox 2>/dev/null | grep -q '^namespaces and mounts: *yes' ||
         skip_all "warm starts need user namespaces, which this host cannot make"
     # The server's socket, in a directory of the server's user.
     mkdir -p "$TEST_TMP/warm-sock"
