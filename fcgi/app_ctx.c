@@ -11,6 +11,7 @@
 const struct app_exec app_exec_default = {
     .run = exec_run,
     .cancel = exec_cancel,
+    .answer = exec_answer,
     .base_env = probe_base_env,
     .detach = exec_detach,
     .cell = exec_kernel_cell,

@@ -21,6 +21,8 @@
 struct app_exec {
     int (*run)(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r);
     int (*cancel)(const char *state_dir, const char *run_id);
+    /* A script's question answered (exec_answer); NULL: nobody can answer. */
+    int (*answer)(const char *state_dir, const char *run_id, unsigned n, const char *text, size_t len);
     int (*base_env)(const struct exec_config *cfg, char **env_dir, char *err, size_t errlen);
     /* An MCP task's process (exec_detach); NULL: tasks cannot start. */
     int (*detach)(int (*fn)(void *arg, int fd), void *arg, int keep_fd, bool keep_stderr, int *read_fd);

@@ -353,6 +353,12 @@ static int meter_accepted(void *ctx)
     return in->accepted ? in->accepted(in->ctx) : 0;
 }
 
+static void meter_question(void *ctx, unsigned n, const char *prompt)
+{
+    const struct exec_sink *in = ((struct metrics_run *)ctx)->inner;
+    in->question(in->ctx, n, prompt);
+}
+
 void metrics_run_begin(struct metrics_run *m, const struct exec_sink *inner)
 {
     *m = (struct metrics_run){.inner = inner};
@@ -362,6 +368,7 @@ void metrics_run_begin(struct metrics_run *m, const struct exec_sink *inner)
         .cancelled = inner->cancelled ? meter_cancelled : NULL,
         .cancel_reason = inner->cancel_reason ? meter_cancel_reason : NULL,
         .accepted = inner->accepted ? meter_accepted : NULL,
+        .question = inner->question ? meter_question : NULL,
     };
 }
 

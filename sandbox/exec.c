@@ -115,7 +115,7 @@ static bool hit_file_size(const struct result *r, uint64_t file_size)
  * fallback its home/ and tmp/ too); a session's mounts/ are the caller's. */
 static void collect_outside(struct run *run)
 {
-    static const char *const run_skip[] = {"output", "script.py", "input", "home", "tmp", "cancel", "log",
+    static const char *const run_skip[] = {"output", "script.py", "input", "home", "tmp", "cancel", "log", "question", "answer",
                                            "result.json", "artifacts.zip", NULL};
     static const char *const ws_skip[] = {"output", WS_MOUNTS_DIR, NULL};
     struct result *r = run->r;

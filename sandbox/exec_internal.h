@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "exec_ctx.h"
 
@@ -15,6 +17,36 @@
  * times and the breached limit of run->r. 0, or -errno when the service
  * failed (r->error says why). */
 int exec__run_script(struct run *run, const char *env_dir) must_check;
+/* ------------------------------- a script that asks its user (exec_ask.c) */
+
+/* The script's stdin while its front door can ask: a pipe the watch
+ * feeds, and the question waiting for an answer. */
+struct exec_ask {
+    int rfd, wfd;      /* the pipe: the script's end (closed once it started), ours (-1: closed) */
+    ino_t ino;         /* the pipe's, for jail_stdin_waiting */
+    unsigned pending;  /* the number of the question waiting, 0: none */
+    int64_t deadline;  /* when it is closed unanswered (input_wait) */
+    bool waiting;      /* the last tick saw the script wait on an empty stdin */
+    char tail[EXEC_QUESTION_MAX]; /* the last bytes the script printed since the last answer */
+    size_t tail_len;
+};
+/* Whether the run's stdin is a pipe fed by the watch: a run (not a cell)
+ * whose sink can ask, with input_questions above 0. */
+bool exec__ask_wanted(const struct run *run);
+/* The pipe, the input already in it, r->input.live set. 0, or -errno
+ * (-EMSGSIZE: the input does not fit in a pipe) with nothing open: the
+ * run's stdin is then its input file, as where nobody can ask. */
+int exec__ask_open(struct run *run, struct exec_ask *a) must_check;
+/* A chunk the script printed (either stream): the question's matter. */
+void exec__ask_output(struct exec_ask *a, const char *data, size_t len);
+/* At the watch's tick: a new question when the script waits on an empty
+ * stdin, or the pending one answered, declined or out of time. */
+void exec__ask_tick(struct run *run, struct exec_ask *a, struct jail_proc *proc, int64_t now);
+/* Closes our end (the script reads EOF), why the result's input.closed
+ * when none is set yet (NULL: none, the run's end); the question file
+ * removed. */
+void exec__ask_close(struct run *run, struct exec_ask *a, const char *why);
+
 /* The marker of a run's start, its run directory STATE/runs/ID (whose
  * times the mark sets): an fd for jail_opts.mark, or -1. */
 int exec__disk_mark_open(struct run *run);

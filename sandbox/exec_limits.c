@@ -87,6 +87,14 @@ const struct key_def exec_limit_defs[] = {
     LIMIT("value_bytes", KEY_SIZE, value_bytes, 64 * KIB, 1 * KIB, 64 * MIB,
           "the text of the last expression's value (`value` in the result) is cut there with a marker and "
           "`value_truncated` is true; the status is the script's own"),
+    LIMIT("input_wait", KEY_DURATION, input_wait_ms, 300000, 1000, 24ull * 3600 * 1000,
+          "a script's question (its `input()` past the input it was given, where the caller can answer) "
+          "unanswered this long: the script's stdin is closed (it reads EOF, `EOFError`), a "
+          "`[runmyscript]` line says so, and the result's `input.closed` is `no_answer`; the run's own "
+          "`timeout` keeps running while it waits"),
+    LIMIT("input_questions", KEY_COUNT, input_questions, 100, 0, 100000,
+          "the question past it is not asked: the script's stdin is closed (EOF), `input.closed` is "
+          "`question_limit`. 0: a run never asks, its stdin is its input alone"),
 };
 const size_t exec_limit_defs_n = ARRAY_SIZE(exec_limit_defs);
 

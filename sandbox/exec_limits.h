@@ -39,6 +39,8 @@ struct exec_limits {
     uint64_t workspace_bytes; /* workspace_bytes: disk of the workspace (output/ included) */
     uint64_t workspace_files; /* workspace_files: inodes of it */
     uint64_t value_bytes;   /* value_bytes: text of the last expression's value kept in the result */
+    int64_t input_wait_ms;  /* input_wait: how long a script's question waits for its answer */
+    uint64_t input_questions; /* input_questions: questions a run may ask its user */
 };
 
 /* One row per limit (KEY_DURATION, KEY_SIZE or KEY_COUNT, flag KEY_F_LIMIT;

@@ -346,6 +346,8 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
             exec__set_error(r, "the run's layout (its environment's manifest): %s", strerror(-rc));
             return rc;
         }
+        if (r->input.live)
+            l.stdin_inside = NULL; /* the pipe given, not /job/input */
         const char *argv[] = {l.python, l.script, NULL};
         if (run->display && (rc = layout_runner(&l, run, mode)) < 0) {
             layout_free(&l);
@@ -419,6 +421,7 @@ struct script_watch {
     char why[192];         /* a disk limit passed, for the log */
     int64_t next_cancel;   /* the next look for a cancel */
     int64_t next_memory;   /* the next sum of the run's memory */
+    struct exec_ask *ask;  /* the script's stdin when its door can ask, or NULL */
     int wstatus;
     struct rusage ru;
 };
@@ -427,12 +430,16 @@ static void script_stdout(void *ctx, const char *data, size_t len)
 {
     struct script_watch *w = ctx;
     exec__emit(w->run, RESULT_STREAM_STDOUT, data, len);
+    if (w->ask)
+        exec__ask_output(w->ask, data, len);
 }
 
 static void script_stderr(void *ctx, const char *data, size_t len)
 {
     struct script_watch *w = ctx;
     exec__emit(w->run, RESULT_STREAM_STDERR, data, len);
+    if (w->ask)
+        exec__ask_output(w->ask, data, len);
 }
 
 /* The script's end (init's, in the namespaces): then nothing of the run
@@ -500,6 +507,8 @@ static bool script_tick(void *ctx, int64_t now)
             w->stop = STOP_CANCEL;
             return true;
         }
+        if (w->ask)
+            exec__ask_tick(w->run, w->ask, w->proc, now);
     }
     if (script_memory_check(w, now))
         return true;
@@ -633,9 +642,22 @@ int exec__run_script(struct run *run, const char *env_dir)
     struct jail_proc proc = {.pid = -1, .pidfd = -1, .status_fd = -1, .uid_lock = -1};
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
     cleanup_fd int in_fd = -1;
+    struct exec_ask ask = {.rfd = -1, .wfd = -1};
+    bool asking = false;
     int rc;
 
-    in_fd = openat(run->run_fd, "input", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (exec__ask_wanted(run)) {
+        rc = exec__ask_open(run, &ask);
+        if (rc == 0) {
+            asking = true;
+            in_fd = ask.rfd;
+            ask.rfd = -1;
+        } else {
+            log_msg(LOG_LVL_INFO, "the run's stdin is its input alone: %s", strerror(-rc));
+        }
+    }
+    if (in_fd < 0)
+        in_fd = openat(run->run_fd, "input", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (in_fd < 0 || pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
         rc = -errno;
         exec__set_error(r, "setting up the script's input and output: %s", strerror(-rc));
@@ -676,7 +698,9 @@ int exec__run_script(struct run *run, const char *env_dir)
 
     struct script_watch w = {.run = run, .proc = &proc, .stop = STOP_NONE, .t0 = t0, .since = since,
                              .fallback = proc.mode == JAIL_MODE_RLIMITS, .next_measure = t0 + EXEC_MEASURE_EVERY_MS,
-                             .next_memory = t0 + JAIL_MEMORY_WATCH_MS};
+                             .next_memory = t0 + JAIL_MEMORY_WATCH_MS, .ask = asking ? &ask : NULL};
+    close(in_fd); /* the script's end: a reader of ours would hold its EOF back */
+    in_fd = -1;
     struct supervise s = {
         .fds = {{out_pipe[0], script_stdout, &w}, {err_pipe[0], script_stderr, &w}}, /* stdout first in a wake-up */
         .n_fds = 2,
@@ -709,6 +733,8 @@ out:
         jail_kill_all(&proc);
     }
     jail_proc_free(&proc);
+    if (asking)
+        exec__ask_close(run, &ask, NULL);
     for (int i = 0; i < 2; i++) {
         if (out_pipe[i] >= 0)
             close(out_pipe[i]);

@@ -236,6 +236,17 @@ json_object *result_to_json(const struct result *r)
     ADD(o, "advice", str_or_null(r->advice));
     ADD(o, "value", str_or_null(r->value));
     ADD(o, "value_truncated", json_object_new_boolean(r->value_truncated));
+    if (r->input.live) {
+        json_object *in = json_object_new_object();
+        if (!in)
+            goto oom;
+        ADD(o, "input", in);
+        ADD(in, "questions", json_object_new_int64((int64_t)r->input.questions));
+        ADD(in, "answered", json_object_new_int64((int64_t)r->input.answered));
+        ADD(in, "closed", r->input.closed ? json_object_new_string(r->input.closed) : NULL);
+    } else {
+        ADD(o, "input", NULL);
+    }
     if (r->kernel.state != RESULT_KERNEL_NONE) {
         json_object *k = json_object_new_object();
         if (!k)

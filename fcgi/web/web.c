@@ -281,6 +281,25 @@ static void on_install_line(void *ctx, const char *line)
     log_event(w, "install", buf, n < 0 ? 0 : (size_t)n >= sizeof buf ? sizeof buf - 1 : (size_t)n);
 }
 
+/* The script asks: the page shows an input box under the log, whose
+ * Enter POSTs input_url. */
+static void on_question(void *ctx, unsigned n, const char *prompt)
+{
+    struct web_run *w = ctx;
+    flush_carry(w);
+    size_t len;
+    cleanup_free char *clean = util_utf8_sanitize(prompt, strlen(prompt), &len);
+    char url[WS_ID_MAX + 32];
+    snprintf(url, sizeof url, "api/run/%s/input", w->r->run_id);
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "question", json_object_new_int64(n));
+    json_object_object_add(o, "prompt", clean ? json_object_new_string_len(clean, (int)len) : json_object_new_string(""));
+    json_object_object_add(o, "input_url", json_object_new_string(url));
+    json_object_object_add(o, "wait_ms", json_object_new_int64(w->limits->input_wait_ms));
+    send_event(w, "question", o);
+    pad_now(w);
+}
+
 static const char *on_cancel_reason(void *ctx)
 {
     struct web_run *w = ctx;
@@ -684,6 +703,8 @@ static bool run_and_answer(const struct app *app, const struct web_door *door, s
     struct exec_sink sink = {
         .ctx = &w, .phase = on_phase, .output = on_output, .install_line = on_install_line,
         .cancelled = on_cancelled, .cancel_reason = on_cancel_reason, .accepted = on_accepted,
+        /* Only a stream can ask: a JSON or HTML answer comes at the end. */
+        .question = w.sse && !door->cell && app_exec_of(app)->answer ? on_question : NULL,
     };
     const struct app_exec *x = app_exec_of(app);
     struct metrics_run meter;
@@ -755,14 +776,62 @@ void web_api_run(const struct app *app, struct http_req *req, struct http_resp *
     web__serve(app, req, resp, &run_door, NULL);
 }
 
-/* ---------------------------------------------------------------- cancel */
+/* ------------------------------------------------------- cancel, input */
+
+/* POST api/run/RUNID/input, {"question": N, "text": "..."} or {"question":
+ * N, "eof": true}: the answer to the script's question N, its next line of
+ * input, or its input closed. */
+static void answer_input(const struct app *app, struct http_req *req, struct http_resp *resp, const char *run_id)
+{
+    const struct app_exec *x = app_exec_of(app);
+    json_object *in = NULL, *v;
+    int rc = http_read_json(req, EXEC_ANSWER_MAX * 7 + 256, WEB_JSON_DEPTH, &in);
+    if (rc == -E2BIG) {
+        http_send_error(resp, 413, "the answer is too long");
+        return;
+    }
+    int64_t n = 0;
+    const char *text = NULL;
+    size_t len = 0;
+    bool eof = false;
+    if (rc == 0 && json_object_is_type(in, json_type_object) && json_object_object_get_ex(in, "question", &v) &&
+        json_object_is_type(v, json_type_int))
+        n = json_object_get_int64(v);
+    if (in && json_object_object_get_ex(in, "text", &v) && json_object_is_type(v, json_type_string)) {
+        text = json_object_get_string(v);
+        len = (size_t)json_object_get_string_len(v);
+    }
+    if (in && json_object_object_get_ex(in, "eof", &v) && json_object_is_type(v, json_type_boolean))
+        eof = json_object_get_boolean(v);
+    if (n <= 0 || n > UINT32_MAX || eof == (text != NULL)) {
+        json_object_put(in);
+        http_send_error(resp, 400, "send a JSON body {\"question\": N, \"text\": \"...\"} or {\"question\": N, "
+                                   "\"eof\": true}");
+        return;
+    }
+    rc = x->answer ? x->answer(app->cfg->state_dir, run_id, (unsigned)n, text, len) : -ENOSYS;
+    json_object_put(in);
+    if (rc == -ENOENT)
+        http_send_error(resp, 404, "no such run");
+    else if (rc == -EALREADY)
+        http_send_error(resp, 409, "the run has already finished");
+    else if (rc == -ESTALE || rc == -ESRCH)
+        http_send_error(resp, 409, "the run does not wait on that question");
+    else if (rc == -E2BIG)
+        http_send_error(resp, 413, "the answer is too long");
+    else if (rc < 0)
+        http_send_error(resp, 500, "cannot answer the run");
+    else
+        discard(http_send_json(resp, 202, "{\"answered\":true}"));
+}
 
 void web_api_run_sub(const struct app *app, struct http_req *req, struct http_resp *resp, const char *rest)
 {
     char run_id[WS_ID_MAX + 1];
     size_t idn = ws_id_prefix(rest); /* RUNID, or NODE-RUNID in a cluster */
-    if (idn == 0 || strcmp(rest + idn, "/cancel")) {
-        http_send_error(resp, 404, "no such API (POST api/run/RUNID/cancel stops a run)");
+    bool input = idn && !strcmp(rest + idn, "/input");
+    if (idn == 0 || (!input && strcmp(rest + idn, "/cancel"))) {
+        http_send_error(resp, 404, "no such API (POST api/run/RUNID/cancel stops a run, api/run/RUNID/input answers it)");
         return;
     }
     if (strcmp(req->method, "POST")) {
@@ -772,6 +841,10 @@ void web_api_run_sub(const struct app *app, struct http_req *req, struct http_re
     }
     memcpy(run_id, rest, idn);
     run_id[idn] = '\0';
+    if (input) {
+        answer_input(app, req, resp, run_id);
+        return;
+    }
     int rc = app_cancel_run(app, run_id);
     if (rc == -ENOENT) {
         http_send_error(resp, 404, "no such run");

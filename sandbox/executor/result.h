@@ -85,6 +85,16 @@ struct result_kernel {
                                  * NULL for the workspace's first kernel and for kept */
 };
 
+/* A run's stdin while its front door could ask its user (exec_sink.question). */
+struct result_input {
+    bool live;                  /* its stdin was a pipe: the input, then the answers */
+    unsigned questions;         /* questions it asked */
+    unsigned answered;          /* of them, answered */
+    const char *closed;         /* why its stdin was closed before the end (static), or NULL:
+                                 * "no_answer" (input_wait passed), "declined", "question_limit"
+                                 * (input_questions), "closed" (the pipe failed) */
+};
+
 /* Where the run's environment came from. */
 enum result_env_cache {
     RESULT_ENV_NONE,   /* standard library only: the base environment */
@@ -146,6 +156,7 @@ struct result {
     char *value;
     bool value_truncated;       /* the repr was longer than value_bytes */
     struct result_kernel kernel; /* exec_kernel_cell: the kernel that ran the cell */
+    struct result_input input;  /* its questions to its user, if it could ask */
 };
 void result_init(struct result *r);
 void result_free(struct result *r);
@@ -157,7 +168,9 @@ void result_free(struct result *r);
  * Besides a run's keys (doc/architecture.md, "The result"): "value" (the
  * last expression's text, or null) and "value_truncated"; "kernel", null
  * for a run, for a cell {"state": "new" | "kept" | "restarted", "cell": N,
- * "reason": string or null}; and in a session's call (a workspace) each
+ * "reason": string or null}; "input", null for a run whose
+ * stdin was its input alone, else {"questions": N, "answered": N, "closed":
+ * null or why}; and in a session's call (a workspace) each
  * artifact's "change": "new" or "changed" (only files the call created or
  * changed are listed). */
 json_object *result_to_json(const struct result *r);

@@ -73,6 +73,14 @@ struct exec_sink {
      * exec_run returns it with nothing made (r->outcome STOPPED, r->run_id
      * "", r->error not set: the front door has its own answer). */
     int (*accepted)(void *ctx);
+    /* The script asks its user: it waits reading its stdin with nothing
+     * left (input() past its input), question number n (from 1), prompt
+     * the last line it printed since the last answer ("" when none). The
+     * front door asks its user and hands the answer to exec_answer(), from
+     * this process or any other; the run goes on meanwhile. NULL: the door
+     * cannot ask, and the script's stdin is its input alone (EOF after
+     * it). Not for a cell: a kernel's stdin is its channel. */
+    void (*question)(void *ctx, unsigned n, const char *prompt);
 };
 
 /* Runs one script. Always fills r (call result_init first): a script
@@ -136,6 +144,20 @@ int exec_requirement_for(const char *data_dir, const char *module, char *dist, s
  * id); -EALREADY (it has finished: result.json exists); other -errno. */
 int exec_cancel(const char *state_dir, const char *run_id) must_check;
 
+#define EXEC_QUESTION_MAX 1024 /* bytes of a question's prompt */
+#define EXEC_ANSWER_MAX 16384  /* bytes of an answer: one line, within the pipe a run is fed through */
+/* The question run_id (under state_dir) waits on, from any process: its
+ * number into *n and its prompt into *text (caller frees). 0; -ENOENT (no
+ * such run, or not a valid id); -EALREADY (it has finished); -ESRCH (it
+ * waits on no question now); other -errno. */
+int exec_question(const char *state_dir, const char *run_id, unsigned *n, char **text) must_check;
+/* Answers question n of run run_id, from any process: text (len bytes, up
+ * to its first newline; at most EXEC_ANSWER_MAX) becomes the script's next
+ * line of input; text NULL closes its input (a decline: the script reads
+ * EOF). The run's watch takes it within a tick. 0; the errors of
+ * exec_question; -ESTALE (the run waits on another question, or none);
+ * -E2BIG (too long). */
+int exec_answer(const char *state_dir, const char *run_id, unsigned n, const char *text, size_t len) must_check;
 /* Marks runs whose process died before it recorded a result (a worker
  * killed mid-run): every STATE/runs/RUNID without result.json whose lock
  * nobody holds (exec_run holds an flock on the run directory while it

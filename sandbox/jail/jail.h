@@ -236,6 +236,12 @@ int jail_kill_all(struct jail_proc *p);
  * the run has ended. A process that ends mid-count counts 0. */
 int jail_memory_check(struct jail_proc *p, uint64_t limit, uint64_t *held) must_check;
 
+/* Whether the run waits on its stdin: 1 when one of its processes is
+ * blocked in read() (or readv()) on the pipe whose inode is pipe_ino (the
+ * executor's end of the script's stdin), else 0 (the run ended, or none
+ * is; a process the kernel does not let us look at counts as not). */
+int jail_stdin_waiting(const struct jail_proc *p, ino_t pipe_ino) must_check;
+
 /* The disk that the run's processes hold through descriptors of files
  * deleted from device dev (the workspace's), each once and counted as the
  * walk of a tree counts a file (the larger of size and blocks), into

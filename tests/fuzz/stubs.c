@@ -200,6 +200,7 @@ static int stub_kernel_stats(const struct exec_config *cfg, struct exec_kernel_s
 const struct app_exec fuzz_exec = {
     .run = stub_run,
     .cancel = exec_cancel,
+    .answer = exec_answer,
     .base_env = stub_base_env,
     .detach = stub_detach,
     .cell = stub_cell,

@@ -1,0 +1,141 @@
+#!/bin/bash
+# A script that asks its user, through the page's door (/api/run's event
+# stream, POST api/run/RUNID/input) with curl through a real nginx in
+# front of `runmyscript serve`: a question with input()'s prompt, its
+# answer as the script's next line, a decline (EOF), a question unanswered
+# within input_wait (EOFError, the result says no_answer), the cap
+# input_questions, the answer route's guards (token, run, question, body),
+# and a JSON call, which cannot ask: EOF at once, as before.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/e2e/lib.sh"
+
+TOKEN=ask-token
+STACK_CONF="auth_token = $TOKEN\ninput_wait = 3s\ninput_questions = 3"
+stack_start serve || { ok 1 "the server starts"; done_testing; exit 1; }
+AUTH="Authorization: Bearer $TOKEN"
+SSE="Accept: text/event-stream"
+
+# start NAME FILE: the script FILE streaming into $T/NAME.sse (curl's pid in
+# $CURL), its run id in $RID once the first question came.
+start() {
+    printf '%s' "${3:-}" >"$T/$1.in"
+    curl -sS -N -o "$T/$1.sse" -H "$AUTH" -H "$SSE" -F "code=<$2" -F "input=<$T/$1.in" "$BASE/api/run" &
+    CURL=$!
+}
+# question NAME N: waits for the N-th question event of NAME; its data in $Q.
+asked() { local n; n=$(grep -c '^event: question' "$T/$1.sse" 2>/dev/null); [ "${n:-0}" -ge "$2" ]; }
+question() {
+    wait_until asked "$1" "$2"
+    Q=$(grep -A1 '^event: question' "$T/$1.sse" | grep '^data: ' | sed -n "${2}p" | cut -c7-)
+    RID=$(sed -n 's/^data: {"run_id":"\([0-9a-f]*\)".*/\1/p' "$T/$1.sse" | head -1)
+}
+qget() { "$PYTHON3" -c 'import json, sys; r = json.loads(sys.argv[1]); v = eval(sys.argv[2]); print(v if isinstance(v, str) else json.dumps(v))' "$Q" "$1"; }
+answer() { # answer RID BODY: POST api/run/RID/input; status in $STATUS, body in $T/b
+    STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -H 'Content-Type: application/json' -d "$2" \
+        "$BASE/api/run/$1/input")
+}
+result() { # result NAME EXPR: EXPR on the result event's data (r)
+    "$PYTHON3" - "$T/$1.sse" "$2" <<'PY'
+import json, sys
+ev, r = None, None
+for line in open(sys.argv[1], encoding="utf-8").read().splitlines():
+    if line.startswith("event: "):
+        ev = line[7:]
+    elif line.startswith("data: ") and ev == "result":
+        r = json.loads(line[6:])
+v = eval(sys.argv[2])
+print(v if isinstance(v, str) else json.dumps(v))
+PY
+}
+
+# --- asked and answered: the given input first, then the answers
+cat >"$T/two.py" <<'EOF'
+first = input()
+name = input("Your name? ")
+age = input("Age: ")
+print("got", first, name, age)
+EOF
+start two "$T/two.py" "given line
+"
+question two 1
+is "$(qget 'r["question"], r["prompt"], r["input_url"]')" "[1, \"Your name? \", \"api/run/$RID/input\"]" \
+    "input() past the given input: a question event with its prompt and the answer URL"
+answer "$RID" '{"question": 2, "text": "x"}'
+is "$STATUS" 409 "an answer to a question not asked: 409"
+answer "$RID" '{"question": 1}'
+is "$STATUS" 400 "an answer with neither text nor eof: 400"
+answer "$RID" '{"question": 1, "text": "x", "eof": true}'
+is "$STATUS" 400 "an answer with both: 400"
+STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' -d '{"question":1,"text":"x"}' \
+    "$BASE/api/run/$RID/input")
+is "$STATUS" 401 "an answer without the token: 401"
+STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" "$BASE/api/run/$RID/input")
+is "$STATUS" 405 "GET on the answer URL: 405"
+answer 0123456789abcdef0123456789abcdef '{"question": 1, "text": "x"}'
+is "$STATUS" 404 "an answer to an unknown run: 404"
+answer "$RID" '{"question": 1, "text": "Ada"}'
+is "$STATUS/$(jb 'r["answered"]')" "202/true" "the answer: 202"
+question two 2
+is "$(qget 'r["question"], r["prompt"]')" '[2, "Age: "]' "the second question, its own prompt"
+answer "$RID" '{"question": 2, "text": "36"}'
+wait "$CURL"
+is "$(result two 'r["status"], r["logs"].splitlines()[-1], r["input"]')" \
+    '["ok", "Your name? Age: got given line Ada 36", {"questions": 2, "answered": 2, "closed": null}]' \
+    "the answers were the script's next lines; the result counts them"
+answer "$RID" '{"question": 2, "text": "late"}'
+is "$STATUS" 409 "an answer to a finished run: 409"
+
+# --- declined: EOF
+cat >"$T/one.py" <<'EOF'
+try:
+    input("Anything? ")
+except EOFError:
+    print("EOF seen")
+EOF
+start decline "$T/one.py"
+question decline 1
+answer "$RID" '{"question": 1, "eof": true}'
+is "$STATUS" 202 "a decline: 202"
+wait "$CURL"
+is "$(result decline 'r["status"], "EOF seen" in r["logs"], r["input"]["closed"]')" '["ok", true, "declined"]' \
+    "declined: the script reads EOF, the result says declined"
+
+# --- no answer within input_wait: EOFError, and the result says so
+cat >"$T/wait.py" <<'EOF'
+input("Never answered? ")
+EOF
+start wait "$T/wait.py"
+question wait 1
+wait "$CURL"
+is "$(result wait 'r["status"], "EOFError" in r["logs"], "input_wait" in r["logs"], r["input"]')" \
+    '["error", true, true, {"questions": 1, "answered": 0, "closed": "no_answer"}]' \
+    "unanswered within input_wait: EOFError, a line in the log, input.closed no_answer"
+
+# --- input_questions: the question past it is not asked
+cat >"$T/many.py" <<'EOF'
+n = 0
+try:
+    while True:
+        input("q? ")
+        n += 1
+except EOFError:
+    print("answered", n)
+EOF
+start many "$T/many.py"
+for i in 1 2 3; do
+    question many "$i"
+    answer "$RID" "{\"question\": $i, \"text\": \"a$i\"}"
+done
+wait "$CURL"
+is "$(result many 'r["status"], r["logs"].splitlines()[-1], r["input"]')" \
+    '["ok", "answered 3", {"questions": 3, "answered": 3, "closed": "question_limit"}]' \
+    "past input_questions: EOF, input.closed question_limit"
+is "$(grep -c '^event: question' "$T/many.sse")" 3 "no more questions than input_questions"
+
+# --- a JSON call cannot ask: EOF at once, as before
+STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -H 'Content-Type: application/json' \
+    -d '{"code":"try:\n    input()\nexcept EOFError:\n    print(\"eof\")","timeout":10}' "$BASE/api/run")
+is "$STATUS/$(jb 'r["status"], r["logs"], r["input"]')" '200/["ok", "eof\n", null]' \
+    "a JSON call: EOF at once, no input in the result"
+
+done_testing
