@@ -135,6 +135,16 @@ static void initialize(struct mcp_2025_req *p, json_object *id, json_object *par
         json_object_put(e);
         return;
     }
+    /* A client that can answer elicitation/create: a script's input()
+     * becomes a question to it (2025-06-18 on: the capability came then). */
+    json_object *caps = NULL, *el = NULL;
+    if (params && strcmp(version, "2025-03-26") && json_object_object_get_ex(params, "capabilities", &caps) &&
+        json_object_is_type(caps, json_type_object) && json_object_object_get_ex(caps, "elicitation", &el) &&
+        json_object_is_type(el, json_type_object)) {
+        json_object_object_add(s.doc, "elicitation", json_object_new_boolean(true));
+        if ((rc = mcp__session_write(&s)) < 0)
+            log_msg(LOG_LVL_WARN, "session %s: saving its elicitation capability: %s", s.id, strerror(-rc));
+    }
     log_msg(LOG_LVL_INFO, "session %s: initialize, revision %s", s.id, version);
     discard(http_add_header(p->resp, "Mcp-Session-Id", "%s", s.id));
     json_object *r = mcp__rpc_result(id, initialize_result(version));
@@ -305,7 +315,8 @@ static void batch(struct mcp_2025_req *p, json_object *arr)
             notification(p, method, params);
             break;
         case MSG_RESPONSE:
-            break; /* we send no requests, so no response is awaited */
+            mcp__ask_response(p->app, p->s.dir, id, m); /* a script's question answered */
+            break;
         case MSG_REQUEST: {
             json_object *r = dispatch(p, id, method, params, false);
             if (r)
@@ -384,6 +395,8 @@ static void message(struct mcp_2025_req *p, json_object *msg)
     if (kind != MSG_REQUEST) {
         if (kind == MSG_NOTIFICATION)
             notification(p, method, params);
+        else
+            mcp__ask_response(p->app, p->s.dir, id, msg);
         discard(http_send(p->resp, 202, NULL, "", 0));
         return;
     }

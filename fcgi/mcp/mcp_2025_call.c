@@ -33,6 +33,8 @@ json_object *mcp__2025_call(struct mcp_2025_req *p, json_object *id, json_object
         .progress_token = token,
         .last_flush_ms = util_now_ms(),
     };
+    json_object *el = NULL;
+    c.can_ask = json_object_object_get_ex(p->s.doc, "elicitation", &el) && json_object_get_boolean(el);
     mcp__id_key(id, c.key);
     http_base_url(p->req, p->app->cfg->public_url, c.base_url, sizeof c.base_url);
     struct tools_ctx t;

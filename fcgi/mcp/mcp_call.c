@@ -275,10 +275,22 @@ static int ctx_ask(void *ctx, json_object *requests, json_object **responses)
     return -ENOTSUP; /* only a task can wait for the client's input */
 }
 
+/* The script asks: elicitation/create on the call's stream, flushed. */
+static void ctx_question(void *ctx, const char *run_id, unsigned n, const char *prompt)
+{
+    struct mcp_call *c = ctx;
+    char id[MCP_ASK_ID_MAX];
+    mcp__ask_id(id, sizeof id, n, c->key, run_id);
+    json_object *m = mcp__ask_request(c->version, id, prompt);
+    if (m)
+        call_send(c, m, true);
+    json_object_put(m);
+}
+
 /* The callbacks of a call served on its own stream. */
 static const struct tools_ctx call_callbacks = {
     .progress = ctx_progress, .log = ctx_log, .cancelled = ctx_cancelled, .cancel_reason = ctx_cancel_reason,
-    .client_cancelled = ctx_client_cancelled, .set_run = ctx_set_run, .ask = ctx_ask,
+    .client_cancelled = ctx_client_cancelled, .set_run = ctx_set_run, .ask = ctx_ask, .question = ctx_question,
 };
 
 void mcp__tools_ctx(const struct mcp_call *c, void *ctx, const struct tools_ctx *callbacks, struct tools_ctx *t)
@@ -296,4 +308,6 @@ void mcp__tools_ctx(const struct mcp_call *c, void *ctx, const struct tools_ctx 
 void mcp__call_tools_ctx(struct mcp_call *c, struct tools_ctx *t)
 {
     mcp__tools_ctx(c, c, &call_callbacks, t);
+    if (!c->can_ask || !c->sse)
+        t->question = NULL;
 }

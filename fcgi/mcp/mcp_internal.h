@@ -179,7 +179,23 @@ struct mcp_call {
     bool gone_logged;             /* "the client hung up" was logged */
     bool is_2026;                 /* 2026-07-28: a closed stream is a cancel */
     int64_t last_probe_ms;        /* CGI: the last padded write that looks for a gone client */
+    bool can_ask;                 /* the client takes elicitation/create on this call's stream */
 };
+
+/* The id of the elicitation/create request that asks the client the
+ * question n of the run run_id of the call key: "runmyscript-ask:N:KEY:RUNID"
+ * into out (len bytes). */
+#define MCP_ASK_ID_MAX (32 + 64 + WS_ID_MAX + 8)
+void mcp__ask_id(char *out, size_t len, unsigned n, const char *key, const char *run_id);
+/* The elicitation/create request (new object) for version's client: the
+ * prompt as its message, a schema of one string field, "answer". */
+json_object *mcp__ask_request(const char *version, const char *id, const char *prompt);
+/* A client's response to one of our requests (a legacy session's):
+ * an elicitation/create's answer, accept with content.answer, becomes the
+ * answer to the script's question (exec_answer), anything else (decline,
+ * cancel, an error) closes its input. Checked against the session: only a
+ * run that a call of its own has in flight. Unknown ids are ignored. */
+void mcp__ask_response(const struct app *app, const char *session_dir, json_object *id, json_object *msg);
 
 /* The tools' view of c: its callbacks send notifications/progress (only
  * with a progressToken, and only growing) and notifications/message (at or

@@ -57,6 +57,11 @@ struct tools_ctx {
      * (*responses: new, caller puts). 0; -ECANCELED; -ENOTSUP where the
      * call cannot ask (it is no task). NULL: cannot ask either. */
     int (*ask)(void *ctx, json_object *requests, json_object **responses);
+    /* The script of the call's run (run_id) asks its user, question n,
+     * prompt its last line (exec_sink.question): the client is asked, and
+     * its answer goes to exec_answer from whichever worker takes it. NULL:
+     * the client cannot be asked, and the script reads EOF past its input. */
+    void (*question)(void *ctx, const char *run_id, unsigned n, const char *prompt);
 };
 
 /* Whether a tool's call may become a task (the tasks extension of

@@ -298,6 +298,17 @@ static void on_install_line(void *ctx, const char *line)
     tools__log(x->call, TOOLS_LOG_INFO, "installer", line, strlen(line));
 }
 
+/* The script asks: the lines it printed go out first, its prompt (the
+ * line not yet ended) is the question's. */
+static void on_question(void *ctx, unsigned n, const char *prompt)
+{
+    struct run_ctx *x = ctx;
+    for (size_t s = 0; s < ARRAY_SIZE(x->line); s++)
+        if (x->line[s].len)
+            emit_line(x, (enum result_stream)s);
+    x->call->question(x->call->ctx, x->r->run_id, n, prompt);
+}
+
 static bool on_cancelled(void *ctx)
 {
     struct run_ctx *x = ctx;
@@ -380,6 +391,7 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
     struct exec_sink sink = {
         .ctx = &x, .phase = on_phase, .output = on_output, .install_line = on_install_line,
         .cancelled = on_cancelled, .cancel_reason = on_cancel_reason, .accepted = on_accepted,
+        .question = c->question && !a->cell ? on_question : NULL,
     };
     result_init(&r);
     struct metrics_run meter;

@@ -5,7 +5,8 @@
 # answer as the script's next line, a decline (EOF), a question unanswered
 # within input_wait (EOFError, the result says no_answer), the cap
 # input_questions, the answer route's guards (token, run, question, body),
-# and a JSON call, which cannot ask: EOF at once, as before.
+# a JSON call, which cannot ask (EOF at once, as before), and MCP's
+# elicitation with the official SDK client over HTTP and stdio.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
@@ -137,5 +138,21 @@ STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -H 'Content-Type: appli
     -d '{"code":"try:\n    input()\nexcept EOFError:\n    print(\"eof\")","timeout":10}' "$BASE/api/run")
 is "$STATUS/$(jb 'r["status"], r["logs"], r["input"]')" '200/["ok", "eof\n", null]' \
     "a JSON call: EOF at once, no input in the result"
+
+# --- MCP: the official SDK client answers through elicitation, over
+# Streamable HTTP and over stdio (its own TAP, counted here as one case each)
+if [ -d "$top_srcdir/tests/node_modules/@modelcontextprotocol/sdk" ]; then
+    NODE=$top_srcdir/tests/node_modules/.bin/node
+    [ -x "$NODE" ] || NODE=node
+    MCP_URL=$BASE/mcp MCP_TOKEN=$TOKEN "$NODE" "$top_srcdir/tests/e2e/sdk-ask.mjs" >"$T/sdk-http.tap" 2>&1
+    ok $? "MCP over HTTP: the SDK client's elicitation answers input()"
+    sed 's/^/# /' "$T/sdk-http.tap"
+    RUNMYSCRIPT_STATE_DIR=$T/stdio-state RUNMYSCRIPT_INPUT_WAIT=20s "$NODE" "$top_srcdir/tests/e2e/sdk-ask.mjs" \
+        >"$T/sdk-stdio.tap" 2>&1
+    ok $? "MCP over stdio: the SDK client's elicitation answers input()"
+    sed 's/^/# /' "$T/sdk-stdio.tap"
+else
+    skip "the MCP cases: the npm packages are not installed in tests/ (./quickstart test runs npm ci there)"
+fi
 
 done_testing

@@ -1,0 +1,117 @@
+/* mcp_ask.c: a script's question to a client of a legacy revision that
+ * declared the elicitation capability: an elicitation/create request on
+ * the call's stream (the SSE answer of its POST; over stdio, a line on
+ * stdout), whose id names the question, the call and the run; and the
+ * client's response, POSTed apart (any worker takes it), which becomes the
+ * script's answer through the run's mailbox (exec_answer). */
+#include "config.h"
+
+#include "mcp_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MCP_ASK_PREFIX "runmyscript-ask:"
+
+void mcp__ask_id(char *out, size_t len, unsigned n, const char *key, const char *run_id)
+{
+    snprintf(out, len, MCP_ASK_PREFIX "%u:%s:%s", n, key, run_id);
+}
+
+json_object *mcp__ask_request(const char *version, const char *id, const char *prompt)
+{
+    json_object *m = json_object_new_object();
+    json_object *p = json_object_new_object();
+    json_object *schema = json_object_new_object();
+    json_object *props = json_object_new_object();
+    json_object *answer = json_object_new_object();
+    json_object *req = json_object_new_array();
+    size_t n;
+    cleanup_free char *clean = util_utf8_sanitize(prompt, strlen(prompt), &n);
+    json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(m, "id", json_object_new_string(id));
+    json_object_object_add(m, "method", json_object_new_string("elicitation/create"));
+    if (!strcmp(version, "2025-11-25"))
+        json_object_object_add(p, "mode", json_object_new_string("form"));
+    json_object_object_add(p, "message", json_object_new_string(clean && n ? clean
+                                                                  : "The script asks for its next line of input."));
+    json_object_object_add(answer, "type", json_object_new_string("string"));
+    json_object_object_add(answer, "title", json_object_new_string("Answer"));
+    json_object_object_add(answer, "description",
+                           json_object_new_string("the script's next line of input (decline: it reads end of file)"));
+    json_object_object_add(props, "answer", answer);
+    json_object_object_add(schema, "type", json_object_new_string("object"));
+    json_object_object_add(schema, "properties", props);
+    json_object_array_add(req, json_object_new_string("answer"));
+    json_object_object_add(schema, "required", req);
+    json_object_object_add(p, "requestedSchema", schema);
+    json_object_object_add(m, "params", p);
+    return m;
+}
+
+/* The question, call and run an id of ours names: 0, or -EINVAL. */
+static int parse_id(json_object *id, unsigned *n, char key[65], char run_id[WS_ID_MAX + 1])
+{
+    if (!json_object_is_type(id, json_type_string))
+        return -EINVAL;
+    const char *s = json_object_get_string(id);
+    if (strncmp(s, MCP_ASK_PREFIX, sizeof MCP_ASK_PREFIX - 1))
+        return -EINVAL;
+    s += sizeof MCP_ASK_PREFIX - 1;
+    char *end;
+    unsigned long q = strtoul(s, &end, 10);
+    if (end == s || *end != ':' || q == 0 || q > UINT32_MAX)
+        return -EINVAL;
+    s = end + 1;
+    const char *colon = strchr(s, ':');
+    if (!colon || colon - s != 64)
+        return -EINVAL;
+    memcpy(key, s, 64);
+    key[64] = '\0';
+    for (int i = 0; i < 64; i++)
+        if (!strchr("0123456789abcdef", key[i]))
+            return -EINVAL;
+    if (!ws_id_valid(colon + 1))
+        return -EINVAL;
+    snprintf(run_id, WS_ID_MAX + 1, "%s", colon + 1);
+    *n = (unsigned)q;
+    return 0;
+}
+
+void mcp__ask_response(const struct app *app, const char *session_dir, json_object *id, json_object *msg)
+{
+    unsigned n;
+    char key[65], run_id[WS_ID_MAX + 1], path[4096], name[MCP_CALL_RUN_NAME_MAX];
+    if (parse_id(id, &n, key, run_id) < 0)
+        return; /* not a request of ours */
+    /* The session's own call in flight, and its run: calls/.KEY.RUNID. */
+    snprintf(path, sizeof path, "%s/calls", session_dir);
+    cleanup_fd int cfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (cfd < 0 || mcp__call_run_name(cfd, key, name, sizeof name) < 0 || strcmp(name + 2 + strlen(key), run_id)) {
+        log_msg(LOG_LVL_INFO, "an answer to question %u of a run this session has not in flight: ignored", n);
+        return;
+    }
+    json_object *result = NULL, *action = NULL, *content = NULL, *answer = NULL;
+    const char *text = NULL;
+    size_t len = 0;
+    if (json_object_object_get_ex(msg, "result", &result) && json_object_is_type(result, json_type_object) &&
+        json_object_object_get_ex(result, "action", &action) && json_object_is_type(action, json_type_string) &&
+        !strcmp(json_object_get_string(action), "accept") &&
+        json_object_object_get_ex(result, "content", &content) && json_object_is_type(content, json_type_object) &&
+        json_object_object_get_ex(content, "answer", &answer) && json_object_is_type(answer, json_type_string)) {
+        text = json_object_get_string(answer);
+        len = (size_t)json_object_get_string_len(answer);
+        if (len > EXEC_ANSWER_MAX)
+            text = NULL; /* too long to be a line of input: its input is closed */
+    }
+    const struct app_exec *x = app_exec_of(app);
+    int rc = x->answer ? x->answer(app->cfg->state_dir, run_id, n, text, len) : -ENOSYS;
+    if (rc < 0)
+        log_msg(LOG_LVL_INFO, "run %s: the answer to question %u was not taken: %s", run_id, n, strerror(-rc));
+    else
+        log_msg(LOG_LVL_INFO, "run %s: question %u %s", run_id, n, text ? "answered" : "declined");
+}
