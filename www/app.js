@@ -15,6 +15,7 @@ import { startRun } from './js/stream.js';
 import { bindEditor } from './js/editor.js';
 import { askToken as tokenPrompt } from './js/token.js';
 import { LiveLog } from './js/log.js';
+import { AskBox } from './js/ask.js';
 import { Steps, outcome } from './js/status.js';
 import { statusLine, envLine, valueView, fileList, previews, pageViewer } from './js/result.js';
 
@@ -32,6 +33,7 @@ const errorEl = $('error');
 const outputEl = $('output');
 const resultEl = $('result');
 const log = new LiveLog($('log'));
+const ask = new AskBox($('ask'), (m) => showError(m));
 const steps = new Steps($('steps'));
 const viewer = pageViewer();
 const DRAFT_KEY = 'runmyscript-draft';
@@ -178,6 +180,7 @@ function start() {
   });
   run = me;
   me.done.then(() => {
+    ask.hide();
     if (!me.gotResult) steps.finish(false);
     if (me.stopping && !me.gotResult) say('Stopped.');
     busy(false);
@@ -190,7 +193,10 @@ function onEvent(me, event, d, t0) {
     if (d.phase !== 'done') say(steps.enter(d.phase, d.detail));
   } else if (event === 'log') {
     log.append(d.stream, d.text);
+  } else if (event === 'question') {
+    ask.show(d);
   } else if (event === 'result') {
+    ask.hide();
     showResult(me, d, performance.now() - t0);
   } else if (event === 'error') {
     // Not run: the server is busy (503), with when to try again.
