@@ -114,3 +114,28 @@ void sha256_hex(const void *data, size_t n, char out[65])
     sha256_final(&c, d);
     util_hex(d, 32, out);
 }
+
+void sha256_hmac(const void *key, size_t klen, const void *data, size_t n, unsigned char out[32])
+{
+    unsigned char k[64] = {0}, pad[64], inner[32];
+    struct sha256 c;
+    if (klen > sizeof k) {
+        sha256_init(&c);
+        sha256_update(&c, key, klen);
+        sha256_final(&c, k);
+    } else {
+        memcpy(k, key, klen);
+    }
+    for (size_t i = 0; i < sizeof pad; i++)
+        pad[i] = k[i] ^ 0x36;
+    sha256_init(&c);
+    sha256_update(&c, pad, sizeof pad);
+    sha256_update(&c, data, n);
+    sha256_final(&c, inner);
+    for (size_t i = 0; i < sizeof pad; i++)
+        pad[i] = k[i] ^ 0x5c;
+    sha256_init(&c);
+    sha256_update(&c, pad, sizeof pad);
+    sha256_update(&c, inner, sizeof inner);
+    sha256_final(&c, out);
+}

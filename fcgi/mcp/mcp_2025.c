@@ -218,7 +218,7 @@ static json_object *dispatch(struct mcp_2025_req *p, json_object *id, const char
     if (!strcmp(method, "prompts/list") || !strcmp(method, "prompts/get")) {
         json_object *r = NULL;
         char msg[400];
-        int code = mcp__prompts(p->app->cfg, p->s.version, method, params, &r, msg, sizeof msg);
+        int code = mcp__prompts(p->app->cfg, p->s.version, method, params, NULL, &r, msg, sizeof msg);
         return code ? mcp__rpc_error(id, code, msg, NULL) : mcp__rpc_result(id, r);
     }
     if (!strncmp(method, "resources/", 10) || !strcmp(method, "completion/complete")) {

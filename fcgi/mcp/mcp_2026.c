@@ -306,9 +306,12 @@ static void dispatch(struct mcp_2026_req *m)
     } else if (!strcmp(m->method, "tools/call")) {
         mcp__2026_call(m);
     } else if (!strcmp(m->method, "prompts/list") || !strcmp(m->method, "prompts/get")) {
-        json_object *r = NULL;
+        json_object *r = NULL, *responses = NULL;
+        cleanup_json json_object *state = NULL;
         char msg[400];
-        int code = mcp__prompts(cfg, MCP_REVISION_2026, m->method, m->params, &r, msg, sizeof msg);
+        if (mcp__input_params(m, &responses, &state) < 0)
+            return;
+        int code = mcp__prompts(cfg, MCP_REVISION_2026, m->method, m->params, responses, &r, msg, sizeof msg);
         if (code)
             mcp__2026_error(m, code == -32603 ? 500 : 200, code, msg, NULL);
         else

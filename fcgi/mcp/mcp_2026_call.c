@@ -148,6 +148,11 @@ static void call_answer(struct mcp_2026_req *m, const char *tool, enum tools_out
     }
     if (ws->dir)
         mcp__result_add_workspace(result, ws->id);
+    if (mcp__input_seal(m->app->cfg, result) < 0) {
+        json_object_put(result);
+        mcp__2026_error(m, 500, -32603, "Internal error: cannot seal the requestState", NULL);
+        return;
+    }
     mcp__2026_answer(m, result);
 }
 
@@ -164,6 +169,10 @@ void mcp__2026_call(struct mcp_2026_req *m)
         return;
     }
     const char *tool = json_object_get_string(name);
+    json_object *responses = NULL;
+    cleanup_json json_object *state = NULL;
+    if (mcp__input_params(m, &responses, &state) < 0)
+        return;
     if (!tools_known(m->app->cfg, tool) && strcmp(tool, TOOLS_DELETE_WORKSPACE)) {
         call_answer(m, tool, TOOLS_UNKNOWN, NULL, &(struct mcp_session){0});
         return;
@@ -177,6 +186,10 @@ void mcp__2026_call(struct mcp_2026_req *m)
     int task = mcp__task_mode(m, tool, &delay);
     if (task < 0)
         return;
+    /* A task that gathers its input first asks in rounds (InputRequiredResult)
+     * and becomes a task once it has answers. */
+    if (task && !responses && tools_task_gathers(m->app->cfg, tool))
+        task = 0;
     cleanup_session struct mcp_session ws = {0};
     int rc = call_workspace(m->app->cfg, tool, args, &ws, &refusal);
     bool made = rc == 0 && ws.dir && !tools_arg(args, "workspace");
@@ -196,6 +209,9 @@ void mcp__2026_call(struct mcp_2026_req *m)
     struct mcp_call c;
     if (!call_init(m, &c, ws.dir))
         return;
+    c.input_responses = responses;
+    c.request_state = state;
+    c.client_caps = m->caps;
     cleanup_json json_object *targs = args_without_workspace(args);
     if (task) {
         discard(mcp_reap(m->app->cfg, false)); /* at most once a minute; the only reaper a CGI server has */

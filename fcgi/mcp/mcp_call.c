@@ -302,6 +302,9 @@ void mcp__tools_ctx(const struct mcp_call *c, void *ctx, const struct tools_ctx 
     t->version = c->version;
     t->base_url = c->base_url;
     t->local = c->app->mode && !strcmp(c->app->mode, "stdio");
+    t->input_responses = c->input_responses;
+    t->request_state = c->request_state;
+    t->client_caps = c->client_caps;
     t->ctx = ctx;
 }
 

@@ -180,7 +180,28 @@ struct mcp_call {
     bool is_2026;                 /* 2026-07-28: a closed stream is a cancel */
     int64_t last_probe_ms;        /* CGI: the last padded write that looks for a gone client */
     bool can_ask;                 /* the client takes elicitation/create on this call's stream */
+    json_object *input_responses; /* 2026-07-28: the request's inputResponses, its requestState opened, */
+    json_object *request_state;   /* the client's capabilities (all borrowed, NULL: none): the tools' */
+    json_object *client_caps;     /* (tools_ctx), a task's runner's too */
 };
+
+/* ------------------------------------- multi round-trip requests (mcp_input.c) */
+
+#define MCP_STATE_MAX (64 * 1024) /* bytes of a requestState's JSON */
+struct mcp_2026_req;
+/* state (borrowed) sealed for the client: "rs1.HEX(JSON).HEX(HMAC)" under
+ * the server's key (new string, caller frees), or NULL. */
+char *mcp__state_seal(const struct cfg *cfg, json_object *state);
+/* A sealed requestState opened: 0 with *state (caller puts); -EBADMSG when
+ * it fails its check (changed, not ours); another -errno. */
+int mcp__state_open(const struct cfg *cfg, const char *token, json_object **state) must_check;
+/* The request's inputResponses (borrowed; each must be an object) and its
+ * requestState opened (*state: caller puts): 0, or a negative errno once
+ * m has been answered (-32602, or -32603 when the key cannot be read). */
+int mcp__input_params(struct mcp_2026_req *m, json_object **responses, json_object **state) must_check;
+/* An InputRequiredResult's requestState (any JSON a tool or a prompt put
+ * there) sealed in place; other results are left alone. 0 or -errno. */
+int mcp__input_seal(const struct cfg *cfg, json_object *result) must_check;
 
 /* The id of the elicitation/create request that asks the client the
  * question n of the run run_id of the call key: "runmyscript-ask:N:KEY:RUNID"
@@ -253,9 +274,10 @@ struct mcp_2026_req {
 /* prompts/list and prompts/get for revision version (mcp_prompt.c;
  * params borrowed, may be NULL): 0 with *result (new, caller puts), or a
  * JSON-RPC error code (-32602 the caller's mistake, -32601 no such
- * method, -32603 the service failed) with its message in msg. */
+ * method, -32603 the service failed) with its message in msg; responses:
+ * 2026-07-28's inputResponses (borrowed, checked), or NULL. */
 int mcp__prompts(const struct cfg *cfg, const char *version, const char *method, json_object *params,
-                 json_object **result, char *msg, size_t msglen) must_check;
+                 json_object *responses, json_object **result, char *msg, size_t msglen) must_check;
 
 /* The answers of the 2026-07-28 revision (mcp_2026_answer.c). Adds
  * resultType "complete" (unless it has one) and _meta's serverInfo to

@@ -12,7 +12,7 @@
 #include <string.h>
 
 int mcp__prompts(const struct cfg *cfg, const char *version, const char *method, json_object *params,
-                 json_object **result, char *msg, size_t msglen)
+                 json_object *responses, json_object **result, char *msg, size_t msglen)
 {
     *result = NULL;
     if (!strcmp(method, "prompts/list")) {
@@ -40,7 +40,7 @@ int mcp__prompts(const struct cfg *cfg, const char *version, const char *method,
     if (json_object_is_type(args, json_type_null))
         args = NULL;
     char err[300];
-    int rc = tools_prompt_get(cfg, version, name, args, result, err, sizeof err);
+    int rc = tools_prompt_get(cfg, version, name, args, responses, result, err, sizeof err);
     if (rc == -ENOENT || rc == -EINVAL) {
         snprintf(msg, msglen, "Invalid params: %s", err);
         return -32602;

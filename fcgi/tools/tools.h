@@ -62,6 +62,16 @@ struct tools_ctx {
      * its answer goes to exec_answer from whichever worker takes it. NULL:
      * the client cannot be asked, and the script reads EOF past its input. */
     void (*question)(void *ctx, const char *run_id, unsigned n, const char *prompt);
+    /* 2026-07-28's multi round-trip requests: the call's inputResponses
+     * (an object of objects) and its requestState as the tool left it
+     * (opened, its integrity checked), both borrowed, NULL when the call
+     * has none; and the client's capabilities (may be NULL). A tool that
+     * needs input answers {"resultType": "input_required", "inputRequests",
+     * "requestState": any JSON} (tools_input_required), which the door
+     * seals. */
+    json_object *input_responses;
+    json_object *request_state;
+    json_object *client_caps;
 };
 
 /* Whether a tool's call may become a task (the tasks extension of
@@ -70,6 +80,10 @@ struct tools_ctx {
  * extension (the fixtures of the conformance suite use the last two). */
 enum tools_task { TOOLS_TASK_NEVER, TOOLS_TASK_AFTER, TOOLS_TASK_AT_ONCE, TOOLS_TASK_REQUIRED };
 enum tools_task tools_task_support(const struct cfg *cfg, const char *name);
+/* Whether a task tool asks the client for its input in rounds
+ * (InputRequiredResult) before it becomes a task: called without
+ * inputResponses it answers at once. None of ours; a fixture does. */
+bool tools_task_gathers(const struct cfg *cfg, const char *name);
 /* The client capability a tool cannot work without ("sampling"), or NULL:
  * a 2026-07-28 client that does not declare it gets -32021. None of ours
  * needs one; a fixture of the conformance suite does. */
@@ -92,6 +106,10 @@ json_object *tools_list(const struct cfg *cfg, const char *version);
 json_object *tools_text(const char *s, size_t n);
 json_object *tools_text_result(const char *text, bool is_error);
 json_object *tools_error_result(const char *fmt, ...) printf_like(1, 2);
+/* A 2026-07-28 InputRequiredResult (new): requests (an object of input
+ * requests, stolen) and state (any JSON, stolen; NULL: none), which the
+ * door seals into requestState. */
+json_object *tools_input_required(json_object *requests, json_object *state);
 json_object *tools_arg(json_object *args, const char *key);
 bool tools_known(const struct cfg *cfg, const char *name);
 
@@ -109,7 +127,9 @@ const char *tools_instructions_2026(void);
  * argument prompts/get takes. tools_prompts_list: prompts/list's array
  * (new, caller puts), the fixture prompts too in the test program with
  * test_fixture_tools on. tools_prompt_get: prompts/get's result for
- * revision version (new in *result, caller puts): 0; -ENOENT for a prompt
+ * revision version (new in *result, caller puts; responses: 2026-07-28's
+ * inputResponses, borrowed, or NULL; a prompt that needs input answers an
+ * InputRequiredResult, tools_input_required): 0; -ENOENT for a prompt
  * we do not have, -EINVAL for arguments that do not fit it (both the
  * caller's mistake, said in err); another -errno when the service failed. */
 #define TOOLS_PROMPT_ARG_MAX 65536
@@ -118,7 +138,7 @@ json_object *tools_prompts_list(const struct cfg *cfg);
  * (completion/complete answers only for those). */
 bool tools_prompt_has_arg(const struct cfg *cfg, const char *name, const char *arg);
 int tools_prompt_get(const struct cfg *cfg, const char *version, const char *name, json_object *args,
-                     json_object **result, char *err, size_t errlen) must_check;
+                     json_object *responses, json_object **result, char *err, size_t errlen) must_check;
 
 /* What came of a call. */
 enum tools_outcome {

@@ -64,12 +64,31 @@ const struct tools_def tools__fixture_defs[] = {
      schema_2020_12_input, NULL, NULL, true, false},
     {"multi_input", NULL, "Test fixture: a task that asks the client two things at once.", tools__schema_empty_input,
      NULL, NULL, true, false},
+    /* 2026-07-28's multi round-trip requests (InputRequiredResult). */
+    {"test_input_required_result_elicitation", NULL, "Test fixture: asks the client's name (input_required), then greets.",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_input_required_result_sampling", NULL, "Test fixture: asks the client's model a question, then says its answer.",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_input_required_result_list_roots", NULL, "Test fixture: asks the client's roots, then names them.",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_input_required_result_request_state", NULL, "Test fixture: asks a confirmation with a requestState.",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_input_required_result_multiple_inputs", NULL, "Test fixture: asks three things at once.",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_input_required_result_multi_round", NULL, "Test fixture: asks twice, in two rounds.",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_input_required_result_tampered_state", NULL, "Test fixture: asks with a requestState the server seals.",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_input_required_result_capabilities", NULL, "Test fixture: asks only what the client declared it can answer.",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_tool_with_task", NULL, "Test fixture: asks the client's name in rounds, then greets as a task.",
+     tools__schema_empty_input, NULL, NULL, true, false},
 };
 
 enum tools_task tools__fixture_task(const char *name)
 {
     static const char *const at_once[] = {"slow_compute", "protocol_error_job", "confirm_delete", "multi_input"};
-    if (!strcmp(name, "failing_job"))
+    if (!strcmp(name, "failing_job") || !strcmp(name, "test_tool_with_task"))
         return TOOLS_TASK_REQUIRED;
     for (size_t i = 0; i < ARRAY_SIZE(at_once); i++)
         if (!strcmp(name, at_once[i]))
@@ -80,6 +99,11 @@ enum tools_task tools__fixture_task(const char *name)
 const char *tools__fixture_needs(const char *name)
 {
     return !strcmp(name, "test_missing_capability") ? "sampling" : NULL;
+}
+
+bool tools__fixture_gathers(const char *name)
+{
+    return !strcmp(name, "test_tool_with_task");
 }
 const size_t tools__n_fixture_defs = ARRAY_SIZE(tools__fixture_defs);
 
@@ -146,6 +170,154 @@ static json_object *elicit(const char *message, const char *field, const char *t
     return r;
 }
 
+/* ------------------------------------------- multi round-trip requests */
+
+static json_object *sampling(const char *text, int max_tokens)
+{
+    json_object *r = json_object_new_object(), *p = json_object_new_object(), *msgs = json_object_new_array();
+    json_object *m = json_object_new_object(), *c = json_object_new_object();
+    json_object_object_add(c, "type", json_object_new_string("text"));
+    json_object_object_add(c, "text", json_object_new_string(text));
+    json_object_object_add(m, "role", json_object_new_string("user"));
+    json_object_object_add(m, "content", c);
+    json_object_array_add(msgs, m);
+    json_object_object_add(p, "messages", msgs);
+    json_object_object_add(p, "maxTokens", json_object_new_int(max_tokens));
+    json_object_object_add(r, "method", json_object_new_string("sampling/createMessage"));
+    json_object_object_add(r, "params", p);
+    return r;
+}
+
+static json_object *list_roots(void)
+{
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "method", json_object_new_string("roots/list"));
+    json_object_object_add(r, "params", json_object_new_object());
+    return r;
+}
+
+/* The client's response to key (borrowed), or NULL. */
+static json_object *response(const struct tools_ctx *c, const char *key)
+{
+    json_object *v = NULL;
+    return c->input_responses && json_object_object_get_ex(c->input_responses, key, &v) ? v : NULL;
+}
+
+/* A field of an accepted elicitation's content, or "?". */
+static const char *elicited(const struct tools_ctx *c, const char *key, const char *field)
+{
+    json_object *r = response(c, key), *content = NULL, *v = NULL;
+    if (r && json_object_object_get_ex(r, "content", &content) && json_object_object_get_ex(content, field, &v))
+        return json_object_get_string(v);
+    return "?";
+}
+
+/* The requestState a round left, if it is this tool's round n. */
+static bool state_is(const struct tools_ctx *c, const char *tool, int round)
+{
+    json_object *t = NULL, *n = NULL;
+    return c->request_state && json_object_object_get_ex(c->request_state, "tool", &t) &&
+           !strcmp(json_object_get_string(t), tool) && json_object_object_get_ex(c->request_state, "round", &n) &&
+           json_object_get_int(n) == round;
+}
+
+static json_object *round_state(const char *tool, int round)
+{
+    json_object *s = json_object_new_object();
+    json_object_object_add(s, "tool", json_object_new_string(tool));
+    json_object_object_add(s, "round", json_object_new_int(round));
+    return s;
+}
+
+/* The InputRequiredResult fixtures: 0 with *result, or -ENOENT. A round
+ * whose answers are missing asks again (the revision's advice), with the
+ * same state. */
+static int input_fixture(const struct tools_ctx *c, const char *name, json_object **result)
+{
+    static const char prefix[] = "test_input_required_result_";
+    char text[600];
+    if (!strcmp(name, "test_tool_with_task"))
+        name = "test_input_required_result_elicitation"; /* the same rounds, then (as a task) the same greeting */
+    if (strncmp(name, prefix, sizeof prefix - 1))
+        return -ENOENT;
+    const char *what = name + sizeof prefix - 1;
+    json_object *reqs = json_object_new_object(), *state = NULL;
+    if (!strcmp(what, "elicitation")) {
+        if (response(c, "user_name"))
+            snprintf(text, sizeof text, "Hello, %.200s!", elicited(c, "user_name", "name"));
+        else
+            json_object_object_add(reqs, "user_name", elicit("What is your name?", "name", "string"));
+    } else if (!strcmp(what, "sampling")) {
+        json_object *r = response(c, "capital_question"), *content = NULL, *t = NULL;
+        if (r) {
+            json_object_object_get_ex(r, "content", &content);
+            json_object_object_get_ex(content, "text", &t);
+            snprintf(text, sizeof text, "The model said: %.400s", t ? json_object_get_string(t) : "?");
+        } else {
+            json_object_object_add(reqs, "capital_question", sampling("What is the capital of France?", 100));
+        }
+    } else if (!strcmp(what, "list_roots")) {
+        json_object *r = response(c, "client_roots"), *roots = NULL;
+        if (r) {
+            json_object_object_get_ex(r, "roots", &roots);
+            snprintf(text, sizeof text, "The client's roots: %.500s", roots ? json_object_to_json_string(roots) : "[]");
+        } else {
+            json_object_object_add(reqs, "client_roots", list_roots());
+        }
+    } else if (!strcmp(what, "request_state") || !strcmp(what, "tampered_state")) {
+        if (response(c, "confirm") && state_is(c, name, 1)) {
+            snprintf(text, sizeof text, "state-ok: confirmed %.100s", elicited(c, "confirm", "ok"));
+        } else {
+            json_object_object_add(reqs, "confirm", elicit("Please confirm", "ok", "boolean"));
+            state = round_state(name, 1);
+        }
+    } else if (!strcmp(what, "multiple_inputs")) {
+        if (response(c, "user_name") && response(c, "greeting") && response(c, "client_roots") && state_is(c, name, 1)) {
+            snprintf(text, sizeof text, "state-ok: all three answered, name %.100s", elicited(c, "user_name", "name"));
+        } else {
+            json_object_object_add(reqs, "user_name", elicit("What is your name?", "name", "string"));
+            json_object_object_add(reqs, "greeting", sampling("Generate a greeting", 50));
+            json_object_object_add(reqs, "client_roots", list_roots());
+            state = round_state(name, 1);
+        }
+    } else if (!strcmp(what, "multi_round")) {
+        if (response(c, "step2") && state_is(c, name, 2)) {
+            snprintf(text, sizeof text, "state-ok: the favorite color is %.100s", elicited(c, "step2", "color"));
+        } else if (response(c, "step1") && state_is(c, name, 1)) {
+            json_object_object_add(reqs, "step2", elicit("Step 2: What is your favorite color?", "color", "string"));
+            state = round_state(name, 2);
+        } else {
+            json_object_object_add(reqs, "step1", elicit("Step 1: What is your name?", "name", "string"));
+            state = round_state(name, 1);
+        }
+    } else if (!strcmp(what, "capabilities")) {
+        /* Only what the client said it can answer. */
+        json_object *caps = c->client_caps;
+        if (caps && json_object_object_get_ex(caps, "elicitation", NULL))
+            json_object_object_add(reqs, "user_name", elicit("What is your name?", "name", "string"));
+        if (caps && json_object_object_get_ex(caps, "sampling", NULL))
+            json_object_object_add(reqs, "greeting", sampling("Generate a greeting", 50));
+        if (caps && json_object_object_get_ex(caps, "roots", NULL))
+            json_object_object_add(reqs, "client_roots", list_roots());
+        if (c->input_responses || json_object_object_length(reqs) == 0) {
+            json_object_put(reqs);
+            reqs = json_object_new_object();
+            snprintf(text, sizeof text, "answered what the client could answer");
+        }
+    } else {
+        json_object_put(reqs);
+        return -ENOENT;
+    }
+    if (json_object_object_length(reqs)) {
+        *result = tools_input_required(reqs, state);
+        return 0;
+    }
+    json_object_put(reqs);
+    json_object_put(state);
+    *result = tools__simple_result(text, false, NULL);
+    return 0;
+}
+
 /* The tasks extension's fixtures: 0 with *result, -ECANCELED, -EIO (the
  * protocol_error_job), or -ENOENT (not one of them). */
 static int task_fixture(const struct tools_ctx *c, const char *name, json_object *args, json_object **result)
@@ -196,6 +368,8 @@ int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object
 {
     int trc = task_fixture(c, name, args, result);
     if (trc != -ENOENT)
+        return trc;
+    if ((trc = input_fixture(c, name, result)) != -ENOENT)
         return trc;
     json_object *content = json_object_new_array();
     if (!strcmp(name, "test_simple_text")) {
@@ -306,6 +480,24 @@ static int prompt_with_image(const char *version, json_object *args, json_object
     return 0;
 }
 
+/* test_input_required_result_prompt: the context it needs, asked until
+ * the client's responses hold it. */
+static json_object *prompt_needs_context(json_object *responses)
+{
+    if (responses && json_object_object_get_ex(responses, "user_context", NULL))
+        return NULL;
+    json_object *reqs = json_object_new_object();
+    json_object_object_add(reqs, "user_context", elicit("What context should the prompt use?", "context", "string"));
+    return reqs;
+}
+
+static int prompt_with_context(const char *version, json_object *args, json_object *messages)
+{
+    (void)version, (void)args;
+    json_object_array_add(messages, user_said("A prompt made with the context the client gave."));
+    return 0;
+}
+
 const struct tools_prompt_def tools__fixture_prompts[] = {
     {"test_simple_prompt", NULL, "Test fixture: a prompt without arguments.", {{0}}, simple_prompt},
     {"test_prompt_with_arguments", NULL, "Test fixture: a prompt that says its two arguments.",
@@ -313,6 +505,8 @@ const struct tools_prompt_def tools__fixture_prompts[] = {
     {"test_prompt_with_embedded_resource", NULL, "Test fixture: a prompt with an embedded text resource.",
      {{"resourceUri", "URI of the resource to embed", true}}, prompt_with_embedded_resource},
     {"test_prompt_with_image", NULL, "Test fixture: a prompt with a PNG image.", {{0}}, prompt_with_image},
+    {"test_input_required_result_prompt", NULL, "Test fixture: a prompt that asks the client for its context first.",
+     {{0}}, prompt_with_context, prompt_needs_context},
 };
 const size_t tools__n_fixture_prompts = ARRAY_SIZE(tools__fixture_prompts);
 /* ------------------------------------------------------------ resources */

@@ -47,6 +47,7 @@ void tools__fixture_templates(json_object *arr);
 int tools__fixture_read(const char *uri, json_object **result) must_check;
 int tools__fixture_complete(const char *prompt, const char *arg, const char *value, json_object **values) must_check;
 const char *tools__fixture_needs(const char *name);
+bool tools__fixture_gathers(const char *name);
 
 /* One prompt of prompts/list (tools_prompt.c): its arguments (at most
  * TOOLS_PROMPT_ARGS, the unused ones with name NULL), checked before get
@@ -59,6 +60,9 @@ struct tools_prompt_def {
         bool required;
     } args[TOOLS_PROMPT_ARGS];
     int (*get)(const char *version, json_object *args, json_object *messages);
+    /* Optional: the inputRequests (new) a prompt still needs, given the
+     * client's responses (NULL: none); NULL when it has what it needs. */
+    json_object *(*needs)(json_object *responses);
 };
 /* The conformance suite's fixture prompts: tools_fixture.c in the test
  * program, none in the one that is installed. */

@@ -25,6 +25,12 @@ const char *tools__fixture_needs(const char *name)
     return NULL;
 }
 
+bool tools__fixture_gathers(const char *name)
+{
+    (void)name;
+    return false;
+}
+
 int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object *args, json_object **result)
 {
     (void)args;

@@ -183,7 +183,7 @@ json_object *tools_prompts_list(const struct cfg *cfg)
 }
 
 int tools_prompt_get(const struct cfg *cfg, const char *version, const char *name, json_object *args,
-                     json_object **result, char *err, size_t errlen)
+                     json_object *responses, json_object **result, char *err, size_t errlen)
 {
     *result = NULL;
     const struct tools_prompt_def *p = name ? find_prompt(cfg, name) : NULL;
@@ -218,6 +218,11 @@ int tools_prompt_get(const struct cfg *cfg, const char *version, const char *nam
             snprintf(err, errlen, "prompt %s needs its argument '%s'", p->name, p->args[i].name);
             return -EINVAL;
         }
+    }
+    json_object *needs = p->needs ? p->needs(responses) : NULL;
+    if (needs) {
+        *result = tools_input_required(needs, NULL);
+        return 0;
     }
     json_object *messages = json_object_new_array();
     int rc = p->get(version, args, messages);

@@ -82,6 +82,16 @@ json_object *tools_error_result(const char *fmt, ...)
     return tools__simple_result(msg, true, NULL);
 }
 
+json_object *tools_input_required(json_object *requests, json_object *state)
+{
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "resultType", json_object_new_string("input_required"));
+    json_object_object_add(r, "inputRequests", requests);
+    if (state)
+        json_object_object_add(r, "requestState", state);
+    return r;
+}
+
 json_object *tools_arg(json_object *args, const char *key)
 {
     return tools__get_arg(args, key);

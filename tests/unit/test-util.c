@@ -91,6 +91,24 @@ static void test_utf8(void)
     free(s);
 }
 
+/* RFC 4231's test cases 2 (a short key) and 6 (a key longer than a block). */
+static void test_sha256_hmac(void)
+{
+    unsigned char d[32];
+    char hex[65];
+    const char *data = "what do ya want for nothing?";
+    sha256_hmac("Jefe", 4, data, strlen(data), d);
+    util_hex(d, 32, hex);
+    is_str(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", "hmac-sha256: RFC 4231 case 2");
+    unsigned char key[131];
+    memset(key, 0xaa, sizeof key);
+    const char *big = "Test Using Larger Than Block-Size Key - Hash Key First";
+    sha256_hmac(key, sizeof key, big, strlen(big), d);
+    util_hex(d, 32, hex);
+    is_str(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
+           "hmac-sha256: RFC 4231 case 6, a key longer than a block");
+}
+
 static void test_sha256(void)
 {
     char hex[65];
@@ -583,6 +601,7 @@ int main(void)
     test_dbuf();
     test_utf8();
     test_sha256();
+    test_sha256_hmac();
     test_human();
     test_files();
     test_walk();
