@@ -173,6 +173,8 @@ void mcp__2026_call(struct mcp_2026_req *m)
     cleanup_json json_object *state = NULL;
     if (mcp__input_params(m, &responses, &state) < 0)
         return;
+    if (state && mcp__task_resume(m, tool, state, responses))
+        return; /* the script of a run that asked is answered */
     if (!tools_known(m->app->cfg, tool) && strcmp(tool, TOOLS_DELETE_WORKSPACE)) {
         call_answer(m, tool, TOOLS_UNKNOWN, NULL, &(struct mcp_session){0});
         return;
@@ -190,6 +192,14 @@ void mcp__2026_call(struct mcp_2026_req *m)
      * and becomes a task once it has answers. */
     if (task && !responses && tools_task_gathers(m->app->cfg, tool))
         task = 0;
+    /* A script that may ask a client that can answer: its run is a task
+     * (unannounced), so that the call can be answered with the question
+     * while the run goes on. */
+    if (!task && tools_may_ask(tool) && m->caps && json_object_object_get_ex(m->caps, "elicitation", NULL) &&
+        m->app->cfg->exec.limits.input_questions > 0) {
+        task = 1;
+        delay = MCP_TASK_ROUNDS;
+    }
     cleanup_session struct mcp_session ws = {0};
     int rc = call_workspace(m->app->cfg, tool, args, &ws, &refusal);
     bool made = rc == 0 && ws.dir && !tools_arg(args, "workspace");

@@ -3,7 +3,9 @@
  * the call's stream (the SSE answer of its POST; over stdio, a line on
  * stdout), whose id names the question, the call and the run; and the
  * client's response, POSTed apart (any worker takes it), which becomes the
- * script's answer through the run's mailbox (exec_answer). */
+ * script's answer through the run's mailbox (exec_answer). The same
+ * request, without its id, is 2026-07-28's input request (mcp_task.c);
+ * and an elicitation's result, read once for both (mcp__ask_answer). */
 #include "config.h"
 
 #include "mcp_internal.h"
@@ -32,10 +34,12 @@ json_object *mcp__ask_request(const char *version, const char *id, const char *p
     json_object *req = json_object_new_array();
     size_t n;
     cleanup_free char *clean = util_utf8_sanitize(prompt, strlen(prompt), &n);
-    json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
-    json_object_object_add(m, "id", json_object_new_string(id));
+    if (id) {
+        json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+        json_object_object_add(m, "id", json_object_new_string(id));
+    }
     json_object_object_add(m, "method", json_object_new_string("elicitation/create"));
-    if (!strcmp(version, "2025-11-25"))
+    if (strcmp(version, "2025-06-18"))
         json_object_object_add(p, "mode", json_object_new_string("form"));
     json_object_object_add(p, "message", json_object_new_string(clean && n ? clean
                                                                   : "The script asks for its next line of input."));
@@ -82,6 +86,20 @@ static int parse_id(json_object *id, unsigned *n, char key[65], char run_id[WS_I
     return 0;
 }
 
+const char *mcp__ask_answer(json_object *result, size_t *len)
+{
+    json_object *action = NULL, *content = NULL, *answer = NULL;
+    *len = 0;
+    if (!json_object_is_type(result, json_type_object) || !json_object_object_get_ex(result, "action", &action) ||
+        !json_object_is_type(action, json_type_string) || strcmp(json_object_get_string(action), "accept") ||
+        !json_object_object_get_ex(result, "content", &content) || !json_object_is_type(content, json_type_object) ||
+        !json_object_object_get_ex(content, "answer", &answer) || !json_object_is_type(answer, json_type_string) ||
+        (size_t)json_object_get_string_len(answer) > EXEC_ANSWER_MAX)
+        return NULL; /* declined, cancelled, or no line of input: its input is closed */
+    *len = (size_t)json_object_get_string_len(answer);
+    return json_object_get_string(answer);
+}
+
 void mcp__ask_response(const struct app *app, const char *session_dir, json_object *id, json_object *msg)
 {
     unsigned n;
@@ -95,19 +113,10 @@ void mcp__ask_response(const struct app *app, const char *session_dir, json_obje
         log_msg(LOG_LVL_INFO, "an answer to question %u of a run this session has not in flight: ignored", n);
         return;
     }
-    json_object *result = NULL, *action = NULL, *content = NULL, *answer = NULL;
-    const char *text = NULL;
+    json_object *result = NULL;
     size_t len = 0;
-    if (json_object_object_get_ex(msg, "result", &result) && json_object_is_type(result, json_type_object) &&
-        json_object_object_get_ex(result, "action", &action) && json_object_is_type(action, json_type_string) &&
-        !strcmp(json_object_get_string(action), "accept") &&
-        json_object_object_get_ex(result, "content", &content) && json_object_is_type(content, json_type_object) &&
-        json_object_object_get_ex(content, "answer", &answer) && json_object_is_type(answer, json_type_string)) {
-        text = json_object_get_string(answer);
-        len = (size_t)json_object_get_string_len(answer);
-        if (len > EXEC_ANSWER_MAX)
-            text = NULL; /* too long to be a line of input: its input is closed */
-    }
+    json_object_object_get_ex(msg, "result", &result); /* an error response: none, its input is closed */
+    const char *text = mcp__ask_answer(result, &len);
     const struct app_exec *x = app_exec_of(app);
     int rc = x->answer ? x->answer(app->cfg->state_dir, run_id, n, text, len) : -ENOSYS;
     if (rc < 0)

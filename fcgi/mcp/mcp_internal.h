@@ -209,8 +209,13 @@ int mcp__input_seal(const struct cfg *cfg, json_object *result) must_check;
 #define MCP_ASK_ID_MAX (32 + 64 + WS_ID_MAX + 8)
 void mcp__ask_id(char *out, size_t len, unsigned n, const char *key, const char *run_id);
 /* The elicitation/create request (new object) for version's client: the
- * prompt as its message, a schema of one string field, "answer". */
+ * prompt as its message, a schema of one string field, "answer"; with id
+ * NULL, 2026-07-28's input request (method and params alone). */
 json_object *mcp__ask_request(const char *version, const char *id, const char *prompt);
+/* The line of input an elicitation's result (borrowed, may be NULL) gives:
+ * accept's content.answer (borrowed, *len bytes), or NULL (declined,
+ * cancelled, malformed, longer than EXEC_ANSWER_MAX): its input is closed. */
+const char *mcp__ask_answer(json_object *result, size_t *len);
 /* A client's response to one of our requests (a legacy session's):
  * an elicitation/create's answer, accept with content.answer, becomes the
  * answer to the script's question (exec_answer), anything else (decline,
@@ -302,6 +307,18 @@ void mcp__result_add_workspace(json_object *result, const char *wid);
  * it comes), -1 (a tool that must run as a task and the client did not
  * declare the extension: the -32021 error is sent). */
 int mcp__task_mode(struct mcp_2026_req *m, const char *tool, int64_t *delay_ms);
+/* mcp__task_call's delay for a call whose script may ask (a client of
+ * 2026-07-28 that declares elicitation, without the tasks extension): the
+ * run is a task no one is told of, and the call is answered when it ends,
+ * or with an InputRequiredResult when its script asks (multi round-trip
+ * requests; the run goes on, within input_wait). */
+#define MCP_TASK_ROUNDS (-1)
+/* A call again with the requestState of such an answer (state: opened;
+ * tool: the call's): its responses recorded (the script's answer), then
+ * answered as the first call was. 0 when state names no task (the tool's
+ * own state); 1 when m is answered (-32602 for another tool's state, or a
+ * task that is gone). */
+int mcp__task_resume(struct mcp_2026_req *m, const char *tool, json_object *state, json_object *responses);
 /* Serves m's tools/call as a task: the run goes on in a process of its own;
  * the stream carries its notifications until it ends (then its result) or
  * task_after passes (then the task's handle). c is the call's (its level,

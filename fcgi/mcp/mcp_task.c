@@ -258,6 +258,7 @@ struct task_run {
     const char *tool;
     json_object *args;
     int fd;             /* the pipe to the worker; -1 once it is gone */
+    char run_id[WS_ID_MAX + 1]; /* the call's run, once it has one */
 };
 
 static void run_send(struct task_run *r, json_object *m)
@@ -287,12 +288,63 @@ static void run_log(void *ctx, enum tools_level level, const char *logger, const
     run_send(r, mcp__log_msg(&r->c, level, logger, text, len));
 }
 
+/* The script asks (exec_sink.question, through the tools): the task waits
+ * on the client's input, input request input-N, which tasks/update or a
+ * call again with its inputResponses (a multi round-trip request) answers;
+ * run_take_answer hands the answer to the run. */
+static void run_question(void *ctx, const char *run_id, unsigned n, const char *prompt)
+{
+    struct task_run *r = ctx;
+    char key[32];
+    snprintf(key, sizeof key, "input-%u", n);
+    snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+    json_object *reqs = json_object_new_object();
+    json_object_object_add(reqs, key, mcp__ask_request(MCP_REVISION_2026, NULL, prompt));
+    json_object_object_add(r->t.doc, "input_requests", reqs);
+    json_object_object_add(r->t.doc, "question", json_object_new_int64(n));
+    json_object_object_add(r->t.doc, "status", json_object_new_string("input_required"));
+    int rc = task_save(&r->t);
+    if (rc < 0)
+        log_msg(LOG_LVL_ERROR, "task %s: saving its question: %s", r->t.id, strerror(-rc));
+}
+
+/* The client's answer to the script's question, once it came: to the run
+ * (accept's line, or its input closed), and the task working again. */
+static void run_take_answer(struct task_run *r)
+{
+    json_object *q = NULL;
+    if (!json_object_object_get_ex(r->t.doc, "question", &q))
+        return;
+    unsigned n = (unsigned)json_object_get_int64(q);
+    char name[64];
+    snprintf(name, sizeof name, "responses/input-%u", n);
+    cleanup_fd int dfd = open(r->t.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    cleanup_free char *text = NULL;
+    size_t len = 0;
+    if (dfd < 0 || util_read_file_at(dfd, name, MCP_SESSION_FILE_MAX, &text, &len) < 0)
+        return;
+    cleanup_json json_object *res = json_tokener_parse(text);
+    const char *line = mcp__ask_answer(res, &len);
+    const struct app_exec *x = app_exec_of(r->app);
+    int rc = x->answer ? x->answer(r->app->cfg->state_dir, r->run_id, n, line, len) : -ENOSYS;
+    if (rc < 0)
+        log_msg(LOG_LVL_INFO, "task %s: the answer to question %u was not taken: %s", r->t.id, n, strerror(-rc));
+    json_object_object_del(r->t.doc, "question");
+    json_object_object_del(r->t.doc, "input_requests");
+    json_object_object_add(r->t.doc, "status", json_object_new_string("working"));
+    discard(task_save(&r->t)); /* task_view says working once the answer is in, whatever this says */
+}
+
 /* tasks/cancel asked, or the task is gone (reaped, or its state directory
- * removed): nobody can ask for its result any more. */
+ * removed): nobody can ask for its result any more. Polled while the tool
+ * works: the time to take an answer to the script's question too. */
 static bool run_cancelled(void *ctx)
 {
     struct task_run *r = ctx;
-    return task_has(&r->t, "cancel") || access(r->t.dir, F_OK) < 0;
+    if (task_has(&r->t, "cancel") || access(r->t.dir, F_OK) < 0)
+        return true;
+    run_take_answer(r);
+    return false;
 }
 
 static void run_set_run(void *ctx, const char *run_id)
@@ -401,6 +453,9 @@ static int task_runner(void *arg, int fd)
     r->fd = fd;
     struct tools_ctx t;
     mcp__tools_ctx(&r->c, r, &run_callbacks, &t);
+    /* A script's input() asks a client that can answer an elicitation. */
+    if (r->c.client_caps && json_object_object_get_ex(r->c.client_caps, "elicitation", NULL))
+        t.question = run_question;
     json_object *result = NULL;
     enum tools_outcome out = mcp__call_tool(&r->c, &t, r->tool, r->args, &result);
     run_finish(r, out, result);
@@ -493,10 +548,49 @@ static bool forward_lines(struct mcp_2026_req *m, char *buf, size_t *len)
     return done;
 }
 
-/* The worker's part: the runner's notifications onto the stream until it
- * ends or delay_ms passes; the client closing its stream cancels the task. */
+/* A multi round-trip request's answer: the script's question (the task's
+ * input requests still unanswered, left: stolen) and a requestState that
+ * names the task, for the call again. */
+static void answer_input(struct mcp_2026_req *m, const struct task *t, json_object *left)
+{
+    json_object *state = json_object_new_object();
+    json_object_object_add(state, "task", json_object_new_string(t->id));
+    json_object_object_add(state, "tool", json_object_new_string(mcp__json_string(t->doc, "tool")));
+    json_object *r = tools_input_required(left, state);
+    if (mcp__input_seal(m->app->cfg, r) < 0) {
+        json_object_put(r);
+        mcp__2026_error(m, 500, -32603, "Internal error: cannot seal the requestState", NULL);
+        return;
+    }
+    log_msg(LOG_LVL_INFO, "task %s: its script asks: answered input_required", t->id);
+    mcp__2026_answer(m, r);
+}
+
+/* What the task says at a tick of task_wait: 1 when it has ended, 2 when
+ * it waits on the client's input (*left: the requests, new), else 0. */
+static int task_tick(const struct cfg *cfg, const struct task *t, json_object **left)
+{
+    cleanup_task struct task now = {0};
+    *left = NULL;
+    if (task_open(cfg, t->id, &now) < 0)
+        return 1; /* gone: answer_ended says so */
+    task_check_alive(&now);
+    if (terminal(task_status(&now)))
+        return 1;
+    return (*left = outstanding(&now)) ? 2 : 0;
+}
+
+/* The worker's part: the runner's notifications onto the stream (rfd; -1:
+ * none, a call that came back to the task) until it ends or delay_ms
+ * passes; delay_ms MCP_TASK_ROUNDS: until it ends or waits on the
+ * client's input, which a multi round-trip request answers. With a
+ * delay, a task that waits on input is answered as a task at once. The
+ * client closing its stream cancels the task. */
 static void task_wait(struct mcp_2026_req *m, struct task *t, int rfd, int64_t delay_ms)
 {
+    bool rounds = delay_ms == MCP_TASK_ROUNDS;
+    if (rounds)
+        delay_ms = INT64_MAX / 4;
     int64_t deadline = util_now_ms() + delay_ms, last_probe = 0;
     cleanup_free char *buf = malloc(TASK_LINE_MAX);
     size_t len = 0;
@@ -509,8 +603,22 @@ static void task_wait(struct mcp_2026_req *m, struct task *t, int rfd, int64_t d
         m->sse_open = true;
     while (delay_ms > 0 && !done && !eof && util_now_ms() < deadline) {
         struct pollfd p = {.fd = rfd, .events = POLLIN};
-        int left = (int)(deadline - util_now_ms());
-        if (poll(&p, 1, left < TASK_TICK_MS ? (left > 0 ? left : 0) : TASK_TICK_MS) > 0) {
+        int64_t rest = deadline - util_now_ms();
+        int wait = rest < TASK_TICK_MS ? (rest > 0 ? (int)rest : 0) : TASK_TICK_MS;
+        json_object *left = NULL;
+        int now = task_tick(m->app->cfg, t, &left);
+        if (now == 2 && rounds) {
+            answer_input(m, t, left);
+            return;
+        }
+        json_object_put(left);
+        if (now == 2)
+            break; /* the task waits on its client: its handle says so */
+        if (now == 1 && rfd < 0)
+            done = true;
+        if (rfd < 0) {
+            usleep((useconds_t)wait * 1000);
+        } else if (poll(&p, 1, wait) > 0) {
             ssize_t n = read(rfd, buf + len, TASK_LINE_MAX - 1 - len);
             if (n <= 0)
                 eof = true;
@@ -542,6 +650,35 @@ static void task_wait(struct mcp_2026_req *m, struct task *t, int rfd, int64_t d
     json_object_object_add(v, "resultType", json_object_new_string("task"));
     log_msg(LOG_LVL_INFO, "task %s: answered as a task", t->id);
     mcp__2026_answer(m, v);
+}
+
+static int task_update(struct task *t, json_object *answers);
+
+int mcp__task_resume(struct mcp_2026_req *m, const char *tool, json_object *state, json_object *responses)
+{
+    const char *tid = mcp__json_string(state, "task"), *was = mcp__json_string(state, "tool");
+    if (!tid)
+        return 0;
+    cleanup_task struct task t = {0};
+    int rc = !was || strcmp(was, tool) ? -EINVAL : task_open(m->app->cfg, tid, &t);
+    if (rc == -EINVAL) {
+        mcp__2026_error(m, 200, -32602, "Invalid params: this requestState is another tool's", NULL);
+        return 1;
+    }
+    if (rc < 0) {
+        mcp__2026_error(m, 200, -32602, "Invalid params: the run this requestState names is gone (its result was "
+                                        "given, or it was reaped)", NULL);
+        return 1;
+    }
+    task_check_alive(&t);
+    if (!terminal(task_status(&t)) && responses && (rc = task_update(&t, responses)) < 0) {
+        log_msg(LOG_LVL_ERROR, "task %s: recording the answers: %s", t.id, strerror(-rc));
+        mcp__2026_error(m, 500, -32603, "Internal error: cannot record the answers", NULL);
+        return 1;
+    }
+    log_msg(LOG_LVL_INFO, "task %s: the client answers its script", t.id);
+    task_wait(m, &t, -1, MCP_TASK_ROUNDS);
+    return 1;
 }
 
 int mcp__task_call(struct mcp_2026_req *m, struct mcp_call *c, const char *tool, json_object *args, const char *wid,

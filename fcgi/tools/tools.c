@@ -343,6 +343,11 @@ enum tools_task tools_task_support(const struct cfg *cfg, const char *name)
     return cfg->test_fixture_tools ? tools__fixture_task(name) : TOOLS_TASK_NEVER;
 }
 
+bool tools_may_ask(const char *name)
+{
+    return !strcmp(name, "run_code") || !strcmp(name, "run_my_script");
+}
+
 bool tools_task_gathers(const struct cfg *cfg, const char *name)
 {
     return cfg->test_fixture_tools && tools__fixture_gathers(name);

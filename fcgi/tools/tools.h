@@ -84,6 +84,9 @@ enum tools_task tools_task_support(const struct cfg *cfg, const char *name);
  * (InputRequiredResult) before it becomes a task: called without
  * inputResponses it answers at once. None of ours; a fixture does. */
 bool tools_task_gathers(const struct cfg *cfg, const char *name);
+/* Whether the tool runs a script that may ask its user (run_code,
+ * run_my_script; run_cell's kernel does not). */
+bool tools_may_ask(const char *name);
 /* The client capability a tool cannot work without ("sampling"), or NULL:
  * a 2026-07-28 client that does not declare it gets -32021. None of ours
  * needs one; a fixture of the conformance suite does. */

@@ -5,7 +5,9 @@
 # answer as the script's next line, a decline (EOF), a question unanswered
 # within input_wait (EOFError, the result says no_answer), the cap
 # input_questions, the answer route's guards (token, run, question, body),
-# a JSON call, which cannot ask (EOF at once, as before), and MCP's
+# a JSON call, which cannot ask (EOF at once, as before); MCP 2026-07-28's
+# multi round-trip requests (rounds, a tampered requestState, a decline, an
+# answer past input_wait, a client without elicitation); and MCP's legacy
 # elicitation with the official SDK client over HTTP and stdio.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
@@ -138,6 +140,56 @@ STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" -H 'Content-Type: appli
     -d '{"code":"try:\n    input()\nexcept EOFError:\n    print(\"eof\")","timeout":10}' "$BASE/api/run")
 is "$STATUS/$(jb 'r["status"], r["logs"], r["input"]')" '200/["ok", "eof\n", null]' \
     "a JSON call: EOF at once, no input in the result"
+
+# --- MCP 2026-07-28: multi round-trip requests. A client that declares
+# elicitation gets the script's question as an InputRequiredResult; its
+# call again with the answer and the requestState goes on with the run.
+ELICIT='"elicitation":{}'
+# call2026 ARGS_JSON [EXTRA_PARAMS]: tools/call with the token and elicitation.
+call2026() {
+    CAPS=$ELICIT mpost tools/call "\"name\":\"run_code\",\"arguments\":$1${2:+,$2}" -H "$AUTH" -H "Mcp-Name: run_code"
+}
+code_json() { "$PYTHON3" -c 'import json, sys; print(json.dumps({"code": open(sys.argv[1]).read()}))' "$1"; }
+call2026 "$(code_json "$T/two.py")"
+is "$STATUS/$(jb 'r["result"]["resultType"], list(r["result"]["inputRequests"]), r["result"]["inputRequests"]["input-1"]["method"], r["result"]["inputRequests"]["input-1"]["params"]["message"], r["result"]["inputRequests"]["input-1"]["params"]["requestedSchema"]["required"]')" \
+    '200/["input_required", ["input-1"], "elicitation/create", "The script asks for its next line of input.", ["answer"]]' \
+    "2026-07-28: the script's first input() (no input given) is an InputRequiredResult with an elicitation"
+STATE=$(jb 'r["result"]["requestState"]')
+[[ "$STATE" =~ ^rs1\.[0-9a-f]+\.[0-9a-f]{64}$ ]]
+ok $? "with a sealed requestState"
+TAMPERED=$("$PYTHON3" -c 'import sys; s = sys.argv[1]; i = s.index(".") + 3; print(s[:i] + ("0" if s[i] != "0" else "1") + s[i + 1:])' "$STATE")
+call2026 "$(code_json "$T/two.py")" "\"inputResponses\":{\"input-1\":{\"action\":\"accept\",\"content\":{\"answer\":\"x\"}}},\"requestState\":\"$TAMPERED\""
+is "$(jb 'r["error"]["code"]')" -32602 "a tampered requestState: -32602, the run not answered"
+call2026 "$(code_json "$T/two.py")" "\"inputResponses\":{\"input-1\":{\"action\":\"accept\",\"content\":{\"answer\":\"first\"}}},\"requestState\":\"$STATE\""
+is "$(jb 'r["result"]["resultType"], r["result"]["inputRequests"]["input-2"]["params"]["message"]')" \
+    '["input_required", "Your name? "]' "the answer goes to the run; its next input() is the next round, with its prompt"
+STATE=$(jb 'r["result"]["requestState"]')
+call2026 "$(code_json "$T/two.py")" "\"inputResponses\":{\"wrong\":{\"action\":\"accept\",\"content\":{\"answer\":\"x\"}}},\"requestState\":\"$STATE\""
+is "$(jb 'r["result"]["resultType"], list(r["result"]["inputRequests"])')" '["input_required", ["input-2"]]' \
+    "responses without the one asked for: asked again"
+call2026 "$(code_json "$T/two.py")" "\"inputResponses\":{\"input-2\":{\"action\":\"accept\",\"content\":{\"answer\":\"Ada\"}}},\"requestState\":\"$STATE\""
+STATE=$(jb 'r["result"]["requestState"]')
+call2026 "$(code_json "$T/two.py")" "\"inputResponses\":{\"input-3\":{\"action\":\"accept\",\"content\":{\"answer\":\"36\"}}},\"requestState\":\"$STATE\""
+is "$(jb 'r["result"]["resultType"], r["result"]["structuredContent"]["status"], r["result"]["structuredContent"]["logs"].splitlines()[-1], r["result"]["structuredContent"]["input"]')" \
+    '["complete", "ok", "Your name? Age: got first Ada 36", {"questions": 3, "answered": 3, "closed": null}]' \
+    "the last round: the run's result, every answer a line of its input"
+call2026 "$(code_json "$T/two.py")" "\"inputResponses\":{\"input-3\":{\"action\":\"accept\",\"content\":{\"answer\":\"36\"}}},\"requestState\":\"$STATE\""
+is "$(jb 'r["error"]["code"]')" -32602 "the same state once the result was given: -32602 (the run is gone)"
+call2026 "$(code_json "$T/one.py")"
+STATE=$(jb 'r["result"]["requestState"]')
+call2026 "$(code_json "$T/one.py")" "\"inputResponses\":{\"input-1\":{\"action\":\"decline\"}},\"requestState\":\"$STATE\""
+is "$(jb 'r["result"]["structuredContent"]["status"], "EOF seen" in r["result"]["structuredContent"]["logs"], r["result"]["structuredContent"]["input"]["closed"]')" \
+    '["ok", true, "declined"]' "2026-07-28: a decline is EOF"
+call2026 "$(code_json "$T/wait.py")"
+STATE=$(jb 'r["result"]["requestState"]')
+sleep 4 # past input_wait (3 s): the run ended without its answer
+call2026 "$(code_json "$T/wait.py")" "\"inputResponses\":{\"input-1\":{\"action\":\"accept\",\"content\":{\"answer\":\"late\"}}},\"requestState\":\"$STATE\""
+is "$(jb 'r["result"]["structuredContent"]["status"], "EOFError" in r["result"]["structuredContent"]["logs"], r["result"]["structuredContent"]["input"]')" \
+    '["error", true, {"questions": 1, "answered": 0, "closed": "no_answer"}]' \
+    "2026-07-28: an answer after input_wait finds the run ended: EOFError, no_answer"
+CAPS= mpost tools/call "\"name\":\"run_code\",\"arguments\":$(code_json "$T/one.py")" -H "$AUTH" -H "Mcp-Name: run_code"
+is "$(jb 'r["result"]["resultType"], "EOF seen" in r["result"]["structuredContent"]["logs"], r["result"]["structuredContent"]["input"]')" \
+    '["complete", true, null]' "2026-07-28 without elicitation: EOF at once, never asked"
 
 # --- MCP: the official SDK client answers through elicitation, over
 # Streamable HTTP and over stdio (its own TAP, counted here as one case each)
