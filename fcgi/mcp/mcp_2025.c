@@ -135,16 +135,18 @@ static void initialize(struct mcp_2025_req *p, json_object *id, json_object *par
         json_object_put(e);
         return;
     }
-    /* A client that can answer elicitation/create: a script's input()
-     * becomes a question to it (2025-06-18 on: the capability came then). */
-    json_object *caps = NULL, *el = NULL;
-    if (params && strcmp(version, "2025-03-26") && json_object_object_get_ex(params, "capabilities", &caps) &&
-        json_object_is_type(caps, json_type_object) && json_object_object_get_ex(caps, "elicitation", &el) &&
-        json_object_is_type(el, json_type_object)) {
-        json_object_object_add(s.doc, "elicitation", json_object_new_boolean(true));
-        if ((rc = mcp__session_write(&s)) < 0)
-            log_msg(LOG_LVL_WARN, "session %s: saving its elicitation capability: %s", s.id, strerror(-rc));
-    }
+    /* What the client can answer, of what a server may ask (elicitation/create:
+     * a script's input() becomes a question; 2025-06-18 on, the capability
+     * came then), kept as names alone: client_caps {"elicitation": {}, ...}. */
+    static const char *const askable[] = {"elicitation", "sampling", "roots"};
+    json_object *caps = NULL, *cv = NULL, *kept = json_object_new_object();
+    for (size_t i = 0; params && strcmp(version, "2025-03-26") && i < ARRAY_SIZE(askable); i++)
+        if (json_object_object_get_ex(params, "capabilities", &caps) && json_object_is_type(caps, json_type_object) &&
+            json_object_object_get_ex(caps, askable[i], &cv) && json_object_is_type(cv, json_type_object))
+            json_object_object_add(kept, askable[i], json_object_new_object());
+    json_object_object_add(s.doc, "client_caps", kept);
+    if ((rc = mcp__session_write(&s)) < 0)
+        log_msg(LOG_LVL_WARN, "session %s: saving its client's capabilities: %s", s.id, strerror(-rc));
     log_msg(LOG_LVL_INFO, "session %s: initialize, revision %s", s.id, version);
     discard(http_add_header(p->resp, "Mcp-Session-Id", "%s", s.id));
     json_object *r = mcp__rpc_result(id, initialize_result(version));

@@ -33,8 +33,11 @@ json_object *mcp__2025_call(struct mcp_2025_req *p, json_object *id, json_object
         .progress_token = token,
         .last_flush_ms = util_now_ms(),
     };
-    json_object *el = NULL;
-    c.can_ask = json_object_object_get_ex(p->s.doc, "elicitation", &el) && json_object_get_boolean(el);
+    if (json_object_object_get_ex(p->s.doc, "client_caps", &c.client_caps) &&
+        json_object_is_type(c.client_caps, json_type_object))
+        c.can_ask = json_object_object_get_ex(c.client_caps, "elicitation", NULL);
+    else
+        c.client_caps = NULL;
     mcp__id_key(id, c.key);
     http_base_url(p->req, p->app->cfg->public_url, c.base_url, sizeof c.base_url);
     struct tools_ctx t;

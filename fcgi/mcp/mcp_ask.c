@@ -15,9 +15,101 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MCP_ASK_PREFIX "runmyscript-ask:"
+#define MCP_REQ_PREFIX "runmyscript-req:" /* a tool's own request (tools_ctx.ask): KEY:NAME */
+#define MCP_REPLY_MAX (1u << 20)           /* bytes of a client's response kept for a tool */
+
+/* A name an input request may have in a file name: its key. */
+static bool name_ok(const char *k)
+{
+    size_t n = strlen(k);
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", k[i]))
+            return false;
+    return true;
+}
+
+json_object *mcp__req_message(const char *key, const char *name, json_object *request)
+{
+    char id[32 + 64 + 70];
+    json_object *method = NULL, *params = NULL;
+    if (!name_ok(name) || !json_object_object_get_ex(request, "method", &method))
+        return NULL;
+    snprintf(id, sizeof id, MCP_REQ_PREFIX "%s:%s", key, name);
+    json_object *m = json_object_new_object();
+    json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(m, "id", json_object_new_string(id));
+    json_object_object_add(m, "method", json_object_get(method));
+    if (json_object_object_get_ex(request, "params", &params))
+        json_object_object_add(m, "params", json_object_get(params));
+    return m;
+}
+
+int mcp__req_replies(const char *session_dir, const char *key, json_object *requests, json_object **responses)
+{
+    char path[4096];
+    *responses = NULL;
+    snprintf(path, sizeof path, "%s/replies", session_dir);
+    cleanup_fd int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    json_object_object_foreach(requests, k, v)
+    {
+        (void)v;
+        snprintf(path, sizeof path, "%s.%s", key, k);
+        if (faccessat(dfd, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+            return 0;
+    }
+    json_object *out = json_object_new_object();
+    json_object_object_foreach(requests, k2, v2)
+    {
+        (void)v2;
+        cleanup_free char *text = NULL;
+        size_t len;
+        snprintf(path, sizeof path, "%s.%s", key, k2);
+        if (util_read_file_at(dfd, path, MCP_REPLY_MAX, &text, &len) == 0)
+            json_object_object_add(out, k2, json_tokener_parse(text));
+        discard(unlinkat(dfd, path, 0));
+    }
+    *responses = out;
+    return 1;
+}
+
+/* A response to a tool's own request: kept for the tool while its call is
+ * in flight (calls/KEY), in replies/KEY.NAME. */
+static void req_response(const char *session_dir, const char *s, json_object *msg)
+{
+    char key[65], path[4096];
+    const char *colon = strchr(s, ':');
+    if (!colon || colon - s != 64 || !name_ok(colon + 1))
+        return;
+    memcpy(key, s, 64);
+    key[64] = '\0';
+    for (int i = 0; i < 64; i++)
+        if (!strchr("0123456789abcdef", key[i]))
+            return;
+    snprintf(path, sizeof path, "%s/calls/%s", session_dir, key);
+    if (access(path, F_OK) < 0)
+        return; /* no such call in flight */
+    snprintf(path, sizeof path, "%s/replies", session_dir);
+    if (mkdir(path, 0700) < 0 && errno != EEXIST)
+        return;
+    cleanup_fd int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(msg, "result", &v))
+        json_object_object_get_ex(msg, "error", &v); /* the tool sees an error as what it is */
+    size_t n;
+    const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+    n = strlen(text);
+    snprintf(path, sizeof path, "%s.%s", key, colon + 1);
+    if (dfd >= 0 && n <= MCP_REPLY_MAX)
+        discard(util_write_file_published(dfd, path, text, n, 0600));
+}
 
 void mcp__ask_id(char *out, size_t len, unsigned n, const char *key, const char *run_id)
 {
@@ -104,6 +196,11 @@ void mcp__ask_response(const struct app *app, const char *session_dir, json_obje
 {
     unsigned n;
     char key[65], run_id[WS_ID_MAX + 1], path[4096], name[MCP_CALL_RUN_NAME_MAX];
+    if (json_object_is_type(id, json_type_string) &&
+        !strncmp(json_object_get_string(id), MCP_REQ_PREFIX, sizeof MCP_REQ_PREFIX - 1)) {
+        req_response(session_dir, json_object_get_string(id) + sizeof MCP_REQ_PREFIX - 1, msg);
+        return;
+    }
     if (parse_id(id, &n, key, run_id) < 0)
         return; /* not a request of ours */
     /* The session's own call in flight, and its run: calls/.KEY.RUNID. */

@@ -267,12 +267,35 @@ static void ctx_set_run(void *ctx, const char *run_id)
     mcp__call_set_run(ctx, run_id);
 }
 
+/* A tool asks the client: in a legacy session, requests of its own on
+ * the call's stream, whose responses (POSTed apart, any worker takes them:
+ * mcp_ask.c) it waits for, at most input_wait. 2026-07-28 asks in rounds
+ * (InputRequiredResult) or through a task instead. */
 static int ctx_ask(void *ctx, json_object *requests, json_object **responses)
 {
-    (void)ctx;
-    (void)requests;
+    struct mcp_call *c = ctx;
     *responses = NULL;
-    return -ENOTSUP; /* only a task can wait for the client's input */
+    if (c->is_2026 || !c->sse || !c->session_dir)
+        return -ENOTSUP;
+    json_object_object_foreach(requests, k, v)
+    {
+        json_object *m = mcp__req_message(c->key, k, v);
+        if (!m)
+            return -EINVAL;
+        call_send(c, m, true);
+        json_object_put(m);
+    }
+    int64_t give_up = util_now_ms() + c->app->cfg->exec.limits.input_wait_ms;
+    for (;;) {
+        int rc = mcp__req_replies(c->session_dir, c->key, requests, responses);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+        if (call_cancelled(c))
+            return -ECANCELED;
+        if (util_now_ms() > give_up)
+            return -ETIMEDOUT;
+        usleep(20000);
+    }
 }
 
 /* The script asks: elicitation/create on the call's stream, flushed. */

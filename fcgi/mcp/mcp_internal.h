@@ -216,6 +216,15 @@ json_object *mcp__ask_request(const char *version, const char *id, const char *p
  * accept's content.answer (borrowed, *len bytes), or NULL (declined,
  * cancelled, malformed, longer than EXEC_ANSWER_MAX): its input is closed. */
 const char *mcp__ask_answer(json_object *result, size_t *len);
+/* A tool's own request to the client in a legacy session (tools_ctx.ask):
+ * the JSON-RPC request (new) for input request name (its key in the tool's
+ * requests: letters, digits, _ and -) of request {method, params}, of the
+ * call key; NULL for a name that cannot be one. */
+json_object *mcp__req_message(const char *key, const char *name, json_object *request);
+/* The client's responses to every request of requests (borrowed) of the
+ * call key, once all came (1, *responses new: each the response's result,
+ * or its error), taken away; 0 while some are missing; -errno. */
+int mcp__req_replies(const char *session_dir, const char *key, json_object *requests, json_object **responses);
 /* A client's response to one of our requests (a legacy session's):
  * an elicitation/create's answer, accept with content.answer, becomes the
  * answer to the script's question (exec_answer), anything else (decline,

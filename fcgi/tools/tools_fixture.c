@@ -21,6 +21,10 @@ static const char greet_input[] =
     "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}}, \"required\": [\"name\"]}";
 static const char slow_input[] = "{\"type\": \"object\", \"properties\": {\"seconds\": {\"type\": \"number\"}, "
                                  "\"label\": {\"type\": \"string\"}}}";
+static const char message_input[] =
+    "{\"type\": \"object\", \"properties\": {\"message\": {\"type\": \"string\"}}, \"required\": [\"message\"]}";
+static const char prompt_input[] =
+    "{\"type\": \"object\", \"properties\": {\"prompt\": {\"type\": \"string\"}}, \"required\": [\"prompt\"]}";
 static const char file_input[] =
     "{\"type\": \"object\", \"properties\": {\"filename\": {\"type\": \"string\"}}}";
 
@@ -83,6 +87,15 @@ const struct tools_def tools__fixture_defs[] = {
      tools__schema_empty_input, NULL, NULL, true, false},
     {"test_tool_with_task", NULL, "Test fixture: asks the client's name in rounds, then greets as a task.",
      tools__schema_empty_input, NULL, NULL, true, false},
+    /* Requests to the client on a legacy call's stream. */
+    {"test_elicitation", NULL, "Test fixture: asks the client's user (elicitation/create), then says the answer.",
+     message_input, NULL, NULL, true, false},
+    {"test_elicitation_sep1034_defaults", NULL, "Test fixture: an elicitation whose fields have defaults.",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_elicitation_sep1330_enums", NULL, "Test fixture: an elicitation with every kind of enum.",
+     tools__schema_empty_input, NULL, NULL, true, false},
+    {"test_sampling", NULL, "Test fixture: asks the client's model (sampling/createMessage), then says its answer.",
+     prompt_input, NULL, NULL, true, false},
 };
 
 enum tools_task tools__fixture_task(const char *name)
@@ -318,6 +331,83 @@ static int input_fixture(const struct tools_ctx *c, const char *name, json_objec
     return 0;
 }
 
+/* ------------------------------------------- requests on a legacy stream */
+
+/* An elicitation/create request with a schema (JSON text) as it is. */
+static json_object *elicit_schema(const char *message, const char *schema)
+{
+    json_object *r = json_object_new_object(), *p = json_object_new_object();
+    json_object_object_add(r, "method", json_object_new_string("elicitation/create"));
+    json_object_object_add(p, "message", json_object_new_string(message));
+    json_object_object_add(p, "requestedSchema", json_tokener_parse(schema));
+    json_object_object_add(r, "params", p);
+    return r;
+}
+
+static const char contact_schema[] =
+    "{\"type\": \"object\", \"properties\": {\"username\": {\"type\": \"string\", \"description\": \"User's response\"}, "
+    "\"email\": {\"type\": \"string\", \"description\": \"User's email address\"}}, \"required\": [\"username\", \"email\"]}";
+static const char defaults_schema[] =
+    "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\", \"default\": \"John Doe\"}, "
+    "\"age\": {\"type\": \"integer\", \"default\": 30}, \"score\": {\"type\": \"number\", \"default\": 95.5}, "
+    "\"status\": {\"type\": \"string\", \"enum\": [\"active\", \"inactive\", \"pending\"], \"default\": \"active\"}, "
+    "\"verified\": {\"type\": \"boolean\", \"default\": true}}}";
+static const char enums_schema[] =
+    "{\"type\": \"object\", \"properties\": {"
+    "\"untitledSingle\": {\"type\": \"string\", \"enum\": [\"option1\", \"option2\", \"option3\"]}, "
+    "\"titledSingle\": {\"type\": \"string\", \"oneOf\": [{\"const\": \"value1\", \"title\": \"First Option\"}, "
+    "{\"const\": \"value2\", \"title\": \"Second Option\"}, {\"const\": \"value3\", \"title\": \"Third Option\"}]}, "
+    "\"legacyEnum\": {\"type\": \"string\", \"enum\": [\"opt1\", \"opt2\", \"opt3\"], "
+    "\"enumNames\": [\"Option One\", \"Option Two\", \"Option Three\"]}, "
+    "\"untitledMulti\": {\"type\": \"array\", \"items\": {\"type\": \"string\", \"enum\": [\"option1\", \"option2\", \"option3\"]}}, "
+    "\"titledMulti\": {\"type\": \"array\", \"items\": {\"anyOf\": [{\"const\": \"value1\", \"title\": \"First Choice\"}, "
+    "{\"const\": \"value2\", \"title\": \"Second Choice\"}, {\"const\": \"value3\", \"title\": \"Third Choice\"}]}}}}";
+
+/* The legacy request fixtures: 0 with *result, -ECANCELED, or -ENOENT. */
+static int request_fixture(const struct tools_ctx *c, const char *name, json_object *args, json_object **result)
+{
+    char text[2048];
+    const char *need = "elicitation", *say = "Elicitation completed";
+    json_object *req, *v = NULL;
+    if (!strcmp(name, "test_elicitation")) {
+        v = tools__get_arg(args, "message");
+        req = elicit_schema(v ? json_object_get_string(v) : "Please provide your information", contact_schema);
+        say = "User response";
+    } else if (!strcmp(name, "test_elicitation_sep1034_defaults")) {
+        req = elicit_schema("Please review and update the form fields with defaults", defaults_schema);
+    } else if (!strcmp(name, "test_elicitation_sep1330_enums")) {
+        req = elicit_schema("Please select options from the enum fields", enums_schema);
+    } else if (!strcmp(name, "test_sampling")) {
+        v = tools__get_arg(args, "prompt");
+        req = sampling(v ? json_object_get_string(v) : "Hello", 100);
+        need = "sampling";
+        say = "LLM response";
+    } else {
+        return -ENOENT;
+    }
+    if (!c->client_caps || !json_object_object_get_ex(c->client_caps, need, NULL)) {
+        json_object_put(req);
+        *result = tools__simple_result("the client did not declare the capability this fixture needs", true, NULL);
+        return 0;
+    }
+    json_object *reqs = json_object_new_object(), *answers = NULL;
+    json_object_object_add(reqs, "r", req);
+    int rc = c->ask ? c->ask(c->ctx, reqs, &answers) : -ENOTSUP;
+    json_object_put(reqs);
+    if (rc == -ECANCELED)
+        return rc;
+    if (rc < 0) {
+        *result = tools__simple_result("the client's answer did not come", true, NULL);
+        return 0;
+    }
+    json_object *a = NULL;
+    json_object_object_get_ex(answers, "r", &a);
+    snprintf(text, sizeof text, "%s: %.1900s", say, a ? json_object_to_json_string(a) : "none");
+    json_object_put(answers);
+    *result = tools__simple_result(text, false, NULL);
+    return 0;
+}
+
 /* The tasks extension's fixtures: 0 with *result, -ECANCELED, -EIO (the
  * protocol_error_job), or -ENOENT (not one of them). */
 static int task_fixture(const struct tools_ctx *c, const char *name, json_object *args, json_object **result)
@@ -370,6 +460,8 @@ int tools__fixture_call(const struct tools_ctx *c, const char *name, json_object
     if (trc != -ENOENT)
         return trc;
     if ((trc = input_fixture(c, name, result)) != -ENOENT)
+        return trc;
+    if ((trc = request_fixture(c, name, args, result)) != -ENOENT)
         return trc;
     json_object *content = json_object_new_array();
     if (!strcmp(name, "test_simple_text")) {
