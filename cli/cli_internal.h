@@ -105,6 +105,14 @@ struct cli__term {
     enum result_stream last;
     struct cli__esc esc_state[RESULT_STREAM_SYSTEM + 1]; /* one per stream */
     int64_t started_ms; /* util_now_ms() at cli__term_start: a run that never started says how long it took */
+    /* The script asks its user (cli__term_ask): our stdin's next line is
+     * its answer, end of file its input closed. */
+    const char *state_dir;   /* NULL: the script is not asked (stdin is the script's or its input) */
+    const struct result *r;  /* the run's: its id */
+    unsigned pending;        /* the question waiting, 0: none */
+    bool stdin_eof;
+    char line[EXEC_ANSWER_MAX + 2]; /* what stdin gave of the next answer */
+    size_t have;
 };
 
 /* Starts t for stdout and stderr as they are (escaped as mode says), and
@@ -116,6 +124,11 @@ void cli__term_start(struct cli__term *t, enum cli__escape mode);
 /* The sink for exec_run(): with json, only the cancelling (the log is in
  * the JSON); else the live log and the install lines too. Borrows t. */
 struct exec_sink cli__term_sink(struct cli__term *t, bool json);
+/* Lets the script of r ask its user through our stdin (the terminal, or a
+ * pipe): each line of it answers a question of the script's input(); its
+ * end closes the script's input. For a run whose stdin is neither the
+ * script nor its input. Borrows state_dir and r. */
+void cli__term_ask(struct cli__term *t, const char *state_dir, const struct result *r);
 
 /* Ends the live log: a newline when its last line had none. */
 void cli__term_end(struct cli__term *t, bool json);

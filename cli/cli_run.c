@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CLI_REQ_FILE_MAX (1u << 20) /* bytes of a -r file */
@@ -434,6 +435,16 @@ static int run_and_report(const struct run_args *a, const struct exec_spec *spec
 {
     char err[CLI__ERR_MAX];
     cleanup_free char *dest = NULL;
+    /* Our stdin, when it is neither the script nor its input, is what the
+     * script's input() reads past its input: a terminal we also show the
+     * log on, a pipe, a file (not /dev/null, nor a terminal whose user
+     * does not see the prompt). */
+    bool stdin_taken = !strcmp(a->script, "-") || (a->input_file && !strcmp(a->input_file, "-"));
+    struct stat st;
+    bool can = fstat(0, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISREG(st.st_mode) ||
+                                      (isatty(0) && isatty(1) && !a->json));
+    if (!stdin_taken && can)
+        cli__term_ask(t, spec->cfg->state_dir, r);
     struct exec_sink sink = cli__term_sink(t, a->json);
     int rc = exec_run(spec, &sink, r);
     cli__term_end(t, a->json);

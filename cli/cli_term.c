@@ -8,6 +8,7 @@
 #include "cli_internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,9 +130,58 @@ static void term_output(void *ctx, enum result_stream stream, const char *data, 
     fflush(stdout);
 }
 
+void cli__term_ask(struct cli__term *t, const char *state_dir, const struct result *r)
+{
+    t->state_dir = state_dir;
+    t->r = r;
+}
+
+static void term_question(void *ctx, unsigned n, const char *prompt)
+{
+    struct cli__term *t = ctx;
+    (void)prompt; /* the log showed it, as input() printed it */
+    t->pending = n;
+}
+
+/* The answer to the pending question, once stdin has a line (or ended):
+ * what is there is read without waiting, so that the watch goes on. */
+static void term_answer(struct cli__term *t)
+{
+    struct pollfd p = {.fd = 0, .events = POLLIN};
+    while (!t->stdin_eof && t->have < sizeof t->line - 1 && !memchr(t->line, '\n', t->have) &&
+           poll(&p, 1, 0) > 0) {
+        ssize_t n = read(0, t->line + t->have, sizeof t->line - 1 - t->have);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            t->stdin_eof = true;
+        else
+            t->have += (size_t)n;
+    }
+    char *nl = memchr(t->line, '\n', t->have);
+    if (!nl && !t->stdin_eof && t->have < sizeof t->line - 1)
+        return; /* not a whole line yet */
+    size_t len = nl ? (size_t)(nl - t->line) : t->have;
+    const char *text = len || !t->stdin_eof ? t->line : NULL; /* stdin at its end: the script's input ends */
+    if (len > EXEC_ANSWER_MAX)
+        len = EXEC_ANSWER_MAX;
+    int rc = exec_answer(t->state_dir, t->r->run_id, t->pending, text, len);
+    if (rc < 0)
+        log_msg(LOG_LVL_DEBUG, "answering the script: %s", strerror(-rc));
+    size_t used = nl ? len + 1 : t->have;
+    if (used > t->have)
+        used = t->have;
+    memmove(t->line, t->line + used, t->have - used);
+    t->have -= used;
+    t->pending = 0;
+}
+
+/* Polled a few times a second: the cancel, and the answer the script waits on. */
 static bool term_cancelled(void *ctx)
 {
-    (void)ctx;
+    struct cli__term *t = ctx;
+    if (t->pending)
+        term_answer(t);
     return interrupted != 0;
 }
 
@@ -164,6 +214,7 @@ struct exec_sink cli__term_sink(struct cli__term *t, bool json)
         .phase = json ? NULL : term_phase,
         .install_line = json ? NULL : term_install_line,
         .cancelled = term_cancelled,
+        .question = t->state_dir ? term_question : NULL,
     };
 }
 

@@ -2,6 +2,10 @@
 # at the end. Every test gets its own temporary directory and state dir,
 # removed on exit.
 set -u
+# Never the terminal make was started from: a script's input() in
+# `runmyscript run` reads the CLI's own stdin (a test that wants to answer
+# it gives its own).
+exec </dev/null
 TAP_N=0
 TAP_FAILED=0
 : "${RUNMYSCRIPT:?RUNMYSCRIPT must point at the built program}"
