@@ -20,7 +20,9 @@
  *   bit 3     Accept: text/event-stream too (tools/call streams); with 2:
  *             the Mcp-Session-Id of a live session, so that REST is PATH
  *             in its output/ (PRIMS's form of the route)
- *   bits 4-5  the session's revision: 2025-03-26, 2025-06-18, 2025-11-25 (x2)
+ *   bits 4-5  the session's revision: 2025-03-26, 2025-06-18, 2025-11-25 (x2);
+ *             with 3 and bit 2 clear, bit 4: POST /api/run/RUNID/input (the
+ *             fixed run's question answered) instead of /api/run
  *   bit 6     /mcp: DELETE (bit 7 clear) or GET (bit 7 set) instead of POST;
  *             /artifacts/: runmyscript sends the file (accel_redirect off)
  *   bit 7     with bit 6 clear: MCP-Protocol-Version from the session
@@ -359,7 +361,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 3:
-        if (!(flags & 4)) {
+        if (!(flags & 4) && (flags & 16)) {
+            resp = serve(&cfg, "POST", "/api/run/" RUN_ID "/input", NULL, NULL, false, body, len, "application/json");
+        } else if (!(flags & 4)) {
             resp = serve(&cfg, "POST", "/api/run", NULL, NULL, false, body, len, "application/json");
         } else if (!(flags & 64)) {
             resp = serve(&cfg, "POST", "/api/cell", NULL, NULL, flags & 8, body, len, "application/json");

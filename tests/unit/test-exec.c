@@ -52,7 +52,8 @@ static void test_limits(void)
        "the workspace's bound holds output/'s: workspace_* at least output_*");
     const char *keys[] = {"timeout", "cpu_time", "memory", "file_size", "open_files", "processes",
                           "log_bytes", "output_bytes", "output_files", "kill_grace", "tmp_bytes", "tmp_files",
-                          "code_bytes", "input_bytes", "install_time", "workspace_bytes", "workspace_files", "value_bytes"};
+                          "code_bytes", "input_bytes", "install_time", "workspace_bytes", "workspace_files", "value_bytes",
+                          "input_wait", "input_questions"};
     int found = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const struct key_def *d = exec_limit_find(keys[i]);
@@ -198,6 +199,58 @@ static void test_orphan_node_id(void)
     discard(system(cmd));
 }
 
+/* A run's mailbox of questions, from the side of whoever answers:
+ * exec_question reads the question waiting, exec_answer refuses what does
+ * not fit it (no such run, a finished one, another question, too long). */
+static void test_mailbox(void)
+{
+    char tmp[] = "/tmp/rms-test-exec-XXXXXX";
+    if (!mkdtemp(tmp)) {
+        ok(0, "mkdtemp");
+        return;
+    }
+    char state[300], run[400], path[500];
+    snprintf(state, sizeof state, "%s/state", tmp);
+    is_int(ws_init_state(state), 0, "mailbox: the state directory");
+    const char *id = "0123456789abcdef0123456789abcdef";
+    unsigned n = 9;
+    char *q = NULL;
+    is_int(exec_question(state, "../x", &n, &q), -ENOENT, "mailbox: not an id: ENOENT");
+    is_int(exec_answer(state, id, 1, "x", 1), -ENOENT, "mailbox: no such run: ENOENT");
+    snprintf(run, sizeof run, "%s/runs/%s", state, id);
+    is_int(mkdir(run, 0700), 0, "mailbox: a run");
+    is_int(exec_question(state, id, &n, &q), -ESRCH, "mailbox: it asks nothing: ESRCH");
+    is_int(exec_answer(state, id, 1, "x", 1), -ESRCH, "mailbox: and takes no answer");
+    snprintf(path, sizeof path, "%s/question", run);
+    FILE *f = fopen(path, "w");
+    fputs("2\nYour name? ", f);
+    fclose(f);
+    is_int(exec_question(state, id, &n, &q), 0, "mailbox: a question waiting");
+    is_int((int)n, 2, "mailbox: its number");
+    is_str(q, "Your name? ", "mailbox: its prompt");
+    free(q);
+    is_int(exec_answer(state, id, 1, "x", 1), -ESTALE, "mailbox: an answer to another question: ESTALE");
+    char big[EXEC_ANSWER_MAX + 2];
+    memset(big, 'a', sizeof big);
+    is_int(exec_answer(state, id, 2, big, sizeof big), -E2BIG, "mailbox: past EXEC_ANSWER_MAX: E2BIG");
+    is_int(exec_answer(state, id, 2, "Ada", 3), 0, "mailbox: the answer");
+    char *text = slurp(run, "answer");
+    ok(text && !memcmp(text, "2\n+Ada", 6), "mailbox: RUN/answer holds the number and the line");
+    free(text);
+    is_int(exec_answer(state, id, 2, NULL, 0), 0, "mailbox: a decline replaces it");
+    text = slurp(run, "answer");
+    ok(text && !strcmp(text, "2\n-"), "mailbox: a decline is the number and -");
+    free(text);
+    snprintf(path, sizeof path, "%s/result.json", run);
+    f = fopen(path, "w");
+    fputs("{}", f);
+    fclose(f);
+    is_int(exec_answer(state, id, 2, "late", 4), -EALREADY, "mailbox: a finished run: EALREADY");
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    discard(system(cmd));
+}
+
 /* The outcome of exec_run for each way a call ends (enum exec_outcome),
  * the errno beside it as the cause, and what is made for it. */
 static int stop_accepted(void *ctx)
@@ -287,6 +340,7 @@ int main(void)
 {
     test_outcomes();
     test_orphan_node_id();
+    test_mailbox();
     test_session_snapshot();
     test_log();
     test_limits();
