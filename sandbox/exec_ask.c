@@ -28,6 +28,23 @@
 
 #define EXEC_ASK_PIPE_MIN 65536 /* a pipe's default size: an answer always fits in an empty one */
 
+/* Reads the mailbox's file name of the run directory dfd: a regular file
+ * only, opened without waiting. The script can write its run directory
+ * (it is /work for a run alone): a FIFO or a device put there must not
+ * hold the watch, or a worker that answers, for ever. */
+static int read_box(int dfd, const char *name, size_t max, char **buf, size_t *len)
+{
+    cleanup_fd int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EINVAL;
+    return util_read_fd(fd, max, buf, len);
+}
+
 bool exec__ask_wanted(const struct run *run)
 {
     return !run->kernel && run->sink && run->sink->question && run->spec->limits.input_questions > 0;
@@ -122,7 +139,7 @@ static int take_answer(struct run *run, struct exec_ask *a, char **text, size_t 
     size_t n = 0;
     *text = NULL;
     *len = 0;
-    if (util_read_file_at(run->run_fd, "answer", EXEC_ANSWER_MAX + 32, &buf, &n) < 0)
+    if (read_box(run->run_fd, "answer", EXEC_ANSWER_MAX + 32, &buf, &n) < 0)
         return 0;
     discard(unlinkat(run->run_fd, "answer", 0));
     char *nl = memchr(buf, '\n', n);
@@ -250,7 +267,7 @@ int exec_question(const char *state_dir, const char *run_id, unsigned *n, char *
         return rc;
     char *buf = NULL;
     size_t len = 0;
-    rc = util_read_file_at(dfd, "question", EXEC_QUESTION_MAX + 32, &buf, &len);
+    rc = read_box(dfd, "question", EXEC_QUESTION_MAX + 32, &buf, &len);
     if (rc < 0)
         return rc == -ENOENT ? -ESRCH : rc;
     char *nl = strchr(buf, '\n');

@@ -114,6 +114,22 @@ is "$(result wait 'r["status"], "EOFError" in r["logs"], "input_wait" in r["logs
     '["error", true, true, {"questions": 1, "answered": 0, "closed": "no_answer"}]' \
     "unanswered within input_wait: EOFError, a line in the log, input.closed no_answer"
 
+# --- a hostile script: its run directory (its working directory) holds the
+# mailbox; a FIFO in place of the answer must not hold the watch
+cat >"$T/fifo.py" <<'EOF'
+import os
+os.mkfifo("answer")
+try:
+    input("Hold? ")
+except EOFError:
+    print("still EOF in time")
+EOF
+start fifo "$T/fifo.py"
+question fifo 1
+wait "$CURL"
+is "$(result fifo 'r["status"], "still EOF in time" in r["logs"], r["input"]["closed"]')" '["ok", true, "no_answer"]' \
+    "a FIFO named answer in the run directory: the watch goes on, input_wait closes the input"
+
 # --- input_questions: the question past it is not asked
 cat >"$T/many.py" <<'EOF'
 n = 0
