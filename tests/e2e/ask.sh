@@ -207,6 +207,25 @@ CAPS= mpost tools/call "\"name\":\"run_code\",\"arguments\":$(code_json "$T/one.
 is "$(jb 'r["result"]["resultType"], "EOF seen" in r["result"]["structuredContent"]["logs"], r["result"]["structuredContent"]["input"]')" \
     '["complete", true, null]' "2026-07-28 without elicitation: EOF at once, never asked"
 
+# The tasks surface: a client with the tasks extension gets a task, which
+# waits on input_required with the script's question; tasks/update answers.
+CAPS="$ELICIT,$TASKS_CAP" mpost tools/call "\"name\":\"run_code\",\"arguments\":$(code_json "$T/one.py")" -H "$AUTH" -H "Mcp-Name: run_code"
+TID=$(jb 'r["result"].get("taskId", "")')
+is "$(jb 'r["result"]["resultType"]')" task "2026-07-28 with the tasks extension: a script that asks makes the call a task at once"
+CAPS="$ELICIT,$TASKS_CAP" mpost tasks/get "\"taskId\":\"$TID\"" -H "$AUTH" -H "Mcp-Name: $TID"
+is "$(jb 'r["result"]["status"], list(r["result"]["inputRequests"]), r["result"]["inputRequests"]["input-1"]["params"]["message"]')" \
+    '["input_required", ["input-1"], "Anything? "]' "tasks/get: input_required, the script's question as its input request"
+CAPS="$ELICIT,$TASKS_CAP" mpost tasks/update "\"taskId\":\"$TID\",\"inputResponses\":{\"input-1\":{\"action\":\"accept\",\"content\":{\"answer\":\"yes\"}}}" \
+    -H "$AUTH" -H "Mcp-Name: $TID"
+is "$(jb 'r["result"]["resultType"]')" complete "tasks/update takes the answer"
+for i in $(seq 100); do
+    CAPS="$ELICIT,$TASKS_CAP" mpost tasks/get "\"taskId\":\"$TID\"" -H "$AUTH" -H "Mcp-Name: $TID"
+    [ "$(jb 'r["result"]["status"]')" = completed ] && break
+    sleep 0.2
+done
+is "$(jb 'r["result"]["status"], r["result"]["result"]["structuredContent"]["input"]')" \
+    '["completed", {"questions": 1, "answered": 1, "closed": null}]' "the task completes with the answer taken"
+
 # --- MCP: the official SDK client answers through elicitation, over
 # Streamable HTTP and over stdio (its own TAP, counted here as one case each)
 if [ -d "$top_srcdir/tests/node_modules/@modelcontextprotocol/sdk" ]; then
