@@ -79,7 +79,7 @@ struct exec_sink {
      * front door asks its user and hands the answer to exec_answer(), from
      * this process or any other; the run goes on meanwhile. NULL: the door
      * cannot ask, and the script's stdin is its input alone (EOF after
-     * it). Not for a cell: a kernel's stdin is its channel. */
+     * it). Not for a cell: a cell has no stdin (/dev/null in its kernel). */
     void (*question)(void *ctx, unsigned n, const char *prompt);
 };
 
