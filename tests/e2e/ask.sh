@@ -13,7 +13,7 @@
 . "$top_srcdir/tests/e2e/lib.sh"
 
 TOKEN=ask-token
-STACK_CONF="auth_token = $TOKEN\ninput_wait = 3s\ninput_questions = 3"
+STACK_CONF="auth_token = $TOKEN\ninput_wait = 8s\ninput_questions = 3"
 stack_start serve || { ok 1 "the server starts"; done_testing; exit 1; }
 AUTH="Authorization: Bearer $TOKEN"
 SSE="Accept: text/event-stream"
@@ -74,6 +74,8 @@ STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json
 is "$STATUS" 401 "an answer without the token: 401"
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H "$AUTH" "$BASE/api/run/$RID/input")
 is "$STATUS" 405 "GET on the answer URL: 405"
+answer "$RID" "{\"question\": 1, \"text\": \"$(head -c 16385 /dev/zero | tr '\0' a)\"}"
+is "$STATUS" 413 "an answer past 16 KiB: 413"
 answer 0123456789abcdef0123456789abcdef '{"question": 1, "text": "x"}'
 is "$STATUS" 404 "an answer to an unknown run: 404"
 answer "$RID" '{"question": 1, "text": "Ada"}'
@@ -198,7 +200,7 @@ is "$(jb 'r["result"]["structuredContent"]["status"], "EOF seen" in r["result"][
     '["ok", true, "declined"]' "2026-07-28: a decline is EOF"
 call2026 "$(code_json "$T/wait.py")"
 STATE=$(jb 'r["result"]["requestState"]')
-sleep 4 # past input_wait (3 s): the run ended without its answer
+sleep 9 # past input_wait (8 s): the run ended without its answer
 call2026 "$(code_json "$T/wait.py")" "\"inputResponses\":{\"input-1\":{\"action\":\"accept\",\"content\":{\"answer\":\"late\"}}},\"requestState\":\"$STATE\""
 is "$(jb 'r["result"]["structuredContent"]["status"], "EOFError" in r["result"]["structuredContent"]["logs"], r["result"]["structuredContent"]["input"]')" \
     '["error", true, {"questions": 1, "answered": 0, "closed": "no_answer"}]' \
