@@ -66,7 +66,7 @@ int exec__ask_open(struct run *run, struct exec_ask *a)
     size_t want = spec->input_len + 1 > EXEC_ASK_PIPE_MIN ? spec->input_len + 1 : EXEC_ASK_PIPE_MIN;
     int rc;
     struct stat st;
-    if (fcntl(a->wfd, F_SETPIPE_SZ, (int)(want > INT32_MAX ? INT32_MAX : want)) < (int)want ||
+    if (want > INT32_MAX || fcntl(a->wfd, F_SETPIPE_SZ, (int)want) < (int)want ||
         (rc = util_set_nonblock(a->wfd)) < 0 ||
         (spec->input_len && (rc = util_write_all(a->wfd, spec->input, spec->input_len)) < 0) ||
         fstat(a->rfd, &st) < 0) {
