@@ -4,11 +4,13 @@
 # front of `runmyscript serve`: a question with input()'s prompt, its
 # answer as the script's next line, a decline (EOF), a question unanswered
 # within input_wait (EOFError, the result says no_answer), the cap
-# input_questions, the answer route's guards (token, run, question, body),
-# a JSON call, which cannot ask (EOF at once, as before); MCP 2026-07-28's
-# multi round-trip requests (rounds, a tampered requestState, a decline, an
-# answer past input_wait, a client without elicitation); and MCP's legacy
-# elicitation with the official SDK client over HTTP and stdio.
+# input_questions, the answer route's guards (token, run, question, body,
+# size), a FIFO the script puts in its mailbox's place, a JSON call, which
+# cannot ask (EOF at once, as before); MCP 2026-07-28's multi round-trip
+# requests (rounds, a tampered requestState, a decline, an answer past
+# input_wait, a client without elicitation) and its tasks surface; MCP's
+# legacy elicitation with the official SDK client over HTTP and stdio; and
+# the page's question and answer again as a CGI program.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
@@ -242,6 +244,22 @@ if [ -d "$top_srcdir/tests/node_modules/@modelcontextprotocol/sdk" ]; then
     sed 's/^/# /' "$T/sdk-stdio.tap"
 else
     skip "the MCP cases: the npm packages are not installed in tests/ (./quickstart test runs npm ci there)"
+fi
+
+# --- the same question and answer as a CGI program (nginx + fcgiwrap): the
+# answer is taken by another CGI process, through the run's mailbox
+if [ -x "$FCGIWRAP" ]; then
+    stack_stop
+    stack_start cgi || { ok 1 "the CGI server starts"; done_testing; exit 1; }
+    start cgi "$T/one.py"
+    question cgi 1
+    answer "$RID" '{"question": 1, "text": "from another process"}'
+    is "$STATUS" 202 "CGI: the answer, a request of its own process: 202"
+    wait "$CURL"
+    is "$(result cgi 'r["status"], r["input"]')" '["ok", {"questions": 1, "answered": 1, "closed": null}]' \
+        "CGI: the run took it"
+else
+    skip "the CGI case: fcgiwrap is not installed (./quickstart test installs it)"
 fi
 
 done_testing
