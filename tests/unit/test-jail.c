@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,9 +184,63 @@ static void fallback_names(void)
     }
 }
 
+/* jail_stdin_waiting sees a process of the run (here, in the fallback's
+ * way: a descendant of ours) blocked reading the pipe, and only that: not
+ * one that sleeps, nor one that reads another pipe. */
+static pid_t child_doing(int read_fd, int other_fd)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        char b;
+        if (read_fd >= 0)
+            _exit(read(read_fd, &b, 1) == 1 ? 0 : 1);
+        if (other_fd >= 0)
+            _exit(read(other_fd, &b, 1) == 1 ? 0 : 1);
+        sleep(30);
+        _exit(0);
+    }
+    return c;
+}
+
+static bool waits_within(struct jail_proc *p, ino_t ino, int want)
+{
+    for (int i = 0; i < 100; i++) {
+        if (jail_stdin_waiting(p, ino) == want)
+            return true;
+        usleep(20000);
+    }
+    return false;
+}
+
+static void stdin_waiting(void)
+{
+    int in[2], other[2];
+    struct stat st;
+    ok(pipe(in) == 0 && pipe(other) == 0 && fstat(in[1], &st) == 0, "stdin: two pipes");
+    pid_t sleeper = child_doing(-1, -1);
+    pid_t elsewhere = child_doing(-1, other[0]);
+    struct jail_proc p = {.mode = JAIL_MODE_RLIMITS, .pid = sleeper, .pidfd = -1};
+    usleep(200000);
+    is_int(jail_stdin_waiting(&p, st.st_ino), 0, "stdin: a process that sleeps, one that reads another pipe: not waiting");
+    pid_t reader = child_doing(in[0], -1);
+    ok(waits_within(&p, st.st_ino, 1), "stdin: a process blocked reading the pipe: waiting");
+    ok(write(in[1], "x", 1) == 1, "stdin: a byte for it");
+    int status = 0;
+    ok(waitpid(reader, &status, 0) == reader && WIFEXITED(status) && WEXITSTATUS(status) == 0, "stdin: it read it");
+    is_int(jail_stdin_waiting(&p, st.st_ino), 0, "stdin: then no one waits");
+    p.reaped = true;
+    is_int(jail_stdin_waiting(&p, st.st_ino), 0, "stdin: a run that ended waits on nothing");
+    ok(write(other[1], "x", 1) == 1, "stdin: the other reader's byte");
+    kill(sleeper, SIGKILL);
+    waitpid(sleeper, NULL, 0);
+    waitpid(elsewhere, NULL, 0);
+    close(in[0]), close(in[1]), close(other[0]), close(other[1]);
+}
+
 int main(void)
 {
     fallback_names();
+    stdin_waiting();
     char state[] = "/tmp/rms-test-jail-XXXXXX";
     ok(mkdtemp(state) != NULL, "state directory");
     chmod(state, 0755);
