@@ -26,7 +26,8 @@
     "variable SCRIPT_OUTPUT: each one comes back as an artifact with a download link, a MIME type and a " \
     "one-line summary, and all of them as one zip. Small images also come back inline.\n" \
     "- Pass data with the input argument (run_code) or user_input (run_my_script): the script reads it from " \
-    "the file at os.environ['SCRIPT_INPUT'] (and from stdin).\n" \
+    "the file at os.environ['SCRIPT_INPUT'] (and from stdin). Past that input, the script's input() asks the " \
+    "user through your client when it answers elicitation (the prompt is the question); else it reads EOF.\n" \
     "- Third-party packages: list them in requirements (run_code), or just import them: the server detects " \
     "imports (and a PEP 723 `# /// script` block) and installs what is missing once, then reuses the cached " \
     "environment. A package that cannot be installed returns status install_failed with the installer's " \
