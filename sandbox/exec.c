@@ -36,6 +36,7 @@
 #include "art.h"
 #include "deps.h"
 #include "jail.h"
+#include "nb.h"
 #include "result.h"
 #include "workspace.h"
 
@@ -756,13 +757,38 @@ void exec__steps_free(struct run *run, struct steps *s)
     art_seen_free(&run->seen);
 }
 
+/* A notebook's run (spec->notebook): its cells' code is what the checks
+ * and the import scan see, the driver with the notebook is what runs
+ * (nb_script); a text that is not a notebook is refused first. */
+static int step_notebook(struct run *run, struct exec_spec *nb, char **cells, char **script, size_t *script_len)
+{
+    char err[512] = "";
+    size_t cells_len = 0;
+    int rc = nb_script(nb->code, nb->code_len, nb->notebook, &nb->limits, cells, &cells_len, script, script_len, err,
+                       sizeof err);
+    if (rc < 0)
+        return exec__refuse(run, rc == -EINVAL ? EXEC_OUTCOME_REFUSED : exec__failed(rc), rc, err);
+    nb->code = *cells;
+    nb->code_len = cells_len;
+    return 0;
+}
+
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
     struct run run;
     struct steps s;
-    exec__steps_init(&run, &s, spec, sink, r);
+    struct exec_spec nb = *spec;
+    cleanup_free char *cells = NULL, *script = NULL;
+    size_t script_len = 0;
+    exec__steps_init(&run, &s, &nb, sink, r);
 
-    int rc = exec__step_checks(&run, &s);
+    int rc = spec->notebook ? step_notebook(&run, &nb, &cells, &script, &script_len) : 0;
+    if (rc == 0)
+        rc = exec__step_checks(&run, &s);
+    if (rc == 0 && script) {
+        nb.code = script;
+        nb.code_len = script_len;
+    }
     if (rc == 0) {
         rc = exec__step_workspace(&run);
         if (rc == 0)
@@ -775,6 +801,8 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
             rc = exec__step_seen(&run);
         if (rc == 0)
             rc = step_script(&run, &s);
+        if (rc == 0 && script && r->status == RESULT_STATUS_ERROR && !r->error)
+            r->error = nb_failure(&r->log);
         if (rc == 0)
             rc = exec__step_artifacts(&run, &s);
         rc = exec__step_record(&run, rc);
