@@ -35,7 +35,7 @@ const log = new LiveLog($('log'));
 const steps = new Steps($('steps'));
 const viewer = pageViewer();
 const DRAFT_KEY = 'runmyscript-draft';
-const DRAFT_FIELDS = ['code', 'input', 'input_url', 'requirements', 'timeout', 'notebook'];
+const DRAFT_FIELDS = ['code', 'input', 'input_url', 'requirements', 'timeout', 'ipynb'];
 const EXAMPLES = {
   hello: { code: 'examples/hello.py', input: 'Some input text' },
   seed: { code: 'examples/run_my_script_test.py', inputUrl: 'examples/run_my_script_test_input.json' },
@@ -86,9 +86,9 @@ function loadDraft() {
 // "notebook" its file name, so that the server runs its cells in order and
 // gives back the executed notebook. Choosing an example or a .py file ends it.
 function showNotebook() {
-  const name = $('notebook').value;
-  $('notebook-name').hidden = !name;
-  $('notebook-name').textContent = name ? 'Notebook ' + name + ': its code cells run in order, and the executed ' +
+  const name = $('ipynb').value;
+  $('ipynb-name').hidden = !name;
+  $('ipynb-name').textContent = name ? 'Notebook ' + name + ': its code cells run in order, and the executed ' +
     'notebook comes back with the files.' : '';
 }
 for (const f of DRAFT_FIELDS) $(f).addEventListener('input', saveDraft);
@@ -97,7 +97,7 @@ $('open-file').addEventListener('change', async (e) => {
   const f = e.target.files[0];
   if (!f) return;
   code.value = await f.text();
-  $('notebook').value = /\.ipynb$/i.test(f.name) ? f.name : '';
+  $('ipynb').value = /\.ipynb$/i.test(f.name) ? f.name : '';
   showNotebook();
   updateGutter();
   saveDraft();
@@ -113,7 +113,7 @@ $('examples').addEventListener('change', async (e) => {
     const r = await fetch(ex.code);
     if (!r.ok) throw new Error(r.status + ' ' + r.statusText);
     code.value = await r.text();
-    $('notebook').value = '';
+    $('ipynb').value = '';
     showNotebook();
     $('input').value = '';
     $('input_url').value = '';
