@@ -278,26 +278,28 @@ static void add_stream(json_object *outs, const char *name, const char *s, size_
 }
 
 /* The cell's log as stream outputs, consecutive chunks of a stream made
- * one; stderr from its last traceback on is left to the error output
- * (*tb, *tb_len: that traceback). */
-static void add_streams(json_object *outs, const struct result *r, const char **tb, size_t *tb_len)
+ * one; stderr from its last traceback on is left to the error output (tb:
+ * that traceback). */
+static void add_streams(json_object *outs, const struct result *r, struct dbuf *tb)
 {
     const struct result_log *log = &r->log;
     size_t tb_at = (size_t)-1;
-    *tb = NULL;
-    *tb_len = 0;
     if (r->status == RESULT_STATUS_ERROR && log->buf.data)
         for (size_t i = log->n_chunks; i-- > 0 && tb_at == (size_t)-1;) {
             const struct result_chunk *c = &log->chunks[i];
             if (c->stream != RESULT_STREAM_STDERR)
                 continue;
             const char *p = memmem(log->buf.data + c->off, c->len, NB_TRACEBACK, strlen(NB_TRACEBACK));
-            if (p) {
+            if (p)
                 tb_at = (size_t)(p - log->buf.data);
-                *tb = p;
-                *tb_len = log->buf.len - tb_at;
-            }
         }
+    for (size_t i = 0; tb_at != (size_t)-1 && i < log->n_chunks; i++) {
+        const struct result_chunk *c = &log->chunks[i];
+        if (c->stream == RESULT_STREAM_STDERR && c->off + c->len > tb_at) {
+            size_t from = c->off > tb_at ? c->off : tb_at;
+            discard(dbuf_append(tb, log->buf.data + from, c->off + c->len - from));
+        }
+    }
     enum result_stream cur = RESULT_STREAM_SYSTEM;
     size_t from = 0, to = 0;
     for (size_t i = 0; i <= log->n_chunks; i++) {
@@ -320,7 +322,7 @@ static void add_streams(json_object *outs, const struct result *r, const char **
 }
 
 /* r's error, from the traceback tb of its log: ename, evalue, the lines. */
-static void add_error(json_object *outs, const struct result *r, const char *tb, size_t tb_len)
+static void add_error(json_object *outs, const struct result *r, const struct dbuf *tb)
 {
     const char *e = r->error ? r->error : "Error";
     const char *colon = strstr(e, ": ");
@@ -328,7 +330,7 @@ static void add_error(json_object *outs, const struct result *r, const char *tb,
     json_object_object_add(o, "output_type", json_object_new_string("error"));
     json_object_object_add(o, "ename", json_object_new_string_len(e, colon ? (int)(colon - e) : (int)strlen(e)));
     json_object_object_add(o, "evalue", json_object_new_string(colon ? colon + 2 : ""));
-    json_object *t = tb ? lines(tb, tb_len) : json_object_new_array();
+    json_object *t = tb->len ? lines(tb->data, tb->len) : json_object_new_array();
     for (size_t i = 0; t && i < json_object_array_length(t); i++) { /* Jupyter's lines have no newline */
         json_object *l = json_object_array_get_idx(t, i);
         const char *s = json_object_get_string(l);
@@ -407,10 +409,11 @@ int nb_out_cell(int out_fd, const char *code, size_t code_len, const struct resu
         json_object_put(outs);
         return -ENOMEM;
     }
-    const char *tb;
-    size_t tb_len, now = strlen(json_object_to_json_string_ext(nb, JSON_C_TO_STRING_PLAIN));
+    struct dbuf tb;
+    dbuf_init(&tb, r->log.buf.len);
+    size_t now = strlen(json_object_to_json_string_ext(nb, JSON_C_TO_STRING_PLAIN));
     size_t budget = now < NB_OUT_MAX / 2 ? NB_OUT_MAX / 2 - now : 0;
-    add_streams(outs, r, &tb, &tb_len);
+    add_streams(outs, r, &tb);
     if (r->value) {
         json_object *o = json_object_new_object(), *d = json_object_new_object();
         json_object_object_add(d, "text/plain", lines(r->value, strlen(r->value)));
@@ -422,7 +425,8 @@ int nb_out_cell(int out_fd, const char *code, size_t code_len, const struct resu
     }
     add_images(outs, out_fd, r, &budget);
     if (r->status != RESULT_STATUS_OK)
-        add_error(outs, r, tb, tb_len);
+        add_error(outs, r, &tb);
+    dbuf_free(&tb);
     snprintf(id, sizeof id, "%.32s", r->run_id); /* the cell's run: unique in the notebook */
     json_object *meta = json_object_new_object();
     json_object_object_add(meta, "runmyscript", json_object_new_string(result_status_name(r->status)));
