@@ -321,15 +321,19 @@ static void add_streams(json_object *outs, const struct result *r, struct dbuf *
     }
 }
 
-/* r's error, from the traceback tb of its log: ename, evalue, the lines. */
+/* r's error, from the traceback tb of its log: ename and evalue from the
+ * exception's line ("ValueError: bad"), else the status and the reason
+ * (a timeout: "timeout", "the cell ran longer than ..."); the lines. */
 static void add_error(json_object *outs, const struct result *r, const struct dbuf *tb)
 {
-    const char *e = r->error ? r->error : "Error";
+    const char *e = r->error ? r->error : "";
     const char *colon = strstr(e, ": ");
+    bool exc = r->status == RESULT_STATUS_ERROR && colon && !memchr(e, ' ', (size_t)(colon - e));
     json_object *o = json_object_new_object();
     json_object_object_add(o, "output_type", json_object_new_string("error"));
-    json_object_object_add(o, "ename", json_object_new_string_len(e, colon ? (int)(colon - e) : (int)strlen(e)));
-    json_object_object_add(o, "evalue", json_object_new_string(colon ? colon + 2 : ""));
+    json_object_object_add(o, "ename", exc ? json_object_new_string_len(e, (int)(colon - e))
+                                           : json_object_new_string(result_status_name(r->status)));
+    json_object_object_add(o, "evalue", json_object_new_string(exc ? colon + 2 : e));
     json_object *t = tb->len ? lines(tb->data, tb->len) : json_object_new_array();
     for (size_t i = 0; t && i < json_object_array_length(t); i++) { /* Jupyter's lines have no newline */
         json_object *l = json_object_array_get_idx(t, i);

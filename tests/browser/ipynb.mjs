@@ -1,11 +1,11 @@
 // ipynb.mjs: Jupyter notebooks on the page, in Debian's chromium
-// (playwright-core) against the server ipynb.sh started (serve, with
+// (playwright-core) against the server notebook.sh started (serve, with
 // kernels). The form: a notebook whose third cell fails, opened with the
 // file picker (setInputFiles), says it is a notebook, runs, says the run
 // failed at cell 3 and lists the executed notebook among the files. The
 // notebook view: Download notebook before any cell says there is nothing
 // yet; after two cells it saves notebook.ipynb (nbformat 4, the two cells
-// with their outputs) into OUT, where ipynb.sh validates it. Prints TAP.
+// with their outputs) into OUT, where notebook.sh validates it. Prints TAP.
 // Every wait has a ceiling; screenshots go to OUT for a person to look at.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,7 +38,7 @@ await check('an .ipynb through the form', async () => {
   ok((await page.textContent('#files')).includes('third-fails.ipynb'), 'the executed notebook is among the files');
   const log = await page.textContent('#log');
   ok(log.includes('mean 2') && !log.includes('never printed'), 'the log holds the cells before the failing one, none after', log);
-  await shot(page, 'form-ipynb');
+  await shot(page, 'nb-08-form-ipynb');
   // An example ends the notebook: the next run is a script again.
   await page.selectOption('#examples', 'hello');
   await page.waitForFunction(() => !document.getElementById('code').value.includes('nbformat'), null, { timeout: 10000 });
@@ -70,7 +70,7 @@ await check('Download notebook', async () => {
   ok(text(nb.cells[0].outputs[0].text) === 'from the page\n' && text(nb.cells[1].outputs[0].data['text/plain']) === '42',
     'with what the first printed and the second\'s value', JSON.stringify(nb.cells.map((c) => c.outputs)));
   ok(await page.isHidden('#nb-error'), 'and no error shown');
-  await shot(page, 'notebook-download');
+  await shot(page, 'nb-09-download');
 });
 
 ok(pageErrors.length === 0, 'no script errors on the page', pageErrors.join('\n'));

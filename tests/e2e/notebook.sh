@@ -82,6 +82,37 @@ post '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"run_code",
     "${H[@]}"
 like "$(cat "$T/b")" "notebook must be true" "notebook must be a boolean"
 
+# The cells' imports are installed as a script's are: a DataFrame's value
+# (its HTML too) and a figure left open (an image) in the notebook.
+if ls "$WHEELHOUSE"/pandas-*.whl "$WHEELHOUSE"/matplotlib-*.whl >/dev/null 2>&1; then
+    "$PYTHON3" - "$T/plot.ipynb" <<'PY'
+import json, sys
+cells = ['import pandas as pd\nimport matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt',
+         'df = pd.DataFrame({"a": [1, 2, 3]})\ndf',
+         'plt.plot(df["a"])\nplt.title("three points")']
+nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "c%d" % i, "metadata": {}, "outputs": [],
+                 "source": c} for i, c in enumerate(cells)],
+      "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+json.dump(nb, open(sys.argv[1], "w"))
+PY
+    post '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_code","arguments":{"notebook":true,"code":'"$(nb_json "$T/plot.ipynb")"'}}}' \
+        "${H[@]}"
+    is "$(sc '["status"], [q.split("==")[0] for q in r["result"]["structuredContent"]["requirements"] if q.split("==")[0] in ("matplotlib", "pandas")]')" \
+        '["ok", ["matplotlib", "pandas"]]' "a notebook's imports are installed ($(sc '["logs"][-300:]'))"
+    is "$(fetch "$(art_url 'r["result"]["structuredContent"]' executed.ipynb)" "$T/plot-out.ipynb")" 200 "its executed notebook"
+    s=$(checked "$T/plot-out.ipynb")
+    is "$(echo "$s" | "$PYTHON3" -c 'import json, sys; s = json.load(sys.stdin); print(s["valid"], s["html"], s["cells"], s["images"])')" \
+        "True True [['code', 1, []], ['code', 2, ['execute_result']], ['code', 3, ['execute_result', 'display_data']]] 1" \
+        "the DataFrame is a value, the figure an image; valid, and converted to HTML"
+    like "$("$PYTHON3" -c 'import json, sys; print(json.load(open(sys.argv[1]))["cells"][1]["outputs"][0]["data"]["text/html"])' "$T/plot-out.ipynb")" \
+        "<table" "the DataFrame's value has its HTML table too"
+else
+    skip "a notebook with pandas and matplotlib: their wheels are not in the test wheelhouse"
+    skip "its executed notebook"
+    skip "its outputs"
+    skip "its HTML"
+fi
+
 # --- in: /api/run, as the page sends it -------------------------------------
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -F "code=<$NB" -F notebook=third-fails.ipynb "$BASE/api/run")
 is "$STATUS/$(jb 'r["status"], r["error"]')" \

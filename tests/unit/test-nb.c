@@ -230,6 +230,16 @@ static void test_out(void)
     ok(nb && json_object_object_get_ex(nb, "cells", &cells) && json_object_array_length(cells) == 1,
        "starts a new notebook");
     json_object_put(nb);
+    /* A cell that ran out of time: its error is the status and the reason. */
+    cell_result(&r, 6, NULL, NULL, NULL, RESULT_STATUS_TIMEOUT);
+    r.error = strdup("the cell ran longer than timeout (1 s): it was interrupted");
+    is_int(nb_out_cell(dfd, "while True: pass", 16, &r), 0, "a cell that timed out");
+    result_free(&r);
+    nb = read_nb(dfd);
+    is_str(path_str(nb, "cells.1.outputs.0.ename"), "timeout", "its error's name is the status");
+    is_str(path_str(nb, "cells.1.outputs.0.evalue"), "the cell ran longer than timeout (1 s): it was interrupted",
+           "its value the reason");
+    json_object_put(nb);
 
     unlinkat(dfd, NB_OUT_NAME, 0);
     unlinkat(dfd, "cell-2-figure-1.png", 0);
