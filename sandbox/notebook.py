@@ -16,7 +16,9 @@
 # the run there: the cells after it keep no outputs, the last line on
 # stderr says "[runmyscript] the notebook failed at cell N: ..." (the
 # result's error) and the exit status is 1. The executed notebook, with
-# papermill's metadata, is written as output/NAME whatever happens.
+# papermill's metadata, is written as output/NAME before each cell (that
+# cell "running", the ones after it "pending") and at the end, so that a
+# run stopped from outside (its timeout, a limit) leaves what was done.
 # What a cell prints beyond TEXT_LIMIT bytes stays in the log only.
 def _rms_notebook(display_make, data, name, value_limit, text_limit):
     import ast, base64, builtins, datetime, json, linecache, os, sys, time, traceback
@@ -72,6 +74,36 @@ def _rms_notebook(display_make, data, name, value_limit, text_limit):
     used = [0]
     start = now()
     t0 = time.monotonic()
+
+    def pending(status):
+        return {'exception': None, 'status': status, 'start_time': None, 'end_time': None, 'duration': None}
+
+    def save(failed):
+        # The notebook as it stands, by a rename: a run stopped from outside
+        # (its timeout, a limit, a cancel) leaves the cells done so far.
+        nb['metadata']['papermill'] = {
+            'start_time': start, 'end_time': now(), 'duration': round(time.monotonic() - t0, 6),
+            'exception': failed is not None, 'input_path': name, 'output_path': name,
+            'parameters': {}, 'environment_variables': {}, 'version': None}
+        try:
+            os.makedirs(out, exist_ok=True)
+            tmp = os.path.join(out, '.%s.tmp' % name)
+            with open(tmp, 'w', encoding='utf-8') as f:
+                json.dump(nb, f, indent=1, ensure_ascii=False)
+                f.write('\n')
+            os.replace(tmp, os.path.join(out, name))
+            return True
+        except Exception as e:
+            sys.stderr.write('[runmyscript] the executed notebook could not be written: %r\n' % (e,))
+            return False
+
+    for cell in nb['cells']:
+        if cell.get('cell_type') == 'code':
+            if not isinstance(cell.get('metadata'), dict):
+                cell['metadata'] = {}
+            cell['metadata']['papermill'] = pending('pending')
+    if not isinstance(nb.get('metadata'), dict):
+        nb['metadata'] = {}
     failed = None
     count = 0
     for cell in nb['cells']:
@@ -79,6 +111,8 @@ def _rms_notebook(display_make, data, name, value_limit, text_limit):
             continue
         count += 1
         n = count
+        cell['metadata']['papermill'] = pending('running')
+        save(None)
         src = cell.get('source', '')
         if isinstance(src, list):
             src = ''.join(src)
@@ -94,7 +128,7 @@ def _rms_notebook(display_make, data, name, value_limit, text_limit):
             else:
                 outputs.append({'output_type': 'stream', 'name': stream, 'text': s})
 
-        meta = cell.setdefault('metadata', {})
+        meta = cell['metadata']
         cell_start, c0 = now(), time.monotonic()
         fname = '<cell %d>' % n
         linecache.cache[fname] = (len(src), None, lines(src), fname)
@@ -167,24 +201,7 @@ def _rms_notebook(display_make, data, name, value_limit, text_limit):
         if error is not None:
             failed = (n, '%s: %s' % (type(error).__name__, error) if str(error) else type(error).__name__)
             break
-    for cell in nb['cells']:
-        if cell.get('cell_type') == 'code' and 'papermill' not in cell.get('metadata', {}):
-            cell.setdefault('metadata', {})['papermill'] = {'exception': None, 'status': 'pending',
-                                                             'start_time': None, 'end_time': None,
-                                                             'duration': None}
-    nb.setdefault('metadata', {})['papermill'] = {
-        'start_time': start, 'end_time': now(), 'duration': round(time.monotonic() - t0, 6),
-        'exception': failed is not None, 'input_path': name, 'output_path': name,
-        'parameters': {}, 'environment_variables': {}, 'version': None}
-    try:
-        os.makedirs(out, exist_ok=True)
-        tmp = os.path.join(out, '.%s.tmp' % name)
-        with open(tmp, 'w', encoding='utf-8') as f:
-            json.dump(nb, f, indent=1, ensure_ascii=False)
-            f.write('\n')
-        os.replace(tmp, os.path.join(out, name))
-    except Exception as e:
-        sys.stderr.write('[runmyscript] the executed notebook could not be written: %r\n' % (e,))
+    if not save(failed):
         return 1
     if failed is not None:
         sys.stderr.write('[runmyscript] the notebook failed at cell %d: %s\n' % failed)

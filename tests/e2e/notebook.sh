@@ -124,6 +124,9 @@ STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json
     -d '{"code": "not json", "notebook": "x.ipynb"}' "$BASE/api/run")
 is "$STATUS" 400 "/api/run: a notebook that is not JSON is refused (400)"
 like "$(jb 'r["error"]')" "the notebook is not valid JSON" "with the reason ($(jb 'r["error"]'))"
+STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -F "code=<$NB" -F "notebook=$(printf 'n%.0s' $(seq 300)).ipynb" "$BASE/api/run")
+is "$STATUS" 413 "/api/run: a notebook field longer than its ceiling (255 bytes) is refused (413)"
+like "$(jb 'r["error"]')" "the notebook field's ceiling" "and says which ($(jb 'r["error"]'))"
 
 # --- in: the command line ----------------------------------------------------
 cp "$NB" "$T/analysis.ipynb"
@@ -132,6 +135,23 @@ rc=$?
 is "$rc/$(jb 'r["status"], r["error"]')" '1/["error", "the notebook failed at cell 3: ZeroDivisionError: division by zero"]' \
     "runmyscript run analysis.ipynb: exit status 1, failed at cell 3"
 the_run "$(checked "$T/cli/$(jb 'r["run_id"]')/analysis.ipynb")" "the CLI"
+# A run stopped from outside (its timeout) leaves the cells done so far:
+# the notebook is written before each cell.
+"$PYTHON3" - "$T/slow.ipynb" <<'PY'
+import json, sys
+cells = ["print('one')", "import time\nprint('two', flush=True)\ntime.sleep(60)", "print('three')"]
+json.dump({"cells": [{"cell_type": "code", "execution_count": None, "id": "c%d" % i, "metadata": {}, "outputs": [],
+                      "source": c} for i, c in enumerate(cells)], "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+          open(sys.argv[1], "w"))
+PY
+"$RUNMYSCRIPT" run --set "state_dir=$T/state" --json --timeout 3 --out "$T/cli" "$T/slow.ipynb" >"$T/b" 2>/dev/null
+is "$(jb 'r["status"]')" timeout "a notebook whose second cell sleeps past the timeout"
+s=$(checked "$T/cli/$(jb 'r["run_id"]')/slow.ipynb")
+is "$(echo "$s" | "$PYTHON3" -c 'import json, sys; s = json.load(sys.stdin); print(s["valid"], s["cells"])')" \
+    "True [['code', 1, ['stdout']], ['code', None, []], ['code', None, []]]" "leaves its executed notebook: cell 1 done"
+is "$("$PYTHON3" -c 'import json, sys; print([c["metadata"]["papermill"]["status"] for c in json.load(open(sys.argv[1]))["cells"]])' "$T/cli/$(jb 'r["run_id"]')/slow.ipynb")" \
+    "['completed', 'running', 'pending']" "cell 2 running when it was stopped, cell 3 pending (papermill's words)"
+
 echo '{"nbformat": 3, "cells": []}' >"$T/old.ipynb"
 "$RUNMYSCRIPT" run --set "state_dir=$T/state" "$T/old.ipynb" >"$T/b" 2>&1
 rc=$?

@@ -241,6 +241,37 @@ static void test_out(void)
            "its value the reason");
     json_object_put(nb);
 
+    /* NB_IMAGE_MAX: a PNG larger is left out, with a note. */
+    fd = openat(dfd, "cell-7-figure-1.png", O_WRONLY | O_CREAT, 0644);
+    ok(fd >= 0 && ftruncate(fd, NB_IMAGE_MAX + 1) == 0, "a PNG of NB_IMAGE_MAX and a byte (sparse)");
+    close(fd);
+    cell_result(&r, 7, NULL, NULL, NULL, RESULT_STATUS_OK);
+    r.artifacts = calloc(1, sizeof *r.artifacts);
+    r.artifacts[0] = (struct result_artifact){strdup("cell-7-figure-1.png"), NB_IMAGE_MAX + 1, strdup("image/png"), NULL, RESULT_ART_NEW};
+    r.n_artifacts = 1;
+    is_int(nb_out_cell(dfd, "big", 3, &r), 0, "a cell with a PNG past NB_IMAGE_MAX");
+    result_free(&r);
+    nb = read_nb(dfd);
+    is_str(path_str(nb, "cells.2.outputs.0.data.image/png"), "(none)", "the image is left out");
+    is_str(path_str(nb, "cells.2.outputs.0.data.text/plain"), "[runmyscript] the image is left out: notebook.ipynb is at its size",
+           "a note says so");
+    json_object_put(nb);
+    unlinkat(dfd, "cell-7-figure-1.png", 0);
+    /* NB_OUT_MAX: a cell that would take the file past it is not added. */
+    size_t big = NB_OUT_MAX / 2 + 1;
+    char *code = malloc(big + 1);
+    memset(code, 'x', big);
+    code[big] = '\0';
+    cell_result(&r, 8, NULL, NULL, NULL, RESULT_STATUS_OK);
+    is_int(nb_out_cell(dfd, code, big, &r), 0, "a cell of half NB_OUT_MAX is added");
+    result_free(&r);
+    cell_result(&r, 9, NULL, NULL, NULL, RESULT_STATUS_OK);
+    is_int(nb_out_cell(dfd, code, big, &r), -E2BIG, "a second one would pass NB_OUT_MAX: -E2BIG, not added");
+    result_free(&r);
+    free(code);
+    ok(fstatat(dfd, NB_OUT_NAME, &st, 0) == 0 && st.st_size > NB_OUT_MAX / 2 && st.st_size < NB_OUT_MAX,
+       "the file keeps the cells before it");
+
     unlinkat(dfd, NB_OUT_NAME, 0);
     unlinkat(dfd, "cell-2-figure-1.png", 0);
     unlink(target);
