@@ -134,6 +134,22 @@ static json_object *read_nb(int dfd)
     return json_tokener_parse(buf);
 }
 
+/* r's cell appended to the notebook of dfd (its rc checked against want),
+ * r freed; the notebook then (caller puts it). */
+static json_object *append(int dfd, struct result *r, const char *code, int want, const char *what)
+{
+    is_int(nb_out_cell(dfd, code, strlen(code), r), want, "%s", what);
+    result_free(r);
+    return read_nb(dfd);
+}
+
+/* A PNG of output/ that r's cell made. */
+static void made_png(struct result *r, const char *path, uint64_t size)
+{
+    r->artifacts = realloc(r->artifacts, (r->n_artifacts + 1) * sizeof *r->artifacts);
+    r->artifacts[r->n_artifacts++] = (struct result_artifact){strdup(path), size, strdup("image/png"), NULL, RESULT_ART_NEW};
+}
+
 static const char *path_str(json_object *o, const char *path)
 {
     /* "cells.1.outputs.0.output_type": keys and indexes, dot-separated. */
@@ -156,26 +172,19 @@ static void test_out(void)
     struct result r;
 
     cell_result(&r, 1, "hello\n", NULL, NULL, RESULT_STATUS_OK);
-    is_int(nb_out_cell(dfd, "print('hello')\nprint('more')", 28, &r), 0, "a first cell makes notebook.ipynb");
-    result_free(&r);
+    json_object_put(append(dfd, &r, "print('hello')\nprint('more')", 0, "a first cell makes notebook.ipynb"));
     /* A PNG the cell made (its name cell-2-...). */
     static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 1, 2};
     int fd = openat(dfd, "cell-2-figure-1.png", O_WRONLY | O_CREAT, 0644);
     discard(write(fd, png, sizeof png));
     close(fd);
     cell_result(&r, 2, NULL, NULL, "42", RESULT_STATUS_OK);
-    r.artifacts = calloc(2, sizeof *r.artifacts);
-    r.artifacts[0] = (struct result_artifact){strdup("cell-2-figure-1.png"), sizeof png, strdup("image/png"), NULL, RESULT_ART_NEW};
-    r.artifacts[1] = (struct result_artifact){strdup("other.png"), sizeof png, strdup("image/png"), NULL, RESULT_ART_NEW};
-    r.n_artifacts = 2;
-    is_int(nb_out_cell(dfd, "x", 1, &r), 0, "a second cell is added");
-    result_free(&r);
+    made_png(&r, "cell-2-figure-1.png", sizeof png);
+    made_png(&r, "other.png", sizeof png);
+    json_object_put(append(dfd, &r, "x", 0, "a second cell is added"));
     cell_result(&r, 3, "before\n", "oops\nTraceback (most recent call last):\n  File \"<cell 3>\", line 1\nZeroDivisionError: division by zero\n",
                 NULL, RESULT_STATUS_ERROR);
-    is_int(nb_out_cell(dfd, "1/0", 3, &r), 0, "a failing cell is added");
-    result_free(&r);
-
-    json_object *nb = read_nb(dfd);
+    json_object *nb = append(dfd, &r, "1/0", 0, "a failing cell is added");
     ok(nb != NULL, "notebook.ipynb is JSON");
     is_str(path_str(nb, "nbformat"), "4", "nbformat 4");
     is_str(path_str(nb, "nbformat_minor"), "5", "minor 5 (cells have ids)");
@@ -210,11 +219,9 @@ static void test_out(void)
     unlinkat(dfd, NB_OUT_NAME, 0);
     discard(symlinkat(target, dfd, NB_OUT_NAME));
     cell_result(&r, 4, "a\n", NULL, NULL, RESULT_STATUS_OK);
-    is_int(nb_out_cell(dfd, "a", 1, &r), 0, "a cell with a symlink in the notebook's place");
-    result_free(&r);
+    nb = append(dfd, &r, "a", 0, "a cell with a symlink in the notebook's place");
     struct stat st;
     ok(fstatat(dfd, NB_OUT_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode), "the link is replaced by a file");
-    nb = read_nb(dfd);
     ok(nb && json_object_object_get_ex(nb, "cells", &cells) && json_object_array_length(cells) == 1 &&
            !strstr(json_object_to_json_string(nb), "secret"),
        "a new notebook, nothing of the link's target");
@@ -224,18 +231,14 @@ static void test_out(void)
     discard(write(fd, "not json", 8));
     close(fd);
     cell_result(&r, 5, "b\n", NULL, NULL, RESULT_STATUS_OK);
-    is_int(nb_out_cell(dfd, "b", 1, &r), 0, "a cell over a file that is not a notebook");
-    result_free(&r);
-    nb = read_nb(dfd);
+    nb = append(dfd, &r, "b", 0, "a cell over a file that is not a notebook");
     ok(nb && json_object_object_get_ex(nb, "cells", &cells) && json_object_array_length(cells) == 1,
        "starts a new notebook");
     json_object_put(nb);
     /* A cell that ran out of time: its error is the status and the reason. */
     cell_result(&r, 6, NULL, NULL, NULL, RESULT_STATUS_TIMEOUT);
     r.error = strdup("the cell ran longer than timeout (1 s): it was interrupted");
-    is_int(nb_out_cell(dfd, "while True: pass", 16, &r), 0, "a cell that timed out");
-    result_free(&r);
-    nb = read_nb(dfd);
+    nb = append(dfd, &r, "while True: pass", 0, "a cell that timed out");
     is_str(path_str(nb, "cells.1.outputs.0.ename"), "timeout", "its error's name is the status");
     is_str(path_str(nb, "cells.1.outputs.0.evalue"), "the cell ran longer than timeout (1 s): it was interrupted",
            "its value the reason");
@@ -246,12 +249,8 @@ static void test_out(void)
     ok(fd >= 0 && ftruncate(fd, NB_IMAGE_MAX + 1) == 0, "a PNG of NB_IMAGE_MAX and a byte (sparse)");
     close(fd);
     cell_result(&r, 7, NULL, NULL, NULL, RESULT_STATUS_OK);
-    r.artifacts = calloc(1, sizeof *r.artifacts);
-    r.artifacts[0] = (struct result_artifact){strdup("cell-7-figure-1.png"), NB_IMAGE_MAX + 1, strdup("image/png"), NULL, RESULT_ART_NEW};
-    r.n_artifacts = 1;
-    is_int(nb_out_cell(dfd, "big", 3, &r), 0, "a cell with a PNG past NB_IMAGE_MAX");
-    result_free(&r);
-    nb = read_nb(dfd);
+    made_png(&r, "cell-7-figure-1.png", NB_IMAGE_MAX + 1);
+    nb = append(dfd, &r, "big", 0, "a cell with a PNG past NB_IMAGE_MAX");
     is_str(path_str(nb, "cells.2.outputs.0.data.image/png"), "(none)", "the image is left out");
     is_str(path_str(nb, "cells.2.outputs.0.data.text/plain"), "[runmyscript] the image is left out: notebook.ipynb is at its size",
            "a note says so");
@@ -263,11 +262,9 @@ static void test_out(void)
     memset(code, 'x', big);
     code[big] = '\0';
     cell_result(&r, 8, NULL, NULL, NULL, RESULT_STATUS_OK);
-    is_int(nb_out_cell(dfd, code, big, &r), 0, "a cell of half NB_OUT_MAX is added");
-    result_free(&r);
+    json_object_put(append(dfd, &r, code, 0, "a cell of half NB_OUT_MAX is added"));
     cell_result(&r, 9, NULL, NULL, NULL, RESULT_STATUS_OK);
-    is_int(nb_out_cell(dfd, code, big, &r), -E2BIG, "a second one would pass NB_OUT_MAX: -E2BIG, not added");
-    result_free(&r);
+    json_object_put(append(dfd, &r, code, -E2BIG, "a second one would pass NB_OUT_MAX: -E2BIG, not added"));
     free(code);
     ok(fstatat(dfd, NB_OUT_NAME, &st, 0) == 0 && st.st_size > NB_OUT_MAX / 2 && st.st_size < NB_OUT_MAX,
        "the file keeps the cells before it");
