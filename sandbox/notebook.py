@@ -19,7 +19,7 @@
 # papermill's metadata, is written as output/NAME before each cell (that
 # cell "running", the ones after it "pending") and at the end, so that a
 # run stopped from outside (its timeout, a limit) leaves what was done.
-# What a cell prints beyond TEXT_LIMIT bytes stays in the log only.
+# What the cells print beyond TEXT_LIMIT characters stays in the log only.
 def _rms_notebook(display_make, data, name, value_limit, text_limit):
     import ast, base64, builtins, datetime, json, linecache, os, sys, time, traceback
     show, figures = display_make()
@@ -66,7 +66,8 @@ def _rms_notebook(display_make, data, name, value_limit, text_limit):
 
     # nbformat 4.5 gives every cell an id: one is made where it is missing,
     # as nbformat's normalize() does.
-    if nb.get('nbformat_minor', 0) >= 5:
+    minor = nb.get('nbformat_minor')
+    if isinstance(minor, int) and minor >= 5:
         import uuid
         for cell in nb['cells']:
             if not isinstance(cell.get('id'), str) or not cell['id']:
