@@ -124,7 +124,7 @@ int nb_script(const char *text, size_t len, const char *name, const struct exec_
     if (!json_object_object_get_ex(nb, "nbformat", &v) || !json_object_is_type(v, json_type_int) ||
         json_object_get_int(v) != 4) {
         snprintf(err, errlen, "not a Jupyter notebook of nbformat 4 (\"nbformat\" is %s)",
-                 v && json_object_object_get_ex(nb, "nbformat", &v) ? json_object_to_json_string(v) : "missing");
+                 v ? json_object_to_json_string(v) : "missing"); /* get_ex sets v NULL when missing */
         goto out;
     }
     for (size_t i = 0; i < json_object_array_length(list); i++) {
