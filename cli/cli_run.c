@@ -33,7 +33,9 @@ static void usage(FILE *f)
             "usage: runmyscript run SCRIPT|- [options]\n"
             "\n"
             "Runs a Python script in a throw-away sandbox, installs the packages it imports\n"
-            "(each set once, reused read-only), and collects what it writes.\n"
+            "(each set once, reused read-only), and collects what it writes. A SCRIPT named\n"
+            "*.ipynb is a Jupyter notebook: its code cells run in order, and the executed\n"
+            "notebook is an artifact of the same name.\n"
             "\n"
             "  --input FILE|-        the input: its bytes are the file at $SCRIPT_INPUT and stdin\n"
             "  --input-text STR      the input as text\n"
@@ -414,6 +416,10 @@ static int run_build_spec(const struct run_args *a, const struct cfg *cfg, const
     spec->input = in->input;
     spec->input_len = in->input_len;
     spec->workspace = in->workspace;
+    /* A Jupyter notebook runs cell by cell (exec_spec.notebook). */
+    size_t n = strlen(a->script);
+    if (n > 6 && !strcmp(a->script + n - 6, ".ipynb"))
+        spec->notebook = a->script;
     spec->requirements = in->reqs;
     spec->n_requirements = in->n_reqs;
     if (a->auto_deps >= 0)

@@ -36,6 +36,7 @@
 #include "art.h"
 #include "deps.h"
 #include "jail.h"
+#include "nb.h"
 #include "result.h"
 #include "workspace.h"
 
@@ -70,7 +71,8 @@ int exec__step_workspace(struct run *run)
         log_msg(LOG_LVL_WARN, "cannot lock the run directory: %s", strerror(errno));
     /* A fresh directory: plain exclusive creates, no fsync (after a crash
      * the run is gone anyway). */
-    rc = util_write_file_new(run->run_fd, "script.py", spec->code, spec->code_len, 0644);
+    rc = run->script ? util_write_file_new(run->run_fd, "script.py", run->script, run->script_len, 0644)
+                     : util_write_file_new(run->run_fd, "script.py", spec->code, spec->code_len, 0644);
     if (rc == 0)
         rc = util_write_file_new(run->run_fd, "input", spec->input ? spec->input : "", spec->input_len, 0644);
     if (rc < 0) {
@@ -756,13 +758,35 @@ void exec__steps_free(struct run *run, struct steps *s)
     art_seen_free(&run->seen);
 }
 
+/* A notebook's run (spec->notebook): its cells' code is what the checks,
+ * the import scan and the warm pool see, the driver with the notebook is
+ * what runs (nb_script, run->script); a text that is not a notebook is
+ * refused first. */
+static int step_notebook(struct run *run, struct exec_spec *nb, char **cells, char **script)
+{
+    char err[512] = "";
+    size_t cells_len = 0;
+    int rc = nb_script(nb->code, nb->code_len, nb->notebook, &nb->limits, cells, &cells_len, script,
+                       &run->script_len, err, sizeof err);
+    if (rc < 0)
+        return exec__refuse(run, rc == -EINVAL ? EXEC_OUTCOME_REFUSED : exec__failed(rc), rc, err);
+    nb->code = *cells;
+    nb->code_len = cells_len;
+    run->script = *script;
+    return 0;
+}
+
 int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct result *r)
 {
     struct run run;
     struct steps s;
-    exec__steps_init(&run, &s, spec, sink, r);
+    struct exec_spec nb = *spec;
+    cleanup_free char *cells = NULL, *script = NULL;
+    exec__steps_init(&run, &s, &nb, sink, r);
 
-    int rc = exec__step_checks(&run, &s);
+    int rc = spec->notebook ? step_notebook(&run, &nb, &cells, &script) : 0;
+    if (rc == 0)
+        rc = exec__step_checks(&run, &s);
     if (rc == 0) {
         rc = exec__step_workspace(&run);
         if (rc == 0)
@@ -775,6 +799,8 @@ int exec_run(const struct exec_spec *spec, const struct exec_sink *sink, struct 
             rc = exec__step_seen(&run);
         if (rc == 0)
             rc = step_script(&run, &s);
+        if (rc == 0 && script && r->status == RESULT_STATUS_ERROR && !r->error)
+            r->error = nb_failure(&r->log);
         if (rc == 0)
             rc = exec__step_artifacts(&run, &s);
         rc = exec__step_record(&run, rc);

@@ -35,6 +35,11 @@ struct run {
     const char *site; /* a kernel's extra directory (STATE/kernels/KEY/site): read-only at /job/site (the
                        * fallback: at its path), where packages added to the live kernel go; or NULL */
     bool display;     /* its last expression is shown: the script runs through runner.py */
+    /* What script.py holds when it is not spec->code: a notebook's driver
+     * (exec_spec.notebook), whose cells' code spec->code then is, for the
+     * checks, the import scan and the warm pool; NULL otherwise. Borrowed. */
+    const char *script;
+    size_t script_len;
     bool has_seen;    /* a session's call: output/ as it was before (its artifacts are what changed) */
     struct art_seen seen;
     bool has_started; /* started: just before the script started, by the file system's (coarse) clock */

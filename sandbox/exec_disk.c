@@ -199,7 +199,8 @@ void exec__disk_tidy(struct run *run)
         rc = rc < 0 ? rc : orc;
     }
     /* Each step whatever the one before it did: the first failure is told. */
-    int src = restore_file(run->run_fd, "script.py", spec->code, spec->code_len);
+    int src = run->script ? restore_file(run->run_fd, "script.py", run->script, run->script_len)
+                          : restore_file(run->run_fd, "script.py", spec->code, spec->code_len);
     int irc = restore_file(run->run_fd, "input", spec->input, spec->input_len);
     rc = rc < 0 ? rc : src < 0 ? src : irc;
     if (rc < 0)

@@ -664,7 +664,7 @@ int exec__run_script(struct run *run, const char *env_dir)
         goto out;
     }
     exec__phase(run, EXEC_PHASE_RUNNING, NULL);
-    run->display = !run->kernel && wants_display(spec);
+    run->display = !run->kernel && !run->script && wants_display(spec); /* a notebook's driver shows its cells itself */
     int64_t t_start = util_now_ms();
     /* Before the script can write anything: the files it writes outside
      * output/ are those modified since (the file system's clock is the

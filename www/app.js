@@ -37,7 +37,7 @@ const ask = new AskBox($('ask'), (m) => showError(m));
 const steps = new Steps($('steps'));
 const viewer = pageViewer();
 const DRAFT_KEY = 'runmyscript-draft';
-const DRAFT_FIELDS = ['code', 'input', 'input_url', 'requirements', 'timeout'];
+const DRAFT_FIELDS = ['code', 'input', 'input_url', 'requirements', 'timeout', 'ipynb'];
 const EXAMPLES = {
   hello: { code: 'examples/hello.py', input: 'Some input text' },
   seed: { code: 'examples/run_my_script_test.py', inputUrl: 'examples/run_my_script_test_input.json' },
@@ -82,6 +82,16 @@ function loadDraft() {
   try { d = JSON.parse(localStorage.getItem(DRAFT_KEY) || 'null'); } catch (e) { d = null; }
   if (!d || typeof d.code !== 'string') return;
   for (const f of DRAFT_FIELDS) if (typeof d[f] === 'string') $(f).value = d[f];
+  showNotebook();
+}
+// A Jupyter notebook opened (.ipynb): the code is its JSON, and the field
+// "notebook" its file name, so that the server runs its cells in order and
+// gives back the executed notebook. Choosing an example or a .py file ends it.
+function showNotebook() {
+  const name = $('ipynb').value;
+  $('ipynb-name').hidden = !name;
+  $('ipynb-name').textContent = name ? 'Notebook ' + name + ': its code cells run in order, and the executed ' +
+    'notebook comes back with the files.' : '';
 }
 for (const f of DRAFT_FIELDS) $(f).addEventListener('input', saveDraft);
 
@@ -89,6 +99,8 @@ $('open-file').addEventListener('change', async (e) => {
   const f = e.target.files[0];
   if (!f) return;
   code.value = await f.text();
+  $('ipynb').value = /\.ipynb$/i.test(f.name) ? f.name : '';
+  showNotebook();
   updateGutter();
   saveDraft();
   say('Opened ' + f.name + '.');
@@ -103,6 +115,8 @@ $('examples').addEventListener('change', async (e) => {
     const r = await fetch(ex.code);
     if (!r.ok) throw new Error(r.status + ' ' + r.statusText);
     code.value = await r.text();
+    $('ipynb').value = '';
+    showNotebook();
     $('input').value = '';
     $('input_url').value = '';
     $('input_file').value = '';

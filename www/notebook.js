@@ -388,6 +388,41 @@ import { fileList, previews, pageViewer } from './js/result.js';
     kernelEl.textContent = 'Reset: the names are gone, the files stay. The next cell starts a new kernel.';
   }
   $('nb-reset').addEventListener('click', reset);
+
+  // Download notebook: the workspace's output/notebook.ipynb, which the
+  // server writes after each cell (nbformat 4: code, output, values,
+  // images, errors), through the artifacts route with the workspace's id.
+  async function download() {
+    if (!workspace) {
+      showError('Nothing to download yet: run a cell first.');
+      return;
+    }
+    let r;
+    try {
+      r = await fetch('artifacts/notebook.ipynb', { headers: { 'Mcp-Param-Workspace': workspace } });
+    } catch (err) {
+      showError('Cannot reach the server: ' + err.message + '.');
+      return;
+    }
+    if (r.status === 404) {
+      showError('The notebook has no cells yet, or its workspace is gone.');
+      return;
+    }
+    if (!r.ok) {
+      showError('Download failed: ' + (await describe(r)));
+      return;
+    }
+    const url = URL.createObjectURL(new Blob([await r.blob()], { type: 'application/x-ipynb+json' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = 'notebook.ipynb';
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+    showError('');
+  }
+  $('nb-download').addEventListener('click', download);
   $('nb-add').addEventListener('click', () => {
     const last = cells[cells.length - 1];
     addCell('', last).area.focus();

@@ -53,6 +53,9 @@ bool tools__fixture_gathers(const char *name);
  * TOOLS_PROMPT_ARGS, the unused ones with name NULL), checked before get
  * runs; get appends the messages to messages and returns 0 or -errno. */
 #define TOOLS_PROMPT_ARGS 3
+/* The executed notebook of a run_code or run_my_script with notebook: true,
+ * in output/ (not notebook.ipynb, which is a kernel's cells). */
+#define TOOLS_NOTEBOOK_NAME "executed.ipynb"
 struct tools_prompt_def {
     const char *name, *title, *description;
     struct {

@@ -352,6 +352,7 @@ struct run_args {
     int64_t wall_ms;          /* the call's timeout; 0: the server's */
     bool in_session;          /* in the session's workspace (run_code), else a fresh directory */
     bool cell;                /* a cell of the workspace's kernel (run_cell): exec_kernel_cell */
+    bool notebook;            /* code is a Jupyter notebook (exec_spec.notebook) */
 };
 
 static void run_args_free(struct run_args *a)
@@ -377,6 +378,8 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
     if (a->in_session && asprintf(&workspace, "%s/workspace", c->session_dir) < 0)
         return -ENOMEM;
     spec.workspace = workspace;
+    if (a->notebook)
+        spec.notebook = TOOLS_NOTEBOOK_NAME;
 
     /* exec_run checks the code, the input's size and the requirements
      * before anything is made, and only then calls on_accepted, which says
@@ -529,6 +532,18 @@ static int arg_input(const struct tools_ctx *c, json_object *v, struct run_args 
     return 0;
 }
 
+/* notebook: true when code is a Jupyter notebook's JSON. */
+static int arg_notebook(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result)
+{
+    (void)c;
+    if (v && !json_object_is_type(v, json_type_boolean)) {
+        *result = tools__arg_error("%s: notebook must be true (code is a Jupyter notebook's JSON) or false", a->tool);
+        return 0;
+    }
+    a->notebook = v && json_object_get_boolean(v);
+    return 0;
+}
+
 /* timeout: seconds above 0 and at most the server's wall time (100 ms at
  * the least). */
 static int arg_timeout(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result)
@@ -595,7 +610,7 @@ static const struct {
     int (*check)(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result);
 } run_code_args[] = {
     {"code", arg_code},       {"files", arg_files},           {"input", arg_input},
-    {"timeout", arg_timeout}, {"requirements", arg_requirements},
+    {"timeout", arg_timeout}, {"requirements", arg_requirements}, {"notebook", arg_notebook},
 };
 
 /* run_code and run_cell: their arguments (known: the names it takes,
@@ -622,7 +637,7 @@ static int session_tool(const struct tools_ctx *c, json_object *args, const char
 
 int tools__run_code(const struct tools_ctx *c, json_object *args, json_object **result)
 {
-    static const char *const known[] = {"code", "requirements", "files", "input", "timeout", NULL};
+    static const char *const known[] = {"code", "requirements", "files", "input", "timeout", "notebook", NULL};
     struct run_args a = {.tool = "run_code", .in_session = true};
     return session_tool(c, args, known, &a, result);
 }
@@ -680,10 +695,13 @@ int tools__reset_kernel(const struct tools_ctx *c, json_object *args, json_objec
 
 int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_object **result)
 {
-    static const char *const known[] = {"code", "user_input", NULL};
+    static const char *const known[] = {"code", "user_input", "notebook", NULL};
     if ((*result = tools__check_known(args, known, "run_my_script")))
         return 0;
     json_object *code = tools__get_arg(args, "code"), *input = tools__get_arg(args, "user_input");
+    struct run_args a = {.tool = "run_my_script"};
+    if (arg_notebook(c, tools__get_arg(args, "notebook"), &a, result) < 0 || *result)
+        return 0;
     if (!code || !json_object_is_type(code, json_type_string)) {
         *result = tools__arg_error("run_my_script: code (a string holding the whole Python script) is required");
         return 0;
@@ -692,13 +710,10 @@ int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_obje
         *result = tools__arg_error("run_my_script: user_input must be a string (text, JSON, Markdown or base64)");
         return 0;
     }
-    struct run_args a = {
-        .tool = "run_my_script",
-        .code = json_object_get_string(code),
-        .code_len = (size_t)json_object_get_string_len(code),
-        .input = input ? json_object_get_string(input) : NULL,
-        .input_len = input ? (size_t)json_object_get_string_len(input) : 0,
-    };
+    a.code = json_object_get_string(code);
+    a.code_len = (size_t)json_object_get_string_len(code);
+    a.input = input ? json_object_get_string(input) : NULL;
+    a.input_len = input ? (size_t)json_object_get_string_len(input) : 0;
     return run(c, &a, result);
 }
 

@@ -35,12 +35,13 @@
 
 #define WEB_JSON_DEPTH 16  /* JSON bodies are flat objects */
 #define WEB_REQS_MAX 256   /* requirement lines */
+#define WEB_NOTEBOOK_NAME_MAX 255 /* bytes of the notebook field (a file name) */
 
 enum web_mode { WEB_JSON, WEB_SSE, WEB_HTML };
 
 /* The fields of one request; each a bounded buffer. */
 struct web_fields {
-    struct dbuf code, input, file, url, reqs, timeout;
+    struct dbuf code, input, file, url, reqs, timeout, notebook;
     bool file_given;              /* an input_file part with bytes */
     struct dbuf *cur;             /* the part being read */
     struct form_parser *parser;   /* for form_fail */
@@ -49,11 +50,12 @@ struct web_fields {
 };
 
 /* In the order of enum web_field. */
-static const char *const field_names[] = {"code", "input", "input_file", "input_url", "requirements", "timeout"};
+static const char *const field_names[] = {"code", "input", "input_file", "input_url", "requirements", "timeout",
+                                          "notebook"};
 
 static struct dbuf *field_buf(struct web_fields *f, size_t i)
 {
-    struct dbuf *const bufs[] = {&f->code, &f->input, &f->file, &f->url, &f->reqs, &f->timeout};
+    struct dbuf *const bufs[] = {&f->code, &f->input, &f->file, &f->url, &f->reqs, &f->timeout, &f->notebook};
     return bufs[i];
 }
 
@@ -84,6 +86,7 @@ static void fields_init(struct web_fields *f, const struct cfg *cfg, unsigned al
     dbuf_init(&f->url, WEB_URL_MAX);
     dbuf_init(&f->reqs, (size_t)cfg->form.field_bytes);
     dbuf_init(&f->timeout, 64);
+    dbuf_init(&f->notebook, WEB_NOTEBOOK_NAME_MAX);
 }
 
 static void fields_free(struct web_fields *f)
@@ -100,6 +103,7 @@ static const char *field_limit(struct web_fields *f, const struct dbuf *b, char 
                       : b == &f->input || b == &f->file ? "input_bytes"
                       : b == &f->url                    ? "the URL ceiling"
                       : b == &f->timeout                ? "the timeout field's ceiling"
+                      : b == &f->notebook               ? "the notebook field's ceiling"
                                                         : "form_field_bytes";
     char hs[32];
     util_human_size(b->max, hs, sizeof hs);
@@ -612,6 +616,10 @@ static int make_spec(const struct app *app, struct web_fields *f, struct web_spe
     }
     s->spec.code = f->code.data ? f->code.data : "";
     s->spec.code_len = f->code.len;
+    /* The page sends the name of the .ipynb it opened; a JSON body may say
+     * "notebook": "name.ipynb" too. */
+    if (f->notebook.len)
+        s->spec.notebook = f->notebook.data;
     return 0;
 }
 
@@ -768,7 +776,7 @@ void web__serve(const struct app *app, struct http_req *req, struct http_resp *r
 static const struct web_door run_door = {
     .route = "/api/run",
     .fields = (1u << WEB_F_CODE) | (1u << WEB_F_INPUT) | (1u << WEB_F_INPUT_FILE) | (1u << WEB_F_INPUT_URL) |
-              (1u << WEB_F_REQUIREMENTS) | (1u << WEB_F_TIMEOUT),
+              (1u << WEB_F_REQUIREMENTS) | (1u << WEB_F_TIMEOUT) | (1u << WEB_F_NOTEBOOK),
 };
 
 void web_api_run(const struct app *app, struct http_req *req, struct http_resp *resp)

@@ -426,6 +426,23 @@ static char *json_summary(int fd, uint64_t size)
         switch (json_object_get_type(o)) {
         case json_type_object: {
             int k = json_object_object_length(o);
+            json_object *cells, *v;
+            /* A Jupyter notebook (.ipynb, an executed one, a workspace's
+             * notebook.ipynb): its cells, and how many ran. */
+            if (json_object_object_get_ex(o, "cells", &cells) && json_object_is_type(cells, json_type_array) &&
+                json_object_object_get_ex(o, "nbformat", &v) && json_object_is_type(v, json_type_int)) {
+                size_t code = 0, ran = 0, nc = json_object_array_length(cells);
+                for (size_t i = 0; i < nc; i++) {
+                    json_object *c = json_object_array_get_idx(cells, i), *t, *e;
+                    if (json_object_object_get_ex(c, "cell_type", &t) && !strcmp(json_object_get_string(t), "code")) {
+                        code++;
+                        ran += json_object_object_get_ex(c, "execution_count", &e) && json_object_is_type(e, json_type_int);
+                    }
+                }
+                rc = asprintf(&s, "Jupyter notebook (nbformat %d), %zu cell%s, %zu of %zu code cell%s run",
+                              json_object_get_int(v), nc, nc == 1 ? "" : "s", ran, code, code == 1 ? "" : "s");
+                break;
+            }
             rc = asprintf(&s, "JSON object with %d key%s", k, k == 1 ? "" : "s");
             break;
         }

@@ -30,6 +30,15 @@ struct exec_spec {
      * the script's cwd, and its output/ is SCRIPT_OUTPUT. NULL: the run
      * directory is the workspace. */
     const char *workspace;
+    /* Non-NULL: code is a Jupyter notebook (.ipynb, nbformat 4), this its
+     * file name. Its code cells run in order in one namespace, as a kernel
+     * runs them (sandbox/notebook.py), and the executed notebook, outputs
+     * filled as papermill writes it, is the artifact output/NAME (the name
+     * made safe, ending in .ipynb). The checks and the import scan see the
+     * cells' code; a text that is not a notebook is REFUSED with the
+     * reason. A cell that raises ends the run there: status error, and
+     * r->error "the notebook failed at cell N: ...". exec_run only. */
+    const char *notebook;
 };
 
 /* Initialises spec with cfg's defaults: limits copied, auto_deps from cfg. */

@@ -15,6 +15,7 @@
 
 #include "kernel_internal.h"
 
+#include "nb.h"
 #include "result_log.h"
 
 #include <errno.h>
@@ -485,6 +486,16 @@ static int cell_send(struct run *run, struct kclient *k)
     return cell_relay(run, k);
 }
 
+/* The cell into the workspace's output/notebook.ipynb, once its result is
+ * recorded (its error is set then); the notebook is the workspace's cells
+ * to download, and a failure to write it fails no cell. */
+static void cell_notebook(struct run *run)
+{
+    int rc = run->out_fd >= 0 ? nb_out_cell(run->out_fd, run->spec->code, run->spec->code_len, run->r) : -EBADF;
+    if (rc < 0)
+        log_msg(LOG_LVL_WARN, "output/" NB_OUT_NAME " not updated: %s", strerror(-rc));
+}
+
 /* The checks that are a cell's own, before exec_run's. */
 static int cell_refused(struct run *run)
 {
@@ -529,6 +540,8 @@ int exec_kernel_cell(const struct exec_spec *spec, const struct exec_sink *sink,
         if (rc == 0)
             rc = exec__step_artifacts(&run, &s);
         rc = exec__step_record(&run, rc);
+        if (rc == 0)
+            cell_notebook(&run);
     }
     kclient_free(&k);
     exec__steps_free(&run, &s);

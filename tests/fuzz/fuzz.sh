@@ -28,6 +28,7 @@ TARGETS=(
     pep723
     requirement
     form
+    notebook
 )
 
 mode=${1:-run}
@@ -90,15 +91,16 @@ embed() { # embed OUT.c HEADER PREFIX FILE...: as make does (common/embed.sh)
 build() {
     local jobs=() src base extra objs=()
     local schemas=$FUZZ_DIR/obj/tools_schemas.c map=$FUZZ_DIR/obj/deps_map_builtin.c zygote=$FUZZ_DIR/obj/jail_zygote_py.c
-    local display=$FUZZ_DIR/obj/jail_display_py.c kernel=$FUZZ_DIR/obj/kernel_py.c
+    local display=$FUZZ_DIR/obj/jail_display_py.c kernel=$FUZZ_DIR/obj/kernel_py.c notebook=$FUZZ_DIR/obj/nb_notebook_py.c
     # shellcheck disable=SC2046
     embed "$schemas" tools_internal.h tools__schema_ $(cd "$top_srcdir" && echo fcgi/tools/schemas/*.json) || return 1
     embed "$map" deps.h deps__map_ data/import-names.tsv || return 1
     embed "$zygote" jail_internal.h jail__py_ sandbox/jail/zygote.py || return 1
     embed "$display" jail.h jail_py_ sandbox/jail/display.py sandbox/jail/runner.py || return 1
     embed "$kernel" kernel.h kernel__py_ sandbox/kernel/kernel.py || return 1
+    embed "$notebook" nb.h nb__py_ sandbox/notebook.py || return 1
     # shellcheck disable=SC2046
-    for src in $(for d in $SRC_DIRS; do ls "$top_srcdir/$d"/*.c 2>/dev/null; done) "$schemas" "$map" "$zygote" "$display" "$kernel"; do
+    for src in $(for d in $SRC_DIRS; do ls "$top_srcdir/$d"/*.c 2>/dev/null; done) "$schemas" "$map" "$zygote" "$display" "$kernel" "$notebook"; do
         base=$(basename "$src" .c)
         [ "$base" = main ] || [ "$base" = tools_nofixture ] && continue
         jobs+=("$src" "$FUZZ_DIR/obj/lib-$base.o" "")

@@ -79,6 +79,9 @@ static void test_sniff(void)
     const char *obj = "{\"a\": 1, \"b\": [1,2], \"c\": {}}\n";
     CHECK("d.json", obj, strlen(obj), "application/json", "JSON object with 3 keys");
     CHECK("noext", obj, strlen(obj), "application/json", "JSON object with 3 keys");
+    const char *nb = "{\"cells\": [{\"cell_type\": \"markdown\"}, {\"cell_type\": \"code\", \"execution_count\": 1},"
+                     " {\"cell_type\": \"code\", \"execution_count\": null}], \"nbformat\": 4}";
+    CHECK("run.ipynb", nb, strlen(nb), "application/json", "Jupyter notebook (nbformat 4), 3 cells, 1 of 2 code cells run");
     CHECK("arr.json", "[1, 2, 3]", 9, "application/json", "JSON array of 3 items");
     CHECK("bad.json", "{\"a\": ", 6, "application/json", "JSON that does not parse: unexpected end of data, 6 B");
     CHECK("two.json", "{} {}", 5, "application/json", "JSON that does not parse, 5 B");
