@@ -286,6 +286,11 @@ static const struct key_def keys[] = {
      .doc = "what all kernels may hold together (each one's cgroup, or the memory watch where none holds it):"
           " past it the least recently used idle kernels are stopped, after a cell and when a kernel starts"
           " (0: no budget). One kernel is held to `memory` as a run is"},
+    {.key = "kernel_save_bytes", .type = KEY_SIZE, AT(exec.kernels.save_bytes), .dflt = 2 * GIB,
+     .doc = "the largest state of one kernel that is saved ([Saved kernels](isolation.md#saved-kernels)): a "
+          "kernel stopped for `kernel_idle`, `max_kernels`, `kernel_memory` or the server's drain first saves "
+          "its names into its workspace's `.kernel/state` (within `workspace_bytes` too), and the next cell "
+          "restores them; a state past it is not saved and the next cell says why (0: kernels are never saved)"},
     {.key = "kernel_grace", .type = KEY_DURATION, AT(exec.kernels.grace_ms), .dflt = 5000,
      .doc = "how long a cell interrupted (its `timeout`, `cpu_time`, a disk limit, a cancel) may go on before"
           " its kernel is killed; a cell that stops within it keeps the kernel and its names"},
