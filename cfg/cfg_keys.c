@@ -276,11 +276,13 @@ static const struct key_def keys[] = {
           "starts cold (a zygote that takes longer is taken for hung)"},
     {.key = "kernel_idle", .type = KEY_DURATION, AT(exec.kernels.idle_ms), .dflt = 600000,
      .doc = "a kernel (`run_cell`'s live Python of a workspace, [A cell](architecture.md#a-cell-exec_kernel_cell), "
-          "[Kernels](isolation.md#kernels)) without a cell this long is stopped; the workspace's next cell "
-          "starts a new one and says why (0: never)"},
+          "[Kernels](isolation.md#kernels)) without a cell this long is stopped, its state saved first "
+          "(`kernel_save_bytes`); the workspace's next cell restores it, or starts a new one and says why "
+          "(0: never)"},
     {.key = "max_kernels", .type = KEY_COUNT, AT(exec.kernels.max), .dflt = 64, .max = CFG_KERNELS_MAX,
      .doc = "kernels live at once on the server (at most 4096; 0: no kernels). A new one stops the least "
-          "recently used idle kernel of another workspace when all are taken; when every kernel is running "
+          "recently used idle kernel of another workspace (its state saved) when all are taken; a saved kernel "
+          "is not counted; when every kernel is running "
           "a cell, the new workspace's cell is answered busy"},
     {.key = "kernel_memory", .type = KEY_SIZE, AT(exec.kernels.memory), .dflt = 8 * GIB,
      .doc = "what all kernels may hold together (each one's cgroup, or the memory watch where none holds it):"
