@@ -158,7 +158,7 @@ is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"]')" '["4
 
 # reset_kernel: the names go, the files stay.
 post '{"jsonrpc":"2.0","id":303,"method":"tools/call","params":{"name":"reset_kernel","arguments":{}}}' "${H[@]}"
-is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]')" '[false, {"reset": true}]' "reset_kernel"
+is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]')" '[false, {"reset": true, "to": "new"}]' "reset_kernel"
 cell $'import os\n(os.path.exists("journal.txt"), "x" in globals())'
 is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"], r["result"]["structuredContent"]["kernel"]["cell"]')" \
     '["(True, False)", "new", 1]' "after it: a new kernel (cell 1) without the names, with the files"
@@ -402,8 +402,8 @@ is "$(jb 'r["mode"], r["kernels"]["on"]')" '["cgi", false]' "CGI: /healthz says 
 init 2025-11-25
 H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
 post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${H[@]}"
-is "$(jb '[t["name"] for t in r["result"]["tools"] if t["name"] in ("run_cell", "reset_kernel")]')" '[]' \
-    "CGI: run_cell and reset_kernel are not listed"
+is "$(jb '[t["name"] for t in r["result"]["tools"] if t["name"] in ("run_cell", "reset_kernel", "save_kernel")]')" '[]' \
+    "CGI: run_cell, reset_kernel and save_kernel are not listed"
 cell 'x = 1'
 is "$(jb 'r["result"]["isError"], "structuredContent" in r["result"]')" '[true, false]' "CGI: a run_cell call is a tool error"
 like "$(text)" "runmyscript serve" "saying that kernels need runmyscript serve"

@@ -540,6 +540,45 @@ static bool is_error(json_object *res, const char *text_part)
     return json_object_object_get_ex(b, "text", &text) && strstr(json_object_get_string(text), text_part);
 }
 
+/* save_kernel, and reset_kernel to the state it saved: through the
+ * table's kernel_save and kernel_restore (t: kernels on). */
+static void test_save_kernel(const struct tools_ctx *t)
+{
+    json_object *res, *v, *rsc = NULL, *rs = tools_output_schema(t->cfg, "reset_kernel");
+    is_int(call(t, "save_kernel", NULL, &res), TOOLS_RESULT, "save_kernel: a result");
+    ok(json_object_object_get_ex(res, "isError", &v) && !json_object_get_boolean(v) &&
+           !strcmp(saved_of, "/nonexistent/session/workspace") && strstr(text_of(res), "2 names were saved"),
+       "... the session's workspace's kernel saved, the text says what (%s)", text_of(res));
+    json_object *ss = tools_output_schema(t->cfg, "save_kernel"), *ssc = NULL, *names = NULL, *skipped = NULL;
+    ok(json_object_object_get_ex(res, "structuredContent", &ssc) && check(ssc, ss, "save_kernel") == 0,
+       "... its structuredContent fits its outputSchema");
+    ok(ssc && json_object_object_get_ex(ssc, "names", &names) && json_object_array_length(names) == 2 &&
+           json_object_object_get_ex(ssc, "skipped", &skipped) && json_object_array_length(skipped) == 1,
+       "... the names saved and the one that could not be");
+    json_object_put(res);
+    save_refuse = true;
+    is_int(call(t, "save_kernel", NULL, &res), TOOLS_RESULT, "save_kernel past kernel_save_bytes: a result");
+    ok(is_error(res, "nothing was saved: its state passed kernel_save_bytes"), "... an error with the reason (%s)",
+       text_of(res));
+    json_object_put(res);
+    save_refuse = false;
+    json_object_put(ss);
+    is_int(call(t, "reset_kernel", "{\"to\":\"saved\"}", &res), TOOLS_RESULT, "reset_kernel to saved: a result");
+    ok(!strcmp(restored_of, "/nonexistent/session/workspace") && json_object_object_get_ex(res, "structuredContent", &rsc) &&
+           check(rsc, rs, "reset_kernel") == 0 && strstr(json_object_to_json_string(rsc), "\"saved\""),
+       "... through the table's restore, to: saved in its structuredContent");
+    json_object_put(res);
+    restore_none = true;
+    is_int(call(t, "reset_kernel", "{\"to\":\"saved\"}", &res), TOOLS_RESULT, "reset_kernel to saved, none saved");
+    ok(is_error(res, "no saved kernel state"), "... an error that says so (%s)", text_of(res));
+    json_object_put(res);
+    restore_none = false;
+    is_int(call(t, "reset_kernel", "{\"to\":\"yesterday\"}", &res), TOOLS_RESULT, "reset_kernel to nonsense");
+    ok(is_error(res, "to is \"new\""), "... says what to takes (%s)", text_of(res));
+    json_object_put(res);
+    json_object_put(rs);
+}
+
 static void test_call(struct cfg *cfg)
 {
     struct tools_ctx t = {
@@ -629,39 +668,8 @@ static void test_call(struct cfg *cfg)
        "... its structuredContent fits its outputSchema");
     json_object_put(res);
 
-    /* save_kernel, and reset_kernel to the state it saved. */
-    is_int(call(&t, "save_kernel", NULL, &res), TOOLS_RESULT, "save_kernel: a result");
-    ok(json_object_object_get_ex(res, "isError", &v) && !json_object_get_boolean(v) &&
-           !strcmp(saved_of, "/nonexistent/session/workspace") && strstr(text_of(res), "2 names were saved"),
-       "... the session's workspace's kernel saved, the text says what (%s)", text_of(res));
-    json_object *ss = tools_output_schema(cfg, "save_kernel"), *ssc = NULL, *names = NULL, *skipped = NULL;
-    ok(json_object_object_get_ex(res, "structuredContent", &ssc) && check(ssc, ss, "save_kernel") == 0,
-       "... its structuredContent fits its outputSchema");
-    ok(ssc && json_object_object_get_ex(ssc, "names", &names) && json_object_array_length(names) == 2 &&
-           json_object_object_get_ex(ssc, "skipped", &skipped) && json_object_array_length(skipped) == 1,
-       "... the names saved and the one that could not be");
-    json_object_put(res);
-    save_refuse = true;
-    is_int(call(&t, "save_kernel", NULL, &res), TOOLS_RESULT, "save_kernel past kernel_save_bytes: a result");
-    ok(is_error(res, "nothing was saved: its state passed kernel_save_bytes"), "... an error with the reason (%s)",
-       text_of(res));
-    json_object_put(res);
-    save_refuse = false;
-    json_object_put(ss);
-    is_int(call(&t, "reset_kernel", "{\"to\":\"saved\"}", &res), TOOLS_RESULT, "reset_kernel to saved: a result");
-    ok(!strcmp(restored_of, "/nonexistent/session/workspace") && json_object_object_get_ex(res, "structuredContent", &rsc) &&
-           check(rsc, rs, "reset_kernel") == 0 && strstr(json_object_to_json_string(rsc), "\"saved\""),
-       "... through the table's restore, to: saved in its structuredContent");
-    json_object_put(res);
-    restore_none = true;
-    is_int(call(&t, "reset_kernel", "{\"to\":\"saved\"}", &res), TOOLS_RESULT, "reset_kernel to saved, none saved");
-    ok(is_error(res, "no saved kernel state"), "... an error that says so (%s)", text_of(res));
-    json_object_put(res);
-    restore_none = false;
-    is_int(call(&t, "reset_kernel", "{\"to\":\"yesterday\"}", &res), TOOLS_RESULT, "reset_kernel to nonsense");
-    ok(is_error(res, "to is \"new\""), "... says what to takes (%s)", text_of(res));
-    json_object_put(res);
     json_object_put(rs);
+    test_save_kernel(&t);
     cfg->exec.kernels.on = false;
 
     stub_rc = 0, stub_status = RESULT_STATUS_CANCELLED, client_cancel = true;
