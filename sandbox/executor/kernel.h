@@ -92,6 +92,15 @@ int exec_kernel_reset(const struct exec_config *cfg, const char *workspace) must
 int exec_kernel_save(const struct exec_config *cfg, const char *workspace, char **report, char *err,
                      size_t errlen) must_check;
 
+/* Stops every idle kernel of the state directory, each saving its state
+ * first (as kernel_idle does), with reason for their next cells: serve
+ * calls it as it ends and before its warm pool starts again (SIGHUP), whose
+ * end would take its warm kernels with it unsaved. The kernels save
+ * together; waits until they are gone (at most kernel_grace, kill_grace
+ * and two minutes more). A kernel running a cell is left alone. The number
+ * of kernels stopped, or -errno. */
+int exec_kernel_stop_all(const struct exec_config *cfg, const char *reason);
+
 /* Ends the workspace's kernel without saving it, and has its next cell
  * start a kernel from the state last saved (reset_kernel to "saved"). 0; 1
  * when the workspace has no saved state (err says so; nothing was ended);

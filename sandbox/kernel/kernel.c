@@ -664,6 +664,73 @@ int exec_kernel_end(const struct exec_config *cfg, const char *workspace)
     return end_kernel(cfg, workspace, "the workspace ended", true);
 }
 
+/* The kernels asked to stop at once (their END sent), then waited for
+ * together: a server's kernels save in parallel. */
+struct stop_all {
+    const char *reason;
+    char (*dirs)[PATH_MAX];
+    int *socks;
+    size_t n, cap;
+};
+
+static int stop_visit(const char *dir, void *ctx)
+{
+    struct stop_all *a = ctx;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 16;
+        char(*dirs)[PATH_MAX] = realloc(a->dirs, cap * sizeof *dirs);
+        if (dirs)
+            a->dirs = dirs;
+        int *socks = dirs ? realloc(a->socks, cap * sizeof *socks) : NULL;
+        if (!socks)
+            return -ENOMEM;
+        a->socks = socks;
+        a->cap = cap;
+    }
+    int s = kernel_connect(dir);
+    json_object *o = s >= 0 ? json_object_new_object() : NULL;
+    if (!o) {
+        if (s >= 0)
+            close(s);
+        return 0; /* gone already */
+    }
+    json_object_object_add(o, "reason", json_object_new_string(a->reason));
+    json_object_object_add(o, "busy_too", json_object_new_boolean(false));
+    json_object_object_add(o, "save", json_object_new_boolean(true));
+    if (kernel_send_json(s, KERNEL_MSG_END, o) < 0) {
+        close(s);
+    } else {
+        snprintf(a->dirs[a->n], PATH_MAX, "%s", dir);
+        a->socks[a->n++] = s;
+    }
+    json_object_put(o);
+    return 0;
+}
+
+int exec_kernel_stop_all(const struct exec_config *cfg, const char *reason)
+{
+    struct stop_all a = {.reason = reason};
+    int rc = each_live(cfg->state_dir, stop_visit, &a);
+    int stopped = 0;
+    int64_t end = util_now_ms() + end_wait(cfg) + KERNEL_SAVE_MS;
+    for (size_t i = 0; i < a.n; i++) {
+        char type = 0;
+        cleanup_free char *ack = NULL;
+        size_t n;
+        int64_t left = end - util_now_ms();
+        int r = kernel_recv(a.socks[i], left > 0 ? left : 0, 4096, &type, &ack, &n);
+        close(a.socks[i]);
+        if (r == 0 && (type != KERNEL_MSG_ACK || strstr(ack, "false")))
+            continue; /* running a cell: it ends with the server, as ever */
+        while (kernel_alive(a.dirs[i]) && util_now_ms() < end)
+            usleep(KERNEL_POLL_MS * 1000);
+        stopped += !kernel_alive(a.dirs[i]);
+    }
+    free(a.dirs);
+    free(a.socks);
+    return rc < 0 ? rc : stopped;
+}
+
 static int stats_visit(const char *dir, void *ctx)
 {
     struct exec_kernel_stats *s = ctx;

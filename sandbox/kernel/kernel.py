@@ -196,7 +196,10 @@ def _rms_kernel(display_make):
         return cloudpickle, 'cloudpickle ' + getattr(cloudpickle, '__version__', '?')
 
     def imported():
-        return sorted(m for m in cell_modules if not m.startswith('_'))
+        # (an entry of sys.modules a package made that no import finds,
+        # pandas' cython_runtime, is not one to import again)
+        return sorted(m for m in cell_modules if not m.startswith('_') and
+                      getattr(sys.modules.get(m), '__spec__', None) is not None)
 
     def save(msg):
         import types
