@@ -156,6 +156,19 @@ is "$(jget "$crun/result.json" 'r["status"]')" cancelled "notifications/cancelle
 cell 'x'
 is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"]')" '["41", "kept"]' "and the kernel keeps its names"
 
+# save_kernel: a checkpoint, the kernel kept; reset_kernel to it.
+post '{"jsonrpc":"2.0","id":310,"method":"tools/call","params":{"name":"save_kernel","arguments":{}}}' "${H[@]}"
+is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]["saved"], "x" in [n for n, t in r["result"]["structuredContent"]["names"]]')" \
+    '[false, true, true]' "save_kernel: the kernel's names saved"
+cell 'x = 0'
+post '{"jsonrpc":"2.0","id":311,"method":"tools/call","params":{"name":"reset_kernel","arguments":{"to":"saved"}}}' "${H[@]}"
+is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]')" '[false, {"reset": true, "to": "saved"}]' \
+    "reset_kernel to: saved"
+cell 'x'
+is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"]')" '["41", "restored"]' \
+    "the next cell starts from the checkpoint: x is 41 again"
+like "$(jb 'r["result"]["content"][0]["text"]')" "restored: " "... and its text says what came back"
+
 # reset_kernel: the names go, the files stay.
 post '{"jsonrpc":"2.0","id":303,"method":"tools/call","params":{"name":"reset_kernel","arguments":{}}}' "${H[@]}"
 is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]')" '[false, {"reset": true, "to": "new"}]' "reset_kernel"
