@@ -155,8 +155,10 @@ def _rms_kernel(display_make):
             self.f, self.limit = f, limit
 
         def write(self, b):
-            if self.f.tell() + len(b) > self.limit:
-                raise TooBig(self.f.tell() + len(b))
+            # (protocol 5 hands a large array's bytes over as a PickleBuffer)
+            n = memoryview(b).nbytes
+            if self.f.tell() + n > self.limit:
+                raise TooBig(self.f.tell() + n)
             return self.f.write(b)
 
     def type_name(v):

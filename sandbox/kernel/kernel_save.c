@@ -29,17 +29,12 @@
 
 /* Where the kernel sees its state: in the workspace, /work in the jail, its
  * own path in the fallback. */
-static void state_inside(const struct host *h, char *buf, size_t n)
+void kernel__save_path(const struct host *h, char *buf, size_t n)
 {
     if (h->k.proc.mode == JAIL_MODE_RLIMITS)
         snprintf(buf, n, "%s/" KERNEL_STATE_REL, h->workspace);
     else
         snprintf(buf, n, "/work/" KERNEL_STATE_REL);
-}
-
-void kernel__save_path(const struct host *h, char *buf, size_t n)
-{
-    state_inside(h, buf, n);
 }
 
 /* The most a state may take: kernel_save_bytes, or what workspace_bytes
@@ -126,7 +121,7 @@ int kernel__save(struct host *h, bool locked, json_object **report, char *why, s
     const char *key;
     uint64_t limit = save_limit(h, &key);
     char path[PATH_MAX + 32];
-    state_inside(h, path, sizeof path);
+    kernel__save_path(h, path, sizeof path);
     json_object *m = json_object_new_object();
     if (!m)
         return -ENOMEM;

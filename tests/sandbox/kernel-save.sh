@@ -6,7 +6,7 @@
 # processes and jails, with `runmyscript serve` standing for the server
 # every kernel ends with (tests/lib/warm.sh). Names of every kind (numbers,
 # strings, lists, dicts, a function, a class and its instance, a lambda, a
-# DataFrame and an array where the wheelhouse has pandas) back after each
+# DataFrame and arrays, one of 16 MiB, where the wheelhouse has pandas) back after each
 # way a kernel stops: kernel_idle, max_kernels, kernel_memory, the server's
 # end and a new server, an explicit save; an open file, a socket, a
 # generator and a lock listed as not saved, the others back; the saved
@@ -72,12 +72,13 @@ if [ $HAVE_PD = 1 ]; then
     KINDS="$KINDS
 import numpy as np, pandas as pd
 arr = np.arange(12).reshape(3, 4)
+wide = np.arange(2 << 20)
 df = pd.DataFrame({'a': range(5), 'b': [v * 2 for v in range(5)]})"
-    CHECK="$CHECK + [int(arr.sum()), int(df.b.sum()), list(df.columns)]"
-    CHECK_VAL="${CHECK_VAL%]}, 66, 20, ['a', 'b']]"
+    CHECK="$CHECK + [int(arr.sum()), int(wide[-1]), int(df.b.sum()), list(df.columns)]"
+    CHECK_VAL="${CHECK_VAL%]}, 66, 2097151, 20, ['a', 'b']]"
 fi
 WANT_BACK='["C", "c", "d", "f", "l", "lam", "n", "s", "socket", "threading"]'
-[ $HAVE_PD = 1 ] && WANT_BACK='["C", "arr", "c", "d", "df", "f", "l", "lam", "n", "np", "pd", "s", "socket", "threading"]'
+[ $HAVE_PD = 1 ] && WANT_BACK='["C", "arr", "c", "d", "df", "f", "l", "lam", "n", "np", "pd", "s", "socket", "threading", "wide"]'
 WANT_SKIPPED='["fh", "gen", "lock", "sock"]'
 
 # restored WHERE [OPTION]...: the cell after a stop (with the options)
