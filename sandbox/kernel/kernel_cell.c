@@ -74,6 +74,7 @@ static int kernel_info(struct run *run, struct kclient *k)
         return rc;
     }
     k->sock = kernel_connect(k->dir);
+    int listening = k->sock < 0 ? k->sock : 0;
     char type = 0;
     cleanup_free char *data = NULL;
     size_t len;
@@ -107,7 +108,10 @@ static int kernel_info(struct run *run, struct kclient *k)
     struct stat st;
     struct kernel_state ks;
     const struct exec_limits *l = &run->spec->limits;
-    for (int64_t end = util_now_ms() + cfg->kernels.grace_ms + l->kill_grace_ms + CELL_INFO_MS;
+    /* (one that saves its state as it goes takes at most KERNEL_SAVE_MS
+     * more: its host no longer listens while it does) */
+    int64_t saving = cfg->kernels.save_bytes && listening == -ENOENT ? KERNEL_SAVE_MS : 0;
+    for (int64_t end = util_now_ms() + cfg->kernels.grace_ms + l->kill_grace_ms + CELL_INFO_MS + saving;
          kernel_alive(k->dir) && util_now_ms() < end;)
         usleep(CELL_GONE_POLL_MS * 1000);
     kernel_ended_take(k->dir, k->reason, sizeof k->reason);

@@ -321,7 +321,8 @@ static int host_dir(struct host *h, char *err, size_t errlen)
     /* One host per workspace. One that is ending (a reset just before
      * this cell) lets go within a few seconds. */
     h->lock_fd = openat(h->dir_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    int64_t give_up = util_now_ms() + h->cfg->kernels.grace_ms + h->cfg->limits.kill_grace_ms + HOST_LOCK_SLACK_MS;
+    int64_t give_up = util_now_ms() + h->cfg->kernels.grace_ms + h->cfg->limits.kill_grace_ms + HOST_LOCK_SLACK_MS +
+                      (h->cfg->kernels.save_bytes ? KERNEL_SAVE_MS : 0); /* (and the state it saves) */
     while (h->lock_fd >= 0 && flock(h->lock_fd, LOCK_EX | LOCK_NB) < 0 && util_now_ms() < give_up)
         usleep(HOST_LOCK_POLL_MS * 1000);
     if (h->lock_fd < 0 || flock(h->lock_fd, LOCK_EX | LOCK_NB) < 0) {
