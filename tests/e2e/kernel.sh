@@ -304,6 +304,11 @@ is "$STATUS" 400 "a cell with an input: 400"
 like "$(jb 'r["error"]')" "unknown member" "naming the member ($(jb 'r["error"]'))"
 mpost tools/call '"name":"run_cell","arguments":{"code":"n","workspace":"'"$nb"'"}' -H "Mcp-Name: run_cell" -H "Mcp-Param-Workspace: $nb"
 is "$(sc '["value"]')" 41 "the page's notebook is a workspace an agent can go on in (run_cell with its id)"
+STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST "$BASE/api/cell/$nb/save")
+is "$STATUS/$(jb 'r["saved"], [n for n, t in r["names"]]')" '200/[true, ["n"]]' "POST /api/cell/WID/save: the kernel's names saved"
+like "$(jb 'r["reason"]')" "names were saved" "... with the summary"
+STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST "$BASE/api/cell/0123456789abcdef0123456789abcdef/save")
+is "$STATUS" 404 "the save of an unknown notebook: 404"
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST "$BASE/api/cell/$nb/reset")
 is "$STATUS/$(jb 'r')" '200/{"reset": true}' "POST /api/cell/WID/reset"
 curl -sS -o "$T/b" -H 'Content-Type: application/json' -d '{"code": "n"}' "$BASE/api/cell/$nb"
