@@ -144,7 +144,13 @@ int kernel__save(struct host *h, bool locked, json_object **report, char *why, s
     json_object *v;
     bool saved = json_object_object_get_ex(a, "saved", &v) && json_object_get_boolean(v);
     if (!saved) {
-        if (json_object_object_get_ex(a, "over", &v)) {
+        if (json_object_object_get_ex(a, "over", &v) && !strcmp(key, "workspace_bytes")) {
+            char ws[32];
+            util_human_size(limit, hs, sizeof hs);
+            util_human_size(h->limits.workspace_bytes, ws, sizeof ws);
+            snprintf(why, whylen, "its state passed the room the workspace had left (%s of workspace_bytes = %s) "
+                     "and was not saved", hs, ws);
+        } else if (json_object_object_get_ex(a, "over", &v)) {
             util_human_size(limit, hs, sizeof hs);
             snprintf(why, whylen, "its state passed %s (%s = %s) and was not saved", key, key, hs);
         } else {

@@ -178,6 +178,15 @@ like "$(reason)" "its state passed kernel_save_bytes (kernel_save_bytes = 1.0 Mi
 test ! -e $W/.kernel/state.tmp
 ok $? "nothing of it is left in the workspace"
 ctl end $W >/dev/null
+W=$(ws too-big-for-workspace)
+head -c $((1 << 20)) /dev/zero >$W/data.bin
+cell --set kernel_idle=2s --set workspace_bytes=2M $W 'blob = b"x" * (3 << 20); keep = 1'
+gone $W
+cell $W '"keep" in globals()'
+is "$(val) $(state)" "False new" "a state past the room workspace_bytes leaves is not saved"
+like "$(reason)" "its state passed the room the workspace had left (" "... and the reason says so"
+like "$(reason)" "of workspace_bytes = 2.0 MiB) and was not saved" "... naming workspace_bytes"
+ctl end $W >/dev/null
 
 # --- a state a cell rewrote: loaded in the kernel's jail only ---
 W=$(ws tampered)
