@@ -276,16 +276,23 @@ static const struct key_def keys[] = {
           "starts cold (a zygote that takes longer is taken for hung)"},
     {.key = "kernel_idle", .type = KEY_DURATION, AT(exec.kernels.idle_ms), .dflt = 600000,
      .doc = "a kernel (`run_cell`'s live Python of a workspace, [A cell](architecture.md#a-cell-exec_kernel_cell), "
-          "[Kernels](isolation.md#kernels)) without a cell this long is stopped; the workspace's next cell "
-          "starts a new one and says why (0: never)"},
+          "[Kernels](isolation.md#kernels)) without a cell this long is stopped, its state saved first "
+          "(`kernel_save_bytes`); the workspace's next cell restores it, or starts a new one and says why "
+          "(0: never)"},
     {.key = "max_kernels", .type = KEY_COUNT, AT(exec.kernels.max), .dflt = 64, .max = CFG_KERNELS_MAX,
      .doc = "kernels live at once on the server (at most 4096; 0: no kernels). A new one stops the least "
-          "recently used idle kernel of another workspace when all are taken; when every kernel is running "
+          "recently used idle kernel of another workspace (its state saved) when all are taken; a saved kernel "
+          "is not counted; when every kernel is running "
           "a cell, the new workspace's cell is answered busy"},
     {.key = "kernel_memory", .type = KEY_SIZE, AT(exec.kernels.memory), .dflt = 8 * GIB,
      .doc = "what all kernels may hold together (each one's cgroup, or the memory watch where none holds it):"
           " past it the least recently used idle kernels are stopped, after a cell and when a kernel starts"
           " (0: no budget). One kernel is held to `memory` as a run is"},
+    {.key = "kernel_save_bytes", .type = KEY_SIZE, AT(exec.kernels.save_bytes), .dflt = 2 * GIB,
+     .doc = "the largest state of one kernel that is saved ([Saved kernels](isolation.md#saved-kernels)): a "
+          "kernel stopped for `kernel_idle`, `max_kernels`, `kernel_memory` or the server's drain first saves "
+          "its names into its workspace's `.kernel/state` (within `workspace_bytes` too), and the next cell "
+          "restores them; a state past it is not saved and the next cell says why (0: kernels are never saved)"},
     {.key = "kernel_grace", .type = KEY_DURATION, AT(exec.kernels.grace_ms), .dflt = 5000,
      .doc = "how long a cell interrupted (its `timeout`, `cpu_time`, a disk limit, a cancel) may go on before"
           " its kernel is killed; a cell that stops within it keeps the kernel and its names"},

@@ -18,6 +18,8 @@ const struct app_exec app_exec_default = {
     .kernel_reset = exec_kernel_reset,
     .kernel_end = exec_kernel_end,
     .kernel_stats = exec_kernel_stats,
+    .kernel_save = exec_kernel_save,
+    .kernel_restore = exec_kernel_restore,
 };
 
 const struct app_exec *app_exec_of(const struct app *app)

@@ -33,6 +33,10 @@ struct app_exec {
     int (*kernel_reset)(const struct exec_config *cfg, const char *workspace);
     int (*kernel_end)(const struct exec_config *cfg, const char *workspace);
     int (*kernel_stats)(const struct exec_config *cfg, struct exec_kernel_stats *s);
+    /* A kernel's state saved now, the kernel kept (exec_kernel_save); the
+     * kernel reset to the state last saved (exec_kernel_restore). */
+    int (*kernel_save)(const struct exec_config *cfg, const char *workspace, char **report, char *err, size_t errlen);
+    int (*kernel_restore)(const struct exec_config *cfg, const char *workspace, char *err, size_t errlen);
 };
 
 /* The real executor. */

@@ -44,7 +44,7 @@ const char *result_art_change_name(enum result_art_change c)
 
 const char *result_kernel_state_name(enum result_kernel_state s)
 {
-    static const char *const names[] = {"none", "new", "kept", "restarted"};
+    static const char *const names[] = {"none", "new", "kept", "restarted", "restored"};
     return (size_t)s < ARRAY_SIZE(names) ? names[s] : "unknown";
 }
 
@@ -100,6 +100,7 @@ void result_free(struct result *r)
     free(r->error);
     free(r->value);
     free(r->kernel.reason);
+    free(r->kernel.restored);
     memset(r, 0, sizeof *r);
 }
 
@@ -255,6 +256,16 @@ json_object *result_to_json(const struct result *r)
         ADD(k, "state", json_object_new_string(result_kernel_state_name(r->kernel.state)));
         ADD(k, "cell", json_object_new_int64((int64_t)r->kernel.cell));
         ADD(k, "reason", str_or_null(r->kernel.reason));
+        if (r->kernel.state == RESULT_KERNEL_RESTORED) {
+            /* The kernel's own report (built by kernel.py): an object, or
+             * nothing at all. */
+            json_object *rep = r->kernel.restored ? json_tokener_parse(r->kernel.restored) : NULL;
+            if (rep && !json_object_is_type(rep, json_type_object)) {
+                json_object_put(rep);
+                rep = NULL;
+            }
+            ADD(k, "restored", rep ? rep : json_object_new_object());
+        }
     } else {
         ADD(o, "kernel", NULL);
     }

@@ -291,7 +291,18 @@ import { fileList, previews, pageViewer } from './js/result.js';
     }
   }
 
-  const STATE_WORDS = { new: 'a new kernel', restarted: 'the kernel restarted' };
+  const STATE_WORDS = { new: 'a new kernel', restarted: 'the kernel restarted', restored: 'the kernel restored' };
+
+  // What a restored kernel got back, for the kernel line: the names back,
+  // and those that are not (with their types).
+  function restoredWords(k) {
+    const rep = k.restored || {};
+    const names = (l) => (l || []).map((e) => e[0] + ' (' + e[1] + ')').join(', ');
+    const back = (rep.names || []).map((e) => e[0]).join(', ');
+    const lost = names((rep.failed || []).concat(rep.skipped || []));
+    return 'The kernel was restored from its saved state: ' + (back || 'no names') + ' back' +
+      (lost ? '; not back: ' + lost : '') + '. ';
+  }
 
   function showResult(cell, r) {
     const k = r.kernel || {};
@@ -323,7 +334,8 @@ import { fileList, previews, pageViewer } from './js/result.js';
     // (a cell shows no zip, nor a line for no files: detached elements)
     fileList({ artifacts: arts }, cell.files, document.createElement('p'), document.createElement('a'));
     previews(arts, cell.previews, pageViewer());
-    kernelEl.textContent = notice + 'Cell ' + n + ' done: ' + r.status + '. ' +
+    kernelEl.textContent = notice + (k.state === 'restored' ? restoredWords(k) : '') +
+      'Cell ' + n + ' done: ' + r.status + '. ' +
       (r.status === 'memory' ? 'The kernel was stopped: the next cell starts a new one (the files stay).'
         : 'The names it defined stay for the next cells until Reset.');
     notice = '';

@@ -612,6 +612,19 @@ static bool drain_tick(struct supervisor *s, struct drain *d, int64_t now)
     return false;
 }
 
+/* The kernels stopped, each saving its state, before the warm pool goes:
+ * a warm kernel is a fork of the pool's, and ends with it. */
+static void kernels_stop(struct supervisor *s, const char *reason)
+{
+    if (!s->cfg.exec.kernels.max)
+        return;
+    int n = exec_kernel_stop_all(&s->cfg.exec, reason);
+    if (n < 0)
+        log_msg(LOG_LVL_WARN, "stopping the kernels: %s", strerror(-n));
+    else if (n > 0)
+        log_msg(LOG_LVL_INFO, "%d kernels stopped (and saved) before the warm pool", n);
+}
+
 /* The parent's loop: reaps and restarts workers, reloads on SIGHUP, reaps
  * old sessions and runs, and drains on SIGTERM until no worker is left.
  * Every tick reaps and looks at the stream process, whatever else happens:
@@ -640,6 +653,7 @@ static void supervise(struct supervisor *s, const sigset_t *old)
             got_hup = 0;
             reload(s);
             s->want = cfg_workers(&s->cfg);
+            kernels_stop(s, "the server's configuration was reloaded, and its warm kernels stopped");
             exec_warm_stop(&s->warm);
             warm_start(s);
             stream_sup_reload(&s->streams);
@@ -681,6 +695,7 @@ int server_serve(int argc, char **argv, const char *self)
     fill(&s);
     log_msg(LOG_LVL_INFO, "serving on %s with %u workers (state %s)", listen_spec, s.want, s.cfg.state_dir);
     supervise(&s, &old);
+    kernels_stop(&s, "the server was restarted, and the last kernel ended with it");
     exec_warm_stop(&s.warm);
     if (!strncmp(listen_spec, SERVER_UNIX_PREFIX, strlen(SERVER_UNIX_PREFIX)))
         unlink(listen_spec + strlen(SERVER_UNIX_PREFIX));

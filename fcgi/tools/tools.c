@@ -110,8 +110,17 @@ static const struct tools_def defs[] = {
     {"reset_kernel", "Reset the kernel",
      "Stop this workspace's kernel: every name the cells defined (variables, imports, open files, threads) is "
      "gone, the workspace's files stay. The next run_cell starts a new kernel (kernel.state new). A cell "
-     "running in it is interrupted first.",
-     tools__schema_empty_input, tools__schema_reset_kernel_output, tools__reset_kernel, false, false},
+     "running in it is interrupted first. With to: \"saved\", the next run_cell starts from the state "
+     "save_kernel saved (kernel.state restored): a checkpoint to return to.",
+     tools__schema_reset_kernel_input, tools__schema_reset_kernel_output, tools__reset_kernel, false, false},
+    {"save_kernel", "Save the kernel",
+     "Save this workspace's kernel now, between cells, and keep it running: its names (variables, DataFrames, "
+     "arrays, functions, classes and their instances, lambdas; each on its own, so one that cannot be saved, "
+     "an open file, a socket, a generator, a lock, is listed and the others are kept), the modules its cells "
+     "imported and its cells' count, as a file of the workspace. reset_kernel with to: \"saved\" returns to "
+     "it, e.g. after a risky cell. A kernel the server stops (idle, room for others, a restart) is saved the "
+     "same way by itself, and the next run_cell restores it (kernel.state restored).",
+     tools__schema_empty_input, tools__schema_save_kernel_output, tools__save_kernel, false, false},
     {"run_my_script", "Run my script",
      "Run a self-contained Python 3 script in a fresh, empty sandbox (nothing persists between calls), "
      "Run My Script style: user_input becomes the file at os.environ['SCRIPT_INPUT'], every file the script "
@@ -205,7 +214,7 @@ enum tools_ws_use tools_workspace_use(const char *name)
 {
     static const char *const make[] = {"run_code", "run_cell", "mount_file", "write_file"};
     static const char *const need[] = {"list_dir", "preview_file", "persist_artifact", "reset_kernel",
-                                       TOOLS_DELETE_WORKSPACE};
+                                       "save_kernel", TOOLS_DELETE_WORKSPACE};
     for (size_t i = 0; i < ARRAY_SIZE(make); i++)
         if (!strcmp(name, make[i]))
             return TOOLS_WS_MAKE;
@@ -239,7 +248,7 @@ static void add_workspace_param(json_object *in, bool required)
  * serve's workers). */
 static bool kernel_tool(const char *name)
 {
-    return !strcmp(name, "run_cell") || !strcmp(name, "reset_kernel");
+    return !strcmp(name, "run_cell") || !strcmp(name, "reset_kernel") || !strcmp(name, "save_kernel");
 }
 
 /* The output schema of d: its file, with what a tool's own file adds to it

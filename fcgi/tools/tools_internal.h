@@ -83,7 +83,8 @@ extern const char tools__schema_run_output[], tools__schema_run_code_input[], to
     tools__schema_list_dir_input[], tools__schema_list_dir_output[], tools__schema_preview_file_input[],
     tools__schema_preview_file_output[], tools__schema_mount_file_input[], tools__schema_mount_file_output[], tools__schema_write_file_input[],
     tools__schema_persist_artifact_input[], tools__schema_persist_artifact_output[], tools__schema_empty_input[],
-    tools__schema_run_cell_input[], tools__schema_run_cell_output[], tools__schema_reset_kernel_output[];
+    tools__schema_run_cell_input[], tools__schema_run_cell_output[], tools__schema_reset_kernel_output[],
+    tools__schema_reset_kernel_input[], tools__schema_save_kernel_output[];
 
 /* Results (new objects). */
 json_object *tools__text_block(const char *s, size_t n);
@@ -107,6 +108,7 @@ int tools__run_code(const struct tools_ctx *c, json_object *args, json_object **
 int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
 int tools__run_cell(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
 int tools__reset_kernel(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
+int tools__save_kernel(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
 int tools__list_dir(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
 int tools__preview_file(const struct tools_ctx *c, json_object *args, json_object **result) must_check;
 int tools__mount_file(const struct tools_ctx *c, json_object *args, json_object **result) must_check;

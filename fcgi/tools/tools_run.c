@@ -31,6 +31,46 @@ static void put_text(struct dbuf *b, const char *s, size_t n)
     discard(dbuf_append(b, s, n < room ? n : room));
 }
 
+/* What a restored kernel's report says, in a few lines: the names back,
+ * and each one that is not with its type and reason (at most
+ * TOOLS_RESTORED_LIST of each; structuredContent.kernel.restored has them
+ * all). */
+#define TOOLS_RESTORED_LIST 20
+static void restored_list(struct dbuf *b, json_object *rep, const char *key, const char *head, bool why)
+{
+    json_object *l;
+    if (!json_object_object_get_ex(rep, key, &l) || !json_object_is_type(l, json_type_array) ||
+        !json_object_array_length(l))
+        return;
+    size_t n = json_object_array_length(l);
+    discard(dbuf_printf(b, "%s", head));
+    for (size_t i = 0; i < n && i < TOOLS_RESTORED_LIST; i++) {
+        json_object *e = json_object_array_get_idx(l, i);
+        const char *name = json_object_get_string(json_object_array_get_idx(e, 0));
+        const char *type = json_object_get_string(json_object_array_get_idx(e, 1));
+        const char *reason = why ? json_object_get_string(json_object_array_get_idx(e, 2)) : NULL;
+        discard(dbuf_printf(b, "%s%s (%s%s%s)", i ? ", " : " ", name ? name : "?", type ? type : "?",
+                            reason ? ": " : "", reason ? reason : ""));
+    }
+    discard(dbuf_printf(b, "%s\n", n > TOOLS_RESTORED_LIST ? ", ..." : ""));
+}
+
+static void restored_text(struct dbuf *b, const char *report)
+{
+    json_object *rep = report ? json_tokener_parse(report) : NULL, *d;
+    if (!rep || !json_object_is_type(rep, json_type_object)) {
+        json_object_put(rep);
+        return;
+    }
+    restored_list(b, rep, "names", "restored:", false);
+    restored_list(b, rep, "failed", "not restored:", true);
+    restored_list(b, rep, "skipped", "not saved:", true);
+    if (json_object_object_get_ex(rep, "differs", &d) && json_object_is_type(d, json_type_array))
+        for (size_t i = 0; i < json_object_array_length(d) && i < TOOLS_RESTORED_LIST; i++)
+            discard(dbuf_printf(b, "the state differs: %s\n", json_object_get_string(json_object_array_get_idx(d, i))));
+    json_object_put(rep);
+}
+
 /* in_session: a call in a workspace, whose artifacts are only the files it
  * created or changed. */
 static void summary_text(const struct tools_ctx *c, const struct result *r, bool in_session, struct dbuf *b)
@@ -54,6 +94,8 @@ static void summary_text(const struct tools_ctx *c, const struct result *r, bool
         discard(dbuf_printf(b, "kernel: %s, cell %llu%s%s\n", result_kernel_state_name(r->kernel.state),
                             (unsigned long long)r->kernel.cell, r->kernel.reason ? " - " : "",
                             r->kernel.reason ? r->kernel.reason : ""));
+    if (r->kernel.state == RESULT_KERNEL_RESTORED)
+        restored_text(b, r->kernel.restored);
     if (r->error)
         discard(dbuf_printf(b, "error: %s\n", r->error));
     const struct result_log *log = &r->log;
@@ -673,23 +715,81 @@ int tools__run_cell(const struct tools_ctx *c, json_object *args, json_object **
 
 int tools__reset_kernel(const struct tools_ctx *c, json_object *args, json_object **result)
 {
-    static const char *const known[] = {NULL};
+    static const char *const known[] = {"to", NULL};
     if ((*result = tools__check_known(args, known, "reset_kernel")) || !kernels_here(c, "reset_kernel", result))
         return 0;
+    json_object *to = tools__get_arg(args, "to");
+    const char *want = to && json_object_is_type(to, json_type_string) ? json_object_get_string(to) : NULL;
+    if (to && (!want || (strcmp(want, "new") && strcmp(want, "saved")))) {
+        *result = tools__arg_error("reset_kernel: to is \"new\" (an empty kernel, the default) or \"saved\" (the "
+                                   "state save_kernel saved)");
+        return 0;
+    }
+    bool saved = want && !strcmp(want, "saved");
     cleanup_free char *workspace = NULL;
     if (asprintf(&workspace, "%s/workspace", c->session_dir) < 0)
         return -ENOMEM;
-    int rc = c->exec->kernel_reset(&c->cfg->exec, workspace);
+    char err[512] = "";
+    int rc = saved ? c->exec->kernel_restore(&c->cfg->exec, workspace, err, sizeof err)
+                   : c->exec->kernel_reset(&c->cfg->exec, workspace);
     if (rc < 0) {
-        log_msg(LOG_LVL_ERROR, "reset_kernel: %s", strerror(-rc));
+        log_msg(LOG_LVL_ERROR, "reset_kernel: %s%s%s", strerror(-rc), err[0] ? ": " : "", err);
         return rc;
+    }
+    if (rc > 0) {
+        *result = tools__arg_error("reset_kernel: %s; the kernel was left as it was", err);
+        return 0;
     }
     json_object *sc = json_object_new_object();
     json_object_object_add(sc, "reset", json_object_new_boolean(true));
-    *result = tools__simple_result("reset_kernel: the kernel of this workspace is gone with its names (variables, "
-                                   "imports, open files); the workspace's files stay. The next run_cell starts a new "
-                                   "kernel (kernel.state new).",
+    json_object_object_add(sc, "to", json_object_new_string(saved ? "saved" : "new"));
+    *result = tools__simple_result(saved ? "reset_kernel: the kernel of this workspace is gone; the next run_cell "
+                                           "starts from its saved state (kernel.state restored), which the workspace "
+                                           "keeps."
+                                         : "reset_kernel: the kernel of this workspace is gone with its names "
+                                           "(variables, imports, open files); the workspace's files stay. The next "
+                                           "run_cell starts a new kernel (kernel.state new).",
                                    false, sc);
+    return 0;
+}
+
+int tools__save_kernel(const struct tools_ctx *c, json_object *args, json_object **result)
+{
+    static const char *const known[] = {NULL};
+    if ((*result = tools__check_known(args, known, "save_kernel")) || !kernels_here(c, "save_kernel", result))
+        return 0;
+    cleanup_free char *workspace = NULL, *report = NULL;
+    if (asprintf(&workspace, "%s/workspace", c->session_dir) < 0)
+        return -ENOMEM;
+    char why[1024] = "";
+    int rc = c->exec->kernel_save(&c->cfg->exec, workspace, &report, why, sizeof why);
+    if (rc == -EBUSY || rc > 0) {
+        *result = tools__arg_error("save_kernel: nothing was saved: %s", why[0] ? why : "the workspace is busy");
+        return 0;
+    }
+    if (rc < 0) {
+        log_msg(LOG_LVL_ERROR, "save_kernel: %s%s%s", strerror(-rc), why[0] ? ": " : "", why);
+        return rc;
+    }
+    /* The kernel's report: its lists are its user's names, passed on. */
+    json_object *rep = report ? json_tokener_parse(report) : NULL, *v;
+    json_object *sc = json_object_new_object();
+    json_object_object_add(sc, "saved", json_object_new_boolean(true));
+    json_object_object_add(sc, "bytes", json_object_new_int64(rep && json_object_object_get_ex(rep, "bytes", &v)
+                                                                  ? json_object_get_int64(v) : 0));
+    json_object_object_add(sc, "names", rep && json_object_object_get_ex(rep, "names", &v) &&
+                                                json_object_is_type(v, json_type_array)
+                                            ? json_object_get(v) : json_object_new_array());
+    json_object_object_add(sc, "skipped", rep && json_object_object_get_ex(rep, "skipped", &v) &&
+                                                  json_object_is_type(v, json_type_array)
+                                              ? json_object_get(v) : json_object_new_array());
+    json_object_object_add(sc, "reason", json_object_new_string(why));
+    json_object_put(rep);
+    cleanup_free char *text = NULL;
+    if (asprintf(&text, "save_kernel: the kernel's state is saved, and the kernel runs on: %s. reset_kernel with "
+                        "to \"saved\" returns to it.", why) < 0)
+        text = NULL;
+    *result = tools__simple_result(text ? text : "save_kernel: saved", false, sc);
     return 0;
 }
 

@@ -98,6 +98,49 @@ static void reset(const struct app *app, struct http_req *req, struct http_resp 
     }
 }
 
+/* POST api/cell/WID/save: the kernel's state saved now, the kernel kept:
+ * 200 with the kernel's report ({"saved": true, "bytes", "names",
+ * "skipped", "reason"}), 409 when nothing was saved (no live kernel, a cell
+ * running, past kernel_save_bytes: the reason), 404. */
+static void save(const struct app *app, struct http_req *req, struct http_resp *resp, const char *wid)
+{
+    if (strcmp(req->method, "POST")) {
+        discard(http_add_header(resp, "Allow", "POST"));
+        http_send_error(resp, 405, "use POST");
+        return;
+    }
+    struct web_ws ws = {0};
+    cleanup_free char *report = NULL;
+    char why[1024] = "";
+    int rc = mcp_workspace_open(app->cfg, wid, ws.id, &ws.dir);
+    if (rc == 0)
+        rc = app_exec_of(app)->kernel_save(&app->cfg->exec, ws.dir, &report, why, sizeof why);
+    free(ws.dir);
+    if (rc == -ENOENT) {
+        http_send_error(resp, 404, "no such workspace (deleted, or idle for longer than session_ttl)");
+        return;
+    }
+    if (rc > 0 || rc == -EBUSY) {
+        http_send_error(resp, 409, why[0] ? why : "the notebook's kernel is busy");
+        return;
+    }
+    if (rc < 0) {
+        log_msg(LOG_LVL_ERROR, "/api/cell: save of %s: %s", wid, strerror(-rc));
+        http_send_error(resp, 500, "cannot save the notebook's kernel");
+        return;
+    }
+    /* The kernel's report as it made it (its names are the user's), and
+     * the host's summary. */
+    json_object *o = report ? json_tokener_parse(report) : NULL;
+    if (!o || !json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        o = json_object_new_object();
+    }
+    json_object_object_add(o, "reason", json_object_new_string(why));
+    discard(http_send_json(resp, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)));
+    json_object_put(o);
+}
+
 void web_api_cell_sub(const struct app *app, struct http_req *req, struct http_resp *resp, const char *rest)
 {
     char wid[WS_ID_MAX + 1];
@@ -107,10 +150,12 @@ void web_api_cell_sub(const struct app *app, struct http_req *req, struct http_r
         return;
     }
     size_t idn = ws_id_prefix(rest); /* WID, or NODE-WID in a cluster */
-    if (idn == 0 || (rest[idn] && strcmp(rest + idn, "/reset") && strcmp(rest + idn, "/file"))) {
+    if (idn == 0 ||
+        (rest[idn] && strcmp(rest + idn, "/reset") && strcmp(rest + idn, "/file") && strcmp(rest + idn, "/save"))) {
         http_send_error(resp, 404, "no such API (POST api/cell/WORKSPACE runs a cell of that notebook, "
-                                   "POST api/cell/WORKSPACE/reset drops its names, POST api/cell/WORKSPACE/file "
-                                   "puts a file into its mounts/, POST api/cell/file into a new notebook's)");
+                                   "POST api/cell/WORKSPACE/reset drops its names, POST api/cell/WORKSPACE/save "
+                                   "saves them, POST api/cell/WORKSPACE/file puts a file into its mounts/, POST "
+                                   "api/cell/file into a new notebook's)");
         return;
     }
     if (!kernels_here(app, resp))
@@ -119,6 +164,8 @@ void web_api_cell_sub(const struct app *app, struct http_req *req, struct http_r
     wid[idn] = '\0';
     if (!strcmp(rest + idn, "/file"))
         web__cell_file(app, req, resp, wid);
+    else if (!strcmp(rest + idn, "/save"))
+        save(app, req, resp, wid);
     else if (rest[idn])
         reset(app, req, resp, wid);
     else

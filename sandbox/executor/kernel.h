@@ -73,6 +73,41 @@ int exec_kernel_cell(const struct exec_spec *spec, const struct exec_sink *sink,
  * cancelled). 0 (also when there was no kernel), or -errno. */
 int exec_kernel_reset(const struct exec_config *cfg, const char *workspace) must_check;
 
+/* Saving a kernel (kernel_save_bytes): a kernel that is stopped for
+ * kernel_idle, max_kernels, kernel_memory or the server's end (not a
+ * reset, not a kill for memory) first saves its state into its workspace
+ * (.kernel/state: its names, each pickled on its own inside the kernel's
+ * jail, the modules its cells imported, its cells' count and code, the
+ * Python and packages it ran with), and the next cell's new kernel
+ * restores it before the cell runs (r->kernel.state restored, the report
+ * in r->kernel.restored). The server never reads the state. */
+
+/* Saves the state of workspace's live kernel now, the kernel kept (a
+ * checkpoint that exec_kernel_restore returns to). Takes the workspace's
+ * lock (waits at most queue_wait). 0 with the kernel's report as JSON in
+ * *report (caller frees: bytes, names, skipped, ms) and a summary in err;
+ * 1 when nothing was saved, err says why (no live kernel, a cell runs,
+ * past kernel_save_bytes or workspace_bytes, saving off); -EBUSY (the
+ * workspace is busy), -errno. */
+int exec_kernel_save(const struct exec_config *cfg, const char *workspace, char **report, char *err,
+                     size_t errlen) must_check;
+
+/* Stops every idle kernel of the state directory, each saving its state
+ * first (as kernel_idle does), with reason for their next cells: serve
+ * calls it as it ends and before its warm pool starts again (SIGHUP), whose
+ * end would take its warm kernels with it unsaved. The kernels save
+ * together; waits until they are gone (at most kernel_grace, kill_grace
+ * and two minutes more). A kernel running a cell is left alone. The number
+ * of kernels stopped, or -errno. */
+int exec_kernel_stop_all(const struct exec_config *cfg, const char *reason);
+
+/* Ends the workspace's kernel without saving it, and has its next cell
+ * start a kernel from the state last saved (reset_kernel to "saved"). 0; 1
+ * when the workspace has no saved state (err says so; nothing was ended);
+ * -errno with err. exec_kernel_reset, by contrast, has the next kernel
+ * start empty. */
+int exec_kernel_restore(const struct exec_config *cfg, const char *workspace, char *err, size_t errlen) must_check;
+
 /* Ends the kernel of workspace, if it has one, for good: the workspace is
  * going (delete_workspace, a session ended or reaped). Waits until the
  * kernel's processes are gone (at most kernel_grace and a second), so that

@@ -75,6 +75,9 @@ enum result_kernel_state {
     RESULT_KERNEL_RESTARTED, /* "restarted": the kernel had to restart for this cell (a package its
                             * environment could not take in while running): the names of the cells
                             * before are gone, the files stay; reason says why */
+    RESULT_KERNEL_RESTORED,  /* "restored": the last kernel was saved as it stopped (reason says why it
+                            * stopped), and this cell's new kernel loaded its state first: restored
+                            * says which names came back and which did not */
 };
 const char *result_kernel_state_name(enum result_kernel_state s);
 
@@ -83,6 +86,9 @@ struct result_kernel {
     uint64_t cell;              /* this cell's number in its kernel: 1 for a new one, then 2, 3, ... */
     char *reason;               /* new or restarted: why, one line ("the last kernel exceeded memory");
                                  * NULL for the workspace's first kernel and for kept */
+    char *restored;             /* restored: the kernel's report as JSON text (an object: names
+                                 * [[NAME, TYPE]], failed and skipped [[NAME, TYPE, REASON]],
+                                 * modules, cells, python, differs), else NULL */
 };
 
 /* A run's stdin while its front door could ask its user (exec_sink.question). */

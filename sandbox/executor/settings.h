@@ -93,6 +93,8 @@ struct exec_kernels {
                                  * first; 0: no budget */
     int64_t grace_ms;           /* kernel_grace: how long an interrupted cell may go on before its kernel
                                  * is killed */
+    uint64_t save_bytes;        /* kernel_save_bytes: the largest state a kernel that is stopped saves
+                                 * into its workspace (.kernel/state); 0: none is saved */
 };
 
 /* Server-wide settings exec_run() needs; the front door fills it from the

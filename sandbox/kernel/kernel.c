@@ -322,6 +322,68 @@ void kernel_ended_take(const char *dir, char *reason, size_t n)
     reason[k] = '\0';
 }
 
+int kernel_saved_write(const char *dir, const char *const *reqs, size_t n)
+{
+    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    json_object *o = json_object_new_object(), *a = json_object_new_array();
+    if (!o || !a) {
+        json_object_put(o);
+        json_object_put(a);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        json_object_array_add(a, json_object_new_string(reqs[i]));
+    json_object_object_add(o, "requirements", a);
+    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    int rc = text ? util_write_file_atomic(dfd, "saved", text, strlen(text), 0600) : -ENOMEM;
+    json_object_put(o);
+    return rc;
+}
+
+int kernel_saved_read(const char *dir, struct strv *reqs)
+{
+    char path[PATH_MAX];
+    cleanup_free char *text = NULL;
+    size_t len = 0;
+    if ((size_t)snprintf(path, sizeof path, "%s/saved", dir) >= sizeof path)
+        return -ENAMETOOLONG;
+    int rc = util_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len);
+    if (rc < 0)
+        return rc;
+    json_object *o = json_tokener_parse(text), *a = NULL;
+    if (!o || !json_object_object_get_ex(o, "requirements", &a) || !json_object_is_type(a, json_type_array)) {
+        json_object_put(o);
+        return -EINVAL;
+    }
+    for (size_t i = 0; rc == 0 && i < json_object_array_length(a); i++) {
+        const char *q = json_object_get_string(json_object_array_get_idx(a, i));
+        if (q)
+            rc = strv_push(reqs, q, strlen(q));
+    }
+    json_object_put(o);
+    return rc;
+}
+
+int kernel_restore_mark(const char *dir, bool on)
+{
+    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    if (on)
+        return util_write_file_atomic(dfd, "restore", "", 0, 0600);
+    return unlinkat(dfd, "restore", 0) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+bool kernel_restore_marked(const char *dir)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    return (size_t)snprintf(path, sizeof path, "%s/restore", dir) < sizeof path && lstat(path, &st) == 0 &&
+           S_ISREG(st.st_mode);
+}
+
 /* --------------------------------------------------------------- slots */
 
 static int slots_dir(const char *state_dir, char *out, size_t n)
@@ -428,7 +490,7 @@ int kernel_evict_lru(const char *state_dir, const char *except_dir, const char *
             return rc;
         if (!l.best[0])
             return 0;
-        rc = kernel_end_at(l.best, reason, false, wait_ms);
+        rc = kernel_stop_at(l.best, reason, wait_ms);
         if (rc == 0)
             return 1;
         if (rc != -EBUSY)
@@ -437,7 +499,7 @@ int kernel_evict_lru(const char *state_dir, const char *except_dir, const char *
     return 0;
 }
 
-int kernel_end_at(const char *dir, const char *reason, bool busy_too, int64_t wait_ms)
+static int end_at(const char *dir, const char *reason, bool busy_too, bool save, int64_t wait_ms)
 {
     cleanup_fd int s = kernel_connect(dir);
     if (s == -ENOENT)
@@ -449,6 +511,9 @@ int kernel_end_at(const char *dir, const char *reason, bool busy_too, int64_t wa
         return -ENOMEM;
     json_object_object_add(o, "reason", json_object_new_string(reason));
     json_object_object_add(o, "busy_too", json_object_new_boolean(busy_too));
+    json_object_object_add(o, "save", json_object_new_boolean(save));
+    if (save)
+        wait_ms += KERNEL_SAVE_MS;
     int rc = kernel_send_json(s, KERNEL_MSG_END, o);
     json_object_put(o);
     char type = 0;
@@ -468,6 +533,16 @@ int kernel_end_at(const char *dir, const char *reason, bool busy_too, int64_t wa
         usleep(KERNEL_POLL_MS * 1000);
     }
     return 0;
+}
+
+int kernel_end_at(const char *dir, const char *reason, bool busy_too, int64_t wait_ms)
+{
+    return end_at(dir, reason, busy_too, false, wait_ms);
+}
+
+int kernel_stop_at(const char *dir, const char *reason, int64_t wait_ms)
+{
+    return end_at(dir, reason, false, true, wait_ms);
 }
 
 /* ----------------------------------------- the executor's calls, here */
@@ -494,12 +569,166 @@ static int end_kernel(const struct exec_config *cfg, const char *workspace, cons
 
 int exec_kernel_reset(const struct exec_config *cfg, const char *workspace)
 {
-    return end_kernel(cfg, workspace, "the kernel was reset", false);
+    int rc = end_kernel(cfg, workspace, "the kernel was reset", false);
+    char dir[PATH_MAX], key[KERNEL_KEY_LEN + 1];
+    /* Reset means new names: a state saved as the last kernel stopped is
+     * not restored (it stays in the workspace, for a reset to it). */
+    if (rc == 0 && kernel_dir(cfg->state_dir, workspace, dir, sizeof dir, key) == 0 &&
+        (rc = kernel_restore_mark(dir, false)) == -ENOENT)
+        rc = 0;
+    return rc;
+}
+
+int exec_kernel_restore(const struct exec_config *cfg, const char *workspace, char *err, size_t errlen)
+{
+    char dir[PATH_MAX], key[KERNEL_KEY_LEN + 1], path[PATH_MAX];
+    struct stat st;
+    struct strv reqs = {0};
+    int rc = kernel_dir(cfg->state_dir, workspace, dir, sizeof dir, key);
+    if (rc < 0) {
+        snprintf(err, errlen, "the workspace's kernel: %s", strerror(-rc));
+        return rc;
+    }
+    if ((size_t)snprintf(path, sizeof path, "%s/" KERNEL_STATE_REL, workspace) >= sizeof path ||
+        lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || kernel_saved_read(dir, &reqs) < 0) {
+        strv_free(&reqs);
+        snprintf(err, errlen, "the workspace has no saved kernel state (save_kernel makes one)");
+        return 1;
+    }
+    strv_free(&reqs);
+    rc = end_kernel(cfg, workspace, "the kernel was reset to its saved state", false);
+    if (rc == 0 && (rc = mkdir(dir, 0711) < 0 && errno != EEXIST ? -errno : 0) == 0)
+        rc = kernel_restore_mark(dir, true);
+    if (rc < 0)
+        snprintf(err, errlen, "the reset: %s", strerror(-rc));
+    return rc;
+}
+
+int exec_kernel_save(const struct exec_config *cfg, const char *workspace, char **report, char *err, size_t errlen)
+{
+    char dir[PATH_MAX], key[KERNEL_KEY_LEN + 1];
+    *report = NULL;
+    int rc = kernel_dir(cfg->state_dir, workspace, dir, sizeof dir, key);
+    if (rc < 0) {
+        snprintf(err, errlen, "the workspace's kernel: %s", strerror(-rc));
+        return rc;
+    }
+    if (!cfg->kernels.save_bytes) {
+        snprintf(err, errlen, "kernels are not saved here (kernel_save_bytes = 0)");
+        return 1;
+    }
+    /* The workspace's lock, as a cell takes it: no run has the workspace
+     * while the kernel writes into it. */
+    cleanup_fd int lock = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "the workspace: %s", strerror(-rc));
+        return rc;
+    }
+    for (int64_t end = util_now_ms() + cfg->admit.queue_wait_ms; flock(lock, LOCK_EX | LOCK_NB) < 0;) {
+        if (util_now_ms() > end) {
+            snprintf(err, errlen, "the workspace is busy (a cell or a run holds it); try again");
+            return -EBUSY;
+        }
+        usleep(KERNEL_POLL_MS * 1000);
+    }
+    cleanup_fd int s = kernel_connect(dir);
+    if (s < 0) {
+        snprintf(err, errlen, "the workspace has no live kernel to save (run a cell first)");
+        return 1;
+    }
+    char type = 0;
+    cleanup_free char *data = NULL;
+    size_t n;
+    rc = kernel_send(s, KERNEL_MSG_SAVE, "{}", 2);
+    if (rc == 0)
+        rc = kernel_recv(s, KERNEL_ACK_MS + KERNEL_SAVE_MS, 1 << 21, &type, &data, &n);
+    json_object *a = rc == 0 && type == KERNEL_MSG_ACK ? json_tokener_parse(data) : NULL, *v;
+    if (!a) {
+        snprintf(err, errlen, "the kernel's host did not answer (%s)", strerror(rc < 0 ? -rc : EPROTO));
+        return rc < 0 ? rc : -EPROTO;
+    }
+    bool ok = json_object_object_get_ex(a, "ok", &v) && json_object_get_boolean(v);
+    const char *why = json_object_object_get_ex(a, "reason", &v) ? json_object_get_string(v) : NULL;
+    snprintf(err, errlen, "%s", why ? why : "");
+    if (ok && json_object_object_get_ex(a, "report", &v) && v)
+        *report = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+    json_object_put(a);
+    if (ok && !*report)
+        return -ENOMEM;
+    return ok ? 0 : 1;
 }
 
 int exec_kernel_end(const struct exec_config *cfg, const char *workspace)
 {
     return end_kernel(cfg, workspace, "the workspace ended", true);
+}
+
+/* The kernels asked to stop at once (their END sent), then waited for
+ * together: a server's kernels save in parallel. */
+struct stop_all {
+    const char *reason;
+    char (*dirs)[PATH_MAX];
+    int *socks;
+    size_t n, cap;
+};
+
+static int stop_visit(const char *dir, void *ctx)
+{
+    struct stop_all *a = ctx;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 16;
+        char(*dirs)[PATH_MAX] = realloc(a->dirs, cap * sizeof *dirs);
+        if (dirs)
+            a->dirs = dirs;
+        int *socks = dirs ? realloc(a->socks, cap * sizeof *socks) : NULL;
+        if (!socks)
+            return -ENOMEM;
+        a->socks = socks;
+        a->cap = cap;
+    }
+    int s = kernel_connect(dir);
+    json_object *o = s >= 0 ? json_object_new_object() : NULL;
+    if (!o) {
+        if (s >= 0)
+            close(s);
+        return 0; /* gone already */
+    }
+    json_object_object_add(o, "reason", json_object_new_string(a->reason));
+    json_object_object_add(o, "busy_too", json_object_new_boolean(false));
+    json_object_object_add(o, "save", json_object_new_boolean(true));
+    if (kernel_send_json(s, KERNEL_MSG_END, o) < 0) {
+        close(s);
+    } else {
+        snprintf(a->dirs[a->n], PATH_MAX, "%s", dir);
+        a->socks[a->n++] = s;
+    }
+    json_object_put(o);
+    return 0;
+}
+
+int exec_kernel_stop_all(const struct exec_config *cfg, const char *reason)
+{
+    struct stop_all a = {.reason = reason};
+    int rc = each_live(cfg->state_dir, stop_visit, &a);
+    int stopped = 0;
+    int64_t end = util_now_ms() + end_wait(cfg) + KERNEL_SAVE_MS;
+    for (size_t i = 0; i < a.n; i++) {
+        char type = 0;
+        cleanup_free char *ack = NULL;
+        size_t n;
+        int64_t left = end - util_now_ms();
+        int r = kernel_recv(a.socks[i], left > 0 ? left : 0, 4096, &type, &ack, &n);
+        close(a.socks[i]);
+        if (r == 0 && (type != KERNEL_MSG_ACK || strstr(ack, "false")))
+            continue; /* running a cell: it ends with the server, as ever */
+        while (kernel_alive(a.dirs[i]) && util_now_ms() < end)
+            usleep(KERNEL_POLL_MS * 1000);
+        stopped += !kernel_alive(a.dirs[i]);
+    }
+    free(a.dirs);
+    free(a.socks);
+    return rc < 0 ? rc : stopped;
 }
 
 static int stats_visit(const char *dir, void *ctx)

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "executor.h"
+#include "strv.h"
 
 /* STATE/kernels/KEY/: one directory per workspace that had a kernel, KEY
  * the first 32 hex digits of the SHA-256 of the workspace's real path:
@@ -27,12 +28,21 @@
  *            kernel (hard links to store entries' files), the server's,
  *            bound read-only at /job/site (job/site/ is its mount point;
  *            the fallback reads it at its path), emptied at each start
+ *   saved    the last state the kernel saved into its workspace: the
+ *            requirement specs it was written under ({"requirements"}),
+ *            the server's own word (never read from the workspace)
+ *   restore  present: the next kernel restores the workspace's state (the
+ *            last one was saved as it stopped, or reset_kernel asked for it)
+ * WORKSPACE/.kernel/state: the state itself, the kernel's (kernel.py writes
+ *            and reads it in its jail; the server never reads it).
  * STATE/.kernels/slot.N: max_kernels lock files; a host holds one. */
 #define KERNEL_DIR "kernels"
 #define KERNEL_SLOTS_DIR ".kernels"
 #define KERNEL_KEY_LEN 32
 #define KERNEL_STATE_LEN 160      /* bytes of a state file, always (written in place) */
 #define KERNEL_REASON_MAX 512     /* bytes of a reason */
+#define KERNEL_STATE_REL ".kernel/state" /* a kernel's saved state, in its workspace */
+#define KERNEL_SAVE_MS 120000     /* a kernel writes its state this soon, or it is not saved */
 
 /* The kernel's directory for workspace into out (PATH_MAX bytes), its key
  * into key (KERNEL_KEY_LEN + 1). 0, -ENOENT (no such workspace) or
@@ -55,6 +65,8 @@ enum kernel_msg {
     KERNEL_MSG_OUTPUT = 'O',    /* host: a chunk of output: a stream byte, then the bytes */
     KERNEL_MSG_DONE = 'D',      /* host: the cell's end (JSON) */
     KERNEL_MSG_ACK = 'A',       /* host: the END is done, or refused ({"ok": false}) */
+    KERNEL_MSG_SAVE = 'V',      /* worker: save the state now, the kernel kept; host: ACK {"ok", "reason",
+                                 * "report"} */
 };
 #define KERNEL_FRAME_MAX (280u * 1024 * 1024) /* past code_bytes' ceiling and a value's */
 
@@ -116,6 +128,16 @@ bool kernel_alive(const char *dir);
 int kernel_ended_write(const char *dir, const char *reason) must_check;
 void kernel_ended_take(const char *dir, char *reason, size_t n);
 
+/* The requirement specs of the state last saved in dir (reqs, caller
+ * frees with strv_free), written by its host as a save ends (reqs of the
+ * kernel, n of them). 0, -ENOENT (none saved), -errno. */
+int kernel_saved_write(const char *dir, const char *const *reqs, size_t n) must_check;
+int kernel_saved_read(const char *dir, struct strv *reqs) must_check;
+/* The mark that the next kernel of dir restores the saved state: set
+ * (on), cleared (off), or read. 0 or -errno. */
+int kernel_restore_mark(const char *dir, bool on) must_check;
+bool kernel_restore_marked(const char *dir);
+
 /* ------------------------------------------------------------- slots */
 
 /* Takes one of max slot files (STATE/.kernels/slot.N): its fd (held by the
@@ -136,5 +158,9 @@ uint64_t kernel_memory_others(const char *state_dir, const char *except_dir);
  * most wait_ms. 0 (also when no host was there), -EBUSY (a cell runs and
  * busy_too is false), -ETIMEDOUT, -errno. */
 int kernel_end_at(const char *dir, const char *reason, bool busy_too, int64_t wait_ms) must_check;
+/* The same for a kernel that is stopped, not dropped (eviction): it saves
+ * its state first where kernel_save_bytes lets it, within KERNEL_SAVE_MS
+ * more. */
+int kernel_stop_at(const char *dir, const char *reason, int64_t wait_ms) must_check;
 
 #endif

@@ -19,9 +19,32 @@
 # closed in a child the cell forks. SIGINT (the host's interrupt: a cell's
 # timeout, a cancel) raises KeyboardInterrupt in a cell, and between cells
 # it is dropped.
+#
+# A kernel's state (sandbox/kernel/kernel_save.c is the host's half): between
+# cells the host may send {"save": PATH, "limit": BYTES}; the kernel writes
+# its state to PATH (through PATH.tmp, renamed into place) and answers
+# {"saved": true, "bytes", "names": [[NAME, TYPE]], "skipped": [[NAME, TYPE,
+# REASON]]}, or {"saved": false, "over": BYTES} past limit (nothing is
+# kept), or {"saved": false, "reason"}. A cell's message may carry
+# "restore": PATH: the state is loaded into __main__ before the cell runs,
+# and the answer has "restored": {"names", "failed", "skipped", "modules",
+# "cells", "python", "differs"}; the cell's number then follows the saved
+# kernel's ("cell" in the answer). The saving and the loading run here,
+# in the kernel's own jail: the state is the user's code, and a state a
+# script of the workspace rewrote runs only where that script could.
+# A state is one file: the names, each pickled on its own (cloudpickle
+# where the kernel's environment has it: functions, classes and lambdas of
+# the cells by value; else the standard pickle), then a JSON header (the
+# names, the modules the cells imported, the cell counter and the cells'
+# code, the Python version and the packages it was written under), its
+# length (8 bytes, big-endian) and the magic STATE_MAGIC.
 def _rms_kernel(display_make):
     import ast, builtins, importlib, json, linecache, os, signal, sys, traceback
     show, figures = display_make()
+    STATE_MAGIC = b'RMSKST01'
+    LIST_MAX = 100          # entries of each list a report carries
+    HISTORY_MAX = 1 << 20   # bytes of the cells' code a state keeps
+    history = []            # [N, CODE] of the cells this kernel ran (and restored)
     kfile = sys._getframe().f_code.co_filename
     chan = os.dup(0)  # not inheritable: no program a cell runs gets it
     null = os.open(os.devnull, os.O_RDONLY)
@@ -34,6 +57,7 @@ def _rms_kernel(display_make):
     main = sys.modules['__main__'].__dict__
     for k in ('__file__', '__cached__'):
         main.pop(k, None)
+    cell_modules = set()  # the top-level modules the cells imported (a state re-imports them first)
     sys.argv[:] = ['']
     # The workspace is the working directory, first on the path as '' is
     # in the interactive interpreter's; the script's own directory (the
@@ -119,14 +143,248 @@ def _rms_kernel(display_make):
         except Exception as e:
             report(e)
 
+    # ------------------------------------------------------------ state
+
+    class TooBig(Exception):
+        pass
+
+    class Capped:
+        # A file that refuses to grow past limit bytes: a state too large
+        # is given up at once, not written whole first.
+        def __init__(self, f, limit):
+            self.f, self.limit = f, limit
+
+        def write(self, b):
+            # (protocol 5 hands a large array's bytes over as a PickleBuffer)
+            n = memoryview(b).nbytes
+            if self.f.tell() + n > self.limit:
+                raise TooBig(self.f.tell() + n)
+            return self.f.write(b)
+
+    def type_name(v):
+        t = type(v)
+        return t.__name__ if t.__module__ in ('builtins', '__main__') else '%s.%s' % (t.__module__, t.__qualname__)
+
+    def why(e):
+        text = '%s: %s' % (type(e).__name__, e)
+        return text if len(text) <= 300 else text[:297] + '...'
+
+    def user_names():
+        return sorted(k for k in main if not (k.startswith('__') and k.endswith('__')))
+
+    def packages():
+        try:
+            import importlib.metadata as md
+            return {d.metadata['Name']: d.version for d in md.distributions() if d.metadata['Name']}
+        except Exception:
+            return {}
+
+    def pickler():
+        # cloudpickle: the environment's, else the kernel's own beside its
+        # script (tools/, which the host links from the package store);
+        # else the standard pickle.
+        try:
+            import cloudpickle
+        except ImportError:
+            tools = os.path.join(os.path.dirname(kfile), 'tools')
+            sys.path.append(tools)
+            try:
+                import cloudpickle
+            except ImportError:
+                import pickle
+                return pickle, 'pickle'
+            finally:
+                sys.path.remove(tools)
+        return cloudpickle, 'cloudpickle ' + getattr(cloudpickle, '__version__', '?')
+
+    def imported():
+        # (an entry of sys.modules a package made that no import finds,
+        # pandas' cython_runtime, is not one to import again)
+        return sorted(m for m in cell_modules if not m.startswith('_') and
+                      getattr(sys.modules.get(m), '__spec__', None) is not None)
+
+    def save(msg):
+        import types
+        path, limit = msg['save'], msg['limit']
+        pk, pk_name = pickler()
+        saved, skipped = [], []
+        tmp = path + '.tmp'
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(tmp, 'wb') as f:
+                w = Capped(f, limit)
+                for name in user_names():
+                    v = main.get(name)
+                    t = type_name(v)
+                    if isinstance(v, types.ModuleType):
+                        saved.append([name, t, 0, 0, 'module', v.__name__])
+                        continue
+                    start = f.tell()
+                    try:
+                        pk.dump(v, w, protocol=5)
+                    except TooBig:
+                        raise
+                    except BaseException as e:
+                        f.seek(start)
+                        f.truncate()
+                        skipped.append([name, t, why(e)])
+                        continue
+                    saved.append([name, t, start, f.tell() - start, 'pickle', None])
+                code, size = [], 0
+                for c in reversed(history):
+                    size += len(c[1])
+                    if size > HISTORY_MAX:
+                        break
+                    code.append(c)
+                meta = {'format': 1, 'python': '%d.%d.%d' % sys.version_info[:3], 'packages': packages(),
+                        'pickler': pk_name, 'modules': imported(), 'cells': history[-1][0] if history else 0,
+                        'history': code[::-1], 'names': saved, 'skipped': skipped}
+                b = json.dumps(meta).encode()
+                w.write(b)
+                w.write(len(b).to_bytes(8, 'big') + STATE_MAGIC)
+                f.flush()
+                os.fsync(f.fileno())
+                size = f.tell()
+            os.replace(tmp, path)
+        except TooBig as e:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            return {'saved': False, 'over': e.args[0]}
+        except BaseException as e:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            return {'saved': False, 'reason': why(e)}
+        return {'saved': True, 'bytes': size, 'names': [x[:2] for x in saved[:LIST_MAX]], 'n_names': len(saved),
+                'skipped': skipped[:LIST_MAX], 'n_skipped': len(skipped)}
+
+    def rebind(v):
+        # A function of a cell comes back with a globals of its own
+        # (cloudpickle's): it is made again over __main__, as it was
+        # defined, so that it sees and sets the names of the cells.
+        import types
+        if isinstance(v, types.FunctionType) and v.__module__ == '__main__' and v.__globals__ is not main:
+            f = types.FunctionType(v.__code__, main, v.__name__, v.__defaults__, v.__closure__)
+            f.__kwdefaults__, f.__qualname__, f.__doc__ = v.__kwdefaults__, v.__qualname__, v.__doc__
+            f.__dict__.update(v.__dict__)
+            f.__annotations__ = v.__annotations__
+            return f
+        return v
+
+    def rebind_class(cls):
+        # The methods of a class of the cells, the same way. Once every
+        # name is loaded: an instance's state sets its class's methods
+        # again as it loads.
+        import types
+        for k, m in list(vars(cls).items()):
+            if isinstance(m, types.FunctionType) and m.__module__ == '__main__' and m.__globals__ is not main:
+                try:
+                    setattr(cls, k, rebind(m))
+                except Exception:
+                    pass
+
+    def restore(path):
+        import pickle
+        pickler()  # a state of cloudpickle's loads with it
+        rep = {'names': [], 'failed': [], 'skipped': [], 'modules': [], 'cells': 0, 'python': None, 'differs': []}
+        try:
+            f = open(path, 'rb')
+        except OSError as e:
+            rep['failed'].append(['*', 'state', why(e)])
+            return rep
+        with f:
+            try:
+                f.seek(-16, 2)
+                tail = f.read(16)
+                if tail[8:] != STATE_MAGIC:
+                    raise ValueError('not a kernel state')
+                n = int.from_bytes(tail[:8], 'big')
+                f.seek(-16 - n, 2)
+                meta = json.loads(f.read(n))
+                if not isinstance(meta, dict) or meta.get('format') != 1:
+                    raise ValueError('a kernel state of another format')
+            except BaseException as e:
+                rep['failed'].append(['*', 'state', why(e)])
+                return rep
+            here = '%d.%d.%d' % sys.version_info[:3]
+            rep['python'] = meta.get('python')
+            if rep['python'] != here:
+                rep['differs'].append('written under Python %s, restored under Python %s' % (rep['python'], here))
+            had, now = meta.get('packages') or {}, packages()
+            for p in sorted(set(had) | set(now)):
+                if had.get(p) != now.get(p) and len(rep['differs']) < 20:
+                    rep['differs'].append('%s: %s then, %s now' % (p, had.get(p, 'absent'), now.get(p, 'absent')))
+            for m in meta.get('modules') or []:
+                try:
+                    importlib.import_module(m)
+                    cell_modules.add(m)
+                    rep['modules'].append(m)
+                except BaseException as e:
+                    rep['failed'].append([m, 'module', why(e)])
+            for name, t, off, size, kind, mod in meta.get('names') or []:
+                try:
+                    if kind == 'module':
+                        v = importlib.import_module(mod)
+                    else:
+                        f.seek(off)
+                        v = pickle.Unpickler(f).load()
+                        if f.tell() != off + size:
+                            raise ValueError('its bytes do not end where the state says')
+                    main[name] = rebind(v)
+                    rep['names'].append([name, t])
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as e:
+                    rep['failed'].append([name, t, why(e)])
+            for name, _ in rep['names']:
+                v = main.get(name)
+                for cls in (v, type(v)):
+                    if isinstance(cls, type) and cls.__module__ == '__main__':
+                        rebind_class(cls)
+            rep['skipped'] = [list(x) for x in meta.get('skipped') or []]
+            cells = meta.get('cells')
+            rep['cells'] = cells if isinstance(cells, int) and 0 <= cells < 1 << 40 else 0
+            for c in meta.get('history') or []:
+                try:
+                    cn, cc = int(c[0]), str(c[1])
+                    linecache.cache['<cell %d>' % cn] = (len(cc), None, cc.splitlines(True), '<cell %d>' % cn)
+                    history.append([cn, cc])
+                except Exception:
+                    pass
+        for k in ('names', 'failed', 'skipped'):
+            rep['n_' + k] = len(rep[k])
+            rep[k] = rep[k][:LIST_MAX]
+        return rep
+
     def run(msg):
         n, code, out, limit = msg['cell'], msg['code'], msg['out'], msg['limit']
+        rep = None
+        if msg.get('restore'):
+            try:
+                sigint(True)
+                try:
+                    rep = restore(msg['restore'])
+                finally:
+                    sigint(False)
+            except KeyboardInterrupt as e:
+                report(e)
+                return {'status': 'interrupted', 'exit_code': 1, 'value': None, 'value_truncated': False,
+                        'restored': {'names': [], 'failed': [['*', 'state', 'interrupted while it was restored']]}}
+            n += rep['cells']  # the cells go on from the saved kernel's (the host's count follows)
+        history.append([n, code])
+        while sum(len(c[1]) for c in history) > HISTORY_MAX and len(history) > 1:
+            del history[0]
         name = '<cell %d>' % n
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
         if msg.get('site'):
             add_site(msg['site'])
         importlib.invalidate_caches()
-        answer = {'status': 'ok', 'exit_code': 0, 'value': None, 'value_truncated': False}
+        answer = {'status': 'ok', 'exit_code': 0, 'value': None, 'value_truncated': False, 'cell': n}
+        if rep is not None:
+            answer['restored'] = rep
         try:
             sigint(True)
             try:
@@ -134,7 +392,11 @@ def _rms_kernel(display_make):
                 last = None
                 if tree.body and isinstance(tree.body[-1], ast.Expr):
                     last = ast.Expression(tree.body.pop().value)
-                exec(compile(tree, name, 'exec'), main)
+                before = set(sys.modules)
+                try:
+                    exec(compile(tree, name, 'exec'), main)
+                finally:
+                    cell_modules.update(m.split('.')[0] for m in set(sys.modules) - before)
                 value = eval(compile(last, name, 'eval'), main) if last is not None else None
                 if value is not None:
                     builtins._ = value
@@ -178,6 +440,9 @@ def _rms_kernel(display_make):
             msg = recv()
             if msg is None:
                 break
+            if 'save' in msg:
+                send(save(msg))
+                continue
             answer = run(msg)
             flush()
             send(answer)

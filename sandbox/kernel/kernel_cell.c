@@ -42,7 +42,8 @@ struct kclient {
     int sock;                 /* to the host, -1 */
     bool alive;               /* a host answered INFO */
     char *env;                /* its environment */
-    struct strv reqs;    /* the requirements it was made for */
+    struct strv reqs;    /* the requirements it was made for (or the saved kernel's, to restore) */
+    bool restore;             /* no live kernel, and the next one restores the saved state */
     char reason[KERNEL_REASON_MAX];
 };
 
@@ -74,6 +75,7 @@ static int kernel_info(struct run *run, struct kclient *k)
         return rc;
     }
     k->sock = kernel_connect(k->dir);
+    int listening = k->sock < 0 ? k->sock : 0;
     char type = 0;
     cleanup_free char *data = NULL;
     size_t len;
@@ -107,10 +109,25 @@ static int kernel_info(struct run *run, struct kclient *k)
     struct stat st;
     struct kernel_state ks;
     const struct exec_limits *l = &run->spec->limits;
-    for (int64_t end = util_now_ms() + cfg->kernels.grace_ms + l->kill_grace_ms + CELL_INFO_MS;
+    /* (one that saves its state as it goes takes at most KERNEL_SAVE_MS
+     * more: its host no longer listens while it does) */
+    int64_t saving = cfg->kernels.save_bytes && listening == -ENOENT ? KERNEL_SAVE_MS : 0;
+    for (int64_t end = util_now_ms() + cfg->kernels.grace_ms + l->kill_grace_ms + CELL_INFO_MS + saving;
          kernel_alive(k->dir) && util_now_ms() < end;)
         usleep(CELL_GONE_POLL_MS * 1000);
     kernel_ended_take(k->dir, k->reason, sizeof k->reason);
+    /* A kernel saved as it stopped: the next one is made of what it was
+     * made of (its packages, for the names that need them), and restores
+     * it. */
+    if (kernel_restore_marked(k->dir)) {
+        strv_free(&k->reqs);
+        rc = kernel_saved_read(k->dir, &k->reqs);
+        if (rc < 0 && rc != -ENOENT) {
+            exec__set_error(run->r, "the workspace's saved kernel: %s", strerror(-rc));
+            return rc;
+        }
+        k->restore = true;
+    }
     if (!k->reason[0] && stat(k->dir, &st) == 0 && kernel_alive(k->dir))
         snprintf(k->reason, sizeof k->reason, "the last kernel's host does not answer");
     else if (!k->reason[0] && kernel_state_read(k->dir, &ks) == 0)
@@ -190,10 +207,50 @@ static int server_pidfd(const struct exec_config *cfg)
     return fd < 0 ? -errno : fd;
 }
 
+/* The pickler a kernel's saves use, cloudpickle, had as any package is
+ * (the package store, built once, then a cache hit): an environment of it
+ * into ts, held until the kernel's host has linked it. Quiet (no phase,
+ * no line of the installer reaches the cell's sink), and optional: where
+ * it cannot be had (kernel_save_bytes 0, no package source has it), the
+ * kernel saves with the standard pickle. */
+static const char *pickler_env(struct run *run, struct run *trun, struct steps *ts, struct exec_spec *tspec,
+                               struct result *tr)
+{
+    static const char *const reqs[] = {"cloudpickle"};
+    static const struct exec_sink quiet = {0};
+    char err[512] = "";
+    *tspec = *run->spec;
+    tspec->code = "";
+    tspec->code_len = 0;
+    tspec->requirements = reqs;
+    tspec->n_requirements = ARRAY_SIZE(reqs);
+    tspec->auto_deps = false;
+    result_init(tr);
+    exec__steps_init(trun, ts, tspec, &quiet, tr);
+    if (!run->spec->cfg->kernels.save_bytes)
+        return NULL;
+    snprintf(tr->run_id, sizeof tr->run_id, "%s", run->r->run_id);
+    int rc = deps_python_info(tspec->cfg->state_dir, tspec->cfg->python, &ts->info, err, sizeof err);
+    if (rc == 0)
+        rc = deps_declared(&tspec->cfg->deps, reqs, ARRAY_SIZE(reqs), "", 0, &ts->info, &ts->set, err, sizeof err);
+    if (rc == 0)
+        rc = exec__step_environment(trun, ts);
+    if (rc != 0 || !ts->env_dir || !ts->base_env) {
+        log_msg(LOG_LVL_INFO, "cloudpickle for the kernel's saves: %s", err[0] ? err : tr->error ? tr->error : "not had");
+        return NULL;
+    }
+    return ts->env_dir;
+}
+
 /* A new kernel for the workspace (its host started), of env_dir. */
 static int kernel_new(struct run *run, struct steps *s, struct kclient *k, const char *env_dir)
 {
     const struct exec_spec *spec = run->spec;
+    struct run trun;
+    struct steps ts;
+    struct exec_spec tspec;
+    struct result tr;
+    const char *penv = pickler_env(run, &trun, &ts, &tspec, &tr);
     cleanup_free const char **specs = set_specs(&s->set);
     int sfd = server_pidfd(spec->cfg);
     char err[640] = "";
@@ -205,17 +262,22 @@ static int kernel_new(struct run *run, struct steps *s, struct kclient *k, const
             exec__set_error(run->r, "starting a kernel: %s", strerror(sfd < 0 ? -sfd : ENOMEM));
         if (sfd >= 0)
             close(sfd);
+        exec__steps_free(&trun, &ts);
+        result_free(&tr);
         return sfd < 0 ? sfd : -ENOMEM;
     }
     struct kernel_start ks = {
         .cfg = spec->cfg, .dir = k->dir, .key = k->key, .workspace = spec->workspace, .env_dir = env_dir,
         .requirements = specs, .n_requirements = s->set.n, .limits = &spec->limits, .code = spec->code,
-        .code_len = spec->code_len, .server_pidfd = sfd,
+        .code_len = spec->code_len, .server_pidfd = sfd, .restore = k->restore, .pickler_env = penv,
+        .base_env = penv ? ts.base_env : NULL,
     };
     bool warm = false;
     exec__phase(run, EXEC_PHASE_RUNNING, "starting the workspace's kernel");
     int rc = kernel__host_start(&ks, &warm, err, sizeof err);
     close(sfd);
+    exec__steps_free(&trun, &ts);
+    result_free(&tr);
     if (rc == -EBUSY) {
         exec__set_error(run->r, "%s; nothing was run", err);
         return rc;
@@ -411,6 +473,11 @@ static void cell_done(struct run *run, const char *data)
     r->warm = json_object_object_get_ex(o, "warm", &v) && json_object_get_boolean(v);
     r->value_truncated = json_object_object_get_ex(o, "value_truncated", &v) && json_object_get_boolean(v);
     const char *value = str_of(o, "value"), *error = str_of(o, "error");
+    if (json_object_object_get_ex(o, "restored", &v) && json_object_is_type(v, json_type_object)) {
+        r->kernel.state = RESULT_KERNEL_RESTORED;
+        free(r->kernel.restored);
+        r->kernel.restored = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+    }
     free(r->value);
     r->value = value ? strdup(value) : NULL;
     free(r->error);

@@ -124,6 +124,7 @@ static void on_end(struct host *h, int fd, json_object *o)
     const char *reason = str_of(o, "reason");
     json_object *b;
     bool busy_too = json_object_object_get_ex(o, "busy_too", &b) && json_object_get_boolean(b);
+    bool save = json_object_object_get_ex(o, "save", &b) && json_object_get_boolean(b);
     bool ok = !h->cell.on || busy_too;
     json_object *a = json_object_new_object();
     if (a) {
@@ -137,6 +138,26 @@ static void on_end(struct host *h, int fd, json_object *o)
     if (h->cell.on)
         kernel__cell_cancel_end(h, h->end_reason);
     h->ending = true;
+    h->save_at_end = save;
+}
+
+/* A SAVE, from a worker that holds the workspace's lock: the state saved
+ * now, the kernel kept; an ACK says how ({"ok", "reason", "report"}). */
+static void on_save(struct host *h, int fd)
+{
+    json_object *report = NULL;
+    char why[KERNEL_REASON_MAX];
+    int rc = kernel__save(h, true, &report, why, sizeof why);
+    json_object *a = json_object_new_object();
+    if (a) {
+        json_object_object_add(a, "ok", json_object_new_boolean(rc > 0));
+        json_object_object_add(a, "reason", json_object_new_string(why));
+        json_object_object_add(a, "report", report ? json_object_get(report) : NULL);
+        discard(kernel_send_json(fd, KERNEL_MSG_ACK, a)); /* a worker gone gets nothing */
+    }
+    json_object_put(a);
+    json_object_put(report);
+    h->last_cell = util_now_ms(); /* a checkpoint is a use: kernel_idle counts from it */
 }
 
 /* The requirement specs of a RESTART or an ADD (borrowed from o, in an
@@ -251,6 +272,8 @@ static void peer_frame(struct host *h, size_t i)
         on_restart(h, fd, o);
     else if (type == KERNEL_MSG_ADD)
         on_add(h, fd, o);
+    else if (type == KERNEL_MSG_SAVE)
+        on_save(h, fd);
     else if (type == KERNEL_MSG_CELL)
         kernel__cell_begin(h, fd, o);
     else
@@ -298,7 +321,8 @@ static int host_dir(struct host *h, char *err, size_t errlen)
     /* One host per workspace. One that is ending (a reset just before
      * this cell) lets go within a few seconds. */
     h->lock_fd = openat(h->dir_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    int64_t give_up = util_now_ms() + h->cfg->kernels.grace_ms + h->cfg->limits.kill_grace_ms + HOST_LOCK_SLACK_MS;
+    int64_t give_up = util_now_ms() + h->cfg->kernels.grace_ms + h->cfg->limits.kill_grace_ms + HOST_LOCK_SLACK_MS +
+                      (h->cfg->kernels.save_bytes ? KERNEL_SAVE_MS : 0); /* (and the state it saves) */
     while (h->lock_fd >= 0 && flock(h->lock_fd, LOCK_EX | LOCK_NB) < 0 && util_now_ms() < give_up)
         usleep(HOST_LOCK_POLL_MS * 1000);
     if (h->lock_fd < 0 || flock(h->lock_fd, LOCK_EX | LOCK_NB) < 0) {
@@ -329,6 +353,28 @@ static int host_dir(struct host *h, char *err, size_t errlen)
     h->state_fd = openat(h->dir_fd, "state", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     snprintf(h->job, sizeof h->job, "%s/job", h->dir);
     return 0;
+}
+
+/* The kernel's own tools in job/tools, beside its script (read-only in
+ * the jail at /job/tools): cloudpickle, which its saves and restores use
+ * where its environment has none, linked from the package store entry of
+ * the environment the worker had for it. Without it the kernel saves with
+ * the standard pickle, and says what that could not save. */
+static void host_tools(struct host *h, const struct kernel_start *ks)
+{
+    if (!ks->pickler_env || !ks->base_env)
+        return;
+    cleanup_fd int fd = -1;
+    struct strv added = {0};
+    char why[512] = "";
+    int rc = mkdirat(h->job_fd, "tools", 0755) < 0 ? -errno : 0;
+    if (rc == 0 && (fd = openat(h->job_fd, "tools", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        rc = -errno;
+    if (rc == 0)
+        rc = deps_env_extend(ks->base_env, ks->pickler_env, fd, &added, why, sizeof why);
+    if (rc != 0)
+        log_msg(LOG_LVL_WARN, "cloudpickle for the kernel's saves: %s", why[0] ? why : strerror(-rc));
+    strv_free(&added);
 }
 
 /* A max_kernels slot: a free one, or one the least recently used idle
@@ -385,6 +431,7 @@ static void host_loop(struct host *h)
         int64_t now = util_now_ms();
         if (p[1].revents) {
             snprintf(h->end_reason, sizeof h->end_reason, "the server was restarted, and the last kernel ended with it");
+            h->save_at_end = true;
             break;
         }
         if (p[2].revents || p[3].revents)
@@ -405,14 +452,19 @@ static void host_loop(struct host *h)
         if (kernel__cell_tick(h, now))
             break;
     }
-    if (host_stop && !h->end_reason[0])
+    if (host_stop && !h->end_reason[0]) {
         snprintf(h->end_reason, sizeof h->end_reason, "the kernel's host was stopped");
+        h->save_at_end = true;
+    }
 }
 
 /* The host's end: the kernel's (unless gone), the reason for the next
  * cell, and everything given back. */
 static void host_end(struct host *h, bool locked)
 {
+    /* A kernel in the middle of a cell is not saved: its names are half
+     * made, and it would answer the cell before the save. */
+    bool save = h->save_at_end && !h->cell.on;
     if (h->cell.on)
         kernel__cell_cancel_end(h, h->end_reason[0] ? h->end_reason : "the kernel ended");
     /* No peer reaches a host that is going. */
@@ -424,6 +476,8 @@ static void host_end(struct host *h, bool locked)
     for (size_t i = 0; i < HOST_PEERS; i++)
         if (h->peers[i] >= 0)
             close(h->peers[i]);
+    if (save)
+        kernel__save_at_end(h);
     kernel__proc_stop(h, locked);
     if (h->end_reason[0] && h->dir_fd >= 0 && kernel_ended_write(h->dir, h->end_reason) < 0)
         log_msg(LOG_LVL_WARN, "cannot record why the kernel ended");
@@ -448,6 +502,7 @@ static int host_main(void *arg, int fd)
     h.workspace = ks->workspace;
     h.limits = *ks->limits;
     h.server_pidfd = 4; /* exec_detach's kept descriptor */
+    h.restore = ks->restore;
     h.dir_fd = h.lock_fd = h.slot_fd = h.state_fd = h.listen_fd = h.job_fd = -1;
     h.k.chan = h.k.out_r = h.k.err_r = h.k.py_pidfd = h.k.env_fd = h.k.view_fd = h.k.site_fd = -1;
     h.k.proc.pid = h.k.proc.pidfd = h.k.proc.status_fd = h.k.proc.uid_lock = -1;
@@ -468,6 +523,8 @@ static int host_main(void *arg, int fd)
     signal(SIGHUP, SIG_IGN);
 
     int rc = host_dir(&h, err, sizeof err);
+    if (rc == 0)
+        host_tools(&h, ks);
     if (rc == 0)
         rc = host_slot(&h, err, sizeof err);
     if (rc == 0 && (h.listen_fd = listen_at(&h)) < 0) {

@@ -86,10 +86,13 @@ static void cell_done(struct host *h, enum result_status status, const char *lim
         json_object_object_add(o, "warm", json_object_new_boolean(h->k.warm));
         json_object_object_add(o, "error", str_or_null(error));
         json_object_object_add(o, "memory", json_object_new_int64((int64_t)h->memory));
+        json_object_object_add(o, "restored", c->restored ? json_object_get(c->restored) : NULL);
         if (kernel_send_json(c->peer, KERNEL_MSG_DONE, o) < 0)
             log_msg(LOG_LVL_INFO, "the cell's worker is gone: its result is only on disk if it wrote it");
     }
     json_object_put(o);
+    json_object_put(c->restored);
+    c->restored = NULL;
     if (c->run.out_fd >= 0)
         close(c->run.out_fd);
     if (c->run.session_lock >= 0)
@@ -201,6 +204,16 @@ void kernel__cell_begin(struct host *h, int peer, json_object *o)
         snprintf(site, sizeof site, "%s/site", k->proc.mode == JAIL_MODE_RLIMITS ? h->dir : "/job");
         if (!k->site_no[0] && k->site_fd >= 0)
             json_object_object_add(m, "site", json_object_new_string(site));
+        /* The first cell of a kernel that follows a saved one restores
+         * its state first (kernel.py, in the jail). */
+        if (h->restore) {
+            char state[PATH_MAX + 32];
+            kernel__save_path(h, state, sizeof state);
+            json_object_object_add(m, "restore", json_object_new_string(state));
+            h->restore = false;
+            if (kernel_restore_mark(h->dir, false) < 0)
+                log_msg(LOG_LVL_WARN, "cannot clear the mark of the kernel's restore");
+        }
     }
     /* A kernel that cannot take it is gone, or going: its pidfds say so. */
     if (!m || k->chan < 0 || kernel_chan_send(k->chan, m) < 0) {
@@ -277,6 +290,16 @@ void kernel__cell_answer(struct host *h)
     int exit_code = json_object_object_get_ex(a, "exit_code", &v) ? json_object_get_int(v) : 1;
     json_object *value = json_object_object_get_ex(a, "value", &v) && json_object_is_type(v, json_type_string) ? v : NULL;
     bool trunc = json_object_object_get_ex(a, "value_truncated", &v) && json_object_get_boolean(v);
+    /* A state restored: its report goes to the worker as the kernel made
+     * it (the user's words, which the worker only passes on), and the
+     * cells count on from the saved kernel's. */
+    if (json_object_object_get_ex(a, "restored", &v) && json_object_is_type(v, json_type_object)) {
+        c->restored = json_object_get(v);
+        json_object *n;
+        int64_t cell = json_object_object_get_ex(a, "cell", &n) ? json_object_get_int64(n) : 0;
+        if (cell > (int64_t)h->k.cells && cell < ((int64_t)1 << 40))
+            h->k.cells = (uint64_t)cell;
+    }
     enum result_status status = RESULT_STATUS_OK;
     const char *limit = NULL;
     disk_end(h);
@@ -484,6 +507,7 @@ bool kernel__cell_tick(struct host *h, int64_t now)
         snprintf(hs, sizeof hs, "%.3g s", (double)idle / 1000.0);
         snprintf(h->end_reason, sizeof h->end_reason,
                  "the last kernel had no cell for kernel_idle (%s) and was stopped", hs);
+        h->save_at_end = true;
         return true;
     }
     return false;

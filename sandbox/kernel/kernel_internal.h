@@ -34,6 +34,10 @@ struct kernel_start {
     const char *code;            /* the starting cell (its imports teach the warm pool) */
     size_t code_len;
     int server_pidfd;            /* the server's end ends the kernel */
+    bool restore;                /* its first cell restores the workspace's saved state */
+    const char *pickler_env;     /* an environment with cloudpickle, for the kernel's saves; NULL: none */
+    const char *base_env;        /* the interpreter's base environment (what pickler_env holds beyond it
+                                 * goes into job/tools) */
 };
 /* Starts the host of a new kernel (exec_detach) and waits for its kernel
  * to be up: 0, -EBUSY (every max_kernels slot is held by a busy kernel),
@@ -104,6 +108,7 @@ struct cell {
     struct exec_sink sink;      /* the system lines it says go to the peer */
     struct run run;
     struct timespec since;      /* its start as a file's ctime */
+    json_object *restored;      /* the kernel's report of the state it restored first (owned), or NULL */
 };
 
 /* A kernel's host (one per process). */
@@ -128,6 +133,8 @@ struct host {
     struct dbuf idle_out;       /* output between cells */
     bool idle_cut;
     bool ending;
+    bool save_at_end;           /* the kernel is stopped, not dropped: its state is saved first */
+    bool restore;               /* the next cell restores the workspace's saved state first */
     char end_reason[KERNEL_REASON_MAX];
 };
 
@@ -169,6 +176,20 @@ void kernel__proc_drain(struct host *h);
 void kernel__proc_stop(struct host *h, bool locked);
 /* Why the kernel ended on its own, for the next cell. */
 void kernel__proc_why_gone(const struct host *h, char *why, size_t n);
+
+/* ------------------------------- a kernel's state (kernel_save.c) */
+
+/* Where the kernel sees its saved state (KERNEL_STATE_REL in its
+ * workspace), into buf. */
+void kernel__save_path(const struct host *h, char *buf, size_t n);
+/* Saves the kernel's state between cells (locked: the caller holds the
+ * workspace's lock). 1 with the kernel's report in *report (caller puts)
+ * and a summary in why; 0 when it was not saved, why says why (past its
+ * limit, the kernel gone or silent, a cell running, saving off); -errno. */
+int kernel__save(struct host *h, bool locked, json_object **report, char *why, size_t whylen) must_check;
+/* The save of a kernel that stops: its result added to h->end_reason, and
+ * a state saved marked for the next kernel's restore. */
+void kernel__save_at_end(struct host *h);
 
 /* ------------------------------- a cell (kernel_host_cell.c) */
 

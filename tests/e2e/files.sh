@@ -45,7 +45,7 @@ fix_hits() { grep -c "$1" "$FIX_LOG"; }
 # --- tools/list
 post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${H[@]}"
 is "$(jb '[t["name"] for t in r["result"]["tools"]]')" \
-    '["run_code", "run_cell", "reset_kernel", "run_my_script", "list_dir", "preview_file", "mount_file", "write_file", "persist_artifact"]' \
+    '["run_code", "run_cell", "reset_kernel", "save_kernel", "run_my_script", "list_dir", "preview_file", "mount_file", "write_file", "persist_artifact"]' \
     "tools/list: mount_file and persist_artifact (and serve's kernel tools)"
 is "$(jb '[(t["inputSchema"]["required"], sorted(t["outputSchema"]["required"]), t["annotations"]["openWorldHint"]) for t in r["result"]["tools"] if t["name"] in ("mount_file", "persist_artifact")]')" \
     '[[["url", "mount_path"], ["bytes", "mime", "mounted_as", "sha256"], true], [["relative_path", "presigned_url"], ["status", "uploaded_bytes"], true]]' \

@@ -64,7 +64,7 @@ ok $? "and session.json keeps 256 bytes of the name"
 post '{"jsonrpc":"2.0","id":"p1","method":"ping"}' "${H[@]}"
 is "$STATUS/$(jb 'r')" '200/{"jsonrpc": "2.0", "id": "p1", "result": {}}' "ping: {} with the id's type kept"
 post '{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}' "${H[@]}"
-is "$(jb '[t["name"] for t in r["result"]["tools"]]')" '["run_code", "run_cell", "reset_kernel", "run_my_script", "list_dir", "preview_file", "mount_file", "write_file", "persist_artifact"]' \
+is "$(jb '[t["name"] for t in r["result"]["tools"]]')" '["run_code", "run_cell", "reset_kernel", "save_kernel", "run_my_script", "list_dir", "preview_file", "mount_file", "write_file", "persist_artifact"]' \
     "tools/list: the eight tools of serve, which has kernels (no test fixtures by default)"
 is "$(jb 'all(t["description"] and t["inputSchema"]["type"] == "object" and t["outputSchema"]["type"] == "object" for t in r["result"]["tools"])')" \
     true "every tool has a description, an object inputSchema and an outputSchema"

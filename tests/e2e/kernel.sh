@@ -156,9 +156,22 @@ is "$(jget "$crun/result.json" 'r["status"]')" cancelled "notifications/cancelle
 cell 'x'
 is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"]')" '["41", "kept"]' "and the kernel keeps its names"
 
+# save_kernel: a checkpoint, the kernel kept; reset_kernel to it.
+post '{"jsonrpc":"2.0","id":310,"method":"tools/call","params":{"name":"save_kernel","arguments":{}}}' "${H[@]}"
+is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]["saved"], "x" in [n for n, t in r["result"]["structuredContent"]["names"]]')" \
+    '[false, true, true]' "save_kernel: the kernel's names saved"
+cell 'x = 0'
+post '{"jsonrpc":"2.0","id":311,"method":"tools/call","params":{"name":"reset_kernel","arguments":{"to":"saved"}}}' "${H[@]}"
+is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]')" '[false, {"reset": true, "to": "saved"}]' \
+    "reset_kernel to: saved"
+cell 'x'
+is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"]')" '["41", "restored"]' \
+    "the next cell starts from the checkpoint: x is 41 again"
+like "$(jb 'r["result"]["content"][0]["text"]')" "restored: " "... and its text says what came back"
+
 # reset_kernel: the names go, the files stay.
 post '{"jsonrpc":"2.0","id":303,"method":"tools/call","params":{"name":"reset_kernel","arguments":{}}}' "${H[@]}"
-is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]')" '[false, {"reset": true}]' "reset_kernel"
+is "$(jb 'r["result"]["isError"], r["result"]["structuredContent"]')" '[false, {"reset": true, "to": "new"}]' "reset_kernel"
 cell $'import os\n(os.path.exists("journal.txt"), "x" in globals())'
 is "$(sc '["value"], r["result"]["structuredContent"]["kernel"]["state"], r["result"]["structuredContent"]["kernel"]["cell"]')" \
     '["(True, False)", "new", 1]' "after it: a new kernel (cell 1) without the names, with the files"
@@ -291,6 +304,11 @@ is "$STATUS" 400 "a cell with an input: 400"
 like "$(jb 'r["error"]')" "unknown member" "naming the member ($(jb 'r["error"]'))"
 mpost tools/call '"name":"run_cell","arguments":{"code":"n","workspace":"'"$nb"'"}' -H "Mcp-Name: run_cell" -H "Mcp-Param-Workspace: $nb"
 is "$(sc '["value"]')" 41 "the page's notebook is a workspace an agent can go on in (run_cell with its id)"
+STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST "$BASE/api/cell/$nb/save")
+is "$STATUS/$(jb 'r["saved"], [n for n, t in r["names"]]')" '200/[true, ["n"]]' "POST /api/cell/WID/save: the kernel's names saved"
+like "$(jb 'r["reason"]')" "names were saved" "... with the summary"
+STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST "$BASE/api/cell/0123456789abcdef0123456789abcdef/save")
+is "$STATUS" 404 "the save of an unknown notebook: 404"
 STATUS=$(curl -sS -o "$T/b" -w '%{http_code}' -X POST "$BASE/api/cell/$nb/reset")
 is "$STATUS/$(jb 'r')" '200/{"reset": true}' "POST /api/cell/WID/reset"
 curl -sS -o "$T/b" -H 'Content-Type: application/json' -d '{"code": "n"}' "$BASE/api/cell/$nb"
@@ -402,8 +420,8 @@ is "$(jb 'r["mode"], r["kernels"]["on"]')" '["cgi", false]' "CGI: /healthz says 
 init 2025-11-25
 H=(-H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25")
 post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${H[@]}"
-is "$(jb '[t["name"] for t in r["result"]["tools"] if t["name"] in ("run_cell", "reset_kernel")]')" '[]' \
-    "CGI: run_cell and reset_kernel are not listed"
+is "$(jb '[t["name"] for t in r["result"]["tools"] if t["name"] in ("run_cell", "reset_kernel", "save_kernel")]')" '[]' \
+    "CGI: run_cell, reset_kernel and save_kernel are not listed"
 cell 'x = 1'
 is "$(jb 'r["result"]["isError"], "structuredContent" in r["result"]')" '[true, false]' "CGI: a run_cell call is a tool error"
 like "$(text)" "runmyscript serve" "saying that kernels need runmyscript serve"

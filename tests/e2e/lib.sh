@@ -359,9 +359,9 @@ modern_cases() {
     # Both eras side by side: a legacy session on the same endpoint.
     init 2025-11-25
     post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' -H "$ACCEPT_BOTH" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
-    # Under serve run_cell and reset_kernel too (kernels), elsewhere not.
+    # Under serve run_cell, reset_kernel and save_kernel too (kernels), elsewhere not.
     local want=7
-    [ "$label" = serve ] && want=9
+    [ "$label" = serve ] && want=10
     is "$(jb 'len(r["result"]["tools"])')" $want "$label: a legacy session beside them ($want tools, no workspace argument)"
     mpost tools/list "" -H "Mcp-Session-Id: $SID"
     is "$STATUS/$(header Mcp-Session-Id)" "200/" "$label: a modern request ignores Mcp-Session-Id"

@@ -51,8 +51,8 @@ async function main() {
 
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
-  ok(JSON.stringify(names) === JSON.stringify(['run_code', 'run_cell', 'reset_kernel', 'run_my_script', 'list_dir', 'preview_file',
-    'mount_file', 'write_file', 'persist_artifact']), 'tools/list (serve has kernels: run_cell and reset_kernel)', names);
+  ok(JSON.stringify(names) === JSON.stringify(['run_code', 'run_cell', 'reset_kernel', 'save_kernel', 'run_my_script', 'list_dir', 'preview_file',
+    'mount_file', 'write_file', 'persist_artifact']), 'tools/list (serve has kernels: run_cell, reset_kernel and save_kernel)', names);
   ok(tools.every((t) => t.description && t.inputSchema?.type === 'object' && t.outputSchema), 'descriptions and schemas');
 
   // run_code with progress and logging; the SDK checks structuredContent

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -197,6 +198,24 @@ static int stub_kernel_stats(const struct exec_config *cfg, struct exec_kernel_s
     return 0;
 }
 
+static int stub_kernel_save(const struct exec_config *cfg, const char *workspace, char **report, char *err,
+                            size_t errlen)
+{
+    (void)cfg;
+    (void)workspace;
+    snprintf(err, errlen, "stub: saved");
+    *report = strdup("{\"saved\": true, \"bytes\": 1, \"names\": [[\"x\", \"int\"]], \"skipped\": []}");
+    return *report ? 0 : -ENOMEM;
+}
+
+static int stub_kernel_restore(const struct exec_config *cfg, const char *workspace, char *err, size_t errlen)
+{
+    (void)cfg;
+    (void)workspace;
+    snprintf(err, errlen, "stub: no saved state");
+    return 1;
+}
+
 const struct app_exec fuzz_exec = {
     .run = stub_run,
     .cancel = exec_cancel,
@@ -207,4 +226,6 @@ const struct app_exec fuzz_exec = {
     .kernel_reset = stub_kernel_call,
     .kernel_end = stub_kernel_call,
     .kernel_stats = stub_kernel_stats,
+    .kernel_save = stub_kernel_save,
+    .kernel_restore = stub_kernel_restore,
 };

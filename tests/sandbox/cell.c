@@ -7,6 +7,8 @@
  * keeps alive: it stands for serve's supervisor).
  *   cell [--set K=V]... [--cancel-after MS] WORKSPACE CODE  the result's JSON on stdout
  *   reset WORKSPACE | end WORKSPACE | stats
+ *   save WORKSPACE     the kernel's state saved now: its report on stdout
+ *   restore WORKSPACE  the kernel reset to its saved state
  * Exit 0 when the executor returned 0, 3 when it returned -EBUSY, else 1
  * (the result or the reason on stdout either way). */
 #include "config.h"
@@ -39,7 +41,7 @@ static void output(void *ctx, enum result_stream stream, const char *data, size_
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: cell [--set K=V]... [--cancel-after MS] WORKSPACE CODE | reset WS | end WS | stats\n");
+    fprintf(stderr, "usage: cell [--set K=V]... [--cancel-after MS] WORKSPACE CODE | reset WS | end WS | save WS | restore WS | stats\n");
     return 2;
 }
 
@@ -103,6 +105,19 @@ int main(int argc, char **argv)
     } else if ((!strcmp(cmd, "reset") || !strcmp(cmd, "end")) && i + 1 == argc) {
         int k = !strcmp(cmd, "reset") ? exec_kernel_reset(&c.exec, argv[i]) : exec_kernel_end(&c.exec, argv[i]);
         printf("%s\n", k == 0 ? "ok" : strerror(-k));
+        rc = k == 0 ? 0 : 1;
+    } else if (!strcmp(cmd, "save") && i + 1 == argc) {
+        char *report = NULL, why[1024] = "";
+        int k = exec_kernel_save(&c.exec, argv[i], &report, why, sizeof why);
+        printf("{\"rc\": %d, \"reason\": \"%s\", \"report\": %s}\n", k, k < 0 ? strerror(-k) : "",
+               report ? report : "null");
+        fprintf(stderr, "save: %s\n", why);
+        free(report);
+        rc = k == 0 ? 0 : 1;
+    } else if (!strcmp(cmd, "restore") && i + 1 == argc) {
+        char why[1024] = "";
+        int k = exec_kernel_restore(&c.exec, argv[i], why, sizeof why);
+        printf("%s\n", k == 0 ? "ok" : why);
         rc = k == 0 ? 0 : 1;
     } else if (!strcmp(cmd, "stats") && i == argc) {
         struct exec_kernel_stats s;

@@ -368,7 +368,7 @@ is "$(jget $T/stats.json '[r["live"], r["max"]]')" "[2, 2]" "max_kernels = 2: tw
 cell $T/e1 'e'
 is "$(val) $(jget $J 'r["kernel"]["state"]')" "1 kept" "the recently used kernel was kept"
 cell $T/e2 'e'
-is "$(jget $J 'r["kernel"]["state"]')" new "the least recently used one was stopped"
+is "$(val) $(jget $J 'r["kernel"]["state"]')" "2 restored" "the least recently used one was stopped (and saved: its names are back)"
 like "$(reason)" "to make room for another (max_kernels = 2)" "and says why"
 unset RUNMYSCRIPT_MAX_KERNELS
 for w in e1 e2 e3; do ctl end $T/$w >/dev/null; done
@@ -379,7 +379,7 @@ cell $T/e1 'g = 1'
 cell $T/e2 'g = 2'
 is "$(st) $(jget $J 'r["kernel"]["state"]')" "ok new" "kernel_memory = 1M: a second kernel starts"
 cell $T/e1 'g'
-is "$(jget $J 'r["kernel"]["state"]')" new "the kernels past kernel_memory: the least recently used idle one was stopped"
+is "$(val) $(jget $J 'r["kernel"]["state"]')" "1 restored" "the kernels past kernel_memory: the least recently used idle one was stopped (and saved)"
 like "$(reason)" "to keep the kernels within kernel_memory" "and says why"
 unset RUNMYSCRIPT_KERNEL_MEMORY
 for w in e1 e2; do ctl end $T/$w >/dev/null; done
@@ -392,7 +392,7 @@ no_live() { [ "$(live)" = 0 ]; }
 wait_until no_live
 ok $? "an idle kernel goes by itself"
 cell $I 'i'
-is "$(jget $J 'r["kernel"]["state"]')" new "an idle kernel is stopped after kernel_idle"
+is "$(val) $(jget $J 'r["kernel"]["state"]')" "1 restored" "an idle kernel is stopped after kernel_idle (and saved)"
 like "$(reason)" "no cell for kernel_idle (2 s)" "the next cell says so"
 
 # --- the server restarted ---
@@ -401,7 +401,7 @@ warm_stop
 warm_serve || diag "the server did not come back"
 export RMS_TEST_SERVER=$WARM_SERVE_PID
 cell $I 'i'
-is "$(jget $J 'r["kernel"]["state"]')" new "the server restarted: the next cell starts a new kernel"
+is "$(val) $(jget $J 'r["kernel"]["state"]')" "2 restored" "the server restarted: the next cell starts a kernel from the saved one"
 like "$(reason)" "the server was restarted" "and says why"
 
 # --- the fallback: kernels there too ---

@@ -141,6 +141,10 @@ static void cell_result(struct result *r, enum result_kernel_state state)
     r->kernel.state = state;
     r->kernel.cell = 3;
     r->kernel.reason = state == RESULT_KERNEL_KEPT ? NULL : strdup("the last kernel exceeded memory");
+    if (state == RESULT_KERNEL_RESTORED)
+        r->kernel.restored = strdup("{\"names\": [[\"df\", \"pandas.core.frame.DataFrame\"]], \"failed\": [], "
+                                    "\"skipped\": [[\"fh\", \"_io.TextIOWrapper\", \"TypeError\"]], \"modules\": "
+                                    "[\"pandas\"], \"cells\": 4, \"python\": \"3.11.2\", \"differs\": []}");
     r->artifacts[0].change = RESULT_ART_NEW;
     r->artifacts[1].change = RESULT_ART_CHANGED;
 }
@@ -181,12 +185,12 @@ static void test_output_schema(const struct cfg *cfg)
             json_object *schema = tools_output_schema(cfg, "run_cell"), *req, *props, *k, *type;
             struct result r;
             int bad = 0;
-            for (int st = RESULT_KERNEL_NEW; st <= RESULT_KERNEL_RESTARTED; st++) {
+            for (int st = RESULT_KERNEL_NEW; st <= RESULT_KERNEL_RESTORED; st++) {
                 cell_result(&r, (enum result_kernel_state)st);
                 bad += check_result(schema, &r, result_kernel_state_name((enum result_kernel_state)st));
                 result_free(&r);
             }
-            is_int(bad, 0, "run_cell: a cell's result (new, kept, restarted) fits its schema");
+            is_int(bad, 0, "run_cell: a cell's result (new, kept, restarted, restored) fits its schema");
             bool required = false;
             json_object_object_get_ex(schema, "required", &req);
             for (size_t i = 0; req && i < json_object_array_length(req); i++)
@@ -324,13 +328,13 @@ static void test_list_modern(struct cfg *cfg)
     json_object_put(modern);
 }
 
-/* Where kernels exist (serve: cfg->exec.kernels.on) run_cell and
- * reset_kernel are listed, run_cell after run_code, both with a workspace
- * in 2026-07-28 (made by run_cell, needed by reset_kernel), run_cell as a
- * task like run_code; elsewhere neither is. */
+/* Where kernels exist (serve: cfg->exec.kernels.on) run_cell,
+ * reset_kernel and save_kernel are listed, run_cell after run_code, all
+ * with a workspace in 2026-07-28 (made by run_cell, needed by the other
+ * two), run_cell as a task like run_code; elsewhere none is. */
 static void test_list_kernels(struct cfg *cfg)
 {
-    static const char *const want[] = {"run_code",   "run_cell",         "reset_kernel",
+    static const char *const want[] = {"run_code",   "run_cell",         "reset_kernel", "save_kernel",
                                        "run_my_script", "list_dir", "preview_file", "mount_file", "write_file", "persist_artifact"};
     cfg->exec.kernels.on = true;
     json_object *tools = tools_list(cfg, "2025-11-25"), *modern = tools_list(cfg, "2026-07-28");
@@ -341,9 +345,9 @@ static void test_list_kernels(struct cfg *cfg)
         json_object_object_get_ex(json_object_array_get_idx(tools, i), "name", &name);
         order += !strcmp(json_object_get_string(name), want[i]);
     }
-    is_int((long long)n, 9, "with kernels: nine tools");
-    is_int(order, 9, "run_cell and reset_kernel after run_code");
-    is_int((long long)json_object_array_length(modern), 10, "2026-07-28 with kernels: ten (delete_workspace)");
+    is_int((long long)n, 10, "with kernels: ten tools");
+    is_int(order, 10, "run_cell, reset_kernel and save_kernel after run_code");
+    is_int((long long)json_object_array_length(modern), 11, "2026-07-28 with kernels: eleven (delete_workspace)");
     json_object *cell = json_object_array_get_idx(modern, 1), *in, *props, *ex, *v, *d;
     ok(json_object_object_get_ex(cell, "inputSchema", &in) && json_object_object_get_ex(in, "properties", &props) &&
            json_object_object_get_ex(props, "workspace", NULL) && json_object_object_get_ex(props, "timeout", &v) &&
@@ -352,8 +356,9 @@ static void test_list_kernels(struct cfg *cfg)
     ok(json_object_object_get_ex(cell, "execution", &ex) && json_object_object_get_ex(ex, "taskSupport", &v) &&
            !strcmp(json_object_get_string(v), "optional"),
        "run_cell may become a task");
-    ok(tools_workspace_use("run_cell") == TOOLS_WS_MAKE && tools_workspace_use("reset_kernel") == TOOLS_WS_NEED,
-       "run_cell makes a workspace, reset_kernel needs one");
+    ok(tools_workspace_use("run_cell") == TOOLS_WS_MAKE && tools_workspace_use("reset_kernel") == TOOLS_WS_NEED &&
+           tools_workspace_use("save_kernel") == TOOLS_WS_NEED,
+       "run_cell makes a workspace, reset_kernel and save_kernel need one");
     ok(json_object_object_get_ex(cell, "description", &d) && strstr(json_object_get_string(d), "variables, functions, "
                                                                    "classes, imports, open files, threads") &&
            strstr(json_object_get_string(d), "persist") && strstr(json_object_get_string(d), "last expression"),
@@ -367,9 +372,9 @@ static void test_list_kernels(struct cfg *cfg)
         json_object *name;
         json_object_object_get_ex(json_object_array_get_idx(tools, i), "name", &name);
         any = any || !strcmp(json_object_get_string(name), "run_cell") ||
-              !strcmp(json_object_get_string(name), "reset_kernel");
+              !strcmp(json_object_get_string(name), "reset_kernel") || !strcmp(json_object_get_string(name), "save_kernel");
     }
-    ok(!any, "without kernels (CGI, the CLI) neither is listed");
+    ok(!any, "without kernels (CGI, the CLI) none of them is listed");
     json_object_put(tools);
 }
 
@@ -448,12 +453,43 @@ static int stub_reset(const struct exec_config *cfg, const char *workspace)
     return 0;
 }
 
+/* save: the report a kernel gives, or (save_refuse) nothing saved with
+ * its reason; restore: no saved state (restore_none), or done. */
+static bool save_refuse, restore_none;
+static char saved_of[256], restored_of[256];
+static int stub_save(const struct exec_config *cfg, const char *workspace, char **report, char *err, size_t errlen)
+{
+    (void)cfg;
+    snprintf(saved_of, sizeof saved_of, "%s", workspace);
+    *report = NULL;
+    if (save_refuse) {
+        snprintf(err, errlen, "its state passed kernel_save_bytes (kernel_save_bytes = 1 KiB) and was not saved");
+        return 1;
+    }
+    snprintf(err, errlen, "its 2 names were saved (1.2 KiB; 1 could not be)");
+    *report = strdup("{\"saved\": true, \"bytes\": 1234, \"names\": [[\"x\", \"int\"], [\"f\", \"function\"]], "
+                     "\"skipped\": [[\"fh\", \"_io.TextIOWrapper\", \"TypeError: cannot pickle\"]], \"n_names\": 2}");
+    return *report ? 0 : -ENOMEM;
+}
+static int stub_restore(const struct exec_config *cfg, const char *workspace, char *err, size_t errlen)
+{
+    (void)cfg;
+    if (restore_none) {
+        snprintf(err, errlen, "the workspace has no saved kernel state (save_kernel makes one)");
+        return 1;
+    }
+    snprintf(restored_of, sizeof restored_of, "%s", workspace);
+    return 0;
+}
+
 static const struct app_exec stub_exec = {
     .run = stub_run,
     .cancel = exec_cancel,
     .base_env = probe_base_env,
     .cell = stub_cell,
     .kernel_reset = stub_reset,
+    .kernel_save = stub_save,
+    .kernel_restore = stub_restore,
 };
 
 /* The text block of a result. */
@@ -502,6 +538,45 @@ static bool is_error(json_object *res, const char *text_part)
         return false;
     json_object *b = json_object_array_get_idx(content, 0);
     return json_object_object_get_ex(b, "text", &text) && strstr(json_object_get_string(text), text_part);
+}
+
+/* save_kernel, and reset_kernel to the state it saved: through the
+ * table's kernel_save and kernel_restore (t: kernels on). */
+static void test_save_kernel(const struct tools_ctx *t)
+{
+    json_object *res, *v, *rsc = NULL, *rs = tools_output_schema(t->cfg, "reset_kernel");
+    is_int(call(t, "save_kernel", NULL, &res), TOOLS_RESULT, "save_kernel: a result");
+    ok(json_object_object_get_ex(res, "isError", &v) && !json_object_get_boolean(v) &&
+           !strcmp(saved_of, "/nonexistent/session/workspace") && strstr(text_of(res), "2 names were saved"),
+       "... the session's workspace's kernel saved, the text says what (%s)", text_of(res));
+    json_object *ss = tools_output_schema(t->cfg, "save_kernel"), *ssc = NULL, *names = NULL, *skipped = NULL;
+    ok(json_object_object_get_ex(res, "structuredContent", &ssc) && check(ssc, ss, "save_kernel") == 0,
+       "... its structuredContent fits its outputSchema");
+    ok(ssc && json_object_object_get_ex(ssc, "names", &names) && json_object_array_length(names) == 2 &&
+           json_object_object_get_ex(ssc, "skipped", &skipped) && json_object_array_length(skipped) == 1,
+       "... the names saved and the one that could not be");
+    json_object_put(res);
+    save_refuse = true;
+    is_int(call(t, "save_kernel", NULL, &res), TOOLS_RESULT, "save_kernel past kernel_save_bytes: a result");
+    ok(is_error(res, "nothing was saved: its state passed kernel_save_bytes"), "... an error with the reason (%s)",
+       text_of(res));
+    json_object_put(res);
+    save_refuse = false;
+    json_object_put(ss);
+    is_int(call(t, "reset_kernel", "{\"to\":\"saved\"}", &res), TOOLS_RESULT, "reset_kernel to saved: a result");
+    ok(!strcmp(restored_of, "/nonexistent/session/workspace") && json_object_object_get_ex(res, "structuredContent", &rsc) &&
+           check(rsc, rs, "reset_kernel") == 0 && strstr(json_object_to_json_string(rsc), "\"saved\""),
+       "... through the table's restore, to: saved in its structuredContent");
+    json_object_put(res);
+    restore_none = true;
+    is_int(call(t, "reset_kernel", "{\"to\":\"saved\"}", &res), TOOLS_RESULT, "reset_kernel to saved, none saved");
+    ok(is_error(res, "no saved kernel state"), "... an error that says so (%s)", text_of(res));
+    json_object_put(res);
+    restore_none = false;
+    is_int(call(t, "reset_kernel", "{\"to\":\"yesterday\"}", &res), TOOLS_RESULT, "reset_kernel to nonsense");
+    ok(is_error(res, "to is \"new\""), "... says what to takes (%s)", text_of(res));
+    json_object_put(res);
+    json_object_put(rs);
 }
 
 static void test_call(struct cfg *cfg)
@@ -591,8 +666,10 @@ static void test_call(struct cfg *cfg)
     json_object *rs = tools_output_schema(cfg, "reset_kernel"), *rsc = NULL;
     ok(json_object_object_get_ex(res, "structuredContent", &rsc) && check(rsc, rs, "reset_kernel") == 0,
        "... its structuredContent fits its outputSchema");
-    json_object_put(rs);
     json_object_put(res);
+
+    json_object_put(rs);
+    test_save_kernel(&t);
     cfg->exec.kernels.on = false;
 
     stub_rc = 0, stub_status = RESULT_STATUS_CANCELLED, client_cancel = true;
