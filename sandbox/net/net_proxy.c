@@ -360,10 +360,15 @@ static void *dns_main(void *arg)
 {
     struct proxy *P = arg;
     unsigned char q[1500], ans[512];
-    struct pollfd pf[2] = {{.fd = P->fds[NET_FD_DNS4], .events = POLLIN}, {.fd = P->fds[NET_FD_DNS6], .events = POLLIN}};
+    /* ctl too: its end (the run's) wakes us at once, not at the next look. */
+    struct pollfd pf[3] = {{.fd = P->fds[NET_FD_DNS4], .events = POLLIN},
+                           {.fd = P->fds[NET_FD_DNS6], .events = POLLIN},
+                           {.fd = P->ctl, .events = POLLIN}};
     while (!atomic_load(&P->stopping)) {
-        if (poll(pf, 2, NET_DNS_POLL_MS) <= 0)
+        if (poll(pf, 3, NET_DNS_POLL_MS) <= 0)
             continue;
+        if (pf[2].revents)
+            break;
         for (int k = 0; k < 2; k++) {
             if (pf[k].fd < 0 || !(pf[k].revents & POLLIN))
                 continue;
