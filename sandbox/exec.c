@@ -338,7 +338,8 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
         },
         .may_fall_back = exec__may_fall_back(cfg),
     };
-    struct deps_install_io io = {&tool, on_install_line, on_installing, run, on_install_cancelled};
+    struct deps_install_io io = {&tool, on_install_line, on_installing, run, on_install_cancelled,
+                                 exec__net_installer_open, exec__net_installer_close};
     char err[1024] = "";
     int rc = 0;
 
@@ -612,6 +613,8 @@ int exec__step_checks(struct run *run, struct steps *s)
         snprintf(err, sizeof err, "the input (%s) is larger than input_bytes (%s)", has, max);
         return exec__refuse(run, EXEC_OUTCOME_TOO_LARGE, -E2BIG, err);
     }
+    if ((rc = exec_check_network(spec->cfg, spec->network, err, sizeof err)) < 0)
+        return exec__refuse(run, rc == -EINVAL ? EXEC_OUTCOME_REFUSED : exec__failed(rc), rc, err);
     /* Refused requirements are refused before anything is made; another
      * errno is the service's (the interpreter cannot be asked). */
     s->t_checks = util_now_ms();

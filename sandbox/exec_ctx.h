@@ -17,6 +17,7 @@
 #include "deps.h"
 #include "executor.h"
 #include "jail.h"
+#include "net.h"
 
 /* One call, a run or a cell, while exec_run() or exec_kernel_cell() works on it:
  * its context. */
@@ -44,6 +45,8 @@ struct run {
     struct art_seen seen;
     bool has_started; /* started: just before the script started, by the file system's (coarse) clock */
     struct timespec started;
+    struct exec_net *net; /* the run's network (exec_net.c), or NULL: none of its own */
+    struct exec_net *install_net; /* the installer's, while it runs, or NULL */
 };
 
 /* A step's return besides 0 (go on) and -errno (the service failed): the
@@ -133,6 +136,42 @@ void exec__steps_free(struct run *run, struct steps *s);
  * *proc started and r->isolation, r->warm set, or -errno with r->error. */
 int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_mark *mark,
                        struct jail_proc *proc) must_check;
+
+/* ------------------------------------- the network (exec_net.c) */
+
+/* A run's network of its own (script_network = on, not narrowed to off):
+ * the policy, the socketpair the jail's init hands the proxy's sockets
+ * on, and the proxy. */
+struct exec_net {
+    enum net_mode mode;          /* the run's, after the call's narrowing */
+    bool has_policy;
+    struct net_policy pol;
+    int sv[2];                   /* [0] ours, [1] the jail's (jail_opts.net_sock) */
+    struct net_proxy px;
+};
+/* The run's network as the configuration and the call make it: n->mode,
+ * and for on the policy, the socketpair (n->sv[1] for the jail) and the
+ * proxy on the other end. 0, or -errno with r->error set. */
+int exec__net_begin(struct run *run, struct exec_net *n) must_check;
+/* A fresh socketpair and proxy (after a warm start that failed: what it
+ * sent must not be served). 0, or -errno with r->error set. */
+int exec__net_renew(struct run *run, struct exec_net *n) must_check;
+/* The jail started with n->sv[1]: our copy of it closed (the proxy, on
+ * the other end since exec__net_begin, has its sockets or will see the
+ * end). */
+void exec__net_started(struct exec_net *n);
+/* Ends the proxy and puts its record in r->network (and net_bytes or
+ * net_connections in r->limit when one stopped the network and no other
+ * limit ended the run); frees n. Safe after a failed begin. run NULL: a
+ * kernel's, whose record only the log gets. */
+void exec__net_end(struct run *run, struct exec_net *n);
+
+/* The installer's network (deps_install_io.net_open and net_close; ctx is
+ * the run): a network of its own whose proxy reaches only the package
+ * sources of the configuration (index_url, the default index's hosts when
+ * it is default, extra_index_url, find_links URLs), on their ports. */
+int exec__net_installer_open(void *ctx, int *sock);
+void exec__net_installer_close(void *ctx);
 
 /* ---------------------------------------- the disk (exec_disk.c) */
 

@@ -41,6 +41,8 @@ struct exec_limits {
     uint64_t value_bytes;   /* value_bytes: text of the last expression's value kept in the result */
     int64_t input_wait_ms;  /* input_wait: how long a script's question waits for its answer */
     uint64_t input_questions; /* input_questions: questions a run may ask its user */
+    uint64_t net_bytes;     /* net_bytes: bytes in and out of every connection of a run (network on) */
+    uint64_t net_connections; /* net_connections: connections a run may open (network on) */
 };
 
 /* One row per limit (KEY_DURATION, KEY_SIZE or KEY_COUNT, flag KEY_F_LIMIT;
