@@ -435,6 +435,8 @@ static void apply_exec(struct cfg *c)
     d->extra_index_url = *c->extra_index_url ? c->extra_index_url : NULL;
     d->find_links = *c->find_links ? c->find_links : NULL;
     c->exec.warm.modules = c->warm_modules;
+    c->exec.egress_allow = *c->egress_allow ? c->egress_allow : NULL;
+    c->exec.egress_deny = *c->egress_deny ? c->egress_deny : NULL;
     if (c->exec.warm.wait_ms <= 0)
         c->exec.warm.wait_ms = 1; /* 0 would not wait at all */
 }
@@ -567,6 +569,15 @@ static int check_keys(const struct cfg *c, char *err, size_t errlen)
         return -EINVAL;
     }
     char why[CFG_WHY_MAX + PATH_MAX];
+    const char *const lists[][2] = {{"egress_allow", c->egress_allow}, {"egress_deny", c->egress_deny}};
+    for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
+        struct net_rules rules;
+        if (net_rules_parse(lists[i][1], &rules, why, sizeof why) < 0) {
+            snprintf(err, errlen, "%s: %s", lists[i][0], why);
+            return -EINVAL;
+        }
+        net_rules_free(&rules);
+    }
     if (exec_check_data(c->data_dir, why, sizeof why) < 0) {
         snprintf(err, errlen, "data_dir = %s: %s", c->data_dir, why);
         return -EINVAL;

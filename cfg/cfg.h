@@ -78,6 +78,8 @@ struct cfg {
     char *find_links;         /* "" or directories/URLs */
     char *warm_modules;       /* "" or module paths, space- or comma-separated */
     char *fetch_allow_text;   /* fetch_allow as given ("" when none) */
+    char *egress_allow;       /* "" or rules (net_rules_parse) */
+    char *egress_deny;        /* "" or rules */
     struct fetch_allow fetch_allow;
     struct exec_config exec;  /* points into the strings above */
     struct fetch_config fetch; /* limits, and allow pointing at fetch_allow */

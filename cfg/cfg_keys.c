@@ -25,6 +25,7 @@ const char *const cfg__levels[] = {"error", "warning", "info", "debug", NULL};
 static const char *const isolations[] = {"auto", "namespaces", "rlimits", NULL};
 static const char *const installers[] = {"auto", "uv", "pip", NULL};
 static const char *const tristate[] = {"auto", "on", "off", NULL};
+static const char *const net_modes[] = {"off", "on", "host-unfiltered", NULL}; /* enum net_mode's order */
 static const char *const log_formats[] = {"text", "json", NULL}; /* enum log_format's order */
 static const int accel_values[] = {-1, 1, 0}; /* accel_redirect: an int, -1 for auto */
 
@@ -67,8 +68,21 @@ static const struct key_def keys[] = {
           "has them: result `\"isolation\": \"landlock+seccomp\"`), `on` (the same, and a fallback run is "
           "refused where the kernel has no Landlock), `off` (neither: the plain `rlimits` fallback); see "
           "[the fallback](isolation.md#the-rlimits-fallback)"},
-    {.key = "script_network", .type = KEY_BOOL, AT(exec.script_network),
-     .doc = "give scripts the host's network"},
+    {.key = "script_network", .type = KEY_ENUM, AT(exec.script_network), .choices = net_modes,
+     .doc = "a run's network: `off` (none), `on` (a network of the run's own whose TCP connections and DNS "
+          "queries go through the server's proxy and resolver: only what `egress_allow` names, never the "
+          "host's loopback, private or link-local addresses, within `net_bytes` and `net_connections`, and "
+          "recorded in the result's `network`), `host-unfiltered` (the host's own network as it is: its "
+          "loopback, its private networks and the cloud's metadata address, no policy, no record); see "
+          "[The network](isolation.md#the-network)"},
+    {.key = "egress_allow", .type = KEY_OPTSTRING, .flags = KEY_F_NONE, AT(egress_allow), .dflt_text = "",
+     .doc = "with `script_network = on`, what a run may reach: names (`pypi.org`, `*.example.com`), "
+          "addresses and CIDR ranges, each with an optional `:port`, separated by commas or blanks; a call's "
+          "`network` can only narrow it (none: nothing)"},
+    {.key = "egress_deny", .type = KEY_OPTSTRING, .flags = KEY_F_NONE, AT(egress_deny), .dflt_text = "",
+     .doc = "addresses and CIDR ranges (and names) never reachable from a run, whatever `egress_allow` says: "
+          "added to loopback, the server's own addresses, the private, shared, unique-local, link-local and "
+          "multicast ranges"},
     {.key = "uid_base", .type = KEY_COUNT, AT(exec.uid_base), .dflt = 800000,
      .doc = "as root: the namespaces' root; runs use the uids above it"},
     {.key = "uid_count", .type = KEY_COUNT, AT(exec.uid_count), .dflt = 1024,

@@ -610,6 +610,8 @@ int exec__step_checks(struct run *run, struct steps *s)
         snprintf(err, sizeof err, "the input (%s) is larger than input_bytes (%s)", has, max);
         return exec__refuse(run, EXEC_OUTCOME_TOO_LARGE, -E2BIG, err);
     }
+    if ((rc = exec_check_network(spec->cfg, spec->network, err, sizeof err)) < 0)
+        return exec__refuse(run, rc == -EINVAL ? EXEC_OUTCOME_REFUSED : exec__failed(rc), rc, err);
     /* Refused requirements are refused before anything is made; another
      * errno is the service's (the interpreter cannot be asked). */
     s->t_checks = util_now_ms();

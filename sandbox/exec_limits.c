@@ -87,6 +87,13 @@ const struct key_def exec_limit_defs[] = {
     LIMIT("value_bytes", KEY_SIZE, value_bytes, 64 * KIB, 1 * KIB, 64 * MIB,
           "the text of the last expression's value (`value` in the result) is cut there with a marker and "
           "`value_truncated` is true; the status is the script's own"),
+    LIMIT("net_bytes", KEY_SIZE, net_bytes, 1 * GIB, 1 * KIB, 1024 * GIB,
+          "with `script_network = on`: the bytes of every connection of the run, in and out together; past "
+          "it the run's network stops (its connections are reset, new ones refused) but the run goes on: the "
+          "status is the script's own, `limit` and `network.limit` say `net_bytes`"),
+    LIMIT("net_connections", KEY_COUNT, net_connections, 1000, 1, 1000000,
+          "the same for the connections a run opens: the one past it is refused (`network.refused` says "
+          "`limit`), `limit` and `network.limit` say `net_connections`"),
 };
 const size_t exec_limit_defs_n = ARRAY_SIZE(exec_limit_defs);
 

@@ -39,6 +39,8 @@ struct exec_limits {
     uint64_t workspace_bytes; /* workspace_bytes: disk of the workspace (output/ included) */
     uint64_t workspace_files; /* workspace_files: inodes of it */
     uint64_t value_bytes;   /* value_bytes: text of the last expression's value kept in the result */
+    uint64_t net_bytes;     /* net_bytes: bytes in and out of every connection of a run (network on) */
+    uint64_t net_connections; /* net_connections: connections a run may open (network on) */
 };
 
 /* One row per limit (KEY_DURATION, KEY_SIZE or KEY_COUNT, flag KEY_F_LIMIT;

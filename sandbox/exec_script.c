@@ -285,7 +285,7 @@ static bool has_local_modules(const char *dir)
 static bool warm_eligible(struct run *run, enum jail_mode mode)
 {
     const struct exec_config *cfg = run->spec->cfg;
-    if (!cfg->warm.on || mode != JAIL_MODE_NAMESPACES || cfg->script_network)
+    if (!cfg->warm.on || mode != JAIL_MODE_NAMESPACES || cfg->script_network == NET_MODE_HOST_UNFILTERED)
         return false;
     return !has_local_modules(run->r->run_dir) && !(run->spec->workspace && has_local_modules(run->spec->workspace));
 }
@@ -365,7 +365,7 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
             .fd_err = err_w,
             .stdin_inside = l.stdin_inside,
             .limits = &spec->limits,
-            .network = cfg->script_network,
+            .network = cfg->script_network == NET_MODE_HOST_UNFILTERED,
             .landlock = cfg->landlock,
             .state_dir = cfg->state_dir,
             .tag = r->run_id,

@@ -6,6 +6,8 @@
  *                                     state directory, safe paths, a file's type
  *   executor/settings.h   exec_       what a server gives all its runs (the
  *                                     limits: exec_limits.h, exec_limit_)
+ *   executor/network.h    net_        a run's network: modes, the egress
+ *                                     policy's rules, the record of a run
  *   executor/transfer.h   fetch_      mount_file, persist_artifact, input from a URL
  *   executor/outcome.h    exec_outcome_ what came of a call: one enum value
  *   executor/result.h     result_     a run's result, and as JSON
@@ -26,6 +28,7 @@
 #include "exec_limits.h"
 #include "executor/workspace.h"
 #include "executor/outcome.h"
+#include "executor/network.h"
 #include "executor/settings.h"
 #include "executor/transfer.h"
 #include "executor/result.h"

@@ -74,6 +74,7 @@ void result_init(struct result *r)
     r->outcome = EXEC_OUTCOME_FAILED;
     r->status = RESULT_STATUS_SANDBOX_ERROR;
     result_log_init(&r->log, 1 * MIB);
+    net_record_init(&r->network);
 }
 
 void result_free(struct result *r)
@@ -100,6 +101,7 @@ void result_free(struct result *r)
     free(r->error);
     free(r->value);
     free(r->kernel.reason);
+    net_record_free(&r->network);
     memset(r, 0, sizeof *r);
 }
 

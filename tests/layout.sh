@@ -45,7 +45,7 @@ MAX_FILE_LINES=900
 MAX_FUNC_LINES=120
 # sandbox/executor (the public headers) last: where() finds an internal
 # header of the same name (kernel.h) first.
-SANDBOX_DIRS="sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail sandbox/kernel sandbox/executor"
+SANDBOX_DIRS="sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail sandbox/kernel sandbox/net sandbox/executor"
 FRONT_DIRS="cfg cli fcgi fcgi/app fcgi/http fcgi/mcp fcgi/server fcgi/stream fcgi/tools fcgi/web"
 SRC_DIRS="common $SANDBOX_DIRS $FRONT_DIRS"
 

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 
+#include "executor/network.h"
 #include "executor/outcome.h"
 #include "executor/workspace.h"
 #include "executor/transfer.h"
@@ -146,6 +147,13 @@ struct result {
     char *value;
     bool value_truncated;       /* the repr was longer than value_bytes */
     struct result_kernel kernel; /* exec_kernel_cell: the kernel that ran the cell */
+    /* What the run did on the network (executor/network.h): its mode, the
+     * totals, the destinations reached and those refused, and which limit
+     * stopped the network. A limit that stops the network does not stop the
+     * run: its connections are cut and new ones refused, the status is the
+     * script's own, and r->limit names it (unless another limit ended the
+     * run). */
+    struct net_record network;
 };
 void result_init(struct result *r);
 void result_free(struct result *r);

@@ -30,6 +30,15 @@ struct exec_spec {
      * the script's cwd, and its output/ is SCRIPT_OUTPUT. NULL: the run
      * directory is the workspace. */
     const char *workspace;
+    /* The call's network (the `network` argument of the doors): NULL, the
+     * server's (cfg->script_network with egress_allow); "off", none; or a
+     * list in egress_allow's syntax (net_rules_parse), which only narrows
+     * the server's: a destination is reached when both lists allow it ("on"
+     * is the server's list as it is). A list where the server's network is
+     * off, or is host-unfiltered (which no list can narrow), and a list that
+     * does not parse, are refused (exec_check_network). A cell's is its
+     * kernel's policy from that cell on. */
+    const char *network;
 };
 
 /* Initialises spec with cfg's defaults: limits copied, auto_deps from cfg. */
@@ -129,6 +138,14 @@ int exec_check_requirements(const struct exec_spec *spec, char *err, size_t errl
  * map does not know which distribution provides it); a negative errno when
  * the map cannot be read (-E2BIG when the name does not fit in dist). */
 int exec_requirement_for(const char *data_dir, const char *module, char *dist, size_t len) must_check;
+
+/* Checks a call's network (exec_spec.network) against the server's
+ * settings, as exec_run does first: 0 when it can be given; -EINVAL with
+ * the one-line reason in err, for the caller to show as it is ("network:
+ * bad rule '...': ...", "network: this server gives scripts no network
+ * (script_network = off)", ...); exec_run refuses such a call (outcome
+ * REFUSED, nothing made). NULL and "off" always pass. */
+int exec_check_network(const struct exec_config *cfg, const char *network, char *err, size_t errlen) must_check;
 
 /* Asks the run run_id (under state_dir) to stop, from any process: creates
  * RUN/cancel, which the exec_run() of that run polls with its deadline; the

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "exec_limits.h"
+#include "executor/network.h"
 #include "util.h"
 
 #define EXEC_MAX_SLOTS 4096   /* ceiling of max_running and of max_queued */
@@ -105,7 +106,11 @@ struct exec_config {
     enum exec_isolation isolation;
     bool require_isolation;     /* refuse to run without the namespaces */
     enum exec_landlock landlock;
-    bool script_network;
+    enum net_mode script_network; /* script_network: a run's network (executor/network.h) */
+    const char *egress_allow;   /* egress_allow: what a run with network on may reach (net_rules_parse's
+                                 * syntax); NULL or "": nothing */
+    const char *egress_deny;    /* egress_deny: added to the never-reachable classes, whatever egress_allow
+                                 * says; NULL or "": nothing more */
     uint32_t uid_base, uid_count; /* host uids for runs when we are root */
     struct exec_limits limits;  /* defaults for a call */
     int64_t run_ttl_ms;         /* run directories older than this are reaped */

@@ -57,7 +57,7 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
 
 PKGS="json-c fcgi libseccomp libarchive libcurl"
 # The program's source folders, each a subsystem (doc/architecture.md).
-SRC_DIRS="common sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail sandbox/kernel cfg fcgi fcgi/app fcgi/http fcgi/mcp fcgi/server fcgi/stream fcgi/tools fcgi/web cli sandbox/executor"
+SRC_DIRS="common sandbox sandbox/artifacts sandbox/deps sandbox/fetch sandbox/jail sandbox/kernel sandbox/net cfg fcgi fcgi/app fcgi/http fcgi/mcp fcgi/server fcgi/stream fcgi/tools fcgi/web cli sandbox/executor"
 SRC_INC=$(for d in $SRC_DIRS; do printf ' -I%s/%s' "$top_srcdir" "$d"; done)
 CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
  -Wall -Wno-unused-parameter -I$top_builddir$SRC_INC -I$top_srcdir/tests/lib -I$here

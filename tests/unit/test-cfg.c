@@ -91,7 +91,7 @@ static void test_load(void)
     is_int(c.exec.limits.wall_ms, 5000, "timeout");
     is_int((long long)c.exec.limits.memory, 512ll << 20, "memory");
     is_int((long long)c.exec.limits.log_bytes, 2048, "log_bytes with spaces around");
-    ok(c.exec.script_network, "script_network");
+    is_int(c.exec.script_network, NET_MODE_ON, "script_network = on: the run's own network through the policy");
     ok(c.exec.isolation == EXEC_ISOLATION_RLIMITS, "isolation");
     is_str(c.exec.state_dir, "/tmp/rms-state-x", "the exec config points at the value");
     cfg_free(&c);
@@ -122,6 +122,19 @@ static void test_load(void)
     const char *contra[] = {"isolation=rlimits", "require_isolation=on"};
     ok(cfg_load(&c, NULL, NULL, contra, 2, err, sizeof err) < 0, "isolation = rlimits with require_isolation = on fails");
     ok(strstr(err, "require_isolation = off") != NULL, "and says what to do: %s", err);
+    cfg_free(&c);
+    const char *unfiltered[] = {"script_network=host-unfiltered", "egress_allow=*.example.org, 198.51.100.0/24:443"};
+    is_int(cfg_load(&c, NULL, NULL, unfiltered, 2, err, sizeof err), 0, "host-unfiltered and a list load (%s)", err);
+    is_int(c.exec.script_network, NET_MODE_HOST_UNFILTERED, "script_network = host-unfiltered");
+    is_str(c.exec.egress_allow, "*.example.org, 198.51.100.0/24:443", "the executor gets egress_allow as given");
+    ok(c.exec.egress_deny == NULL, "and no egress_deny");
+    cfg_free(&c);
+    const char *old_bool[] = {"script_network=yes"};
+    ok(cfg_load(&c, NULL, NULL, old_bool, 1, err, sizeof err) < 0, "script_network takes its three names only");
+    cfg_free(&c);
+    const char *octal[] = {"egress_deny=0177.0.0.1"};
+    ok(cfg_load(&c, NULL, NULL, octal, 1, err, sizeof err) < 0, "an octal address in egress_deny fails");
+    ok(strstr(err, "egress_deny: bad rule '0177.0.0.1'") != NULL, "and names the key and the rule: %s", err);
     cfg_free(&c);
     const char *uids[] = {"uid_count=0"};
     ok(cfg_load(&c, NULL, NULL, uids, 1, err, sizeof err) < 0, "uid_count = 0 fails");
