@@ -16,7 +16,7 @@ import { bindEditor } from './js/editor.js';
 import { askToken as tokenPrompt } from './js/token.js';
 import { LiveLog } from './js/log.js';
 import { Steps, outcome } from './js/status.js';
-import { statusLine, envLine, valueView, fileList, previews, pageViewer } from './js/result.js';
+import { statusLine, envLine, netLine, valueView, fileList, previews, pageViewer } from './js/result.js';
 
 document.documentElement.classList.add('js');
 
@@ -206,6 +206,8 @@ function showResult(me, r, elapsed) {
   summary.className = 'status st-' + r.status;
   $('env').textContent = envLine(r);
   $('env').hidden = !$('env').textContent;
+  $('net').textContent = netLine(r);
+  $('net').hidden = !$('net').textContent;
   steps.finish(true);
   showError(outcome(r, me.limits));
   say('Done: ' + r.status + '.');

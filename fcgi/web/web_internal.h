@@ -18,7 +18,7 @@
 /* The fields a request of the API may carry (bits of web_door.fields), in
  * the order of web.c's table. */
 enum web_field {
-    WEB_F_CODE, WEB_F_INPUT, WEB_F_INPUT_FILE, WEB_F_INPUT_URL, WEB_F_REQUIREMENTS, WEB_F_TIMEOUT,
+    WEB_F_CODE, WEB_F_INPUT, WEB_F_INPUT_FILE, WEB_F_INPUT_URL, WEB_F_REQUIREMENTS, WEB_F_TIMEOUT, WEB_F_NETWORK,
 };
 
 /* The workspace a request runs in, as its door opened it. */

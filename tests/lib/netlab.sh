@@ -43,6 +43,12 @@
 # LAB_TLS (an ssl context that trusts it), since a run's environment
 # takes nothing from the caller.
 #
+# netlab_tripwire PORT...: the same web server in the server's namespace,
+# on its loopback and its own addresses (127.0.0.1, ::1, 198.51.100.2,
+# 2001:db8::2) at PORT... (default 80 443s), logging to NL_SRV_LOG: what a
+# script must never reach on the machine that runs it.
+# netlab_tripped: true when anything reached it.
+#
 # netlab_leaks prints what of the lab is left (namespaces, interfaces,
 # processes); after netlab_down it prints nothing.
 NL_ID=rmslab$$
@@ -174,6 +180,22 @@ netlab_py_ca() {
     printf 'import ssl as _lab_ssl; LAB_CA = %s; LAB_TLS = _lab_ssl.create_default_context(cadata=LAB_CA)\n' \
         "$("$PYTHON3" -c 'import sys; print(repr(open(sys.argv[1]).read()))' "$NL_CA")"
 }
+
+netlab_tripwire() {
+    NL_SRV_LOG=$NL_DIR/server-http.log
+    : >"$NL_SRV_LOG"
+    rm -f "$NL_DIR/tripwire.ready"
+    ip netns exec "$NL_SRV" "$PYTHON3" "$top_srcdir/tests/lib/netlab_http.py" "$NL_DIR/host.pem" "$NL_DIR/host.key" \
+        "$NL_SRV_LOG" "$NL_DIR/tripwire.ready" "$@" >"$NL_DIR/tripwire.out" 2>&1 &
+    NL_PIDS="$NL_PIDS $!"
+    local i
+    for i in $(seq 100); do
+        [ -e "$NL_DIR/tripwire.ready" ] && return 0
+        sleep 0.1
+    done
+    netlab__bail "the server's tripwire did not start: $(tail -3 "$NL_DIR/tripwire.out")"
+}
+netlab_tripped() { [ -s "$NL_SRV_LOG" ]; }
 
 # netlab_reached ADDRESS: true when a request of the lab's log reached
 # ADDRESS (on any port).

@@ -12,7 +12,10 @@ host, and each trap address a script must never reach, answers. Paths:
 Every request is logged ("ADDRESS PORT PATH HOST") to the log file, so
 that a test can say that nothing reached a trap.
 
-    netlab_http.py CERT KEY LOG READY
+    netlab_http.py CERT KEY LOG READY [PORT | PORTs]...
+
+The ports (default 80 443s; "s": HTTPS) on every address of the
+namespace it runs in.
 """
 import http.server
 import socket
@@ -103,12 +106,13 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 def main():
     global LOG
     cert, key, LOG, ready = sys.argv[1:5]
+    ports = sys.argv[5:] or ["80", "443s"]
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
     servers = []
     for family, any_addr in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
-        servers.append(Server(family, (any_addr, 80), None))
-        servers.append(Server(family, (any_addr, 443), tls))
+        for p in ports:
+            servers.append(Server(family, (any_addr, int(p.rstrip("s"))), tls if p.endswith("s") else None))
     for s in servers:
         threading.Thread(target=s.serve_forever, daemon=True).start()
     with open(ready, "w", encoding="ascii") as f:
