@@ -17,6 +17,7 @@
 #include "deps.h"
 #include "executor.h"
 #include "jail.h"
+#include "net.h"
 
 /* One call, a run or a cell, while exec_run() or exec_kernel_cell() works on it:
  * its context. */
@@ -39,6 +40,7 @@ struct run {
     struct art_seen seen;
     bool has_started; /* started: just before the script started, by the file system's (coarse) clock */
     struct timespec started;
+    struct exec_net *net; /* the run's network (exec_net.c), or NULL: none of its own */
 };
 
 /* A step's return besides 0 (go on) and -errno (the service failed): the
@@ -128,6 +130,31 @@ void exec__steps_free(struct run *run, struct steps *s);
  * *proc started and r->isolation, r->warm set, or -errno with r->error. */
 int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_w, int err_w, struct jail_mark *mark,
                        struct jail_proc *proc) must_check;
+
+/* ------------------------------------- the network (exec_net.c) */
+
+/* A run's network of its own (script_network = on, not narrowed to off):
+ * the policy, the socketpair the jail's init hands the proxy's sockets
+ * on, and the proxy. */
+struct exec_net {
+    enum net_mode mode;          /* the run's, after the call's narrowing */
+    bool has_policy;
+    struct net_policy pol;
+    int sv[2];                   /* [0] ours, [1] the jail's (jail_opts.net_sock) */
+    struct net_proxy px;
+};
+/* The run's network as the configuration and the call make it: n->mode,
+ * and for on the policy and the socketpair. 0, or -errno with r->error
+ * set. */
+int exec__net_begin(struct run *run, struct exec_net *n) must_check;
+/* The jail started with n->sv[1]: the proxy's sockets received and the
+ * proxy started. 0, or -errno with r->error set (the caller ends the
+ * run). */
+int exec__net_started(struct run *run, struct exec_net *n) must_check;
+/* Ends the proxy and puts its record in r->network (and net_bytes or
+ * net_connections in r->limit when one stopped the network and no other
+ * limit ended the run); frees n. Safe after a failed begin. */
+void exec__net_end(struct run *run, struct exec_net *n);
 
 /* ---------------------------------------- the disk (exec_disk.c) */
 

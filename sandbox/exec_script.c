@@ -285,7 +285,7 @@ static bool has_local_modules(const char *dir)
 static bool warm_eligible(struct run *run, enum jail_mode mode)
 {
     const struct exec_config *cfg = run->spec->cfg;
-    if (!cfg->warm.on || mode != JAIL_MODE_NAMESPACES || cfg->script_network == NET_MODE_HOST_UNFILTERED)
+    if (!cfg->warm.on || mode != JAIL_MODE_NAMESPACES || cfg->script_network == NET_MODE_HOST_UNFILTERED || run->net)
         return false;
     return !has_local_modules(run->r->run_dir) && !(run->spec->workspace && has_local_modules(run->spec->workspace));
 }
@@ -334,6 +334,15 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
     bool warm = warm_eligible(run, mode);
     for (;;) {
         struct layout l;
+        if (mode == JAIL_MODE_RLIMITS && run->net) {
+            /* No namespace to hold the policy in: refused, never open. */
+            exec__set_error(r, "script_network = on needs the namespace jail, and this run would have the %s "
+                               "fallback (%s); run it without the network (network \"off\"), or on a host with user "
+                               "namespaces",
+                            "rlimits", cfg->isolation == EXEC_ISOLATION_RLIMITS ? "isolation = rlimits" :
+                                                                                   "this host has no user namespaces");
+            return -ENOTSUP;
+        }
         if (mode == JAIL_MODE_RLIMITS) {
             rc = jail_prepare_rlimits(r->run_dir);
             if (rc < 0) {
@@ -365,7 +374,9 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
             .fd_err = err_w,
             .stdin_inside = l.stdin_inside,
             .limits = &spec->limits,
-            .network = cfg->script_network == NET_MODE_HOST_UNFILTERED,
+            .network = !run->net && cfg->script_network == NET_MODE_HOST_UNFILTERED &&
+                       !(spec->network && !strcmp(spec->network, "off")),
+            .net_sock = run->net ? run->net->sv[1] : -1,
             .landlock = cfg->landlock,
             .state_dir = cfg->state_dir,
             .tag = r->run_id,
@@ -385,6 +396,10 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
         if (rc < 0)
             rc = jail_start(&o, proc, err, sizeof err);
         layout_free(&l);
+        if (rc == 0 && run->net && (rc = exec__net_started(run, run->net)) < 0) {
+            jail_kill_all(proc);
+            return rc;
+        }
         if (rc == 0) {
             r->isolation = jail_proc_isolation(proc);
             return 0;
@@ -631,6 +646,7 @@ int exec__run_script(struct run *run, const char *env_dir)
     const struct exec_spec *spec = run->spec;
     struct result *r = run->r;
     struct jail_proc proc = {.pid = -1, .pidfd = -1, .status_fd = -1, .uid_lock = -1};
+    struct exec_net net = {.sv = {-1, -1}};
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
     cleanup_fd int in_fd = -1;
     int rc;
@@ -652,7 +668,9 @@ int exec__run_script(struct run *run, const char *env_dir)
     /* A session run's start, for what a run past a disk limit loses. */
     struct jail_mark mark = {.fd = spec->workspace ? exec__disk_mark_open(run) : -1,
                              .wait = spec->workspace && exec__disk_has_files(spec->workspace)};
-    rc = exec__start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], mark.fd >= 0 ? &mark : NULL, &proc);
+    rc = exec__net_begin(run, &net);
+    if (rc == 0)
+        rc = exec__start_script(run, env_dir, in_fd, out_pipe[1], err_pipe[1], mark.fd >= 0 ? &mark : NULL, &proc);
     if (mark.fd >= 0)
         close(mark.fd);
     log_msg(LOG_LVL_DEBUG, "timing: jail start %lld ms", (long long)(util_now_ms() - t_start));
@@ -708,6 +726,7 @@ out:
     if (proc.pid > 0 && !proc.reaped) {
         jail_kill_all(&proc);
     }
+    exec__net_end(run, &net); /* the run is gone: what its connections carried is all there */
     jail_proc_free(&proc);
     for (int i = 0; i < 2; i++) {
         if (out_pipe[i] >= 0)

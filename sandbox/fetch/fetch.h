@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "executor.h"
+#include "ipaddr.h"
 
 #define FETCH_URL_MAX 8192         /* bytes of a URL we accept (a redirect's Location is
                                     * bounded by libcurl's header limit, 100 KiB) */
@@ -25,37 +26,12 @@
 
 /* ------------------------------------------------------ the address guard */
 
-/* What an address is. Everything but FETCH_ADDR_PUBLIC is refused unless
- * fetch_allow lists it. */
-enum fetch_addr_class {
-    FETCH_ADDR_PUBLIC,
-    FETCH_ADDR_UNSPECIFIED,  /* 0.0.0.0/8, :: */
-    FETCH_ADDR_LOOPBACK,     /* 127/8, ::1 */
-    FETCH_ADDR_PRIVATE,      /* 10/8, 172.16/12, 192.168/16, fec0::/10, 64:ff9b:1::/48 */
-    FETCH_ADDR_LINK_LOCAL,   /* 169.254/16 (cloud metadata), fe80::/10 */
-    FETCH_ADDR_SHARED,       /* 100.64/10, carrier-grade NAT */
-    FETCH_ADDR_UNIQUE_LOCAL, /* fc00::/7 */
-    FETCH_ADDR_MULTICAST,    /* 224/4, ff00::/8 */
-    FETCH_ADDR_BROADCAST,    /* 255.255.255.255 */
-    FETCH_ADDR_RESERVED,     /* documentation, benchmarking, 240/4, 192.0.0/24,
-                              * IPv4-compatible ::a.b.c.d, Teredo and the
-                              * rest of 2001::/23, 100::/64, ... */
-    FETCH_ADDR_INVALID,      /* not IPv4 or IPv6, or too short */
-};
-/* "public", "loopback", "private", ... (static). */
-const char *fetch_addr_class_name(enum fetch_addr_class c);
-
-/* Classifies an address. IPv6 forms that carry an IPv4 address (mapped
- * ::ffff:a.b.c.d, SIIT ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96, 6to4
- * 2002::/16) are classified by the IPv4 address they carry. */
-enum fetch_addr_class fetch_addr_classify(const struct sockaddr *sa, socklen_t len);
-
 /* Whether a connection to sa may be made: a public address, or one that
  * fetch_allow (may be NULL: nothing listed) covers, port included. An
  * IPv4-mapped IPv6 address matches IPv4 entries. When refused, *cls says
  * why. */
 bool fetch_addr_allowed(const struct sockaddr *sa, socklen_t len, const struct fetch_allow *allow,
-                        enum fetch_addr_class *cls);
+                        enum ipaddr_class *cls);
 
 /* The read-only rule of mounts/ in the rlimits fallback, where no bind can
  * enforce it: removes the write bits of every regular file under the

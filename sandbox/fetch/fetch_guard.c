@@ -1,5 +1,5 @@
-/* fetch_guard.c: the SSRF guard's half that needs no libcurl: what an
- * address is (public, loopback, private, ...), the fetch_allow list that
+/* fetch_guard.c: the SSRF guard's half that needs no libcurl: whether an
+ * address may be reached (common/ipaddr.c says what it is), the fetch_allow list that
  * lets some through, and the redaction of URLs for messages. The transfers
  * (fetch_transfer.c) ask fetch_addr_allowed() at connect time, for the
  * exact address libcurl is about to connect to. */
@@ -16,146 +16,6 @@
 #include <string.h>
 
 /* ---------------------------------------------------- the address guard */
-
-const char *fetch_addr_class_name(enum fetch_addr_class c)
-{
-    switch (c) {
-    case FETCH_ADDR_PUBLIC: return "public";
-    case FETCH_ADDR_UNSPECIFIED: return "unspecified";
-    case FETCH_ADDR_LOOPBACK: return "loopback";
-    case FETCH_ADDR_PRIVATE: return "private";
-    case FETCH_ADDR_LINK_LOCAL: return "link-local";
-    case FETCH_ADDR_SHARED: return "shared (carrier-grade NAT)";
-    case FETCH_ADDR_UNIQUE_LOCAL: return "unique-local";
-    case FETCH_ADDR_MULTICAST: return "multicast";
-    case FETCH_ADDR_BROADCAST: return "broadcast";
-    case FETCH_ADDR_RESERVED: return "reserved";
-    case FETCH_ADDR_INVALID: return "not an IP address";
-    }
-    return "?";
-}
-
-/* An IPv4 address in host byte order. */
-static enum fetch_addr_class classify4(uint32_t a)
-{
-    static const struct {
-        uint32_t net;
-        unsigned bits;
-        enum fetch_addr_class cls;
-    } ranges[] = {
-        {0x00000000, 8, FETCH_ADDR_UNSPECIFIED},  /* 0/8 "this network" */
-        {0x0a000000, 8, FETCH_ADDR_PRIVATE},      /* 10/8 */
-        {0x64400000, 10, FETCH_ADDR_SHARED},      /* 100.64/10 */
-        {0x7f000000, 8, FETCH_ADDR_LOOPBACK},     /* 127/8 */
-        {0xa9fe0000, 16, FETCH_ADDR_LINK_LOCAL},  /* 169.254/16, cloud metadata */
-        {0xac100000, 12, FETCH_ADDR_PRIVATE},     /* 172.16/12 */
-        {0xc0000000, 24, FETCH_ADDR_RESERVED},    /* 192.0.0/24 IETF protocol assignments */
-        {0xc0000200, 24, FETCH_ADDR_RESERVED},    /* 192.0.2/24 TEST-NET-1 */
-        {0xc0586300, 24, FETCH_ADDR_RESERVED},    /* 192.88.99/24 6to4 relays (deprecated) */
-        {0xc0a80000, 16, FETCH_ADDR_PRIVATE},     /* 192.168/16 */
-        {0xc6120000, 15, FETCH_ADDR_RESERVED},    /* 198.18/15 benchmarking */
-        {0xc6336400, 24, FETCH_ADDR_RESERVED},    /* 198.51.100/24 TEST-NET-2 */
-        {0xcb007100, 24, FETCH_ADDR_RESERVED},    /* 203.0.113/24 TEST-NET-3 */
-        {0xe0000000, 4, FETCH_ADDR_MULTICAST},    /* 224/4 */
-        {0xffffffff, 32, FETCH_ADDR_BROADCAST},   /* before 240/4, which holds it */
-        {0xf0000000, 4, FETCH_ADDR_RESERVED},     /* 240/4 */
-    };
-    for (size_t i = 0; i < ARRAY_SIZE(ranges); i++) {
-        uint32_t mask = ranges[i].bits ? ~0u << (32 - ranges[i].bits) : 0;
-        if ((a & mask) == ranges[i].net)
-            return ranges[i].cls;
-    }
-    return FETCH_ADDR_PUBLIC;
-}
-
-static uint32_t be32_at(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static bool prefix_eq(const unsigned char *a, const unsigned char *b, unsigned bits)
-{
-    unsigned full = bits / 8, rest = bits % 8;
-    if (memcmp(a, b, full))
-        return false;
-    if (!rest)
-        return true;
-    unsigned char m = (unsigned char)(0xff << (8 - rest));
-    return (a[full] & m) == (b[full] & m);
-}
-
-/* When a carries an IPv4 address in one of the forms we map (mapped, SIIT,
- * NAT64), stores it in *v4 (host order). */
-static bool v6_embedded_v4(const unsigned char *a, uint32_t *v4)
-{
-    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    static const unsigned char siit[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0};
-    static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
-    if (!memcmp(a, mapped, 12) || !memcmp(a, siit, 12) || !memcmp(a, nat64, 12)) {
-        *v4 = be32_at(a + 12);
-        return true;
-    }
-    return false;
-}
-
-static enum fetch_addr_class classify6(const unsigned char *a)
-{
-    static const unsigned char zero[16] = {0};
-    uint32_t v4;
-    if (!memcmp(a, zero, 16))
-        return FETCH_ADDR_UNSPECIFIED;
-    if (!memcmp(a, zero, 15) && a[15] == 1)
-        return FETCH_ADDR_LOOPBACK;
-    if (v6_embedded_v4(a, &v4))
-        return classify4(v4);
-    if (!memcmp(a, zero, 12))
-        return FETCH_ADDR_RESERVED; /* IPv4-compatible ::a.b.c.d (deprecated) */
-    if (a[0] == 0x20 && a[1] == 0x02) {
-        /* 6to4 2002:AABB:CCDD::/48 routes to a.b.c.d: what it carries is
-         * what it reaches. */
-        enum fetch_addr_class c = classify4(be32_at(a + 2));
-        return c;
-    }
-    static const struct {
-        unsigned char net[16];
-        unsigned bits;
-        enum fetch_addr_class cls;
-    } ranges[] = {
-        {{0x00, 0x64, 0xff, 0x9b, 0x00, 0x01}, 48, FETCH_ADDR_PRIVATE}, /* 64:ff9b:1::/48 local NAT64 */
-        {{0x01, 0x00}, 64, FETCH_ADDR_RESERVED},                        /* 100::/64 discard */
-        {{0x20, 0x01, 0x0d, 0xb8}, 32, FETCH_ADDR_RESERVED},            /* 2001:db8::/32 documentation */
-        {{0x20, 0x01, 0x00, 0x00}, 23, FETCH_ADDR_RESERVED},            /* 2001::/23: Teredo, benchmarking, ... */
-        {{0x3f, 0xff}, 20, FETCH_ADDR_RESERVED},                        /* 3fff::/20 documentation */
-        {{0xfc}, 7, FETCH_ADDR_UNIQUE_LOCAL},                           /* fc00::/7 */
-        {{0xfe, 0x80}, 10, FETCH_ADDR_LINK_LOCAL},                      /* fe80::/10 */
-        {{0xfe, 0xc0}, 10, FETCH_ADDR_PRIVATE},                         /* fec0::/10 site-local (deprecated) */
-        {{0xff}, 8, FETCH_ADDR_MULTICAST},                              /* ff00::/8 */
-    };
-    for (size_t i = 0; i < ARRAY_SIZE(ranges); i++)
-        if (prefix_eq(a, ranges[i].net, ranges[i].bits))
-            return ranges[i].cls;
-    /* Only 2000::/3 is allocated as global unicast; the rest is reserved. */
-    if ((a[0] & 0xe0) != 0x20)
-        return FETCH_ADDR_RESERVED;
-    return FETCH_ADDR_PUBLIC;
-}
-
-enum fetch_addr_class fetch_addr_classify(const struct sockaddr *sa, socklen_t len)
-{
-    if (!sa || len < (socklen_t)sizeof(sa_family_t))
-        return FETCH_ADDR_INVALID;
-    if (sa->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
-        struct sockaddr_in in;
-        memcpy(&in, sa, sizeof in);
-        return classify4(ntohl(in.sin_addr.s_addr));
-    }
-    if (sa->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
-        struct sockaddr_in6 in6;
-        memcpy(&in6, sa, sizeof in6);
-        return classify6(in6.sin6_addr.s6_addr);
-    }
-    return FETCH_ADDR_INVALID;
-}
 
 void fetch_allow_free(struct fetch_allow *a)
 {
@@ -280,41 +140,22 @@ int fetch_allow_parse(const char *text, struct fetch_allow *a, char *err, size_t
 }
 
 bool fetch_addr_allowed(const struct sockaddr *sa, socklen_t len, const struct fetch_allow *allow,
-                        enum fetch_addr_class *cls)
+                        enum ipaddr_class *cls)
 {
-    enum fetch_addr_class c = fetch_addr_classify(sa, len);
+    enum ipaddr_class c = ipaddr_classify(sa, len);
     if (cls)
         *cls = c;
-    if (c == FETCH_ADDR_PUBLIC)
+    if (c == IPADDR_PUBLIC)
         return true;
-    if (c == FETCH_ADDR_INVALID || !allow)
+    if (c == IPADDR_INVALID || !allow)
         return false;
     /* The address (IPv4-mapped IPv6 as the IPv4 it maps) and the port. */
-    int family;
-    unsigned char addr[16];
-    uint16_t port;
-    if (sa->sa_family == AF_INET) {
-        struct sockaddr_in in;
-        memcpy(&in, sa, sizeof in);
-        family = AF_INET;
-        memcpy(addr, &in.sin_addr, 4);
-        port = ntohs(in.sin_port);
-    } else {
-        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-        struct sockaddr_in6 in6;
-        memcpy(&in6, sa, sizeof in6);
-        port = ntohs(in6.sin6_port);
-        if (!memcmp(in6.sin6_addr.s6_addr, mapped, 12)) {
-            family = AF_INET;
-            memcpy(addr, in6.sin6_addr.s6_addr + 12, 4);
-        } else {
-            family = AF_INET6;
-            memcpy(addr, in6.sin6_addr.s6_addr, 16);
-        }
-    }
+    struct ipaddr ia;
+    if (ipaddr_from_sockaddr(sa, len, &ia) < 0)
+        return false;
     for (size_t i = 0; i < allow->n; i++) {
         const struct fetch_allow_entry *e = &allow->v[i];
-        if (e->family == family && prefix_eq(addr, e->addr, e->prefix) && (e->port == 0 || e->port == port))
+        if (e->family == ia.family && ipaddr_prefix_eq(ia.a, e->addr, e->prefix) && (e->port == 0 || e->port == ia.port))
             return true;
     }
     return false;

@@ -182,18 +182,18 @@ static curl_socket_t open_socket(void *ctx, curlsocktype purpose, struct curl_so
     socklen_t len = a->addrlen > sizeof ss ? (socklen_t)sizeof ss : (socklen_t)a->addrlen;
     memset(&ss, 0, sizeof ss);
     memcpy(&ss, &a->addr, len);
-    enum fetch_addr_class cls = FETCH_ADDR_INVALID;
+    enum ipaddr_class cls = IPADDR_INVALID;
     if (purpose != CURLSOCKTYPE_IPCXN ||
         !fetch_addr_allowed((const struct sockaddr *)&ss, len, x->cfg->allow, &cls)) {
         char where[96];
         fetch__describe_sockaddr((const struct sockaddr *)&ss, len, where, sizeof where);
-        if (cls == FETCH_ADDR_INVALID)
+        if (cls == IPADDR_INVALID)
             snprintf(x->refused_what, sizeof x->refused_what, "%s is not an IP address", where);
         else
             snprintf(x->refused_what, sizeof x->refused_what, "%s is a%s %s address", where,
-                     cls == FETCH_ADDR_UNSPECIFIED ? "n" : "", fetch_addr_class_name(cls));
+                     cls == IPADDR_UNSPECIFIED ? "n" : "", ipaddr_class_name(cls));
         x->refused = true;
-        log_msg(LOG_LVL_INFO, "fetch: refused a connection to %s (%s)", where, fetch_addr_class_name(cls));
+        log_msg(LOG_LVL_INFO, "fetch: refused a connection to %s (%s)", where, ipaddr_class_name(cls));
         return CURL_SOCKET_BAD;
     }
     int s = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);

@@ -692,6 +692,13 @@ int jail_start(const struct jail_opts *o, struct jail_proc *p, char *err, size_t
     }
     if (o->mode == JAIL_MODE_NAMESPACES)
         return start_namespaces(o, p, err, errlen);
+    if (o->net_sock > 0) {
+        /* The fallback has no network namespace to hold the policy in:
+         * refused, never open. */
+        snprintf(err, errlen, "a network of the run's own (script_network = on) needs the namespace jail, which "
+                              "this run does not have");
+        return -ENOTSUP;
+    }
     return start_rlimits(o, p, err, errlen);
 }
 

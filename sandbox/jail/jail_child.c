@@ -52,6 +52,7 @@ static const char *stage_name(int s)
     case JAIL_STAGE_INIT_EXEC: return "starting the sandbox's init";
     case JAIL_STAGE_LANDLOCK: return "restricting the fallback with Landlock";
     case JAIL_STAGE_CGROUP: return "entering the run's cgroups";
+    case JAIL_STAGE_NET_OWN: return "setting up the run's own network";
     }
     return "starting";
 }

@@ -98,7 +98,7 @@ static void init_prepare(struct jail_ns_ctx *c)
     /* Nothing of the parent's (its sockets, its other files) stays open in
      * the namespace: only our pipes and the script's three. */
     const int pipes_and_stdio[] = {efd, c->status_w, o->fd_in, o->fd_out, o->fd_err, c->go_r, c->self_exe};
-    int keep[ARRAY_SIZE(pipes_and_stdio) + JAIL_PLAN_MAX + JAIL_CG_TASKS];
+    int keep[ARRAY_SIZE(pipes_and_stdio) + JAIL_PLAN_MAX + JAIL_CG_TASKS + 1];
     size_t nkeep = 0;
     for (size_t i = 0; i < ARRAY_SIZE(pipes_and_stdio); i++)
         keep[nkeep++] = pipes_and_stdio[i];
@@ -107,6 +107,8 @@ static void init_prepare(struct jail_ns_ctx *c)
             keep[nkeep++] = c->plan[i].fd;
     for (size_t i = 0; i < c->n_cg_tasks; i++)
         keep[nkeep++] = c->cg_tasks[i];
+    if (o->net_sock > 0)
+        keep[nkeep++] = o->net_sock;
     jail__close_all_except(keep, nkeep);
 }
 
@@ -193,10 +195,19 @@ _Noreturn void jail__init_main(struct jail_ns_ctx *c)
     int efd = c->err_w;
 
     init_prepare(c);
+    if (o->net_sock > 0) {
+        /* The run's own network, while the host's libraries and files are
+         * in view (libnftables reads some), before anything of the script. */
+        char what[sizeof ((struct jail_child_error *)0)->what] = "";
+        int rc = jail__net_own(o->net_sock, what, sizeof what);
+        if (rc < 0)
+            jail__child_fail_err(efd, JAIL_STAGE_NET_OWN, -rc, what);
+        close(o->net_sock);
+    }
     jail__build_root(c);
     if (sethostname(JAIL_HOSTNAME, sizeof JAIL_HOSTNAME - 1) < 0)
         jail__child_fail(efd, JAIL_STAGE_ROOT);
-    if (!o->network) {
+    if (!o->network && o->net_sock <= 0) {
         int rc = jail__loopback_up();
         if (rc < 0)
             jail__child_fail_err(efd, JAIL_STAGE_NET, -rc, NULL);

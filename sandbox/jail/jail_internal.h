@@ -24,7 +24,7 @@ enum jail_stage {
     JAIL_STAGE_SETSID = 1, JAIL_STAGE_DUP, JAIL_STAGE_RLIMIT, JAIL_STAGE_NNP, JAIL_STAGE_CHDIR, JAIL_STAGE_EXEC,
     JAIL_STAGE_MAPS, JAIL_STAGE_MOUNT, JAIL_STAGE_ROOT, JAIL_STAGE_PIVOT, JAIL_STAGE_PROC, JAIL_STAGE_DEV,
     JAIL_STAGE_ETC, JAIL_STAGE_BIND, JAIL_STAGE_NET, JAIL_STAGE_FORK, JAIL_STAGE_IDS, JAIL_STAGE_CAPS,
-    JAIL_STAGE_SECCOMP, JAIL_STAGE_INIT_EXEC, JAIL_STAGE_LANDLOCK, JAIL_STAGE_CGROUP,
+    JAIL_STAGE_SECCOMP, JAIL_STAGE_INIT_EXEC, JAIL_STAGE_LANDLOCK, JAIL_STAGE_CGROUP, JAIL_STAGE_NET_OWN,
 };
 
 #define JAIL_CHILD_FAILED 127   /* the exit status of a child whose setup failed (it reported why) */
@@ -117,6 +117,14 @@ void jail__close_all_except(const int *keep, size_t n);
 /* In a namespace's pid 1: SIGTERM, SIGINT and SIGHUP forwarded to every
  * process of it. */
 void jail__init_forward_signals(void);
+/* In init, in the run's new network namespace, for a run whose network is
+ * on (jail_opts.net_sock): the loopback up, a default route through it,
+ * the rules (jail_net.c) that send every TCP connection to the proxy's
+ * port and every DNS query to the resolver's and drop the rest, and the
+ * proxy's and resolver's sockets bound there and sent on sock
+ * (jail_net_receive). 0, or -errno with the step in what. */
+int jail__net_own(int sock, char *what, size_t n) must_check;
+
 /* ifconfig lo up, inside a new network namespace. 0 or -errno. */
 int jail__loopback_up(void);
 /* Lays the tree of the directory src into the directory dst: each of its

@@ -475,6 +475,11 @@ void jail__build_root(struct jail_ns_ctx *c)
     snprintf(p, sizeof p, "%s/etc/hosts", R);
     must_rc(write_file(p, "127.0.0.1\tlocalhost runmyscript\n::1\tlocalhost ip6-localhost ip6-loopback\n", 0644),
          efd, JAIL_STAGE_ETC);
+    if (c->o->net_sock > 0) {
+        /* The run's own network: its resolver is on its loopback. */
+        snprintf(p, sizeof p, "%s/etc/resolv.conf", R);
+        must_rc(write_file(p, "nameserver 127.0.0.1\n", 0644), efd, JAIL_STAGE_ETC);
+    }
     snprintf(p, sizeof p, "%s/etc/hostname", R);
     must_rc(write_file(p, "runmyscript\n", 0644), efd, JAIL_STAGE_ETC);
     snprintf(p, sizeof p, "%s/etc/os-release", R);

@@ -1,6 +1,6 @@
 /* net_rules.c: the egress policy's lists as text and as rules (egress_allow,
- * egress_deny, a call's network), and the record's life and names. No
- * sockets here: what a rule matches is net_policy.c's. */
+ * egress_deny, a call's network), and the names of the modes and reasons.
+ * What a rule matches is net_policy.c's. */
 #include "config.h"
 
 #include "net.h"
@@ -33,22 +33,6 @@ const char *net_refusal_reason_name(enum net_refusal_reason r)
     case NET_REFUSED_UNREACHABLE: return "unreachable";
     }
     return "?";
-}
-
-void net_record_init(struct net_record *rec)
-{
-    memset(rec, 0, sizeof *rec);
-}
-
-void net_record_free(struct net_record *rec)
-{
-    for (size_t i = 0; i < rec->n_reached; i++)
-        free(rec->reached[i].name);
-    for (size_t i = 0; i < rec->n_refused; i++)
-        free(rec->refused[i].name);
-    free(rec->reached);
-    free(rec->refused);
-    net_record_init(rec);
 }
 
 void net_rules_free(struct net_rules *r)

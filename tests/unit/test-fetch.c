@@ -33,11 +33,11 @@ static socklen_t addr_of(const char *text, unsigned port, struct sockaddr_storag
     exit(2);
 }
 
-static enum fetch_addr_class cls_of(const char *text)
+static enum ipaddr_class cls_of(const char *text)
 {
     struct sockaddr_storage ss;
     socklen_t len = addr_of(text, 80, &ss);
-    return fetch_addr_classify((struct sockaddr *)&ss, len);
+    return ipaddr_classify((struct sockaddr *)&ss, len);
 }
 
 static bool allowed(const char *text, unsigned port, const struct fetch_allow *a)
@@ -49,19 +49,19 @@ static bool allowed(const char *text, unsigned port, const struct fetch_allow *a
 
 struct row {
     const char *addr;
-    enum fetch_addr_class cls;
+    enum ipaddr_class cls;
 };
 
 static void check_rows(const struct row *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        enum fetch_addr_class got = cls_of(rows[i].addr);
-        ok(got == rows[i].cls, "%s is %s", rows[i].addr, fetch_addr_class_name(rows[i].cls));
+        enum ipaddr_class got = cls_of(rows[i].addr);
+        ok(got == rows[i].cls, "%s is %s", rows[i].addr, ipaddr_class_name(rows[i].cls));
         if (got != rows[i].cls)
-            diag("got %s", fetch_addr_class_name(got));
+            diag("got %s", ipaddr_class_name(got));
         /* With nothing allowlisted, only public addresses pass. */
         bool pass = allowed(rows[i].addr, 443, NULL);
-        if (pass != (rows[i].cls == FETCH_ADDR_PUBLIC))
+        if (pass != (rows[i].cls == IPADDR_PUBLIC))
             ok(0, "%s: allowed=%d without an allowlist", rows[i].addr, pass);
     }
 }
@@ -69,50 +69,50 @@ static void check_rows(const struct row *rows, size_t n)
 static void test_ipv4(void)
 {
     static const struct row rows[] = {
-        {"0.0.0.0", FETCH_ADDR_UNSPECIFIED},
-        {"0.1.2.3", FETCH_ADDR_UNSPECIFIED},
-        {"10.0.0.1", FETCH_ADDR_PRIVATE},
-        {"10.255.255.255", FETCH_ADDR_PRIVATE},
-        {"100.64.0.1", FETCH_ADDR_SHARED},
-        {"100.127.255.254", FETCH_ADDR_SHARED},
-        {"127.0.0.1", FETCH_ADDR_LOOPBACK},
-        {"127.255.255.254", FETCH_ADDR_LOOPBACK},
-        {"169.254.169.254", FETCH_ADDR_LINK_LOCAL},
-        {"169.254.0.1", FETCH_ADDR_LINK_LOCAL},
-        {"172.16.0.1", FETCH_ADDR_PRIVATE},
-        {"172.31.255.255", FETCH_ADDR_PRIVATE},
-        {"192.168.0.1", FETCH_ADDR_PRIVATE},
-        {"192.168.255.255", FETCH_ADDR_PRIVATE},
-        {"192.0.0.8", FETCH_ADDR_RESERVED},
-        {"192.0.2.1", FETCH_ADDR_RESERVED},
-        {"192.88.99.1", FETCH_ADDR_RESERVED},
-        {"198.18.0.1", FETCH_ADDR_RESERVED},
-        {"198.19.255.255", FETCH_ADDR_RESERVED},
-        {"198.51.100.7", FETCH_ADDR_RESERVED},
-        {"203.0.113.9", FETCH_ADDR_RESERVED},
-        {"224.0.0.1", FETCH_ADDR_MULTICAST},
-        {"239.255.255.250", FETCH_ADDR_MULTICAST},
-        {"240.0.0.1", FETCH_ADDR_RESERVED},
-        {"254.255.255.255", FETCH_ADDR_RESERVED},
-        {"255.255.255.255", FETCH_ADDR_BROADCAST},
+        {"0.0.0.0", IPADDR_UNSPECIFIED},
+        {"0.1.2.3", IPADDR_UNSPECIFIED},
+        {"10.0.0.1", IPADDR_PRIVATE},
+        {"10.255.255.255", IPADDR_PRIVATE},
+        {"100.64.0.1", IPADDR_SHARED},
+        {"100.127.255.254", IPADDR_SHARED},
+        {"127.0.0.1", IPADDR_LOOPBACK},
+        {"127.255.255.254", IPADDR_LOOPBACK},
+        {"169.254.169.254", IPADDR_LINK_LOCAL},
+        {"169.254.0.1", IPADDR_LINK_LOCAL},
+        {"172.16.0.1", IPADDR_PRIVATE},
+        {"172.31.255.255", IPADDR_PRIVATE},
+        {"192.168.0.1", IPADDR_PRIVATE},
+        {"192.168.255.255", IPADDR_PRIVATE},
+        {"192.0.0.8", IPADDR_RESERVED},
+        {"192.0.2.1", IPADDR_RESERVED},
+        {"192.88.99.1", IPADDR_RESERVED},
+        {"198.18.0.1", IPADDR_RESERVED},
+        {"198.19.255.255", IPADDR_RESERVED},
+        {"198.51.100.7", IPADDR_RESERVED},
+        {"203.0.113.9", IPADDR_RESERVED},
+        {"224.0.0.1", IPADDR_MULTICAST},
+        {"239.255.255.250", IPADDR_MULTICAST},
+        {"240.0.0.1", IPADDR_RESERVED},
+        {"254.255.255.255", IPADDR_RESERVED},
+        {"255.255.255.255", IPADDR_BROADCAST},
         /* Just outside each range: public. */
-        {"9.255.255.255", FETCH_ADDR_PUBLIC},
-        {"11.0.0.0", FETCH_ADDR_PUBLIC},
-        {"100.63.255.255", FETCH_ADDR_PUBLIC},
-        {"100.128.0.0", FETCH_ADDR_PUBLIC},
-        {"126.255.255.255", FETCH_ADDR_PUBLIC},
-        {"128.0.0.0", FETCH_ADDR_PUBLIC},
-        {"169.253.255.255", FETCH_ADDR_PUBLIC},
-        {"169.255.0.0", FETCH_ADDR_PUBLIC},
-        {"172.15.255.255", FETCH_ADDR_PUBLIC},
-        {"172.32.0.0", FETCH_ADDR_PUBLIC},
-        {"192.167.255.255", FETCH_ADDR_PUBLIC},
-        {"192.169.0.0", FETCH_ADDR_PUBLIC},
-        {"198.17.255.255", FETCH_ADDR_PUBLIC},
-        {"198.20.0.0", FETCH_ADDR_PUBLIC},
-        {"223.255.255.255", FETCH_ADDR_PUBLIC},
-        {"1.1.1.1", FETCH_ADDR_PUBLIC},
-        {"8.8.8.8", FETCH_ADDR_PUBLIC},
+        {"9.255.255.255", IPADDR_PUBLIC},
+        {"11.0.0.0", IPADDR_PUBLIC},
+        {"100.63.255.255", IPADDR_PUBLIC},
+        {"100.128.0.0", IPADDR_PUBLIC},
+        {"126.255.255.255", IPADDR_PUBLIC},
+        {"128.0.0.0", IPADDR_PUBLIC},
+        {"169.253.255.255", IPADDR_PUBLIC},
+        {"169.255.0.0", IPADDR_PUBLIC},
+        {"172.15.255.255", IPADDR_PUBLIC},
+        {"172.32.0.0", IPADDR_PUBLIC},
+        {"192.167.255.255", IPADDR_PUBLIC},
+        {"192.169.0.0", IPADDR_PUBLIC},
+        {"198.17.255.255", IPADDR_PUBLIC},
+        {"198.20.0.0", IPADDR_PUBLIC},
+        {"223.255.255.255", IPADDR_PUBLIC},
+        {"1.1.1.1", IPADDR_PUBLIC},
+        {"8.8.8.8", IPADDR_PUBLIC},
     };
     check_rows(rows, ARRAY_SIZE(rows));
 }
@@ -120,51 +120,51 @@ static void test_ipv4(void)
 static void test_ipv6(void)
 {
     static const struct row rows[] = {
-        {"::", FETCH_ADDR_UNSPECIFIED},
-        {"::1", FETCH_ADDR_LOOPBACK},
-        {"fe80::1", FETCH_ADDR_LINK_LOCAL},
-        {"febf:ffff::1", FETCH_ADDR_LINK_LOCAL},
-        {"fc00::1", FETCH_ADDR_UNIQUE_LOCAL},
-        {"fd12:3456:789a::1", FETCH_ADDR_UNIQUE_LOCAL},
-        {"fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", FETCH_ADDR_UNIQUE_LOCAL},
-        {"fec0::1", FETCH_ADDR_PRIVATE},
-        {"ff02::1", FETCH_ADDR_MULTICAST},
-        {"ff05::1:3", FETCH_ADDR_MULTICAST},
-        {"ff0e::1", FETCH_ADDR_MULTICAST},
-        {"2001:db8::1", FETCH_ADDR_RESERVED},
-        {"2001::1", FETCH_ADDR_RESERVED},          /* Teredo */
-        {"2001:2::1", FETCH_ADDR_RESERVED},        /* benchmarking */
-        {"100::1", FETCH_ADDR_RESERVED},           /* discard-only */
-        {"3fff::1", FETCH_ADDR_RESERVED},          /* documentation */
-        {"4000::1", FETCH_ADDR_RESERVED},          /* outside 2000::/3 */
-        {"64:ff9b:1::1", FETCH_ADDR_PRIVATE},      /* local-use NAT64 */
+        {"::", IPADDR_UNSPECIFIED},
+        {"::1", IPADDR_LOOPBACK},
+        {"fe80::1", IPADDR_LINK_LOCAL},
+        {"febf:ffff::1", IPADDR_LINK_LOCAL},
+        {"fc00::1", IPADDR_UNIQUE_LOCAL},
+        {"fd12:3456:789a::1", IPADDR_UNIQUE_LOCAL},
+        {"fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", IPADDR_UNIQUE_LOCAL},
+        {"fec0::1", IPADDR_PRIVATE},
+        {"ff02::1", IPADDR_MULTICAST},
+        {"ff05::1:3", IPADDR_MULTICAST},
+        {"ff0e::1", IPADDR_MULTICAST},
+        {"2001:db8::1", IPADDR_RESERVED},
+        {"2001::1", IPADDR_RESERVED},          /* Teredo */
+        {"2001:2::1", IPADDR_RESERVED},        /* benchmarking */
+        {"100::1", IPADDR_RESERVED},           /* discard-only */
+        {"3fff::1", IPADDR_RESERVED},          /* documentation */
+        {"4000::1", IPADDR_RESERVED},          /* outside 2000::/3 */
+        {"64:ff9b:1::1", IPADDR_PRIVATE},      /* local-use NAT64 */
         /* Forms that carry an IPv4 address: classified by it. */
-        {"::ffff:127.0.0.1", FETCH_ADDR_LOOPBACK},
-        {"::ffff:10.1.2.3", FETCH_ADDR_PRIVATE},
-        {"::ffff:172.16.5.4", FETCH_ADDR_PRIVATE},
-        {"::ffff:192.168.1.1", FETCH_ADDR_PRIVATE},
-        {"::ffff:169.254.169.254", FETCH_ADDR_LINK_LOCAL},
-        {"::ffff:100.64.1.1", FETCH_ADDR_SHARED},
-        {"::ffff:0.0.0.0", FETCH_ADDR_UNSPECIFIED},
-        {"::ffff:224.0.0.1", FETCH_ADDR_MULTICAST},
-        {"::ffff:255.255.255.255", FETCH_ADDR_BROADCAST},
-        {"::ffff:8.8.8.8", FETCH_ADDR_PUBLIC},
-        {"::ffff:0:127.0.0.1", FETCH_ADDR_LOOPBACK},     /* SIIT */
-        {"::ffff:0:169.254.169.254", FETCH_ADDR_LINK_LOCAL},
-        {"64:ff9b::10.0.0.1", FETCH_ADDR_PRIVATE},       /* NAT64 */
-        {"64:ff9b::127.0.0.1", FETCH_ADDR_LOOPBACK},
-        {"64:ff9b::8.8.8.8", FETCH_ADDR_PUBLIC},
-        {"2002:7f00:1::1", FETCH_ADDR_LOOPBACK},         /* 6to4 of 127.0.0.1 */
-        {"2002:a9fe:a9fe::1", FETCH_ADDR_LINK_LOCAL},    /* 6to4 of 169.254.169.254 */
-        {"2002:c0a8:101::1", FETCH_ADDR_PRIVATE},        /* 6to4 of 192.168.1.1 */
-        {"2002:808:808::1", FETCH_ADDR_PUBLIC},
-        {"::127.0.0.1", FETCH_ADDR_RESERVED},            /* IPv4-compatible, deprecated */
-        {"::8.8.8.8", FETCH_ADDR_RESERVED},
-        {"::2", FETCH_ADDR_RESERVED},
+        {"::ffff:127.0.0.1", IPADDR_LOOPBACK},
+        {"::ffff:10.1.2.3", IPADDR_PRIVATE},
+        {"::ffff:172.16.5.4", IPADDR_PRIVATE},
+        {"::ffff:192.168.1.1", IPADDR_PRIVATE},
+        {"::ffff:169.254.169.254", IPADDR_LINK_LOCAL},
+        {"::ffff:100.64.1.1", IPADDR_SHARED},
+        {"::ffff:0.0.0.0", IPADDR_UNSPECIFIED},
+        {"::ffff:224.0.0.1", IPADDR_MULTICAST},
+        {"::ffff:255.255.255.255", IPADDR_BROADCAST},
+        {"::ffff:8.8.8.8", IPADDR_PUBLIC},
+        {"::ffff:0:127.0.0.1", IPADDR_LOOPBACK},     /* SIIT */
+        {"::ffff:0:169.254.169.254", IPADDR_LINK_LOCAL},
+        {"64:ff9b::10.0.0.1", IPADDR_PRIVATE},       /* NAT64 */
+        {"64:ff9b::127.0.0.1", IPADDR_LOOPBACK},
+        {"64:ff9b::8.8.8.8", IPADDR_PUBLIC},
+        {"2002:7f00:1::1", IPADDR_LOOPBACK},         /* 6to4 of 127.0.0.1 */
+        {"2002:a9fe:a9fe::1", IPADDR_LINK_LOCAL},    /* 6to4 of 169.254.169.254 */
+        {"2002:c0a8:101::1", IPADDR_PRIVATE},        /* 6to4 of 192.168.1.1 */
+        {"2002:808:808::1", IPADDR_PUBLIC},
+        {"::127.0.0.1", IPADDR_RESERVED},            /* IPv4-compatible, deprecated */
+        {"::8.8.8.8", IPADDR_RESERVED},
+        {"::2", IPADDR_RESERVED},
         /* Public. */
-        {"2606:4700:4700::1111", FETCH_ADDR_PUBLIC},
-        {"2a00:1450:4001:80b::200e", FETCH_ADDR_PUBLIC},
-        {"2001:4860:4860::8888", FETCH_ADDR_PUBLIC},
+        {"2606:4700:4700::1111", IPADDR_PUBLIC},
+        {"2a00:1450:4001:80b::200e", IPADDR_PUBLIC},
+        {"2001:4860:4860::8888", IPADDR_PUBLIC},
     };
     check_rows(rows, ARRAY_SIZE(rows));
 }
@@ -172,15 +172,15 @@ static void test_ipv6(void)
 static void test_invalid(void)
 {
     struct sockaddr_un un = {.sun_family = AF_UNIX};
-    ok(fetch_addr_classify((struct sockaddr *)&un, sizeof un) == FETCH_ADDR_INVALID, "AF_UNIX is not an IP address");
+    ok(ipaddr_classify((struct sockaddr *)&un, sizeof un) == IPADDR_INVALID, "AF_UNIX is not an IP address");
     ok(!fetch_addr_allowed((struct sockaddr *)&un, sizeof un, NULL, NULL), "and is refused");
     struct sockaddr_storage ss;
     addr_of("8.8.8.8", 80, &ss);
-    ok(fetch_addr_classify((struct sockaddr *)&ss, 4) == FETCH_ADDR_INVALID, "a truncated address is refused");
+    ok(ipaddr_classify((struct sockaddr *)&ss, 4) == IPADDR_INVALID, "a truncated address is refused");
     addr_of("2001:4860:4860::8888", 80, &ss);
-    ok(fetch_addr_classify((struct sockaddr *)&ss, sizeof(struct sockaddr_in)) == FETCH_ADDR_INVALID,
+    ok(ipaddr_classify((struct sockaddr *)&ss, sizeof(struct sockaddr_in)) == IPADDR_INVALID,
        "an IPv6 address with an IPv4 length is refused");
-    ok(fetch_addr_classify(NULL, 0) == FETCH_ADDR_INVALID, "NULL is refused");
+    ok(ipaddr_classify(NULL, 0) == IPADDR_INVALID, "NULL is refused");
 }
 
 static void test_allowlist(void)
