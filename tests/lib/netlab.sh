@@ -99,12 +99,16 @@ netlab_up() {
         skip_all "this machine cannot make a network namespace: $(head -c 200 "$NL_DIR/netns.err")"
     NL_UP=1
     ip netns add "$NL_OUT" || netlab__bail "ip netns add $NL_OUT"
+    ip netns exec "$NL_SRV" true 2>"$NL_DIR/netns.err" ||
+        skip_all "this machine cannot enter a network namespace (ip netns exec): $(head -c 200 "$NL_DIR/netns.err")"
+    [ -e /proc/sys/net/ipv6 ] && [ "$(cat /proc/sys/net/ipv6/conf/all/disable_ipv6 2>/dev/null)" != 1 ] ||
+        skip_all "IPv6 is off on this machine, and the lab's hosts have IPv6 addresses"
     # /etc/netns/NAME/ is what `ip netns exec` mounts over /etc: the
     # lab's DNS, and no search domain of the machine's.
     mkdir -p "/etc/netns/$NL_SRV"
     printf 'nameserver %s\noptions timeout:1 attempts:2\n' "$NL_DNS_ADDR" >"/etc/netns/$NL_SRV/resolv.conf"
     netlab__ip link add "$NL_IF_OUT" netns "$NL_OUT" type veth peer name "$NL_IF_SRV" netns "$NL_SRV" ||
-        netlab__bail "the veth pair"
+        skip_all "this machine cannot make a veth pair: $(tail -1 "$NL_DIR/ip.log")"
     local a
     netlab__ip -n "$NL_OUT" link set lo up &&
         netlab__ip -n "$NL_OUT" link set "$NL_IF_OUT" up &&
@@ -133,16 +137,14 @@ netlab_up() {
     ip netns exec "$NL_OUT" "$PYTHON3" "$top_srcdir/tests/lib/netlab_http.py" "$NL_DIR/host.pem" "$NL_DIR/host.key" \
         "$NL_HTTP_LOG" "$NL_DIR/http.ready" >"$NL_DIR/http.out" 2>&1 &
     NL_PIDS="$NL_PIDS $!"
-    local i
-    for i in $(seq 100); do
-        [ -e "$NL_DIR/dns.ready" ] && [ -e "$NL_DIR/http.ready" ] && break
-        sleep 0.1
-    done
+    wait_until netlab__ready
     [ -e "$NL_DIR/dns.ready" ] || netlab__bail "the lab's DNS did not start: $(tail -3 "$NL_DIR/dns.out")"
     [ -e "$NL_DIR/http.ready" ] || netlab__bail "the lab's web server did not start: $(tail -3 "$NL_DIR/http.out")"
     NL_CA=$NL_DIR/ca.pem
     chmod -R a+rX "$NL_DIR"
 }
+
+netlab__ready() { [ -e "$NL_DIR/dns.ready" ] && [ -e "$NL_DIR/http.ready" ]; }
 
 netlab__bail() {
     diag "$(tail -5 "$NL_DIR/ip.log" 2>/dev/null)"
@@ -188,11 +190,7 @@ netlab_tripwire() {
     ip netns exec "$NL_SRV" "$PYTHON3" "$top_srcdir/tests/lib/netlab_http.py" "$NL_DIR/host.pem" "$NL_DIR/host.key" \
         "$NL_SRV_LOG" "$NL_DIR/tripwire.ready" "$@" >"$NL_DIR/tripwire.out" 2>&1 &
     NL_PIDS="$NL_PIDS $!"
-    local i
-    for i in $(seq 100); do
-        [ -e "$NL_DIR/tripwire.ready" ] && return 0
-        sleep 0.1
-    done
+    wait_until test -e "$NL_DIR/tripwire.ready" && return 0
     netlab__bail "the server's tripwire did not start: $(tail -3 "$NL_DIR/tripwire.out")"
 }
 netlab_tripped() { [ -s "$NL_SRV_LOG" ]; }

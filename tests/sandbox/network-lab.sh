@@ -74,6 +74,9 @@ is "$(netlab_exec ip -o link show | grep -vc ': lo:')" "1" "the server's namespa
 # A process left in the server's namespace is ended with the lab.
 ip netns exec "$NL_SRV" sleep 300 &
 sleeper=$!
+# (once ip has entered the namespace and become sleep)
+srv_holds() { [ "$(netlab_pids_srv)" = "$1" ]; }
+wait_until srv_holds $sleeper
 is "$(netlab_pids_srv)" "$sleeper" "the lab sees the process in the server's namespace"
 leaks=$(netlab_leaks)
 like "$leaks" "namespace $NL_SRV" "netlab_leaks lists the live lab"
