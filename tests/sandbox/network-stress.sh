@@ -1,6 +1,6 @@
 #!/bin/bash
 # 64 networked runs at once (script_network = on), in the network lab of
-# tests/lib/netlab.sh, in the jail as root: each has its own network, each
+# tests/lib/netlab.sh, in the jail as root: none has the server's network, each
 # reaches the lab's allowed host and is refused the lab's trap and the
 # server's loopback, each result has its record (the destination reached,
 # the private and the metadata address refused); afterwards nothing of them
@@ -35,7 +35,14 @@ chmod 644 $T/probe.py
 
 # What the server's namespace holds before: its links, its processes.
 links_before=$(netlab_exec ip -o link show | wc -l)
-ns_before=$(ip netns list | wc -l)
+# A namespace outlives its processes only when something holds it: a bind
+# mount of it (nsfs) outside ip netns's own directory, which other tests
+# of the machine use at the same time.
+pinned() {
+    awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "nsfs" && $5 !~ "^/run/netns/") print $5; break } }' \
+        /proc/self/mountinfo | sort
+}
+pinned_before=$(pinned)
 
 start=$(date +%s)
 pids=()
@@ -63,7 +70,12 @@ for i in $(seq $N); do
         recorded=$((recorded + 1))
 done
 is "$ok_runs" "$N" "each reached the allowed host and was refused the trap, the loopback and the metadata address"
-is "${#nsids[@]}" "$N" "each had a network namespace of its own"
+# (inode numbers come back once a namespace is gone: runs that did not
+# overlap may share one, so the count is a figure, not a test)
+diag "distinct network namespaces among the runs: ${#nsids[@]}"
+srv_ns=$(netlab_exec readlink /proc/self/ns/net)
+host_ns=$(readlink /proc/self/ns/net)
+is "${nsids[$srv_ns]:-}${nsids[$host_ns]:-}" "" "none ran in the server's network namespace, nor the host's"
 is "$recorded" "$N" "each result has its record"
 netlab_reached 10.0.0.1 && r=1 || r=0
 ok $r "the lab's trap saw nothing"
@@ -75,7 +87,7 @@ sleep 1
 left=$(for p in $(netlab_pids_srv); do grep -q netlab_http /proc/$p/cmdline 2>/dev/null || echo "$p:$(cat /proc/$p/comm 2>/dev/null)"; done)
 is "$left" "" "no process of the runs is left in the server's namespace"
 is "$(netlab_exec ip -o link show | wc -l)" "$links_before" "no interface of theirs is left in the server's namespace"
-is "$(ip netns list | wc -l)" "$ns_before" "no named network namespace more than before"
+is "$(pinned)" "$pinned_before" "no namespace of theirs is held by a mount"
 if command -v nft >/dev/null; then
     is "$(netlab_exec nft list tables 2>/dev/null | wc -l)" 0 "no nftables table of theirs in the server's namespace"
 else
