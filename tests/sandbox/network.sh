@@ -210,17 +210,26 @@ for m in ${RMS_NET_MODES-$RMS_MODES}; do
         NGX=$(command -v nginx || echo /usr/sbin/nginx)
         if [ -x "$NGX" ]; then
             mkdir -p $T/ngx/logs $T/ngx/tmp
-            printf 'daemon off; pid %s/ngx/nginx.pid; error_log %s/ngx/logs/error.log;\nevents {}\nhttp { access_log %s/ngx/logs/access.log; client_body_temp_path %s/ngx/tmp; proxy_temp_path %s/ngx/tmp; fastcgi_temp_path %s/ngx/tmp; uwsgi_temp_path %s/ngx/tmp; scgi_temp_path %s/ngx/tmp;\n server { listen 127.0.0.1:%s; listen [::1]:%s; location / { return 200 "nginx\\n"; } } }\n' \
-                $T $T $T $T $T $T $T $T $((FPORT + 1)) $((FPORT + 1)) >$T/ngx/nginx.conf
+            printf 'daemon off; pid %s/ngx/nginx.pid; error_log %s/ngx/logs/error.log;\nevents {}\nhttp { access_log %s/ngx/logs/access.log; client_body_temp_path %s/ngx/tmp; proxy_temp_path %s/ngx/tmp; fastcgi_temp_path %s/ngx/tmp; uwsgi_temp_path %s/ngx/tmp; scgi_temp_path %s/ngx/tmp;\n server { listen 127.0.0.1:%s; listen [::1]:%s; listen 198.51.100.2:%s; location / { return 200 "nginx\\n"; } } }\n' \
+                $T $T $T $T $T $T $T $T $((FPORT + 1)) $((FPORT + 1)) $((FPORT + 1)) >$T/ngx/nginx.conf
             ip netns exec "$NL_SRV" "$NGX" -p $T/ngx -c $T/ngx/nginx.conf >$T/ngx/out 2>&1 &
             NGX_PID=$!
         fi
-        sleep 1
+        # Both answer in the server's namespace: what the run is refused
+        # is there.
+        listening() { netlab_exec "$PYTHON3" -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1)" "$1" 2>/dev/null; }
+        wait_until listening $FPORT
+        ok $? "$MODE: runmyscript serve listens on the server's 127.0.0.1:$FPORT"
+        if [ -n "${NGX_PID:-}" ]; then
+            wait_until listening $((FPORT + 1))
+            ok $? "$MODE: nginx listens on the server's 127.0.0.1:$((FPORT + 1))"
+        fi
         LAB_ALLOW=$WIDE lab_run own "http://127.0.0.1:$FPORT/" "http://127.0.0.1:$((FPORT + 1))/" \
             "http://[::1]:$((FPORT + 1))/" "http://198.51.100.2:$((FPORT + 1))/"
         refused_fast "http://127.0.0.1:$FPORT/" "the server's FastCGI port"
         refused_fast "http://127.0.0.1:$((FPORT + 1))/" "nginx on the server's loopback"
         refused_fast "http://[::1]:$((FPORT + 1))/" "nginx on the server's IPv6 loopback"
+        refused_fast "http://198.51.100.2:$((FPORT + 1))/" "nginx on the server's own address"
         [ -s $T/ngx/logs/access.log ] && r=1 || r=0
         ok $r "$MODE: nginx logged no request"
         kill $SERVE_PID ${NGX_PID:-} 2>/dev/null
