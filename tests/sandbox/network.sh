@@ -185,6 +185,7 @@ for m in ${RMS_NET_MODES-$RMS_MODES}; do
     like "$(verdict http://other.example/)" "gaierror" "$MODE: a name not allowed is an unknown name to the script"
     like "$(refusal_of other.example)" "name_not_allowed" "$MODE: the record: other.example, name_not_allowed"
     refused_fast http://203.0.113.20/ "an address not allowed"
+    like "$(verdict http://203.0.113.20/)" "ConnectionResetError" "$MODE: an address not allowed is a connection reset to the script"
     like "$(refusal_of 203.0.113.20)" "not_allowed" "$MODE: the record: 203.0.113.20, not_allowed"
     refused_fast http://api.lab.test/ "an allowed name on a port not allowed"
     refused_fast 'http://[2001:db8:1::20]/' "an IPv6 address not allowed"
