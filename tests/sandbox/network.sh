@@ -384,21 +384,33 @@ PY
     like "$(mcp "r['3']['result']['content'][0]['text']")" "network" "MCP: which names the network"
     like "$(mcp "r['4']['result']['content'][0]['text']")" "network must be" "MCP: a network that is no string is refused"
 
-    cgi() { # cgi BODY: POST /api/run as CGI; the answer in $T/cgi.out
-        printf '%s' "$1" | netlab_exec env -i PATH=/usr/bin:/bin RUNMYSCRIPT_STATE_DIR="$MODE_STATE" \
+    cgi() { # cgi BODYFILE [CONTENT_TYPE]: POST /api/run as CGI; the answer in $T/cgi.out
+        netlab_exec env -i PATH=/usr/bin:/bin RUNMYSCRIPT_STATE_DIR="$MODE_STATE" \
             RUNMYSCRIPT_ISOLATION=namespaces RUNMYSCRIPT_SCRIPT_NETWORK=on "RUNMYSCRIPT_EGRESS_ALLOW=$ALLOW" \
-            GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST REQUEST_URI=/api/run CONTENT_TYPE=application/json \
-            CONTENT_LENGTH=${#1} HTTP_HOST=localhost HTTP_ACCEPT=application/json "$RUNMYSCRIPT" >$T/cgi.out 2>$T/cgi.err
+            GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST REQUEST_URI=/api/run \
+            "CONTENT_TYPE=${2:-application/json}" CONTENT_LENGTH=$(wc -c <"$1") HTTP_HOST=localhost \
+            HTTP_ACCEPT=application/json "$RUNMYSCRIPT" <"$1" >$T/cgi.out 2>$T/cgi.err
         sed '1,/^\r\?$/d' $T/cgi.out >$T/cgi.json
     }
-    body=$("$PYTHON3" -c 'import json,sys; print(json.dumps({"code": open(sys.argv[1]).read(), "input": "[\"http://www.lab.test/\", \"https://api.lab.test/\"]", "network": sys.argv[2]}))' $T/probe.py "api.lab.test:443")
-    cgi "$body"
+    "$PYTHON3" -c 'import json,sys; print(json.dumps({"code": open(sys.argv[1]).read(), "input": "[\"http://www.lab.test/\", \"https://api.lab.test/\"]", "network": sys.argv[2]}))' $T/probe.py "api.lab.test:443" >$T/body.json
+    cgi $T/body.json
     like "$(head -1 $T/cgi.out)" "200" "/api/run with network: 200"
     is "$(jget $T/cgi.json "sorted({d['name'] for d in r['network']['reached']})")" '["api.lab.test"]' \
         "/api/run: network narrowed to api.lab.test, the record says so"
     like "$(jget $T/cgi.json "r['logs']")" '"http://www.lab.test/": ["refused' "/api/run: www.lab.test refused"
-    body=$("$PYTHON3" -c 'import json,sys; print(json.dumps({"code": "print(1)", "network": "bad rule!"}))')
-    cgi "$body"
+    # The page's form: multipart, the field network.
+    "$PYTHON3" - $T/probe.py >$T/body.form <<'PY'
+import sys
+b = "rmsnetlab"
+parts = [("code", open(sys.argv[1]).read()), ("input", '["http://www.lab.test/"]'), ("network", "off")]
+sys.stdout.write("".join('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n' % (b, k, v) for k, v in parts) + "--%s--\r\n" % b)
+PY
+    cgi $T/body.form "multipart/form-data; boundary=rmsnetlab"
+    like "$(head -1 $T/cgi.out)" "200" "/api/run, a form with network=off: 200"
+    is "$(jget $T/cgi.json "r['network']")" null "/api/run, a form with network=off: no network"
+    like "$(jget $T/cgi.json "r['logs']")" '"http://www.lab.test/": ["refused' "/api/run, a form with network=off: www.lab.test unreachable"
+    "$PYTHON3" -c 'import json,sys; print(json.dumps({"code": "print(1)", "network": "bad rule!"}))' >$T/body.json
+    cgi $T/body.json
     like "$(head -1 $T/cgi.out)" "400" "/api/run with a bad network: 400"
     like "$(cat $T/cgi.out)" "network" "/api/run: the reason names the network"
 fi
