@@ -336,7 +336,8 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
         },
         .may_fall_back = exec__may_fall_back(cfg),
     };
-    struct deps_install_io io = {&tool, on_install_line, on_installing, run, on_install_cancelled};
+    struct deps_install_io io = {&tool, on_install_line, on_installing, run, on_install_cancelled,
+                                 exec__net_installer_open, exec__net_installer_close};
     char err[1024] = "";
     int rc = 0;
 

@@ -41,6 +41,7 @@ struct run {
     bool has_started; /* started: just before the script started, by the file system's (coarse) clock */
     struct timespec started;
     struct exec_net *net; /* the run's network (exec_net.c), or NULL: none of its own */
+    struct exec_net *install_net; /* the installer's, while it runs, or NULL */
 };
 
 /* A step's return besides 0 (go on) and -errno (the service failed): the
@@ -144,17 +145,28 @@ struct exec_net {
     struct net_proxy px;
 };
 /* The run's network as the configuration and the call make it: n->mode,
- * and for on the policy and the socketpair. 0, or -errno with r->error
- * set. */
+ * and for on the policy, the socketpair (n->sv[1] for the jail) and the
+ * proxy on the other end. 0, or -errno with r->error set. */
 int exec__net_begin(struct run *run, struct exec_net *n) must_check;
-/* The jail started with n->sv[1]: the proxy's sockets received and the
- * proxy started. 0, or -errno with r->error set (the caller ends the
- * run). */
-int exec__net_started(struct run *run, struct exec_net *n) must_check;
+/* A fresh socketpair and proxy (after a warm start that failed: what it
+ * sent must not be served). 0, or -errno with r->error set. */
+int exec__net_renew(struct run *run, struct exec_net *n) must_check;
+/* The jail started with n->sv[1]: our copy of it closed (the proxy, on
+ * the other end since exec__net_begin, has its sockets or will see the
+ * end). */
+void exec__net_started(struct exec_net *n);
 /* Ends the proxy and puts its record in r->network (and net_bytes or
  * net_connections in r->limit when one stopped the network and no other
- * limit ended the run); frees n. Safe after a failed begin. */
+ * limit ended the run); frees n. Safe after a failed begin. run NULL: a
+ * kernel's, whose record only the log gets. */
 void exec__net_end(struct run *run, struct exec_net *n);
+
+/* The installer's network (deps_install_io.net_open and net_close; ctx is
+ * the run): a network of its own whose proxy reaches only the package
+ * sources of the configuration (index_url, the default index's hosts when
+ * it is default, extra_index_url, find_links URLs), on their ports. */
+int exec__net_installer_open(void *ctx, int *sock);
+void exec__net_installer_close(void *ctx);
 
 /* ---------------------------------------- the disk (exec_disk.c) */
 

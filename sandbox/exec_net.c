@@ -7,6 +7,7 @@
 #include "exec_ctx.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -39,6 +40,28 @@ int exec_check_network(const struct exec_config *cfg, const char *network, char 
     return 0;
 }
 
+/* A fresh socketpair, and the proxy on our end of it (its policy n->pol,
+ * the call's limits). */
+static int net_pair(struct run *run, struct exec_net *n)
+{
+    for (int i = 0; i < 2; i++)
+        if (n->sv[i] >= 0)
+            close(n->sv[i]);
+    n->sv[0] = n->sv[1] = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, n->sv) < 0) {
+        int rc = -errno;
+        exec__set_error(run->r, "the run's network: socketpair: %s", strerror(-rc));
+        return rc;
+    }
+    const struct exec_limits *lim = &run->spec->limits;
+    int rc = net_proxy_start(&n->px, &n->pol, n->sv[0], lim->net_bytes, lim->net_connections);
+    close(n->sv[0]);
+    n->sv[0] = -1;
+    if (rc < 0)
+        exec__set_error(run->r, "the run's network: starting its proxy: %s", strerror(-rc));
+    return rc;
+}
+
 int exec__net_begin(struct run *run, struct exec_net *n)
 {
     const struct exec_spec *spec = run->spec;
@@ -59,42 +82,44 @@ int exec__net_begin(struct run *run, struct exec_net *n)
         exec__set_error(run->r, "%s (script_network = on needs libnftables)", err);
         return rc;
     }
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, n->sv) < 0) {
-        rc = -errno;
-        exec__set_error(run->r, "the run's network: socketpair: %s", strerror(-rc));
+    if ((rc = net_pair(run, n)) < 0)
         return rc;
-    }
     run->net = n;
     return 0;
 }
 
-int exec__net_started(struct run *run, struct exec_net *n)
+int exec__net_renew(struct run *run, struct exec_net *n)
 {
-    close(n->sv[1]);
+    /* The proxy of the warm start that failed goes with what it got. */
+    struct net_record rec;
+    net_record_init(&rec);
+    discard(net_proxy_stop(&n->px, &rec));
+    net_record_free(&rec);
+    return net_pair(run, n);
+}
+
+void exec__net_started(struct exec_net *n)
+{
+    /* Init has its copy; ours would keep the proxy waiting for sockets
+     * that never come if the jail dies. */
+    if (n->sv[1] >= 0)
+        close(n->sv[1]);
     n->sv[1] = -1;
-    int fds[JAIL_NET_N];
-    _Static_assert((int)JAIL_NET_N == (int)NET_FD_N && (int)JAIL_NET_TCP6 == (int)NET_FD_TCP6 &&
-                       (int)JAIL_NET_DNS4 == (int)NET_FD_DNS4,
-                   "the jail's sockets are the proxy's, in the same order");
-    int rc = jail_net_receive(n->sv[0], fds);
-    if (rc < 0) {
-        exec__set_error(run->r, "the run's network: its sockets did not come from the jail: %s", strerror(-rc));
-        return rc;
-    }
-    const struct exec_limits *lim = &run->spec->limits;
-    rc = net_proxy_start(&n->px, &n->pol, fds, lim->net_bytes, lim->net_connections);
-    for (int i = 0; i < JAIL_NET_N; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
-    if (rc < 0)
-        exec__set_error(run->r, "the run's network: starting its proxy: %s", strerror(-rc));
-    return rc;
 }
 
 void exec__net_end(struct run *run, struct exec_net *n)
 {
-    struct result *r = run->r;
-    if (n->px.pid > 0) {
+    if (n->px.pid > 0 && !run) {
+        /* A kernel's or the installer's: what it did is in no result. */
+        struct net_record rec;
+        net_record_init(&rec);
+        discard(net_proxy_stop(&n->px, &rec));
+        log_msg(LOG_LVL_INFO, "a network with no result of its own (a kernel's, the installer's): %llu connections, %llu bytes in, %llu out, %llu refused",
+                (unsigned long long)rec.connections, (unsigned long long)rec.bytes_in,
+                (unsigned long long)rec.bytes_out, (unsigned long long)rec.refused_connections);
+        net_record_free(&rec);
+    } else if (n->px.pid > 0) {
+        struct result *r = run->r;
         int rc = net_proxy_stop(&n->px, &r->network);
         if (rc < 0)
             log_msg(LOG_LVL_WARN, "the run's network record is incomplete: %s", strerror(-rc));
@@ -110,6 +135,92 @@ void exec__net_end(struct run *run, struct exec_net *n)
         net_policy_free(&n->pol);
     n->has_policy = false;
     n->sv[0] = n->sv[1] = -1;
-    if (run->net == n)
+    if (run && run->net == n)
         run->net = NULL;
+}
+
+/* ---------------------------------------------------- the installer's */
+
+#define EXEC_NET_PYPI "pypi.org:443, files.pythonhosted.org:443" /* the installers' default index */
+
+/* "host:port" of each http(s) URL of list (blank-separated) appended to b. */
+static int urls_rules(struct dbuf *b, const char *list)
+{
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", list ? list : "");
+    int rc = 0;
+    for (char *save = NULL, *u = strtok_r(copy, " \t,", &save); rc == 0 && u; u = strtok_r(NULL, " \t,", &save)) {
+        bool tls = !strncmp(u, "https://", 8);
+        if (!tls && strncmp(u, "http://", 7) != 0)
+            continue; /* a directory, a file:// URL: no network */
+        char *host = u + (tls ? 8 : 7);
+        host[strcspn(host, "/?#")] = '\0';
+        char *at = strrchr(host, '@'); /* user:password@ */
+        if (at)
+            host = at + 1;
+        char *colon = host[0] == '[' ? strstr(host, "]:") : strrchr(host, ':');
+        if (colon && host[0] == '[')
+            colon++;
+        rc = colon ? dbuf_printf(b, "%s,", host) : dbuf_printf(b, "%s:%d,", host, tls ? 443 : 80);
+    }
+    return rc;
+}
+
+int exec__net_installer_open(void *ctx, int *sock)
+{
+    struct run *run = ctx;
+    const struct exec_config *cfg = run->spec->cfg;
+    const struct exec_deps_config *d = &cfg->deps;
+    struct dbuf b;
+    dbuf_init(&b, 64 * 1024);
+    int rc = d->index_url ? urls_rules(&b, d->index_url) : dbuf_printf(&b, "%s,", EXEC_NET_PYPI);
+    if (rc == 0)
+        rc = urls_rules(&b, d->extra_index_url);
+    if (rc == 0)
+        rc = urls_rules(&b, d->find_links);
+    struct exec_net *n = calloc(1, sizeof *n);
+    char err[256];
+    if (rc == 0 && !n)
+        rc = -ENOMEM;
+    if (rc == 0) {
+        *n = (struct exec_net){.mode = NET_MODE_ON, .sv = {-1, -1}, .px = {.ctl = -1, .rec = -1}};
+        rc = net_policy_init(&n->pol, b.data ? b.data : "", cfg->egress_deny, NULL, err, sizeof err);
+        if (rc < 0)
+            log_msg(LOG_LVL_WARN, "the installer's network: %s", err);
+        n->has_policy = rc == 0;
+        n->pol.sources = true;
+    }
+    if (rc == 0)
+        rc = jail_net_load(err, sizeof err);
+    dbuf_free(&b);
+    if (rc == 0) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+            rc = -errno;
+        else {
+            n->sv[1] = sv[1];
+            rc = net_proxy_start(&n->px, &n->pol, sv[0], UINT64_MAX, UINT64_MAX);
+            close(sv[0]);
+        }
+    }
+    if (rc < 0) {
+        if (n) {
+            exec__net_end(NULL, n);
+            free(n);
+        }
+        return rc;
+    }
+    run->install_net = n;
+    *sock = n->sv[1];
+    return 0;
+}
+
+void exec__net_installer_close(void *ctx)
+{
+    struct run *run = ctx;
+    if (!run->install_net)
+        return;
+    exec__net_end(NULL, run->install_net);
+    free(run->install_net);
+    run->install_net = NULL;
 }

@@ -285,7 +285,7 @@ static bool has_local_modules(const char *dir)
 static bool warm_eligible(struct run *run, enum jail_mode mode)
 {
     const struct exec_config *cfg = run->spec->cfg;
-    if (!cfg->warm.on || mode != JAIL_MODE_NAMESPACES || cfg->script_network == NET_MODE_HOST_UNFILTERED || run->net)
+    if (!cfg->warm.on || mode != JAIL_MODE_NAMESPACES || cfg->script_network == NET_MODE_HOST_UNFILTERED)
         return false;
     return !has_local_modules(run->r->run_dir) && !(run->spec->workspace && has_local_modules(run->spec->workspace));
 }
@@ -392,14 +392,22 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
             .home_from = mode == JAIL_MODE_NAMESPACES ? deps_env_home_cache(env_dir) : NULL,
         };
         rc = warm ? start_warm(run, &o, proc) : -EAGAIN;
+        if (rc < 0 && warm && run->net) {
+            /* A warm start that failed may have left its sockets in ours:
+             * the cold one starts with a fresh pair. */
+            int nrc = exec__net_renew(run, run->net);
+            if (nrc < 0) {
+                layout_free(&l);
+                return nrc;
+            }
+            o.net_sock = run->net->sv[1];
+        }
         warm = false;
         if (rc < 0)
             rc = jail_start(&o, proc, err, sizeof err);
         layout_free(&l);
-        if (rc == 0 && run->net && (rc = exec__net_started(run, run->net)) < 0) {
-            jail_kill_all(proc);
-            return rc;
-        }
+        if (rc == 0 && run->net)
+            exec__net_started(run->net);
         if (rc == 0) {
             r->isolation = jail_proc_isolation(proc);
             return 0;

@@ -198,6 +198,14 @@ struct deps_install_io {
     /* Polled while the installer runs: true kills it, and deps_env_get
      * answers -ECANCELED with nothing published. May be NULL. */
     bool (*cancelled)(void *ctx);
+    /* The installer's network when a package source is remote: net_open
+     * gives a socket for jail_opts.net_sock (a network of the installer's
+     * own through a proxy that reaches only those sources, started by the
+     * caller), net_close ends it after the installer. NULL: the host's
+     * network (unit tests). With every source local (index_url none and
+     * find_links directories), the installer has no network at all. */
+    int (*net_open)(void *ctx, int *sock);
+    void (*net_close)(void *ctx);
 };
 
 /* What deps_env_get says besides a negative errno (the service failed):

@@ -206,12 +206,22 @@ static int run_installer(const struct exec_deps_config *cfg, const char *const *
         binds[n++] = (struct jail_bind){argv[0], argv[0], 0};
     const char *chown_paths[] = {env_dir, cache_dir, home_dir};
     struct jail_tool t = *io->jail;
+    /* Its network: none when every source is here; else one of its own
+     * that reaches only the sources (the caller's proxy). */
+    int sock = -1, rc;
+    bool remote = deps__sources_remote(cfg);
+    if (remote && io->net_open && t.o.mode == JAIL_MODE_NAMESPACES && (rc = io->net_open(io->ctx, &sock)) < 0) {
+        snprintf(err, errlen, "the installer's network: %s", strerror(-rc));
+        return rc;
+    }
     t.o.binds = binds;
     t.o.n_binds = n;
     t.o.argv = argv;
     t.o.envp = envp;
     t.o.cwd = env_dir;
-    t.o.network = true;
+    t.o.network = remote && sock < 0;
+    t.o.net_sock = sock;
+    t.o.net_all = sock >= 0;
     t.o.chown_paths = chown_paths;
     t.o.n_chown_paths = ARRAY_SIZE(chown_paths);
     t.timeout_ms = timeout_ms;
@@ -219,10 +229,24 @@ static int run_installer(const struct exec_deps_config *cfg, const char *const *
     t.line = io->line;
     t.cancelled = io->cancelled;
     t.ctx = io->ctx;
-    int rc = jail_run_tool(&t, wstatus, out, err, errlen);
+    rc = jail_run_tool(&t, wstatus, out, err, errlen);
+    if (sock >= 0)
+        io->net_close(io->ctx);
     if (rc < 0 && rc != -ETIMEDOUT && !err[0])
         snprintf(err, errlen, "%s", strerror(-rc));
     return rc;
+}
+
+bool deps__sources_remote(const struct exec_deps_config *cfg)
+{
+    if (!cfg->index_url || strcmp(cfg->index_url, "none") != 0 || cfg->extra_index_url)
+        return true;
+    char links[4096];
+    snprintf(links, sizeof links, "%s", cfg->find_links ? cfg->find_links : "");
+    for (char *save = NULL, *tok = strtok_r(links, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save))
+        if (strncmp(tok, "file://", 7) != 0 && tok[0] != '/')
+            return true;
+    return false;
 }
 
 /* Which requirement failed, from the installer's output: pip's "Could not

@@ -43,6 +43,9 @@ char *deps__find_uv(void);
  * DEPS_ENV_INSTALL_TIMEOUT with *failed the requirement that failed (or
  * NULL; caller frees); -errno when the service failed. The reason in err
  * in every case but success. */
+/* Whether a package source is off this machine: an index (the default
+ * one, a URL), an extra index, or find_links that is no directory. */
+bool deps__sources_remote(const struct exec_deps_config *cfg);
 int deps__install(const struct exec_deps_config *cfg, const char *state_dir, const char *uv, const char *pip_runner,
                   const struct deps_set *set, int64_t install_ms, const struct deps_install_io *io, const char *tmp,
                   char **failed, char *err, size_t errlen) must_check;

@@ -81,9 +81,13 @@ struct jail_opts {
      * Else a network of the run's own
      * (script_network = on): a socket (one end of a socketpair) on which
      * init, in the run's network namespace, sends the sockets of the
-     * server's proxy and resolver (jail_net_receive) once its rules hold
+     * server's proxy and resolver (in one message: see below) once its rules hold
      * every TCP connection and DNS query for them. */
     int net_sock;
+    /* With net_sock: the loopback's TCP goes to the proxy too (the
+     * installer's: an operator's index may listen on the server's
+     * loopback); a run's loopback stays its own. Cold starts only. */
+    bool net_all;
     enum exec_landlock landlock;    /* the fallback: Landlock and the filter (auto), required (on), neither (off) */
     const char *state_dir;          /* uid slots and the root mount point live here */
     const char *tag;                /* names the run's cgroups (a run id) */
@@ -184,14 +188,13 @@ enum jail_mode jail_mode_for(enum exec_isolation isolation);
 int jail_prepare_rlimits(const char *run_dir) must_check;
 
 /* The sockets init sends on jail_opts.net_sock, in the run's network
- * namespace: a listening TCP socket every TCP connection of the run is
- * redirected to (its original destination is SO_ORIGINAL_DST), and a UDP
- * socket every DNS query goes to, each for IPv4 and IPv6 (-1 where the
- * host has no IPv6). */
+ * namespace, in one message: a byte whose bit i says that socket i is
+ * there, and the sockets in this order (the proxy's NET_FD_*): a
+ * listening TCP socket every TCP connection of the run is redirected to
+ * (its original destination is SO_ORIGINAL_DST), and a UDP socket every
+ * DNS query goes to, each for IPv4 and IPv6 (IPv6 absent where the host
+ * has none). */
 enum { JAIL_NET_TCP4, JAIL_NET_TCP6, JAIL_NET_DNS4, JAIL_NET_DNS6, JAIL_NET_N };
-/* Receives them from sock (the caller's end) into fds (close-on-exec,
- * caller closes). 0, or -errno (-EPROTO: not what init sends). */
-int jail_net_receive(int sock, int fds[JAIL_NET_N]) must_check;
 /* Loads what a run of its own network needs (libnftables, loaded once per
  * process, before the clone that uses it). 0, or -errno with the reason in
  * err. */

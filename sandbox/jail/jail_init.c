@@ -199,7 +199,7 @@ _Noreturn void jail__init_main(struct jail_ns_ctx *c)
         /* The run's own network, while the host's libraries and files are
          * in view (libnftables reads some), before anything of the script. */
         char what[sizeof ((struct jail_child_error *)0)->what] = "";
-        int rc = jail__net_own(o->net_sock, what, sizeof what);
+        int rc = jail__net_own(o->net_sock, o->net_all, what, sizeof what);
         if (rc < 0)
             jail__child_fail_err(efd, JAIL_STAGE_NET_OWN, -rc, what);
         close(o->net_sock);

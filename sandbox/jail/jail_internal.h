@@ -122,8 +122,9 @@ void jail__init_forward_signals(void);
  * the rules (jail_net.c) that send every TCP connection to the proxy's
  * port and every DNS query to the resolver's and drop the rest, and the
  * proxy's and resolver's sockets bound there and sent on sock
- * (jail_net_receive). 0, or -errno with the step in what. */
-int jail__net_own(int sock, char *what, size_t n) must_check;
+ * (jail.h says how). all: the loopback's TCP too (jail_opts.net_all). 0, or
+ * -errno with the step in what. */
+int jail__net_own(int sock, bool all, char *what, size_t n) must_check;
 
 /* ifconfig lo up, inside a new network namespace. 0 or -errno. */
 int jail__loopback_up(void);
@@ -393,6 +394,8 @@ struct jail_warm_req {
     uint32_t run_uid;                /* the run's uid in the zygote's namespace (1 + its slot;
                                       * 0 when the server is unprivileged: its uid, the zygote's 0) */
     uint32_t network, set_groups;
+    uint32_t own_net;                /* a network of the run's own: its init sets it up and sends the
+                                      * proxy's sockets on the last descriptor (jail_opts.net_sock) */
     char tmp_opts[64];
     uint32_t nrows;
     struct jail_rlimit_row rows[JAIL_RLIMIT_ROWS];
@@ -414,9 +417,14 @@ enum jail_warm_fd {
     JAIL_WARM_FD_STATUS,             /* the run's init reports the script's end here */
     JAIL_WARM_FD_GO,                 /* the worker's "go" and the seccomp filter */
     JAIL_WARM_FD_CTL,                /* the run's init comes back here as a pidfd */
-    JAIL_WARM_FD_BIND0,              /* a detached mount tree per bind */
-    JAIL_WARM_NFDS = JAIL_WARM_FD_BIND0 + JAIL_WARM_BINDS + JAIL_CG_TASKS,
+    JAIL_WARM_FD_BIND0,              /* a detached mount tree per bind, then the cgroups' tasks files, then
+                                      * with own_net the socket of the run's network */
+    JAIL_WARM_NFDS = JAIL_WARM_FD_BIND0 + JAIL_WARM_BINDS + JAIL_CG_TASKS + 1,
 };
+/* How many descriptors come with q, and the network's socket among them
+ * (-1 without own_net). */
+#define JAIL_WARM_FDS(q) ((size_t)JAIL_WARM_FD_BIND0 + (q)->n_binds + (q)->n_cg_tasks + ((q)->own_net ? 1 : 0))
+#define JAIL_WARM_NET_FD(q, fds) ((q)->own_net ? (fds)[JAIL_WARM_FD_BIND0 + (q)->n_binds + (q)->n_cg_tasks] : -1)
 #define JAIL_ZYGOTE_ARG "--sandbox-zygote"  /* argv[1] of a zygote's image */
 #define JAIL_WARM_SPARES_MAX 8               /* a zygote's spares (warm_spares' ceiling) */
 

@@ -63,25 +63,29 @@ int jail_net_load(char *err, size_t errlen)
  * once (EPERM), never a timeout. The proxy's and the resolver's answers go
  * back to the connection's source, which a connection to the outside takes
  * as 0.0.0.0 (lo's 127.0.0.1 is host-scoped): they pass as replies. */
-static const char jail_net_rules[] =
-    "table inet runmyscript {\n"
-    "  chain nat_out {\n"
-    "    type nat hook output priority -100; policy accept;\n"
+#define RULES_HEAD                                                                                                   \
+    "table inet runmyscript {\n"                                                                                    \
+    "  chain nat_out {\n"                                                                                           \
+    "    type nat hook output priority -100; policy accept;\n"                                                      \
     "    meta l4proto udp udp dport 53 redirect to :53\n"
-    "    ip daddr 127.0.0.0/8 return\n"
-    "    ip6 daddr ::1 return\n"
-    "    meta l4proto tcp redirect to :1\n"
-    "  }\n"
-    "  chain filter_out {\n"
-    "    type filter hook output priority 0; policy drop;\n"
-    "    ct state established,related accept\n"
-    "    ip daddr 127.0.0.0/8 accept\n"
-    "    ip6 daddr ::1 accept\n"
-    "  }\n"
-    "}\n";
+#define RULES_TAIL                                                                                                   \
+    "    meta l4proto tcp redirect to :1\n"                                                                         \
+    "  }\n"                                                                                                         \
+    "  chain filter_out {\n"                                                                                        \
+    "    type filter hook output priority 0; policy drop;\n"                                                        \
+    "    ct state established,related accept\n"                                                                     \
+    "    ip daddr 127.0.0.0/8 accept\n"                                                                             \
+    "    ip6 daddr ::1 accept\n"                                                                                    \
+    "  }\n"                                                                                                         \
+    "}\n"
+static const char jail_net_rules[] = RULES_HEAD "    ip daddr 127.0.0.0/8 return\n"
+                                                "    ip6 daddr ::1 return\n" RULES_TAIL;
+/* The installer's (jail_opts.net_all): its loopback redirected too, where an
+ * operator's index may listen on the server's. */
+static const char jail_net_rules_all[] = RULES_HEAD RULES_TAIL;
 _Static_assert(JAIL_NET_PROXY_PORT == 1 && JAIL_NET_DNS_PORT == 53, "the ports the rules name");
 
-static int rules_load(char *what, size_t n)
+static int rules_load(bool all, char *what, size_t n)
 {
     if (!nft.ctx_new) {
         snprintf(what, n, "libnftables is not loaded");
@@ -92,7 +96,7 @@ static int rules_load(char *what, size_t n)
         return -ENOMEM;
     nft.ctx_buffer_output(ctx);
     nft.ctx_buffer_error(ctx);
-    int rc = nft.run_cmd_from_buffer(ctx, jail_net_rules) == 0 ? 0 : -EPERM;
+    int rc = nft.run_cmd_from_buffer(ctx, all ? jail_net_rules_all : jail_net_rules) == 0 ? 0 : -EPERM;
     if (rc < 0) {
         const char *e = nft.ctx_get_error_buffer(ctx);
         snprintf(what, n, "nftables: %.*s", (int)strcspn(e ? e : "", "\n"), e ? e : "");
@@ -255,48 +259,19 @@ out:
     return rc;
 }
 
-int jail__net_own(int sock, char *what, size_t n)
+int jail__net_own(int sock, bool all, char *what, size_t n)
 {
-    int rc = jail__loopback_up();
+    /* A cold run's parent loaded it before the clone; a warm run's init,
+     * a child of its zygote, may be the first of its process to need it. */
+    int rc = jail_net_load(what, n);
+    if (rc < 0)
+        return rc;
+    rc = jail__loopback_up();
     if (rc < 0)
         return snprintf(what, n, "the loopback"), rc;
     if ((rc = routes_add()) < 0)
         return snprintf(what, n, "the default route"), rc;
-    if ((rc = rules_load(what, n)) < 0)
+    if ((rc = rules_load(all, what, n)) < 0)
         return rc;
     return sockets_send(sock, what, n);
-}
-
-int jail_net_receive(int sock, int fds[JAIL_NET_N])
-{
-    for (int i = 0; i < JAIL_NET_N; i++)
-        fds[i] = -1;
-    unsigned char mask = 0;
-    char cbuf[CMSG_SPACE(sizeof(int) * JAIL_NET_N)];
-    struct iovec iov = {.iov_base = &mask, .iov_len = 1};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
-    ssize_t r;
-    do
-        r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-    while (r < 0 && errno == EINTR);
-    if (r < 0)
-        return -errno;
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-    if (r != 1 || !cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-        return -EPROTO;
-    size_t got = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    int in[JAIL_NET_N];
-    memcpy(in, CMSG_DATA(cm), sizeof(int) * (got < JAIL_NET_N ? got : JAIL_NET_N));
-    size_t k = 0;
-    for (int i = 0; i < JAIL_NET_N; i++)
-        if (mask & (1u << i))
-            fds[i] = k < got ? in[k++] : -1;
-    if ((msg.msg_flags & MSG_CTRUNC) || k != got || fds[JAIL_NET_TCP4] < 0 || fds[JAIL_NET_DNS4] < 0) {
-        for (size_t i = 0; i < got && i < JAIL_NET_N; i++)
-            close(in[i]);
-        for (int i = 0; i < JAIL_NET_N; i++)
-            fds[i] = -1;
-        return -EPROTO;
-    }
-    return 0;
 }

@@ -45,6 +45,12 @@ static int tool_start(const struct jail_tool *t, int in, int out_w, struct jail_
         log_msg(LOG_LVL_WARN, "no namespaces here (%s): running the tool with the rlimits fallback", err);
         jail_proc_free(p);
         o.mode = JAIL_MODE_RLIMITS;
+        if (o.net_sock > 0) {
+            /* No namespace to hold a network of its own: the installer in
+             * the fallback has the host's, as it always had. */
+            o.net_sock = -1;
+            o.network = true;
+        }
         rc = jail_start(&o, p, err, errlen);
     }
     return rc;

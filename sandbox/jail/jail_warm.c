@@ -230,6 +230,7 @@ static int make_req(const struct jail_opts *o, struct jail_warm_req *q, const ch
     memset(q, 0, sizeof *q);
     q->magic = JAIL_WARM_MAGIC;
     q->network = o->network;
+    q->own_net = o->net_sock > 0;
     q->set_groups = geteuid() == 0;
     snprintf(q->tmp_opts, sizeof q->tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
              (unsigned long long)o->limits->tmp_bytes, (unsigned long long)o->limits->tmp_files);
@@ -499,11 +500,13 @@ int jail_start_warm(const struct jail_opts *o, const char *pool_sock, const char
         fds[JAIL_WARM_FD_BIND0 + i] = w.trees[i];
     for (size_t i = 0; i < w.n_cg_tasks; i++)
         fds[JAIL_WARM_FD_BIND0 + w.n_trees + i] = w.cg_tasks[i];
+    if (q.own_net)
+        fds[JAIL_WARM_FD_BIND0 + w.n_trees + w.n_cg_tasks] = o->net_sock;
     log_msg(LOG_LVL_DEBUG, "timing: warm request ready %lld ms", (long long)(util_now_ms() - ts));
     pool = pool_connect(pool_sock);
     if (pool < 0)
         snprintf(err, errlen, "the pool went away: %s", strerror(-pool));
-    rc = pool < 0 ? pool : ask_pool(pool, &q, fds, JAIL_WARM_FD_BIND0 + w.n_trees + w.n_cg_tasks, wait_ms, err, errlen);
+    rc = pool < 0 ? pool : ask_pool(pool, &q, fds, JAIL_WARM_FDS(&q), wait_ms, err, errlen);
     /* The zygote has its copies: ours of its ends would hide its end. */
     int *theirs[] = {&w.err[1], &w.st[1], &w.go[0], &w.ctl[1]};
     for (size_t i = 0; i < ARRAY_SIZE(theirs); i++) {

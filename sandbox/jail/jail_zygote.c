@@ -236,7 +236,7 @@ static int serve_one(const struct jail_warm_req *q, int *fds, size_t nfds)
     int ack[2] = {-1, -1};
     int rc = 0;
     if (q->n_binds > JAIL_WARM_BINDS || q->n_cg_tasks > JAIL_CG_TASKS ||
-        nfds != (size_t)JAIL_WARM_FD_BIND0 + q->n_binds + q->n_cg_tasks) {
+        nfds != JAIL_WARM_FDS(q)) {
         rc = -EINVAL;
         goto out;
     }

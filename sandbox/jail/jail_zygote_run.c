@@ -637,6 +637,19 @@ static _Noreturn void run_go(const struct jail_warm_req *q, int *fds)
     run_init_watch(status_w, script, &none);
 }
 
+/* A network of the run's own (jail_net.c), made as a cold run's init makes
+ * it: in the run's namespace, before anything of the script. */
+static void run_net(const struct jail_warm_req *q, int *fds, int efd)
+{
+    int sock = JAIL_WARM_NET_FD(q, fds);
+    if (sock < 0)
+        return;
+    char what[sizeof ((struct jail_child_error *)0)->what] = "";
+    int rc = jail__net_own(sock, false, what, sizeof what);
+    if (rc < 0)
+        jail__child_fail_err(efd, JAIL_STAGE_NET_OWN, -rc, what);
+}
+
 /* C2: the run's pid 1. */
 _Noreturn void jail__run_init(const struct jail_warm_req *q, int *fds)
 {
@@ -644,6 +657,7 @@ _Noreturn void jail__run_init(const struct jail_warm_req *q, int *fds)
     int *trees = NULL;
     prctl(PR_SET_DUMPABLE, 0);
     mounts_early(q->tmp_opts, q->network, &trees, efd);
+    run_net(q, fds, efd);
     mounts_late(q, fds, trees, false, efd);
     run_go(q, fds);
 }
@@ -672,14 +686,14 @@ _Noreturn void jail__spare_main(int sock)
     int fds[JAIL_WARM_NFDS];
     size_t nfds = 0;
     ssize_t r = jail__recv_fds(sock, &q, sizeof q, fds, &nfds);
-    if (r != (ssize_t)sizeof q || q.magic != JAIL_WARM_MAGIC || q.network ||
-        nfds != (size_t)JAIL_WARM_FD_BIND0 + q.n_binds + q.n_cg_tasks)
+    if (r != (ssize_t)sizeof q || q.magic != JAIL_WARM_MAGIC || q.network || nfds != JAIL_WARM_FDS(&q))
         _exit(0);
     close(sock);
     /* A run now: it lives on if the zygote goes, as a run cloned for it
      * would (its worker watches it). */
     prctl(PR_SET_PDEATHSIG, 0);
     prctl(PR_SET_NAME, comm);
+    run_net(&q, fds, fds[JAIL_WARM_FD_ERRPIPE]);
     mounts_late(&q, fds, trees, strcmp(q.tmp_opts, jail__spare_tmp) != 0, fds[JAIL_WARM_FD_ERRPIPE]);
     run_go(&q, fds);
 }

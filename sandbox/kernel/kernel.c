@@ -144,6 +144,11 @@ int kernel_recv(int fd, int64_t timeout_ms, size_t max, char *type, char **data,
     return rc;
 }
 
+const char *kernel_network_key(const char *network)
+{
+    return !network || !strcmp(network, "on") ? "" : network;
+}
+
 int kernel_connect(const char *dir)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};

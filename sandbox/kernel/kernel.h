@@ -71,6 +71,9 @@ int kernel_recv(int fd, int64_t timeout_ms, size_t max, char *type, char **data,
 /* Connects to the host of the kernel in dir: an fd, or -ENOENT when no host
  * listens there. */
 int kernel_connect(const char *dir) must_check;
+/* A kernel's network as the host tells it and a cell compares it: a
+ * call's exec_spec.network, with NULL and "on" (the server's) as "". */
+const char *kernel_network_key(const char *network);
 
 /* ----------------------------------------- a host and its kernel's loop */
 

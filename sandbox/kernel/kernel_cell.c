@@ -43,6 +43,7 @@ struct kclient {
     char *env;                /* its environment */
     struct strv reqs;    /* the requirements it was made for */
     char reason[KERNEL_REASON_MAX];
+    char network[1024];       /* its network (kernel_network_key); cut past this, then it differs */
 };
 
 static void kclient_free(struct kclient *k)
@@ -83,6 +84,8 @@ static int kernel_info(struct run *run, struct kclient *k)
     json_object *v;
     if (o && json_object_object_get_ex(o, "env", &v) && (k->env = strdup(json_object_get_string(v)))) {
         k->alive = true;
+        const char *net = str_of(o, "network");
+        snprintf(k->network, sizeof k->network, "%s", net ? net : "");
         json_object *reqs;
         if (json_object_object_get_ex(o, "requirements", &reqs) && json_object_is_type(reqs, json_type_array))
             for (size_t i = 0; i < json_object_array_length(reqs); i++) {
@@ -208,7 +211,8 @@ static int kernel_new(struct run *run, struct steps *s, struct kclient *k, const
     }
     struct kernel_start ks = {
         .cfg = spec->cfg, .dir = k->dir, .key = k->key, .workspace = spec->workspace, .env_dir = env_dir,
-        .requirements = specs, .n_requirements = s->set.n, .limits = &spec->limits, .code = spec->code,
+        .requirements = specs, .n_requirements = s->set.n, .limits = &spec->limits, .network = spec->network,
+        .code = spec->code,
         .code_len = spec->code_len, .server_pidfd = sfd,
     };
     bool warm = false;
@@ -295,6 +299,8 @@ static int cell_add(struct run *run, struct steps *s, struct kclient *k, char *w
 static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
 {
     struct result *r = run->r;
+    const struct exec_spec *spec = run->spec;
+    r->network.mode = spec->network && !strcmp(spec->network, "off") ? NET_MODE_OFF : spec->cfg->script_network;
     int rc = kernel_info(run, k);
     if (rc == 0)
         rc = cell_requirements(run, s, k);
@@ -302,6 +308,17 @@ static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
         rc = exec__step_environment(run, s);
     if (rc != 0)
         return rc; /* the service, or an install that failed (EXEC_STEP_ENDED) */
+    if (k->alive && strncmp(k->network, kernel_network_key(run->spec->network), sizeof k->network) != 0) {
+        /* The kernel's network is its starting cell's, for its life: a
+         * cell cannot have another in it. */
+        exec__set_error(r, "this workspace's kernel runs with the network %s%s%s; a cell with the network %s%s%s "
+                           "needs a kernel of its own: reset the kernel first",
+                        k->network[0] ? "\"" : "", k->network[0] ? k->network : "of the server", k->network[0] ? "\"" : "",
+                        run->spec->network ? "\"" : "", run->spec->network ? run->spec->network : "of the server",
+                        run->spec->network ? "\"" : "");
+        r->outcome = EXEC_OUTCOME_REFUSED;
+        return -EINVAL;
+    }
     if (k->alive && !strcmp(k->env, s->env_dir)) {
         r->kernel.state = RESULT_KERNEL_KEPT;
         return 0;

@@ -105,6 +105,7 @@ static int send_info(struct host *h, int fd)
     json_object_object_add(o, "requirements", reqs);
     json_object_object_add(o, "cells", json_object_new_int64((int64_t)h->k.cells));
     json_object_object_add(o, "busy", json_object_new_boolean(h->cell.on));
+    json_object_object_add(o, "network", json_object_new_string(kernel_network_key(h->network)));
     int rc = kernel_send_json(fd, KERNEL_MSG_INFO, o);
     json_object_put(o);
     return rc;
@@ -447,6 +448,7 @@ static int host_main(void *arg, int fd)
     h.cfg = ks->cfg;
     h.workspace = ks->workspace;
     h.limits = *ks->limits;
+    h.network = ks->network ? strdup(ks->network) : NULL; /* (held for the host's life) */
     h.server_pidfd = 4; /* exec_detach's kept descriptor */
     h.dir_fd = h.lock_fd = h.slot_fd = h.state_fd = h.listen_fd = h.job_fd = -1;
     h.k.chan = h.k.out_r = h.k.err_r = h.k.py_pidfd = h.k.env_fd = h.k.view_fd = h.k.site_fd = -1;

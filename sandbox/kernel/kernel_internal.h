@@ -31,6 +31,7 @@ struct kernel_start {
     const char *const *requirements; /* the specs it was made for */
     size_t n_requirements;
     const struct exec_limits *limits; /* the kernel's: the starting cell's */
+    const char *network;         /* the kernel's: the starting cell's exec_spec.network */
     const char *code;            /* the starting cell (its imports teach the warm pool) */
     size_t code_len;
     int server_pidfd;            /* the server's end ends the kernel */
@@ -72,6 +73,7 @@ struct kproc {
     bool warm;
     const char *isolation;      /* static */
     uint64_t cells;             /* cells it ran */
+    struct exec_net net;        /* its network of its own (script_network = on), for its life */
 };
 
 /* Why a cell was interrupted. */
@@ -114,6 +116,7 @@ struct host {
     char job[PATH_MAX + 8];     /* DIR/job: the kernel's run directory */
     const char *workspace;
     struct exec_limits limits;  /* the kernel's */
+    char *network;              /* the kernel's exec_spec.network (its starting cell's), or NULL */
     int dir_fd, lock_fd, slot_fd, state_fd, listen_fd, job_fd;
     int server_pidfd;
     int peers[HOST_PEERS];

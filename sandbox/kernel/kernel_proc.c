@@ -180,6 +180,7 @@ int kernel__proc_boot(struct host *h, const char *env_dir, const char *const *re
     memset(k, 0, sizeof *k);
     k->chan = k->out_r = k->err_r = k->py_pidfd = k->env_fd = k->view_fd = k->site_fd = -1;
     k->proc.pid = k->proc.pidfd = k->proc.status_fd = k->proc.uid_lock = -1;
+    k->net = (struct exec_net){.sv = {-1, -1}, .px = {.ctl = -1, .rec = -1}};
     int rc = hold_env(k, env_dir);
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = strv_push(&k->reqs, reqs[i], strlen(reqs[i]));
@@ -206,6 +207,7 @@ int kernel__proc_boot(struct host *h, const char *env_dir, const char *const *re
     spec.limits = h->limits;
     spec.limits.cpu_ms = 0;
     spec.workspace = h->workspace;
+    spec.network = h->network;
     spec.code = code;
     spec.code_len = code_len;
     struct result r;
@@ -217,7 +219,7 @@ int kernel__proc_boot(struct host *h, const char *env_dir, const char *const *re
                       .ticket = ADMIT_TICKET_INIT, .kernel = true, .site = site};
     if (!r.run_dir || !r.workdir)
         rc = -ENOMEM;
-    else
+    else if ((rc = exec__net_begin(&run, &k->net)) == 0)
         rc = exec__start_script(&run, env_dir, sv[1], op[1], ep[1], NULL, &k->proc);
     if (rc < 0)
         snprintf(err, errlen, "%s", r.error ? r.error : strerror(-rc));
@@ -230,8 +232,10 @@ int kernel__proc_boot(struct host *h, const char *env_dir, const char *const *re
     k->isolation = r.isolation;
     site_reach(k);
     result_free(&r);
-    if (rc < 0)
+    if (rc < 0) {
+        exec__net_end(NULL, &k->net);
         goto out;
+    }
     k->up = true;
     k->chan = steal_fd(&sv[0]);
     k->out_r = steal_fd(&op[0]);
@@ -338,6 +342,7 @@ void kernel__proc_stop(struct host *h, bool locked)
     if (!locked && !may_give_back(h, &lock))
         jail_keep_paths(&k->proc);
     jail_proc_free(&k->proc); /* jail_finish: the paths, the uid, the cgroups */
+    exec__net_end(NULL, &k->net); /* the kernel is gone: its network goes */
     if (lock >= 0)
         close(lock);
     k->up = false;

@@ -30,6 +30,11 @@ struct net_learned {
 struct net_policy {
     struct net_rules allow, deny, call;
     bool has_call;                 /* the call gave a list: both must allow */
+    /* The allow-list is the operator's own sources (the installer's
+     * index and find-links hosts): what it names is reached even on a
+     * class no script may reach (an index on the server's loopback or a
+     * private network); everything else is refused as for a run. */
+    bool sources;
     struct ipaddr own[NET_OWN_MAX];
     size_t n_own;
     struct net_learned *learned;   /* NET_LEARNED_MAX of them, a ring past it */
@@ -95,8 +100,9 @@ int net_dns_answer(struct net_policy *p, struct net_record *rec, pthread_mutex_t
 
 /* -------------------------------------------------------------- the proxy */
 
-/* The sockets of the run's namespace the proxy serves (jail_net_receive's
- * order): TCP for IPv4 and IPv6, DNS for IPv4 and IPv6; -1 where absent. */
+/* The sockets of the run's namespace the proxy serves, as the jail's init
+ * sends them (jail.h: a byte of which are there, then those, in this
+ * order): TCP for IPv4 and IPv6, DNS for IPv4 and IPv6. */
 enum { NET_FD_TCP4, NET_FD_TCP6, NET_FD_DNS4, NET_FD_DNS6, NET_FD_N };
 
 /* A run's proxy and resolver: a process of its own, in the server's
@@ -107,10 +113,13 @@ struct net_proxy {
     int rec;   /* the record comes back on it */
 };
 
-/* Starts the proxy for fds (borrowed: the caller closes its copies) under
- * the policy (copied into the process) with the limits; the process ends
- * with the caller. 0, or -errno with nothing started. */
-int net_proxy_start(struct net_proxy *px, const struct net_policy *pol, const int fds[NET_FD_N], uint64_t max_bytes,
+/* Starts the proxy under the policy (copied into the process) with the
+ * limits; the process ends with the caller. It takes its sockets from
+ * sock (borrowed: the caller closes its copy), where the jail's init
+ * sends them, whenever that is: so the proxy may start before the jail;
+ * if sock's other end closes first (the jail did not start), the proxy
+ * ends. 0, or -errno with nothing started. */
+int net_proxy_start(struct net_proxy *px, const struct net_policy *pol, int sock, uint64_t max_bytes,
                     uint64_t max_conns) must_check;
 /* Ends it and fills rec (mode left as it is) with what it saw; 0, or
  * -errno when the record could not be had (rec then has the totals it

@@ -208,6 +208,7 @@ static void conn_event(struct proxy *P, size_t i, unsigned kind, uint32_t events
         if (e == EINPROGRESS || e == EALREADY)
             return;
         if (e) {
+            log_msg(LOG_LVL_DEBUG, "network: the connection out failed: %s", strerror(e));
             refuse(P, c->cfd, c->name, &c->dst, NET_REFUSED_UNREACHABLE, connect_error(e));
             close(c->ufd);
             free(c->name);
@@ -225,6 +226,7 @@ static void conn_event(struct proxy *P, size_t i, unsigned kind, uint32_t events
         return;
     }
     if (a < 0 || b < 0) {
+        log_msg(LOG_LVL_DEBUG, "network: a connection's relay failed: %s", strerror(errno));
         conn_close(P, c, true);
         return;
     }
@@ -420,6 +422,36 @@ static int proxy_loop(struct proxy *P)
     return 0;
 }
 
+/* The sockets from the jail's init (jail.h says how they come). 0; 1
+ * when sock ended without them (the jail did not start); -errno. */
+static int take_sockets(int sock, int fds[NET_FD_N])
+{
+    for (int i = 0; i < NET_FD_N; i++)
+        fds[i] = -1;
+    unsigned char mask = 0;
+    char cbuf[CMSG_SPACE(sizeof(int) * NET_FD_N)];
+    struct iovec iov = {.iov_base = &mask, .iov_len = 1};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    ssize_t r;
+    do
+        r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    while (r < 0 && errno == EINTR);
+    if (r <= 0)
+        return r < 0 ? -errno : 1;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+        return -EPROTO;
+    size_t got = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int), k = 0;
+    int in[NET_FD_N];
+    memcpy(in, CMSG_DATA(cm), sizeof(int) * (got < NET_FD_N ? got : NET_FD_N));
+    for (int i = 0; i < NET_FD_N; i++)
+        if (mask & (1u << i))
+            fds[i] = k < got ? in[k++] : -1;
+    if ((msg.msg_flags & MSG_CTRUNC) || k != got || fds[NET_FD_TCP4] < 0 || fds[NET_FD_DNS4] < 0)
+        return -EPROTO;
+    return 0;
+}
+
 static int cmp_int(const void *a, const void *b)
 {
     return *(const int *)a - *(const int *)b;
@@ -440,7 +472,7 @@ static void close_others(int *keep, size_t n)
     close_range(lo, ~0u, 0);
 }
 
-static _Noreturn void proxy_main(struct proxy *P, int rec_w)
+static _Noreturn void proxy_main(struct proxy *P, int sock, int rec_w)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "rms-net-proxy");
@@ -453,15 +485,19 @@ static _Noreturn void proxy_main(struct proxy *P, int rec_w)
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (getppid() == 1)
         _exit(1);
-    int keep[NET_FD_N + 2];
-    size_t nk = 0;
-    for (int i = 0; i < NET_FD_N; i++)
-        if (P->fds[i] >= 0)
-            keep[nk++] = P->fds[i];
-    keep[nk++] = P->ctl;
-    keep[nk++] = rec_w;
-    close_others(keep, nk);
-    int rc = net_policy_own_addresses(P->pol);
+    int keep[] = {sock, P->ctl, rec_w};
+    close_others(keep, ARRAY_SIZE(keep));
+    /* The jail's sockets, or the run's end (ctl) before them. */
+    struct pollfd pf[2] = {{.fd = sock, .events = POLLIN}, {.fd = P->ctl, .events = POLLIN}};
+    int rc;
+    while ((rc = poll(pf, 2, -1)) < 0 && errno == EINTR)
+        ;
+    rc = rc < 0 ? -errno : (pf[0].revents & POLLIN) ? take_sockets(sock, P->fds) : 1;
+    close(sock);
+    if (rc == 1)
+        _exit(net__record_write(rec_w, &P->rec) == 0 ? 0 : 1); /* no jail: nothing to serve */
+    if (rc == 0)
+        rc = net_policy_own_addresses(P->pol);
     if (rc == 0)
         rc = proxy_loop(P);
     if (rc < 0)
@@ -469,7 +505,7 @@ static _Noreturn void proxy_main(struct proxy *P, int rec_w)
     _exit(net__record_write(rec_w, &P->rec) == 0 && rc == 0 ? 0 : 1);
 }
 
-int net_proxy_start(struct net_proxy *px, const struct net_policy *pol, const int fds[NET_FD_N], uint64_t max_bytes,
+int net_proxy_start(struct net_proxy *px, const struct net_policy *pol, int sock, uint64_t max_bytes,
                     uint64_t max_conns)
 {
     int ctl[2], rec[2];
@@ -490,13 +526,12 @@ int net_proxy_start(struct net_proxy *px, const struct net_policy *pol, const in
     if (pid == 0) {
         static struct proxy P;
         P.pol = (struct net_policy *)pol; /* our copy of the caller's memory */
-        memcpy(P.fds, fds, sizeof P.fds);
         P.ctl = ctl[0];
         P.max_bytes = max_bytes;
         P.max_conns = max_conns;
         close(ctl[1]);
         close(rec[0]);
-        proxy_main(&P, rec[1]);
+        proxy_main(&P, sock, rec[1]);
     }
     close(ctl[0]);
     close(rec[1]);
