@@ -295,8 +295,7 @@ if mode_enter jail-root; then
             LAB_ALLOW=$WIDE lab_run warm$i http://www.lab.test/ http://127.0.0.1:8080/ http://metadata.lab.test/ \
                 "http://www.lab.test/redirect?to=http://10.0.0.1/"
         done
-        TAP_TODO="a run with the network on starts cold for now: the pool has no networked spares" \
-            is "$(jget $J 'r["start"]')" warm "warm: the run started warm (networked spares)"
+        is "$(jget $J 'r["start"]')" warm "warm: the run started warm (networked spares)"
         like "$(verdict http://www.lab.test/)" "ok 200 lab" "warm: an allowed name"
         refused_fast http://127.0.0.1:8080/ "warm: the loopback"
         refused_fast http://metadata.lab.test/ "warm: the metadata address by name"
@@ -317,13 +316,32 @@ $cellcode" >$J 2>$J.err
         done
         MODE="cell"
         is "$(jget $J 'r["kernel"]["cell"]')" 2 "cell: the second cell of one kernel"
-        TAP_TODO="a kernel has no network of its own yet" like "$(verdict http://www.lab.test/)" "ok 200 lab" \
-            "cell: an allowed name"
-        refused_fast http://127.0.0.1:8080/ "cell: the loopback"
-        refused_fast http://private.lab.test/ "cell: a private address by name"
-        refused_fast 'http://[::ffff:169.254.169.254]/' "cell: the metadata address, IPv4-mapped"
-        refused_fast 'http://www.lab.test/redirect?to=http://100.64.0.1/' "cell: CGNAT through a redirect"
-        TAP_TODO="a kernel has no network of its own yet" is "$(net "n['mode']")" on "cell: the record is there"
+        like "$(verdict http://www.lab.test/)" "ok 200 lab" "cell: an allowed name"
+        refused_fast http://127.0.0.1:8080/ "the loopback"
+        refused_fast http://private.lab.test/ "a private address by name"
+        refused_fast 'http://[::ffff:169.254.169.254]/' "the metadata address, IPv4-mapped"
+        refused_fast 'http://www.lab.test/redirect?to=http://100.64.0.1/' "CGNAT through a redirect"
+        is "$(net "n['mode']")" on "cell: the record is there"
+        # A kernel's network is its first cell's: a cell that asks for
+        # another is refused until a reset; after it the narrower one holds.
+        kcell() { # kcell NAME NETWORK URLS: a cell with --network NETWORK
+            J=$T/cell-$1.json
+            V=$T/cell-$1.v
+            RC=0
+            netlab_exec env RUNMYSCRIPT_STATE_DIR=$MODE_STATE RUNMYSCRIPT_SCRIPT_NETWORK=on "RUNMYSCRIPT_EGRESS_ALLOW=$WIDE" \
+                RMS_TEST_SERVER=$RMS_TEST_SERVER "$top_builddir/tests/sandbox/cell" cell --network "$2" $T/cellws \
+                "URLS = $3
+$cellcode" >$J 2>$J.err || RC=$?
+            jget $J 'next((l[9:] for l in r["logs"].splitlines() if l.startswith("NETPROBE ")), "{}")' >$V 2>/dev/null
+        }
+        kcell other api.lab.test:443 "['https://api.lab.test/']"
+        is "$(verdict https://api.lab.test/)" none "cell: a cell with another network than its kernel's does not run"
+        like "$(jget $J 'r["error"]' 2>/dev/null)" "network" "cell: and the reason names the network"
+        netlab_exec env RUNMYSCRIPT_STATE_DIR=$MODE_STATE RMS_TEST_SERVER=$RMS_TEST_SERVER \
+            "$top_builddir/tests/sandbox/cell" reset $T/cellws >/dev/null 2>&1
+        kcell narrow api.lab.test:443 "['https://api.lab.test/', 'http://www.lab.test/']"
+        like "$(verdict https://api.lab.test/)" "ok 200 lab 203.0.113.11" "cell: after a reset, the narrower network: api.lab.test reached"
+        refused_fast http://www.lab.test/ "after a reset, the narrower network: what it leaves out"
         netlab_exec env RUNMYSCRIPT_STATE_DIR=$MODE_STATE RMS_TEST_SERVER=$RMS_TEST_SERVER \
             "$top_builddir/tests/sandbox/cell" end $T/cellws >/dev/null 2>&1
         MODE=jail-root
