@@ -8,6 +8,8 @@ host, and each trap address a script must never reach, answers. Paths:
     /                   "lab ADDRESS HOST": which address and name answered
     /big/N              N bytes (for the limits and the throughput)
     /redirect?to=URL    302 to URL (a redirect to a place never reachable)
+    /simple/NAME/       an index's page for NAME whose files are on a trap
+                        (3.0), on a host that is no index (2.0) and here (1.0)
 
 Every request is logged ("ADDRESS PORT PATH HOST") to the log file, so
 that a test can say that nothing reached a trap.
@@ -58,6 +60,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 except OSError:
                     return
                 n -= len(piece)
+            return
+        if url.path.startswith("/simple/") and url.path.count("/") == 3:
+            # A package index's page (PEP 503) whose files are elsewhere:
+            # 3.0 on a trap, 2.0 on a host that is no index, 1.0 here.
+            name = url.path.split("/")[2]
+            links = ["http://10.0.0.1/%s-3.0-py3-none-any.whl" % name,
+                     "http://203.0.113.20/%s-2.0-py3-none-any.whl" % name,
+                     "%s-1.0-py3-none-any.whl" % name]
+            body = "".join('<a href="%s">%s</a>\n' % (l, l.rsplit("/", 1)[-1]) for l in links).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
             return
         if url.path == "/redirect":
             to = urllib.parse.parse_qs(url.query).get("to", ["/"])[0]

@@ -23,9 +23,13 @@
 # - the call's narrowing (`--network`): it narrows, it cannot widen, "off"
 #   is none, a bad list is refused before anything runs, and a list where
 #   the server gives no network is refused;
-# - a kernel's cell and a warm run (jail-root) with the same policy;
+# - a kernel's cell and a warm run (jail-root) with the same policy; a cell
+#   that asks for another network than its kernel's is refused until a reset;
+# - the installer: it reaches its index (on the server's loopback) and no
+#   file of the index's on a trap or on a host that is no index;
 # - the doors: MCP over stdio (run_code's network argument,
-#   structuredContent.network, the text's line) and /api/run over CGI;
+#   structuredContent.network, the text's line) and /api/run over CGI (a
+#   JSON body and a form);
 # - afterwards, no process of the runs in the server's namespace, no
 #   namespace or interface of theirs.
 . "${top_srcdir:?run me through make check, or set top_srcdir}/tests/lib/tap.sh" || exit 99
@@ -353,6 +357,33 @@ $cellcode" >$J 2>$J.err || RC=$?
     export RUNMYSCRIPT_STATE_DIR=$TEST_TMP/state
 else
     skip "warm runs and cells: $MODE_SKIP"
+fi
+
+# --- the installer: its network reaches the index's host and port alone
+if mode_enter jail-root; then
+    IPORT=$((20000 + ($$ + 7) % 20000))
+    ip netns exec "$NL_SRV" "$PYTHON3" "$top_srcdir/tests/lib/netlab_http.py" "$NL_DIR/host.pem" "$NL_DIR/host.key" \
+        $T/index.log $T/index.ready $IPORT >$T/index.out 2>&1 &
+    INDEX_PID=$!
+    wait_until test -e $T/index.ready
+    printf 'import labpkg\n' >$T/needs.py
+    for v in 3.0 2.0; do
+        netlab_exec env -u RUNMYSCRIPT_FIND_LINKS RUNMYSCRIPT_STATE_DIR=$MODE_STATE RUNMYSCRIPT_ISOLATION=namespaces \
+            "$RUNMYSCRIPT" run $T/needs.py --json --no-auto-deps --with labpkg==$v --set script_network=on \
+            --set "egress_allow=$WIDE,203.0.113.0/24" --set installer=pip --set index_url=http://127.0.0.1:$IPORT/simple/ \
+            --set extra_index_url=none --set find_links=none >$T/install-$v.json 2>$T/install-$v.err
+        is "$(jget $T/install-$v.json 'r["status"]')" install_failed "installer: labpkg==$v: install_failed"
+    done
+    like "$(jget $T/install-3.0.json 'r["install_log"]')" "host='10.0.0.1'" "installer: it tried the file on 10.0.0.1, and was refused"
+    like "$(jget $T/install-2.0.json 'r["install_log"]')" "host='203.0.113.20'" "installer: it tried the file on 203.0.113.20, and was refused"
+    grep -q " /simple/labpkg/ " $T/index.log
+    ok $? "installer: it reached the index on the server's loopback (its index_url)"
+    netlab_reached 10.0.0.1 && r=1 || r=0
+    ok $r "installer: a file of the index's on a private address: never fetched"
+    netlab_reached 203.0.113.20 && r=1 || r=0
+    ok $r "installer: a file of the index's on a host that is no index: never fetched, whatever egress_allow says"
+    kill $INDEX_PID 2>/dev/null
+    wait $INDEX_PID 2>/dev/null
 fi
 
 # --- the doors: MCP over stdio and /api/run over CGI, in the server's namespace
