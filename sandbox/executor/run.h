@@ -36,8 +36,9 @@ struct exec_spec {
      * the server's: a destination is reached when both lists allow it ("on"
      * is the server's list as it is). A list where the server's network is
      * off, or is host-unfiltered (which no list can narrow), and a list that
-     * does not parse, are refused (exec_check_network). A cell's is its
-     * kernel's policy from that cell on. */
+     * does not parse, are refused (exec_check_network). A kernel's is the
+     * network of the cell that starts it, for its life: a later cell with
+     * another is refused (REFUSED) until the kernel is reset. */
     const char *network;
 };
 

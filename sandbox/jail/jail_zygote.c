@@ -247,6 +247,13 @@ static int serve_one(const struct jail_warm_req *q, int *fds, size_t nfds)
     /* Busy from now on: spares like this run's /tmp are made ahead. */
     if (!jail__spare_tmp[0])
         snprintf(jail__spare_tmp, sizeof jail__spare_tmp, "%s", q->tmp_opts);
+    /* A networked run's init loads its rules with libnftables: loaded here
+     * once, every later run and spare of this zygote has it. */
+    if (q->own_net) {
+        char why[128];
+        if (jail_net_load(why, sizeof why) < 0)
+            log_msg(LOG_LVL_WARN, "the zygote: %s", why);
+    }
     if (!q->network && (rc = spare_take(q, fds, nfds)) != -EAGAIN)
         goto out;
     rc = 0;

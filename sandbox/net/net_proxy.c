@@ -10,9 +10,10 @@
  * the host's resolver blocks.
  *
  * Theory of operation: one epoll loop; a connection is two sockets and a
- * buffer each way; a buffer is filled only when it is empty and emptied
- * before the next read, so a slow side holds the other back (no memory
- * grows with a fast one). The run's end closes ctl: the proxy closes what
+ * pipe each way, the bytes spliced through it (the kernel moves them: no
+ * copy through this process); a pipe is filled only when it is empty and
+ * emptied before the next read, so a slow side holds the other back
+ * (nothing grows with a fast one). The run's end closes ctl: the proxy closes what
  * is left, writes the record on rec and exits; the run's process reads it
  * (net_proxy_stop). The proxy dies with the run's process (its parent). */
 #include "config.h"
@@ -43,16 +44,18 @@
 #define IP6T_SO_ORIGINAL_DST 80
 #endif
 
-#define NET_BUF (64 * 1024)        /* bytes in flight each way of a connection */
+#define NET_BUF (256 * 1024)       /* bytes in flight each way of a connection (its pipe's size) */
 #define NET_EVENTS 64
 #define NET_STOP_WAIT_MS 3000      /* the record must come back within this */
 #define NET_DNS_POLL_MS 100        /* the resolver looks for the end this often */
 
 enum { TAG_LISTEN, TAG_CTL, TAG_CLIENT, TAG_UPSTREAM };
 
+/* One direction of a connection: a pipe the bytes are spliced through
+ * (the kernel moves them; no copy through the proxy's memory). */
 struct pbuf {
-    char *data;
-    size_t off, len;
+    int p[2];    /* the pipe, -1 -1 when not made */
+    size_t len;  /* bytes in it */
     bool eof;    /* the source said it has no more */
     bool shut;   /* and the sink was told (shutdown SHUT_WR) */
 };
@@ -100,6 +103,24 @@ static void refuse(struct proxy *P, int cfd, const char *name, const struct ipad
     pthread_mutex_unlock(&P->pol->lock);
 }
 
+static void pbuf_close(struct pbuf *b)
+{
+    for (int i = 0; i < 2; i++)
+        if (b->p[i] >= 0)
+            close(b->p[i]);
+    b->p[0] = b->p[1] = -1;
+}
+
+static int pbuf_open(struct pbuf *b)
+{
+    if (pipe2(b->p, O_CLOEXEC | O_NONBLOCK) < 0) {
+        b->p[0] = b->p[1] = -1;
+        return -errno;
+    }
+    (void)fcntl(b->p[1], F_SETPIPE_SZ, NET_BUF); /* (a smaller pipe only slows it) */
+    return 0;
+}
+
 static void conn_close(struct proxy *P, struct conn *c, bool reset)
 {
     if (c->cfd >= 0)
@@ -110,8 +131,8 @@ static void conn_close(struct proxy *P, struct conn *c, bool reset)
     discard(net__record_reach(&P->rec, c->name, &c->dst, c->in, c->out, 1));
     pthread_mutex_unlock(&P->pol->lock);
     free(c->name);
-    free(c->c2u.data);
-    free(c->u2c.data);
+    pbuf_close(&c->c2u);
+    pbuf_close(&c->u2c);
     memset(c, 0, sizeof *c);
     c->cfd = c->ufd = -1;
 }
@@ -150,9 +171,9 @@ static int pump(struct proxy *P, int src, int dst, struct pbuf *b, uint64_t *cou
         uint64_t left = P->max_bytes > P->bytes ? P->max_bytes - P->bytes : 0;
         if (left == 0)
             return 1;
-        ssize_t r = recv(src, b->data, left < NET_BUF ? (size_t)left : NET_BUF, 0);
+        ssize_t r = splice(src, NULL, b->p[1], NULL, left < NET_BUF ? (size_t)left : NET_BUF,
+                           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (r > 0) {
-            b->off = 0;
             b->len = (size_t)r;
             P->bytes += (uint64_t)r;
             *count += (uint64_t)r;
@@ -163,13 +184,11 @@ static int pump(struct proxy *P, int src, int dst, struct pbuf *b, uint64_t *cou
         }
     }
     if (b->len) {
-        ssize_t w = send(dst, b->data + b->off, b->len, MSG_NOSIGNAL);
-        if (w > 0) {
-            b->off += (size_t)w;
+        ssize_t w = splice(b->p[0], NULL, dst, NULL, b->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (w > 0)
             b->len -= (size_t)w;
-        } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+        else if (w < 0 && errno != EAGAIN && errno != EINTR)
             return -1;
-        }
     }
     if (b->eof && b->len == 0 && !b->shut) {
         shutdown(dst, SHUT_WR);
@@ -212,8 +231,8 @@ static void conn_event(struct proxy *P, size_t i, unsigned kind, uint32_t events
             refuse(P, c->cfd, c->name, &c->dst, NET_REFUSED_UNREACHABLE, connect_error(e));
             close(c->ufd);
             free(c->name);
-            free(c->c2u.data);
-            free(c->u2c.data);
+            pbuf_close(&c->c2u);
+            pbuf_close(&c->u2c);
             memset(c, 0, sizeof *c);
             return;
         }
@@ -304,10 +323,10 @@ static void accept_one(struct proxy *P, int cfd, bool v6)
     }
     size_t i;
     struct conn *c = conn_slot(P, &i);
-    char *b1 = malloc(NET_BUF), *b2 = malloc(NET_BUF);
+    struct pbuf b1 = {.p = {-1, -1}}, b2 = {.p = {-1, -1}};
     int ufd = socket(dst.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (!c || !b1 || !b2 || ufd < 0) {
-        free(b1), free(b2), free(copy);
+    if (!c || pbuf_open(&b1) < 0 || pbuf_open(&b2) < 0 || ufd < 0) {
+        pbuf_close(&b1), pbuf_close(&b2), free(copy);
         if (ufd >= 0)
             close(ufd);
         return refuse(P, cfd, NULL, &dst, NET_REFUSED_UNREACHABLE, "failed");
@@ -331,15 +350,15 @@ static void accept_one(struct proxy *P, int cfd, bool v6)
     if (connect(ufd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS) {
         int e = errno;
         close(ufd);
-        free(b1), free(b2);
+        pbuf_close(&b1), pbuf_close(&b2);
         refuse(P, cfd, copy, &dst, NET_REFUSED_UNREACHABLE, connect_error(e));
         free(copy);
         return;
     }
     P->made++;
     *c = (struct conn){.used = true, .connecting = true, .cfd = cfd, .ufd = ufd, .dst = dst, .name = copy};
-    c->c2u.data = b1;
-    c->u2c.data = b2;
+    c->c2u = b1;
+    c->u2c = b2;
     struct epoll_event ec = {.data.u64 = tag(TAG_CLIENT, i)}, eu = {.events = EPOLLOUT, .data.u64 = tag(TAG_UPSTREAM, i)};
     if (epoll_ctl(P->ep, EPOLL_CTL_ADD, cfd, &ec) < 0 || epoll_ctl(P->ep, EPOLL_CTL_ADD, ufd, &eu) < 0)
         conn_close(P, c, true);
@@ -360,10 +379,15 @@ static void *dns_main(void *arg)
 {
     struct proxy *P = arg;
     unsigned char q[1500], ans[512];
-    struct pollfd pf[2] = {{.fd = P->fds[NET_FD_DNS4], .events = POLLIN}, {.fd = P->fds[NET_FD_DNS6], .events = POLLIN}};
+    /* ctl too: its end (the run's) wakes us at once, not at the next look. */
+    struct pollfd pf[3] = {{.fd = P->fds[NET_FD_DNS4], .events = POLLIN},
+                           {.fd = P->fds[NET_FD_DNS6], .events = POLLIN},
+                           {.fd = P->ctl, .events = POLLIN}};
     while (!atomic_load(&P->stopping)) {
-        if (poll(pf, 2, NET_DNS_POLL_MS) <= 0)
+        if (poll(pf, 3, NET_DNS_POLL_MS) <= 0)
             continue;
+        if (pf[2].revents)
+            break;
         for (int k = 0; k < 2; k++) {
             if (pf[k].fd < 0 || !(pf[k].revents & POLLIN))
                 continue;
