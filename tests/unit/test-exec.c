@@ -52,7 +52,8 @@ static void test_limits(void)
        "the workspace's bound holds output/'s: workspace_* at least output_*");
     const char *keys[] = {"timeout", "cpu_time", "memory", "file_size", "open_files", "processes",
                           "log_bytes", "output_bytes", "output_files", "kill_grace", "tmp_bytes", "tmp_files",
-                          "code_bytes", "input_bytes", "install_time", "workspace_bytes", "workspace_files", "value_bytes"};
+                          "code_bytes", "input_bytes", "install_time", "workspace_bytes", "workspace_files", "value_bytes",
+                          "net_bytes", "net_connections"};
     int found = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const struct key_def *d = exec_limit_find(keys[i]);
