@@ -38,7 +38,8 @@ struct exec_spec {
      * off, or is host-unfiltered (which no list can narrow), and a list that
      * does not parse, are refused (exec_check_network). A kernel's is the
      * network of the cell that starts it, for its life: a later cell with
-     * another is refused (REFUSED) until the kernel is reset. */
+     * another does not run (status sandbox_error, r->error says to reset
+     * the kernel). */
     const char *network;
 };
 

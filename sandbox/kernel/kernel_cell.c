@@ -316,7 +316,6 @@ static int cell_kernel(struct run *run, struct steps *s, struct kclient *k)
                         k->network[0] ? "\"" : "", k->network[0] ? k->network : "of the server", k->network[0] ? "\"" : "",
                         run->spec->network ? "\"" : "", run->spec->network ? run->spec->network : "of the server",
                         run->spec->network ? "\"" : "");
-        r->outcome = EXEC_OUTCOME_REFUSED;
         return -EINVAL;
     }
     if (k->alive && !strcmp(k->env, s->env_dir)) {

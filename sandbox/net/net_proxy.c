@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -511,6 +512,13 @@ static _Noreturn void proxy_main(struct proxy *P, int sock, int rec_w)
         _exit(1);
     int keep[] = {sock, P->ctl, rec_w};
     close_others(keep, ARRAY_SIZE(keep));
+    /* Six descriptors a connection (two sockets, two pipes): as many as the
+     * hard limit allows, past the worker's soft one. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     /* The jail's sockets, or the run's end (ctl) before them. */
     struct pollfd pf[2] = {{.fd = sock, .events = POLLIN}, {.fd = P->ctl, .events = POLLIN}};
     int rc;
