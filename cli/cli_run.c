@@ -44,6 +44,9 @@ static void usage(FILE *f)
             "  --mount PATH=URL      with --session: download URL to mounts/PATH first (repeatable)\n"
             "  --out DIR             copy artifacts and the zip to DIR/RUNID/ (default ./" CLI__OUT_DEFAULT ")\n"
             "  --timeout SECONDS     wall time limit (default: the timeout key, 60 s)\n"
+            "  --network LIST        the run's network, where script_network = on: off, on (all that\n"
+            "                        egress_allow allows), or hosts and ranges that narrow it\n"
+            "                        ('api.example.com:443, 198.51.100.0/24')\n"
             "  --with SPEC           a requirement (PEP 508, e.g. 'pillow>=9'; repeatable)\n"
             "  -r, --requirements FILE  requirements, one per line (# comments; no options)\n"
             "  --no-auto-deps        do not install what the script's imports need\n"
@@ -73,7 +76,7 @@ struct run_req_arg {
 
 /* The command line of `run`; the strings are argv's. */
 struct run_args {
-    const char *script, *input_file, *input_text, *input_url, *out, *timeout, *config, *session;
+    const char *script, *input_file, *input_text, *input_url, *out, *timeout, *config, *session, *network;
     bool json;
     enum cli__escape escape;
     int auto_deps; /* -1: the configuration's */
@@ -163,6 +166,7 @@ static int run_parse_args(int argc, char **argv, struct run_args *a)
         OPT_AUTO_DEPS,
         OPT_NO_AUTO_DEPS,
         OPT_ESCAPE,
+        OPT_NETWORK,
     };
     static const struct option opts[] = {
         {"input", required_argument, NULL, OPT_INPUT},   {"input-text", required_argument, NULL, OPT_INPUT_TEXT},
@@ -173,7 +177,7 @@ static int run_parse_args(int argc, char **argv, struct run_args *a)
         {"mount", required_argument, NULL, OPT_MOUNT},   {"help", no_argument, NULL, 'h'},
         {"with", required_argument, NULL, OPT_WITH},     {"requirements", required_argument, NULL, 'r'},
         {"auto-deps", no_argument, NULL, OPT_AUTO_DEPS}, {"no-auto-deps", no_argument, NULL, OPT_NO_AUTO_DEPS},
-        {"escape", required_argument, NULL, OPT_ESCAPE},
+        {"escape", required_argument, NULL, OPT_ESCAPE}, {"network", required_argument, NULL, OPT_NETWORK},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -195,6 +199,7 @@ static int run_parse_args(int argc, char **argv, struct run_args *a)
         case OPT_MOUNT: a->mounts[a->nmounts++] = optarg; break;
         case OPT_OUT: a->out = optarg; break;
         case OPT_TIMEOUT: a->timeout = optarg; break;
+        case OPT_NETWORK: a->network = optarg; break;
         case OPT_JSON: a->json = true; break;
         case OPT_SET: a->sets[a->nsets++] = optarg; break;
         case OPT_CONFIG: a->config = optarg; break;
@@ -420,6 +425,7 @@ static int run_build_spec(const struct run_args *a, const struct cfg *cfg, const
     size_t n = strlen(a->script);
     if (n > 6 && !strcmp(a->script + n - 6, ".ipynb"))
         spec->notebook = a->script;
+    spec->network = a->network;
     spec->requirements = in->reqs;
     spec->n_requirements = in->n_reqs;
     if (a->auto_deps >= 0)

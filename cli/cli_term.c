@@ -327,6 +327,9 @@ void cli__print_summary(const struct result *r, const char *dest, const struct c
         cleanup_free char *advice = r->advice ? shown(t, r->advice, false) : NULL;
         fprintf(f, "%serror: %s%s%s%s\n", on, error ? error : "?", advice ? "; " : "", advice ? advice : "", off);
     }
+    cleanup_free char *net = result_network_summary(r);
+    if (net)
+        fprintf(f, "%s%s%s\n", on, net, off);
     if (r->n_requirements) {
         fprintf(f, "%senvironment (%s):", on, result_env_cache_name(r->env_cache));
         for (size_t i = 0; i < r->n_requirements; i++) {

@@ -271,6 +271,11 @@ json_object *result_to_json(const struct result *r)
     } else {
         ADD(o, "kernel", NULL);
     }
+    bool net_oom;
+    json_object *net = result__network_json(&r->network, &net_oom);
+    if (net_oom)
+        goto oom;
+    ADD(o, "network", net);
     return o;
 oom:
     json_object_put(arts);

@@ -12,4 +12,9 @@
  * 0 or -errno. */
 int result_record(const struct result *r) must_check;
 
+/* The "network" member of the result's JSON (result_network.c): NULL
+ * (JSON null) when the run had no network, else the record (caller puts
+ * it); *oom set when memory ran out. */
+json_object *result__network_json(const struct net_record *rec, bool *oom);
+
 #endif

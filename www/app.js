@@ -17,7 +17,7 @@ import { askToken as tokenPrompt } from './js/token.js';
 import { LiveLog } from './js/log.js';
 import { AskBox } from './js/ask.js';
 import { Steps, outcome } from './js/status.js';
-import { statusLine, envLine, valueView, fileList, previews, pageViewer } from './js/result.js';
+import { statusLine, envLine, netLine, valueView, fileList, previews, pageViewer } from './js/result.js';
 
 document.documentElement.classList.add('js');
 
@@ -226,6 +226,8 @@ function showResult(me, r, elapsed) {
   summary.className = 'status st-' + r.status;
   $('env').textContent = envLine(r);
   $('env').hidden = !$('env').textContent;
+  $('net').textContent = netLine(r);
+  $('net').hidden = !$('net').textContent;
   steps.finish(true);
   showError(outcome(r, me.limits));
   say('Done: ' + r.status + '.');

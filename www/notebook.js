@@ -15,7 +15,7 @@ import { bindEditor } from './js/editor.js';
 import { askToken } from './js/token.js';
 import { LiveLog } from './js/log.js';
 import { outcome } from './js/status.js';
-import { fileList, previews, pageViewer } from './js/result.js';
+import { fileList, netLine, previews, pageViewer } from './js/result.js';
 
 {
   const $ = (id) => document.getElementById(id);
@@ -315,14 +315,10 @@ import { fileList, previews, pageViewer } from './js/result.js';
     cell.status.textContent = parts.join(' · ');
     // Why the kernel changed (which packages, from where) is long: one
     // short line, the whole sentence on a click.
-    if (k.reason) {
-      const why = document.createElement('details');
-      why.className = 'cell-why';
-      const sum = document.createElement('summary');
-      sum.textContent = 'Why';
-      why.append(sum, document.createTextNode(k.reason));
-      cell.status.append(' ', why);
-    }
+    if (k.reason) cell.status.append(' ', folded('Why', k.reason));
+    // What the cell reached and what was refused, where it had a network.
+    const net = netLine(r);
+    if (net) cell.status.append(' ', folded('Network', net));
     cell.status.className = 'cell-status status st-' + r.status;
     problem(cell, outcome(r, current ? current.run.limits : {}) || (r.status !== 'ok' && r.error) || '');
     if (r.value) {
@@ -340,6 +336,16 @@ import { fileList, previews, pageViewer } from './js/result.js';
         : 'The names it defined stay for the next cells until Reset.');
     notice = '';
     if (r.status !== 'ok') dropQueue();
+  }
+
+  // A long sentence as one short word that opens it on a click.
+  function folded(label, text) {
+    const d = document.createElement('details');
+    d.className = 'cell-why';
+    const sum = document.createElement('summary');
+    sum.textContent = label;
+    d.append(sum, document.createTextNode(text));
+    return d;
   }
 
   // Stop: the cell's cancel URL (any worker takes it); before the cell has

@@ -32,7 +32,10 @@
     "imports (and a PEP 723 `# /// script` block) and installs what is missing once, then reuses the cached " \
     "environment. A package that cannot be installed returns status install_failed with the installer's " \
     "reason.\n" \
-    "- Scripts have no network access while they run.\n" \
+    "- Scripts have no network access while they run, unless this server allows some hosts: then they reach " \
+    "only those (never the server's own, private or link-local addresses), a refused host fails at once, and " \
+    "the result's network lists what was reached and what was refused. The network argument narrows it for " \
+    "one call: \"off\", or the hosts the script needs.\n" \
     "- A failing script (exception, non-zero exit, timeout, memory or output limit) returns isError true with " \
     "the status and the full log: read the traceback, fix the code and call again.\n" \
     "- list_dir and preview_file look at " LOOK_AT " (for example list_dir('output')) without running code.\n" \

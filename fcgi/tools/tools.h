@@ -16,6 +16,7 @@
 
 #define TOOLS_MAX_REQUIREMENTS EXEC_MAX_REQUIREMENTS /* entries of run_code's requirements (64) */
 #define TOOLS_REQUIREMENT_MAX EXEC_REQUIREMENT_MAX          /* bytes of one requirement (512) */
+#define TOOLS_NETWORK_MAX 16384 /* bytes of a call's network (its list of hosts) */
 #define TOOLS_LIST_DIR_MAX 1000      /* entries list_dir returns */
 #define TOOLS_TEXT_LOG_MAX (32 << 10) /* bytes of log in the text block */
 

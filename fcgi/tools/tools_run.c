@@ -98,6 +98,9 @@ static void summary_text(const struct tools_ctx *c, const struct result *r, bool
         restored_text(b, r->kernel.restored);
     if (r->error)
         discard(dbuf_printf(b, "error: %s\n", r->error));
+    cleanup_free char *net = result_network_summary(r);
+    if (net)
+        discard(dbuf_printf(b, "%s\n", net));
     const struct result_log *log = &r->log;
     discard(dbuf_printf(b, "--- log%s ---\n", r->log.truncated ? " (truncated at log_bytes)" : ""));
     if (log->buf.len <= TOOLS_TEXT_LOG_MAX) {
@@ -392,6 +395,7 @@ struct run_args {
     struct file_arg *files;   /* n_files of run_code's files, or NULL */
     size_t n_files;
     int64_t wall_ms;          /* the call's timeout; 0: the server's */
+    const char *network;      /* the call's network (exec_spec.network); NULL: the server's */
     bool in_session;          /* in the session's workspace (run_code), else a fresh directory */
     bool cell;                /* a cell of the workspace's kernel (run_cell): exec_kernel_cell */
     bool notebook;            /* code is a Jupyter notebook (exec_spec.notebook) */
@@ -422,6 +426,7 @@ static int run(const struct tools_ctx *c, const struct run_args *a, json_object 
     spec.workspace = workspace;
     if (a->notebook)
         spec.notebook = TOOLS_NOTEBOOK_NAME;
+    spec.network = a->network;
 
     /* exec_run checks the code, the input's size and the requirements
      * before anything is made, and only then calls on_accepted, which says
@@ -607,6 +612,37 @@ static int arg_timeout(const struct tools_ctx *c, json_object *v, struct run_arg
     return 0;
 }
 
+/* v is a string of 1 to max printable bytes (no control character). */
+static bool printable_string(json_object *v, size_t max)
+{
+    const char *s = json_object_get_string(v);
+    size_t len = (size_t)json_object_get_string_len(v);
+    bool ok = json_object_is_type(v, json_type_string) && len > 0 && len <= max;
+    for (size_t k = 0; ok && k < len; k++)
+        ok = (unsigned char)s[k] >= 0x20 && s[k] != 0x7f;
+    return ok;
+}
+
+/* network: "off", "on", or a list in egress_allow's syntax, at most
+ * TOOLS_NETWORK_MAX printable bytes; exec_run checks what it says against
+ * the server's (a list that does not parse, or one where the server gives
+ * no network, is refused there with the reason). */
+static int arg_network(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result)
+{
+    (void)c;
+    if (!v)
+        return 0;
+    if (!printable_string(v, TOOLS_NETWORK_MAX)) {
+        *result = tools__arg_error("%s: network must be \"off\", \"on\" or a list of the hosts the script may "
+                                   "reach, within the server's egress_allow, such as \"api.example.com, "
+                                   "*.example.org:443, 198.51.100.0/24\" (1 to %d printable characters)",
+                                   a->tool, TOOLS_NETWORK_MAX);
+        return 0;
+    }
+    a->network = json_object_get_string(v);
+    return 0;
+}
+
 /* requirements: at most TOOLS_MAX_REQUIREMENTS strings of 1 to
  * TOOLS_REQUIREMENT_MAX printable bytes (exec_run checks what they say). */
 static int arg_requirements(const struct tools_ctx *c, json_object *v, struct run_args *a, json_object **result)
@@ -629,18 +665,13 @@ static int arg_requirements(const struct tools_ctx *c, json_object *v, struct ru
     a->n_reqs = n;
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(v, i);
-        const char *s = json_object_get_string(e);
-        size_t len = (size_t)json_object_get_string_len(e);
-        bool ok = json_object_is_type(e, json_type_string) && len > 0 && len <= TOOLS_REQUIREMENT_MAX;
-        for (size_t k = 0; ok && k < len; k++)
-            ok = (unsigned char)s[k] >= 0x20 && s[k] != 0x7f;
-        if (!ok) {
+        if (!printable_string(e, TOOLS_REQUIREMENT_MAX)) {
             *result = tools__arg_error("%s: requirements[%zu] must be a requirement specifier such as "
                                        "\"numpy==1.26.4\" (1 to %d printable characters)",
                                        a->tool, i, TOOLS_REQUIREMENT_MAX);
             return 0;
         }
-        a->reqs[i] = s;
+        a->reqs[i] = json_object_get_string(e);
     }
     return 0;
 }
@@ -653,6 +684,7 @@ static const struct {
 } run_code_args[] = {
     {"code", arg_code},       {"files", arg_files},           {"input", arg_input},
     {"timeout", arg_timeout}, {"requirements", arg_requirements}, {"notebook", arg_notebook},
+    {"network", arg_network},
 };
 
 /* run_code and run_cell: their arguments (known: the names it takes,
@@ -679,7 +711,8 @@ static int session_tool(const struct tools_ctx *c, json_object *args, const char
 
 int tools__run_code(const struct tools_ctx *c, json_object *args, json_object **result)
 {
-    static const char *const known[] = {"code", "requirements", "files", "input", "timeout", "notebook", NULL};
+    static const char *const known[] = {"code", "requirements", "files", "input", "timeout", "notebook", "network",
+                                        NULL};
     struct run_args a = {.tool = "run_code", .in_session = true};
     return session_tool(c, args, known, &a, result);
 }
@@ -706,7 +739,7 @@ static bool kernels_here(const struct tools_ctx *c, const char *tool, json_objec
 
 int tools__run_cell(const struct tools_ctx *c, json_object *args, json_object **result)
 {
-    static const char *const known[] = {"code", "requirements", "files", "timeout", NULL};
+    static const char *const known[] = {"code", "requirements", "files", "timeout", "network", NULL};
     struct run_args a = {.tool = "run_cell", .in_session = true, .cell = true};
     if (!kernels_here(c, a.tool, result))
         return 0;
@@ -795,7 +828,7 @@ int tools__save_kernel(const struct tools_ctx *c, json_object *args, json_object
 
 int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_object **result)
 {
-    static const char *const known[] = {"code", "user_input", "notebook", NULL};
+    static const char *const known[] = {"code", "user_input", "notebook", "network", NULL};
     if ((*result = tools__check_known(args, known, "run_my_script")))
         return 0;
     json_object *code = tools__get_arg(args, "code"), *input = tools__get_arg(args, "user_input");
@@ -814,6 +847,9 @@ int tools__run_my_script(const struct tools_ctx *c, json_object *args, json_obje
     a.code_len = (size_t)json_object_get_string_len(code);
     a.input = input ? json_object_get_string(input) : NULL;
     a.input_len = input ? (size_t)json_object_get_string_len(input) : 0;
+    int rc = arg_network(c, tools__get_arg(args, "network"), &a, result);
+    if (rc < 0 || *result)
+        return rc;
     return run(c, &a, result);
 }
 

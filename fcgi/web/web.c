@@ -41,7 +41,7 @@ enum web_mode { WEB_JSON, WEB_SSE, WEB_HTML };
 
 /* The fields of one request; each a bounded buffer. */
 struct web_fields {
-    struct dbuf code, input, file, url, reqs, timeout, notebook;
+    struct dbuf code, input, file, url, reqs, timeout, notebook, network;
     bool file_given;              /* an input_file part with bytes */
     struct dbuf *cur;             /* the part being read */
     struct form_parser *parser;   /* for form_fail */
@@ -50,12 +50,13 @@ struct web_fields {
 };
 
 /* In the order of enum web_field. */
-static const char *const field_names[] = {"code", "input", "input_file", "input_url", "requirements", "timeout",
-                                          "notebook"};
+static const char *const field_names[] = {"code",    "input",    "input_file", "input_url", "requirements",
+                                          "timeout", "notebook", "network"};
 
 static struct dbuf *field_buf(struct web_fields *f, size_t i)
 {
-    struct dbuf *const bufs[] = {&f->code, &f->input, &f->file, &f->url, &f->reqs, &f->timeout, &f->notebook};
+    struct dbuf *const bufs[] = {&f->code,    &f->input,    &f->file,    &f->url,
+                                 &f->reqs,    &f->timeout,  &f->notebook, &f->network};
     return bufs[i];
 }
 
@@ -87,6 +88,7 @@ static void fields_init(struct web_fields *f, const struct cfg *cfg, unsigned al
     dbuf_init(&f->reqs, (size_t)cfg->form.field_bytes);
     dbuf_init(&f->timeout, 64);
     dbuf_init(&f->notebook, WEB_NOTEBOOK_NAME_MAX);
+    dbuf_init(&f->network, (size_t)cfg->form.field_bytes);
 }
 
 static void fields_free(struct web_fields *f)
@@ -415,7 +417,7 @@ int web__read_form(const struct app *app, struct http_req *req, const char *ct, 
 }
 
 /* {"code": ..., "input": ..., "input_url": ..., "requirements": [...] or
- * "a\nb", "timeout": seconds}. */
+ * "a\nb", "timeout": seconds, "network": "off", "on" or a list}. */
 static int read_json(const struct app *app, struct http_req *req, struct web_fields *f, char *err, size_t errlen)
 {
     json_object *in = NULL;
@@ -614,6 +616,10 @@ static int make_spec(const struct app *app, struct web_fields *f, struct web_spe
         s->spec.requirements = s->reqs;
         s->spec.n_requirements = n;
     }
+    /* The network as it is (exec_run checks it, and refuses a bad one with
+     * the reason); an empty field is the server's, as the page sends it. */
+    if (f->network.len)
+        s->spec.network = f->network.data;
     s->spec.code = f->code.data ? f->code.data : "";
     s->spec.code_len = f->code.len;
     /* The page sends the name of the .ipynb it opened; a JSON body may say
@@ -776,7 +782,7 @@ void web__serve(const struct app *app, struct http_req *req, struct http_resp *r
 static const struct web_door run_door = {
     .route = "/api/run",
     .fields = (1u << WEB_F_CODE) | (1u << WEB_F_INPUT) | (1u << WEB_F_INPUT_FILE) | (1u << WEB_F_INPUT_URL) |
-              (1u << WEB_F_REQUIREMENTS) | (1u << WEB_F_TIMEOUT) | (1u << WEB_F_NOTEBOOK),
+              (1u << WEB_F_REQUIREMENTS) | (1u << WEB_F_TIMEOUT) | (1u << WEB_F_NOTEBOOK) | (1u << WEB_F_NETWORK),
 };
 
 void web_api_run(const struct app *app, struct http_req *req, struct http_resp *resp)

@@ -53,7 +53,7 @@ static void cell_close(const struct app *app, struct web_ws *ws, bool drop)
 
 static const struct web_door cell_door = {
     .route = "/api/cell",
-    .fields = (1u << WEB_F_CODE) | (1u << WEB_F_REQUIREMENTS) | (1u << WEB_F_TIMEOUT),
+    .fields = (1u << WEB_F_CODE) | (1u << WEB_F_REQUIREMENTS) | (1u << WEB_F_TIMEOUT) | (1u << WEB_F_NETWORK),
     .cell = true,
     .open = cell_open,
     .close = cell_close,

@@ -20,6 +20,7 @@
 enum web_field {
     WEB_F_CODE, WEB_F_INPUT, WEB_F_INPUT_FILE, WEB_F_INPUT_URL, WEB_F_REQUIREMENTS, WEB_F_TIMEOUT,
     WEB_F_NOTEBOOK, /* the code is a Jupyter notebook: this its file name (exec_spec.notebook) */
+    WEB_F_NETWORK,
 };
 
 /* The workspace a request runs in, as its door opened it. */

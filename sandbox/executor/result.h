@@ -216,6 +216,13 @@ char *result_file_url(const char *path);
  * of the server reaches a client (caller frees; NULL on ENOMEM). */
 char *result_redact(const char *s, size_t n, const struct exec_config *cfg, size_t *out_len);
 
+/* The run's network record (r->network) as one line for a text result:
+ * "network: 3 connections, 1.2 KiB in, 310 B out; reached www.example.org:443;
+ * refused 127.0.0.1:80 (never_reachable: loopback)", the first few of each
+ * list named, names reduced to printable ASCII. NULL when the run had no
+ * network (mode off), or on ENOMEM. Caller frees. */
+char *result_network_summary(const struct result *r);
+
 /* Serialises the result (caller frees). pretty: indented for people. */
 char *result_to_string(const struct result *r, bool pretty, size_t *len);
 

@@ -33,6 +33,15 @@ else
     PASS="root"
 fi
 diag "pass: $PASS"
+# The network passes (attacks-network.sh, attacks-network-unprivileged.sh):
+# every attack with script_network = on and an allow-list that names the
+# host's loopback and private and link-local ranges, which stay out of
+# reach all the same; no name is allowed, so no query and no packet leaves
+# the machine.
+if [ "${RMS_ATTACK_NETWORK:-}" = on ]; then
+    export RUNMYSCRIPT_SCRIPT_NETWORK=on RUNMYSCRIPT_EGRESS_ALLOW="127.0.0.0/8,::1,10.0.0.0/8,169.254.0.0/16"
+    diag "pass: network on"
+fi
 
 if ! "${RUNAS[@]}" "$RUNMYSCRIPT" check-sandbox >$T/check.txt 2>&1; then
     skip_all "this host cannot make the namespaces: $(grep -A1 '^namespaces and mounts' $T/check.txt | tr -s ' \n' ' ')"
@@ -273,8 +282,15 @@ except OSError as e:
     print("R unix refused", e.errno)
 PY
 status_is ok "network"
-says "R ifaces ['lo']" "the run sees no interface but lo"
-says "R routes []" "and no IPv4 route at all"
+if [ "${RMS_ATTACK_NETWORK:-}" = on ]; then
+    # A network of the run's own: none of the host's interfaces.
+    host_ifaces=$(ls /sys/class/net | grep -vx lo)
+    seen=$(for i in $host_ifaces; do case "$LOGS" in *"R ifaces"*"'$i'"*) echo "$i" ;; esac; done)
+    is "$seen" "" "network on: the run sees none of the host's interfaces"
+else
+    says "R ifaces ['lo']" "the run sees no interface but lo"
+    says "R routes []" "and no IPv4 route at all"
+fi
 says "R tcp refused" "a connection to the host's 127.0.0.1 listener fails"
 says "R unix refused" "the host's abstract unix socket is out of reach"
 [ ! -s $conn_file ]

@@ -5,7 +5,7 @@
  * program's (the environment's RUNMYSCRIPT_* and --set K=V); kernels are
  * on, and they end with the process RMS_TEST_SERVER names (a pid the test
  * keeps alive: it stands for serve's supervisor).
- *   cell [--set K=V]... [--cancel-after MS] WORKSPACE CODE  the result's JSON on stdout
+ *   cell [--set K=V]... [--cancel-after MS] [--network LIST] WORKSPACE CODE  the result's JSON on stdout
  *   reset WORKSPACE | end WORKSPACE | stats
  *   save WORKSPACE     the kernel's state saved now: its report on stdout
  *   restore WORKSPACE  the kernel reset to its saved state
@@ -41,14 +41,17 @@ static void output(void *ctx, enum result_stream stream, const char *data, size_
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: cell [--set K=V]... [--cancel-after MS] WORKSPACE CODE | reset WS | end WS | save WS | restore WS | stats\n");
+    fprintf(stderr, "usage: cell [--set K=V]... [--cancel-after MS] [--network LIST] WORKSPACE CODE | reset WS | end WS | "
+                    "save WS | restore WS | stats\n");
     return 2;
 }
 
-static int run_cell(const struct exec_config *cfg, const char *ws, const char *code, int64_t cancel_after)
+static int run_cell(const struct exec_config *cfg, const char *ws, const char *code, int64_t cancel_after,
+                    const char *network)
 {
     struct exec_spec spec;
     exec_spec_init(&spec, cfg);
+    spec.network = network;
     spec.code = code;
     spec.code_len = strlen(code);
     spec.workspace = ws;
@@ -71,6 +74,7 @@ int main(int argc, char **argv)
     const char *sets[32];
     size_t nsets = 0;
     int64_t cancel_after = 0;
+    const char *network = NULL;
     int i = 1;
     if (argc < 2)
         return usage();
@@ -80,6 +84,8 @@ int main(int argc, char **argv)
             sets[nsets++] = argv[i + 1];
         else if (!strcmp(argv[i], "--cancel-after"))
             cancel_after = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--network"))
+            network = argv[i + 1];
         else
             return usage();
     }
@@ -101,7 +107,7 @@ int main(int argc, char **argv)
     }
     int rc = 0;
     if (!strcmp(cmd, "cell") && i + 2 == argc) {
-        rc = run_cell(&c.exec, argv[i], argv[i + 1], cancel_after);
+        rc = run_cell(&c.exec, argv[i], argv[i + 1], cancel_after, network);
     } else if ((!strcmp(cmd, "reset") || !strcmp(cmd, "end")) && i + 1 == argc) {
         int k = !strcmp(cmd, "reset") ? exec_kernel_reset(&c.exec, argv[i]) : exec_kernel_end(&c.exec, argv[i]);
         printf("%s\n", k == 0 ? "ok" : strerror(-k));

@@ -120,8 +120,84 @@ static void test_exception_line(void)
     }
 }
 
+/* The network record: null without a network; with one, its totals, the
+ * destinations reached and refused (a script's name made printable in
+ * the text line and valid UTF-8 in the JSON), the limit; host-unfiltered
+ * only its mode. */
+static void test_network(void)
+{
+    struct result r;
+    json_object *o, *n, *v, *e;
+    result_init(&r);
+    strcpy(r.run_id, "0123456789abcdef0123456789abcdef");
+    r.status = RESULT_STATUS_OK;
+    o = result_to_json(&r);
+    ok(o && json_object_object_get_ex(o, "network", &n) && n == NULL, "no network: network is null");
+    ok(result_network_summary(&r) == NULL, "no network: no text line");
+    json_object_put(o);
+
+    r.network.mode = NET_MODE_ON;
+    r.network.bytes_in = 2048;
+    r.network.bytes_out = 100;
+    r.network.connections = 2;
+    r.network.refused_connections = 3;
+    r.network.reached = calloc(1, sizeof *r.network.reached);
+    r.network.reached[0] = (struct net_dest){strdup("www.example.org"), "203.0.113.10", 443, 2048, 100, 2};
+    r.network.n_reached = 1;
+    r.network.refused = calloc(2, sizeof *r.network.refused);
+    r.network.refused[0] = (struct net_refusal){NULL, "127.0.0.1", 80, NET_REFUSED_NEVER_REACHABLE, "loopback", 1};
+    r.network.refused[1] = (struct net_refusal){strdup("evil\n\xff.example"), "", 0, NET_REFUSED_NAME, NULL, 2};
+    r.network.n_refused = 2;
+    r.network.limit = "net_connections";
+    o = result_to_json(&r);
+    n = NULL;
+    ok(o && json_object_object_get_ex(o, "network", &n) && n, "network on: an object");
+    ok(json_object_object_get_ex(n, "mode", &v) && !strcmp(json_object_get_string(v), "on"), "network.mode");
+    ok(json_object_object_get_ex(n, "bytes_in", &v) && json_object_get_int64(v) == 2048, "network.bytes_in");
+    ok(json_object_object_get_ex(n, "refused_connections", &v) && json_object_get_int64(v) == 3,
+       "network.refused_connections");
+    ok(json_object_object_get_ex(n, "limit", &v) && !strcmp(json_object_get_string(v), "net_connections"),
+       "network.limit");
+    ok(json_object_object_get_ex(n, "reached", &v) && json_object_array_length(v) == 1 &&
+           (e = json_object_array_get_idx(v, 0)) && json_object_object_get_ex(e, "port", &v) &&
+           json_object_get_int(v) == 443 && json_object_object_get_ex(e, "name", &v) &&
+           !strcmp(json_object_get_string(v), "www.example.org"),
+       "network.reached: name, port");
+    ok(json_object_object_get_ex(n, "refused", &v) && json_object_array_length(v) == 2 &&
+           (e = json_object_array_get_idx(v, 0)) && json_object_object_get_ex(e, "reason", &v) &&
+           !strcmp(json_object_get_string(v), "never_reachable") && json_object_object_get_ex(e, "detail", &v) &&
+           !strcmp(json_object_get_string(v), "loopback") && json_object_object_get_ex(e, "name", &v) && !v,
+       "network.refused: by address, its reason and class, no name");
+    ok(json_object_object_get_ex(n, "refused", &v) && (e = json_object_array_get_idx(v, 1)) &&
+           json_object_object_get_ex(e, "address", &v) && !v && json_object_object_get_ex(e, "port", &v) && !v &&
+           json_object_object_get_ex(e, "name", &v) && !strcmp(json_object_get_string(v), "evil\n\xef\xbf\xbd.example"),
+       "network.refused: a name never resolved: no address, no port, the name valid UTF-8");
+    json_object_put(o);
+    char *line = result_network_summary(&r);
+    is_str(line,
+           "network: 2 connections, 2.0 KiB in, 100 B out; reached www.example.org:443; refused 127.0.0.1:80 "
+           "(never_reachable: loopback), evil??.example (name_not_allowed); stopped at net_connections",
+           "the text line");
+    free(line);
+
+    net_record_free(&r.network);
+    r.network.mode = NET_MODE_HOST_UNFILTERED;
+    o = result_to_json(&r);
+    n = NULL;
+    ok(o && json_object_object_get_ex(o, "network", &n) && json_object_object_get_ex(n, "mode", &v) &&
+           !strcmp(json_object_get_string(v), "host-unfiltered") && json_object_object_get_ex(n, "reached", &v) && !v &&
+           json_object_object_get_ex(n, "bytes_in", &v) && !v,
+       "host-unfiltered: the mode, nothing counted");
+    json_object_put(o);
+    line = result_network_summary(&r);
+    ok(line && strstr(line, "unfiltered"), "host-unfiltered: the text line says so");
+    free(line);
+    result_free(&r);
+}
+
 int main(void)
 {
+    test_network();
     test_never_ran();
     test_exception_line();
     struct result r;

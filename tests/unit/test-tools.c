@@ -129,6 +129,21 @@ static void full_result(struct result *r)
     r->isolation = "namespaces+seccomp";
     r->error = strdup("cannot install nosuchpackage: /state/envs/.tmp-x/bin/pip failed");
     r->url_prefix = "/artifacts/";
+    /* A network record: one destination reached, one address and one name
+     * refused. */
+    r->network.mode = NET_MODE_ON;
+    r->network.bytes_in = 1000;
+    r->network.bytes_out = 100;
+    r->network.connections = 1;
+    r->network.refused_connections = 2;
+    r->network.reached = calloc(1, sizeof *r->network.reached);
+    r->network.reached[0] = (struct net_dest){strdup("www.example.org"), "203.0.113.10", 443, 1000, 100, 1};
+    r->network.n_reached = 1;
+    r->network.refused = calloc(2, sizeof *r->network.refused);
+    r->network.refused[0] = (struct net_refusal){NULL, "10.0.0.1", 80, NET_REFUSED_NEVER_REACHABLE, "private", 1};
+    r->network.refused[1] = (struct net_refusal){strdup("other.example"), "", 0, NET_REFUSED_NAME, NULL, 1};
+    r->network.n_refused = 2;
+    r->network.limit = "net_bytes";
 }
 
 /* A cell of a kernel: its value, the kernel, flagged artifacts. */

@@ -40,6 +40,23 @@ export function envLine(r) {
   return 'Environment: ' + how + ': ' + r.requirements.join(', ') + '.';
 }
 
+// What the run did on the network, where it had one: the hosts it reached
+// and those refused, with why. Empty for a run without a network.
+export function netLine(r) {
+  const n = r.network;
+  if (!n) return '';
+  if (n.mode !== 'on') return 'Network: the host\'s own, unfiltered (nothing recorded).';
+  const dest = (d) => (d.name || d.address || '?') + (d.port ? ':' + d.port : '');
+  const parts = [];
+  parts.push((n.connections || 0) + ' connection' + (n.connections === 1 ? '' : 's') + ', ' +
+             humanSize(n.bytes_in || 0) + ' in, ' + humanSize(n.bytes_out || 0) + ' out');
+  if (n.reached && n.reached.length) parts.push('reached ' + n.reached.map(dest).join(', '));
+  if (n.refused && n.refused.length)
+    parts.push('refused ' + n.refused.map((d) => dest(d) + ' (' + d.reason + (d.detail ? ': ' + d.detail : '') + ')').join(', '));
+  if (n.limit) parts.push('stopped at ' + n.limit);
+  return 'Network: ' + parts.join('; ') + '.';
+}
+
 // The value of the script's last line, as a notebook shows it (its repr),
 // into pre; box shown only when there is one.
 export function valueView(r, box, pre) {
