@@ -501,6 +501,10 @@ static _Noreturn void proxy_main(struct proxy *P, int sock, int rec_w)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "rms-net-proxy");
+    /* Out of the caller's process group and terminal, as the jail's
+     * processes are: a Ctrl-C on the command line cancels the run through
+     * the executor, and must not end the proxy under it first. */
+    (void)setsid();
     sigset_t none;
     sigemptyset(&none);
     for (int s = 1; s < NSIG; s++)

@@ -619,14 +619,16 @@ t("utime", lambda: os.utime(f, (0, 0)))
 t("symlink", lambda: os.symlink("/work", d + "/planted-link"))
 t("link-out", lambda: os.link(f, "/work/linked.py"))
 t("remount", lambda: __import__("ctypes").CDLL(None, use_errno=True).mount(None, d.encode(), None, 0x20 | 0x1000, None) == 0 or (_ for _ in ()).throw(OSError(__import__("ctypes").get_errno(), "mount")))
+t("tools", lambda: open("/job/tools/planted", "w"))
 print("R sees", sorted(os.listdir("/job")), sorted(os.listdir(d)))
 print("R file", f)'
     LOGS=$(jget $J 'r["logs"]')
     for op in create append truncate mkdir unlink rename chmod utime symlink link-out remount; do
         like "$LOGS" "R $op refused" "site: $op in the kernel's extra directory is refused"
     done
-    says "R sees ['input', 'script.py', 'site'] ['rms_alpha', 'rms_alpha-1.0.dist-info']" \
-        "site: the kernel sees its own extra directory and nothing of another's"
+    like "$LOGS" "R tools refused" "site: the kernel's own tools (its pickler, /job/tools) are read-only"
+    says "R sees ['input', 'script.py', 'site', 'tools'] ['rms_alpha', 'rms_alpha-1.0.dist-info']" \
+        "site: the kernel sees its own extra directory and tools, and nothing of another's"
     says "R file /job/site/rms_alpha/__init__.py" "site: the package was imported from it"
     key=$(printf %s "$(cd $w && pwd -P)" | sha256sum | cut -c1-32)
     hs=$RUNMYSCRIPT_STATE_DIR/kernels/$key/site
