@@ -367,6 +367,7 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
             .limits = &spec->limits,
             .network = cfg->script_network,
             .landlock = cfg->landlock,
+            .shared_proc = cfg->shared_proc,
             .state_dir = cfg->state_dir,
             .tag = r->run_id,
             .uid_base = cfg->uid_base,

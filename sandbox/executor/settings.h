@@ -105,6 +105,10 @@ struct exec_config {
     enum exec_isolation isolation;
     bool require_isolation;     /* refuse to run without the namespaces */
     enum exec_landlock landlock;
+    /* Where the kernel refuses a run a /proc of its own (a container's
+     * masked one): the run may have the container's, and the namespaces
+     * (shared_proc); else it takes the fallback there. */
+    bool shared_proc;
     bool script_network;
     uint32_t uid_base, uid_count; /* host uids for runs when we are root */
     struct exec_limits limits;  /* defaults for a call */

@@ -2,9 +2,9 @@
 # image.sh: the image built from the Dockerfile with Podman and run as its
 # users run it: /healthz, the Run My Script seed through MCP (the flipped
 # image comes back), a session's files kept between calls, the isolation
-# check-sandbox names in a default container (the Landlock fallback) and in
-# the full-jail one (the shipped seccomp profile, /proc unmasked: the
-# namespaces), runs there of that isolation, a second run started warm and
+# check-sandbox names in a default container (the namespaces, with the
+# container's /proc and host name) and in the full-jail one (the shipped
+# seccomp profile, /proc unmasked: the namespaces), runs there of that isolation, a second run started warm and
 # a kernel's name kept between two cells in each, and SIGTERM: the run in
 # flight finishes and the container exits 0. Slow (it builds the image): make check-slow.
 RMS_JAIL_OPTIONAL=1
@@ -68,17 +68,18 @@ container_run rms-test-default "$P1" -v "$WHEELS:/wheels:ro" -e FIND_LINKS=/whee
 container_ready "$P1"
 ok $? "a default container answers /healthz"
 is "$(curl -s "http://127.0.0.1:$P1/healthz" | "$PYTHON3" -c 'import json,sys; d=json.load(sys.stdin); print(d["status"], d["isolation"])')" \
-    "ok landlock+seccomp" "its /healthz: ok, runs get the Landlock fallback"
+    "ok namespaces+seccomp" "its /healthz: ok, runs get the namespaces"
 out=$($PODMAN exec rms-test-default runmyscript check-sandbox 2>&1)
-like "$out" "runs get:              isolation landlock+seccomp" "check-sandbox in a default container: the fallback"
-like "$out" "mounting /proc" "and says why the namespaces cannot be had"
+like "$out" "runs get:              isolation namespaces+seccomp" "check-sandbox in a default container: the namespaces"
+like "$out" "a run's /proc:         the container's" "and that a run's /proc is the container's (a fresh one is refused there)"
+like "$out" "a run's host name:     the container's" "and its host name the container's (sethostname is refused there)"
+out=$($PODMAN exec -e RUNMYSCRIPT_SHARED_PROC=off rms-test-default runmyscript check-sandbox 2>&1)
+like "$out" "runs get:              isolation landlock+seccomp" "with shared_proc = off: the fallback there"
+like "$out" "a fresh one is refused here, and shared_proc = off" "and check-sandbox says why"
 mcp_seed "$P1" "default container"
-is "$ISOLATION" landlock+seccomp "the seed ran in the fallback"
+is "$ISOLATION" namespaces+seccomp "the seed ran in the namespaces"
 warm_and_kernel "$P1" "default container"
-# The fallback has no warm pool (a zygote lives in namespaces of its own,
-# which need a fresh /proc that a default container refuses).
-TAP_TODO="a default container's runs get the Landlock fallback, which starts every run cold" \
-    is "$START" "ok warm" "default container: a second run starts warm (its result says so)"
+is "$START" "ok warm" "default container: a second run starts warm (its result says so)"
 
 # --- the full jail: the shipped seccomp profile, /proc unmasked, no capability added
 P2=$(free_port)
