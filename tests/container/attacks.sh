@@ -52,11 +52,13 @@ inside() {
         -e "RUNMYSCRIPT_FIND_LINKS=file://$WHEELS" -e "WHEELHOUSE=$WHEELS" \
         "$IMAGE-pil" bash "$top_srcdir/tests/sandbox/$suite.sh" >"$TEST_TMP/$name-$suite" 2>&1
 }
-# same SUITE NAME LABEL [GREP] [NOT]: the container's results are the host's.
+# same SUITE NAME LABEL [GREP] [NOT]: the container's results are the host's,
+# in any order (a run in the background, attacks.sh's victim, reports when
+# it ends: before or after the attack beside it).
 same() {
     local h c
-    h=$(results "$TEST_TMP/host-$1" "${4:-}" "${5:-}")
-    c=$(results "$TEST_TMP/$2-$1" "${4:-}" "${5:-}")
+    h=$(results "$TEST_TMP/host-$1" "${4:-}" "${5:-}" | sort)
+    c=$(results "$TEST_TMP/$2-$1" "${4:-}" "${5:-}" | sort)
     [ -n "$h" ] && [ "$h" = "$c" ]
     ok $? "$3: $(printf '%s\n' "$c" | grep -c '^ok') results, the same as on the host"
     [ "$h" = "$c" ] || diff <(printf '%s\n' "$h") <(printf '%s\n' "$c") | head -20 | sed 's/^/# /'
