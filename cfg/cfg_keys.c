@@ -262,6 +262,11 @@ static const struct key_def keys[] = {
      .doc = "the one disk budget of the package store and the environments together (`0`: no cap): past it "
           "the least recently used environments go first, then store entries no environment links; never "
           "one in use. A wheel that would unpack to more than this is refused (`install_failed`)"},
+    {.key = "shared_proc", .type = KEY_BOOL, AT(exec.shared_proc), .dflt = 0,
+     .doc = "where the kernel refuses a run a `/proc` of its own (a container's, whose `/proc` is masked): "
+          "`on`, the run is in the namespaces with the container's `/proc` (it lists the container's "
+          "processes, none of which it can signal or read the memory of) and starts warm; `off`, runs take "
+          "the fallback there. The image sets it `on` (\"[In a container](serving.md#in-a-container)\")"},
     {.key = "warm", .type = KEY_BOOL, AT(exec.warm.on), .dflt = 1,
      .doc = "`serve` keeps a warm pool: a zygote per environment that runs are forked from, in namespaces of "
           "their own (`\"start\": \"warm\"` in the result); `off`: every run starts cold. Root or not, "

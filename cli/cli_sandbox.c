@@ -44,6 +44,15 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
                        : "");
     if (!caps.userns)
         printf("                       %s\n", caps.userns_error);
+    /* A default container: the kernel refuses a fresh /proc over its
+     * masked one, its seccomp profile refuses sethostname. */
+    if (caps.userns && caps.proc_shared)
+        printf("a run's /proc:         %s\n",
+               cfg.exec.shared_proc ? "the container's (a fresh one is refused here; shared_proc = on): its "
+                                      "processes are visible to runs, which can signal none of them"
+                                    : "a fresh one is refused here, and shared_proc = off: runs take the fallback");
+    if (caps.hostname_kept && probe_namespaces_usable(&caps, cfg.exec.shared_proc))
+        printf("a run's host name:     the container's (sethostname is refused here)\n");
     printf("pid namespace:         %s\n", caps.userns ? yes : no);
     printf("network namespace:     %s\n", caps.userns ? yes : no);
     printf("seccomp:               %s\n", caps.seccomp ? yes : no);
@@ -54,7 +63,8 @@ int cli_check_sandbox(int argc, char **argv, const char *self)
     printf("cgroup v1 memory:      %s\n", caps.cgroup_v1_memory ? yes : no);
     printf("cgroup v1 pids:        %s\n", caps.cgroup_v1_pids ? yes : no);
     printf("cgroup v2 (delegated): %s\n", caps.cgroup_v2 ? yes : no);
-    bool ns = caps.userns && caps.seccomp && cfg.exec.isolation != EXEC_ISOLATION_RLIMITS;
+    bool ns = probe_namespaces_usable(&caps, cfg.exec.shared_proc) && caps.seccomp &&
+              cfg.exec.isolation != EXEC_ISOLATION_RLIMITS;
     bool pid_cg = caps.cgroup_v1_pids;
     char mem_jail[128], mem_fallback[128];
     memory_text(&caps, true, mem_jail, sizeof mem_jail);

@@ -335,6 +335,7 @@ static int prepare_env(struct run *run, const struct deps_python *info, struct d
             .uid_count = cfg->uid_count,
             .interpreter = cfg->python,
             .landlock = cfg->landlock,
+            .shared_proc = cfg->shared_proc,
         },
         .may_fall_back = exec__may_fall_back(cfg),
     };

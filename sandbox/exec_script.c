@@ -380,6 +380,7 @@ int exec__start_script(struct run *run, const char *env_dir, int in_fd, int out_
                        !(spec->network && !strcmp(spec->network, "off")),
             .net_sock = run->net ? run->net->sv[1] : -1,
             .landlock = cfg->landlock,
+            .shared_proc = cfg->shared_proc,
             .state_dir = cfg->state_dir,
             .tag = r->run_id,
             .uid_base = cfg->uid_base,

@@ -89,14 +89,17 @@ print("one:", sorted(one["services"]), s["ports"], s["volumes"], list(one["volum
 nodes = {k: v for k, v in cl["services"].items() if k != "front"}
 bad = [k for k, v in nodes.items()
        if v["environment"].get("RUNMYSCRIPT_NODE_ID") != k or v["volumes"] != [k + ":/var/lib/runmyscript"]
-       or "nodes" not in v["networks"]["nodes"]["aliases"] or v["environment"].get("FASTCGI_LISTEN") != "0.0.0.0:9000"
+       or v["networks"] != ["nodes"] or v["environment"].get("FASTCGI_LISTEN") != "0.0.0.0:9000"
        or v["environment"].get("RUNMYSCRIPT_ACCEL_REDIRECT") != "off" or "ports" in v]
 f = cl["services"]["front"]
-print("cluster:", sorted(nodes), bad, f["command"], f["environment"]["NODES"], f["ports"], sorted(cl["volumes"]))
+# podman-compose 1.0 reads a service's networks as a list only.
+lists = all(isinstance(v.get("networks"), list) for v in cl["services"].values())
+print("cluster:", sorted(nodes), bad, f["command"], sorted(f["environment"]["NODES"].split()) == sorted(nodes),
+      f["ports"], f["networks"], lists, sorted(cl["volumes"]))
 PY
 )" "one: ['runmyscript'] ['127.0.0.1:8080:8080'] ['runmyscript:/var/lib/runmyscript'] ['runmyscript']
-cluster: ['n1', 'n2'] [] front nodes ['127.0.0.1:8080:8080'] ['n1', 'n2']" \
-    "compose.yaml: one node, its port and volume; the cluster: nodes named by their ids, each with its volume, FastCGI unpublished"
+cluster: ['n1', 'n2'] [] front True ['\${RUNMYSCRIPT_PUBLISH:-127.0.0.1:8080}:8080'] ['nodes'] True ['n1', 'n2']" \
+    "compose.yaml: one node, its port and volume; the cluster: nodes named by their ids, each with its volume, FastCGI unpublished, in the front's NODES, networks as lists"
 
 # --- Kubernetes
 is "$("$PYTHON3" - "$S/deploy/kubernetes" <<'PY'

@@ -21,7 +21,8 @@ const struct probe_caps *app_host_caps(void)
 const char *app_isolation(const struct cfg *cfg)
 {
     const struct probe_caps *caps = app_host_caps();
-    if (caps->userns && caps->seccomp && cfg->exec.isolation != EXEC_ISOLATION_RLIMITS)
+    if (probe_namespaces_usable(caps, cfg->exec.shared_proc) && caps->seccomp &&
+        cfg->exec.isolation != EXEC_ISOLATION_RLIMITS)
         return "namespaces+seccomp";
     if (cfg->exec.isolation == EXEC_ISOLATION_RLIMITS ||
         (!cfg->exec.require_isolation && cfg->exec.isolation == EXEC_ISOLATION_AUTO)) {

@@ -22,10 +22,19 @@ struct probe_caps {
      * its processes this often and kills it past `memory`. */
     int memory_watch_ms;
     int landlock_abi;     /* the kernel's Landlock ABI version, 0: none */
+    /* With userns, where a container refuses them: a run's /proc is the
+     * container's (its processes visible, none of them signalled), and
+     * its host name the container's. */
+    bool proc_shared, hostname_kept;
 };
 
 /* Probes the host (forks a child that tries the namespaces). */
 void probe_host(struct probe_caps *c);
+
+/* Whether runs get the namespaces on the host c describes: they can be
+ * made, and where a run's /proc would be the container's (proc_shared),
+ * shared_proc (the key) allows it. */
+bool probe_namespaces_usable(const struct probe_caps *c, bool shared_proc);
 
 /* The isolation a fallback run gets on the host c describes under the
  * landlock setting (static string, as result.isolation names it), or

@@ -108,6 +108,10 @@ struct exec_config {
     enum exec_isolation isolation;
     bool require_isolation;     /* refuse to run without the namespaces */
     enum exec_landlock landlock;
+    /* Where the kernel refuses a run a /proc of its own (a container's
+     * masked one): the run may have the container's, and the namespaces
+     * (shared_proc); else it takes the fallback there. */
+    bool shared_proc;
     enum net_mode script_network; /* script_network: a run's network (executor/network.h) */
     const char *egress_allow;   /* egress_allow: what a run with network on may reach (net_rules_parse's
                                  * syntax); NULL or "": nothing */

@@ -308,10 +308,13 @@ static int ns_release(const struct jail_opts *o, struct jail_proc *p, struct ns_
     uint32_t n = prog->len;
     if ((rc = util_write_all(pp->go[1], &n, sizeof n)) < 0 ||
         (rc = util_write_all(pp->go[1], prog->filter, n * sizeof prog->filter[0])) < 0) {
-        /* EPIPE: init gave up already; its report says why. */
+        /* EPIPE: init gave up already; its report says why, and whether
+         * it was the host's doing (a container's masked /proc refuses the
+         * mount before the filter is written as often as after). */
         struct jail_child_error early;
         if (jail__read_child_error(pp->err[0], &early)) {
             jail__format_child_error(&early, err, errlen);
+            p->unavailable = jail__host_refused(&early);
             return early.err ? -early.err : -EIO;
         }
         snprintf(err, errlen, "starting the namespace: %s", strerror(-rc));

@@ -89,6 +89,7 @@ struct jail_opts {
      * loopback); a run's loopback stays its own. Cold starts only. */
     bool net_all;
     enum exec_landlock landlock;    /* the fallback: Landlock and the filter (auto), required (on), neither (off) */
+    bool shared_proc;               /* exec_config.shared_proc: jail__mount_proc */
     const char *state_dir;          /* uid slots and the root mount point live here */
     const char *tag;                /* names the run's cgroups (a run id) */
     uint32_t uid_base, uid_count;   /* host uids for runs when we are root */

@@ -128,6 +128,17 @@ int jail__net_own(int sock, bool all, char *what, size_t n) must_check;
 
 /* ifconfig lo up, inside a new network namespace. 0 or -errno. */
 int jail__loopback_up(void);
+
+/* Mounts the pid namespace's own /proc at path (made already). Where the
+ * kernel refuses one (EPERM: in a user namespace it gives a /proc only
+ * where the one there is fully visible, and a container's has paths
+ * masked by mounts over them) and may_share (shared_proc), binds the /proc this mount namespace has,
+ * the container's, with the mounts that mask it (MS_REC: a bind of it
+ * alone would unmask them, and is refused): a run then sees the
+ * container's processes, as the fallback's runs would, and can signal
+ * none of them (its pid namespace). *shared (may be NULL) says which.
+ * 0, or -1 with errno (the fresh mount's). */
+int jail__mount_proc(const char *path, bool may_share, bool *shared) must_check;
 /* Lays the tree of the directory src into the directory dst: each of its
  * directories made in dst (0700, given to uid), each file or symlink in it
  * a symlink in dst to link_base/ and its path below src (what the run sees

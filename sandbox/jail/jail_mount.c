@@ -216,6 +216,22 @@ static int bind_fd_beneath(int fd, const char *root, const char *inside, bool is
 }
 
 /* 0 or -errno. */
+int jail__mount_proc(const char *path, bool may_share, bool *shared)
+{
+    if (shared)
+        *shared = false;
+    if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+        return 0;
+    int e = errno;
+    if (e != EPERM || !may_share || mount("/proc", path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+        errno = e;
+        return -1;
+    }
+    if (shared)
+        *shared = true;
+    return 0;
+}
+
 static int write_file(const char *path, const char *text, mode_t mode)
 {
     cleanup_fd int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
@@ -506,7 +522,7 @@ void jail__build_root(struct jail_ns_ctx *c)
      * /proc) is still visible: the kernel demands one. */
     snprintf(p, sizeof p, "%s/proc", R);
     jail__must(mkdir(p, 0555) == 0, efd, JAIL_STAGE_PROC);
-    jail__must(mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0, efd, JAIL_STAGE_PROC);
+    jail__must(jail__mount_proc(p, c->o->shared_proc, NULL) == 0, efd, JAIL_STAGE_PROC);
 
     /* Switch roots: pivot onto the new root itself, then detach the old one
      * that now sits underneath. */

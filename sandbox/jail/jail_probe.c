@@ -1,10 +1,11 @@
 /* jail_probe.c: what this host lets the jail do (probe_host), told by
  * doing it: a child makes the namespaces a run gets and, in them, the
  * mounts a run's root needs (a tmpfs, /proc, pivot_root, the root made
- * read-only). A container may allow the namespaces and refuse the mounts
- * (its /proc is masked: the kernel refuses a new /proc over a masked one;
- * its seccomp profile refuses sethostname),
- * so that unshare alone would promise what no run can have. */
+ * read-only). A container may allow the namespaces and refuse some of the
+ * mounts, so that unshare alone would promise what no run can have; where
+ * it refuses only a fresh /proc (its own is masked) and sethostname (its
+ * seccomp profile), runs get the container's /proc and name, as the probe
+ * says (probe_caps). */
 #include "config.h"
 
 #include "jail_internal.h"
@@ -27,6 +28,8 @@ enum probe_step { PROBE_UNSHARE = 1, PROBE_MAPS, PROBE_FORK, PROBE_PRIVATE, PROB
 struct probe_report {
     int step;
     int err;
+    bool proc_shared;   /* the container's /proc bound (jail__mount_proc) */
+    bool hostname_kept; /* sethostname refused: runs keep the container's */
 };
 
 static const char *step_name(int s)
@@ -45,9 +48,13 @@ static const char *step_name(int s)
     }
 }
 
+static struct probe_report probe_seen;
+
 static _Noreturn void probe_report(int fd, int step, int err)
 {
-    struct probe_report m = {step, err};
+    struct probe_report m = probe_seen;
+    m.step = step;
+    m.err = err;
     ssize_t w = write(fd, &m, sizeof m);
     (void)w;
     _exit(0);
@@ -67,16 +74,20 @@ static _Noreturn void probe_mounts(int fd)
     if (mount("tmpfs", "/tmp/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=4k,mode=755") < 0 ||
         mount(NULL, "/tmp/dev", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, "size=4k,mode=755") < 0)
         probe_report(fd, PROBE_TMPFS, errno);
-    if (mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+    if (jail__mount_proc("/tmp/proc", true, &probe_seen.proc_shared) < 0)
         probe_report(fd, PROBE_PROC, errno);
     if (chdir(R) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
         probe_report(fd, PROBE_PIVOT, errno);
     if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
         probe_report(fd, PROBE_RDONLY, errno);
     /* A container's default seccomp profile refuses it without
-     * CAP_SYS_ADMIN, even in a UTS namespace of one's own. */
-    if (sethostname("runmyscript", 11) < 0)
-        probe_report(fd, PROBE_HOSTNAME, errno);
+     * CAP_SYS_ADMIN, even in a UTS namespace of one's own: runs then keep
+     * the container's name (jail_init.c). */
+    if (sethostname("runmyscript", 11) < 0) {
+        if (errno != EPERM)
+            probe_report(fd, PROBE_HOSTNAME, errno);
+        probe_seen.hostname_kept = true;
+    }
     probe_report(fd, 0, 0);
 }
 
@@ -124,7 +135,7 @@ static _Noreturn void probe_child(int fd)
 
 /* Whether the namespaces and a run's mounts can be made: true, or false
  * with the step that failed in err. */
-static bool probe_namespaces(char *err, size_t errlen)
+static bool probe_namespaces(struct probe_caps *c, char *err, size_t errlen)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) {
@@ -151,17 +162,25 @@ static bool probe_namespaces(char *err, size_t errlen)
         snprintf(err, errlen, "the probe could not run");
         return false;
     }
-    if (m.step == 0)
+    if (m.step == 0) {
+        c->proc_shared = m.proc_shared;
+        c->hostname_kept = m.hostname_kept;
         return true;
+    }
     snprintf(err, errlen, "%s: %s", step_name(m.step), strerror(m.err));
     return false;
+}
+
+bool probe_namespaces_usable(const struct probe_caps *c, bool shared_proc)
+{
+    return c->userns && (!c->proc_shared || shared_proc);
 }
 
 void probe_host(struct probe_caps *c)
 {
     memset(c, 0, sizeof *c);
     c->root = geteuid() == 0;
-    c->userns = probe_namespaces(c->userns_error, sizeof c->userns_error);
+    c->userns = probe_namespaces(c, c->userns_error, sizeof c->userns_error);
     c->seccomp = jail__seccomp_usable();
     c->landlock_abi = jail__landlock_abi();
     c->cgroup_v1_memory = c->root && access("/sys/fs/cgroup/memory/cgroup.procs", W_OK) == 0;

@@ -101,9 +101,34 @@ _Noreturn void jail__zygote_exec(struct jail_ns_ctx *c)
  * unprivileged: the zygote's namespace maps only its 0, the server's uid):
  * 1000 alone, as a cold unprivileged run maps only 1000 to the server's
  * uid; the run's init is then 1000 with its capabilities from the clone. */
+/* pid (of the zygote's pid namespace) as the /proc the zygote has numbers
+ * it: the same pid where that /proc is its namespace's own, the
+ * container's number where it is the container's (jail__mount_proc): a
+ * pidfd's fdinfo names its process in the pid namespace of the /proc it is
+ * read from. >0, or -errno. */
+static pid_t proc_pid(pid_t pid)
+{
+    cleanup_fd int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd < 0)
+        return -errno;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pfd);
+    cleanup_free char *text = NULL;
+    size_t n = 0;
+    int rc = util_read_file_at(AT_FDCWD, path, 4096, &text, &n);
+    if (rc < 0)
+        return rc;
+    const char *at = strstr(text, "\nPid:");
+    long v = at ? strtol(at + 5, NULL, 10) : 0;
+    return v > 0 ? (pid_t)v : -ESRCH;
+}
+
 static int write_run_maps(pid_t pid, uint32_t run_uid)
 {
     char path[64], map[64];
+    pid = proc_pid(pid);
+    if (pid < 0)
+        return pid;
     if (run_uid == 0)
         snprintf(map, sizeof map, "%u 0 1\n", JAIL_UID);
     else

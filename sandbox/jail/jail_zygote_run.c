@@ -241,7 +241,10 @@ static void mounts_early(const char *tmp_opts, bool network, int **trees, int ef
     if (n_carry && !*trees)
         jail__child_fail_err(efd, JAIL_STAGE_BIND, ENOMEM, NULL);
     carry_take(*trees, efd);
-    jail__must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0, efd, JAIL_STAGE_PROC);
+    /* (where the kernel refuses a fresh one, the zygote's, which is the
+     * container's, stays: jail__mount_proc) */
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        jail__must(errno == EPERM, efd, JAIL_STAGE_PROC);
     jail__must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmp_opts) == 0, efd, JAIL_STAGE_ROOT);
     jail__must(mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, tmp_opts) == 0, efd, JAIL_STAGE_DEV);
     /* (the host name is the zygote's, which its init set) */

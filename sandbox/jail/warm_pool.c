@@ -365,6 +365,7 @@ static void start_zygote(struct pool *pl, const char *env, bool job)
         .limits = &lim, .state_dir = pl->cfg->state_dir, .uid_base = pl->cfg->uid_base,
         .uid_count = pl->cfg->uid_count, .zygote = true, .zygote_lib = pl->libpython,
         .zygote_modules = mods.data ? mods.data : "", .home_from = home_from,
+        .shared_proc = pl->cfg->shared_proc,
     };
     char err[256] = "";
     int rc = jail_start(&o, &z->proc, err, sizeof err);
@@ -745,6 +746,11 @@ int exec_warm_serve(const struct exec_config *cfg, struct exec_warm_pool *pool)
     probe_host(&caps);
     if (!caps.userns) {
         log_msg(LOG_LVL_INFO, "warm starts need user namespaces (%s): runs start cold", caps.userns_error);
+        return 0;
+    }
+    if (!probe_namespaces_usable(&caps, cfg->shared_proc)) {
+        log_msg(LOG_LVL_INFO, "warm starts need the namespaces, and a run's /proc would be the container's "
+                              "(shared_proc = off): runs start cold");
         return 0;
     }
     int pp[2];

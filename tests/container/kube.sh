@@ -65,7 +65,11 @@ PY
 ok $? "the StatefulSet's pod template, as pod runmyscript-0"
 
 $PODMAN network create --internal "$NET" >/dev/null
-$PODMAN kube play --network "$NET" --seccomp-profile-root "$TEST_TMP/seccomp" "$POD_YAML" >"$TEST_TMP/play.log" 2>&1
+# From the test's own directory: kube play builds an image itself where the
+# directory it runs in has one named as the image (the build directory has
+# the program runmyscript, a file: "not a directory").
+(cd "$TEST_TMP" && $PODMAN kube play --network "$NET" --seccomp-profile-root "$TEST_TMP/seccomp" "$POD_YAML") \
+    >"$TEST_TMP/play.log" 2>&1
 ok $? "podman kube play runs it" || { grep -v '^time=' "$TEST_TMP/play.log" | tail -5 | sed 's/^/# /'; bail "no pod"; }
 C=runmyscript-0-runmyscript
 IP=$($PODMAN inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$C" 2>/dev/null)
