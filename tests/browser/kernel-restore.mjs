@@ -8,22 +8,17 @@
 // the one not back with its type; at 1280 and 390 px (nothing overflows
 // sideways), light and dark. Prints TAP. Every wait has a ceiling; no
 // assertion is about how long anything took.
-import { ok, check, shot, launch, done } from './lib.mjs';
+import { ok, check, shot, launch, done, nbCell as cell, nbRan } from './lib.mjs';
 
 const { BASE, TOKEN } = process.env;
-const LONG = 180000;  // ceiling of a cell's wait (a first kernel on a loaded machine)
 
 const browser = await launch();
-const cell = (p, i) => p.locator('#cells .cell').nth(i);
 async function runCell(p, i, text) {
   const area = cell(p, i).locator('textarea');
   await area.click();
   await area.fill(text);
   await cell(p, i).locator('.cell-run').click();
-  await p.waitForFunction((k) => {
-    const c = document.querySelectorAll('#cells .cell')[k];
-    return c && /^\[\d+\]$/.test(c.querySelector('.prompt').textContent) && c.querySelector('.cell-status').textContent.startsWith('Status');
-  }, i, { timeout: LONG });
+  await nbRan(p, i);
   return cell(p, i).evaluate((c) => ({
     prompt: c.querySelector('.prompt').textContent,
     status: c.querySelector('.cell-status').textContent,
