@@ -466,6 +466,13 @@ static void host_end(struct host *h, bool locked)
     /* A kernel in the middle of a cell is not saved: its names are half
      * made, and it would answer the cell before the save. */
     bool save = h->save_at_end && !h->cell.on;
+    if (h->save_at_end && h->cell.on) {
+        /* Said, so that the next cell's reason tells a kernel that was
+         * not saved from one that was (a drain's cell past drain_grace). */
+        size_t n = strlen(h->end_reason);
+        snprintf(h->end_reason + n, sizeof h->end_reason - n,
+                 "; it was in the middle of a cell, and its names were not saved");
+    }
     if (h->cell.on)
         kernel__cell_cancel_end(h, h->end_reason[0] ? h->end_reason : "the kernel ended");
     /* No peer reaches a host that is going. */

@@ -389,11 +389,15 @@ void kernel__proc_why_gone(const struct host *h, char *why, size_t n)
     int st = k->proc.wstatus;
     bool killed = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && !h->killed_it && !h->chan_lost &&
                   !k->proc.memory_breached;
+    /* Killed with the server or its pool, it was not saved (an idle one
+     * is saved before): said, so that this reason is told from a save's. */
+    const char *unsaved = h->cell.on ? "; it was in the middle of a cell, and its names were not saved"
+                                     : "; its names were not saved";
     if (killed && k->warm && went_with_server(h))
-        snprintf(why, n, "the server was restarted, and the last kernel ended with it");
+        snprintf(why, n, "the server was restarted, and the last kernel ended with it%s", unsaved);
     else if (killed && k->warm && went_with_pool(h))
         snprintf(why, n, "the warm pool the last kernel was forked from ended (the server stopped or reloaded), "
-                         "and the kernel with it");
+                         "and the kernel with it%s", unsaved);
     else if (h->chan_lost)
         snprintf(why, n, "a cell of the last kernel closed its channel to its host, and the kernel was stopped");
     else if (k->proc.memory_breached)

@@ -26,6 +26,17 @@ export function launch() {
       '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
 }
+// The notebook's cells (notebook.mjs, kernel-restore.mjs): the cell at
+// index i (from 0), and the wait until it shows a prompt [N] and a status
+// (it has run), within LONG (a first kernel on a loaded machine).
+export const LONG = 180000;
+export const nbCell = (p, i) => p.locator('#cells .cell').nth(i);
+export function nbRan(p, i) {
+  return p.waitForFunction((k) => {
+    const c = document.querySelectorAll('#cells .cell')[k];
+    return c && /^\[\d+\]$/.test(c.querySelector('.prompt').textContent) && c.querySelector('.cell-status').textContent.startsWith('Status');
+  }, i, { timeout: LONG });
+}
 // The plan, and the exit status of the test.
 export function done() {
   console.log(`1..${n}`);

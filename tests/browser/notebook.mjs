@@ -9,15 +9,12 @@
 // px, light and dark. Prints TAP.
 // Every wait has a ceiling (a guard against a hang); no assertion is about
 // how long anything took. Screenshots go to OUT for a person to look at.
-import { ok, check, shot, launch, done } from './lib.mjs';
+import { ok, check, shot, launch, done, LONG, nbCell as cell, nbRan } from './lib.mjs';
 
 const { BASE, TOKEN } = process.env;
-const LONG = 180000;  // ceiling of a cell's wait (a first kernel on a loaded machine)
 
 const browser = await launch();
 
-// The cell at index i (from 0) and its parts.
-const cell = (p, i) => p.locator('#cells .cell').nth(i);
 async function typeCell(p, i, text) {
   const area = cell(p, i).locator('textarea');
   await area.click();
@@ -25,10 +22,7 @@ async function typeCell(p, i, text) {
 }
 // Waits until cell i shows a prompt [N] (it has run), returns its texts.
 async function ran(p, i) {
-  await p.waitForFunction((k) => {
-    const c = document.querySelectorAll('#cells .cell')[k];
-    return c && /^\[\d+\]$/.test(c.querySelector('.prompt').textContent) && c.querySelector('.cell-status').textContent.startsWith('Status');
-  }, i, { timeout: LONG });
+  await nbRan(p, i);
   return cell(p, i).evaluate((c) => ({
     prompt: c.querySelector('.prompt').textContent,
     status: c.querySelector('.cell-status').textContent,
