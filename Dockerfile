@@ -16,7 +16,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
         build-essential autoconf automake libtool pkg-config binutils \
-        libfcgi-dev libjson-c-dev libarchive-dev libcurl4-openssl-dev libseccomp-dev \
+        libfcgi-dev libjson-c-dev libarchive-dev libcurl4-openssl-dev libseccomp-dev libnftables-dev \
         python3 python3-venv libpython3-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -45,7 +45,7 @@ LABEL org.opencontainers.image.title="runmyscript" \
 # ca-certificates: the installer's package index over HTTPS.
 RUN apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
-        libfcgi0ldbl libjson-c5 libarchive13 libcurl4 libseccomp2 \
+        libfcgi0ldbl libjson-c5 libarchive13 libcurl4 libseccomp2 libnftables1 \
         python3 python3-venv python3-pip libpython3.11 \
         nginx ca-certificates \
     && rm -rf /var/lib/apt/lists/* /var/log/apt /var/log/dpkg.log /var/cache/debconf/*-old \
