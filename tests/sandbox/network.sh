@@ -305,6 +305,17 @@ if mode_enter jail-root; then
         refused_fast http://metadata.lab.test/ "warm: the metadata address by name"
         refused_fast "http://www.lab.test/redirect?to=http://10.0.0.1/" "warm: a private address through a redirect"
         is "$(net "n['mode']")" on "warm: the record is there"
+        # A spare made after a networked run holds its network ready (its
+        # rules and sockets, not its route): a run without network that
+        # takes one reaches nothing, by name or by address, at once.
+        LAB_ALLOW=$WIDE lab_run warmoff http://www.lab.test/ http://203.0.113.10/ "http://[2001:db8:1::10]/" \
+            -- --network off
+        is "$(jget $J 'r["start"]')" warm "warm, network off after networked runs: the run started warm"
+        is "$(net "(n or {}).get('mode', 'off')")" off "warm, network off: the record says off (or there is none)"
+        refused_fast http://www.lab.test/ "warm, network off: an allowed name"
+        refused_fast http://203.0.113.10/ "warm, network off: an allowed address"
+        refused_fast "http://[2001:db8:1::10]/" "warm, network off: an allowed IPv6 address"
+        like "$(verdict http://203.0.113.10/)" "unreachable" "warm, network off: the address is unreachable (no route)"
         # A cell of a kernel.
         cellcode="$(netlab_py_ca)
 $(sed -n '/^import json/,$p' $T/probe.py | sed 's|json.load(open(os.environ\["SCRIPT_INPUT"\]))|URLS|')"
