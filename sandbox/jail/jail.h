@@ -314,7 +314,8 @@ struct jail_tool {
 /* Runs t to its end. 0 with *wstatus (and *output, caller frees) when it
  * ran, -ETIMEDOUT when it was killed for time, -ECANCELED when
  * t->cancelled said so (*wstatus and *output set too), or -errno with a
- * reason in err when it could not start. */
+ * reason in err when it could not start: -ENOTSUP when it has a network
+ * of its own (net_sock) and would fall back, which has none. */
 int jail_run_tool(const struct jail_tool *t, int *wstatus, char **output, char *err, size_t errlen) must_check;
 
 #endif

@@ -393,6 +393,38 @@ if mode_enter jail-root; then
     ok $r "installer: a file of the index's on a private address: never fetched"
     netlab_reached 203.0.113.20 && r=1 || r=0
     ok $r "installer: a file of the index's on a host that is no index: never fetched, whatever egress_allow says"
+    # The fallback has no namespace to hold the installer's network in: a
+    # remote source is refused there, with the reason, and is not reached
+    # (through the host's network it would be: the index is on the
+    # server's loopback); local sources still install.
+    if mode_enter fallback-root; then
+        cp $T/index.log $T/index-before.log
+        netlab_exec env -u RUNMYSCRIPT_FIND_LINKS RUNMYSCRIPT_STATE_DIR=$MODE_STATE RUNMYSCRIPT_ISOLATION=rlimits \
+            RUNMYSCRIPT_REQUIRE_ISOLATION=off "$RUNMYSCRIPT" run $T/needs.py --json --no-auto-deps --with labpkg==1.0 \
+            --set installer=pip --set index_url=http://127.0.0.1:$IPORT/simple/ --set extra_index_url=none \
+            --set find_links=none >$T/install-fb.json 2>$T/install-fb.err
+        st=$(jget $T/install-fb.json 'r["status"]' 2>/dev/null)
+        [ -n "$st" ] && [ "$st" != ok ]
+        ok $? "fallback installer: a remote index: the run does not run (status $st)"
+        like "$(jget $T/install-fb.json '(r.get("error") or "") + (r.get("install_log") or "")')" \
+            "rlimits fallback, which has no network of its own" "fallback installer: and the reason names the network"
+        cmp -s $T/index.log $T/index-before.log
+        ok $? "fallback installer: the index (on the server's loopback) was not reached"
+        if ls "${WHEELHOUSE:-/nonexistent}"/rms_alpha-*.whl >/dev/null 2>&1; then
+            printf 'import rms_alpha\nprint("alpha", rms_alpha.__name__)\n' >$T/needs-local.py
+            netlab_exec env -u RUNMYSCRIPT_FIND_LINKS RUNMYSCRIPT_STATE_DIR=$MODE_STATE RUNMYSCRIPT_ISOLATION=rlimits \
+                RUNMYSCRIPT_REQUIRE_ISOLATION=off "$RUNMYSCRIPT" run $T/needs-local.py --json --no-auto-deps \
+                --with rms_alpha --set installer=pip --set index_url=none --set extra_index_url=none \
+                --set "find_links=$WHEELHOUSE" >$T/install-fb-local.json 2>$T/install-fb-local.err
+            is "$(jget $T/install-fb-local.json 'r["status"]')" ok \
+                "fallback installer: local sources install ($(jget $T/install-fb-local.json 'r.get("error")' 2>/dev/null))"
+            like "$(jget $T/install-fb-local.json 'r["logs"]')" "alpha rms_alpha" "fallback installer: the script ran with it"
+        else
+            skip "fallback installer, local sources: the test wheelhouse is missing (WHEELHOUSE)"
+        fi
+    else
+        skip "fallback installer: $MODE_SKIP"
+    fi
     kill $INDEX_PID 2>/dev/null
     wait $INDEX_PID 2>/dev/null
 fi
