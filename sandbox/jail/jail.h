@@ -196,7 +196,7 @@ int jail_prepare_rlimits(const char *run_dir) must_check;
  * has none). */
 enum { JAIL_NET_TCP4, JAIL_NET_TCP6, JAIL_NET_DNS4, JAIL_NET_DNS6, JAIL_NET_N };
 /* Loads what a run of its own network needs (libnftables, loaded once per
- * process, before the clone that uses it). 0, or -errno with the reason in
+ * process: the zygote's, a cold run's init, the installer's caller). 0, or -errno with the reason in
  * err. */
 int jail_net_load(char *err, size_t errlen) must_check;
 

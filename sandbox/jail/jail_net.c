@@ -35,7 +35,7 @@
 #define JAIL_NET_DNS_PORT 53    /* the resolver: what resolv.conf names, and where DNS is redirected */
 #define JAIL_NET_BACKLOG 1024   /* connections the script may open before the proxy accepts them */
 
-/* libnftables, loaded by the parent before the clone (jail_net_load). */
+/* libnftables, loaded where the rules are made (jail_net_load). */
 #define NFT_FUNCS(X) X(ctx_new) X(ctx_free) X(ctx_buffer_output) X(ctx_buffer_error) X(ctx_get_error_buffer) \
     X(run_cmd_from_buffer)
 static struct {
@@ -309,9 +309,9 @@ int jail__net_own(int sock, bool all, char *what, size_t n)
      * handover are left, the route last of all since with it (and only
      * with it) a connection leaves the loopback. */
     if (!ahead.rules || all) {
-        /* A cold run's parent loaded it before the clone; a warm run's
-         * init, a child of its zygote, may be the first of its process
-         * to need it. */
+        /* A warm run's zygote loaded it for its runs and spares; a
+         * cold run's init (a program of its own) loads it here, and says
+         * so in what when the host lacks it. */
         if ((rc = jail_net_load(what, n)) < 0)
             return rc;
         if ((rc = jail__loopback_up()) < 0)
