@@ -337,6 +337,21 @@ $cellcode" >$J 2>$J.err
         refused_fast 'http://[::ffff:169.254.169.254]/' "the metadata address, IPv4-mapped"
         refused_fast 'http://www.lab.test/redirect?to=http://100.64.0.1/' "CGNAT through a redirect"
         is "$(net "n['mode']")" on "cell: the record is there"
+        # The record is the cell's own traffic, not its kernel's since
+        # its start: the second cell's names what it reached and refused,
+        # and a cell that uses no network has an empty one.
+        is "$(net "sorted({d['name'] for d in n['reached']})")" '["www.lab.test"]' "cell: its record names what it reached"
+        like "$(refusal_of private.lab.test)" "never_reachable" "cell: its record: private.lab.test refused, never_reachable"
+        is "$(net "n['connections'] == sum(d['connections'] for d in n['reached'])")" true \
+            "cell: its connections are those of its destinations"
+        first=$(jget $T/cell-first.json 'r["network"]["connections"]' 2>/dev/null)
+        is "$(net "n['connections']")" "$first" "cell: the second cell counts its own connections, as many as the first's"
+        J=$T/cell-quiet.json
+        netlab_exec env RUNMYSCRIPT_STATE_DIR=$MODE_STATE RUNMYSCRIPT_SCRIPT_NETWORK=on "RUNMYSCRIPT_EGRESS_ALLOW=$WIDE" \
+            RMS_TEST_SERVER=$RMS_TEST_SERVER "$top_builddir/tests/sandbox/cell" cell $T/cellws "print('quiet')" >$J 2>$J.err
+        is "$(jget $J 'r["kernel"]["cell"]')" 3 "cell: a third cell of the kernel"
+        is "$(net "[n['mode'], n['connections'], n['bytes_in'], len(n['reached']), len(n['refused'])]")" '["on", 0, 0, 0, 0]' \
+            "cell: a cell that used no network has a record of its own, with nothing in it"
         # A kernel's network is its first cell's: a cell that asks for
         # another is refused until a reset; after it the narrower one holds.
         kcell() { # kcell NAME NETWORK URLS: a cell with --network NETWORK
