@@ -126,8 +126,8 @@ int net_proxy_start(struct net_proxy *px, const struct net_policy *pol, int sock
                     uint64_t max_conns) must_check;
 /* The record of what it saw since its start or the last take, into rec
  * (empty, mode left as it is), while it serves on: a kernel's network,
- * for each cell. A connection is counted when it closes (in the take
- * after). 0, or -errno (-ESRCH: no proxy; -ETIMEDOUT). */
+ * for each cell. A connection is counted in the first record it is in
+ * (open or closed), its bytes in the record of when they went. 0, or -errno (-ESRCH: no proxy; -ETIMEDOUT). */
 int net_proxy_take(struct net_proxy *px, struct net_record *rec) must_check;
 /* Ends it and fills rec (mode left as it is) with what it saw; 0, or
  * -errno when the record could not be had (rec then has the totals it

@@ -70,6 +70,11 @@ struct conn {
     struct ipaddr dst;
     char *name;            /* the allowed name, or NULL */
     uint64_t in, out;
+    /* What a take of the record (record_take) counted of it already: it
+     * is counted in the first record it is in, its bytes in the record of
+     * when they went. */
+    uint64_t taken_in, taken_out;
+    bool taken;
 };
 
 struct proxy {
@@ -123,6 +128,17 @@ static int pbuf_open(struct pbuf *b)
     return 0;
 }
 
+/* What c did since the last take into the record (under the lock). */
+static void conn_record(struct proxy *P, struct conn *c)
+{
+    if (c->taken && c->in == c->taken_in && c->out == c->taken_out)
+        return;
+    discard(net__record_reach(&P->rec, c->name, &c->dst, c->in - c->taken_in, c->out - c->taken_out, !c->taken));
+    c->taken_in = c->in;
+    c->taken_out = c->out;
+    c->taken = true;
+}
+
 static void conn_close(struct proxy *P, struct conn *c, bool reset)
 {
     if (c->cfd >= 0)
@@ -130,7 +146,7 @@ static void conn_close(struct proxy *P, struct conn *c, bool reset)
     if (c->ufd >= 0)
         reset ? rst_close(c->ufd) : (void)close(c->ufd);
     pthread_mutex_lock(&P->pol->lock);
-    discard(net__record_reach(&P->rec, c->name, &c->dst, c->in, c->out, 1));
+    conn_record(P, c);
     pthread_mutex_unlock(&P->pol->lock);
     free(c->name);
     pbuf_close(&c->c2u);
@@ -405,11 +421,15 @@ static void *dns_main(void *arg)
 }
 
 /* The record so far on rec_w, and a new one begun (a kernel's cell's
- * record: net_proxy_take). The limit that stopped the network stays: it
+ * record: net_proxy_take), the connections still open in it with what
+ * they carried so far. The limit that stopped the network stays: it
  * holds for the rest of the proxy's life. Under the resolver's lock. */
 static void record_take(struct proxy *P)
 {
     pthread_mutex_lock(&P->pol->lock);
+    for (size_t i = 0; i < P->n_conns; i++)
+        if (P->conns[i].used)
+            conn_record(P, &P->conns[i]);
     int rc = net__record_write(P->rec_w, &P->rec);
     const char *limit = P->rec.limit;
     enum net_mode mode = P->rec.mode;

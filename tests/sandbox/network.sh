@@ -385,6 +385,31 @@ else
     skip "warm runs and cells: $MODE_SKIP"
 fi
 
+# --- warm runs unprivileged: the spares hold their network ready there too
+if mode_enter jail-user; then
+    export RUNMYSCRIPT_STATE_DIR=$MODE_STATE
+    RUNAS=(ip netns exec "$NL_SRV" "${MODE_RUNAS[@]}" env RUNMYSCRIPT_SCRIPT_NETWORK=on "RUNMYSCRIPT_EGRESS_ALLOW=$WIDE")
+    if warm_serve; then
+        trap 'warm_stop; netlab_down; cleanup_tmp' EXIT
+        for i in 1 2 3; do
+            LAB_ALLOW=$WIDE lab_run uwarm$i http://www.lab.test/ http://127.0.0.1:8080/
+        done
+        is "$(jget $J 'r["start"]')" warm "jail-user: warm: the run started warm (networked spares)"
+        like "$(verdict http://www.lab.test/)" "ok 200 lab" "jail-user: warm: an allowed name"
+        refused_fast http://127.0.0.1:8080/ "warm: the loopback"
+        LAB_ALLOW=$WIDE lab_run uwarmoff http://203.0.113.10/ -- --network off
+        is "$(jget $J 'r["start"]')" warm "jail-user: warm, network off after networked runs: the run started warm"
+        refused_fast http://203.0.113.10/ "warm, network off: an allowed address"
+        nothing_reached "warm unprivileged"
+        warm_stop
+    else
+        skip "warm runs unprivileged: the server did not start ($(tail -2 $T/warm-serve.log 2>/dev/null))"
+    fi
+    export RUNMYSCRIPT_STATE_DIR=$TEST_TMP/state
+else
+    skip "warm runs unprivileged: $MODE_SKIP"
+fi
+
 # --- the installer: its network reaches the index's host and port alone
 if mode_enter jail-root; then
     IPORT=$((20000 + ($$ + 7) % 20000))
