@@ -78,10 +78,10 @@ int exec__net_begin(struct run *run, struct exec_net *n)
         return rc;
     }
     n->has_policy = true;
-    if ((rc = jail_net_load(err, sizeof err)) < 0) {
-        exec__set_error(run->r, "%s (script_network = on needs libnftables)", err);
-        return rc;
-    }
+    /* libnftables is not loaded here: the rules are made by the run's
+     * init (or its zygote, its spare), which loads it and says so when it
+     * is missing; here a warm run would pay for it (and its proxy's fork
+     * for its mappings) for nothing. */
     if ((rc = net_pair(run, n)) < 0)
         return rc;
     run->net = n;

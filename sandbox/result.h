@@ -16,5 +16,9 @@ int result_record(const struct result *r) must_check;
  * (JSON null) when the run had no network, else the record (caller puts
  * it); *oom set when memory ran out. */
 json_object *result__network_json(const struct net_record *rec, bool *oom);
+/* The other way (a kernel's cell's record, which its kernel's host sends
+ * as JSON): o's counts and lists into rec (empty; its mode left as it
+ * is). 0, -EINVAL for what is not such a record, -ENOMEM. */
+int result__network_from_json(json_object *o, struct net_record *rec);
 
 #endif

@@ -3,6 +3,7 @@
  * line a text result gives it (MCP's text block, the CLI's summary). */
 #include "config.h"
 
+#include "net.h"
 #include "result.h"
 
 #include <errno.h>
@@ -116,6 +117,97 @@ oom:
     json_object_put(o);
     *oom = true;
     return NULL;
+}
+
+static uint64_t u64_of(json_object *o, const char *key)
+{
+    json_object *v;
+    int64_t n = json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+    return n > 0 ? (uint64_t)n : 0;
+}
+
+/* key's string, or NULL. */
+static const char *text_of(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                             : NULL;
+}
+
+/* The array key of o, at most NET_RECORD_MAX of it, into a fresh array of
+ * size elements in *out (*n of them); NULL for none. */
+static int list_of(json_object *o, const char *key, size_t size, void **out, size_t *n)
+{
+    json_object *a;
+    *out = NULL;
+    *n = 0;
+    if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array))
+        return 0;
+    size_t len = json_object_array_length(a);
+    if (len > NET_RECORD_MAX)
+        return -EINVAL;
+    if (len && !(*out = calloc(NET_RECORD_MAX, size)))
+        return -ENOMEM;
+    *n = len;
+    return 0;
+}
+
+/* An entry's name (copied), address and port. 0 or -ENOMEM. */
+static int dest_of(json_object *e, char **name, char addr[NET_ADDR_TEXT], uint16_t *port)
+{
+    const char *s = text_of(e, "name"), *a = text_of(e, "address");
+    snprintf(addr, NET_ADDR_TEXT, "%s", a ? a : "");
+    *port = (uint16_t)u64_of(e, "port");
+    *name = s ? strdup(s) : NULL;
+    return s && !*name ? -ENOMEM : 0;
+}
+
+int result__network_from_json(json_object *o, struct net_record *rec)
+{
+    if (!o || !json_object_is_type(o, json_type_object))
+        return -EINVAL;
+    rec->bytes_in = u64_of(o, "bytes_in");
+    rec->bytes_out = u64_of(o, "bytes_out");
+    rec->connections = u64_of(o, "connections");
+    rec->refused_connections = u64_of(o, "refused_connections");
+    rec->dropped = u64_of(o, "dropped");
+    const char *limit = text_of(o, "limit");
+    rec->limit = !limit ? NULL : !strcmp(limit, "net_bytes") ? "net_bytes" : "net_connections";
+    size_t n;
+    void *list;
+    int rc = list_of(o, "reached", sizeof *rec->reached, &list, &n);
+    if (rc < 0)
+        return rc;
+    json_object *a;
+    rec->reached = list;
+    json_object_object_get_ex(o, "reached", &a);
+    for (size_t i = 0; i < n; i++, rec->n_reached++) {
+        json_object *e = json_object_array_get_idx(a, i);
+        struct net_dest *d = &rec->reached[i];
+        if ((rc = dest_of(e, &d->name, d->addr, &d->port)) < 0)
+            return rc;
+        d->bytes_in = u64_of(e, "bytes_in");
+        d->bytes_out = u64_of(e, "bytes_out");
+        d->connections = u64_of(e, "connections");
+    }
+    if ((rc = list_of(o, "refused", sizeof *rec->refused, &list, &n)) < 0)
+        return rc;
+    rec->refused = list;
+    json_object_object_get_ex(o, "refused", &a);
+    for (size_t i = 0; i < n; i++, rec->n_refused++) {
+        json_object *e = json_object_array_get_idx(a, i);
+        struct net_refusal *f = &rec->refused[i];
+        if ((rc = dest_of(e, &f->name, f->addr, &f->port)) < 0)
+            return rc;
+        const char *why = text_of(e, "reason");
+        f->reason = NET_REFUSED_UNREACHABLE;
+        for (int r = NET_REFUSED_NOT_ALLOWED; why && r <= NET_REFUSED_UNREACHABLE; r++)
+            if (!strcmp(why, net_refusal_reason_name((enum net_refusal_reason)r)))
+                f->reason = (enum net_refusal_reason)r;
+        f->detail = net__record_detail(text_of(e, "detail"));
+        f->count = u64_of(e, "count");
+    }
+    return 0;
 }
 
 /* NAME or ADDRESS, then ":PORT", printable ASCII only (a name is a

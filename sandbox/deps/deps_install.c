@@ -178,6 +178,10 @@ static int installer_args(const struct exec_deps_config *cfg, const char *pip_ru
  * path so that argv and envp need no rewriting and fix_shebangs() still
  * finds env_dir in the scripts the installer writes; file:// find-links
  * directories and a uv outside /usr are bound read-only. */
+#define DEPS_NO_NET_FALLBACK                                                                                     \
+    "the installer's network: this host runs it in the rlimits fallback, which has no network of its own to "      \
+    "hold it to its package sources; install from local sources (index_url = none, find_links directories), or "   \
+    "on a host with user namespaces"
 #define DEPS_FIND_LINKS_MAX 16  /* local find-links directories bound into the installer's jail */
 
 static int run_installer(const struct exec_deps_config *cfg, const char *const *argv, const char *const *envp,
@@ -207,9 +211,16 @@ static int run_installer(const struct exec_deps_config *cfg, const char *const *
     const char *chown_paths[] = {env_dir, cache_dir, home_dir};
     struct jail_tool t = *io->jail;
     /* Its network: none when every source is here; else one of its own
-     * that reaches only the sources (the caller's proxy). */
+     * that reaches only the sources (the caller's proxy). The fallback
+     * has no namespace to hold one in: a remote source is refused there,
+     * never reached through the host's network (jail_run_tool refuses it
+     * too when it falls back at the start). */
     int sock = -1, rc;
     bool remote = deps__sources_remote(cfg);
+    if (remote && io->net_open && t.o.mode != JAIL_MODE_NAMESPACES) {
+        snprintf(err, errlen, "%s", DEPS_NO_NET_FALLBACK);
+        return -ENOTSUP;
+    }
     if (remote && io->net_open && t.o.mode == JAIL_MODE_NAMESPACES && (rc = io->net_open(io->ctx, &sock)) < 0) {
         snprintf(err, errlen, "the installer's network: %s", strerror(-rc));
         return rc;
@@ -232,6 +243,8 @@ static int run_installer(const struct exec_deps_config *cfg, const char *const *
     rc = jail_run_tool(&t, wstatus, out, err, errlen);
     if (sock >= 0)
         io->net_close(io->ctx);
+    if (rc == -ENOTSUP && sock >= 0)
+        snprintf(err, errlen, "%s", DEPS_NO_NET_FALLBACK);
     if (rc < 0 && rc != -ETIMEDOUT && !err[0])
         snprintf(err, errlen, "%s", strerror(-rc));
     return rc;

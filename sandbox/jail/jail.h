@@ -197,7 +197,7 @@ int jail_prepare_rlimits(const char *run_dir) must_check;
  * has none). */
 enum { JAIL_NET_TCP4, JAIL_NET_TCP6, JAIL_NET_DNS4, JAIL_NET_DNS6, JAIL_NET_N };
 /* Loads what a run of its own network needs (libnftables, loaded once per
- * process, before the clone that uses it). 0, or -errno with the reason in
+ * process: the zygote's, a cold run's init, the installer's caller). 0, or -errno with the reason in
  * err. */
 int jail_net_load(char *err, size_t errlen) must_check;
 
@@ -315,7 +315,8 @@ struct jail_tool {
 /* Runs t to its end. 0 with *wstatus (and *output, caller frees) when it
  * ran, -ETIMEDOUT when it was killed for time, -ECANCELED when
  * t->cancelled said so (*wstatus and *output set too), or -errno with a
- * reason in err when it could not start. */
+ * reason in err when it could not start: -ENOTSUP when it has a network
+ * of its own (net_sock) and would fall back, which has none. */
 int jail_run_tool(const struct jail_tool *t, int *wstatus, char **output, char *err, size_t errlen) must_check;
 
 #endif

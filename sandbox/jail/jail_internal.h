@@ -125,6 +125,17 @@ void jail__init_forward_signals(void);
  * (jail.h says how). all: the loopback's TCP too (jail_opts.net_all). 0, or
  * -errno with the step in what. */
 int jail__net_own(int sock, bool all, char *what, size_t n) must_check;
+/* In a spare, before its run is known: the rules loaded and the sockets
+ * bound, so that a networked run taken from it adds only the default
+ * route and hands the sockets over (jail__net_own). Without the route a
+ * run that takes the spare without network reaches nothing but its
+ * loopback, as it would with no rules. Only where the zygote has loaded
+ * libnftables (it has served a networked run); 0 or -errno (the run then
+ * makes what is missing itself). */
+int jail__net_ahead(void);
+/* In a spare handed a run without network: the sockets made ahead closed
+ * (the rules stay, inert without a route). */
+void jail__net_ahead_drop(void);
 
 /* ifconfig lo up, inside a new network namespace. 0 or -errno. */
 int jail__loopback_up(void);

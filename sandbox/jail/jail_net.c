@@ -35,7 +35,7 @@
 #define JAIL_NET_DNS_PORT 53    /* the resolver: what resolv.conf names, and where DNS is redirected */
 #define JAIL_NET_BACKLOG 1024   /* connections the script may open before the proxy accepts them */
 
-/* libnftables, loaded by the parent before the clone (jail_net_load). */
+/* libnftables, loaded where the rules are made (jail_net_load). */
 #define NFT_FUNCS(X) X(ctx_new) X(ctx_free) X(ctx_buffer_output) X(ctx_buffer_error) X(ctx_get_error_buffer) \
     X(run_cmd_from_buffer)
 static struct {
@@ -208,8 +208,25 @@ static int bound(int family, int type, uint16_t port)
     return fd;
 }
 
-/* The four sockets, sent on sock with a byte saying which are there. */
-static int sockets_send(int sock, char *what, size_t n)
+/* A spare's network made ahead (jail__net_ahead), in the spare's own
+ * process: whether its rules are loaded, and its sockets, bound. */
+static struct {
+    bool rules;
+    unsigned char mask;
+    int fds[JAIL_NET_N];
+    int nfds;
+} ahead;
+
+static void fds_close(int *fds, int *nfds)
+{
+    for (int i = 0; i < *nfds; i++)
+        close(fds[i]);
+    *nfds = 0;
+}
+
+/* The four sockets bound (those the host has) into fds, which are said by
+ * *mask. 0, or -errno with the socket in what (nothing left open). */
+static int sockets_make(int fds[JAIL_NET_N], int *nfds, unsigned char *mask, char *what, size_t n)
 {
     static const struct {
         int family, type;
@@ -220,58 +237,94 @@ static int sockets_send(int sock, char *what, size_t n)
         [JAIL_NET_DNS4] = {AF_INET, SOCK_DGRAM, JAIL_NET_DNS_PORT},
         [JAIL_NET_DNS6] = {AF_INET6, SOCK_DGRAM, JAIL_NET_DNS_PORT},
     };
-    int fds[JAIL_NET_N], nfds = 0, rc = 0;
-    unsigned char mask = 0;
+    *nfds = 0;
+    *mask = 0;
     for (int i = 0; i < JAIL_NET_N; i++) {
         int fd = bound(want[i].family, want[i].type, want[i].port);
         if (fd == -EAFNOSUPPORT)
             continue;
         if (fd < 0) {
             snprintf(what, n, "the %s socket", i == JAIL_NET_TCP4 || i == JAIL_NET_TCP6 ? "proxy's" : "resolver's");
-            rc = fd;
-            goto out;
+            fds_close(fds, nfds);
+            return fd;
         }
-        mask |= (unsigned char)(1u << i);
-        fds[nfds++] = fd;
+        *mask |= (unsigned char)(1u << i);
+        fds[(*nfds)++] = fd;
     }
-    if (!(mask & (1u << JAIL_NET_TCP4)) || !(mask & (1u << JAIL_NET_DNS4))) {
+    if (!(*mask & (1u << JAIL_NET_TCP4)) || !(*mask & (1u << JAIL_NET_DNS4))) {
         snprintf(what, n, "the IPv4 loopback");
-        rc = -EADDRNOTAVAIL;
-        goto out;
+        fds_close(fds, nfds);
+        return -EADDRNOTAVAIL;
     }
+    return 0;
+}
+
+/* The sockets sent on sock with a byte saying which are there. */
+static int sockets_send(int sock, const int *fds, int nfds, unsigned char mask, char *what, size_t n)
+{
     char cbuf[CMSG_SPACE(sizeof(int) * JAIL_NET_N)];
     memset(cbuf, 0, sizeof cbuf);
     struct iovec iov = {.iov_base = &mask, .iov_len = 1};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
                          .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds)};
     struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    if (!cm) /* (never: cbuf is there) */
+        return -EINVAL;
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
     cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
     memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
     if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1) {
-        rc = -errno;
+        int rc = -errno;
         snprintf(what, n, "handing the sockets to the server");
+        return rc;
     }
-out:
-    for (int i = 0; i < nfds; i++)
-        close(fds[i]);
-    return rc;
+    return 0;
+}
+
+int jail__net_ahead(void)
+{
+    char what[128];
+    /* Only where the zygote loaded the library: it did for a networked
+     * run, and a zygote that never served one makes spares without. */
+    if (!nft.ctx_new)
+        return -ENOSYS;
+    int rc = rules_load(false, what, sizeof what);
+    if (rc < 0)
+        return rc;
+    ahead.rules = true;
+    return sockets_make(ahead.fds, &ahead.nfds, &ahead.mask, what, sizeof what);
+}
+
+void jail__net_ahead_drop(void)
+{
+    fds_close(ahead.fds, &ahead.nfds);
 }
 
 int jail__net_own(int sock, bool all, char *what, size_t n)
 {
-    /* A cold run's parent loaded it before the clone; a warm run's init,
-     * a child of its zygote, may be the first of its process to need it. */
-    int rc = jail_net_load(what, n);
-    if (rc < 0)
+    int rc;
+    /* A spare that made its network ahead has the loopback up, the rules
+     * and (where it could bind them) the sockets: the route and the
+     * handover are left, the route last of all since with it (and only
+     * with it) a connection leaves the loopback. */
+    if (!ahead.rules || all) {
+        /* A warm run's zygote loaded it for its runs and spares; a
+         * cold run's init (a program of its own) loads it here, and says
+         * so in what when the host lacks it. */
+        if ((rc = jail_net_load(what, n)) < 0)
+            return rc;
+        if ((rc = jail__loopback_up()) < 0)
+            return snprintf(what, n, "the loopback"), rc;
+        if ((rc = rules_load(all, what, n)) < 0)
+            return rc;
+    }
+    if (!ahead.nfds && (rc = sockets_make(ahead.fds, &ahead.nfds, &ahead.mask, what, n)) < 0)
         return rc;
-    rc = jail__loopback_up();
-    if (rc < 0)
-        return snprintf(what, n, "the loopback"), rc;
     if ((rc = routes_add()) < 0)
-        return snprintf(what, n, "the default route"), rc;
-    if ((rc = rules_load(all, what, n)) < 0)
-        return rc;
-    return sockets_send(sock, what, n);
+        snprintf(what, n, "the default route");
+    else
+        rc = sockets_send(sock, ahead.fds, ahead.nfds, ahead.mask, what, n);
+    fds_close(ahead.fds, &ahead.nfds);
+    return rc;
 }

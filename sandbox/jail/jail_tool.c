@@ -42,15 +42,17 @@ static int tool_start(const struct jail_tool *t, int in, int out_w, struct jail_
     if (rc < 0 && p->unavailable && t->may_fall_back) {
         /* The tool's binds are at the same paths inside and out: the
          * fallback needs nothing rewritten. */
-        log_msg(LOG_LVL_WARN, "no namespaces here (%s): running the tool with the rlimits fallback", err);
         jail_proc_free(p);
-        o.mode = JAIL_MODE_RLIMITS;
         if (o.net_sock > 0) {
-            /* No namespace to hold a network of its own: the installer in
-             * the fallback has the host's, as it always had. */
-            o.net_sock = -1;
-            o.network = true;
+            /* No namespace to hold a network of its own: refused, never
+             * the host's network in its place. */
+            log_msg(LOG_LVL_WARN, "no namespaces here (%s): the tool's network needs them, it does not run", err);
+            snprintf(err, errlen, "no namespaces here: the tool's network of its own needs them, and the rlimits "
+                                  "fallback has none");
+            return -ENOTSUP;
         }
+        log_msg(LOG_LVL_WARN, "no namespaces here (%s): running the tool with the rlimits fallback", err);
+        o.mode = JAIL_MODE_RLIMITS;
         rc = jail_start(&o, p, err, errlen);
     }
     return rc;

@@ -686,6 +686,8 @@ _Noreturn void jail__spare_main(int sock)
     jail__close_all_except(&sock, 1);
     mounts_early(jail__spare_tmp, false, &trees, -1);
     ahead_make();
+    /* (after the script's process, which must not hold its sockets) */
+    discard(jail__net_ahead());
     int fds[JAIL_WARM_NFDS];
     size_t nfds = 0;
     ssize_t r = jail__recv_fds(sock, &q, sizeof q, fds, &nfds);
@@ -696,6 +698,8 @@ _Noreturn void jail__spare_main(int sock)
      * would (its worker watches it). */
     prctl(PR_SET_PDEATHSIG, 0);
     prctl(PR_SET_NAME, comm);
+    if (JAIL_WARM_NET_FD(&q, fds) < 0)
+        jail__net_ahead_drop();
     run_net(&q, fds, fds[JAIL_WARM_FD_ERRPIPE]);
     mounts_late(&q, fds, trees, strcmp(q.tmp_opts, jail__spare_tmp) != 0, fds[JAIL_WARM_FD_ERRPIPE]);
     run_go(&q, fds);

@@ -16,6 +16,7 @@
 #include "kernel_internal.h"
 
 #include "nb.h"
+#include "result.h"
 #include "result_log.h"
 
 #include <errno.h>
@@ -488,6 +489,14 @@ static void cell_done(struct run *run, const char *data)
     r->warm = json_object_object_get_ex(o, "warm", &v) && json_object_get_boolean(v);
     r->value_truncated = json_object_object_get_ex(o, "value_truncated", &v) && json_object_get_boolean(v);
     const char *value = str_of(o, "value"), *error = str_of(o, "error");
+    if (json_object_object_get_ex(o, "network", &v) && v && r->network.mode == NET_MODE_ON) {
+        /* The cell's own traffic, as its kernel's proxy saw it. */
+        enum net_mode mode = r->network.mode;
+        net_record_free(&r->network);
+        r->network.mode = mode;
+        if (result__network_from_json(v, &r->network) < 0)
+            log_msg(LOG_LVL_WARN, "the cell's network record did not come whole");
+    }
     if (json_object_object_get_ex(o, "restored", &v) && json_object_is_type(v, json_type_object)) {
         r->kernel.state = RESULT_KERNEL_RESTORED;
         free(r->kernel.restored);

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "kernel_internal.h"
+#include "result.h"
 
 #include "result_log.h"
 
@@ -63,6 +64,26 @@ static json_object *str_or_null(const char *s)
     return s ? json_object_new_string(s) : NULL;
 }
 
+/* What the kernel's network did during the cell: its proxy's record since
+ * the cell before (taken whether the worker is there or not, so that the
+ * next cell's is its own), as the result shows it; NULL without a
+ * network of the kernel's own, or when the record could not be had. */
+static json_object *cell_network(struct host *h)
+{
+    if (h->k.net.px.pid <= 0)
+        return NULL;
+    struct net_record rec;
+    net_record_init(&rec);
+    rec.mode = NET_MODE_ON;
+    int rc = net_proxy_take(&h->k.net.px, &rec);
+    bool oom = false;
+    json_object *o = rc == 0 ? result__network_json(&rec, &oom) : NULL;
+    if (rc < 0)
+        log_msg(LOG_LVL_WARN, "the cell's network record: %s", strerror(-rc));
+    net_record_free(&rec);
+    return o;
+}
+
 /* The cell's end: its result to the worker (if it is there still), the
  * cell's state let go, the kernel idle again. */
 static void cell_done(struct host *h, enum result_status status, const char *limit, int exit_code, int sig,
@@ -70,7 +91,7 @@ static void cell_done(struct host *h, enum result_status status, const char *lim
 {
     struct cell *c = &h->cell;
     int64_t now = util_now_ms();
-    json_object *o = json_object_new_object();
+    json_object *o = json_object_new_object(), *net = cell_network(h);
     if (o && c->peer >= 0) {
         json_object_object_add(o, "status", json_object_new_int(status));
         json_object_object_add(o, "limit", str_or_null(limit));
@@ -87,10 +108,12 @@ static void cell_done(struct host *h, enum result_status status, const char *lim
         json_object_object_add(o, "error", str_or_null(error));
         json_object_object_add(o, "memory", json_object_new_int64((int64_t)h->memory));
         json_object_object_add(o, "restored", c->restored ? json_object_get(c->restored) : NULL);
+        json_object_object_add(o, "network", json_object_get(net));
         if (kernel_send_json(c->peer, KERNEL_MSG_DONE, o) < 0)
             log_msg(LOG_LVL_INFO, "the cell's worker is gone: its result is only on disk if it wrote it");
     }
     json_object_put(o);
+    json_object_put(net);
     json_object_put(c->restored);
     c->restored = NULL;
     if (c->run.out_fd >= 0)

@@ -83,6 +83,9 @@ int net__record_reach(struct net_record *rec, const char *name, const struct ipa
                       uint64_t conns) must_check;
 int net__record_refuse(struct net_record *rec, const char *name, const struct ipaddr *a,
                        enum net_refusal_reason why, const char *detail) must_check;
+/* A refusal's detail as its static string (net_refusal.detail), from its
+ * text; NULL for a text that is none of them. */
+const char *net__record_detail(const char *text);
 /* The record written to fd and read back (net_proxy_stop): the proxy's
  * process to the run's. 0 or -errno. */
 int net__record_write(int fd, const struct net_record *rec) must_check;
@@ -121,6 +124,11 @@ struct net_proxy {
  * ends. 0, or -errno with nothing started. */
 int net_proxy_start(struct net_proxy *px, const struct net_policy *pol, int sock, uint64_t max_bytes,
                     uint64_t max_conns) must_check;
+/* The record of what it saw since its start or the last take, into rec
+ * (empty, mode left as it is), while it serves on: a kernel's network,
+ * for each cell. A connection is counted in the first record it is in
+ * (open or closed), its bytes in the record of when they went. 0, or -errno (-ESRCH: no proxy; -ETIMEDOUT). */
+int net_proxy_take(struct net_proxy *px, struct net_record *rec) must_check;
 /* Ends it and fills rec (mode left as it is) with what it saw; 0, or
  * -errno when the record could not be had (rec then has the totals it
  * had, none). Safe on a proxy never started (pid 0). */

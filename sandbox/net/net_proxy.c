@@ -15,7 +15,8 @@
  * emptied before the next read, so a slow side holds the other back
  * (nothing grows with a fast one). The run's end closes ctl: the proxy closes what
  * is left, writes the record on rec and exits; the run's process reads it
- * (net_proxy_stop). The proxy dies with the run's process (its parent). */
+ * (net_proxy_stop). A byte on ctl asks for the record so far instead
+ * (net_proxy_take: a kernel's, after each cell), which starts anew. The proxy dies with the run's process (its parent). */
 #include "config.h"
 
 #include "net.h"
@@ -69,13 +70,18 @@ struct conn {
     struct ipaddr dst;
     char *name;            /* the allowed name, or NULL */
     uint64_t in, out;
+    /* What a take of the record (record_take) counted of it already: it
+     * is counted in the first record it is in, its bytes in the record of
+     * when they went. */
+    uint64_t taken_in, taken_out;
+    bool taken;
 };
 
 struct proxy {
     struct net_policy *pol;
     struct net_record rec;
     int fds[NET_FD_N];
-    int ctl, ep;
+    int ctl, ep, rec_w;
     struct conn *conns;
     size_t n_conns;
     uint64_t max_bytes, max_conns, bytes, made;
@@ -122,6 +128,17 @@ static int pbuf_open(struct pbuf *b)
     return 0;
 }
 
+/* What c did since the last take into the record (under the lock). */
+static void conn_record(struct proxy *P, struct conn *c)
+{
+    if (c->taken && c->in == c->taken_in && c->out == c->taken_out)
+        return;
+    discard(net__record_reach(&P->rec, c->name, &c->dst, c->in - c->taken_in, c->out - c->taken_out, !c->taken));
+    c->taken_in = c->in;
+    c->taken_out = c->out;
+    c->taken = true;
+}
+
 static void conn_close(struct proxy *P, struct conn *c, bool reset)
 {
     if (c->cfd >= 0)
@@ -129,7 +146,7 @@ static void conn_close(struct proxy *P, struct conn *c, bool reset)
     if (c->ufd >= 0)
         reset ? rst_close(c->ufd) : (void)close(c->ufd);
     pthread_mutex_lock(&P->pol->lock);
-    discard(net__record_reach(&P->rec, c->name, &c->dst, c->in, c->out, 1));
+    conn_record(P, c);
     pthread_mutex_unlock(&P->pol->lock);
     free(c->name);
     pbuf_close(&c->c2u);
@@ -383,7 +400,7 @@ static void *dns_main(void *arg)
     /* ctl too: its end (the run's) wakes us at once, not at the next look. */
     struct pollfd pf[3] = {{.fd = P->fds[NET_FD_DNS4], .events = POLLIN},
                            {.fd = P->fds[NET_FD_DNS6], .events = POLLIN},
-                           {.fd = P->ctl, .events = POLLIN}};
+                           {.fd = P->ctl, .events = 0}}; /* its end only (POLLHUP): a byte is the loop's */
     while (!atomic_load(&P->stopping)) {
         if (poll(pf, 3, NET_DNS_POLL_MS) <= 0)
             continue;
@@ -401,6 +418,40 @@ static void *dns_main(void *arg)
         }
     }
     return NULL;
+}
+
+/* The record so far on rec_w, and a new one begun (a kernel's cell's
+ * record: net_proxy_take), the connections still open in it with what
+ * they carried so far. The limit that stopped the network stays: it
+ * holds for the rest of the proxy's life. Under the resolver's lock. */
+static void record_take(struct proxy *P)
+{
+    pthread_mutex_lock(&P->pol->lock);
+    for (size_t i = 0; i < P->n_conns; i++)
+        if (P->conns[i].used)
+            conn_record(P, &P->conns[i]);
+    int rc = net__record_write(P->rec_w, &P->rec);
+    const char *limit = P->rec.limit;
+    enum net_mode mode = P->rec.mode;
+    net_record_free(&P->rec);
+    P->rec.limit = limit;
+    P->rec.mode = mode;
+    pthread_mutex_unlock(&P->pol->lock);
+    if (rc < 0)
+        log_msg(LOG_LVL_WARN, "the network's record could not be handed over: %s", strerror(-rc));
+}
+
+/* ctl readable: a byte asks for the record; its end (0, an error) is the
+ * run's end. Whether the proxy ends. */
+static bool ctl_event(struct proxy *P)
+{
+    char b[16];
+    ssize_t r = read(P->ctl, b, sizeof b);
+    if (r < 0)
+        return errno != EINTR && errno != EAGAIN;
+    for (ssize_t i = 0; i < r; i++)
+        record_take(P);
+    return r == 0;
 }
 
 static int proxy_loop(struct proxy *P)
@@ -432,7 +483,7 @@ static int proxy_loop(struct proxy *P)
             unsigned kind = evs[k].data.u64 & 3;
             size_t i = (size_t)(evs[k].data.u64 >> 2);
             if (kind == TAG_CTL)
-                done = true;
+                done = ctl_event(P);
             else if (kind == TAG_LISTEN)
                 accept_all(P, (int)i);
             else if (i < P->n_conns && P->conns[i].used)
@@ -514,6 +565,7 @@ static _Noreturn void proxy_main(struct proxy *P, int sock, int rec_w)
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (getppid() == 1)
         _exit(1);
+    P->rec_w = rec_w;
     int keep[] = {sock, P->ctl, rec_w};
     close_others(keep, ARRAY_SIZE(keep));
     /* Six descriptors a connection (two sockets, two pipes): as many as the
@@ -594,5 +646,22 @@ int net_proxy_stop(struct net_proxy *px, struct net_record *rec)
     while (waitpid(px->pid, &st, 0) < 0 && errno == EINTR)
         ;
     px->pid = 0;
+    return rc;
+}
+
+int net_proxy_take(struct net_proxy *px, struct net_record *rec)
+{
+    if (px->pid <= 0)
+        return -ESRCH;
+    char b = 'r';
+    ssize_t w;
+    do
+        w = write(px->ctl, &b, 1);
+    while (w < 0 && errno == EINTR);
+    if (w != 1)
+        return w < 0 ? -errno : -EIO;
+    enum net_mode mode = rec->mode;
+    int rc = net__record_read(px->rec, rec, util_now_ms() + NET_STOP_WAIT_MS);
+    rec->mode = mode;
     return rc;
 }

@@ -136,6 +136,11 @@ static const char *detail_of(int i)
     return NULL;
 }
 
+const char *net__record_detail(const char *text)
+{
+    return detail_of(detail_index(text));
+}
+
 /* The wire form: a header, then fixed-size entries. */
 struct wire_head {
     uint64_t bytes_in, bytes_out, connections, refused_connections, dropped;

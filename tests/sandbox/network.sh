@@ -305,6 +305,17 @@ if mode_enter jail-root; then
         refused_fast http://metadata.lab.test/ "warm: the metadata address by name"
         refused_fast "http://www.lab.test/redirect?to=http://10.0.0.1/" "warm: a private address through a redirect"
         is "$(net "n['mode']")" on "warm: the record is there"
+        # A spare made after a networked run holds its network ready (its
+        # rules and sockets, not its route): a run without network that
+        # takes one reaches nothing, by name or by address, at once.
+        LAB_ALLOW=$WIDE lab_run warmoff http://www.lab.test/ http://203.0.113.10/ "http://[2001:db8:1::10]/" \
+            -- --network off
+        is "$(jget $J 'r["start"]')" warm "warm, network off after networked runs: the run started warm"
+        is "$(net "(n or {}).get('mode', 'off')")" off "warm, network off: the record says off (or there is none)"
+        refused_fast http://www.lab.test/ "warm, network off: an allowed name"
+        refused_fast http://203.0.113.10/ "warm, network off: an allowed address"
+        refused_fast "http://[2001:db8:1::10]/" "warm, network off: an allowed IPv6 address"
+        like "$(verdict http://203.0.113.10/)" "unreachable" "warm, network off: the address is unreachable (no route)"
         # A cell of a kernel.
         cellcode="$(netlab_py_ca)
 $(sed -n '/^import json/,$p' $T/probe.py | sed 's|json.load(open(os.environ\["SCRIPT_INPUT"\]))|URLS|')"
@@ -326,6 +337,21 @@ $cellcode" >$J 2>$J.err
         refused_fast 'http://[::ffff:169.254.169.254]/' "the metadata address, IPv4-mapped"
         refused_fast 'http://www.lab.test/redirect?to=http://100.64.0.1/' "CGNAT through a redirect"
         is "$(net "n['mode']")" on "cell: the record is there"
+        # The record is the cell's own traffic, not its kernel's since
+        # its start: the second cell's names what it reached and refused,
+        # and a cell that uses no network has an empty one.
+        is "$(net "sorted({d['name'] for d in n['reached']})")" '["www.lab.test"]' "cell: its record names what it reached"
+        like "$(refusal_of private.lab.test)" "never_reachable" "cell: its record: private.lab.test refused, never_reachable"
+        is "$(net "n['connections'] == sum(d['connections'] for d in n['reached'])")" true \
+            "cell: its connections are those of its destinations"
+        first=$(jget $T/cell-first.json 'r["network"]["connections"]' 2>/dev/null)
+        is "$(net "n['connections']")" "$first" "cell: the second cell counts its own connections, as many as the first's"
+        J=$T/cell-quiet.json
+        netlab_exec env RUNMYSCRIPT_STATE_DIR=$MODE_STATE RUNMYSCRIPT_SCRIPT_NETWORK=on "RUNMYSCRIPT_EGRESS_ALLOW=$WIDE" \
+            RMS_TEST_SERVER=$RMS_TEST_SERVER "$top_builddir/tests/sandbox/cell" cell $T/cellws "print('quiet')" >$J 2>$J.err
+        is "$(jget $J 'r["kernel"]["cell"]')" 3 "cell: a third cell of the kernel"
+        is "$(net "[n['mode'], n['connections'], n['bytes_in'], len(n['reached']), len(n['refused'])]")" '["on", 0, 0, 0, 0]' \
+            "cell: a cell that used no network has a record of its own, with nothing in it"
         # A kernel's network is its first cell's: a cell that asks for
         # another is refused until a reset; after it the narrower one holds.
         kcell() { # kcell NAME NETWORK URLS: a cell with --network NETWORK
@@ -359,6 +385,31 @@ else
     skip "warm runs and cells: $MODE_SKIP"
 fi
 
+# --- warm runs unprivileged: the spares hold their network ready there too
+if mode_enter jail-user; then
+    export RUNMYSCRIPT_STATE_DIR=$MODE_STATE
+    RUNAS=(ip netns exec "$NL_SRV" "${MODE_RUNAS[@]}" env RUNMYSCRIPT_SCRIPT_NETWORK=on "RUNMYSCRIPT_EGRESS_ALLOW=$WIDE")
+    if warm_serve; then
+        trap 'warm_stop; netlab_down; cleanup_tmp' EXIT
+        for i in 1 2 3; do
+            LAB_ALLOW=$WIDE lab_run uwarm$i http://www.lab.test/ http://127.0.0.1:8080/
+        done
+        is "$(jget $J 'r["start"]')" warm "jail-user: warm: the run started warm (networked spares)"
+        like "$(verdict http://www.lab.test/)" "ok 200 lab" "jail-user: warm: an allowed name"
+        refused_fast http://127.0.0.1:8080/ "warm: the loopback"
+        LAB_ALLOW=$WIDE lab_run uwarmoff http://203.0.113.10/ -- --network off
+        is "$(jget $J 'r["start"]')" warm "jail-user: warm, network off after networked runs: the run started warm"
+        refused_fast http://203.0.113.10/ "warm, network off: an allowed address"
+        nothing_reached "warm unprivileged"
+        warm_stop
+    else
+        skip "warm runs unprivileged: the server did not start ($(tail -2 $T/warm-serve.log 2>/dev/null))"
+    fi
+    export RUNMYSCRIPT_STATE_DIR=$TEST_TMP/state
+else
+    skip "warm runs unprivileged: $MODE_SKIP"
+fi
+
 # --- the installer: its network reaches the index's host and port alone
 if mode_enter jail-root; then
     IPORT=$((20000 + ($$ + 7) % 20000))
@@ -382,6 +433,38 @@ if mode_enter jail-root; then
     ok $r "installer: a file of the index's on a private address: never fetched"
     netlab_reached 203.0.113.20 && r=1 || r=0
     ok $r "installer: a file of the index's on a host that is no index: never fetched, whatever egress_allow says"
+    # The fallback has no namespace to hold the installer's network in: a
+    # remote source is refused there, with the reason, and is not reached
+    # (through the host's network it would be: the index is on the
+    # server's loopback); local sources still install.
+    if mode_enter fallback-root; then
+        cp $T/index.log $T/index-before.log
+        netlab_exec env -u RUNMYSCRIPT_FIND_LINKS RUNMYSCRIPT_STATE_DIR=$MODE_STATE RUNMYSCRIPT_ISOLATION=rlimits \
+            RUNMYSCRIPT_REQUIRE_ISOLATION=off "$RUNMYSCRIPT" run $T/needs.py --json --no-auto-deps --with labpkg==1.0 \
+            --set installer=pip --set index_url=http://127.0.0.1:$IPORT/simple/ --set extra_index_url=none \
+            --set find_links=none >$T/install-fb.json 2>$T/install-fb.err
+        st=$(jget $T/install-fb.json 'r["status"]' 2>/dev/null)
+        [ -n "$st" ] && [ "$st" != ok ]
+        ok $? "fallback installer: a remote index: the run does not run (status $st)"
+        like "$(jget $T/install-fb.json '(r.get("error") or "") + (r.get("install_log") or "")')" \
+            "rlimits fallback, which has no network of its own" "fallback installer: and the reason names the network"
+        cmp -s $T/index.log $T/index-before.log
+        ok $? "fallback installer: the index (on the server's loopback) was not reached"
+        if ls "${WHEELHOUSE:-/nonexistent}"/rms_alpha-*.whl >/dev/null 2>&1; then
+            printf 'import rms_alpha\nprint("alpha", rms_alpha.__name__)\n' >$T/needs-local.py
+            netlab_exec env -u RUNMYSCRIPT_FIND_LINKS RUNMYSCRIPT_STATE_DIR=$MODE_STATE RUNMYSCRIPT_ISOLATION=rlimits \
+                RUNMYSCRIPT_REQUIRE_ISOLATION=off "$RUNMYSCRIPT" run $T/needs-local.py --json --no-auto-deps \
+                --with rms_alpha --set installer=pip --set index_url=none --set extra_index_url=none \
+                --set "find_links=$WHEELHOUSE" >$T/install-fb-local.json 2>$T/install-fb-local.err
+            is "$(jget $T/install-fb-local.json 'r["status"]')" ok \
+                "fallback installer: local sources install ($(jget $T/install-fb-local.json 'r.get("error")' 2>/dev/null))"
+            like "$(jget $T/install-fb-local.json 'r["logs"]')" "alpha rms_alpha" "fallback installer: the script ran with it"
+        else
+            skip "fallback installer, local sources: the test wheelhouse is missing (WHEELHOUSE)"
+        fi
+    else
+        skip "fallback installer: $MODE_SKIP"
+    fi
     kill $INDEX_PID 2>/dev/null
     wait $INDEX_PID 2>/dev/null
 fi

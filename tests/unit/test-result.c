@@ -1,6 +1,7 @@
 /* test-result.c: the result JSON: its shape, UTF-8 safety, URLs. */
 #include "config.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 
@@ -179,6 +180,33 @@ static void test_network(void)
            "(never_reachable: loopback), evil??.example (name_not_allowed); stopped at net_connections",
            "the text line");
     free(line);
+
+    /* A kernel's cell's record crosses from its host as this JSON, and
+     * reads back as the same record: the same text line (but the name the
+     * JSON made valid UTF-8: \xff is U+FFFD, three bytes, three '?'). */
+    bool oom = false;
+    json_object *wire = result__network_json(&r.network, &oom);
+    struct result back;
+    result_init(&back);
+    back.network.mode = NET_MODE_ON;
+    ok(wire && result__network_from_json(wire, &back.network) == 0, "the record read back from its JSON");
+    line = result_network_summary(&back);
+    is_str(line,
+           "network: 2 connections, 2.0 KiB in, 100 B out; reached www.example.org:443; refused 127.0.0.1:80 "
+           "(never_reachable: loopback), evil????.example (name_not_allowed); stopped at net_connections",
+           "read back: the same text line");
+    free(line);
+    ok(back.network.n_reached == 1 && back.network.reached[0].bytes_in == 2048 &&
+           back.network.reached[0].connections == 2 && back.network.refused[0].detail &&
+           !strcmp(back.network.refused[0].detail, "loopback") && back.network.refused[1].count == 2,
+       "read back: the bytes, the connections, the detail (static) and the counts");
+    result_free(&back);
+    json_object_put(wire);
+    json_object *bad = json_object_new_string("no record");
+    result_init(&back);
+    ok(result__network_from_json(bad, &back.network) == -EINVAL, "a JSON that is no record: -EINVAL");
+    result_free(&back);
+    json_object_put(bad);
 
     net_record_free(&r.network);
     r.network.mode = NET_MODE_HOST_UNFILTERED;
