@@ -76,7 +76,7 @@ static const struct key_def keys[] = {
           "loopback, its private networks and the cloud's metadata address, no policy, no record); see "
           "[The network](isolation.md#the-network)"},
     {.key = "egress_allow", .type = KEY_OPTSTRING, .flags = KEY_F_NONE, AT(egress_allow), .dflt_text = "",
-     .doc = "with `script_network = on`, what a run may reach: names (`pypi.org`, `*.example.com`), "
+     .doc = "with `script_network = on`, what a run may reach: names (`api.example.com`, `*.example.com`), "
           "addresses and CIDR ranges, each with an optional `:port`, separated by commas or blanks; a call's "
           "`network` can only narrow it (none: nothing)"},
     {.key = "egress_deny", .type = KEY_OPTSTRING, .flags = KEY_F_NONE, AT(egress_deny), .dflt_text = "",

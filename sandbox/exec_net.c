@@ -5,12 +5,14 @@
 #include "config.h"
 
 #include "exec_ctx.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int exec_check_network(const struct exec_config *cfg, const char *network, char *err, size_t errlen)
@@ -141,7 +143,34 @@ void exec__net_end(struct run *run, struct exec_net *n)
 
 /* ---------------------------------------------------- the installer's */
 
-#define EXEC_NET_PYPI "pypi.org:443, files.pythonhosted.org:443" /* the installers' default index */
+/* The installers' default index (index_url = default): the hosts pip
+ * itself names as its default, asked of the server's Python once a process
+ * (pip's own constants, not a copy of them here). "" when pip does not say:
+ * then the installer reaches only the sources the operator named. */
+static const char *default_index_rules(const struct exec_config *cfg)
+{
+    static char rules[512];
+    static bool asked;
+    if (asked)
+        return rules;
+    asked = true;
+    const char *const argv[] = {cfg->python ? cfg->python : "/usr/bin/python3", "-I", "-c",
+                                "from pip._internal.models.index import PyPI as p\n"
+                                "print('%s:443,%s:443,' % (p.netloc, p.file_storage_domain))",
+                                NULL};
+    const char *const envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8", NULL};
+    cleanup_free char *out = NULL;
+    int st = 0;
+    if (proc_run(argv, envp, 30000, sizeof rules - 1, &out, &st, NULL, NULL) == 0 && WIFEXITED(st) &&
+        WEXITSTATUS(st) == 0 && out && strlen(out) < sizeof rules) {
+        snprintf(rules, sizeof rules, "%.*s", (int)strcspn(out, "\n"), out);
+    } else {
+        log_msg(LOG_LVL_WARN, "the installer's network: pip did not name its default index; the installer "
+                              "reaches only index_url, extra_index_url and find_links");
+        rules[0] = '\0';
+    }
+    return rules;
+}
 
 /* "host:port" of each http(s) URL of list (blank-separated) appended to b. */
 static int urls_rules(struct dbuf *b, const char *list)
@@ -173,7 +202,7 @@ int exec__net_installer_open(void *ctx, int *sock)
     const struct exec_deps_config *d = &cfg->deps;
     struct dbuf b;
     dbuf_init(&b, 64 * 1024);
-    int rc = d->index_url ? urls_rules(&b, d->index_url) : dbuf_printf(&b, "%s,", EXEC_NET_PYPI);
+    int rc = d->index_url ? urls_rules(&b, d->index_url) : dbuf_printf(&b, "%s", default_index_rules(cfg));
     if (rc == 0)
         rc = urls_rules(&b, d->extra_index_url);
     if (rc == 0)

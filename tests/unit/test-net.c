@@ -45,12 +45,12 @@ static void test_rules(void)
 {
     struct net_rules r;
     char err[256] = "";
-    is_int(net_rules_parse("pypi.org, *.Example.COM:443 198.51.100.0/24 198.51.100.0/24:8080,"
+    is_int(net_rules_parse("api.example.com, *.Example.COM:443 198.51.100.0/24 198.51.100.0/24:8080,"
                            "2001:db8::/32 [2001:db8::1]:443 [2001:db8:1::/48]:80 ::ffff:203.0.113.9 files.example.net.",
                            &r, err, sizeof err),
            0, "a list of every form parses (%s)", err);
     is_int((int)r.n, 9, "nine rules");
-    ok(r.v[0].is_name && !r.v[0].wildcard && !strcmp(r.v[0].name, "pypi.org") && r.v[0].port == 0, "a name");
+    ok(r.v[0].is_name && !r.v[0].wildcard && !strcmp(r.v[0].name, "api.example.com") && r.v[0].port == 0, "a name");
     ok(r.v[1].is_name && r.v[1].wildcard && !strcmp(r.v[1].name, "example.com") && r.v[1].port == 443,
        "a wildcard with a port, in lower case");
     ok(!r.v[2].is_name && r.v[2].family == AF_INET && r.v[2].prefix == 24 && r.v[2].port == 0, "a CIDR range");
