@@ -15,7 +15,9 @@
 # --pull=never, and --network host: no NAT rule is left on the host.
 # Containers run with --network host, each on a free port of its own.
 IMAGE=${IMAGE:-localhost/runmyscript:test}
-BASE_IMAGE=docker.io/library/debian:12-slim
+# The base, made here when missing, is local: Podman finds a short name
+# (the Dockerfile's FROM debian:12-slim) under localhost/ first.
+BASE_IMAGE=localhost/debian:12-slim
 PODMAN="podman"
 CONTAINERS_MADE=""
 
