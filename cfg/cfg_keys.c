@@ -249,6 +249,11 @@ static const struct key_def keys[] = {
      .doc = "find requirements from the script's imports (`--no-auto-deps` / `--auto-deps` per call)"},
     {.key = "requirement_urls", .type = KEY_BOOL, AT(exec.deps.requirement_urls),
      .doc = "accept direct references (`name @ URL`) in requirements"},
+    {.key = "fallback_installer_network", .type = KEY_BOOL, AT(exec.deps.fallback_host_network),
+     .doc = "where installs run in the rlimits fallback (no user namespaces: a shared host), an install from a "
+          "remote source (an index, a find_links URL) is refused, for the fallback has no network of its own "
+          "to hold the installer to its sources; `on` gives the installer there the host's whole network "
+          "instead, unfiltered, as before there was a network of its own (local sources need neither)"},
     {.key = "env_cache_size", .type = KEY_SIZE, AT(exec.deps.cache_bytes), .dflt = 10 * GIB,
      .doc = "size cap of the environments in `STATE/envs` (`0`: no cap); least recently used ones are evicted"
           " past it. With the package store an environment counts only its own files, not those it links "

@@ -179,9 +179,9 @@ static int installer_args(const struct exec_deps_config *cfg, const char *pip_ru
  * finds env_dir in the scripts the installer writes; file:// find-links
  * directories and a uv outside /usr are bound read-only. */
 #define DEPS_NO_NET_FALLBACK                                                                                     \
-    "the installer's network: this host runs it in the rlimits fallback, which has no network of its own to "      \
-    "hold it to its package sources; install from local sources (index_url = none, find_links directories), or "   \
-    "on a host with user namespaces"
+    "the installer's network: the rlimits fallback, which has no network of its own, cannot hold it to its "    \
+    "sources; use local ones (index_url = none, find_links directories), user namespaces, or "                   \
+    "fallback_installer_network = on"
 #define DEPS_FIND_LINKS_MAX 16  /* local find-links directories bound into the installer's jail */
 
 static int run_installer(const struct exec_deps_config *cfg, const char *const *argv, const char *const *envp,
@@ -214,10 +214,11 @@ static int run_installer(const struct exec_deps_config *cfg, const char *const *
      * that reaches only the sources (the caller's proxy). The fallback
      * has no namespace to hold one in: a remote source is refused there,
      * never reached through the host's network (jail_run_tool refuses it
-     * too when it falls back at the start). */
+     * too when it falls back at the start), unless the operator said so
+     * (fallback_installer_network = on: the host's network, as before). */
     int sock = -1, rc;
     bool remote = deps__sources_remote(cfg);
-    if (remote && io->net_open && t.o.mode != JAIL_MODE_NAMESPACES) {
+    if (remote && io->net_open && t.o.mode != JAIL_MODE_NAMESPACES && !cfg->fallback_host_network) {
         snprintf(err, errlen, "%s", DEPS_NO_NET_FALLBACK);
         return -ENOTSUP;
     }
@@ -241,6 +242,15 @@ static int run_installer(const struct exec_deps_config *cfg, const char *const *
     t.cancelled = io->cancelled;
     t.ctx = io->ctx;
     rc = jail_run_tool(&t, wstatus, out, err, errlen);
+    if (rc == -ENOTSUP && sock >= 0 && cfg->fallback_host_network) {
+        /* It fell back at its start: fallback_installer_network = on
+         * gives it the host's network there, unfiltered. */
+        t.o.net_sock = -1;
+        t.o.net_all = false;
+        t.o.network = true;
+        err[0] = '\0';
+        rc = jail_run_tool(&t, wstatus, out, err, errlen);
+    }
     if (sock >= 0)
         io->net_close(io->ctx);
     if (rc == -ENOTSUP && sock >= 0)

@@ -38,6 +38,8 @@ struct exec_deps_config {
     const char *find_links;      /* NULL, or directories/URLs separated by spaces */
     bool only_binary;            /* wheels only: no setup.py runs at install time */
     bool requirement_urls;       /* allow `name @ URL` direct references */
+    bool fallback_host_network;  /* fallback_installer_network: in the rlimits fallback, an installer with a
+                                  * remote source keeps the host's network (else it is refused there) */
     uint64_t cache_bytes;        /* env_cache_size: 0 means no cap */
     bool package_store;          /* package_store: environments assembled from STATE/store (pip only) */
     uint64_t store_bytes;        /* store_bytes: the store and the environments together; 0: no cap */

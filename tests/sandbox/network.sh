@@ -450,6 +450,15 @@ if mode_enter jail-root; then
             "rlimits fallback, which has no network of its own" "fallback installer: and the reason names the network"
         cmp -s $T/index.log $T/index-before.log
         ok $? "fallback installer: the index (on the server's loopback) was not reached"
+        like "$(jget $T/install-fb.json '(r.get("error") or "") + (r.get("install_log") or "")')" \
+            "fallback_installer_network = on" "fallback installer: and names the key that would give it the host's network"
+        # The operator's explicit choice: the host's network, unfiltered.
+        netlab_exec env -u RUNMYSCRIPT_FIND_LINKS RUNMYSCRIPT_STATE_DIR=$MODE_STATE RUNMYSCRIPT_ISOLATION=rlimits \
+            RUNMYSCRIPT_REQUIRE_ISOLATION=off "$RUNMYSCRIPT" run $T/needs.py --json --no-auto-deps --with labpkg==1.0 \
+            --set installer=pip --set index_url=http://127.0.0.1:$IPORT/simple/ --set extra_index_url=none \
+            --set find_links=none --set fallback_installer_network=on >$T/install-fb-host.json 2>$T/install-fb-host.err
+        ! cmp -s $T/index.log $T/index-before.log
+        ok $? "fallback installer, fallback_installer_network = on: it reaches the index through the host's network ($(jget $T/install-fb-host.json 'r.get("status")' 2>/dev/null))"
         if ls "${WHEELHOUSE:-/nonexistent}"/rms_alpha-*.whl >/dev/null 2>&1; then
             printf 'import rms_alpha\nprint("alpha", rms_alpha.__name__)\n' >$T/needs-local.py
             netlab_exec env -u RUNMYSCRIPT_FIND_LINKS RUNMYSCRIPT_STATE_DIR=$MODE_STATE RUNMYSCRIPT_ISOLATION=rlimits \
