@@ -21,18 +21,9 @@ container_image
 
 P=rmscluster$$
 FPORT=$(free_port)
-TABLES_BEFORE=$(nft list tables 2>/dev/null)
 compose_cmd() {
     RUNMYSCRIPT_IMAGE=$IMAGE RUNMYSCRIPT_PUBLISH=127.0.0.1:$FPORT \
         podman-compose -p "$P" -f "$top_srcdir/deploy/compose/cluster.yaml" "$@"
-}
-# The tables netavark made for the published port, which outlive it.
-firewall_restore() {
-    local t
-    nft list tables 2>/dev/null | while read -r _ fam name; do
-        t="table $fam $name"
-        printf '%s\n' "$TABLES_BEFORE" | grep -qxF "$t" || nft delete table "$fam" "$name"
-    done
 }
 cluster_down() {
     compose_cmd down -v -t 0 >"$TEST_TMP/down.log" 2>&1

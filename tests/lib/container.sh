@@ -37,16 +37,31 @@ container_setup() {
     # A health check would need systemd's timers: the tests ask /healthz themselves.
     PODMAN="podman"
     $PODMAN info >"$TEST_TMP/podman-info" 2>&1 || skip_all "podman cannot run here: $(tail -1 "$TEST_TMP/podman-info")"
+    TABLES_BEFORE=$(nft list tables 2>/dev/null)
     trap container_exit EXIT
 }
 
-# Removes what the test made (by name), then the temporary directory.
+# The nftables tables netavark makes for a bridge network or a published
+# port outlive the containers, and every loopback connection of the host
+# would pass through them: the tables that were not there when the test
+# began are removed.
+firewall_restore() {
+    command -v nft >/dev/null 2>&1 || return 0
+    local fam name
+    nft list tables 2>/dev/null | while read -r _ fam name; do
+        printf '%s\n' "$TABLES_BEFORE" | grep -qxF "table $fam $name" || nft delete table "$fam" "$name"
+    done
+}
+
+# Removes what the test made (by name), then the temporary directory, and
+# leaves the host's firewall as it was.
 container_exit() {
     local c
     for c in $CONTAINERS_MADE; do
         $PODMAN rm -f -t 0 "$c" >/dev/null 2>&1
         $PODMAN volume rm -f "$c" >/dev/null 2>&1
     done
+    firewall_restore
     cleanup_tmp
 }
 
